@@ -1,0 +1,135 @@
+/// Writes JSON text with members in the order they are written, so that output is byte-for-byte stable.
+///
+/// Used for every JSON the tool prints (`export`, `list --json`, `eval --json`) so that the same state always
+/// gives the same bytes.
+public struct JSONWriter: Sendable {
+    public private(set) var text = ""
+    private var needsComma = [false]
+
+    public init() {}
+
+    private var pendingValueAfterKey = false
+
+    private mutating func separate() {
+        if needsComma[needsComma.count - 1] { text += "," }
+        needsComma[needsComma.count - 1] = true
+    }
+
+    /// Before a value: a comma between array elements, nothing right after a member name.
+    private mutating func valuePrefix() {
+        if pendingValueAfterKey {
+            pendingValueAfterKey = false
+        } else {
+            separate()
+        }
+    }
+
+    /// Opens an object: at the top level, as an array element, or as the value of the preceding `key(_:)`.
+    public mutating func beginObject() {
+        valuePrefix()
+        text += "{"
+        needsComma.append(false)
+    }
+
+    public mutating func endObject() {
+        needsComma.removeLast()
+        text += "}"
+    }
+
+    /// Opens an array: at the top level, as an array element, or as the value of the preceding `key(_:)`.
+    public mutating func beginArray() {
+        valuePrefix()
+        text += "["
+        needsComma.append(false)
+    }
+
+    public mutating func endArray() {
+        needsComma.removeLast()
+        text += "]"
+    }
+
+    /// Writes a member name; the next value written is its value.
+    public mutating func key(_ name: String) {
+        separate()
+        JSONWriter.appendQuoted(name, to: &text)
+        text += ":"
+        pendingValueAfterKey = true
+    }
+
+    public mutating func string(_ value: String) {
+        valuePrefix()
+        JSONWriter.appendQuoted(value, to: &text)
+    }
+
+    public mutating func number(_ value: Double) {
+        valuePrefix()
+        text += JSONWriter.format(value)
+    }
+
+    public mutating func integer(_ value: Int) {
+        valuePrefix()
+        text += String(value)
+    }
+
+    public mutating func bool(_ value: Bool) {
+        valuePrefix()
+        text += value ? "true" : "false"
+    }
+
+    public mutating func null() {
+        valuePrefix()
+        text += "null"
+    }
+
+    /// Writes a whole parsed value.
+    public mutating func value(_ value: JSONValue) {
+        switch value {
+        case .null: null()
+        case .bool(let flag): bool(flag)
+        case .number(let number): self.number(number)
+        case .string(let string): self.string(string)
+        case .array(let elements):
+            beginArray()
+            for element in elements { self.value(element) }
+            endArray()
+        case .object(let members):
+            beginObject()
+            for member in members {
+                key(member.key)
+                self.value(member.value)
+            }
+            endObject()
+        }
+    }
+
+    /// Numbers print as integers when they are whole and small enough, otherwise in Swift's shortest
+    /// round-tripping form.
+    public static func format(_ value: Double) -> String {
+        guard value.isFinite else { return "null" }
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
+        return String(value)
+    }
+
+    public static func appendQuoted(_ string: String, to text: inout String) {
+        text += "\""
+        for scalar in string.unicodeScalars {
+            switch scalar {
+            case "\"": text += "\\\""
+            case "\\": text += "\\\\"
+            case "\n": text += "\\n"
+            case "\r": text += "\\r"
+            case "\t": text += "\\t"
+            case "\u{2028}": text += "\\u2028"
+            case "\u{2029}": text += "\\u2029"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    text += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    text.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        text += "\""
+    }
+}

@@ -1,0 +1,282 @@
+extension Interaction {
+    /// The longest string the contract accepts, in UTF-8 bytes.
+    public static let maximumStringBytes = 4096
+
+    /// Reads one donation from parsed JSON, validating it exactly as the contract says.
+    ///
+    /// Unknown members are ignored so that newer writers can add fields. `content` (the message text) is read
+    /// past and dropped.
+    /// - Parameter defaultAccount: the account for a donation that names none.
+    /// - Throws: `InputError` naming the first offending field.
+    public init(json: JSONValue, defaultAccount: String = Interaction.defaultAccount) throws(InputError) {
+        let reader = FieldReader(path: "")
+        guard case .object = json else {
+            throw InputError(field: nil, message: "expected a JSON object, found \(json.kindName)")
+        }
+        let account = try reader.string(json, "account") ?? defaultAccount
+        guard !account.isEmpty else { throw InputError(field: "account", message: "must not be empty") }
+        let identifier = try reader.string(json, "identifier")
+        if identifier == "" { throw InputError(field: "identifier", message: "must not be empty when present") }
+        let groupIdentifier = try reader.string(json, "groupIdentifier")
+        guard let dateValue = json["date"], dateValue != .null else {
+            throw InputError(field: "date", message: "is required (RFC 3339 with a zone, or Unix seconds)")
+        }
+        let date = try Interaction.parseDate(dateValue, field: "date")
+        let direction: InteractionDirection
+        if let text = try reader.string(json, "direction") {
+            guard let known = InteractionDirection(rawValue: text) else {
+                throw InputError(
+                    field: "direction",
+                    message: "unknown direction \"\(text.prefix(40))\"; use outgoing, incoming or unspecified")
+            }
+            direction = known
+        } else {
+            direction = .unspecified
+        }
+        guard let intentValue = json["intent"], intentValue != .null else {
+            throw InputError(field: "intent", message: "is required (an object with conversationIdentifier)")
+        }
+        let intent = try SendMessageIntent(json: intentValue, path: "intent")
+        let engaged = try reader.bool(json, "engagedSuggestion") ?? false
+        self.init(
+            account: account, identifier: identifier, groupIdentifier: groupIdentifier, date: date,
+            direction: direction, intent: intent, isEngagedSuggestion: engaged)
+    }
+
+    /// Parses a contract date: an RFC 3339 string with a zone, or a finite number of Unix seconds.
+    public static func parseDate(_ value: JSONValue, field: String) throws(InputError) -> Timestamp {
+        let date: Timestamp
+        switch value {
+        case .number(let seconds):
+            date = Timestamp(seconds: seconds)
+        case .string(let text):
+            guard let parsed = Timestamp(rfc3339: text) else {
+                throw InputError(
+                    field: field,
+                    message: "\"\(text.prefix(60))\" is not a date; use RFC 3339 with a zone "
+                        + "(2026-11-29T18:03:00Z) or Unix seconds")
+            }
+            date = parsed
+        default:
+            throw InputError(field: field, message: "expected a date string or Unix seconds, found \(value.kindName)")
+        }
+        guard date >= Timestamp.earliest, date <= Timestamp.latest else {
+            throw InputError(field: field, message: "is outside the years 0001 to 9999")
+        }
+        return date
+    }
+
+    /// The donation as one line of JSON, the form `export` writes and `import` reads.
+    public var jsonLine: String {
+        var writer = JSONWriter()
+        write(to: &writer)
+        return writer.text
+    }
+
+    /// Writes the donation as a JSON object with members in a fixed order.
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("account")
+        writer.string(account)
+        if let identifier {
+            writer.key("identifier")
+            writer.string(identifier)
+        }
+        if let groupIdentifier {
+            writer.key("groupIdentifier")
+            writer.string(groupIdentifier)
+        }
+        writer.key("date")
+        writer.string(date.rfc3339)
+        writer.key("direction")
+        writer.string(direction.rawValue)
+        if isEngagedSuggestion {
+            writer.key("engagedSuggestion")
+            writer.bool(true)
+        }
+        writer.key("intent")
+        intent.write(to: &writer)
+        writer.endObject()
+    }
+}
+
+extension SendMessageIntent {
+    init(json: JSONValue, path: String) throws(InputError) {
+        guard case .object = json else {
+            throw InputError(field: path, message: "expected an object, found \(json.kindName)")
+        }
+        let reader = FieldReader(path: path + ".")
+        guard let conversation = try reader.string(json, "conversationIdentifier"), !conversation.isEmpty else {
+            throw InputError(field: path + ".conversationIdentifier", message: "is required and must not be empty")
+        }
+        var recipients: [Person] = []
+        if let list = json["recipients"], list != .null {
+            guard case .array(let elements) = list else {
+                throw InputError(
+                    field: path + ".recipients", message: "expected an array of people, found \(list.kindName)")
+            }
+            for (index, element) in elements.enumerated() {
+                recipients.append(try Person(json: element, path: "\(path).recipients[\(index)]"))
+            }
+        }
+        var contentTypes: [String] = []
+        if let list = json["contentTypes"], list != .null {
+            guard case .array(let elements) = list else {
+                throw InputError(
+                    field: path + ".contentTypes", message: "expected an array of UTIs, found \(list.kindName)")
+            }
+            for (index, element) in elements.enumerated() {
+                let field = "\(path).contentTypes[\(index)]"
+                guard case .string(let uti) = element, !uti.isEmpty else {
+                    throw InputError(field: field, message: "expected a non-empty UTI string")
+                }
+                try FieldReader.check(uti, field: field)
+                if !contentTypes.contains(uti) { contentTypes.append(uti) }
+            }
+        }
+        // `content` is the message text: validated like any string, then dropped.
+        _ = try reader.string(json, "content")
+        let sender: Person?
+        if let value = json["sender"], value != .null {
+            sender = try Person(json: value, path: path + ".sender")
+        } else {
+            sender = nil
+        }
+        self.init(
+            conversationIdentifier: conversation,
+            speakableGroupName: try reader.string(json, "speakableGroupName"),
+            serviceName: try reader.string(json, "serviceName"),
+            sender: sender, recipients: recipients,
+            image: try reader.string(json, "image"), contentTypes: contentTypes)
+    }
+
+    func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("conversationIdentifier")
+        writer.string(conversationIdentifier)
+        writer.optional("speakableGroupName", speakableGroupName)
+        writer.optional("serviceName", serviceName)
+        if let sender {
+            writer.key("sender")
+            sender.write(to: &writer)
+        }
+        if !recipients.isEmpty {
+            writer.key("recipients")
+            writer.beginArray()
+            for person in recipients { person.write(to: &writer) }
+            writer.endArray()
+        }
+        writer.optional("image", image)
+        if !contentTypes.isEmpty {
+            writer.key("contentTypes")
+            writer.beginArray()
+            for uti in contentTypes { writer.string(uti) }
+            writer.endArray()
+        }
+        writer.endObject()
+    }
+}
+
+extension Person {
+    init(json: JSONValue, path: String) throws(InputError) {
+        guard case .object = json else {
+            throw InputError(field: path, message: "expected a person object, found \(json.kindName)")
+        }
+        let reader = FieldReader(path: path + ".")
+        var handle: Handle?
+        if let value = json["personHandle"], value != .null {
+            guard case .object = value else {
+                throw InputError(field: path + ".personHandle", message: "expected an object, found \(value.kindName)")
+            }
+            let handleReader = FieldReader(path: path + ".personHandle.")
+            let kind: Handle.Kind
+            if let text = try handleReader.string(value, "type") {
+                guard let known = Handle.Kind(rawValue: text) else {
+                    throw InputError(
+                        field: path + ".personHandle.type",
+                        message: "unknown handle type \"\(text.prefix(40))\"; use emailAddress, phoneNumber or unknown")
+                }
+                kind = known
+            } else {
+                kind = .unknown
+            }
+            handle = Handle(value: try handleReader.string(value, "value"), type: kind)
+        }
+        self.init(
+            customIdentifier: try reader.string(json, "customIdentifier"),
+            displayName: try reader.string(json, "displayName"),
+            personHandle: handle,
+            contactIdentifier: try reader.string(json, "contactIdentifier"),
+            image: try reader.string(json, "image"),
+            isMe: try reader.bool(json, "isMe"))
+    }
+
+    /// Writes the person as a JSON object with members in a fixed order.
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.optional("customIdentifier", customIdentifier)
+        writer.optional("displayName", displayName)
+        if let personHandle {
+            writer.key("personHandle")
+            writer.beginObject()
+            writer.optional("value", personHandle.value)
+            writer.key("type")
+            writer.string(personHandle.type.rawValue)
+            writer.endObject()
+        }
+        writer.optional("contactIdentifier", contactIdentifier)
+        writer.optional("image", image)
+        if let isMe {
+            writer.key("isMe")
+            writer.bool(isMe)
+        }
+        writer.endObject()
+    }
+}
+
+extension JSONWriter {
+    /// Writes `name: value` when the value is present, nothing otherwise.
+    public mutating func optional(_ name: String, _ value: String?) {
+        guard let value else { return }
+        key(name)
+        string(value)
+    }
+}
+
+/// Reads typed members of a JSON object and reports wrong types by their full path.
+struct FieldReader {
+    let path: String
+
+    func string(_ object: JSONValue, _ name: String) throws(InputError) -> String? {
+        guard let value = object[name] else { return nil }
+        switch value {
+        case .null: return nil
+        case .string(let text):
+            try FieldReader.check(text, field: path + name)
+            return text
+        default:
+            throw InputError(field: path + name, message: "expected a string, found \(value.kindName)")
+        }
+    }
+
+    func bool(_ object: JSONValue, _ name: String) throws(InputError) -> Bool? {
+        guard let value = object[name] else { return nil }
+        switch value {
+        case .null: return nil
+        case .bool(let flag): return flag
+        default: throw InputError(field: path + name, message: "expected true or false, found \(value.kindName)")
+        }
+    }
+
+    /// Refuses strings the store must not hold: over the size limit, or with a NUL character that C APIs
+    /// would silently cut at.
+    static func check(_ text: String, field: String) throws(InputError) {
+        guard text.utf8.count <= Interaction.maximumStringBytes else {
+            throw InputError(
+                field: field, message: "is \(text.utf8.count) bytes long; the limit is \(Interaction.maximumStringBytes)")
+        }
+        guard !text.utf8.contains(0) else {
+            throw InputError(field: field, message: "contains a NUL character")
+        }
+    }
+}

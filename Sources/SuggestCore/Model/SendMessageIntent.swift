@@ -1,0 +1,32 @@
+/// What was sent or received (`INSendMessageIntent`), without the message text.
+///
+/// The text (`content`) may arrive in a donation but is never kept: the store holds no message text.
+public struct SendMessageIntent: Sendable, Hashable {
+    /// The conversation a suggestion points at, and the key the share extension preselects by.
+    public var conversationIdentifier: String
+    /// The name of a group conversation as it should be shown and spoken.
+    public var speakableGroupName: String?
+    public var serviceName: String?
+    public var sender: Person?
+    public var recipients: [Person]
+    /// A reference to the conversation's picture (shown before each recipient's own).
+    public var image: String?
+    /// The uniform type identifiers of what was sent, such as `public.jpeg`.
+    public var contentTypes: [String]
+
+    public init(
+        conversationIdentifier: String, speakableGroupName: String? = nil, serviceName: String? = nil,
+        sender: Person? = nil, recipients: [Person] = [], image: String? = nil, contentTypes: [String] = []
+    ) {
+        self.conversationIdentifier = conversationIdentifier
+        self.speakableGroupName = speakableGroupName
+        self.serviceName = serviceName
+        self.sender = sender
+        self.recipients = recipients
+        self.image = image
+        self.contentTypes = contentTypes
+    }
+
+    /// Whether the conversation is a group: it has a group name or more than one recipient.
+    public var isGroup: Bool { speakableGroupName != nil || recipients.count > 1 }
+}

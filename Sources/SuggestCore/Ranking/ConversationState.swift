@@ -1,0 +1,90 @@
+/// Everything the ranker knows of one conversation, kept up to date donation by donation.
+///
+/// The same value is held in memory (`InMemoryRankingIndex`) and in a row of the store, and both update it with
+/// `apply(_:policy:)`: only where the state lives differs. Content-kind sums live beside it, keyed by kind.
+public struct ConversationState: Sendable, Equatable {
+    /// `A_m = ln Σ w·e^(λ_m·t)` per channel of the policy; `-∞` for an empty sum.
+    public var channels: SIMD4<Double>
+    /// The latest donation in either direction: the first tie-breaker.
+    public var lastDate: Timestamp
+    public var lastOutgoingDate: Timestamp?
+    public var outgoingCount: Int
+    public var incomingCount: Int
+    public var engagedCount: Int
+    /// How many times the person asked to see this conversation less.
+    public var lessFeedback: Int
+    /// Never suggested while set; survives new donations.
+    public var isBlocked: Bool
+    public var isGroup: Bool
+
+    /// The state of a conversation with no donation yet.
+    public static let empty = ConversationState(
+        channels: SIMD4(repeating: LogSpace.zero), lastDate: Timestamp(seconds: -.infinity), lastOutgoingDate: nil,
+        outgoingCount: 0, incomingCount: 0, engagedCount: 0, lessFeedback: 0, isBlocked: false, isGroup: false)
+
+    public init(
+        channels: SIMD4<Double>, lastDate: Timestamp, lastOutgoingDate: Timestamp?, outgoingCount: Int,
+        incomingCount: Int, engagedCount: Int, lessFeedback: Int, isBlocked: Bool, isGroup: Bool
+    ) {
+        self.channels = channels
+        self.lastDate = lastDate
+        self.lastOutgoingDate = lastOutgoingDate
+        self.outgoingCount = outgoingCount
+        self.incomingCount = incomingCount
+        self.engagedCount = engagedCount
+        self.lessFeedback = lessFeedback
+        self.isBlocked = isBlocked
+        self.isGroup = isGroup
+    }
+
+    /// The facts of one donation that the ranking state needs.
+    public struct Event: Sendable, Hashable {
+        public var date: Timestamp
+        public var direction: InteractionDirection
+        public var isEngagedSuggestion: Bool
+        public var isGroup: Bool
+
+        public init(date: Timestamp, direction: InteractionDirection, isEngagedSuggestion: Bool = false, isGroup: Bool = false) {
+            self.date = date
+            self.direction = direction
+            self.isEngagedSuggestion = isEngagedSuggestion
+            self.isGroup = isGroup
+        }
+
+        public init(_ interaction: Interaction) {
+            self.init(
+                date: interaction.date, direction: interaction.direction,
+                isEngagedSuggestion: interaction.isEngagedSuggestion, isGroup: interaction.intent.isGroup)
+        }
+    }
+
+    /// Adds one donation.
+    /// - Complexity: O(1): one `exp` and one `log1p` per channel.
+    public mutating func apply(_ event: Event, policy: FrecencyPolicy) {
+        let t = event.date.seconds
+        for index in policy.decay.indices {
+            let decay = policy.decay[index]
+            let logWeight = decay.logWeight(event.direction, engaged: event.isEngagedSuggestion)
+            guard logWeight > LogSpace.zero else { continue }
+            channels[index] = LogSpace.addExp(channels[index], logWeight + decay.rate * t)
+        }
+        if event.date > lastDate { lastDate = event.date }
+        switch event.direction {
+        case .outgoing:
+            outgoingCount += 1
+            if lastOutgoingDate.map({ event.date > $0 }) ?? true { lastOutgoingDate = event.date }
+        case .incoming: incomingCount += 1
+        case .unspecified: break
+        }
+        if event.isEngagedSuggestion { engagedCount += 1 }
+        if event.isGroup { isGroup = true }
+    }
+
+    /// The log-domain content sum after one more donation of that kind at `date`.
+    public static func applyContent(_ sum: Double, at date: Timestamp, policy: FrecencyPolicy) -> Double {
+        LogSpace.addExp(sum, policy.contentRate * date.seconds)
+    }
+
+    /// Whether any donation is counted.
+    public var hasDonations: Bool { lastDate.seconds > -.infinity }
+}

@@ -1,0 +1,124 @@
+/// The parameters of a frecency score: decay channels, donation weights and query-time context.
+///
+/// A conversation's score at time `t` is a sum of non-negative terms, then scaled by feedback:
+///
+///     score(t) = ( Σ_m β_m · Σ_i w_m(i) · 2^(-(t - t_i) / h_m)      decay channels (short-term, long-term)
+///                + γ · Σ_k Σ_{i of kind k} 2^(-(t - t_i) / h_c)       content like what is being shared
+///                + π · (people in the shared image who are in it) )    people
+///              · g^(isGroup) · ℓ^(times "suggest less")
+///
+/// Each channel is kept per conversation as `A_m = ln Σ_i w_m(i) · e^(λ_m · t_i)`, so one donation updates it in
+/// O(1) and its order never changes as time passes; the term is `β_m · e^(A_m - λ_m · t)`.
+public struct FrecencyPolicy: Sendable, Hashable {
+    /// One exponentially decaying sum of donations.
+    public struct Channel: Sendable, Hashable {
+        /// A short name for explanations: `short-term`, `long-term`.
+        public var name: String
+        /// Seconds after which a donation counts half.
+        public var halfLife: Double
+        /// The channel's share of the score (`β`).
+        public var weight: Double
+        /// What one donation of each direction adds (`w`); 0 leaves the channel alone.
+        public var outgoing: Double
+        public var incoming: Double
+        public var unspecified: Double
+        /// Added to `outgoing` for a share that started from a suggestion (the engaged-suggestion signal).
+        public var engagedBonus: Double
+
+        public init(
+            name: String, halfLife: Double, weight: Double, outgoing: Double = 1, incoming: Double,
+            unspecified: Double? = nil, engagedBonus: Double = 0
+        ) {
+            self.name = name
+            self.halfLife = halfLife
+            self.weight = weight
+            self.outgoing = outgoing
+            self.incoming = incoming
+            self.unspecified = unspecified ?? incoming
+            self.engagedBonus = engagedBonus
+        }
+
+        /// `λ = ln 2 / halfLife`.
+        public var rate: Double { 0.693_147_180_559_945_3 / halfLife }
+
+        /// The weight one donation adds to this channel.
+        public func donationWeight(_ direction: InteractionDirection, engaged: Bool) -> Double {
+            switch direction {
+            case .outgoing: return outgoing + (engaged ? engagedBonus : 0)
+            case .incoming: return incoming
+            case .unspecified: return unspecified
+            }
+        }
+    }
+
+    /// At most this many channels: their accumulators live in a fixed-size vector.
+    public static let maximumChannels = 4
+
+    public let channels: [Channel]
+    /// `γ`: the weight of the content-kind term when the caller says what is being shared.
+    public let contentWeight: Double
+    /// Half-life of the per-kind content sums.
+    public let contentHalfLife: Double
+    /// `π`: what each person in the shared image adds to a conversation they are in.
+    public let peopleWeight: Double
+    /// `g`: the factor applied to group conversations (1 = no preference).
+    public let groupFactor: Double
+    /// `ℓ`: the factor for each "suggest less" feedback.
+    public let lessFactor: Double
+    /// Each channel's rate and the logarithms of its weights, computed once: the hot path of `apply` then needs
+    /// no division and no `log` of its own.
+    let decay: [ChannelDecay]
+
+    struct ChannelDecay: Sendable, Hashable {
+        let rate: Double
+        let logOutgoing: Double
+        let logEngaged: Double
+        let logIncoming: Double
+        let logUnspecified: Double
+
+        init(_ channel: Channel) {
+            rate = channel.rate
+            logOutgoing = LogSpace.ln(channel.outgoing)
+            logEngaged = LogSpace.ln(channel.outgoing + channel.engagedBonus)
+            logIncoming = LogSpace.ln(channel.incoming)
+            logUnspecified = LogSpace.ln(channel.unspecified)
+        }
+
+        /// `ln w` of one donation; `-∞` when the channel ignores it.
+        @inline(__always)
+        func logWeight(_ direction: InteractionDirection, engaged: Bool) -> Double {
+            switch direction {
+            case .outgoing: return engaged ? logEngaged : logOutgoing
+            case .incoming: return logIncoming
+            case .unspecified: return logUnspecified
+            }
+        }
+    }
+
+    public init(
+        channels: [Channel], contentWeight: Double = 0, contentHalfLife: Double = 30 * 86_400,
+        peopleWeight: Double = 0, groupFactor: Double = 1, lessFactor: Double = 0.25
+    ) {
+        precondition(!channels.isEmpty && channels.count <= Self.maximumChannels, "1 to 4 channels")
+        self.channels = channels
+        self.contentWeight = contentWeight
+        self.contentHalfLife = contentHalfLife
+        self.peopleWeight = peopleWeight
+        self.groupFactor = groupFactor
+        self.lessFactor = lessFactor
+        decay = channels.map(ChannelDecay.init)
+    }
+
+    public var contentRate: Double { 0.693_147_180_559_945_3 / contentHalfLife }
+}
+
+extension FrecencyPolicy {
+    /// The policy `list`, `share` and the store use: a short and a long half-life blended, outgoing donations
+    /// counting more than incoming ones. Tuned by replay on real histories (see docs/ranking-quality.md).
+    public static let `default` = FrecencyPolicy(
+        channels: [
+            Channel(name: "short-term", halfLife: 2 * 86_400, weight: 1, incoming: 0.3, engagedBonus: 0.5),
+            Channel(name: "long-term", halfLife: 21 * 86_400, weight: 0.2, incoming: 0.3, engagedBonus: 0.5),
+        ],
+        contentWeight: 0.5, contentHalfLife: 30 * 86_400, peopleWeight: 2, groupFactor: 1, lessFactor: 0.25)
+}

@@ -1,0 +1,53 @@
+/// Where ranking state lives: in memory (`InMemoryRankingIndex`) or in the store. The ranker (`TopKRanker`)
+/// reads it through this protocol only, so both give the same ranking from the same code.
+public protocol RankingSource {
+    /// Sorted access: the conversations in non-increasing order of one list's key, lazily.
+    /// - Parameter list: a decay channel of the policy, or a content kind's sum.
+    func sortedAccess(_ list: RankingList) throws -> any SortedAccessCursor
+
+    /// Random access: one conversation's identifier, state and metadata, with its content sums for `contentKinds`
+    /// (`-∞` where it has none), or `nil` when it is gone.
+    func candidate(_ reference: Int64, contentKinds: [String]) throws -> RankingCandidate?
+
+    /// The conversations in which someone with this custom identifier, contact identifier or handle takes part.
+    func conversations(withPerson key: String) throws -> [Int64]
+
+    /// Every conversation, for the brute-force reference and for evaluation.
+    func allReferences() throws -> [Int64]
+}
+
+/// A list that sorted access walks.
+public enum RankingList: Sendable, Hashable {
+    /// Channel `m` of the policy, ordered by `A_m`.
+    case channel(Int)
+    /// The content sum of one kind (`public.image`), over the conversations that have one.
+    case contentKind(String)
+}
+
+/// Sorted access into one list, best first.
+public protocol SortedAccessCursor {
+    /// The next conversation and its key, or `nil` at the end.
+    mutating func next() throws -> (key: Double, reference: Int64)?
+}
+
+/// What random access returns for one conversation.
+public struct RankingCandidate: Sendable, Equatable {
+    public var reference: Int64
+    public var conversationIdentifier: String
+    public var state: ConversationState
+    /// The content sums in the order of the `contentKinds` asked for.
+    public var contentSums: [Double]
+    /// The service of the latest donation, for the service filter.
+    public var serviceName: String?
+
+    public init(
+        reference: Int64, conversationIdentifier: String, state: ConversationState, contentSums: [Double],
+        serviceName: String?
+    ) {
+        self.reference = reference
+        self.conversationIdentifier = conversationIdentifier
+        self.state = state
+        self.contentSums = contentSums
+        self.serviceName = serviceName
+    }
+}

@@ -1,0 +1,45 @@
+/// The parts of one suggestion's score, so that `--explain` can say why it is there.
+public struct ScoreBreakdown: Sendable, Equatable {
+    /// One additive term: a decay channel, the content term or the people term.
+    public struct Term: Sendable, Equatable {
+        public var name: String
+        /// The term's value at the query time.
+        public var value: Double
+    }
+
+    public var terms: [Term]
+    /// The product of the multiplicative factors (group preference, "suggest less").
+    public var factor: Double
+    /// How many of the context's people are in the conversation.
+    public var matchedPeople: Int
+    /// How many times the person asked to see this conversation less.
+    public var lessFeedback: Int
+
+    /// The value of the term named `name`, 0 when absent.
+    public func value(of name: String) -> Double { terms.first { $0.name == name }?.value ?? 0 }
+}
+
+/// One ranked conversation.
+public struct RankedConversation: Sendable, Equatable {
+    /// The index's own handle of the conversation (a row id, or a slot in memory).
+    public var reference: Int64
+    public var conversationIdentifier: String
+    /// `ln(score)`: the ranking compares these; scores of long-idle conversations underflow but their logarithms
+    /// stay ordered.
+    public var logScore: Double
+    public var lastDate: Timestamp
+    public var state: ConversationState
+    public var breakdown: ScoreBreakdown
+
+    /// The score as a plain number.
+    public var score: Double { LogSpace.value(logScore) }
+
+    /// The contract's order: higher score first; equal scores, the more recent donation first; then the smaller
+    /// identifier in byte-wise order.
+    @inline(__always)
+    public static func ranksBefore(_ a: RankedConversation, _ b: RankedConversation) -> Bool {
+        if a.logScore != b.logScore { return a.logScore > b.logScore }
+        if a.lastDate != b.lastDate { return a.lastDate > b.lastDate }
+        return a.conversationIdentifier.utf8.lexicographicallyPrecedes(b.conversationIdentifier.utf8)
+    }
+}

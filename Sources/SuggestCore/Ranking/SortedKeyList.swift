@@ -1,0 +1,110 @@
+/// One list of conversations in non-increasing key order for sorted access, kept in memory.
+///
+/// Keeping a fully sorted order on every donation would cost O(log n) with pointer-chasing per update and per
+/// list; instead an update only marks the slot (O(1)), and the next query folds the marked slots in: a few are
+/// inserted into a small sorted `delta`, many trigger a rebuild of `base`. Entries whose key is no longer the
+/// slot's current key are stale and skipped by the cursor, so an update never has to find its old entry.
+struct SortedKeyList {
+    struct Entry {
+        var key: Double
+        var slot: Int32
+
+        /// Best first; equal keys in slot order, so the order is deterministic.
+        @inline(__always)
+        static func precedes(_ a: Entry, _ b: Entry) -> Bool { a.key > b.key || (a.key == b.key && a.slot < b.slot) }
+    }
+
+    private(set) var base: [Entry] = []
+    private(set) var delta: [Entry] = []
+    private var pending: [Int32] = []
+    private var isPending: [Bool] = []
+
+    /// Marks a slot whose key changed.
+    /// - Complexity: O(1) amortized.
+    @inline(__always)
+    mutating func touch(_ slot: Int32) {
+        let index = Int(slot)
+        if index >= isPending.count { isPending.append(contentsOf: repeatElement(false, count: index + 1 - isPending.count)) }
+        if !isPending[index] {
+            isPending[index] = true
+            pending.append(slot)
+        }
+    }
+
+    var needsSettling: Bool { !pending.isEmpty }
+
+    /// Folds the marked slots in, so that sorted access sees current keys.
+    /// - Parameters:
+    ///   - key: the current key of a slot.
+    ///   - slots: every slot that belongs in the list, for a rebuild.
+    /// - Complexity: O(p log p + d) for p marked slots and a delta of d; a rebuild, O(n log n), happens once the
+    ///   delta outgrows n/16, so its cost spreads over at least n/16 updates.
+    mutating func settle(key: (Int32) -> Double, slots: () -> [Int32]) {
+        guard !pending.isEmpty else { return }
+        var fresh = pending.map { Entry(key: key($0), slot: $0) }
+        for slot in pending { isPending[Int(slot)] = false }
+        pending.removeAll(keepingCapacity: true)
+        let total = slots()
+        if delta.count + fresh.count > max(512, total.count / 16) {
+            base = total.map { Entry(key: key($0), slot: $0) }
+            base.sort(by: Entry.precedes)
+            delta.removeAll()
+            return
+        }
+        fresh.sort(by: Entry.precedes)
+        if fresh.count <= 8 {
+            for entry in fresh {
+                var low = 0
+                var high = delta.count
+                while low < high {
+                    let middle = (low + high) / 2
+                    if Entry.precedes(delta[middle], entry) { low = middle + 1 } else { high = middle }
+                }
+                delta.insert(entry, at: low)
+            }
+        } else {
+            var merged: [Entry] = []
+            merged.reserveCapacity(delta.count + fresh.count)
+            var i = 0
+            var j = 0
+            while i < delta.count || j < fresh.count {
+                if j == fresh.count || (i < delta.count && Entry.precedes(delta[i], fresh[j])) {
+                    merged.append(delta[i])
+                    i += 1
+                } else {
+                    merged.append(fresh[j])
+                    j += 1
+                }
+            }
+            delta = merged
+        }
+    }
+
+    /// Walks `base` and `delta` together, best first, skipping stale entries.
+    struct Cursor: SortedAccessCursor {
+        let base: [Entry]
+        let delta: [Entry]
+        let currentKey: (Int32) -> Double
+        var i = 0
+        var j = 0
+
+        mutating func next() -> (key: Double, reference: Int64)? {
+            while i < base.count || j < delta.count {
+                let entry: Entry
+                if j == delta.count || (i < base.count && Entry.precedes(base[i], delta[j])) {
+                    entry = base[i]
+                    i += 1
+                } else {
+                    entry = delta[j]
+                    j += 1
+                }
+                if currentKey(entry.slot) == entry.key { return (entry.key, Int64(entry.slot)) }
+            }
+            return nil
+        }
+    }
+
+    func cursor(currentKey: @escaping (Int32) -> Double) -> Cursor {
+        Cursor(base: base, delta: delta, currentKey: currentKey)
+    }
+}

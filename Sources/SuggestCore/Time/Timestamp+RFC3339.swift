@@ -1,0 +1,124 @@
+extension Timestamp {
+    /// Parses an RFC 3339 / ISO 8601 date-time with a zone, such as `2026-11-29T18:03:00Z` or
+    /// `2026-11-29T19:03:00.250+01:00`.
+    ///
+    /// A space may stand for the `T` (RFC 3339 allows it) and `z` for `Z`. A date without a zone is refused: its
+    /// moment would depend on the machine that reads it.
+    /// - Returns: `nil` when `text` is not such a date-time or names an impossible date (February 30th).
+    /// - Complexity: O(n) in the length of `text`.
+    public init?(rfc3339 text: String) {
+        var bytes = Array(text.utf8)[...]
+        func number(_ count: Int) -> Int? {
+            guard bytes.count >= count else { return nil }
+            var value = 0
+            for byte in bytes.prefix(count) {
+                guard byte >= 48, byte <= 57 else { return nil }
+                value = value * 10 + Int(byte - 48)
+            }
+            bytes = bytes.dropFirst(count)
+            return value
+        }
+        func expect(_ options: [UInt8]) -> Bool {
+            guard let first = bytes.first, options.contains(first) else { return false }
+            bytes = bytes.dropFirst()
+            return true
+        }
+        guard let year = number(4), expect([45]), let month = number(2), expect([45]), let day = number(2),
+            expect([84, 116, 32]), let hour = number(2), expect([58]), let minute = number(2), expect([58]),
+            let second = number(2)
+        else { return nil }
+        guard (1...12).contains(month), day >= 1, day <= Timestamp.daysIn(month: month, year: year),
+            hour <= 23, minute <= 59, second <= 60
+        else { return nil }
+        var fraction = 0.0
+        if bytes.first == 46 {  // "."
+            bytes = bytes.dropFirst()
+            var scale = 0.1
+            var digits = 0
+            while let byte = bytes.first, byte >= 48, byte <= 57 {
+                fraction += Double(byte - 48) * scale
+                scale /= 10
+                digits += 1
+                bytes = bytes.dropFirst()
+            }
+            guard digits > 0 else { return nil }
+        }
+        var offset = 0
+        if expect([90, 122]) {  // "Z" or "z"
+            offset = 0
+        } else if let sign = bytes.first, sign == 43 || sign == 45 {  // "+" or "-"
+            bytes = bytes.dropFirst()
+            guard let offsetHours = number(2), expect([58]), let offsetMinutes = number(2), offsetHours <= 23,
+                offsetMinutes <= 59
+            else { return nil }
+            offset = (offsetHours * 60 + offsetMinutes) * 60 * (sign == 45 ? -1 : 1)
+        } else {
+            return nil
+        }
+        guard bytes.isEmpty else { return nil }
+        let days = Timestamp.daysFromCivil(year: year, month: month, day: day)
+        // A leap second (:60) is read as the first instant of the next minute, as most clocks do.
+        let whole = days * 86_400 + hour * 3_600 + minute * 60 + second - offset
+        self.init(seconds: Double(whole) + fraction)
+    }
+
+    /// The moment in RFC 3339 form, in UTC, with as many fractional digits (up to six) as it needs.
+    ///
+    /// Parsing the result gives back the same text when it is formatted again, which keeps `export` stable.
+    public var rfc3339: String {
+        let micros = (seconds * 1_000_000).rounded()
+        var whole = Int((micros / 1_000_000).rounded(.down))
+        var fraction = Int(micros - Double(whole) * 1_000_000)
+        if fraction >= 1_000_000 {
+            whole += 1
+            fraction -= 1_000_000
+        }
+        let days = whole >= 0 ? whole / 86_400 : (whole - 86_399) / 86_400
+        let secondsOfDay = whole - days * 86_400
+        let (year, month, day) = Timestamp.civilFromDays(days)
+        var text = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
+        text += pad(secondsOfDay / 3600, 2) + ":" + pad(secondsOfDay / 60 % 60, 2) + ":" + pad(secondsOfDay % 60, 2)
+        if fraction > 0 {
+            var digits = pad(fraction, 6)
+            while digits.hasSuffix("0") { digits.removeLast() }
+            text += "." + digits
+        }
+        return text + "Z"
+    }
+
+    static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's `days_from_civil`).
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    /// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's `civil_from_days`).
+    static func civilFromDays(_ days: Int) -> (year: Int, month: Int, day: Int) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
+
+private func pad(_ value: Int, _ width: Int) -> String {
+    let digits = String(value)
+    return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
+}

@@ -1,0 +1,45 @@
+/// A moment in time as Unix seconds (fractions allowed), the only clock type the core uses.
+///
+/// The core avoids Foundation so that `suggest list` starts in a few milliseconds; `Timestamp` is the small
+/// piece of `Date` it needs: parsing RFC 3339 and Unix seconds, formatting RFC 3339 in UTC, and arithmetic.
+public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// Seconds since 1970-01-01T00:00:00Z.
+    public var seconds: Double
+
+    public init(seconds: Double) { self.seconds = seconds }
+
+    public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool { lhs.seconds < rhs.seconds }
+
+    /// This moment moved by `interval` seconds.
+    public func adding(_ interval: Double) -> Timestamp { Timestamp(seconds: seconds + interval) }
+
+    /// The current time from the system clock.
+    public static func now() -> Timestamp {
+        Timestamp(seconds: SystemClock.read())
+    }
+
+    public var description: String { rfc3339 }
+
+    /// The earliest and latest moments the parser accepts: years 0001 to 9999, the range RFC 3339 can write.
+    public static let earliest = Timestamp(seconds: -62_135_596_800)
+    public static let latest = Timestamp(seconds: 253_402_300_799)
+}
+
+/// Reads the wall clock without Foundation.
+enum SystemClock {
+    static func read() -> Double {
+        // `timespec_get` via the C library would need Glibc on Linux and Darwin on Apple; `clock_gettime` is
+        // in both under the same name.
+        var spec = timespec()
+        clock_gettime(CLOCK_REALTIME, &spec)
+        return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
+    }
+}
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif

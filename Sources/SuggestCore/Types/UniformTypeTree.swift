@@ -1,0 +1,92 @@
+/// The conformance tree of uniform type identifiers: which types a type is a kind of.
+///
+/// Conformance is reflexive and transitive: `public.jpeg` conforms to `public.jpeg`, `public.image`,
+/// `public.data`, `public.item` and `public.content`. The public tree comes from Apple's `UTCoreTypes.h`; a target
+/// may declare its own types on top (`declaring(_:conformsTo:)`), as an app's Info.plist does with
+/// `UTExportedTypeDeclarations`. Identifiers compare case-insensitively, as on Apple's systems.
+public struct UniformTypeTree: Sendable {
+    private var parents: [String: [String]]
+
+    /// The public types and their direct parents.
+    public static let standard = UniformTypeTree(parents: [
+        "public.item": [], "public.content": [],
+        "public.data": ["public.item"],
+        "public.composite-content": ["public.content"],
+        "public.text": ["public.data", "public.content"],
+        "public.plain-text": ["public.text"],
+        "public.utf8-plain-text": ["public.plain-text"],
+        "public.utf16-plain-text": ["public.plain-text"],
+        "public.rtf": ["public.text"],
+        "public.html": ["public.text"], "public.xml": ["public.text"], "public.json": ["public.text"],
+        "public.source-code": ["public.plain-text"],
+        "public.url": ["public.data"],
+        "public.file-url": ["public.url"],
+        "public.image": ["public.data", "public.content"],
+        "public.jpeg": ["public.image"], "public.png": ["public.image"], "public.tiff": ["public.image"],
+        "com.compuserve.gif": ["public.image"],
+        // Not in the header; the heif family is an image format and is treated as one (see share-flow.md §3).
+        "public.heif-standard": ["public.image"],
+        "public.heic": ["public.heif-standard"], "public.heif": ["public.heif-standard"],
+        "public.audiovisual-content": ["public.data", "public.content"],
+        "public.movie": ["public.audiovisual-content"], "public.audio": ["public.audiovisual-content"],
+        "public.video": ["public.movie"], "public.mpeg-4": ["public.movie"],
+        "com.apple.quicktime-movie": ["public.movie"],
+        "public.mpeg-4-audio": ["public.mpeg-4", "public.audio"],
+        "public.mp3": ["public.audio"],
+        "com.adobe.pdf": ["public.data", "public.composite-content"],
+        "public.contact": ["public.item"],
+        "public.vcard": ["public.text", "public.contact"],
+        "com.apple.property-list": ["public.data"],
+        "com.apple.xml-property-list": ["public.xml", "com.apple.property-list"],
+        "com.apple.live-photo": [],
+        "com.apple.pkpass": ["public.data"],
+        "com.apple.active-webpage": [],
+        "public.archive": ["public.data"],
+        "public.zip-archive": ["public.archive"],
+    ])
+
+    public init(parents: [String: [String]]) {
+        self.parents = [:]
+        for (type, direct) in parents { self.parents[type.lowercased()] = direct.map { $0.lowercased() } }
+    }
+
+    /// A tree with one more type (or more parents for a known one).
+    public func declaring(_ type: String, conformsTo direct: [String]) -> UniformTypeTree {
+        var copy = self
+        let key = type.lowercased()
+        copy.parents[key, default: []].append(contentsOf: direct.map { $0.lowercased() })
+        return copy
+    }
+
+    /// Whether the tree knows `type`.
+    public func isDeclared(_ type: String) -> Bool { parents[type.lowercased()] != nil }
+
+    /// Whether `type` conforms to `ancestor`: it is the same type or descends from it.
+    /// - Complexity: O(d) in the number of types above `type`; the tree is shallow.
+    public func conforms(_ type: String, to ancestor: String) -> Bool {
+        let target = ancestor.lowercased()
+        var pending = [type.lowercased()]
+        var visited: Set<String> = []
+        while let next = pending.popLast() {
+            if next == target { return true }
+            guard visited.insert(next).inserted else { continue }
+            pending.append(contentsOf: parents[next] ?? [])
+        }
+        return false
+    }
+
+    /// Whether `lhs` and `rhs` name the same type (`UTTypeEqual`).
+    public func equals(_ lhs: String, _ rhs: String) -> Bool { lhs.lowercased() == rhs.lowercased() }
+
+    /// The broad kinds that the ranker keeps a separate score for, in the order they are tried.
+    public static let contentKinds = [
+        "public.image", "public.movie", "public.audio", "com.adobe.pdf", "public.file-url", "public.url",
+        "public.contact", "public.text",
+    ]
+
+    /// The broad kind of content a type belongs to, such as `public.image` for `public.jpeg`: conversations that
+    /// received a JPEG rise when a PNG is shared. A type outside every kind is its own kind.
+    public func contentKind(of type: String) -> String {
+        UniformTypeTree.contentKinds.first { conforms(type, to: $0) } ?? type.lowercased()
+    }
+}
