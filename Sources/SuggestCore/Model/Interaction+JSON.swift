@@ -101,7 +101,7 @@ extension Interaction {
 }
 
 extension SendMessageIntent {
-    init(json: JSONValue, path: String) throws(InputError) {
+    public init(json: JSONValue, path: String) throws(InputError) {
         guard case .object = json else {
             throw InputError(field: path, message: "expected an object, found \(json.kindName)")
         }
@@ -150,7 +150,7 @@ extension SendMessageIntent {
             image: try reader.string(json, "image"), contentTypes: contentTypes)
     }
 
-    func write(to writer: inout JSONWriter) {
+    public func write(to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("conversationIdentifier")
         writer.string(conversationIdentifier)
@@ -178,7 +178,7 @@ extension SendMessageIntent {
 }
 
 extension Person {
-    init(json: JSONValue, path: String) throws(InputError) {
+    public init(json: JSONValue, path: String) throws(InputError) {
         guard case .object = json else {
             throw InputError(field: path, message: "expected a person object, found \(json.kindName)")
         }

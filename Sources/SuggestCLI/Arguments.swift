@@ -1,0 +1,100 @@
+/// One option a command accepts.
+public struct OptionSpec: Sendable {
+    public var name: String
+    /// The value's placeholder in help (`ID`, `DATE`); `nil` for a flag.
+    public var value: String?
+    public var help: String
+    public var repeatable: Bool
+
+    public static func flag(_ name: String, _ help: String) -> OptionSpec {
+        OptionSpec(name: name, value: nil, help: help, repeatable: false)
+    }
+
+    public static func option(_ name: String, _ value: String, _ help: String, repeatable: Bool = false) -> OptionSpec {
+        OptionSpec(name: name, value: value, help: help, repeatable: repeatable)
+    }
+}
+
+/// A command line split into options, flags and positional arguments, checked against the command's options.
+public struct ParsedArguments {
+    public let command: String
+    private var values: [String: [String]] = [:]
+    private var flags: Set<String> = []
+    public private(set) var positionals: [String] = []
+
+    /// Parses `arguments` (after the command name). `--name value` and `--name=value` are both accepted; `--`
+    /// ends the options; `-` alone is a positional (standard input).
+    /// - Throws: `CommandError.usage` for an unknown option, a missing value, or a repeated single option.
+    public init(command: String, arguments: [String], options: [OptionSpec]) throws(CommandError) {
+        self.command = command
+        var specs: [String: OptionSpec] = [:]
+        for spec in options { specs[spec.name] = spec }
+        var index = 0
+        var optionsEnded = false
+        while index < arguments.count {
+            let argument = arguments[index]
+            index += 1
+            guard !optionsEnded, argument.hasPrefix("-"), argument != "-" else {
+                positionals.append(argument)
+                continue
+            }
+            if argument == "--" {
+                optionsEnded = true
+                continue
+            }
+            var name = argument
+            var inlineValue: String?
+            if let equals = argument.firstIndex(of: "="), argument.hasPrefix("--") {
+                name = String(argument[..<equals])
+                inlineValue = String(argument[argument.index(after: equals)...])
+            }
+            guard let spec = specs[name] else {
+                throw CommandError.usage(
+                    "unknown option \(name.prefix(60)) for 'suggest \(command)'; see 'suggest \(command) --help'")
+            }
+            if spec.value == nil {
+                guard inlineValue == nil else { throw CommandError.usage("\(name) takes no value") }
+                flags.insert(name)
+                continue
+            }
+            let value: String
+            if let inlineValue {
+                value = inlineValue
+            } else {
+                guard index < arguments.count else {
+                    throw CommandError.usage("\(name) needs a value (\(spec.value ?? "VALUE"))")
+                }
+                value = arguments[index]
+                index += 1
+            }
+            if !spec.repeatable, values[name] != nil {
+                throw CommandError.usage("\(name) may be given only once")
+            }
+            values[name, default: []].append(value)
+        }
+    }
+
+    public func flag(_ name: String) -> Bool { flags.contains(name) }
+
+    public func value(_ name: String) -> String? { values[name]?.last }
+
+    public func values(_ name: String) -> [String] { values[name] ?? [] }
+
+    /// An option's value as a positive whole number.
+    public func positiveInteger(_ name: String) throws(CommandError) -> Int? {
+        guard let text = value(name) else { return nil }
+        guard let number = Int(text), number > 0 else {
+            throw CommandError.usage("\(name) takes a positive whole number, not '\(text.prefix(40))'")
+        }
+        return number
+    }
+
+    /// Refuses positional arguments beyond `count`.
+    public func expectPositionals(atMost count: Int) throws(CommandError) {
+        guard positionals.count <= count else {
+            throw CommandError.usage(
+                "unexpected argument '\(positionals[count].prefix(60))' for 'suggest \(command)'; "
+                    + "see 'suggest \(command) --help'")
+        }
+    }
+}

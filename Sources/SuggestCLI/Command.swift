@@ -1,0 +1,77 @@
+import SuggestCore
+import SuggestStore
+
+/// One subcommand of `suggest`: its name, help and options, and what it does.
+protocol Command: Sendable {
+    static var name: String { get }
+    /// One line for the command list.
+    static var summary: String { get }
+    /// The usage line(s) after `suggest NAME`.
+    static var usage: String { get }
+    /// More help after the options, examples first.
+    static var discussion: String { get }
+    static var options: [OptionSpec] { get }
+    static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32
+}
+
+extension Command {
+    static var discussion: String { "" }
+
+    /// The full `--help` text.
+    static var help: String {
+        var text = "\(summary)\n\nUsage: suggest \(name) \(usage)\n\nOptions:\n"
+        let all = options + [.flag("--help", "Show this help.")]
+        let width = all.map { option in option.name.count + (option.value.map { $0.count + 1 } ?? 0) }.max() ?? 0
+        for option in all {
+            let label = option.name + (option.value.map { " " + $0 } ?? "")
+            text += "  " + label + String(repeating: " ", count: width - label.count + 2) + option.help
+            if option.repeatable { text += " (repeatable)" }
+            text += "\n"
+        }
+        if !discussion.isEmpty { text += "\n" + discussion + (discussion.hasSuffix("\n") ? "" : "\n") }
+        return text
+    }
+}
+
+/// Options that every command touching a store shares.
+enum StoreOptions {
+    static let store = OptionSpec.option(
+        "--store", "DIR", "The store directory (default: $SUGGEST_STORE, else $XDG_DATA_HOME/suggest, else ~/.local/share/suggest).")
+    static let account = OptionSpec.option("--account", "ID", "Whose history (default: default).")
+    static let all = [store, account]
+
+    /// The account named by `--account`, or the default one.
+    static func account(_ arguments: ParsedArguments) throws(CommandError) -> String {
+        guard let account = arguments.value("--account") else { return Interaction.defaultAccount }
+        guard !account.isEmpty else { throw CommandError.usage("--account must not be empty") }
+        return account
+    }
+
+    static func location(_ arguments: ParsedArguments, _ io: CommandIO) -> StoreLocation {
+        StoreLocation.resolve(explicit: arguments.value("--store"), environment: io.environment)
+    }
+
+    /// Opens the store the options name.
+    static func open(_ arguments: ParsedArguments, _ io: CommandIO) throws -> DonationStore {
+        try DonationStore.open(location(arguments, io))
+    }
+}
+
+/// Parsing of values that several commands take.
+enum ValueParsing {
+    /// A date as the contract accepts it: RFC 3339 with a zone, or Unix seconds.
+    static func date(_ text: String, option: String) throws(CommandError) -> Timestamp {
+        if let seconds = Double(text), seconds.isFinite { return Timestamp(seconds: seconds) }
+        guard let date = Timestamp(rfc3339: text) else {
+            throw CommandError.usage(
+                "\(option): '\(text.prefix(60))' is not a date; use RFC 3339 with a zone (2026-11-30T09:00:00Z) or Unix seconds")
+        }
+        return date
+    }
+
+    /// `--at DATE`, or now.
+    static func at(_ arguments: ParsedArguments) throws(CommandError) -> Timestamp {
+        guard let text = arguments.value("--at") else { return .now() }
+        return try date(text, option: "--at")
+    }
+}

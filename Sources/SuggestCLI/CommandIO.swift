@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Where a command writes: standard output for results, standard error for errors and progress.
+///
+/// The process uses file descriptors directly (no Foundation: start-up time); tests use `CapturedOutput`.
+public protocol OutputSink: AnyObject {
+    func write(_ text: String)
+    func flush()
+}
+
+/// A buffered writer on a file descriptor.
+public final class FileDescriptorOutput: OutputSink {
+    private let descriptor: Int32
+    private var buffer: [UInt8] = []
+    private let autoFlush: Bool
+
+    public init(descriptor: Int32, autoFlush: Bool = false) {
+        self.descriptor = descriptor
+        self.autoFlush = autoFlush
+        buffer.reserveCapacity(1 << 16)
+    }
+
+    deinit { flush() }
+
+    public func write(_ text: String) {
+        buffer.append(contentsOf: text.utf8)
+        if autoFlush || buffer.count >= 1 << 16 { flush() }
+    }
+
+    public func flush() {
+        var offset = 0
+        while offset < buffer.count {
+            let written = buffer.withUnsafeBytes { raw in
+                Glibc.write(descriptor, raw.baseAddress.map { $0 + offset }, buffer.count - offset)
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                break  // a closed pipe: nothing more can be said
+            }
+            offset += written
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+}
+
+/// Output kept in memory, for tests.
+public final class CapturedOutput: OutputSink {
+    public private(set) var text = ""
+    public init() {}
+    public func write(_ text: String) { self.text += text }
+    public func flush() {}
+}
+
+/// Everything a command may touch outside itself.
+public struct CommandIO {
+    public var standardOutput: OutputSink
+    public var standardError: OutputSink
+    /// Standard input, read whole or line by line.
+    public var standardInput: ByteSource
+    public var environment: [String: String]
+    /// The working directory for relative paths (for example `SampleData/`).
+    public var currentDirectory: String
+
+    public init(
+        standardOutput: OutputSink, standardError: OutputSink, standardInput: ByteSource,
+        environment: [String: String], currentDirectory: String = "."
+    ) {
+        self.standardOutput = standardOutput
+        self.standardError = standardError
+        self.standardInput = standardInput
+        self.environment = environment
+        self.currentDirectory = currentDirectory
+    }
+
+    func out(_ text: String) { standardOutput.write(text) }
+    func err(_ text: String) { standardError.write(text) }
+}

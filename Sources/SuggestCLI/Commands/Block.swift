@@ -1,0 +1,53 @@
+import SuggestCore
+import SuggestStore
+
+/// `suggest block`: never suggest a conversation.
+enum Block: Command {
+    static let name = "block"
+    static let summary = "Never suggest a conversation, whatever is donated later ('suggest unblock' undoes it)."
+    static let usage = "--conversation ID [OPTIONS]\n       suggest block --list"
+    static let options: [OptionSpec] =
+        StoreOptions.all + [
+            .option("--conversation", "ID", "The conversation never to suggest."),
+            .flag("--list", "List the blocked conversations of the account."),
+        ]
+
+    static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
+        try arguments.expectPositionals(atMost: 0)
+        let account = try StoreOptions.account(arguments)
+        if arguments.flag("--list") {
+            let store = try StoreOptions.open(arguments, io)
+            for id in try store.blockedConversations(account: account) { io.out(id + "\n") }
+            return ExitCode.success
+        }
+        let conversation = try requiredConversation(arguments, command: name)
+        try StoreOptions.open(arguments, io).setBlocked(true, conversation: conversation, account: account)
+        io.out("blocked \(conversation): it will not be suggested\n")
+        return ExitCode.success
+    }
+
+    static func requiredConversation(_ arguments: ParsedArguments, command: String) throws(CommandError) -> String {
+        guard let conversation = arguments.value("--conversation"), !conversation.isEmpty else {
+            throw CommandError.usage("--conversation ID is required; see 'suggest \(command) --help'")
+        }
+        return conversation
+    }
+}
+
+/// `suggest unblock`: suggest a blocked conversation again.
+enum Unblock: Command {
+    static let name = "unblock"
+    static let summary = "Allow a blocked conversation to be suggested again."
+    static let usage = "--conversation ID [OPTIONS]"
+    static let options: [OptionSpec] =
+        StoreOptions.all + [.option("--conversation", "ID", "The conversation to allow again.")]
+
+    static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
+        try arguments.expectPositionals(atMost: 0)
+        let account = try StoreOptions.account(arguments)
+        let conversation = try Block.requiredConversation(arguments, command: name)
+        try StoreOptions.open(arguments, io).setBlocked(false, conversation: conversation, account: account)
+        io.out("unblocked \(conversation)\n")
+        return ExitCode.success
+    }
+}

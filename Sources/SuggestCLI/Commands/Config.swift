@@ -1,0 +1,64 @@
+import SuggestCore
+import SuggestStore
+
+/// `suggest config`: the store's retention settings.
+enum Config: Command {
+    static let name = "config"
+    static let summary = "Show or change the store's retention: how long donations are kept, when idle ones stop."
+    static let usage = "[--max-age-days N] [--idle-days N] [--json] [--store DIR]"
+    static let options: [OptionSpec] = [
+        StoreOptions.store,
+        .option("--max-age-days", "N", "Delete donations older than N days, at once and from then on (0 = keep forever)."),
+        .option("--idle-days", "N", "Do not suggest conversations with no donation for N days (0 = no limit)."),
+        .flag("--json", "Print the settings as JSON."),
+    ]
+    static let discussion = """
+        Defaults: donations are kept 90 days; conversations idle for 30 days are not suggested. The settings
+        belong to the store (every account in it). Lowering --max-age-days deletes what is now too old at once.
+        """
+
+    static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
+        try arguments.expectPositionals(atMost: 0)
+        let store = try StoreOptions.open(arguments, io)
+        var retention = try store.retention()
+        let maxAge = try days(arguments, "--max-age-days")
+        let idle = try days(arguments, "--idle-days")
+        if maxAge != nil || idle != nil {
+            if let maxAge { retention.maximumAgeDays = maxAge }
+            if let idle { retention.idleDays = idle }
+            let report = try store.setRetention(retention)
+            if report.donations > 0 {
+                io.err("suggest config: deleted \(report.donations) donations older than \(JSONWriter.format(retention.maximumAgeDays)) days\n")
+            }
+        }
+        if arguments.flag("--json") {
+            var writer = JSONWriter()
+            writer.beginObject()
+            writer.key("store")
+            writer.string(store.location.directory)
+            writer.key("maxAgeDays")
+            writer.number(retention.maximumAgeDays)
+            writer.key("idleDays")
+            writer.number(retention.idleDays)
+            writer.endObject()
+            io.out(writer.text + "\n")
+        } else {
+            io.out("store         \(store.location.directory)\n")
+            io.out("max-age-days  \(describe(retention.maximumAgeDays, off: "keep forever"))\n")
+            io.out("idle-days     \(describe(retention.idleDays, off: "no limit"))\n")
+        }
+        return ExitCode.success
+    }
+
+    static func days(_ arguments: ParsedArguments, _ name: String) throws(CommandError) -> Double? {
+        guard let text = arguments.value(name) else { return nil }
+        guard let value = Double(text), value.isFinite, value >= 0, value <= 1_000_000 else {
+            throw CommandError.usage("\(name) takes a number of days from 0 to 1000000, not '\(text.prefix(40))'")
+        }
+        return value
+    }
+
+    static func describe(_ days: Double, off: String) -> String {
+        days > 0 ? JSONWriter.format(days) : "0 (\(off))"
+    }
+}

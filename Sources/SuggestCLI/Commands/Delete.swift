@@ -1,0 +1,79 @@
+import SuggestCore
+import SuggestStore
+
+/// `suggest delete`: removes donations and everything derived from them, from the ranking and from the disk.
+enum Delete: Command {
+    static let name = "delete"
+    static let summary = "Delete donations: a conversation, an identifier, a group, everything before a date, or all."
+    static let usage =
+        "--conversation ID | --identifier ID | --group-identifier ID | --before DATE | --all | --everything [OPTIONS]"
+    static let options: [OptionSpec] =
+        StoreOptions.all + [
+            .option("--conversation", "ID", "Every donation of this conversation, and its names, people and pictures."),
+            .option("--identifier", "ID", "The donation with this identifier."),
+            .option("--group-identifier", "ID", "Every donation with this group identifier."),
+            .option("--before", "DATE", "Every donation dated before this moment."),
+            .flag("--all", "Every donation of the account."),
+            .flag("--everything", "Wipe the whole store: every account, every preference."),
+            .flag("--json", "Print the report as JSON."),
+        ]
+    static let discussion = """
+        What is deleted is gone at once: the ranking is recomputed from what remains (exactly as if the deleted
+        donations had never been recorded), a conversation left with no donation loses its names, people and
+        pictures, and SQLite overwrites the freed pages and truncates its write-ahead log, so the deleted text is
+        in no file of the store. A block ('suggest block') outlives deletion; 'suggest unblock' lifts it.
+        """
+
+    static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
+        try arguments.expectPositionals(atMost: 0)
+        var selectors: [DeletionSelector] = []
+        if let id = arguments.value("--conversation") { selectors.append(.conversation(id)) }
+        if let id = arguments.value("--identifier") { selectors.append(.identifier(id)) }
+        if let id = arguments.value("--group-identifier") { selectors.append(.groupIdentifier(id)) }
+        if let text = arguments.value("--before") { selectors.append(.before(try ValueParsing.date(text, option: "--before"))) }
+        if arguments.flag("--all") { selectors.append(.all) }
+        let everything = arguments.flag("--everything")
+        guard selectors.count + (everything ? 1 : 0) == 1 else {
+            throw CommandError.usage(
+                "say what to delete with exactly one of --conversation, --identifier, --group-identifier, --before, "
+                    + "--all or --everything")
+        }
+        if everything, arguments.value("--account") != nil {
+            throw CommandError.usage("--everything wipes every account; leave out --account (or use --all for one account)")
+        }
+        let account = try StoreOptions.account(arguments)
+        let store = try StoreOptions.open(arguments, io)
+        let report = try everything ? store.wipe() : store.delete(selectors[0], account: account)
+        if arguments.flag("--json") {
+            var writer = JSONWriter()
+            writer.beginObject()
+            writer.key("account")
+            everything ? writer.null() : writer.string(account)
+            writer.key("donations")
+            writer.integer(report.donations)
+            writer.key("conversations")
+            writer.beginArray()
+            for id in report.conversations { writer.string(id) }
+            writer.endArray()
+            writer.key("removedConversations")
+            writer.beginArray()
+            for id in report.removedConversations { writer.string(id) }
+            writer.endArray()
+            writer.endObject()
+            io.out(writer.text + "\n")
+        } else if everything {
+            io.out("wiped the store: \(report.donations) donations deleted\n")
+        } else if report.donations == 0 {
+            io.out("nothing to delete in account \(account)\n")
+        } else {
+            var text = "deleted \(report.donations) donation\(report.donations == 1 ? "" : "s") from "
+            text += "\(report.conversations.count) conversation\(report.conversations.count == 1 ? "" : "s")"
+            text += ": " + report.conversations.joined(separator: ", ") + "\n"
+            if !report.removedConversations.isEmpty {
+                text += "removed entirely (no donation left): " + report.removedConversations.joined(separator: ", ") + "\n"
+            }
+            io.out(text)
+        }
+        return ExitCode.success
+    }
+}

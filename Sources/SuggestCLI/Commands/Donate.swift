@@ -1,0 +1,106 @@
+import SuggestCore
+import SuggestStore
+
+/// `suggest donate`: records one donation after a message is sent or received.
+enum Donate: Command {
+    static let name = "donate"
+    static let summary = "Record one donation: a message sent to or received from a conversation."
+    static let usage = "--conversation ID [--direction outgoing|incoming] [OPTIONS]\n       suggest donate --json < donation.json"
+    static let options: [OptionSpec] =
+        StoreOptions.all + [
+            .flag("--json", "Read one donation JSON object from standard input (see docs/donation-format.md)."),
+            .option("--conversation", "ID", "The conversation identifier (required without --json)."),
+            .option("--direction", "DIR", "outgoing, incoming or unspecified (default: outgoing)."),
+            .option("--date", "DATE", "When: RFC 3339 with a zone or Unix seconds (default: now)."),
+            .option("--identifier", "ID", "The donation's identifier; donating it again is a no-op (default: generated)."),
+            .option("--group-identifier", "ID", "Groups donations for 'suggest delete --group-identifier'."),
+            .option("--group-name", "NAME", "The conversation's speakable group name."),
+            .option(
+                "--recipient", "ID[=NAME]", "A recipient's custom identifier and display name.", repeatable: true),
+            .option("--sender", "ID[=NAME]", "The sender, for an incoming message."),
+            .option("--service", "NAME", "The service name (for example sms or chat.example)."),
+            .option("--image", "REF", "A reference to the conversation's picture (path, URL or asset name)."),
+            .option("--content-type", "UTI", "The type of what was sent (public.jpeg).", repeatable: true),
+        ]
+    static let discussion = """
+        Examples:
+          suggest donate --conversation thread-42 --group-name "Climbing crew" --recipient u-17="Juan Chavez"
+          echo '{"date":"2026-11-29T18:03:00Z","direction":"outgoing","intent":{"conversationIdentifier":"u-17"}}' \\
+            | suggest donate --json
+
+        Prints the recorded identifier, or says that the identifier was already there (nothing changed).
+        """
+
+    static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
+        try arguments.expectPositionals(atMost: 0)
+        let interaction = try arguments.flag("--json") ? fromJSON(arguments, io) : fromFlags(arguments)
+        let store = try StoreOptions.open(arguments, io)
+        switch try store.donate(interaction) {
+        case .recorded(let identifier): io.out("recorded \(identifier)\n")
+        case .duplicate(let identifier): io.out("already recorded \(identifier); nothing changed\n")
+        case .expired:
+            let days = try store.retention().maximumAgeDays
+            io.out("not recorded: older than the store keeps donations (\(JSONWriter.format(days)) days; see 'suggest config')\n")
+        }
+        return ExitCode.success
+    }
+
+    static func fromJSON(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Interaction {
+        let flagOptions = [
+            "--conversation", "--direction", "--date", "--identifier", "--group-identifier", "--group-name",
+            "--recipient", "--sender", "--service", "--image", "--content-type",
+        ]
+        if let given = flagOptions.first(where: { !arguments.values($0).isEmpty }) {
+            throw CommandError.usage("\(given) cannot be combined with --json; put it in the JSON object")
+        }
+        let bytes = io.standardInput.readAll()
+        let json: JSONValue
+        do {
+            json = try bytes.withUnsafeBufferPointer { buffer throws(JSONParser.Error) in
+                try JSONParser.parse(bytes: buffer)
+            }
+        } catch {
+            throw CommandError.usage("invalid JSON on standard input: \(error)")
+        }
+        let account = try StoreOptions.account(arguments)
+        let interaction = try Interaction(json: json, defaultAccount: account)
+        if arguments.value("--account") != nil, interaction.account != account {
+            throw CommandError.usage(
+                "the donation's account '\(interaction.account.prefix(60))' differs from --account \(account)")
+        }
+        return interaction
+    }
+
+    static func fromFlags(_ arguments: ParsedArguments) throws -> Interaction {
+        guard let conversation = arguments.value("--conversation"), !conversation.isEmpty else {
+            throw CommandError.usage("--conversation ID is required (or give the whole donation with --json)")
+        }
+        var direction = InteractionDirection.outgoing
+        if let text = arguments.value("--direction") {
+            guard let parsed = InteractionDirection(rawValue: text) else {
+                throw CommandError.usage("--direction: unknown direction '\(text.prefix(40))'; use outgoing, incoming or unspecified")
+            }
+            direction = parsed
+        }
+        let date = try arguments.value("--date").map { text throws(CommandError) in try ValueParsing.date(text, option: "--date") } ?? .now()
+        let intent = SendMessageIntent(
+            conversationIdentifier: conversation, speakableGroupName: arguments.value("--group-name"),
+            serviceName: arguments.value("--service"), sender: arguments.value("--sender").map(person),
+            recipients: arguments.values("--recipient").map(person), image: arguments.value("--image"),
+            contentTypes: arguments.values("--content-type"))
+        // Flags go through the same validation as JSON: one set of rules for every way in.
+        var writer = JSONWriter()
+        Interaction(
+            account: try StoreOptions.account(arguments), identifier: arguments.value("--identifier"),
+            groupIdentifier: arguments.value("--group-identifier"), date: date, direction: direction, intent: intent
+        ).write(to: &writer)
+        return try Interaction(json: try JSONParser.parse(writer.text))
+    }
+
+    /// `ID=Display Name` or `ID`.
+    static func person(_ text: String) -> Person {
+        guard let equals = text.firstIndex(of: "=") else { return Person(customIdentifier: text) }
+        return Person(
+            customIdentifier: String(text[..<equals]), displayName: String(text[text.index(after: equals)...]))
+    }
+}

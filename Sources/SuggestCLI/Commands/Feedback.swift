@@ -1,0 +1,36 @@
+import SuggestCore
+import SuggestStore
+
+/// `suggest feedback`: "Suggest Less" for a conversation, or forgetting it.
+enum Feedback: Command {
+    static let name = "feedback"
+    static let summary = "Tell the ranker to suggest a conversation less (Apple's \"Suggest Less\"), or reset that."
+    static let usage = "--less --conversation ID | --reset --conversation ID [OPTIONS]"
+    static let options: [OptionSpec] =
+        StoreOptions.all + [
+            .flag("--less", "Suggest this conversation less: each time multiplies its score by the policy's factor."),
+            .flag("--reset", "Forget the \"suggest less\" feedback of this conversation."),
+            .option("--conversation", "ID", "The conversation."),
+        ]
+
+    static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
+        try arguments.expectPositionals(atMost: 0)
+        guard arguments.flag("--less") != arguments.flag("--reset") else {
+            throw CommandError.usage("say --less or --reset; see 'suggest feedback --help'")
+        }
+        let account = try StoreOptions.account(arguments)
+        let conversation = try Block.requiredConversation(arguments, command: name)
+        let store = try StoreOptions.open(arguments, io)
+        if arguments.flag("--less") {
+            let times = try store.suggestLess(conversation: conversation, account: account)
+            let factor = store.policy.lessFactor
+            var product = 1.0
+            for _ in 0..<times { product *= factor }
+            io.out("\(conversation) will be suggested less (asked \(times)×: score × \(JSONWriter.format(product)))\n")
+        } else {
+            try store.resetFeedback(conversation: conversation, account: account)
+            io.out("forgot the feedback on \(conversation)\n")
+        }
+        return ExitCode.success
+    }
+}

@@ -1,0 +1,84 @@
+import SuggestCore
+import SuggestStore
+
+/// `suggest import`: records donations from JSON Lines, all or nothing.
+enum Import: Command {
+    static let name = "import"
+    static let summary = "Record donations from a JSON Lines file (- for standard input), all or nothing."
+    static let usage = "FILE [--skip-invalid] [OPTIONS]"
+    static let options: [OptionSpec] =
+        StoreOptions.all + [
+            .flag("--skip-invalid", "Keep the valid lines and report the invalid ones instead of importing nothing."),
+            .flag("--quiet", "No progress on standard error."),
+        ]
+    static let discussion = """
+        Each line is one donation object (docs/donation-format.md). By default the first invalid line stops the
+        import and nothing is recorded; the error names the line and the field. Donations whose identifier the
+        account already holds are skipped, so importing the same file twice records it once.
+
+        A line that names an account is recorded in that account; lines without one go to --account. With an
+        explicit --account, a line naming another account is an error.
+        """
+
+    static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
+        try arguments.expectPositionals(atMost: 1)
+        guard let path = arguments.positionals.first else {
+            throw CommandError.usage("import needs a FILE (or - for standard input); see 'suggest import --help'")
+        }
+        let source = path == "-" ? io.standardInput : try ByteSource(path: path)
+        let account = try StoreOptions.account(arguments)
+        let enforceAccount = arguments.value("--account") != nil
+        let quiet = arguments.flag("--quiet")
+        let store = try StoreOptions.open(arguments, io)
+        let total = source.totalBytes
+        let report = try store.importDonations(
+            skipInvalid: arguments.flag("--skip-invalid"),
+            progress: { count in
+                guard !quiet else { return }
+                var line = "suggest import: \(count) lines read"
+                if let total, total > 0 { line += " (\(source.bytesRead * 100 / total)%)" }
+                io.err(line + "\n")
+                io.standardError.flush()
+            },
+            next: {
+                var result: (line: Int, donation: Result<Interaction, InputError>)?
+                while result == nil {
+                    let more = source.nextLine { bytes in
+                        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }  // blank lines are allowed
+                        result = (source.lineNumber, parse(bytes, account: account, enforceAccount: enforceAccount))
+                    }
+                    if !more { return nil }
+                }
+                return result
+            })
+        for error in report.rejected.prefix(20) { io.err("suggest import: skipped \(error)\n") }
+        if report.rejected.count > 20 { io.err("suggest import: skipped \(report.rejected.count - 20) more invalid lines\n") }
+        var summary = "imported \(report.recorded) donations"
+        if report.duplicates > 0 { summary += ", \(report.duplicates) already recorded" }
+        if report.expired > 0 { summary += ", \(report.expired) older than the retention period (not kept; see 'suggest config')" }
+        if !report.rejected.isEmpty { summary += ", \(report.rejected.count) invalid lines skipped" }
+        io.out(summary + "\n")
+        return ExitCode.success
+    }
+
+    /// One line to a donation, or the reason it is not one.
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, account: String, enforceAccount: Bool) -> Result<
+        Interaction, InputError
+    > {
+        do {
+            let json = try JSONParser.parse(bytes: bytes)
+            let interaction = try Interaction(json: json, defaultAccount: account)
+            if enforceAccount, interaction.account != account {
+                return .failure(
+                    InputError(field: "account", message: "'\(interaction.account.prefix(60))' differs from --account \(account)"))
+            }
+            return .success(interaction)
+        } catch let error as JSONParser.Error {
+            return .failure(InputError(field: nil, message: "invalid JSON: \(error)"))
+        } catch let error as InputError {
+            return .failure(error)
+        } catch {
+            return .failure(InputError(field: nil, message: "\(error)"))
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import SuggestCore
+import SuggestStore
+
+/// The `suggest` command line: finds the subcommand, handles `--help` and `--version`, and turns every error into
+/// one line on standard error and the contract's exit code.
+public enum SuggestCommandLine {
+    public static let version = "0.1.0"
+
+    static let commands: [any Command.Type] = [
+        Donate.self, Import.self, Export.self, List.self, Delete.self, Block.self, Unblock.self,
+        Feedback.self, Config.self, Demo.self,
+    ]
+
+    static var help: String {
+        var text = """
+            suggest ranks the conversations a person is most likely to share to, from donations of the messages
+            they send and receive.
+
+            Usage: suggest COMMAND [OPTIONS]
+
+            Commands:
+
+            """
+        let width = commands.map { $0.name.count }.max() ?? 0
+        for command in commands {
+            text += "  " + command.name + String(repeating: " ", count: width - command.name.count + 2)
+                + command.summary + "\n"
+        }
+        text += """
+
+            Options:
+              --help     Show this help; 'suggest COMMAND --help' shows a command's.
+              --version  Show the version.
+
+            The store is a directory: --store DIR, else $SUGGEST_STORE, else $XDG_DATA_HOME/suggest, else
+            ~/.local/share/suggest. Exit codes: 0 success, 1 failure, 64 bad usage or invalid input.
+
+            """
+        return text
+    }
+
+    /// Runs one command line and returns the exit code.
+    /// - Parameter arguments: the arguments after the program name.
+    public static func run(_ arguments: [String], io: CommandIO) -> Int32 {
+        defer {
+            io.standardOutput.flush()
+            io.standardError.flush()
+        }
+        guard let first = arguments.first else {
+            io.err("suggest: no command given; see 'suggest --help'\n")
+            return ExitCode.usage
+        }
+        if first == "--help" || first == "-h" || first == "help" {
+            if first == "help", arguments.count > 1, let command = commands.first(where: { $0.name == arguments[1] }) {
+                io.out(command.help)
+            } else {
+                io.out(help)
+            }
+            return ExitCode.success
+        }
+        if first == "--version" {
+            io.out("suggest \(version)\n")
+            return ExitCode.success
+        }
+        guard let command = commands.first(where: { $0.name == first }) else {
+            io.err("suggest: unknown command '\(first.prefix(60))'; see 'suggest --help' for the commands\n")
+            return ExitCode.usage
+        }
+        let rest = Array(arguments.dropFirst())
+        if rest.contains("--help") || rest.contains("-h") {
+            io.out(command.help)
+            return ExitCode.success
+        }
+        do {
+            let parsed = try ParsedArguments(command: command.name, arguments: rest, options: command.options)
+            return try command.run(parsed, io)
+        } catch let error as CommandError {
+            io.err("suggest \(command.name): \(error)\n")
+            return error.exitCode
+        } catch let error as InputError {
+            io.err("suggest \(command.name): invalid input: \(error)\n")
+            return ExitCode.usage
+        } catch let error as StoreError {
+            io.err("suggest \(command.name): \(error)\n")
+            return ExitCode.failure
+        } catch {
+            io.err("suggest \(command.name): \(error)\n")
+            return ExitCode.failure
+        }
+    }
+}

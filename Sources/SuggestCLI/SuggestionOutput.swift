@@ -1,0 +1,152 @@
+import SuggestCore
+import SuggestStore
+
+/// How suggestions print: the contract's JSON, and a table for people.
+enum SuggestionOutput {
+    /// Writes one suggestion as the contract's JSON object, with the explanation and extra fields after.
+    static func write(_ suggestion: Suggestion, explain: Bool, to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("rank")
+        writer.integer(suggestion.rank)
+        writeConversation(suggestion, to: &writer)
+        writer.key("score")
+        writer.number(rounded(suggestion.score))
+        writer.key("isGroup")
+        writer.bool(suggestion.isGroup)
+        writer.optional("serviceName", suggestion.serviceName)
+        writer.key("lastDate")
+        writer.string(suggestion.ranked.lastDate.rfc3339)
+        if explain {
+            writer.key("explanation")
+            writeExplanation(suggestion.ranked, to: &writer)
+        }
+        writer.endObject()
+    }
+
+    /// The members that name a conversation: identifier, group name, recipients, image.
+    static func writeConversation(_ suggestion: Suggestion, to writer: inout JSONWriter) {
+        writer.key("conversationIdentifier")
+        writer.string(suggestion.conversationIdentifier)
+        writer.optional("speakableGroupName", suggestion.speakableGroupName)
+        writer.key("recipients")
+        writer.beginArray()
+        for person in suggestion.recipients { person.write(to: &writer) }
+        writer.endArray()
+        writer.optional("image", suggestion.image)
+    }
+
+    static func writeExplanation(_ ranked: RankedConversation, to writer: inout JSONWriter) {
+        let breakdown = ranked.breakdown
+        writer.beginObject()
+        for term in breakdown.terms {
+            writer.key(camelCase(term.name))
+            writer.number(rounded(term.value))
+        }
+        writer.key("factor")
+        writer.number(rounded(breakdown.factor))
+        writer.key("suggestLess")
+        writer.integer(breakdown.lessFeedback)
+        writer.key("matchedPeople")
+        writer.integer(breakdown.matchedPeople)
+        writer.key("outgoing")
+        writer.integer(ranked.state.outgoingCount)
+        writer.key("incoming")
+        writer.integer(ranked.state.incomingCount)
+        writer.key("engaged")
+        writer.integer(ranked.state.engagedCount)
+        writer.endObject()
+    }
+
+    /// `short-term` becomes `shortTerm`.
+    static func camelCase(_ name: String) -> String {
+        let parts = name.split(separator: "-")
+        return parts.enumerated().map { index, part in index == 0 ? String(part) : part.prefix(1).uppercased() + part.dropFirst() }
+            .joined()
+    }
+
+    /// Scores print with six significant digits: more is noise to a reader and churn in diffs.
+    static func rounded(_ value: Double) -> Double {
+        guard value != 0, value.isFinite else { return value }
+        var scale = 1.0
+        var magnitude = abs(value)
+        while magnitude >= 1e6 {
+            magnitude /= 10
+            scale *= 10
+        }
+        while magnitude < 1e5 {
+            magnitude *= 10
+            scale /= 10
+        }
+        return (value / scale).rounded() * scale
+    }
+
+    /// The name a person reads for a conversation.
+    static func title(_ suggestion: Suggestion) -> String {
+        if let name = suggestion.speakableGroupName { return name }
+        let names = suggestion.recipients.map { $0.displayName ?? $0.customIdentifier ?? $0.personHandle?.value ?? "?" }
+        return names.isEmpty ? suggestion.conversationIdentifier : names.joined(separator: ", ")
+    }
+
+    /// The table `list` prints for people.
+    static func table(_ suggestions: [Suggestion], explain: Bool, at: Timestamp) -> String {
+        guard !suggestions.isEmpty else { return "No suggestions.\n" }
+        let titles = suggestions.map { String(title($0).prefix(40)) }
+        let width = max(titles.map(\.count).max() ?? 0, 12)
+        var text = ""
+        for (suggestion, title) in zip(suggestions, titles) {
+            let rank = String(suggestion.rank)
+            text += String(repeating: " ", count: max(0, 3 - rank.count)) + rank + "  " + title
+                + String(repeating: " ", count: width - title.count + 2)
+            text += "score " + format(suggestion.score) + "  " + (suggestion.isGroup ? "group" : "person")
+            if suggestion.speakableGroupName != nil || suggestion.recipients.count != 1 {
+                text += " · \(suggestion.recipients.count) people"
+            }
+            text += "  [\(suggestion.conversationIdentifier)]\n"
+            if explain { text += explanation(suggestion.ranked, at: at) }
+        }
+        return text
+    }
+
+    /// The `--explain` lines under a suggestion.
+    static func explanation(_ ranked: RankedConversation, at: Timestamp) -> String {
+        let breakdown = ranked.breakdown
+        var parts = breakdown.terms.map { "\($0.name) \(format($0.value))" }.joined(separator: " + ")
+        if breakdown.factor != 1 { parts = "(\(parts)) × \(format(breakdown.factor))" }
+        var text = "       why: " + parts + "\n"
+        let state = ranked.state
+        text += "            \(state.outgoingCount) sent, \(state.incomingCount) received"
+        if state.engagedCount > 0 { text += ", \(state.engagedCount) shared from a suggestion" }
+        text += "; last \(age(of: state.lastDate, at: at))"
+        if let lastOut = state.lastOutgoingDate { text += ", last sent \(age(of: lastOut, at: at))" }
+        text += "\n"
+        if breakdown.matchedPeople > 0 { text += "            \(breakdown.matchedPeople) of the people in the shared content\n" }
+        if breakdown.lessFeedback > 0 {
+            text += "            you asked to suggest it less (×\(breakdown.lessFeedback))\n"
+        }
+        return text
+    }
+
+    static func format(_ value: Double) -> String {
+        if value == 0 { return "0" }
+        if value >= 100 { return String(Int(value.rounded())) }
+        let scaled = (value * 1000).rounded() / 1000
+        return scaled == 0 ? "<0.001" : String(scaled)
+    }
+
+    /// "3 h ago", "2 d ago", "in 5 min".
+    static func age(of date: Timestamp, at: Timestamp) -> String {
+        let seconds = at.seconds - date.seconds
+        let magnitude = abs(seconds)
+        let text: String
+        if magnitude < 90 {
+            text = "\(Int(magnitude)) s"
+        } else if magnitude < 5_400 {
+            text = "\(Int(magnitude / 60)) min"
+        } else if magnitude < 129_600 {
+            text = "\(Int(magnitude / 3_600)) h"
+        } else {
+            text = "\(Int(magnitude / 86_400)) d"
+        }
+        return seconds >= 0 ? text + " ago" : "in " + text
+    }
+}

@@ -1,0 +1,101 @@
+import CSQLite
+
+/// One connection to a SQLite database, configured for several processes sharing one store.
+///
+/// WAL journal (readers never block the writer), `synchronous=NORMAL` (durable at each checkpoint, never
+/// corrupt), a busy timeout so ordinary contention waits instead of failing, and `secure_delete` so that deleted
+/// rows are overwritten rather than left in free pages. Writes go through `write(_:)`, which begins with
+/// `BEGIN IMMEDIATE`: a writer takes the lock up front, so two writers queue instead of deadlocking on upgrade.
+/// Not `Sendable`: one connection per thread, like GRDB's `Database`.
+public final class Database {
+    let handle: OpaquePointer
+    public let path: String
+    private var statements: [String: Statement] = [:]
+
+    /// How long a connection waits for another process's write lock before it reports "busy".
+    public static let busyTimeoutMilliseconds: Int32 = 30_000
+
+    /// Opens (and creates, unless `readOnly`) the database at `path`.
+    public init(path: String, readOnly: Bool = false) throws(SQLiteError) {
+        var handle: OpaquePointer?
+        let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
+        let code = sqlite3_open_v2(path, &handle, flags, nil)
+        guard code == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            sqlite3_close_v2(handle)
+            throw SQLiteError(code: code, message: message)
+        }
+        self.handle = handle
+        self.path = path
+        sqlite3_extended_result_codes(handle, 1)
+        sqlite3_busy_timeout(handle, Database.busyTimeoutMilliseconds)
+    }
+
+    deinit {
+        statements.removeAll()
+        sqlite3_close_v2(handle)
+    }
+
+    func error(_ code: Int32, sql: String?) -> SQLiteError {
+        SQLiteError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+    }
+
+    /// Runs one or more statements that return no rows.
+    public func execute(_ sql: String) throws(SQLiteError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let code = sqlite3_exec(handle, sql, nil, nil, &message)
+        guard code == SQLITE_OK else {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(message)
+            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: text, sql: sql)
+        }
+    }
+
+    /// The cached prepared statement for `sql`, prepared on first use.
+    public func statement(_ sql: String) throws(SQLiteError) -> Statement {
+        if let cached = statements[sql] { return cached }
+        let statement = try Statement(database: self, sql: sql)
+        statements[sql] = statement
+        return statement
+    }
+
+    /// A statement of its own, not shared through the cache: for cursors that step while others run.
+    public func uncachedStatement(_ sql: String) throws(SQLiteError) -> Statement {
+        try Statement(database: self, sql: sql)
+    }
+
+    /// Runs `body` in a write transaction that begins with `BEGIN IMMEDIATE`; commits if it returns, rolls back if
+    /// it throws. Either all of its changes are in the database or none are, even if the process is killed.
+    public func write<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Runs `body` in a read transaction: one consistent snapshot even while other processes write.
+    public func read<T>(_ body: () throws -> T) throws -> T {
+        try execute("BEGIN DEFERRED")
+        defer { try? execute("COMMIT") }
+        return try body()
+    }
+
+    /// The number of rows the last INSERT, UPDATE or DELETE changed.
+    public var changes: Int { Int(sqlite3_changes(handle)) }
+
+    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+
+    /// Copies the WAL into the database and truncates it to zero bytes, so that no old page stays on disk in it.
+    public func checkpointAndTruncate() throws(SQLiteError) {
+        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+        guard code == SQLITE_OK else { throw error(code, sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+    }
+}
+
+@available(*, unavailable)
+extension Database: Sendable {}

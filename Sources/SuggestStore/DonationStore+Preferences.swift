@@ -1,0 +1,76 @@
+import SuggestCore
+
+extension DonationStore {
+    /// Never suggest a conversation (or suggest it again). A block outlives new donations and deletion: it is the
+    /// person's choice, not part of the history.
+    public func setBlocked(_ blocked: Bool, conversation: String, account: String) throws {
+        try translating {
+            try database.write {
+                try database.statement(
+                    """
+                    INSERT INTO preferences(account, conversation_identifier, blocked) VALUES (?1, ?2, ?3)
+                    ON CONFLICT(account, conversation_identifier) DO UPDATE SET blocked = ?3
+                    """
+                ).run([.text(account), .text(conversation), .integer(blocked ? 1 : 0)])
+                try dropEmptyPreferences()
+            }
+        }
+    }
+
+    /// Records one "Suggest Less": the conversation's score is multiplied by the policy's `lessFactor` once more.
+    /// - Returns: how many times it has now been asked.
+    @discardableResult
+    public func suggestLess(conversation: String, account: String) throws -> Int {
+        try translating {
+            try database.write {
+                try database.statement(
+                    """
+                    INSERT INTO preferences(account, conversation_identifier, less_feedback) VALUES (?1, ?2, 1)
+                    ON CONFLICT(account, conversation_identifier) DO UPDATE SET less_feedback = less_feedback + 1
+                    """
+                ).run([.text(account), .text(conversation)])
+                return Int(
+                    try database.statement(
+                        "SELECT less_feedback FROM preferences WHERE account = ? AND conversation_identifier = ?"
+                    ).scalarInt([.text(account), .text(conversation)]) ?? 0)
+            }
+        }
+    }
+
+    /// Forgets "Suggest Less" for a conversation.
+    public func resetFeedback(conversation: String, account: String) throws {
+        try translating {
+            try database.write {
+                try database.statement(
+                    "UPDATE preferences SET less_feedback = 0 WHERE account = ? AND conversation_identifier = ?"
+                ).run([.text(account), .text(conversation)])
+                try dropEmptyPreferences()
+            }
+        }
+    }
+
+    /// The conversations of an account that the person blocked, in byte-wise order.
+    public func blockedConversations(account: String) throws -> [String] {
+        try translating {
+            let select = try database.statement(
+                "SELECT conversation_identifier FROM preferences WHERE account = ? AND blocked = 1")
+            try select.reset([.text(account)])
+            var identifiers: [String] = []
+            while try select.step() { if let identifier = select.text(0) { identifiers.append(identifier) } }
+            return identifiers.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        }
+    }
+
+    /// Whether the person blocked the conversation.
+    public func isBlocked(conversation: String, account: String) throws -> Bool {
+        try translating {
+            try database.statement(
+                "SELECT blocked FROM preferences WHERE account = ? AND conversation_identifier = ?"
+            ).scalarInt([.text(account), .text(conversation)]) == 1
+        }
+    }
+
+    private func dropEmptyPreferences() throws {
+        try database.execute("DELETE FROM preferences WHERE blocked = 0 AND less_feedback = 0")
+    }
+}

@@ -1,0 +1,88 @@
+import SuggestCore
+
+/// What an import did.
+public struct ImportReport: Sendable, Equatable {
+    /// Lines read, blank lines excluded.
+    public var read = 0
+    public var recorded = 0
+    /// Donations whose identifier the account already had: no-ops.
+    public var duplicates = 0
+    /// Donations older than the store's retention: not kept.
+    public var expired = 0
+    /// Lines refused (only with `skipInvalid`; otherwise the first one aborts the import).
+    public var rejected: [InputError] = []
+
+    public init() {}
+}
+
+/// The outcome of one donation.
+public enum DonationOutcome: Sendable, Equatable {
+    case recorded(identifier: String)
+    /// The account already had a donation with this identifier: nothing changed.
+    case duplicate(identifier: String)
+    /// Older than the store's retention allows: not kept.
+    case expired
+}
+
+extension DonationStore {
+    /// Records one donation and updates its conversation's ranking state, in one transaction.
+    /// - Complexity: O(log n) in the store's size (index look-ups); independent of the history's length.
+    public func donate(_ interaction: Interaction, now: Timestamp = .now()) throws -> DonationOutcome {
+        try translating {
+            try expireDonations(now: now)
+            if let cutoff = try retention().oldestKept(at: now), interaction.date < cutoff { return .expired }
+            return try database.write {
+                let writer = DonationWriter(database: database, policy: policy, types: types)
+                let identifier = try writer.record(interaction)
+                try writer.flush()
+                if let identifier { return .recorded(identifier: identifier) }
+                return .duplicate(identifier: interaction.identifier ?? "")
+            }
+        }
+    }
+
+    /// Records donations from a stream of parsed lines in one transaction: all of them or, if anything fails, none.
+    ///
+    /// - Parameters:
+    ///   - next: the next line's number and parsed donation, or `nil` at the end.
+    ///   - skipInvalid: keep the valid lines and report the invalid ones instead of aborting.
+    ///   - progress: called every `progressInterval` lines with the count so far.
+    /// - Throws: the first `InputError` (with its line) unless `skipInvalid`; `StoreError` if the store fails.
+    ///   Either way nothing is recorded.
+    public func importDonations(
+        skipInvalid: Bool = false, now: Timestamp = .now(), progressInterval: Int = 100_000,
+        progress: (Int) -> Void = { _ in }, next: () throws -> (line: Int, donation: Result<Interaction, InputError>)?
+    ) throws -> ImportReport {
+        try translating {
+            try expireDonations(now: now)
+            let cutoff = try retention().oldestKept(at: now)
+            // A large import touches many pages; a larger page cache keeps them from being spilled to the WAL
+            // more than once. Restored afterwards: a share extension's memory is precious.
+            try database.execute("PRAGMA cache_size = -262144")
+            defer { try? database.execute("PRAGMA cache_size = -2000") }
+            return try database.write {
+                var report = ImportReport()
+                let writer = DonationWriter(database: database, policy: policy, types: types)
+                while let (line, parsed) = try next() {
+                    report.read += 1
+                    if report.read % progressInterval == 0 { progress(report.read) }
+                    switch parsed {
+                    case .failure(let error):
+                        guard skipInvalid else { throw error.at(line: line) }
+                        report.rejected.append(error.at(line: line))
+                    case .success(let interaction):
+                        if let cutoff, interaction.date < cutoff {
+                            report.expired += 1
+                        } else if try writer.record(interaction) != nil {
+                            report.recorded += 1
+                        } else {
+                            report.duplicates += 1
+                        }
+                    }
+                }
+                try writer.flush()
+                return report
+            }
+        }
+    }
+}

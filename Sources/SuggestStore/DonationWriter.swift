@@ -1,0 +1,252 @@
+import SuggestCore
+
+/// Records donations inside one write transaction, keeping the conversations they touch in memory and writing
+/// each one's state back once, at `flush()`.
+///
+/// One code path for `donate` (one donation) and `import` (millions): the state arithmetic is
+/// `ConversationState.apply`, the same as in memory, and donations are applied in insertion order, which is the
+/// order a recomputation after a deletion replays them in, so both give the same bits.
+final class DonationWriter {
+    private let database: Database
+    private let policy: FrecencyPolicy
+    private let types: UniformTypeTree
+    private var conversationIDs: [ConversationKey: Int64] = [:]
+    private var snapshotIDs: [SnapshotKey: (id: Int64, isGroup: Bool)] = [:]
+    private var working: [Int64: WorkingConversation] = [:]
+    private var random = SystemRandomNumberGenerator()
+
+    private struct ConversationKey: Hashable {
+        var account: String
+        var conversation: String
+    }
+
+    private struct SnapshotKey: Hashable {
+        var conversationID: Int64
+        var body: String
+    }
+
+    /// A conversation's state while the transaction runs.
+    struct WorkingConversation {
+        var state: ConversationState
+        var contentSums: [String: Double]
+        var latestSnapshotID: Int64?
+        var latestDate: Double
+        var serviceName: String?
+    }
+
+    init(database: Database, policy: FrecencyPolicy, types: UniformTypeTree) {
+        self.database = database
+        self.policy = policy
+        self.types = types
+    }
+
+    /// Records one donation unless its identifier is already in the account.
+    /// - Returns: the identifier recorded, or `nil` for a duplicate (a no-op, as the contract says).
+    func record(_ interaction: Interaction) throws -> String? {
+        let conversationID = try conversationID(account: interaction.account, interaction.conversationIdentifier)
+        let snapshot = try snapshotID(conversationID: conversationID, account: interaction.account, interaction.intent)
+        let identifier = interaction.identifier ?? generateIdentifier()
+        let contentTypes = interaction.intent.contentTypes
+        try database.statement(
+            """
+            INSERT OR IGNORE INTO donations(account, identifier, conversation_id, snapshot_id, group_identifier,
+                date, direction, engaged, content_types) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """
+        ).run([
+            .text(interaction.account), .text(identifier), .integer(conversationID), .integer(snapshot.id),
+            interaction.groupIdentifier.map { .text($0) } ?? .null, .real(interaction.date.seconds),
+            .integer(DonationWriter.code(interaction.direction)), .integer(interaction.isEngagedSuggestion ? 1 : 0),
+            contentTypes.isEmpty ? .null : .text(contentTypes.joined(separator: "\n")),
+        ])
+        guard database.changes > 0 else { return nil }
+        var conversation = try load(conversationID)
+        DonationWriter.apply(
+            date: interaction.date, direction: interaction.direction, engaged: interaction.isEngagedSuggestion,
+            contentTypes: contentTypes, snapshotID: snapshot.id, isGroup: snapshot.isGroup,
+            serviceName: interaction.intent.serviceName, to: &conversation, policy: policy, types: types)
+        working[conversationID] = conversation
+        return identifier
+    }
+
+    /// Folds one donation into a working conversation: the ranking state, the content sums and the latest
+    /// metadata (a rename or a new picture shows at once; an older donation arriving late does not undo it).
+    static func apply(
+        date: Timestamp, direction: InteractionDirection, engaged: Bool, contentTypes: [String], snapshotID: Int64,
+        isGroup: Bool, serviceName: String?, to conversation: inout WorkingConversation, policy: FrecencyPolicy,
+        types: UniformTypeTree
+    ) {
+        conversation.state.apply(
+            .init(date: date, direction: direction, isEngagedSuggestion: engaged, isGroup: isGroup), policy: policy)
+        var kinds: [String] = []
+        for type in contentTypes {
+            let kind = types.contentKind(of: type)
+            if !kinds.contains(kind) { kinds.append(kind) }
+        }
+        for kind in kinds {
+            conversation.contentSums[kind] = ConversationState.applyContent(
+                conversation.contentSums[kind] ?? LogSpace.zero, at: date, policy: policy)
+        }
+        if date.seconds >= conversation.latestDate {
+            conversation.latestDate = date.seconds
+            conversation.latestSnapshotID = snapshotID
+            conversation.serviceName = serviceName
+        }
+    }
+
+    /// Writes every touched conversation's state back. Call once before committing.
+    func flush() throws {
+        let update = try database.statement(
+            """
+            UPDATE conversations SET latest_snapshot_id = ?2, latest_date = ?3, service_name = ?4,
+                c0 = ?5, c1 = ?6, c2 = ?7, c3 = ?8, last_date = ?9, last_outgoing_date = ?10,
+                outgoing_count = ?11, incoming_count = ?12, engaged_count = ?13, is_group = ?14
+            WHERE id = ?1
+            """)
+        let content = try database.statement(
+            "INSERT OR REPLACE INTO conversation_content(conversation_id, account, kind, sum) "
+                + "SELECT ?1, account, ?2, ?3 FROM conversations WHERE id = ?1")
+        for (id, conversation) in working.sorted(by: { $0.key < $1.key }) {
+            try DonationWriter.write(conversation, id: id, update: update)
+            for (kind, sum) in conversation.contentSums.sorted(by: { $0.key < $1.key }) {
+                try content.run([.integer(id), .text(kind), .real(sum)])
+            }
+        }
+        working.removeAll()
+    }
+
+    static func write(_ conversation: WorkingConversation, id: Int64, update: Statement) throws {
+        let state = conversation.state
+        try update.run([
+            .integer(id), conversation.latestSnapshotID.map { .integer($0) } ?? .null, .real(conversation.latestDate),
+            conversation.serviceName.map { .text($0) } ?? .null,
+            .real(state.channels[0]), .real(state.channels[1]), .real(state.channels[2]), .real(state.channels[3]),
+            .real(state.lastDate.seconds), state.lastOutgoingDate.map { .real($0.seconds) } ?? .null,
+            .integer(Int64(state.outgoingCount)), .integer(Int64(state.incomingCount)),
+            .integer(Int64(state.engagedCount)), .integer(state.isGroup ? 1 : 0),
+        ])
+    }
+
+    private func conversationID(account: String, _ conversation: String) throws -> Int64 {
+        let key = ConversationKey(account: account, conversation: conversation)
+        if let id = conversationIDs[key] { return id }
+        let select = try database.statement(
+            "SELECT id FROM conversations WHERE account = ? AND conversation_identifier = ?")
+        let id: Int64
+        if let existing = try select.scalarInt([.text(account), .text(conversation)]) {
+            id = existing
+        } else {
+            let empty = ConversationState.empty
+            try database.statement(
+                """
+                INSERT INTO conversations(account, conversation_identifier, latest_date, c0, c1, c2, c3, last_date,
+                    outgoing_count, incoming_count, engaged_count, is_group) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0)
+                """
+            ).run([
+                .text(account), .text(conversation), .real(-.infinity), .real(empty.channels[0]),
+                .real(empty.channels[1]), .real(empty.channels[2]), .real(empty.channels[3]), .real(-.infinity),
+            ])
+            id = database.lastInsertRowID
+            working[id] = WorkingConversation(
+                state: .empty, contentSums: [:], latestSnapshotID: nil, latestDate: -.infinity, serviceName: nil)
+        }
+        conversationIDs[key] = id
+        return id
+    }
+
+    /// The snapshot row holding what this intent says of its conversation, created (with its people) if new.
+    private func snapshotID(conversationID: Int64, account: String, _ intent: SendMessageIntent) throws -> (
+        id: Int64, isGroup: Bool
+    ) {
+        var metadata = intent
+        metadata.contentTypes = []
+        var writer = JSONWriter()
+        metadata.write(to: &writer)
+        let key = SnapshotKey(conversationID: conversationID, body: writer.text)
+        if let known = snapshotIDs[key] { return known }
+        let select = try database.statement("SELECT id FROM snapshots WHERE conversation_id = ? AND body = ?")
+        let result: (id: Int64, isGroup: Bool)
+        if let existing = try select.scalarInt([.integer(conversationID), .text(key.body)]) {
+            result = (existing, intent.isGroup)
+        } else {
+            try database.statement("INSERT INTO snapshots(conversation_id, body, is_group) VALUES (?, ?, ?)")
+                .run([.integer(conversationID), .text(key.body), .integer(intent.isGroup ? 1 : 0)])
+            result = (database.lastInsertRowID, intent.isGroup)
+            let people = try database.statement(
+                "INSERT OR IGNORE INTO conversation_people(account, person_key, conversation_id) VALUES (?, ?, ?)")
+            for person in intent.recipients {
+                for key in person.matchKeys { try people.run([.text(account), .text(key), .integer(conversationID)]) }
+            }
+        }
+        snapshotIDs[key] = result
+        return result
+    }
+
+    private func load(_ id: Int64) throws -> WorkingConversation {
+        if let conversation = working[id] { return conversation }
+        let conversation = try DonationWriter.loadConversation(id, database: database)
+        working[id] = conversation
+        return conversation
+    }
+
+    static func loadConversation(_ id: Int64, database: Database) throws -> WorkingConversation {
+        let select = try database.statement(
+            """
+            SELECT c0, c1, c2, c3, last_date, last_outgoing_date, outgoing_count, incoming_count, engaged_count,
+                is_group, latest_snapshot_id, latest_date, service_name FROM conversations WHERE id = ?
+            """)
+        try select.reset([.integer(id)])
+        defer { _ = try? select.reset() }
+        guard try select.step() else {
+            return WorkingConversation(
+                state: .empty, contentSums: [:], latestSnapshotID: nil, latestDate: -.infinity, serviceName: nil)
+        }
+        let state = ConversationState(
+            channels: SIMD4(select.double(0), select.double(1), select.double(2), select.double(3)),
+            lastDate: Timestamp(seconds: select.double(4)),
+            lastOutgoingDate: select.isNull(5) ? nil : Timestamp(seconds: select.double(5)),
+            outgoingCount: Int(select.int(6)), incomingCount: Int(select.int(7)), engagedCount: Int(select.int(8)),
+            lessFeedback: 0, isBlocked: false, isGroup: select.int(9) != 0)
+        let latestSnapshot = select.isNull(10) ? nil : select.int(10)
+        let latestDate = select.double(11)
+        let service = select.text(12)
+        var sums: [String: Double] = [:]
+        let content = try database.statement("SELECT kind, sum FROM conversation_content WHERE conversation_id = ?")
+        try content.reset([.integer(id)])
+        while try content.step() { if let kind = content.text(0) { sums[kind] = content.double(1) } }
+        return WorkingConversation(
+            state: state, contentSums: sums, latestSnapshotID: latestSnapshot, latestDate: latestDate,
+            serviceName: service)
+    }
+
+    static func code(_ direction: InteractionDirection) -> Int64 {
+        switch direction {
+        case .unspecified: return 0
+        case .outgoing: return 1
+        case .incoming: return 2
+        }
+    }
+
+    static func direction(_ code: Int64) -> InteractionDirection {
+        switch code {
+        case 1: return .outgoing
+        case 2: return .incoming
+        default: return .unspecified
+        }
+    }
+
+    /// A random identifier in UUID form, for donations that come without one.
+    private func generateIdentifier() -> String {
+        let high = random.next() as UInt64
+        let low = random.next() as UInt64
+        let hex = String(high, radix: 16, uppercase: true).leftPadded(16) + String(low, radix: 16, uppercase: true).leftPadded(16)
+        let characters = Array(hex)
+        return String(characters[0..<8]) + "-" + String(characters[8..<12]) + "-" + String(characters[12..<16]) + "-"
+            + String(characters[16..<20]) + "-" + String(characters[20..<32])
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

@@ -1,0 +1,88 @@
+/// The store's schema, as numbered migrations recorded in the database itself (`schema_migrations`).
+///
+/// A migration runs once, inside the write transaction that records it. A store whose newest recorded migration
+/// is above `Schema.latestVersion` was written by a newer `suggest` and is refused rather than guessed at.
+enum Schema {
+    static let migrations: [(version: Int, sql: String)] = [
+        (
+            1,
+            """
+            CREATE TABLE conversations(
+                id INTEGER PRIMARY KEY,
+                account TEXT NOT NULL,
+                conversation_identifier TEXT NOT NULL,
+                latest_snapshot_id INTEGER,
+                latest_date REAL NOT NULL,
+                service_name TEXT,
+                c0 REAL NOT NULL, c1 REAL NOT NULL, c2 REAL NOT NULL, c3 REAL NOT NULL,
+                last_date REAL NOT NULL,
+                last_outgoing_date REAL,
+                outgoing_count INTEGER NOT NULL,
+                incoming_count INTEGER NOT NULL,
+                engaged_count INTEGER NOT NULL,
+                is_group INTEGER NOT NULL,
+                UNIQUE(account, conversation_identifier));
+            -- One index per decay channel: the sorted access of the threshold algorithm.
+            CREATE INDEX conversations_by_c0 ON conversations(account, c0 DESC);
+            CREATE INDEX conversations_by_c1 ON conversations(account, c1 DESC);
+            CREATE INDEX conversations_by_c2 ON conversations(account, c2 DESC);
+            CREATE INDEX conversations_by_c3 ON conversations(account, c3 DESC);
+
+            -- What an intent said of its conversation (names, people, images), once per distinct version:
+            -- a rename adds a snapshot, repeated messages share one.
+            CREATE TABLE snapshots(
+                id INTEGER PRIMARY KEY,
+                conversation_id INTEGER NOT NULL,
+                body TEXT NOT NULL,
+                is_group INTEGER NOT NULL,
+                UNIQUE(conversation_id, body));
+
+            CREATE TABLE donations(
+                id INTEGER PRIMARY KEY,
+                account TEXT NOT NULL,
+                identifier TEXT NOT NULL,
+                conversation_id INTEGER NOT NULL,
+                snapshot_id INTEGER NOT NULL,
+                group_identifier TEXT,
+                date REAL NOT NULL,
+                direction INTEGER NOT NULL,
+                engaged INTEGER NOT NULL,
+                content_types TEXT);
+            CREATE UNIQUE INDEX donations_by_identifier ON donations(account, identifier);
+            CREATE INDEX donations_by_conversation ON donations(conversation_id);
+            CREATE INDEX donations_by_date ON donations(date);
+            CREATE INDEX donations_by_group ON donations(account, group_identifier)
+                WHERE group_identifier IS NOT NULL;
+
+            -- Decayed sums per content kind (public.image, public.url, ...), for context-aware ranking.
+            CREATE TABLE conversation_content(
+                conversation_id INTEGER NOT NULL,
+                account TEXT NOT NULL,
+                kind TEXT NOT NULL,
+                sum REAL NOT NULL,
+                PRIMARY KEY(conversation_id, kind)) WITHOUT ROWID;
+            CREATE INDEX conversation_content_by_sum ON conversation_content(account, kind, sum DESC);
+
+            -- Who takes part in each conversation, by every key a caller may name them with.
+            CREATE TABLE conversation_people(
+                account TEXT NOT NULL,
+                person_key TEXT NOT NULL,
+                conversation_id INTEGER NOT NULL,
+                PRIMARY KEY(account, person_key, conversation_id)) WITHOUT ROWID;
+            CREATE INDEX conversation_people_by_conversation ON conversation_people(conversation_id);
+
+            -- The person's choices about a conversation; they outlive its donations (a block survives deletion).
+            CREATE TABLE preferences(
+                account TEXT NOT NULL,
+                conversation_identifier TEXT NOT NULL,
+                blocked INTEGER NOT NULL DEFAULT 0,
+                less_feedback INTEGER NOT NULL DEFAULT 0,
+                PRIMARY KEY(account, conversation_identifier)) WITHOUT ROWID;
+
+            CREATE TABLE settings(name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+            """
+        )
+    ]
+
+    static var latestVersion: Int { migrations.last?.version ?? 0 }
+}

@@ -1,0 +1,50 @@
+/// Why the store cannot do what was asked: each case reads as one line that says what is wrong and what to do.
+public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        case notADirectory
+        case notAStore
+        case foreignDatabase
+        case newerSchema
+        case readOnly
+        case diskFull
+        case busy
+        case failed
+    }
+
+    public var kind: Kind
+    public var message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    /// Translates a SQLite failure at `path` into words a person can act on.
+    static func from(_ error: SQLiteError, path: String) -> StoreError {
+        switch error.primaryCode {
+        case 26, 11:  // SQLITE_NOTADB, SQLITE_CORRUPT
+            return StoreError(
+                .notAStore,
+                "\(path) is not a suggest store or is damaged (\(error.message)); move it away or choose another --store")
+        case 8, 3, 23:  // SQLITE_READONLY, SQLITE_PERM, SQLITE_AUTH
+            return StoreError(
+                .readOnly, "the store at \(path) is read-only (\(error.message)); check its permissions or choose another --store")
+        case 13:  // SQLITE_FULL
+            return StoreError(.diskFull, "the disk holding \(path) is full; nothing was recorded; free some space and retry")
+        case 5, 6:  // SQLITE_BUSY, SQLITE_LOCKED
+            return StoreError(.busy, "the store at \(path) stayed locked by another process; retry in a moment")
+        case 14:  // SQLITE_CANTOPEN
+            return StoreError(
+                .readOnly, "cannot open the store at \(path) (\(error.message)); check that the directory is writable")
+        case 10:  // SQLITE_IOERR
+            if error.code == 13 | (4 << 8) || error.message.contains("full") {
+                return StoreError(.diskFull, "the disk holding \(path) is full; nothing was recorded; free some space and retry")
+            }
+            return StoreError(.failed, "I/O error on the store at \(path): \(error.message)")
+        default:
+            return StoreError(.failed, "the store at \(path) failed: \(error)")
+        }
+    }
+}

@@ -1,0 +1,53 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Where the store lives: `--store DIR`, else `SUGGEST_STORE`, else `$XDG_DATA_HOME/suggest`, else
+/// `~/.local/share/suggest` (the contract's order). The directory is like an App Group container: an app and its
+/// share extension name the same one.
+public struct StoreLocation: Sendable, Equatable {
+    public var directory: String
+
+    /// The database file inside the directory.
+    public var databasePath: String { directory + "/suggest.sqlite" }
+
+    public init(directory: String) { self.directory = directory }
+
+    /// Resolves the directory from an explicit option and the environment.
+    public static func resolve(explicit: String?, environment: [String: String]) -> StoreLocation {
+        if let explicit, !explicit.isEmpty { return StoreLocation(directory: explicit) }
+        if let fromEnvironment = environment["SUGGEST_STORE"], !fromEnvironment.isEmpty {
+            return StoreLocation(directory: fromEnvironment)
+        }
+        if let dataHome = environment["XDG_DATA_HOME"], !dataHome.isEmpty {
+            return StoreLocation(directory: dataHome + "/suggest")
+        }
+        let home = environment["HOME"] ?? "."
+        return StoreLocation(directory: home + "/.local/share/suggest")
+    }
+
+    /// Creates the directory and its parents if they are missing.
+    /// - Throws: `StoreError` when a path component is a file or cannot be created.
+    public func createDirectory() throws(StoreError) {
+        var path = ""
+        for component in directory.split(separator: "/", omittingEmptySubsequences: false) {
+            path += path.isEmpty && directory.hasPrefix("/") ? "/" + component : (path.isEmpty ? "" : "/") + component
+            if path.isEmpty || path == "/" { continue }
+            var info = stat()
+            if stat(path, &info) == 0 {
+                guard info.st_mode & S_IFMT == S_IFDIR else {
+                    throw StoreError(.notADirectory, "\(path) is a file, not a directory; --store names a directory")
+                }
+                continue
+            }
+            if mkdir(path, 0o700) != 0 && errno != EEXIST {
+                let reason = String(cString: strerror(errno))
+                throw StoreError(.readOnly, "cannot create the store directory \(path): \(reason)")
+            }
+        }
+    }
+}
