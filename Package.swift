@@ -45,6 +45,9 @@ let package = Package(
         .testTarget(name: "SuggestEvalTests", dependencies: ["SuggestEval"], swiftSettings: strict),
         .testTarget(
             name: "SuggestCLITests", dependencies: ["SuggestCLI", "SuggestStore"], swiftSettings: strict),
+        // Faults, concurrency, kills and hostile input, run against the built `suggest` binary.
+        .testTarget(
+            name: "SuggestRobustnessTests", dependencies: ["SuggestCLI", "SuggestStore"], swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )
