@@ -6,5 +6,5 @@ extension FrecencyPolicy {
             Channel(name: "short-term", halfLife: 2 * 86_400, weight: 1, incoming: 0.3, engagedBonus: 0.5),
             Channel(name: "long-term", halfLife: 21 * 86_400, weight: 0.2, incoming: 0.3, engagedBonus: 0.5),
         ],
-        contentWeight: 0.5, contentHalfLife: 30 * 86_400, peopleWeight: 2, groupFactor: 1, lessFactor: 0.25)
+        contentWeight: 0.5, contentHalfLife: 30 * 86_400, peopleWeight: 3, groupFactor: 1, lessFactor: 0.25)
 }

@@ -4,7 +4,7 @@
 ///
 ///     score(t) = ( Σ_m β_m · Σ_i w_m(i) · 2^(-(t - t_i) / h_m)      decay channels (short-term, long-term)
 ///                + γ · Σ_k Σ_{i of kind k} 2^(-(t - t_i) / h_c)       content like what is being shared
-///                + π · (people in the shared image who are in it) )    people
+///                + π · m · (1 + the sum above) )                          m people of the shared image in it
 ///              · g^(isGroup) · ℓ^(times "suggest less")
 ///
 /// Each channel is kept per conversation as `A_m = ln Σ_i w_m(i) · e^(λ_m · t_i)`, so one donation updates it in
@@ -59,7 +59,8 @@ public struct FrecencyPolicy: Sendable, Hashable {
     public let contentWeight: Double
     /// Half-life of the per-kind content sums.
     public let contentHalfLife: Double
-    /// `π`: what each person in the shared image adds to a conversation they are in.
+    /// `π`: how much each person in the shared image who is in a conversation lifts it: the term is
+    /// `π · m · (1 + score)` for `m` such people.
     public let peopleWeight: Double
     /// `g`: the factor applied to group conversations (1 = no preference).
     public let groupFactor: Double

@@ -65,7 +65,13 @@ public struct Scorer: Sendable {
             if explain { terms.append(.init(name: "content", value: LogSpace.value(content))) }
         }
         if !context.people.isEmpty {
-            let people = matchedPeople > 0 ? LogSpace.ln(policy.peopleWeight * Double(matchedPeople)) : LogSpace.zero
+            // π·m·(1 + score): a person in the shared photo lifts even a quiet conversation with them, and
+            // lifts a busy one in proportion, so the signal holds for light and heavy users alike. Only
+            // conversations with a match get it, and those are all scored up front, so it needs no sorted list.
+            let people =
+                matchedPeople > 0
+                ? LogSpace.ln(policy.peopleWeight * Double(matchedPeople)) + LogSpace.addExp(0, logTotal)
+                : LogSpace.zero
             logTotal = LogSpace.addExp(logTotal, people)
             if explain { terms.append(.init(name: "people", value: LogSpace.value(people))) }
         }

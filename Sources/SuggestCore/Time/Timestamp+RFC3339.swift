@@ -33,15 +33,20 @@ extension Timestamp {
         var fraction = 0.0
         if bytes.first == 46 {  // "."
             bytes = bytes.dropFirst()
-            var scale = 0.1
+            // Digits beyond nanoseconds are read past: a Double cannot hold them next to a date anyway.
+            var numerator = 0
+            var denominator = 1
             var digits = 0
             while let byte = bytes.first, byte >= 48, byte <= 57 {
-                fraction += Double(byte - 48) * scale
-                scale /= 10
+                if digits < 9 {
+                    numerator = numerator * 10 + Int(byte - 48)
+                    denominator *= 10
+                }
                 digits += 1
                 bytes = bytes.dropFirst()
             }
             guard digits > 0 else { return nil }
+            fraction = Double(numerator) / Double(denominator)
         }
         var offset = 0
         if expect([90, 122]) {  // "Z" or "z"
@@ -66,22 +71,32 @@ extension Timestamp {
     ///
     /// Parsing the result gives back the same text when it is formatted again, which keeps `export` stable.
     public var rfc3339: String {
-        let micros = (seconds * 1_000_000).rounded()
-        var whole = Int((micros / 1_000_000).rounded(.down))
-        var fraction = Int(micros - Double(whole) * 1_000_000)
-        if fraction >= 1_000_000 {
-            whole += 1
-            fraction -= 1_000_000
+        // Whole seconds and the fraction are split before any scaling: `seconds * 1e6` would round away the
+        // microseconds of dates far from 1970. The fraction gets only as many digits as the `Double` can hold
+        // stably at this magnitude (six near today, fewer centuries away), so formatting what was parsed from
+        // this text gives this text again.
+        var whole = seconds.rounded(.down)
+        var digits = 6
+        var scale = 1_000_000.0
+        while digits > 0 && 1 / scale <= 4 * seconds.ulp {
+            digits -= 1
+            scale /= 10
         }
-        let days = whole >= 0 ? whole / 86_400 : (whole - 86_399) / 86_400
-        let secondsOfDay = whole - days * 86_400
+        var fraction = ((seconds - whole) * scale).rounded()
+        if fraction >= scale {
+            whole += 1
+            fraction -= scale
+        }
+        let wholeSeconds = Int(whole)
+        let days = wholeSeconds >= 0 ? wholeSeconds / 86_400 : (wholeSeconds - 86_399) / 86_400
+        let secondsOfDay = wholeSeconds - days * 86_400
         let (year, month, day) = Timestamp.civilFromDays(days)
         var text = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
         text += pad(secondsOfDay / 3600, 2) + ":" + pad(secondsOfDay / 60 % 60, 2) + ":" + pad(secondsOfDay % 60, 2)
         if fraction > 0 {
-            var digits = pad(fraction, 6)
-            while digits.hasSuffix("0") { digits.removeLast() }
-            text += "." + digits
+            var digitsText = pad(Int(fraction), digits)
+            while digitsText.hasSuffix("0") { digitsText.removeLast() }
+            text += "." + digitsText
         }
         return text + "Z"
     }

@@ -1,0 +1,86 @@
+import Testing
+
+@testable import SuggestCore
+
+@Suite struct InteractionValidationTests {
+    func parse(_ text: String) throws -> Interaction { try Interaction(json: try JSONParser.parse(text)) }
+
+    @Test func readsTheContractExample() throws {
+        let interaction = try parse(
+            #"""
+            {"account": "default", "identifier": "d-0001", "groupIdentifier": "thread-42",
+             "date": "2026-11-29T18:03:00Z", "direction": "outgoing",
+             "intent": {"conversationIdentifier": "thread-42", "speakableGroupName": "Climbing crew",
+               "serviceName": "chat.example", "sender": {"customIdentifier": "me", "displayName": "Me", "isMe": true},
+               "recipients": [{"customIdentifier": "u-17", "displayName": "Juan Chavez",
+                 "personHandle": {"value": "juan@example.com", "type": "emailAddress"},
+                 "contactIdentifier": "C-17", "image": "avatars/juan.png"}],
+               "image": "avatars/climbing.png", "contentTypes": ["public.jpeg"], "content": "text of the message"}}
+            """#)
+        #expect(interaction.conversationIdentifier == "thread-42")
+        #expect(interaction.direction == .outgoing)
+        #expect(interaction.intent.recipients.first?.personHandle?.type == .emailAddress)
+        #expect(interaction.intent.contentTypes == ["public.jpeg"])
+        // The message text is never kept: it is not in the model, so it cannot reach the store or an export.
+        #expect(!interaction.jsonLine.contains("text of the message"))
+        #expect(try parse(interaction.jsonLine) == interaction)
+    }
+
+    @Test func acceptsUnixSecondsAndDefaults() throws {
+        let interaction = try parse(#"{"date": 1795975380.5, "intent": {"conversationIdentifier": "c"}}"#)
+        #expect(interaction.date.seconds == 1_795_975_380.5)
+        #expect(interaction.direction == .unspecified)
+        #expect(interaction.account == "default")
+        #expect(interaction.identifier == nil)
+    }
+
+    @Test(arguments: [
+        (#"{"intent": {"conversationIdentifier": "c"}}"#, "date"),
+        (#"{"date": "2026-11-29T18:03:00Z"}"#, "intent"),
+        (#"{"date": "2026-11-29T18:03:00Z", "intent": {}}"#, "intent.conversationIdentifier"),
+        (#"{"date": "2026-11-29T18:03:00Z", "intent": {"conversationIdentifier": ""}}"#, "intent.conversationIdentifier"),
+        (#"{"date": "tomorrow", "intent": {"conversationIdentifier": "c"}}"#, "date"),
+        (#"{"date": "2026-11-29T18:03:00", "intent": {"conversationIdentifier": "c"}}"#, "date"),
+        (#"{"date": true, "intent": {"conversationIdentifier": "c"}}"#, "date"),
+        (#"{"date": 1e300, "intent": {"conversationIdentifier": "c"}}"#, "date"),
+        (#"{"date": 0, "direction": "sideways", "intent": {"conversationIdentifier": "c"}}"#, "direction"),
+        (#"{"date": 0, "account": "", "intent": {"conversationIdentifier": "c"}}"#, "account"),
+        (#"{"date": 0, "intent": {"conversationIdentifier": 7}}"#, "intent.conversationIdentifier"),
+        (#"{"date": 0, "intent": {"conversationIdentifier": "c", "recipients": {}}}"#, "intent.recipients"),
+        (
+            #"{"date": 0, "intent": {"conversationIdentifier": "c", "recipients": [{"personHandle": {"type": "fax"}}]}}"#,
+            "intent.recipients[0].personHandle.type"
+        ),
+        (#"{"date": 0, "intent": {"conversationIdentifier": "c", "contentTypes": [1]}}"#, "intent.contentTypes[0]"),
+        (#"{"date": 0, "intent": {"conversationIdentifier": "c\u0000d"}}"#, "intent.conversationIdentifier"),
+        (#"[1]"#, nil),
+    ])
+    func namesTheOffendingField(text: String, field: String?) {
+        do {
+            _ = try parse(text)
+            Issue.record("accepted \(text)")
+        } catch let error as InputError {
+            #expect(error.field == field, "\(error)")
+        } catch {
+            Issue.record("unexpected \(error)")
+        }
+    }
+
+    @Test func refusesStringsOverTheLimit() throws {
+        let long = String(repeating: "é", count: 2049)  // 4098 bytes
+        let text = #"{"date": 0, "intent": {"conversationIdentifier": "c", "speakableGroupName": ""# + long + #""}}"#
+        #expect(throws: InputError.self) { try parse(text) }
+        let fits = String(repeating: "a", count: 4096)
+        #expect(throws: Never.self) {
+            try parse(#"{"date": 0, "intent": {"conversationIdentifier": ""# + fits + #""}}"#)
+        }
+    }
+
+    @Test func keepsSQLLookingTextVerbatim() throws {
+        let sql = "'); DROP TABLE donations; --"
+        var writer = JSONWriter()
+        writer.string(sql)
+        let interaction = try parse(#"{"date": 0, "intent": {"conversationIdentifier": "#  + writer.text + "}}")
+        #expect(interaction.conversationIdentifier == sql)
+    }
+}

@@ -1,0 +1,75 @@
+import Testing
+
+@testable import SuggestCore
+
+@Suite struct JSONParserTests {
+    @Test func parsesEveryKindOfValue() throws {
+        let value = try JSONParser.parse(#" {"a": [1, -2.5e3, true, false, null, "x\n\u00e9\ud83d\ude00"], "b": {}} "#)
+        #expect(
+            value
+                == .object([
+                    ("a", .array([.number(1), .number(-2500), .bool(true), .bool(false), .null, .string("x\né😀")])),
+                    ("b", .object([])),
+                ]))
+    }
+
+    @Test(arguments: [
+        ("", "unexpected end", 0),
+        ("{", "expected a member name", 1),
+        ("[1,]", "unexpected character ']'", 3),
+        ("{\"a\" 1}", "expected ':'", 5),
+        ("01", "unexpected text after", 1),
+        ("1e400", "out of range", 0),
+        ("\"abc", "unterminated string", 0),
+        ("\"a\u{01}\"", "control character", 2),
+        ("\"\\x\"", "invalid escape", 1),
+        ("\"\\ud800\"", "unpaired surrogate", 1),
+        ("tru", "invalid literal", 0),
+        ("[1] 2", "unexpected text after", 4),
+    ])
+    func reportsWhatAndWhere(text: String, message: String, offset: Int) {
+        #expect(throws: JSONParser.Error.self) { try JSONParser.parse(text) }
+        do {
+            _ = try JSONParser.parse(text)
+        } catch {
+            #expect(error.message.contains(message), "\(error)")
+            #expect(error.offset == offset, "\(error)")
+        }
+    }
+
+    @Test func refusesDeepNestingInsteadOfRecursing() {
+        let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        #expect(throws: JSONParser.Error.self) { try JSONParser.parse(deep) }
+        let fine = String(repeating: "[", count: JSONParser.maximumDepth) + String(repeating: "]", count: JSONParser.maximumDepth)
+        #expect(throws: Never.self) { try JSONParser.parse(fine) }
+    }
+
+    @Test func refusesInvalidUTF8() {
+        let bytes: [UInt8] = [0x22, 0x61, 0xFF, 0x22]
+        #expect(throws: JSONParser.Error.self) {
+            try bytes.withUnsafeBufferPointer { buffer throws(JSONParser.Error) in try JSONParser.parse(bytes: buffer) }
+        }
+    }
+
+    @Test func writerRoundTripsStrings() throws {
+        let tricky = "quote \" backslash \\ newline \n tab \t nul \u{0} bell \u{7} line-sep \u{2028} 😀"
+        var writer = JSONWriter()
+        writer.string(tricky)
+        #expect(try JSONParser.parse(writer.text) == .string(tricky))
+    }
+
+    @Test func writerSeparatesMembersAndElements() {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("a")
+        writer.beginArray()
+        writer.integer(1)
+        writer.beginObject()
+        writer.endObject()
+        writer.endArray()
+        writer.key("b")
+        writer.number(0.5)
+        writer.endObject()
+        #expect(writer.text == #"{"a":[1,{}],"b":0.5}"#)
+    }
+}

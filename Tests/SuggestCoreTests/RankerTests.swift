@@ -1,0 +1,193 @@
+import Testing
+
+@testable import SuggestCore
+
+/// The fast top K must equal the brute-force ranking exactly, ties included, for every context.
+@Suite struct RankerTests {
+    static let day = 86_400.0
+    static let end = 1_795_975_380.0
+
+    /// A random history with many exact ties: dates on a coarse grid, repeated conversations with identical
+    /// histories, and all directions.
+    static func history(seed: UInt64, donations: Int, conversations: Int) -> [Interaction] {
+        var random = SeededRandom(seed: seed)
+        let kinds = ["public.jpeg", "public.png", "public.url", "com.adobe.pdf", "public.plain-text", "public.movie"]
+        var result: [Interaction] = []
+        for index in 0..<donations {
+            let conversation = Int.random(in: 0..<conversations, using: &random)
+            // Twin conversations (c and c+1000) get the same donation at the same moment: exact ties.
+            let twins = conversation % 5 == 0 ? [conversation, conversation + 1000] : [conversation]
+            let date = end - Double(Int.random(in: 0..<200, using: &random)) * 3 * 3600
+            let direction = [InteractionDirection.outgoing, .incoming, .unspecified].randomElement(using: &random)
+            let recipients = (0..<Int.random(in: 1...3, using: &random)).map { _ in
+                Person(customIdentifier: "p\(Int.random(in: 0..<20, using: &random))")
+            }
+            let types = Bool.random(using: &random) ? [kinds.randomElement(using: &random) ?? "public.jpeg"] : []
+            let service = Bool.random(using: &random) ? "sms" : "chat"
+            for twin in twins {
+                result.append(
+                    Interaction(
+                        identifier: "d\(index)-\(twin)", date: Timestamp(seconds: date), direction: direction ?? .outgoing,
+                        intent: SendMessageIntent(
+                            conversationIdentifier: "c\(twin)", serviceName: service,
+                            recipients: twin == conversation ? recipients : recipients, contentTypes: types),
+                        isEngagedSuggestion: Int.random(in: 0..<10, using: &random) == 0))
+            }
+        }
+        return result
+    }
+
+    static let contexts: [RankingContext] = [
+        RankingContext(at: Timestamp(seconds: end)),
+        RankingContext(at: Timestamp(seconds: end + 3 * day), limit: 3),
+        RankingContext(at: Timestamp(seconds: end - 20 * day), limit: 20),
+        RankingContext(at: Timestamp(seconds: end), limit: 8, contentTypes: ["public.png"]),
+        RankingContext(at: Timestamp(seconds: end), limit: 5, contentTypes: ["public.url", "com.adobe.pdf"]),
+        RankingContext(at: Timestamp(seconds: end), limit: 8, people: ["p3", "p7", "nobody"]),
+        RankingContext(at: Timestamp(seconds: end + day), limit: 8, contentTypes: ["public.movie"], people: ["p1"]),
+        RankingContext(at: Timestamp(seconds: end), limit: 8, serviceName: "sms"),
+        RankingContext(at: Timestamp(seconds: end), limit: 8, excluded: ["c0", "c1000", "c3"]),
+        RankingContext(at: Timestamp(seconds: end), limit: 8, notIdleSince: Timestamp(seconds: end - 10 * day)),
+        RankingContext(at: Timestamp(seconds: end), limit: 1000),
+    ]
+
+    static let policies: [FrecencyPolicy] = [
+        .default,
+        FrecencyPolicy(channels: [.init(name: "only", halfLife: 3600, weight: 1, incoming: 0)]),
+        FrecencyPolicy(
+            channels: [
+                .init(name: "a", halfLife: 0.5 * day, weight: 1, incoming: 0.2),
+                .init(name: "b", halfLife: 7 * day, weight: 0.5, incoming: 1),
+                .init(name: "c", halfLife: 90 * day, weight: 0.1, incoming: 0.5),
+                .init(name: "d", halfLife: 400 * day, weight: 2, outgoing: 0, incoming: 1),
+            ],
+            contentWeight: 3, peopleWeight: 0.5, groupFactor: 2, lessFactor: 0.1),
+    ]
+
+    @Test(arguments: [UInt64(1), 2, 3, 4])
+    func topKEqualsBruteForce(seed: UInt64) throws {
+        for policy in Self.policies {
+            let index = InMemoryRankingIndex(policy: policy)
+            var random = SeededRandom(seed: seed &* 31)
+            let history = Self.history(seed: seed, donations: 1_500, conversations: 60)
+            for (offset, interaction) in history.enumerated() {
+                index.apply(interaction)
+                // Query in the middle of the history too: the lazily settled sorted lists must stay exact.
+                if offset % 97 == 0 {
+                    let context = Self.contexts.randomElement(using: &random) ?? Self.contexts[0]
+                    try expectSame(index, policy: policy, context: context)
+                }
+            }
+            index.setBlocked(true, conversation: "c5")
+            index.suggestLess(conversation: "c10")
+            index.suggestLess(conversation: "c10")
+            for context in Self.contexts { try expectSame(index, policy: policy, context: context) }
+        }
+    }
+
+    func expectSame(_ index: InMemoryRankingIndex, policy: FrecencyPolicy, context: RankingContext) throws {
+        let ranker = TopKRanker(policy: policy, context: context)
+        let fast = try ranker.top(in: index, explain: true)
+        let slow = try ranker.bruteForce(in: index, explain: true)
+        #expect(fast.map(\.conversationIdentifier) == slow.map(\.conversationIdentifier), "context \(context)")
+        #expect(fast.map(\.logScore) == slow.map(\.logScore))
+        #expect(fast == slow)
+    }
+
+    @Test func scoresEqualTheDirectSumOfDecayedWeights() throws {
+        let policy = FrecencyPolicy.default
+        let index = InMemoryRankingIndex(policy: policy)
+        let history = Self.history(seed: 9, donations: 800, conversations: 15)
+        for interaction in history { index.apply(interaction) }
+        let at = Self.end + 0.5 * Self.day
+        let ranked = try TopKRanker(policy: policy, context: RankingContext(at: Timestamp(seconds: at), limit: 100))
+            .bruteForce(in: index)
+        for conversation in ranked {
+            var expected = 0.0
+            for interaction in history where interaction.conversationIdentifier == conversation.conversationIdentifier {
+                for channel in policy.channels {
+                    let weight = channel.donationWeight(interaction.direction, engaged: interaction.isEngagedSuggestion)
+                    expected += channel.weight * weight * pow2(-(at - interaction.date.seconds) / channel.halfLife)
+                }
+            }
+            #expect(abs(conversation.score - expected) <= 1e-9 * expected, "\(conversation.conversationIdentifier)")
+        }
+    }
+
+    func pow2(_ x: Double) -> Double { LogSpace.value(x * 0.693_147_180_559_945_3) }
+
+    @Test func decadesOfDatesNeitherOverflowNorLoseTheOrder() throws {
+        let index = InMemoryRankingIndex()
+        // Year 1 to year 9999: scores underflow to 0 but their logarithms stay finite and ordered.
+        let dates: [Double] = [-62_135_596_800, -1e10, 0, 1e9, Self.end, 2.5e11]
+        for (offset, date) in dates.enumerated() {
+            for _ in 0..<3 {
+                index.apply(
+                    Interaction(
+                        date: Timestamp(seconds: date), direction: .outgoing,
+                        intent: SendMessageIntent(conversationIdentifier: "c\(offset)")))
+            }
+        }
+        for at in [0.0, Self.end, 2.5e11] {
+            let context = RankingContext(at: Timestamp(seconds: at), limit: 10)
+            let ranked = try TopKRanker(policy: .default, context: context).top(in: index)
+            #expect(ranked.allSatisfy { $0.logScore.isFinite })
+            // The latest conversation leads at any query time: the order of single donations is the order of dates.
+            #expect(ranked.map(\.conversationIdentifier) == ["c5", "c4", "c3", "c2", "c1", "c0"])
+            #expect(ranked == (try TopKRanker(policy: .default, context: context).bruteForce(in: index)))
+        }
+    }
+
+    @Test func manyDonationsAtTheSameMomentTieExactly() throws {
+        let index = InMemoryRankingIndex()
+        for conversation in ["b", "a", "c", "aa"] {
+            for _ in 0..<10_000 {
+                index.apply(
+                    Interaction(
+                        date: Timestamp(seconds: Self.end), direction: .outgoing,
+                        intent: SendMessageIntent(conversationIdentifier: conversation)))
+            }
+        }
+        let ranked = try TopKRanker(policy: .default, context: RankingContext(at: Timestamp(seconds: Self.end)))
+            .top(in: index)
+        // Equal scores and equal last dates: the smaller identifier in byte order first.
+        #expect(ranked.map(\.conversationIdentifier) == ["a", "aa", "b", "c"])
+        #expect(Set(ranked.map(\.logScore)).count == 1)
+        #expect(abs(ranked[0].score - 10_000 * 1.2) < 1e-6)
+    }
+
+    @Test func byteWiseTieBreakIsNotUnicodeOrder() {
+        // "é" as one scalar (C3 A9) sorts after "e\u{301}" (65 CC 81) byte-wise, though Swift's == calls them equal.
+        let state = ConversationState.empty
+        let a = RankedConversation(
+            reference: 0, conversationIdentifier: "e\u{301}", logScore: 0, lastDate: Timestamp(seconds: 0), state: state,
+            breakdown: ScoreBreakdown(terms: [], factor: 1, matchedPeople: 0, lessFeedback: 0))
+        var b = a
+        b.conversationIdentifier = "\u{e9}"
+        #expect(RankedConversation.ranksBefore(a, b))
+        #expect(!RankedConversation.ranksBefore(b, a))
+    }
+
+    @Test func contextRaisesMatchingConversations() throws {
+        let index = InMemoryRankingIndex()
+        let at = Timestamp(seconds: Self.end)
+        for _ in 0..<5 {
+            index.apply(Interaction(date: at, direction: .outgoing, intent: SendMessageIntent(conversationIdentifier: "busy")))
+        }
+        index.apply(
+            Interaction(
+                date: at.adding(-Self.day), direction: .outgoing,
+                intent: SendMessageIntent(
+                    conversationIdentifier: "photos", recipients: [Person(customIdentifier: "juan")],
+                    contentTypes: ["public.jpeg"])))
+        let plain = try TopKRanker(policy: .default, context: RankingContext(at: at)).top(in: index)
+        #expect(plain.first?.conversationIdentifier == "busy")
+        let photo = try TopKRanker(policy: .default, context: RankingContext(at: at, people: ["juan"])).top(in: index)
+        #expect(photo.first?.conversationIdentifier == "photos")
+        let image = try TopKRanker(
+            policy: .default, context: RankingContext(at: at, contentTypes: ["public.png"])
+        ).top(in: index, explain: true)
+        let photos = try #require(image.first { $0.conversationIdentifier == "photos" })
+        #expect(photos.breakdown.value(of: "content") > 0)
+    }
+}

@@ -1,0 +1,41 @@
+import Testing
+
+@testable import SuggestCore
+
+@Suite struct TimestampTests {
+    @Test(arguments: [
+        ("1970-01-01T00:00:00Z", 0.0),
+        ("2026-11-29T18:03:00Z", 1_795_975_380.0),
+        ("2026-11-29T19:03:00+01:00", 1_795_975_380.0),
+        ("2026-11-29 18:03:00.25z", 1_795_975_380.25),
+        ("2000-02-29T00:00:00-00:30", 951_784_200.0),
+        ("0001-01-01T00:00:00Z", -62_135_596_800.0),
+        ("9999-12-31T23:59:59Z", 253_402_300_799.0),
+    ])
+    func parses(text: String, seconds: Double) throws {
+        let date = try #require(Timestamp(rfc3339: text))
+        #expect(date.seconds == seconds)
+    }
+
+    @Test(arguments: [
+        "2026-11-29", "2026-11-29T18:03:00", "2026-02-30T00:00:00Z", "2026-13-01T00:00:00Z", "2026-11-29T24:00:00Z",
+        "yesterday", "2026-11-29T18:03:00Z trailing", "2026-11-29T18:03:00.Z", "2026-11-29T18:03:00+0100", "",
+    ])
+    func refuses(text: String) {
+        #expect(Timestamp(rfc3339: text) == nil)
+    }
+
+    @Test func formatsStablyWithTheFractionItNeeds() throws {
+        #expect(Timestamp(seconds: 1_795_975_380).rfc3339 == "2026-11-29T18:03:00Z")
+        #expect(Timestamp(seconds: 1_795_975_380.5).rfc3339 == "2026-11-29T18:03:00.5Z")
+        #expect(Timestamp(seconds: -1).rfc3339 == "1969-12-31T23:59:59Z")
+        #expect(Timestamp(seconds: -62_135_596_800).rfc3339 == "0001-01-01T00:00:00Z")
+        var random = SeededRandom(seed: 7)
+        for _ in 0..<2_000 {
+            let date = Timestamp(seconds: Double.random(in: -6e10...2.5e11, using: &random))
+            let once = date.rfc3339
+            let again = try #require(Timestamp(rfc3339: once)).rfc3339
+            #expect(once == again)
+        }
+    }
+}
