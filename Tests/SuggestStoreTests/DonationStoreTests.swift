@@ -1,0 +1,201 @@
+import SuggestCore
+import Testing
+
+@testable import SuggestStore
+
+@Suite struct DonationStoreTests {
+    static let at = Timestamp(seconds: 1_796_029_200)  // 2026-11-30T09:00:00Z
+
+    static func donation(
+        _ id: String, _ conversation: String, _ date: Double, _ direction: InteractionDirection = .outgoing,
+        group: String? = nil, account: String = "default", types: [String] = []
+    ) -> Interaction {
+        Interaction(
+            account: account, identifier: id, date: Timestamp(seconds: date), direction: direction,
+            intent: SendMessageIntent(
+                conversationIdentifier: conversation, speakableGroupName: group,
+                recipients: [Person(customIdentifier: "p-" + conversation, displayName: "Person " + conversation)],
+                contentTypes: types))
+    }
+
+    @Test func importExportImportExportIsIdentical() throws {
+        let first = try TemporaryStore()
+        try first.importLines(try SampleHistory.text())
+        let exported = try first.export()
+        #expect(exported.split(separator: "\n").count == 238)
+        let second = try TemporaryStore()
+        try second.importLines(exported)
+        #expect(try second.export() == exported)
+    }
+
+    @Test func theSameIdentifierTwiceIsANoOp() throws {
+        let temporary = try TemporaryStore()
+        let donation = Self.donation("d1", "c", Self.at.seconds)
+        #expect(try temporary.store.donate(donation) == .recorded(identifier: "d1"))
+        let before = try temporary.store.suggestions(account: "default", context: RankingContext(at: Self.at))
+        #expect(try temporary.store.donate(donation) == .duplicate(identifier: "d1"))
+        let report = try temporary.importLines(donation.jsonLine + "\n" + donation.jsonLine)
+        #expect(report.recorded == 0 && report.duplicates == 2)
+        #expect(try temporary.store.donationCount(account: "default") == 1)
+        #expect(try temporary.store.suggestions(account: "default", context: RankingContext(at: Self.at)) == before)
+    }
+
+    @Test func theMostAndMostRecentlyDonatedRanksFirst() throws {
+        let temporary = try TemporaryStore()
+        let day = 86_400.0
+        for (index, offset) in [5.0, 3, 1, 0.1].enumerated() {
+            _ = try temporary.store.donate(Self.donation("a\(index)", "often", Self.at.seconds - offset * day))
+        }
+        _ = try temporary.store.donate(Self.donation("b", "once", Self.at.seconds - 0.05 * day))
+        _ = try temporary.store.donate(Self.donation("c", "old", Self.at.seconds - 30 * day))
+        let ranked = try temporary.store.suggestions(account: "default", context: RankingContext(at: Self.at), explain: true)
+        #expect(ranked.map(\.conversationIdentifier) == ["often", "once", "old"])
+        #expect(ranked[0].ranked.breakdown.value(of: "short-term") > ranked[1].ranked.breakdown.value(of: "short-term"))
+    }
+
+    @Test func aRenameUpdatesTheSuggestionAndALateOldDonationDoesNotUndoIt() throws {
+        let temporary = try TemporaryStore()
+        _ = try temporary.store.donate(Self.donation("1", "g", Self.at.seconds - 100, group: "Old name"))
+        _ = try temporary.store.donate(Self.donation("2", "g", Self.at.seconds - 50, group: "New name"))
+        _ = try temporary.store.donate(Self.donation("3", "g", Self.at.seconds - 500, group: "Ancient name"))
+        let top = try temporary.store.suggestions(account: "default", context: RankingContext(at: Self.at))
+        #expect(top.first?.speakableGroupName == "New name")
+    }
+
+    /// After deletions, the stored state must equal that of a history that never had the deleted donations,
+    /// to the bit; and the stored top K must equal brute force.
+    @Test(arguments: [UInt64(11), 12, 13])
+    func deletionLeavesTheStateOfAHistoryThatNeverHadIt(seed: UInt64) throws {
+        var random = SeededRandomGenerator(seed: seed)
+        let temporary = try TemporaryStore()
+        var kept: [Interaction] = []
+        let kinds = ["public.jpeg", "public.url", "com.adobe.pdf"]
+        for index in 0..<600 {
+            let conversation = "c\(Int.random(in: 0..<25, using: &random))"
+            let date = Self.at.seconds - Double(Int.random(in: 0..<400, using: &random)) * 3_600
+            let direction = [InteractionDirection.outgoing, .incoming].randomElement(using: &random) ?? .outgoing
+            var donation = Self.donation(
+                "d\(index)", conversation, date, direction, types: Bool.random(using: &random) ? [kinds[index % 3]] : [])
+            donation.groupIdentifier = "batch\(index % 7)"
+            _ = try temporary.store.donate(donation)
+            kept.append(donation)
+            if index % 50 == 49 {
+                switch index / 50 % 4 {
+                case 0:
+                    let victim = "c\(Int.random(in: 0..<25, using: &random))"
+                    _ = try temporary.store.delete(.conversation(victim), account: "default")
+                    kept.removeAll { $0.conversationIdentifier == victim }
+                case 1:
+                    let victim = kept[Int.random(in: 0..<kept.count, using: &random)]
+                    _ = try temporary.store.delete(.identifier(victim.identifier ?? ""), account: "default")
+                    kept.removeAll { $0.identifier == victim.identifier }
+                case 2:
+                    let group = "batch\(Int.random(in: 0..<7, using: &random))"
+                    _ = try temporary.store.delete(.groupIdentifier(group), account: "default")
+                    kept.removeAll { $0.groupIdentifier == group }
+                default:
+                    let cutoff = Timestamp(seconds: Self.at.seconds - 300 * 3_600)
+                    _ = try temporary.store.delete(.before(cutoff), account: "default")
+                    kept.removeAll { $0.date < cutoff }
+                }
+            }
+        }
+        let fresh = try TemporaryStore()
+        for donation in kept { _ = try fresh.store.donate(donation) }
+        for context in [
+            RankingContext(at: Self.at, limit: 100), RankingContext(at: Self.at, limit: 5, contentTypes: ["public.png"]),
+            RankingContext(at: Self.at.adding(86_400), limit: 8, people: ["p-c3", "p-c4"]),
+        ] {
+            let stored = try temporary.store.suggestions(account: "default", context: context, explain: true)
+            let rebuilt = try fresh.store.suggestions(account: "default", context: context, explain: true)
+            #expect(stored.map(\.conversationIdentifier) == rebuilt.map(\.conversationIdentifier))
+            #expect(stored.map(\.ranked.logScore) == rebuilt.map(\.ranked.logScore))
+            let brute = try temporary.store.suggestionsByBruteForce(account: "default", context: context)
+            #expect(stored.map(\.ranked) == brute.map { conversation in
+                var explained = conversation
+                explained.breakdown = stored.first { $0.conversationIdentifier == conversation.conversationIdentifier }?
+                    .ranked.breakdown ?? conversation.breakdown
+                return explained
+            })
+        }
+        #expect(try temporary.export() == (try fresh.export()))
+    }
+
+    @Test func blockedAndLessFeedbackShowInTheRanking() throws {
+        let temporary = try TemporaryStore()
+        for (index, conversation) in ["a", "a", "a", "b", "b", "c"].enumerated() {
+            _ = try temporary.store.donate(Self.donation("\(index)", conversation, Self.at.seconds - Double(index)))
+        }
+        try temporary.store.setBlocked(true, conversation: "a", account: "default")
+        try temporary.store.suggestLess(conversation: "b", account: "default")
+        try temporary.store.suggestLess(conversation: "b", account: "default")
+        let ranked = try temporary.store.suggestions(account: "default", context: RankingContext(at: Self.at), explain: true)
+        #expect(ranked.map(\.conversationIdentifier) == ["c", "b"])
+        #expect(ranked[1].ranked.breakdown.lessFeedback == 2)
+        // A block survives new donations and deletion.
+        _ = try temporary.store.donate(Self.donation("new", "a", Self.at.seconds))
+        _ = try temporary.store.delete(.conversation("a"), account: "default")
+        _ = try temporary.store.donate(Self.donation("newer", "a", Self.at.seconds))
+        #expect(!(try temporary.store.suggestions(account: "default", context: RankingContext(at: Self.at)))
+            .contains { $0.conversationIdentifier == "a" })
+        try temporary.store.setBlocked(false, conversation: "a", account: "default")
+        #expect((try temporary.store.suggestions(account: "default", context: RankingContext(at: Self.at)))
+            .contains { $0.conversationIdentifier == "a" })
+    }
+
+    @Test func accountsAreWalls() throws {
+        let temporary = try TemporaryStore()
+        _ = try temporary.store.donate(Self.donation("1", "shared-id", Self.at.seconds, account: "alice"))
+        _ = try temporary.store.donate(Self.donation("1", "shared-id", Self.at.seconds - 10, account: "bob"))
+        _ = try temporary.store.donate(Self.donation("2", "only-bob", Self.at.seconds, account: "bob"))
+        #expect(try temporary.store.suggestions(account: "alice", context: RankingContext(at: Self.at))
+            .map(\.conversationIdentifier) == ["shared-id"])
+        #expect(try temporary.export(account: "alice").split(separator: "\n").count == 1)
+        let report = try temporary.store.delete(.all, account: "alice")
+        #expect(report.donations == 1)
+        #expect(try temporary.store.donationCount(account: "bob") == 2)
+        #expect(try temporary.store.suggestions(account: "bob", context: RankingContext(at: Self.at)).count == 2)
+    }
+
+    @Test func retentionExpiresOldDonationsAndHidesIdleConversations() throws {
+        let temporary = try TemporaryStore(retention: Retention(maximumAgeDays: 0, idleDays: 0))
+        let now = Timestamp.now()
+        let day = 86_400.0
+        _ = try temporary.store.donate(Self.donation("old", "a", now.seconds - 100 * day))
+        _ = try temporary.store.donate(Self.donation("recent", "a", now.seconds - 1 * day))
+        _ = try temporary.store.donate(Self.donation("quiet", "b", now.seconds - 40 * day))
+        let report = try temporary.store.setRetention(Retention(maximumAgeDays: 90, idleDays: 30), now: now)
+        #expect(report.donations == 1)
+        let ranked = try temporary.store.suggestions(account: "default", context: RankingContext(at: now))
+        #expect(ranked.map(\.conversationIdentifier) == ["a"])
+        let fresh = try TemporaryStore()
+        _ = try fresh.store.donate(Self.donation("recent", "a", now.seconds - 1 * day))
+        #expect(ranked.map(\.ranked.logScore)
+            == (try fresh.store.suggestions(account: "default", context: RankingContext(at: now))).map(\.ranked.logScore))
+        #expect(try temporary.store.donate(Self.donation("too-old", "c", now.seconds - 91 * day), now: now) == .expired)
+    }
+
+    @Test func anInvalidLineLeavesTheStoreAsItWas() throws {
+        let temporary = try TemporaryStore()
+        try temporary.importLines(Self.donation("keep", "a", Self.at.seconds).jsonLine)
+        let before = try temporary.export()
+        let lines = [Self.donation("x", "b", Self.at.seconds).jsonLine, #"{"date": "not a date", "intent": {"conversationIdentifier": "c"}}"#]
+        #expect(throws: InputError.self) { try temporary.importLines(lines.joined(separator: "\n")) }
+        #expect(try temporary.export() == before)
+        let report = try temporary.importLines(lines.joined(separator: "\n"), skipInvalid: true)
+        #expect(report.recorded == 1 && report.rejected.count == 1 && report.rejected[0].line == 2)
+    }
+}
+
+/// SplitMix64, seeded, so randomized store tests replay.
+struct SeededRandomGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
