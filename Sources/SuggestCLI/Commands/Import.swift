@@ -53,7 +53,7 @@ enum Import: Command {
             })
         for error in report.rejected.prefix(20) { io.err("suggest import: skipped \(error)\n") }
         if report.rejected.count > 20 { io.err("suggest import: skipped \(report.rejected.count - 20) more invalid lines\n") }
-        var summary = "imported \(report.recorded) donations"
+        var summary = "imported \(report.recorded) donation\(report.recorded == 1 ? "" : "s")"
         if report.duplicates > 0 { summary += ", \(report.duplicates) already recorded" }
         if report.expired > 0 { summary += ", \(report.expired) older than the retention period (not kept; see 'suggest config')" }
         if !report.rejected.isEmpty { summary += ", \(report.rejected.count) invalid lines skipped" }

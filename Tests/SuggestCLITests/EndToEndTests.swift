@@ -1,0 +1,123 @@
+import SuggestCore
+import Testing
+
+/// The built `suggest` binary, run as a process: exact outputs and exit codes.
+@Suite struct EndToEndTests {
+    let directory = TemporaryDirectory()
+    var store: String { directory.path + "/store" }
+
+    func suggest(_ arguments: String..., input: String = "") -> SuggestProcess.Result {
+        SuggestProcess.run(arguments + ["--store", store], input: input)
+    }
+
+    @Test func versionHelpAndUsageErrors() {
+        #expect(SuggestProcess.run(["--version"]).standardOutput == "suggest 0.1.0\n")
+        let help = SuggestProcess.run(["--help"])
+        #expect(help.status == 0 && help.standardOutput.contains("Commands:") && help.standardOutput.contains("donate"))
+        let listHelp = SuggestProcess.run(["list", "--help"])
+        #expect(listHelp.status == 0 && listHelp.standardOutput.contains("--limit N"))
+        let unknown = SuggestProcess.run(["frobnicate"])
+        #expect(unknown.status == 64)
+        #expect(unknown.standardError == "suggest: unknown command 'frobnicate'; see 'suggest --help' for the commands\n")
+        let badOption = suggest("list", "--limt", "3")
+        #expect(badOption.status == 64)
+        #expect(badOption.standardError == "suggest list: unknown option --limt for 'suggest list'; see 'suggest list --help'\n")
+        #expect(suggest("list", "--limit", "zero").status == 64)
+        #expect(SuggestProcess.run([]).status == 64)
+    }
+
+    @Test func theMostAndMostRecentlyDonatedRanksFirst() throws {
+        for (conversation, date) in [
+            ("thread-1", "2026-11-20T10:00:00Z"), ("thread-2", "2026-11-28T10:00:00Z"), ("thread-3", "2026-11-10T10:00:00Z"),
+            ("thread-2", "2026-11-29T10:00:00Z"), ("thread-2", "2026-11-29T18:00:00Z"), ("thread-1", "2026-11-21T10:00:00Z"),
+        ] {
+            let result = suggest(
+                "donate", "--conversation", conversation, "--date", date, "--recipient", "u-\(conversation)=Name \(conversation)")
+            #expect(result.status == 0, "\(result.standardError)")
+            #expect(result.standardOutput.hasPrefix("recorded "))
+        }
+        let config = suggest("config", "--max-age-days", "0", "--idle-days", "0")
+        #expect(config.status == 0)
+        let list = suggest("list", "--json", "--at", "2026-11-30T09:00:00Z")
+        #expect(list.status == 0)
+        let json = try JSONParser.parse(list.standardOutput)
+        guard case .array(let suggestions)? = json["suggestions"] else {
+            Issue.record("no suggestions array in \(list.standardOutput)")
+            return
+        }
+        #expect(suggestions.map { $0["conversationIdentifier"] } == [.string("thread-2"), .string("thread-1"), .string("thread-3")])
+        #expect(suggestions.first?["rank"] == .number(1))
+        #expect(json["at"] == .string("2026-11-30T09:00:00Z"))
+        let explained = suggest("list", "--explain", "--at", "2026-11-30T09:00:00Z")
+        #expect(explained.standardOutput.contains("why: short-term"))
+        #expect(explained.standardOutput.contains("3 sent, 0 received"))
+    }
+
+    @Test func importExportRoundTripIsIdentical() {
+        let sample = packageRoot + "/SampleData/donations.jsonl"
+        #expect(suggest("config", "--max-age-days", "0").status == 0)
+        let imported = suggest("import", sample)
+        #expect(imported.status == 0 && imported.standardOutput == "imported 238 donations\n", "\(imported)")
+        let first = suggest("export")
+        let other = directory.path + "/other"
+        #expect(SuggestProcess.run(["config", "--max-age-days", "0", "--store", other]).status == 0)
+        #expect(SuggestProcess.run(["import", "-", "--store", other], input: first.standardOutput).status == 0)
+        let second = SuggestProcess.run(["export", "--store", other])
+        #expect(first.standardOutput == second.standardOutput)
+        #expect(first.standardOutput.split(separator: "\n").count == 238)
+        let again = suggest("import", sample)
+        #expect(again.standardOutput == "imported 0 donations, 238 already recorded\n")
+    }
+
+    @Test(arguments: [
+        ("{\"date\": 0, \"intent\": {\"conversationIdentifier\": \"c\"}", "line 2: invalid JSON"),
+        ("{\"date\": 0, \"intent\": {}}", "line 2: intent.conversationIdentifier: is required"),
+        ("{\"date\": \"soon\", \"intent\": {\"conversationIdentifier\": \"c\"}}", "line 2: date: \"soon\" is not a date"),
+        ("{\"date\": 0, \"direction\": \"up\", \"intent\": {\"conversationIdentifier\": \"c\"}}", "line 2: direction: unknown direction"),
+    ])
+    func badInputExits64AndChangesNothing(line: String, message: String) {
+        #expect(suggest("config", "--max-age-days", "0").status == 0)
+        #expect(suggest("donate", "--conversation", "kept", "--date", "2026-11-29T10:00:00Z").status == 0)
+        let before = suggest("export").standardOutput
+        let good = "{\"date\": 1, \"intent\": {\"conversationIdentifier\": \"new\"}}"
+        let result = suggest("import", "-", input: good + "\n" + line + "\n" + good + "\n")
+        #expect(result.status == 64)
+        #expect(result.standardError.hasPrefix("suggest import: invalid input: " + message), "\(result.standardError)")
+        #expect(result.standardError.split(separator: "\n").count == 1)
+        #expect(suggest("export").standardOutput == before)
+        let skipped = suggest("import", "-", "--skip-invalid", input: good + "\n" + line + "\n")
+        #expect(skipped.status == 0)
+        #expect(skipped.standardOutput == "imported 1 donation, 1 invalid lines skipped\n")
+    }
+
+    @Test func aStorePathThatIsAFileFailsWithOneLine() {
+        SuggestProcess.write("not a directory", to: directory.path + "/file")
+        let result = SuggestProcess.run(["list", "--store", directory.path + "/file"])
+        #expect(result.status == 1)
+        #expect(result.standardError.split(separator: "\n").count == 1)
+        #expect(result.standardError.contains("is a file, not a directory"))
+    }
+
+    @Test func donateFromJSONAndTheEnvironmentStore() {
+        let json = #"{"identifier": "j1", "date": "2026-11-29T18:03:00Z", "direction": "outgoing", "intent": {"conversationIdentifier": "thread-42", "content": "secret text"}}"#
+        let result = SuggestProcess.run(["donate", "--json"], input: json, environment: ["SUGGEST_STORE": store])
+        #expect(result.status == 0)
+        #expect(result.standardOutput == "recorded j1\n")
+        let again = SuggestProcess.run(["donate", "--json"], input: json, environment: ["SUGGEST_STORE": store])
+        #expect(again.standardOutput == "already recorded j1; nothing changed\n")
+        let exported = suggest("export").standardOutput
+        #expect(exported.contains("thread-42") && !exported.contains("secret text"))
+        #expect(suggest("donate", "--json", input: "{").status == 64)
+    }
+
+    @Test func deleteReportsAndForgets() {
+        #expect(suggest("config", "--max-age-days", "0", "--idle-days", "0").status == 0)
+        #expect(suggest("donate", "--conversation", "a", "--group-name", "Secret Society", "--date", "2026-11-29T10:00:00Z").status == 0)
+        #expect(suggest("donate", "--conversation", "b", "--date", "2026-11-29T11:00:00Z").status == 0)
+        let deleted = suggest("delete", "--conversation", "a")
+        #expect(deleted.standardOutput == "deleted 1 donation from 1 conversation: a\nremoved entirely (no donation left): a\n")
+        #expect(!suggest("list", "--at", "2026-11-30T00:00:00Z").standardOutput.contains("Secret Society"))
+        #expect(suggest("delete").status == 64)
+        #expect(suggest("delete", "--all", "--conversation", "b").status == 64)
+    }
+}
