@@ -10,7 +10,7 @@ enum SuggestionOutput {
         writer.integer(suggestion.rank)
         writeConversation(suggestion, to: &writer)
         writer.key("score")
-        writer.number(rounded(suggestion.score))
+        writer.number(suggestion.score, significantDigits: 6)
         writer.key("isGroup")
         writer.bool(suggestion.isGroup)
         writer.optional("serviceName", suggestion.serviceName)
@@ -40,10 +40,10 @@ enum SuggestionOutput {
         writer.beginObject()
         for term in breakdown.terms {
             writer.key(camelCase(term.name))
-            writer.number(rounded(term.value))
+            writer.number(term.value, significantDigits: 6)
         }
         writer.key("factor")
-        writer.number(rounded(breakdown.factor))
+        writer.number(breakdown.factor, significantDigits: 6)
         writer.key("suggestLess")
         writer.integer(breakdown.lessFeedback)
         writer.key("matchedPeople")
@@ -62,22 +62,6 @@ enum SuggestionOutput {
         let parts = name.split(separator: "-")
         return parts.enumerated().map { index, part in index == 0 ? String(part) : part.prefix(1).uppercased() + part.dropFirst() }
             .joined()
-    }
-
-    /// Scores print with six significant digits: more is noise to a reader and churn in diffs.
-    static func rounded(_ value: Double) -> Double {
-        guard value != 0, value.isFinite else { return value }
-        var scale = 1.0
-        var magnitude = abs(value)
-        while magnitude >= 1e6 {
-            magnitude /= 10
-            scale *= 10
-        }
-        while magnitude < 1e5 {
-            magnitude *= 10
-            scale /= 10
-        }
-        return (value / scale).rounded() * scale
     }
 
     /// The name a person reads for a conversation.

@@ -73,3 +73,13 @@ import Testing
         #expect(writer.text == #"{"a":[1,{}],"b":0.5}"#)
     }
 }
+
+@Suite struct DecimalFormattingTests {
+    @Test(arguments: [
+        (5.1027700000000005, "5.10277"), (6.71715, "6.71715"), (0.000123456789, "0.000123457"), (1234567.8, "1234570"),
+        (100.0, "100"), (0.25, "0.25"), (-2.5, "-2.5"), (0.0, "0"), (9.9999999, "10"),
+    ])
+    func roundsToSignificantDigits(value: Double, text: String) {
+        #expect(JSONWriter.decimal(value, significantDigits: 6) == text)
+    }
+}

@@ -66,6 +66,49 @@ public struct JSONWriter: Sendable {
         text += JSONWriter.format(value)
     }
 
+    /// Writes a number rounded to `significantDigits` significant decimal digits, printed exactly as decimal text
+    /// (`5.10277`, never `5.1027700000000005`): scores for people and diffs, not for arithmetic.
+    public mutating func number(_ value: Double, significantDigits: Int) {
+        valuePrefix()
+        text += JSONWriter.decimal(value, significantDigits: significantDigits)
+    }
+
+    /// `value` rounded to `significantDigits` significant digits as plain decimal text.
+    public static func decimal(_ value: Double, significantDigits: Int) -> String {
+        guard value.isFinite, value != 0, significantDigits > 0 else { return format(value) }
+        var exponent = 0
+        var magnitude = abs(value)
+        while magnitude >= 10 {
+            magnitude /= 10
+            exponent += 1
+        }
+        while magnitude < 1 {
+            magnitude *= 10
+            exponent -= 1
+        }
+        let fractionDigits = significantDigits - 1 - exponent
+        // Beyond the range where this is exact and readable, the shortest round-trip form is better.
+        guard fractionDigits <= 17, abs(value) < 1e15 else { return format(value) }
+        if fractionDigits < 0 {
+            var unit = 1.0
+            for _ in 0..<(-fractionDigits) { unit *= 10 }
+            return format((value / unit).rounded() * unit)
+        }
+        var scale = 1.0
+        for _ in 0..<fractionDigits { scale *= 10 }
+        let scaled = Int((abs(value) * scale).rounded())
+        var digits = String(scaled)
+        if fractionDigits > 0 {
+            if digits.count <= fractionDigits {
+                digits = String(repeating: "0", count: fractionDigits - digits.count + 1) + digits
+            }
+            digits.insert(".", at: digits.index(digits.endIndex, offsetBy: -fractionDigits))
+            while digits.hasSuffix("0") { digits.removeLast() }
+            if digits.hasSuffix(".") { digits.removeLast() }
+        }
+        return (value < 0 ? "-" : "") + digits
+    }
+
     public mutating func integer(_ value: Int) {
         valuePrefix()
         text += String(value)
