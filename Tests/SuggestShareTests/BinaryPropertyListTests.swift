@@ -36,12 +36,14 @@ struct BinaryPropertyListTests {
         values.append(builder.add([0xC1] + builder.references([element])))
         let top = builder.add(BinaryPlistBuilder.marker(0xD, count: keys.count) + builder.references(keys + values))
         let value = try PropertyListValue(parsing: builder.build(top: top))
-        #expect(value == .dictionary([
-            "u8": .integer(255), "u16": .integer(256), "u32": .integer(4_294_967_295), "i64": .integer(-5),
-            "i128": .integer(7), "f32": .real(1.5), "f64": .real(-2.25),
-            "date": .date(Timestamp(seconds: 978_307_200 + 86_400)), "data": .data([1, 2, 3]),
-            "ascii": .string("hi"), "utf16": .string("é😀"), "yes": .bool(true), "set": .array([.bool(false)]),
-        ]))
+        #expect(
+            value
+                == .dictionary([
+                    "u8": .integer(255), "u16": .integer(256), "u32": .integer(4_294_967_295), "i64": .integer(-5),
+                    "i128": .integer(7), "f32": .real(1.5), "f64": .real(-2.25),
+                    "date": .date(Timestamp(seconds: 978_307_200 + 86_400)), "data": .data([1, 2, 3]),
+                    "ascii": .string("hi"), "utf16": .string("é😀"), "yes": .bool(true), "set": .array([.bool(false)]),
+                ]))
     }
 
     @Test("shared objects are parsed once and reused")
@@ -49,7 +51,9 @@ struct BinaryPropertyListTests {
         var builder = BinaryPlistBuilder()
         let shared = builder.add([0x51, 0x78])
         let top = builder.add([0xA3] + builder.references([shared, shared, shared]))
-        #expect(try PropertyListValue(parsing: builder.build(top: top)) == .array([.string("x"), .string("x"), .string("x")]))
+        #expect(
+            try PropertyListValue(parsing: builder.build(top: top))
+                == .array([.string("x"), .string("x"), .string("x")]))
     }
 
     @Test("wide offsets and references (2 bytes each)")

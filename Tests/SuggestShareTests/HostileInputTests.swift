@@ -5,8 +5,10 @@ import Testing
 @Suite("Hostile input gives errors, never crashes")
 struct HostileInputTests {
     /// Parses and requires a `PropertyListError` whose message contains `fragment`, at `offset` when given.
-    func expectBinaryError(_ bytes: [UInt8], _ fragment: String, at offset: Int? = nil,
-        sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectBinaryError(
+        _ bytes: [UInt8], _ fragment: String, at offset: Int? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         do {
             let value = try PropertyListValue(parsing: bytes)
             Issue.record("parsed to \(value) instead of failing with \"\(fragment)\"", sourceLocation: sourceLocation)
@@ -162,20 +164,25 @@ struct HostileInputTests {
         expectBinaryError(integerKey.build(), "key must be a string", at: 9)
     }
 
-    @Test("markers that are not property-list values", arguments: [
-        ([0x00] as [UInt8], "null"), ([0x0F], "unknown object marker"), ([0x80, 0x01], "UID"),
-        ([0x15, 0x00], "1, 2, 4, 8 or 16 bytes"), ([0x21, 0x00, 0x00], "4 or 8 bytes"), ([0x34], "unknown date marker"),
-        ([0x70], "unknown object marker"), ([0xE0], "unknown object marker"),
-        ([0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 0], "64 signed bits"),
-        ([0x33, 0x7F, 0xF0, 0, 0, 0, 0, 0, 0], "finite"),
-    ])
+    @Test(
+        "markers that are not property-list values",
+        arguments: [
+            ([0x00] as [UInt8], "null"), ([0x0F], "unknown object marker"), ([0x80, 0x01], "UID"),
+            ([0x15, 0x00], "1, 2, 4, 8 or 16 bytes"), ([0x21, 0x00, 0x00], "4 or 8 bytes"),
+            ([0x34], "unknown date marker"),
+            ([0x70], "unknown object marker"), ([0xE0], "unknown object marker"),
+            ([0x14, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 0, 0], "64 signed bits"),
+            ([0x33, 0x7F, 0xF0, 0, 0, 0, 0, 0, 0], "finite"),
+        ])
     func badMarkers(bytes: [UInt8], fragment: String) {
         var builder = BinaryPlistBuilder()
         builder.add(bytes)
         expectBinaryError(builder.build(), fragment, at: 8)
     }
 
-    @Test("random corruptions of real files never crash", arguments: ["telegram.binary.plist", "telegram.plist", "olvid.plist"])
+    @Test(
+        "random corruptions of real files never crash",
+        arguments: ["telegram.binary.plist", "telegram.plist", "olvid.plist"])
     func mutations(name: String) throws {
         let original = try Fixtures.bytes(name)
         var generator = SeededGenerator(seed: 0x5EED)
@@ -214,9 +221,12 @@ struct HostileInputTests {
         let long = (0..<2000).map { "a == \($0)" }.joined(separator: " OR ")
         #expect(throws: Never.self) { _ = try ActivationPredicate(parsing: long) }
         var generator = SeededGenerator(seed: 7)
-        let pieces = ["SUBQUERY", "(", ")", ",", "$x", "$y", ".", "@count", "==", "ANY", "ALL", "NONE", "\"a\"", "'b",
-            "1", "-2", "UTI-CONFORMS-TO", "UTI-EQUALS", "AND", "OR", "NOT", "!", "&&", "||", "extensionItems", " ", "\n",
-            "99999999999999999999", "@", "$", "=", "<", ">", "\\", "é"]
+        let pieces = [
+            "SUBQUERY", "(", ")", ",", "$x", "$y", ".", "@count", "==", "ANY", "ALL", "NONE", "\"a\"", "'b",
+            "1", "-2", "UTI-CONFORMS-TO", "UTI-EQUALS", "AND", "OR", "NOT", "!", "&&", "||", "extensionItems", " ",
+            "\n",
+            "99999999999999999999", "@", "$", "=", "<", ">", "\\", "é",
+        ]
         for _ in 0..<3000 {
             let rule = (0..<Int.random(in: 0..<25, using: &generator))
                 .map { _ in pieces.randomElement(using: &generator) ?? "" }.joined(separator: " ")

@@ -4,27 +4,30 @@ import Testing
 
 @Suite("Predicate grammar")
 struct PredicateParsingTests {
-    @Test("keywords are case-insensitive and operator spellings are synonyms", arguments: [
-        ("a == 1 AND b != 2", "a = 1 and b <> 2"),
-        ("a == 1 && b != 2", "a == 1 AnD b != 2"),
-        ("a == 1 || b == 2", "a == 1 or b == 2"),
-        ("NOT a == 1", "!a == 1"),
-        ("a <= 1", "a =< 1"),
-        ("a >= 1", "a => 1"),
-        ("ANY t UTI-CONFORMS-TO 'public.url'", "some t uti-conforms-to \"public.url\""),
-        ("TRUEPREDICATE", "truepredicate"),
-        ("SUBQUERY(x, $v, $v == 1).@count == 1", "subquery( x , $v , $v = 1 ).@COUNT == 1"),
-    ])
+    @Test(
+        "keywords are case-insensitive and operator spellings are synonyms",
+        arguments: [
+            ("a == 1 AND b != 2", "a = 1 and b <> 2"),
+            ("a == 1 && b != 2", "a == 1 AnD b != 2"),
+            ("a == 1 || b == 2", "a == 1 or b == 2"),
+            ("NOT a == 1", "!a == 1"),
+            ("a <= 1", "a =< 1"),
+            ("a >= 1", "a => 1"),
+            ("ANY t UTI-CONFORMS-TO 'public.url'", "some t uti-conforms-to \"public.url\""),
+            ("TRUEPREDICATE", "truepredicate"),
+            ("SUBQUERY(x, $v, $v == 1).@count == 1", "subquery( x , $v , $v = 1 ).@COUNT == 1"),
+        ])
     func synonyms(_ first: String, _ second: String) throws {
         #expect(try ActivationPredicate(parsing: first) == ActivationPredicate(parsing: second))
     }
 
     @Test("the structure of a nested rule")
     func structure() throws {
-        let rule = try ActivationPredicate(parsing: """
-            SUBQUERY(extensionItems, $item, SUBQUERY($item.attachments, $a,
-              ANY $a.registeredTypeIdentifiers UTI-CONFORMS-TO "public.url").@count == $item.attachments.@count).@count > 0
-            """)
+        let rule = try ActivationPredicate(
+            parsing: """
+                SUBQUERY(extensionItems, $item, SUBQUERY($item.attachments, $a,
+                  ANY $a.registeredTypeIdentifiers UTI-CONFORMS-TO "public.url").@count == $item.attachments.@count).@count > 0
+                """)
         guard case .comparison(let outer) = rule.root, case .subquery(let items, let path) = outer.lhs else {
             Issue.record("not a count comparison: \(rule.root)")
             return
@@ -43,7 +46,8 @@ struct PredicateParsingTests {
 
     @Test("strings take both quotes and escapes; literals YES, NO and NIL")
     func literals() throws {
-        let rule = try ActivationPredicate(parsing: #"a == "say \"hi\"\n" OR b == 'it\'s' OR c == YES OR d == nil OR e == -3"#)
+        let rule = try ActivationPredicate(
+            parsing: #"a == "say \"hi\"\n" OR b == 'it\'s' OR c == YES OR d == nil OR e == -3"#)
         guard case .or(let operands, _) = rule.root else {
             Issue.record("not an OR")
             return
@@ -67,9 +71,12 @@ struct PredicateParsingTests {
         ErrorCase(rule: "", at: "", fragment: "the rule is empty"),
         ErrorCase(rule: "   \n\t ", at: "", fragment: "the rule is empty"),
         ErrorCase(rule: "SUBQUERY(extensionItems, $x, $y.a == 1).@count == 1", at: "$y", fragment: "$y is not bound"),
-        ErrorCase(rule: "ANY $attachment.registeredTypeIdentifiers UTI-CONFORMS-TO \"public.url\"", at: "$attachment",
+        ErrorCase(
+            rule: "ANY $attachment.registeredTypeIdentifiers UTI-CONFORMS-TO \"public.url\"", at: "$attachment",
             fragment: "no variables are bound here"),
-        ErrorCase(rule: "SUBQUERY(extensionItems, $item, SUBQUERY($item.attachments, $a, $attachement.x == 1).@count == 1).@count == 1",
+        ErrorCase(
+            rule:
+                "SUBQUERY(extensionItems, $item, SUBQUERY($item.attachments, $a, $attachement.x == 1).@count == 1).@count == 1",
             at: "$attachement", fragment: "bound here: $item, $a"),
         ErrorCase(rule: "extensionItems.@count = = 1", at: "= 1", fragment: "expected an operand"),
         ErrorCase(rule: "ANY t UTI-CONFORMS \"a\"", at: "UTI-", fragment: "UTI-CONFORMS-TO or UTI-EQUALS"),
@@ -85,9 +92,15 @@ struct PredicateParsingTests {
         ErrorCase(rule: "a | b", at: "|", fragment: "'|' must be doubled"),
         ErrorCase(rule: "a == #", at: "#", fragment: "unexpected character '#'"),
         ErrorCase(rule: "TRUEPREDICATE FALSEPREDICATE", at: "FALSE", fragment: "expected AND, OR or the end"),
-        ErrorCase(rule: "SUBQUERY(extensionItems, x, y == 1).@count == 1", at: "x,", fragment: "expected the SUBQUERY's variable"),
-        ErrorCase(rule: "SUBQUERY(extensionItems $x, y == 1).@count == 1", at: "$x", fragment: "expected ',' after the SUBQUERY's collection"),
-        ErrorCase(rule: "SUBQUERY(extensionItems, $x, $x == 1.@count == 1", at: ".@count", fragment: "expected ')' to close the SUBQUERY opened at character 1"),
+        ErrorCase(
+            rule: "SUBQUERY(extensionItems, x, y == 1).@count == 1", at: "x,",
+            fragment: "expected the SUBQUERY's variable"),
+        ErrorCase(
+            rule: "SUBQUERY(extensionItems $x, y == 1).@count == 1", at: "$x",
+            fragment: "expected ',' after the SUBQUERY's collection"),
+        ErrorCase(
+            rule: "SUBQUERY(extensionItems, $x, $x == 1.@count == 1", at: ".@count",
+            fragment: "expected ')' to close the SUBQUERY opened at character 1"),
         ErrorCase(rule: "a ==", at: "", fragment: "the rule ends where an operand"),
         ErrorCase(rule: "a", at: "", fragment: "expected a comparison operator"),
         ErrorCase(rule: "a == 99999999999999999999", at: "9", fragment: "too large"),
@@ -97,13 +110,15 @@ struct PredicateParsingTests {
         ErrorCase(rule: "$ == 1", at: "$", fragment: "'$' must be followed by a variable name"),
         ErrorCase(rule: "@count == 1", at: "@count", fragment: "must follow a key path"),
         ErrorCase(rule: "a == ANY b", at: "ANY", fragment: "must come first in a comparison"),
-        ErrorCase(rule: "\n\n  SUBQUERY (\n\textensionItems,\n\t$e,\n\tANY $e.x UTI-CONFORMS-TO\n).@count == 1", at: ")",
+        ErrorCase(
+            rule: "\n\n  SUBQUERY (\n\textensionItems,\n\t$e,\n\tANY $e.x UTI-CONFORMS-TO\n).@count == 1", at: ")",
             fragment: "expected an operand"),
     ]
 
     @Test("syntax errors point at the offending character", arguments: errorCases)
     func syntaxErrors(_ testCase: ErrorCase) {
-        let expected = testCase.at.isEmpty ? testCase.rule.unicodeScalars.count : offset(of: testCase.at, in: testCase.rule)
+        let expected =
+            testCase.at.isEmpty ? testCase.rule.unicodeScalars.count : offset(of: testCase.at, in: testCase.rule)
         #expect {
             _ = try ActivationPredicate(parsing: testCase.rule)
         } throws: { error in
@@ -114,15 +129,19 @@ struct PredicateParsingTests {
 
     @Test("the excerpt shows the rule's line with a caret under the problem, tabs kept")
     func excerpt() {
-        let rule = "SUBQUERY (\n\textensionItems,\n\t$e,\n\tANY $e.registeredTypeIdentifiers UTI-CONFORMS-TO 42 ==\n).@count == 1"
+        let rule =
+            "SUBQUERY (\n\textensionItems,\n\t$e,\n\tANY $e.registeredTypeIdentifiers UTI-CONFORMS-TO 42 ==\n).@count == 1"
         do {
             _ = try ActivationPredicate(parsing: rule)
             Issue.record("the rule parsed")
         } catch {
             #expect(error.lineAndColumn == (4, 54))
-            #expect(error.excerpt == "\tANY $e.registeredTypeIdentifiers UTI-CONFORMS-TO 42 ==\n\t" + String(repeating: " ", count: 52) + "^")
-            #expect(error.description == "the predicate does not parse at character 87 (line 4, column 54): "
-                + "expected ')' to close the SUBQUERY opened at character 1, found '=='")
+            #expect(
+                error.excerpt == "\tANY $e.registeredTypeIdentifiers UTI-CONFORMS-TO 42 ==\n\t"
+                    + String(repeating: " ", count: 52) + "^")
+            #expect(
+                error.description == "the predicate does not parse at character 87 (line 4, column 54): "
+                    + "expected ')' to close the SUBQUERY opened at character 1, found '=='")
         }
     }
 

@@ -12,7 +12,8 @@ struct RealWorldRuleTests {
         var items: [[String]]
         var activates: Bool
         var testDescription: String {
-            let shared = items.isEmpty ? "nothing" : items.map { "[" + $0.joined(separator: ", ") + "]" }.joined(separator: " ")
+            let shared =
+                items.isEmpty ? "nothing" : items.map { "[" + $0.joined(separator: ", ") + "]" }.joined(separator: " ")
             return "\(file): \(shared) → \(activates ? "shown" : "hidden")"
         }
     }
@@ -50,10 +51,14 @@ struct RealWorldRuleTests {
         Case(file: "telegram.binary.plist", items: [], activates: false),
         // Chromium: exactly one item with exactly one web (not file) URL.
         Case(file: "chromium-open-extension.plist", items: [[url]], activates: true),
-        Case(file: "chromium-open-extension.plist", items: [["public.url+public.plain-text=https://a.example"]], activates: true),
+        Case(
+            file: "chromium-open-extension.plist", items: [["public.url+public.plain-text=https://a.example"]],
+            activates: true),
         Case(file: "chromium-open-extension.plist", items: [[url, jpeg]], activates: true),
         Case(file: "chromium-open-extension.plist", items: [["public.file-url=file:///tmp/a.pdf"]], activates: false),
-        Case(file: "chromium-open-extension.plist", items: [["public.url+public.file-url=file:///tmp/a"]], activates: false),
+        Case(
+            file: "chromium-open-extension.plist", items: [["public.url+public.file-url=file:///tmp/a"]],
+            activates: false),
         Case(file: "chromium-open-extension.plist", items: [[url, "public.url=https://b.example"]], activates: false),
         Case(file: "chromium-open-extension.plist", items: [[url], [url]], activates: false),
         Case(file: "chromium-open-extension.plist", items: [[jpeg]], activates: false),
@@ -112,30 +117,37 @@ struct RealWorldRuleTests {
 
     @Test("refusals say which part of the rule refused, in words")
     func reasons() throws {
-        #expect(try reason("apple-pdf-example.plist", [[Self.jpeg]])
-            == "the rule needs exactly 1 extension item whose attachments all conform to com.adobe.pdf; "
-            + "got 1 attachment of public.jpeg")
-        #expect(try reason("signal.plist", [[Self.jpeg], [Self.url]])
-            == "the rule needs exactly 1 extension item with at least 1 attachment that conforms to public.data or "
-            + "public.url; got 2 extension items: 1 attachment of public.jpeg; 1 attachment of public.url")
-        #expect(try reason("telegram.plist", [])
-            == "the rule needs at least 1 extension item whose attachments all conform to public.file-url, "
-            + "public.movie, public.image, public.url, public.text, public.audio, public.data, public.vcard or "
-            + "com.apple.pkpass; got no extension items")
-        #expect(try reason("chromium-open-extension.plist", [["public.file-url=/tmp/a.pdf"]])
-            == "the rule needs exactly 1 extension item with exactly 1 attachment that conforms to public.url and "
-            + "does not conform to public.file-url; got 1 attachment of public.file-url")
-        #expect(try reason("olvid.plist", [[Self.jpeg], [Self.jpeg]])
-            == "the rule needs either exactly 1 extension item with at least 1 attachment that conforms to public.data, "
-            + "public.url or com.apple.pkpass, or exactly 2 extension items with at least 1 attachment that conforms "
-            + "to public.data, public.url or com.apple.pkpass and exactly 1 extension item with at least 1 "
-            + "attachment that is of type public.url; got 2 extension items: 1 attachment of public.jpeg; "
-            + "1 attachment of public.jpeg")
-        #expect(try reason("element.plist", [Array(repeating: Self.jpeg, count: 6)])
-            == "6 images exceed NSExtensionActivationSupportsImageWithMaxCount = 5")
-        #expect(try reason("wordpress.plist", [[Self.pdf]])
-            == "none of the shared attachments (com.adobe.pdf) is supported; the rule accepts text, at most 1 web URL "
-            + "and at most 1 image")
+        #expect(
+            try reason("apple-pdf-example.plist", [[Self.jpeg]])
+                == "the rule needs exactly 1 extension item whose attachments all conform to com.adobe.pdf; "
+                + "got 1 attachment of public.jpeg")
+        #expect(
+            try reason("signal.plist", [[Self.jpeg], [Self.url]])
+                == "the rule needs exactly 1 extension item with at least 1 attachment that conforms to public.data or "
+                + "public.url; got 2 extension items: 1 attachment of public.jpeg; 1 attachment of public.url")
+        #expect(
+            try reason("telegram.plist", [])
+                == "the rule needs at least 1 extension item whose attachments all conform to public.file-url, "
+                + "public.movie, public.image, public.url, public.text, public.audio, public.data, public.vcard or "
+                + "com.apple.pkpass; got no extension items")
+        #expect(
+            try reason("chromium-open-extension.plist", [["public.file-url=/tmp/a.pdf"]])
+                == "the rule needs exactly 1 extension item with exactly 1 attachment that conforms to public.url and "
+                + "does not conform to public.file-url; got 1 attachment of public.file-url")
+        #expect(
+            try reason("olvid.plist", [[Self.jpeg], [Self.jpeg]])
+                == "the rule needs either exactly 1 extension item with at least 1 attachment that conforms to public.data, "
+                + "public.url or com.apple.pkpass, or exactly 2 extension items with at least 1 attachment that conforms "
+                + "to public.data, public.url or com.apple.pkpass and exactly 1 extension item with at least 1 "
+                + "attachment that is of type public.url; got 2 extension items: 1 attachment of public.jpeg; "
+                + "1 attachment of public.jpeg")
+        #expect(
+            try reason("element.plist", [Array(repeating: Self.jpeg, count: 6)])
+                == "6 images exceed NSExtensionActivationSupportsImageWithMaxCount = 5")
+        #expect(
+            try reason("wordpress.plist", [[Self.pdf]])
+                == "none of the shared attachments (com.adobe.pdf) is supported; the rule accepts text, at most 1 web URL "
+                + "and at most 1 image")
     }
 
     @Test("the Telegram-style rule: a URL activates it, nothing does not")
@@ -156,11 +168,13 @@ struct RealWorldRuleTests {
         #expect(target.evaluate(try ShareRequest(attachmentArguments: ["com.adobe.pdf=a.pdf"])).activated)
     }
 
-    @Test("which samples take conversation suggestions (IntentsSupported has INSendMessageIntent)", arguments: [
-        ("signal.plist", true), ("telegram.plist", true), ("telegram.binary.plist", true), ("olvid.plist", true),
-        ("chromium-open-extension.plist", false), ("firefox-focus.plist", false), ("element.plist", false),
-        ("wordpress.plist", false), ("apple-pdf-example.plist", false),
-    ])
+    @Test(
+        "which samples take conversation suggestions (IntentsSupported has INSendMessageIntent)",
+        arguments: [
+            ("signal.plist", true), ("telegram.plist", true), ("telegram.binary.plist", true), ("olvid.plist", true),
+            ("chromium-open-extension.plist", false), ("firefox-focus.plist", false), ("element.plist", false),
+            ("wordpress.plist", false), ("apple-pdf-example.plist", false),
+        ])
     func intents(file: String, supported: Bool) throws {
         #expect(try ShareTarget.load(infoPlistAt: Fixtures.extensionPath(file)).supportsSendMessageIntent == supported)
     }

@@ -13,11 +13,16 @@ struct RoundTripTests {
         case 1: return .integer(Int.random(in: Int.min...Int.max, using: &generator))
         case 2: return .real(Double(Int.random(in: -1_000_000...1_000_000, using: &generator)) / 64)
         case 3: return .bool(Bool.random(using: &generator))
-        case 4: return .date(Timestamp(seconds: Double(Int.random(in: -2_000_000_000...4_000_000_000, using: &generator))))
-        case 5: return .data((0..<Int.random(in: 0..<20, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator) })
+        case 4:
+            return .date(Timestamp(seconds: Double(Int.random(in: -2_000_000_000...4_000_000_000, using: &generator))))
+        case 5:
+            return .data(
+                (0..<Int.random(in: 0..<20, using: &generator)).map { _ in UInt8.random(in: 0...255, using: &generator)
+                })
         case 6: return .string("")
         case 7:
-            return .array((0..<Int.random(in: 0..<5, using: &generator)).map { _ in randomValue(&generator, depth: depth - 1) })
+            return .array(
+                (0..<Int.random(in: 0..<5, using: &generator)).map { _ in randomValue(&generator, depth: depth - 1) })
         default:
             var members: [String: PropertyListValue] = [:]
             for _ in 0..<Int.random(in: 0..<5, using: &generator) {
@@ -51,9 +56,12 @@ struct RoundTripTests {
         }
     }
 
-    @Test("every sample Info.plist survives XML → value → XML → value and value → binary → value",
-        arguments: ["signal.plist", "telegram.plist", "chromium-open-extension.plist", "olvid.plist",
-            "firefox-focus.plist", "element.plist", "wordpress.plist", "apple-pdf-example.plist"])
+    @Test(
+        "every sample Info.plist survives XML → value → XML → value and value → binary → value",
+        arguments: [
+            "signal.plist", "telegram.plist", "chromium-open-extension.plist", "olvid.plist",
+            "firefox-focus.plist", "element.plist", "wordpress.plist", "apple-pdf-example.plist",
+        ])
     func samples(name: String) throws {
         let value = try PropertyListValue(parsing: Fixtures.bytes(name))
         #expect(try PropertyListValue(parsing: value.xmlDocument) == value)

@@ -55,7 +55,8 @@ struct XMLPropertyListTests {
     @Test("a byte-order mark, no <plist> wrapper, and a repeated key that keeps its last value")
     func lenientForms() throws {
         let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
-        let value = try PropertyListValue(parsing: bom + Array("<dict><key>a</key><integer>1</integer><key>a</key><integer>2</integer></dict>".utf8))
+        let value = try PropertyListValue(
+            parsing: bom + Array("<dict><key>a</key><integer>1</integer><key>a</key><integer>2</integer></dict>".utf8))
         #expect(value == .dictionary(["a": .integer(2)]))
     }
 
@@ -69,9 +70,11 @@ struct XMLPropertyListTests {
         #expect(chromiumRule?.contains("UTI-CONFORMS-TO \"public.url\"") == true)
     }
 
-    @Test("integers and reals are read strictly", arguments: [
-        ("12", 12), ("+7", 7), ("-9223372036854775808", Int.min), (" 3 ", 3), ("0X10", 16),
-    ])
+    @Test(
+        "integers and reals are read strictly",
+        arguments: [
+            ("12", 12), ("+7", 7), ("-9223372036854775808", Int.min), (" 3 ", 3), ("0X10", 16),
+        ])
     func integers(text: String, expected: Int) {
         #expect(XMLPropertyListParser.integer(text) == expected)
     }

@@ -8,7 +8,11 @@
 /// `$attachement` is a syntax error, not a rule that silently never matches.
 ///
 /// ```swift
-/// let rule = try ActivationPredicate(parsing: #"SUBQUERY(extensionItems, $item, ANY $item.attachments.registeredTypeIdentifiers UTI-CONFORMS-TO "public.url").@count == 1"#)
+/// let rule = try ActivationPredicate(parsing: """
+///     SUBQUERY(extensionItems, $item,
+///         ANY $item.attachments.registeredTypeIdentifiers UTI-CONFORMS-TO "public.url").@count == 1
+///     """)
+/// rule.evaluate(request.matchingDictionary, types: target.types)
 /// ```
 public struct ActivationPredicate: Sendable, Equatable, CustomStringConvertible {
     /// The rule text as written.
@@ -99,8 +103,14 @@ public struct ActivationPredicate: Sendable, Equatable, CustomStringConvertible 
     }
 
     enum Operator: String, Sendable, Equatable {
-        case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
-        case conformsTo = "UTI-CONFORMS-TO", equalsType = "UTI-EQUALS"
+        case equal = "=="
+        case notEqual = "!="
+        case less = "<"
+        case lessOrEqual = "<="
+        case greater = ">"
+        case greaterOrEqual = ">="
+        case conformsTo = "UTI-CONFORMS-TO"
+        case equalsType = "UTI-EQUALS"
     }
 
     /// A value in a comparison.

@@ -125,8 +125,9 @@ struct PredicateLexer {
                 let tail = Array(keyword.rawValue.unicodeScalars.dropFirst(3))
                 let end = index + tail.count
                 if end <= scalars.count,
-                    String(String.UnicodeScalarView(scalars[index..<end])).uppercased() == String(
-                        String.UnicodeScalarView(tail)),
+                    String(String.UnicodeScalarView(scalars[index..<end])).uppercased()
+                        == String(
+                            String.UnicodeScalarView(tail)),
                     scalar(at: end).map(Self.isIdentifierPart) != true
                 {
                     index = end
@@ -146,7 +147,9 @@ struct PredicateLexer {
         while let current = scalar(at: index), Self.isDigit(current) {
             let digit = Int(current.value - 48)
             let (shifted, overflow1) = value.multipliedReportingOverflow(by: 10)
-            let (sum, overflow2) = negative ? shifted.subtractingReportingOverflow(digit)
+            let (sum, overflow2) =
+                negative
+                ? shifted.subtractingReportingOverflow(digit)
                 : shifted.addingReportingOverflow(digit)
             guard !overflow1, !overflow2 else { throw error("the number is too large", at: start) }
             value = sum

@@ -60,13 +60,17 @@ struct PredicateParser {
     private func isSymbol(_ symbol: PredicateToken.Symbol) -> Bool { current.kind == .symbol(symbol) }
 
     private mutating func expect(_ symbol: PredicateToken.Symbol, _ context: String) throws(PredicateSyntaxError) {
-        guard isSymbol(symbol) else { throw error("expected '\(symbol.rawValue)' \(context), found \(current.display)") }
+        guard isSymbol(symbol) else {
+            throw error("expected '\(symbol.rawValue)' \(context), found \(current.display)")
+        }
         advance()
     }
 
     private mutating func nest() throws(PredicateSyntaxError) {
         depth += 1
-        guard depth <= Self.maximumDepth else { throw error("the predicate nests deeper than \(Self.maximumDepth) levels") }
+        guard depth <= Self.maximumDepth else {
+            throw error("the predicate nests deeper than \(Self.maximumDepth) levels")
+        }
     }
 
     // MARK: - Predicates
@@ -140,11 +144,13 @@ struct PredicateParser {
         case .keyword(.utiEquals): op = .equalsType
         case .keyword(let keyword)
         where [.in, .contains, .beginsWith, .endsWith, .like, .matches, .between].contains(keyword):
-            throw error("the operator \(keyword.rawValue) is not supported in activation rules; use ==, !=, <, <=, "
-                + ">, >=, UTI-CONFORMS-TO or UTI-EQUALS")
+            throw error(
+                "the operator \(keyword.rawValue) is not supported in activation rules; use ==, !=, <, <=, "
+                    + ">, >=, UTI-CONFORMS-TO or UTI-EQUALS")
         default:
-            throw error("expected a comparison operator (==, !=, <, <=, >, >=, UTI-CONFORMS-TO, UTI-EQUALS), "
-                + "found \(current.display)")
+            throw error(
+                "expected a comparison operator (==, !=, <, <=, >, >=, UTI-CONFORMS-TO, UTI-EQUALS), "
+                    + "found \(current.display)")
         }
         advance()
         let rhs = try parseOperand()
@@ -183,8 +189,11 @@ struct PredicateParser {
             return .keyPath(.init(root: .key(name), components: try parseComponents()))
         case .variable(let name):
             guard scope.contains(name) else {
-                let bound = scope.isEmpty ? "no variables are bound here" : "bound here: "
-                    + scope.map { "$" + $0 }.joined(separator: ", ")
+                let bound =
+                    scope.isEmpty
+                    ? "no variables are bound here"
+                    : "bound here: "
+                        + scope.map { "$" + $0 }.joined(separator: ", ")
                 throw error("$\(name) is not bound by an enclosing SUBQUERY (\(bound))")
             }
             advance()

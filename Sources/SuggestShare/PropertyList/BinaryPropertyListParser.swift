@@ -68,8 +68,9 @@ struct BinaryPropertyListParser {
     private mutating func readTrailer() throws(PropertyListError) -> Int {
         let minimum = Self.header.count + 1 + 1 + Self.trailerSize
         guard bytes.count >= minimum else {
-            throw error("truncated: \(bytes.count) bytes is too short for a binary property list "
-                + "(the header and trailer alone take 40)", at: bytes.count)
+            throw error(
+                "truncated: \(bytes.count) bytes is too short for a binary property list "
+                    + "(the header and trailer alone take 40)", at: bytes.count)
         }
         guard bytes.starts(with: Self.header) else {
             throw error("unsupported binary property list version (only bplist00 is read)", at: 6)
@@ -87,7 +88,8 @@ struct BinaryPropertyListParser {
         let top = try unsigned(at: trailer + 16, width: 8, limit: bytes.count, what: "the top object")
         let table = try unsigned(at: trailer + 24, width: 8, limit: bytes.count, what: "the offset table offset")
         guard count >= 1, count <= UInt64(trailer / offsetSize) else {
-            throw error("the trailer claims \(count) objects, which cannot fit in \(bytes.count) bytes", at: trailer + 8)
+            throw error(
+                "the trailer claims \(count) objects, which cannot fit in \(bytes.count) bytes", at: trailer + 8)
         }
         objectCount = Int(count)
         guard top < count else {
@@ -120,12 +122,15 @@ struct BinaryPropertyListParser {
         guard countMarker < offsetTableStart else { throw error("the object's length is missing", at: start) }
         let lengthMarker = bytes[countMarker]
         guard lengthMarker >> 4 == 0x1, lengthMarker & 0x0F <= 3 else {
-            throw error("the object's length must be an integer object, found marker 0x\(hex(lengthMarker))",
+            throw error(
+                "the object's length must be an integer object, found marker 0x\(hex(lengthMarker))",
                 at: countMarker)
         }
         let width = 1 << Int(lengthMarker & 0x0F)
         let value = try unsigned(at: countMarker + 1, width: width, limit: offsetTableStart, what: "the length")
-        guard value <= UInt64(Int.max / 2) else { throw error("the length \(value) is absurdly large", at: countMarker) }
+        guard value <= UInt64(Int.max / 2) else {
+            throw error("the length \(value) is absurdly large", at: countMarker)
+        }
         return (Int(value), countMarker + 1 + width)
     }
 
@@ -165,8 +170,9 @@ struct BinaryPropertyListParser {
         defer { inProgress.remove(reference) }
         let result = try parseObject(at: start, depth: depth)
         guard result.size <= Self.maximumExpandedObjects else {
-            throw error("the property list expands to more than \(Self.maximumExpandedObjects) values "
-                + "through shared references", at: start)
+            throw error(
+                "the property list expands to more than \(Self.maximumExpandedObjects) values "
+                    + "through shared references", at: start)
         }
         cache[reference] = result
         return result
@@ -190,7 +196,8 @@ struct BinaryPropertyListParser {
                 throw error("a real must take 4 or 8 bytes (marker 0x\(hex(marker)))", at: start)
             }
             let bits = try unsigned(at: start + 1, width: 1 << nibble, limit: offsetTableStart, what: "the real")
-            let value = nibble == 2 ? Double(Float(bitPattern: UInt32(truncatingIfNeeded: bits))) : Double(bitPattern: bits)
+            let value =
+                nibble == 2 ? Double(Float(bitPattern: UInt32(truncatingIfNeeded: bits))) : Double(bitPattern: bits)
             return Parsed(value: .real(value))
         case 0x3:
             guard marker == 0x33 else { throw error("unknown date marker 0x\(hex(marker))", at: start) }
@@ -260,8 +267,9 @@ struct BinaryPropertyListParser {
     private func add(_ size: Int, _ more: Int, at start: Int) throws(PropertyListError) -> Int {
         let total = size + more  // both are at most maximumExpandedObjects: no overflow
         guard total <= Self.maximumExpandedObjects else {
-            throw error("the property list expands to more than \(Self.maximumExpandedObjects) values "
-                + "through shared references", at: start)
+            throw error(
+                "the property list expands to more than \(Self.maximumExpandedObjects) values "
+                    + "through shared references", at: start)
         }
         return total
     }

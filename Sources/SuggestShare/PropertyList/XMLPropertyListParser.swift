@@ -26,8 +26,9 @@ struct XMLPropertyListParser {
     static func parse(_ bytes: [UInt8]) throws(PropertyListError) -> PropertyListValue {
         var parser = XMLPropertyListParser(bytes)
         if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) {
-            throw parser.error("the file is UTF-16; only UTF-8 XML property lists are read (convert it with "
-                + "plutil -convert xml1)", at: 0)
+            throw parser.error(
+                "the file is UTF-16; only UTF-8 XML property lists are read (convert it with "
+                    + "plutil -convert xml1)", at: 0)
         }
         if let bad = UTF8Validation.firstInvalidOffset(in: bytes) {
             throw parser.error("invalid UTF-8 (byte 0x\(hex(bytes[bad])))", at: bad)
@@ -255,8 +256,9 @@ struct XMLPropertyListParser {
         }
         index += 1
         guard found == name else {
-            throw error("expected '</\(name)>' to close the element opened at \(positionText(openedAt)), "
-                + "found '</\(found)>'", at: start)
+            throw error(
+                "expected '</\(name)>' to close the element opened at \(positionText(openedAt)), "
+                    + "found '</\(found)>'", at: start)
         }
     }
 
@@ -305,8 +307,9 @@ struct XMLPropertyListParser {
         case "plist":
             throw error("<plist> may only be the outermost element", at: tag.offset)
         default:
-            throw error("unknown element <\(tag.name)>; a property list holds dict, array, key, string, integer, "
-                + "real, true, false, date or data", at: tag.offset)
+            throw error(
+                "unknown element <\(tag.name)>; a property list holds dict, array, key, string, integer, "
+                    + "real, true, false, date or data", at: tag.offset)
         }
     }
 

@@ -51,7 +51,8 @@ public struct Attachment: Sendable, Hashable {
         for (position, character) in text.unicodeScalars.enumerated() {
             if character == ":" { return position > 0 ? scheme.lowercased() : nil }
             let isLetter = (character >= "a" && character <= "z") || (character >= "A" && character <= "Z")
-            let isOther = (character >= "0" && character <= "9") || character == "+" || character == "-"
+            let isOther =
+                (character >= "0" && character <= "9") || character == "+" || character == "-"
                 || character == "."
             guard isLetter || (position > 0 && isOther) else { return nil }
             scheme.unicodeScalars.append(character)
@@ -59,8 +60,8 @@ public struct Attachment: Sendable, Hashable {
         return nil
     }
 
-    /// Whether the value is known to be a URL whose scheme is not `http` or `https` (a `mailto:` link is a URL
-    /// but not a web URL).
+    /// Whether the value is known to be a URL whose scheme is not `http` or `https`: a `mailto:` link, or
+    /// `example.com` without a scheme, is a URL but not a web URL.
     var isNonWebURL: Bool {
         guard case .url(let text) = value else { return false }
         let scheme = Attachment.urlScheme(of: text)
@@ -75,7 +76,8 @@ public struct Attachment: Sendable, Hashable {
         guard !identifier.isEmpty else { return "the type identifier is empty" }
         guard identifier.utf8.count <= 1024 else { return "the type identifier is longer than 1024 bytes" }
         for scalar in identifier.unicodeScalars {
-            let allowed = (scalar >= "a" && scalar <= "z") || (scalar >= "A" && scalar <= "Z")
+            let allowed =
+                (scalar >= "a" && scalar <= "z") || (scalar >= "A" && scalar <= "Z")
                 || (scalar >= "0" && scalar <= "9") || scalar == "-" || scalar == "." || scalar.value > 0x7F
             if !allowed {
                 return "\"\(identifier.prefix(60))\" is not a uniform type identifier (it contains "

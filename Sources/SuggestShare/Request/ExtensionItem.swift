@@ -6,7 +6,8 @@ public struct ExtensionItem: Sendable, Hashable {
     /// Other attributes (`userInfo`), visible to predicate rules as keys of the item.
     public var userInfo: [String: PropertyListValue]
 
-    public init(attachments: [Attachment] = [], contentText: String? = nil, userInfo: [String: PropertyListValue] = [:]) {
+    public init(attachments: [Attachment] = [], contentText: String? = nil, userInfo: [String: PropertyListValue] = [:])
+    {
         self.attachments = attachments
         self.contentText = contentText
         self.userInfo = userInfo

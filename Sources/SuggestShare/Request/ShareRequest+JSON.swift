@@ -35,14 +35,17 @@ extension ShareRequest {
     /// - Throws: `InputError` naming the offending field by its path, such as `items[0].attachments[1].type`.
     public init(json: JSONValue) throws(InputError) {
         guard case .object = json else {
-            throw InputError(field: nil, message: "expected a share request object ({\"items\": [...]}), "
-                + "found \(json.kindName)")
+            throw InputError(
+                field: nil,
+                message: "expected a share request object ({\"items\": [...]}), "
+                    + "found \(json.kindName)")
         }
         guard let itemsValue = json["items"], itemsValue != .null else {
             throw InputError(field: "items", message: "is required: an array of extension items (it may be empty)")
         }
         guard case .array(let itemValues) = itemsValue else {
-            throw InputError(field: "items", message: "expected an array of extension items, found \(itemsValue.kindName)")
+            throw InputError(
+                field: "items", message: "expected an array of extension items, found \(itemsValue.kindName)")
         }
         var items: [ExtensionItem] = []
         for (index, itemValue) in itemValues.enumerated() {
@@ -103,9 +106,8 @@ extension ShareRequest {
             throw InputError(field: path, message: "has both typeIdentifiers and type; give one of them")
         case (.some(let value), nil):
             guard case .array(let elements) = value, !elements.isEmpty else {
-                throw InputError(
-                    field: path + ".typeIdentifiers",
-                    message: "expected a non-empty array of UTIs, found \(value.kindName == "an array" ? "an empty array" : value.kindName)")
+                let found = value == .array([]) ? "an empty array" : value.kindName
+                throw InputError(field: path + ".typeIdentifiers", message: "expected a non-empty array of UTIs, found \(found)")
             }
             for (index, element) in elements.enumerated() {
                 types.append(try typeIdentifier(element, field: "\(path).typeIdentifiers[\(index)]"))
@@ -134,7 +136,8 @@ extension ShareRequest {
 
     private static func typeIdentifier(_ json: JSONValue, field: String) throws(InputError) -> String {
         guard case .string(let text) = json else {
-            throw InputError(field: field, message: "expected a UTI string such as \"public.jpeg\", found \(json.kindName)")
+            throw InputError(
+                field: field, message: "expected a UTI string such as \"public.jpeg\", found \(json.kindName)")
         }
         if let problem = Attachment.problem(withTypeIdentifier: text) {
             throw InputError(field: field, message: problem)

@@ -10,7 +10,9 @@ extension ShareRequest {
         let items = items.map { item -> PropertyListValue in
             var members = item.userInfo
             members["attachments"] = .array(
-                item.attachments.map { .dictionary(["registeredTypeIdentifiers": .array($0.typeIdentifiers.map(PropertyListValue.string))]) })
+                item.attachments.map {
+                    .dictionary(["registeredTypeIdentifiers": .array($0.typeIdentifiers.map(PropertyListValue.string))])
+                })
             if let text = item.contentText { members["contentText"] = .string(text) }
             return .dictionary(members)
         }
@@ -36,7 +38,9 @@ extension ShareRequest {
             return single ? "1 extension item with no attachments" : "no attachments"
         }
         let listed = item.attachments.prefix(8).map { $0.typeIdentifiers.joined(separator: "/") }
-        var list = listed.count == 1 ? listed[0]
+        var list =
+            listed.count == 1
+            ? listed[0]
             : listed.dropLast().joined(separator: ", ") + " and " + (listed.last ?? "")
         if count > 8 { list = listed.joined(separator: ", ") + " and \(count - 8) more" }
         return "\(count) attachment\(count == 1 ? "" : "s") of \(list)"

@@ -115,14 +115,18 @@ extension ActivationDictionary {
             return .refused("nothing is shared: a dictionary rule needs at least one attachment")
         }
         let outcomes = attachments.map { outcome(of: $0, types: types) }
-        for case .refused(let type, let key) in outcomes {
+        for (attachment, outcome) in zip(attachments, outcomes) {
+            guard case .refused(let type, let key) = outcome else { continue }
             let value = key == .supportsText ? "NO" : "0"
-            return .refused("\(type) attachments are not supported (\(key.rawValue) is \(value))")
+            return .refused(
+                "\(Self.subject(type, attachment, types)) are not supported (\(key.rawValue) is \(value))")
         }
         if matchesStrictly {
-            for case .unhandled(let type) in outcomes {
-                return .refused("\(type) attachments are not supported: no key of the rule accepts them, and "
-                    + "\(strictnessReason) the rule must support every shared attachment")
+            for (attachment, outcome) in zip(attachments, outcomes) {
+                guard case .unhandled(let type) = outcome else { continue }
+                return .refused(
+                    "\(Self.subject(type, attachment, types)) are not supported: no key of the rule accepts "
+                        + "them, and \(strictnessReason) the rule must support every shared attachment")
             }
         }
         var counts: [AssetKind: Int] = [:]
@@ -142,14 +146,43 @@ extension ActivationDictionary {
         }
         if let minimum = attachmentsMinimumCount, attachments.count < minimum {
             let count = attachments.count
-            return .refused("\(count) attachment\(count == 1 ? " is" : "s are") fewer than "
-                + "\(Key.attachmentsMinimumCount.rawValue) = \(minimum)")
+            return .refused(
+                "\(count) attachment\(count == 1 ? " is" : "s are") fewer than "
+                    + "\(Key.attachmentsMinimumCount.rawValue) = \(minimum)")
         }
         guard accepted > 0 else {
-            let shared = request.contentTypes.prefix(8).joined(separator: ", ")
-            return .refused("none of the shared attachments (\(shared)) is supported; the rule accepts \(acceptedKinds)")
+            var labels: [String] = []
+            for (attachment, outcome) in zip(attachments, outcomes) {
+                guard case .unhandled(let type) = outcome else { continue }
+                let label = Self.label(type, attachment, types)
+                if !labels.contains(label) { labels.append(label) }
+            }
+            let shared = labels.prefix(8).joined(separator: ", ")
+            return .refused(
+                "none of the shared attachments (\(shared)) is supported; the rule accepts \(acceptedKinds)")
         }
         return .activated
+    }
+
+    /// The value of a URL attachment that is not a web URL, which is why the WebURL key does not take it.
+    private static func nonWebURL(_ type: String, _ attachment: Attachment, _ types: UniformTypeTree) -> String? {
+        guard attachment.isNonWebURL, types.conforms(type, to: "public.url"),
+            !types.conforms(type, to: "public.file-url"), let text = attachment.value?.text
+        else { return nil }
+        return String(text.prefix(60))
+    }
+
+    /// A refused attachment in a sentence: "public.jpeg attachments", or "public.url attachments that are not
+    /// http(s) URLs (mailto:a@example.com)".
+    static func subject(_ type: String, _ attachment: Attachment, _ types: UniformTypeTree) -> String {
+        guard let url = nonWebURL(type, attachment, types) else { return "\(type) attachments" }
+        return "\(type) attachments that are not http(s) URLs (\(url))"
+    }
+
+    /// A refused attachment in a list: "public.jpeg", or "public.url (not an http(s) URL: mailto:a@example.com)".
+    static func label(_ type: String, _ attachment: Attachment, _ types: UniformTypeTree) -> String {
+        guard let url = nonWebURL(type, attachment, types) else { return type }
+        return "\(type) (not an http(s) URL: \(url))"
     }
 
     private var strictnessReason: String {

@@ -38,7 +38,9 @@ public enum ActivationRule: Sendable, Equatable, CustomStringConvertible {
         switch self {
         case .predicate(let predicate): return predicate.source
         case .dictionary(let dictionary):
-            let mode = dictionary.matchesStrictly ? "every attachment must be supported"
+            let mode =
+                dictionary.matchesStrictly
+                ? "every attachment must be supported"
                 : "at least one attachment must be supported"
             return "dictionary rule accepting \(dictionary.acceptedKinds) (\(mode))"
         }

@@ -44,7 +44,8 @@ extension ShareTarget {
         if let value = attributes["IntentsSupported"] {
             let field = "NSExtension.NSExtensionAttributes.IntentsSupported"
             guard case .array(let elements) = value else {
-                throw .invalidValue(path: path, field: field, problem: "is \(value.kindName); it must be an array of intent names")
+                throw .invalidValue(
+                    path: path, field: field, problem: "is \(value.kindName); it must be an array of intent names")
             }
             for (index, element) in elements.enumerated() {
                 guard case .string(let name) = element else {
@@ -80,7 +81,8 @@ extension ShareTarget {
                     + "extension's Info.plist, not the app's)")
         }
         guard case .dictionary(let extensionMembers) = extensionValue else {
-            throw .invalidValue(path: path, field: "NSExtension", problem: "is \(extensionValue.kindName); it must be a dictionary")
+            throw .invalidValue(
+                path: path, field: "NSExtension", problem: "is \(extensionValue.kindName); it must be a dictionary")
         }
         guard let attributesValue = extensionMembers["NSExtensionAttributes"] else {
             throw .invalidRule(path: path, .missing)
@@ -98,7 +100,8 @@ extension ShareTarget {
         _ value: PropertyListValue, field: String, path: String
     ) throws(ShareTargetError) -> [(String, [String])] {
         guard case .array(let elements) = value else {
-            throw .invalidValue(path: path, field: field, problem: "is \(value.kindName); it must be an array of type declarations")
+            throw .invalidValue(
+                path: path, field: field, problem: "is \(value.kindName); it must be an array of type declarations")
         }
         var result: [(String, [String])] = []
         for (index, element) in elements.enumerated() {
@@ -108,7 +111,8 @@ extension ShareTarget {
             }
             guard case .string(let identifier)? = declaration["UTTypeIdentifier"] else {
                 throw .invalidValue(
-                    path: path, field: here + ".UTTypeIdentifier", problem: "is missing or not a string; give the type's UTI")
+                    path: path, field: here + ".UTTypeIdentifier",
+                    problem: "is missing or not a string; give the type's UTI")
             }
             if let problem = Attachment.problem(withTypeIdentifier: identifier) {
                 throw .invalidValue(path: path, field: here + ".UTTypeIdentifier", problem: "is invalid: \(problem)")
@@ -128,7 +132,8 @@ extension ShareTarget {
                 }
             case let other?:
                 throw .invalidValue(
-                    path: path, field: here + ".UTTypeConformsTo", problem: "is \(other.kindName); it must be an array of UTIs")
+                    path: path, field: here + ".UTTypeConformsTo",
+                    problem: "is \(other.kindName); it must be an array of UTIs")
             }
             result.append((identifier, parents))
         }

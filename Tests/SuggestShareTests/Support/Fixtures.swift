@@ -36,9 +36,10 @@ enum Fixtures {
     /// A request with one extension item per element of `items`; each attachment is written `UTI=VALUE`, with
     /// several types joined by `+` (`public.file-url+com.adobe.pdf=/tmp/a.pdf`).
     static func request(_ items: [[String]]) -> ShareRequest {
-        ShareRequest(items: items.map { attachments in
-            ExtensionItem(attachments: attachments.map(attachment))
-        })
+        ShareRequest(
+            items: items.map { attachments in
+                ExtensionItem(attachments: attachments.map(attachment))
+            })
     }
 
     static func attachment(_ text: String) -> Attachment {
