@@ -1,0 +1,28 @@
+import SuggestCore
+
+extension ActivationPredicate {
+    /// Evaluates the predicate against a request and, when it refuses, says which part refused.
+    ///
+    /// The reason reads "the rule needs <requirement>; got <what was shared>", for example "the rule needs
+    /// exactly 1 extension item whose attachments all conform to com.adobe.pdf; got 1 attachment of
+    /// public.jpeg". When the top of the rule is an AND, the requirement is the first operand that fails. The
+    /// usual shapes (counts of SUBQUERYs, "all attachments" via `.@count == $item.attachments.@count`,
+    /// `ANY ... UTI-CONFORMS-TO`, AND, OR, NOT) are put in words; anything else is quoted from the rule.
+    /// - Complexity: that of `evaluate(_:types:)`, plus O(n) in the length of the rule for the wording.
+    public func decision(for request: ShareRequest, types: UniformTypeTree = .standard) -> ActivationDecision {
+        let object = request.matchingDictionary
+        let evaluator = PredicateEvaluator(types: types)
+        if evaluator.holds(root, object: object, bindings: []) { return .activated }
+        if case .constant(false) = root {
+            return .refused("the rule is FALSEPREDICATE, which never activates")
+        }
+        var culprit = root
+        while case .and(let operands, _) = culprit,
+            let failing = operands.first(where: { !evaluator.holds($0, object: object, bindings: []) })
+        {
+            culprit = failing
+        }
+        let phrase = PredicatePhrase(source: source)
+        return .refused("the rule needs \(phrase.requirement(culprit)); got \(request.summary)")
+    }
+}

@@ -1,0 +1,140 @@
+import SuggestCore
+
+/// Evaluates predicate syntax trees against property-list values.
+struct PredicateEvaluator {
+    typealias Node = ActivationPredicate.Node
+    typealias Expression = ActivationPredicate.Expression
+    /// Variables bound by enclosing SUBQUERYs, innermost last.
+    typealias Bindings = [(name: String, value: PropertyListValue)]
+
+    let types: UniformTypeTree
+
+    func holds(_ node: Node, object: PropertyListValue?, bindings: Bindings) -> Bool {
+        switch node {
+        case .constant(let value): return value
+        case .not(let inner, _): return !holds(inner, object: object, bindings: bindings)
+        case .and(let operands, _): return operands.allSatisfy { holds($0, object: object, bindings: bindings) }
+        case .or(let operands, _): return operands.contains { holds($0, object: object, bindings: bindings) }
+        case .comparison(let comparison):
+            let lhs = value(comparison.lhs, object: object, bindings: bindings)
+            let rhs = value(comparison.rhs, object: object, bindings: bindings)
+            switch comparison.modifier {
+            case .direct: return compare(lhs, comparison.op, rhs)
+            case .any: return Self.elements(lhs).contains { compare($0, comparison.op, rhs) }
+            case .all: return Self.elements(lhs).allSatisfy { compare($0, comparison.op, rhs) }
+            case .none: return !Self.elements(lhs).contains { compare($0, comparison.op, rhs) }
+            }
+        }
+    }
+
+    func value(_ expression: Expression, object: PropertyListValue?, bindings: Bindings) -> PropertyListValue? {
+        switch expression {
+        case .integer(let number): return .integer(number)
+        case .string(let text): return .string(text)
+        case .bool(let flag): return .bool(flag)
+        case .null: return nil
+        case .keyPath(let path):
+            var current: PropertyListValue?
+            switch path.root {
+            case .evaluatedObject: current = object
+            case .variable(let name): current = bindings.last(where: { $0.name == name })?.value
+            case .key(let key): current = Self.read(key, of: object)
+            }
+            return Self.follow(path.components, from: current)
+        case .subquery(let subquery, let path):
+            let collection = value(subquery.collection, object: object, bindings: bindings)
+            let selected = Self.elements(collection).filter { element in
+                holds(subquery.predicate, object: element, bindings: bindings + [(subquery.variable, element)])
+            }
+            return Self.follow(path, from: .array(selected))
+        }
+    }
+
+    /// The elements of a collection operand: an array's elements, a dictionary's values, nothing for a missing
+    /// value, and the value itself otherwise.
+    static func elements(_ value: PropertyListValue?) -> [PropertyListValue] {
+        switch value {
+        case nil: return []
+        case .array(let elements)?: return elements
+        case .dictionary(let members)?: return Array(members.values)
+        case let single?: return [single]
+        }
+    }
+
+    static func follow(
+        _ components: [ActivationPredicate.KeyPath.Component], from start: PropertyListValue?
+    ) -> PropertyListValue? {
+        var current = start
+        for component in components {
+            switch component {
+            case .key(let key): current = read(key, of: current)
+            case .count:
+                switch current {
+                case .array(let elements)?: current = .integer(elements.count)
+                case .dictionary(let members)?: current = .integer(members.count)
+                default: current = nil
+                }
+            }
+        }
+        return current
+    }
+
+    /// Key-value coding's `value(forKey:)`: a dictionary's member, or an array of each element's member.
+    static func read(_ key: String, of value: PropertyListValue?) -> PropertyListValue? {
+        switch value {
+        case .dictionary(let members)?: return members[key]
+        case .array(let elements)?: return .array(elements.compactMap { read(key, of: $0) })
+        default: return nil
+        }
+    }
+
+    func compare(_ lhs: PropertyListValue?, _ op: ActivationPredicate.Operator, _ rhs: PropertyListValue?) -> Bool {
+        switch op {
+        case .equal: return Self.equal(lhs, rhs)
+        case .notEqual: return !Self.equal(lhs, rhs)
+        case .less, .lessOrEqual, .greater, .greaterOrEqual:
+            let order: Int
+            if case .integer(let left)? = lhs, case .integer(let right)? = rhs {
+                order = left < right ? -1 : left > right ? 1 : 0  // exact, even beyond 2^53
+            } else if let left = Self.number(lhs), let right = Self.number(rhs) {
+                order = left < right ? -1 : left > right ? 1 : 0
+            } else if case .string(let left)? = lhs, case .string(let right)? = rhs {
+                order = left.unicodeScalars.lexicographicallyPrecedes(right.unicodeScalars) ? -1 : left == right ? 0 : 1
+            } else {
+                return false
+            }
+            switch op {
+            case .less: return order < 0
+            case .lessOrEqual: return order <= 0
+            case .greater: return order > 0
+            default: return order >= 0
+            }
+        case .conformsTo:
+            guard case .string(let type)? = lhs, case .string(let ancestor)? = rhs else { return false }
+            return types.conforms(type, to: ancestor)
+        case .equalsType:
+            guard case .string(let left)? = lhs, case .string(let right)? = rhs else { return false }
+            return types.equals(left, right)
+        }
+    }
+
+    static func number(_ value: PropertyListValue?) -> Double? {
+        switch value {
+        case .integer(let number)?: return Double(number)
+        case .real(let number)?: return number
+        case .bool(let flag)?: return flag ? 1 : 0
+        default: return nil
+        }
+    }
+
+    static func equal(_ lhs: PropertyListValue?, _ rhs: PropertyListValue?) -> Bool {
+        switch (lhs, rhs) {
+        case (nil, nil): return true
+        case (nil, _), (_, nil): return false
+        case (.integer(let left)?, .integer(let right)?): return left == right
+        default:
+            if let left = number(lhs), let right = number(rhs) { return left == right }
+            return lhs == rhs
+        }
+    }
+}

@@ -1,0 +1,32 @@
+import SuggestCore
+
+/// What a host app shares: its extension items, as a share extension's context receives them (`inputItems`).
+///
+/// Build one from the command line's `--attachment UTI=VALUE` strings (`init(attachmentArguments:)`) or from
+/// JSON (`init(json:)`); evaluate it with `ShareTarget.evaluate(_:)`; hand `contentTypes` to the ranker.
+public struct ShareRequest: Sendable, Hashable {
+    public var items: [ExtensionItem]
+
+    public init(items: [ExtensionItem] = []) { self.items = items }
+
+    /// A request that shares nothing.
+    public static let empty = ShareRequest()
+
+    /// Every attachment of every item, in order.
+    public var attachments: [Attachment] { items.flatMap(\.attachments) }
+
+    /// All registered types of all attachments, in order, each once (compared case-insensitively, as UTIs are).
+    ///
+    /// This is what the ranker's context takes (`RankingContext.contentTypes`).
+    /// - Complexity: O(n) in the number of registered types.
+    public var contentTypes: [String] {
+        var seen: Set<String> = []
+        var types: [String] = []
+        for attachment in attachments {
+            for type in attachment.typeIdentifiers where seen.insert(type.lowercased()).inserted {
+                types.append(type)
+            }
+        }
+        return types
+    }
+}

@@ -1,0 +1,207 @@
+import SuggestCore
+
+extension ActivationDictionary {
+    /// The kinds of attachment the dictionary keys speak about.
+    ///
+    /// Which types belong to which key is not documented; this mapping is a modelling guess (share-flow.md §1):
+    /// web pages are `com.apple.active-webpage`; web URLs are `public.url` other than `public.file-url`, with an
+    /// http or https scheme when the value is known; images are `public.image`, movies `public.movie`; text is
+    /// `public.text`; files are `public.file-url` and any other `public.data`. Images and movies are kinds of
+    /// file: when their own key is absent, the File key speaks for them.
+    enum AssetKind: CaseIterable {
+        case text, webURL, webPage, image, movie, file
+
+        var key: Key {
+            switch self {
+            case .text: return .supportsText
+            case .webURL: return .webURLMaximumCount
+            case .webPage: return .webPageMaximumCount
+            case .image: return .imageMaximumCount
+            case .movie: return .movieMaximumCount
+            case .file: return .fileMaximumCount
+            }
+        }
+
+        func noun(_ count: Int) -> String {
+            let one = count == 1
+            switch self {
+            case .text: return one ? "text attachment" : "text attachments"
+            case .webURL: return one ? "web URL" : "web URLs"
+            case .webPage: return one ? "web page" : "web pages"
+            case .image: return one ? "image" : "images"
+            case .movie: return one ? "movie" : "movies"
+            case .file: return one ? "file" : "files"
+            }
+        }
+    }
+
+    /// The setting for a kind: `nil` when its key is absent, 0 when not supported, else the maximum count
+    /// (`Int.max` for text, which has no count).
+    func setting(_ kind: AssetKind) -> Int? {
+        switch kind {
+        case .text: return supportsText.map { $0 ? Int.max : 0 }
+        case .webURL: return webURLMaximumCount
+        case .webPage: return webPageMaximumCount
+        case .image: return imageMaximumCount
+        case .movie: return movieMaximumCount
+        case .file: return fileMaximumCount
+        }
+    }
+
+    /// The kinds a type can be handled as, most specific first; empty for types no kind covers (which only
+    /// `...SupportsAttachmentsWithMaxCount` can accept).
+    static func kinds(of type: String, in attachment: Attachment, types: UniformTypeTree) -> [AssetKind] {
+        if types.conforms(type, to: "com.apple.active-webpage") { return [.webPage] }
+        if types.conforms(type, to: "public.file-url") { return [.file] }
+        if types.conforms(type, to: "public.url") { return attachment.isNonWebURL ? [] : [.webURL] }
+        if types.conforms(type, to: "public.image") { return [.image, .file] }
+        if types.conforms(type, to: "public.movie") { return [.movie, .file] }
+        if types.conforms(type, to: "public.text") { return [.text] }
+        if types.conforms(type, to: "public.data") { return [.file] }
+        return []
+    }
+
+    /// How the dictionary treats one attachment.
+    enum Outcome: Equatable {
+        /// Supported by the key of `kind`, or by `...SupportsAttachmentsWithMaxCount` when `kind` is `nil`.
+        case accepted(AssetKind?)
+        /// Refused by a key that is 0 (or `SupportsText` that is NO).
+        case refused(type: String, key: Key)
+        /// No key speaks for it.
+        case unhandled(type: String)
+    }
+
+    /// Decides one attachment: it is accepted when any of its types is, refused when none is and some type's
+    /// key is 0, and unhandled otherwise. For each type the most specific kind whose key is present decides.
+    func outcome(of attachment: Attachment, types: UniformTypeTree) -> Outcome {
+        var refusal: Outcome?
+        for type in attachment.typeIdentifiers {
+            var decided: Outcome?
+            for kind in Self.kinds(of: type, in: attachment, types: types) {
+                guard let setting = setting(kind) else { continue }
+                decided = setting > 0 ? .accepted(kind) : .refused(type: type, key: kind.key)
+                break
+            }
+            if decided == nil, let maximum = attachmentsMaximumCount {
+                decided = maximum > 0 ? .accepted(nil) : .refused(type: type, key: .attachmentsMaximumCount)
+            }
+            if let decided {
+                if case .accepted = decided { return decided }
+                if refusal == nil { refusal = decided }
+            }
+        }
+        return refusal ?? .unhandled(type: attachment.typeIdentifiers.first ?? "an untyped attachment")
+    }
+
+    /// Whether the dictionary accepts what is shared, and if not, which key refused it.
+    ///
+    /// The documented behaviour, then the model for what is not documented:
+    /// - With version 1 (the default) or strict matching, every attachment must be supported; with version 2,
+    ///   at least one must be (an image and text shared to a text-only extension: hidden under version 1, shown
+    ///   under version 2).
+    /// - An attachment whose kind has a key of 0 is refused under either version (iOS compiles such keys into
+    ///   REJECT templates), unless another of its types is supported.
+    /// - No kind may have more attachments than its maximum count; the total must be within
+    ///   `...AttachmentsWithMaxCount` and `...AttachmentsWithMinCount`.
+    /// - Nothing shared (no attachments) never activates a dictionary rule.
+    ///
+    /// The reason names the key: "public.jpeg attachments are not supported
+    /// (NSExtensionActivationSupportsImageWithMaxCount is 0)", "3 images exceed
+    /// NSExtensionActivationSupportsImageWithMaxCount = 1".
+    /// - Complexity: O(a × t × d) for a attachments of t types each in a type tree of depth d.
+    public func decision(for request: ShareRequest, types: UniformTypeTree = .standard) -> ActivationDecision {
+        let attachments = request.attachments
+        guard !attachments.isEmpty else {
+            return .refused("nothing is shared: a dictionary rule needs at least one attachment")
+        }
+        let outcomes = attachments.map { outcome(of: $0, types: types) }
+        for (attachment, outcome) in zip(attachments, outcomes) {
+            guard case .refused(let type, let key) = outcome else { continue }
+            let value = key == .supportsText ? "NO" : "0"
+            return .refused(
+                "\(Self.subject(type, attachment, types)) are not supported (\(key.rawValue) is \(value))")
+        }
+        if matchesStrictly {
+            for (attachment, outcome) in zip(attachments, outcomes) {
+                guard case .unhandled(let type) = outcome else { continue }
+                return .refused(
+                    "\(Self.subject(type, attachment, types)) are not supported: no key of the rule accepts "
+                        + "them, and \(strictnessReason) the rule must support every shared attachment")
+            }
+        }
+        var counts: [AssetKind: Int] = [:]
+        var accepted = 0
+        for case .accepted(let kind) in outcomes {
+            accepted += 1
+            if let kind { counts[kind, default: 0] += 1 }
+        }
+        for kind in AssetKind.allCases {
+            if let count = counts[kind], let maximum = setting(kind), count > maximum {
+                return .refused("\(count) \(kind.noun(count)) exceed \(kind.key.rawValue) = \(maximum)")
+            }
+        }
+        if let maximum = attachmentsMaximumCount, maximum > 0, attachments.count > maximum {
+            return .refused(
+                "\(attachments.count) attachments exceed \(Key.attachmentsMaximumCount.rawValue) = \(maximum)")
+        }
+        if let minimum = attachmentsMinimumCount, attachments.count < minimum {
+            let count = attachments.count
+            return .refused(
+                "\(count) attachment\(count == 1 ? " is" : "s are") fewer than "
+                    + "\(Key.attachmentsMinimumCount.rawValue) = \(minimum)")
+        }
+        guard accepted > 0 else {
+            var labels: [String] = []
+            for (attachment, outcome) in zip(attachments, outcomes) {
+                guard case .unhandled(let type) = outcome else { continue }
+                let label = Self.label(type, attachment, types)
+                if !labels.contains(label) { labels.append(label) }
+            }
+            let shared = labels.prefix(8).joined(separator: ", ")
+            return .refused(
+                "none of the shared attachments (\(shared)) is supported; the rule accepts \(acceptedKinds)")
+        }
+        return .activated
+    }
+
+    /// The value of a URL attachment that is not a web URL, which is why the WebURL key does not take it.
+    private static func nonWebURL(_ type: String, _ attachment: Attachment, _ types: UniformTypeTree) -> String? {
+        guard attachment.isNonWebURL, types.conforms(type, to: "public.url"),
+            !types.conforms(type, to: "public.file-url"), let text = attachment.value?.text
+        else { return nil }
+        return String(text.prefix(60))
+    }
+
+    /// A refused attachment in a sentence: "public.jpeg attachments", or "public.url attachments that are not
+    /// http(s) URLs (mailto:a@example.com)".
+    static func subject(_ type: String, _ attachment: Attachment, _ types: UniformTypeTree) -> String {
+        guard let url = nonWebURL(type, attachment, types) else { return "\(type) attachments" }
+        return "\(type) attachments that are not http(s) URLs (\(url))"
+    }
+
+    /// A refused attachment in a list: "public.jpeg", or "public.url (not an http(s) URL: mailto:a@example.com)".
+    static func label(_ type: String, _ attachment: Attachment, _ types: UniformTypeTree) -> String {
+        guard let url = nonWebURL(type, attachment, types) else { return type }
+        return "\(type) (not an http(s) URL: \(url))"
+    }
+
+    private var strictnessReason: String {
+        if usesStrictMatching == true { return "with NSExtensionActivationUsesStrictMatching = YES" }
+        if dictionaryVersion == 1 { return "with NSExtensionActivationDictionaryVersion = 1" }
+        return "without NSExtensionActivationDictionaryVersion = 2"
+    }
+
+    /// "text and at most 1 web URL", for a refusal that nothing was supported.
+    var acceptedKinds: String {
+        var parts: [String] = []
+        for kind in AssetKind.allCases {
+            guard let setting = setting(kind), setting > 0 else { continue }
+            parts.append(kind == .text ? "text" : "at most \(setting) \(kind.noun(setting))")
+        }
+        if let maximum = attachmentsMaximumCount, maximum > 0 {
+            parts.append("at most \(maximum) attachment\(maximum == 1 ? "" : "s") of any type")
+        }
+        guard !parts.isEmpty else { return "nothing (no key is nonzero)" }
+        return parts.count == 1 ? parts[0] : parts.dropLast().joined(separator: ", ") + " and " + (parts.last ?? "")
+    }
+}

@@ -1,0 +1,137 @@
+import SuggestCore
+import Testing
+
+@testable import SuggestShare
+
+@Suite("Predicate evaluation")
+struct PredicateEvaluationTests {
+    func holds(_ rule: String, _ object: PropertyListValue, types: UniformTypeTree = .standard) throws -> Bool {
+        try ActivationPredicate(parsing: rule).evaluate(object, types: types)
+    }
+
+    let object = PropertyListValue.dictionary([
+        "n": .integer(3), "r": .real(2.5), "s": .string("beta"), "yes": .bool(true),
+        "list": .array([.integer(1), .integer(2), .integer(3)]), "empty": .array([]),
+        "types": .array([.string("public.jpeg"), .string("public.file-url")]),
+        "nested": .dictionary(["inner": .array([.dictionary(["k": .integer(1)]), .dictionary(["k": .integer(5)])])]),
+    ])
+
+    @Test(
+        "comparisons",
+        arguments: [
+            ("n == 3", true), ("n = 3", true), ("n != 4", true), ("n < 4", true), ("n <= 3", true), ("n > 3", false),
+            ("n >= 3", true), ("r > 2", true), ("r < 3", true), ("r == 2", false), ("s == 'beta'", true),
+            ("s < 'gamma'", true),
+            ("s > 'alpha'", true), ("s == 'Beta'", false), ("yes == 1", true), ("yes == YES", true),
+            ("n == 's'", false),
+            ("n != 's'", true), ("missing == nil", true), ("n == nil", false), ("missing < 3", false),
+            ("list.@count == 3", true), ("empty.@count == 0", true), ("s.@count == 4", false),
+            ("nested.inner.k.@count == 2", true), ("missing.@count == 0", false),
+        ])
+    func comparisons(rule: String, expected: Bool) throws {
+        #expect(try holds(rule, object) == expected, "\(rule)")
+    }
+
+    @Test(
+        "ANY, SOME, ALL and NONE over collections",
+        arguments: [
+            ("ANY list == 2", true), ("SOME list > 2", true), ("ALL list > 0", true), ("ALL list > 1", false),
+            ("NONE list > 3", true), ("NONE list == 1", false), ("ANY empty == 1", false), ("ALL empty == 1", true),
+            ("NONE empty == 1", true), ("ANY n == 3", true), ("ANY missing == 3", false),
+            ("ANY nested.inner.k == 5", true),
+        ])
+    func aggregates(rule: String, expected: Bool) throws {
+        #expect(try holds(rule, object) == expected, "\(rule)")
+    }
+
+    @Test(
+        "UTI operators: conformance is reflexive and transitive; equality is exact but case-insensitive",
+        arguments: [
+            ("ANY types UTI-CONFORMS-TO 'public.jpeg'", true), ("ANY types UTI-CONFORMS-TO 'public.image'", true),
+            ("ANY types UTI-CONFORMS-TO 'public.data'", true), ("ANY types UTI-CONFORMS-TO 'public.item'", true),
+            ("ANY types UTI-CONFORMS-TO 'public.content'", true), ("ANY types UTI-CONFORMS-TO 'public.url'", true),
+            ("ANY types UTI-CONFORMS-TO 'public.movie'", false), ("ALL types UTI-CONFORMS-TO 'public.data'", true),
+            ("ALL types UTI-CONFORMS-TO 'public.image'", false), ("ANY types UTI-EQUALS 'PUBLIC.JPEG'", true),
+            ("ANY types UTI-EQUALS 'public.image'", false), ("types UTI-CONFORMS-TO 'public.data'", false),
+            ("n UTI-CONFORMS-TO 'public.data'", false), ("s UTI-EQUALS 3", false),
+            ("'public.png' UTI-CONFORMS-TO s", false),
+        ])
+    func utiOperators(rule: String, expected: Bool) throws {
+        #expect(try holds(rule, object) == expected, "\(rule)")
+    }
+
+    @Test("SUBQUERY filters with the variable bound and bare keys reading the element")
+    func subquery() throws {
+        #expect(try holds("SUBQUERY(list, $x, $x >= 2).@count == 2", object))
+        #expect(try holds("SUBQUERY(nested.inner, $e, $e.k > 1).@count == 1", object))
+        #expect(try holds("SUBQUERY(nested.inner, $e, k > 1).@count == 1", object))
+        #expect(try holds("SUBQUERY(nested.inner, $e, SELF.k > 1).@count == 1", object))
+        #expect(try holds("SUBQUERY(missing, $e, $e == 1).@count == 0", object))
+        #expect(try holds("SUBQUERY(SUBQUERY(list, $x, $x > 1), $y, $y < 3).@count == 1", object))
+        // An outer variable stays visible inside an inner SUBQUERY (whose bare keys read its own element).
+        let groups = PropertyListValue.dictionary([
+            "groups": .array([
+                .dictionary(["values": .array([.integer(1), .integer(2)]), "minimum": .integer(2)]),
+                .dictionary(["values": .array([.integer(5)]), "minimum": .integer(9)]),
+            ])
+        ])
+        #expect(
+            try holds("SUBQUERY(groups, $g, SUBQUERY($g.values, $v, $v >= $g.minimum).@count == 1).@count == 1", groups)
+        )
+        #expect(
+            try holds("SUBQUERY(groups, $g, SUBQUERY($g.values, $v, groups == nil).@count > 0).@count == 2", groups))
+    }
+
+    @Test("boolean structure and constants")
+    func booleans() throws {
+        #expect(try holds("TRUEPREDICATE", object))
+        #expect(try !holds("FALSEPREDICATE", object))
+        #expect(try holds("n == 3 AND (s == 'x' OR yes == YES)", object))
+        #expect(try !holds("NOT (n == 3)", object))
+        #expect(try holds("!(n == 4) && !FALSEPREDICATE", object))
+    }
+
+    @Test("conformance uses the target's declared types")
+    func customTypes() throws {
+        let types = UniformTypeTree.standard.declaring("com.example.sketch", conformsTo: ["public.image"])
+        let sketch = PropertyListValue.dictionary(["types": .array([.string("com.example.sketch")])])
+        #expect(try holds("ANY types UTI-CONFORMS-TO 'public.data'", sketch, types: types))
+        #expect(try !holds("ANY types UTI-CONFORMS-TO 'public.data'", sketch))
+    }
+
+    @Test("the matching dictionary has iOS's shape")
+    func matchingDictionary() {
+        var item = ExtensionItem(
+            attachments: [
+                Attachment(typeIdentifiers: ["com.adobe.pdf", "public.file-url"], value: .file(path: "/a.pdf"))
+            ],
+            contentText: "hello")
+        item.userInfo["source"] = .string("mail")
+        #expect(
+            ShareRequest(items: [item]).matchingDictionary
+                == .dictionary([
+                    "extensionItems": .array([
+                        .dictionary([
+                            "attachments": .array([
+                                .dictionary([
+                                    "registeredTypeIdentifiers": .array([
+                                        .string("com.adobe.pdf"), .string("public.file-url"),
+                                    ])
+                                ])
+                            ]),
+                            "contentText": .string("hello"), "source": .string("mail"),
+                        ])
+                    ])
+                ]))
+    }
+
+    @Test("contentText and other item keys are visible to rules")
+    func itemKeys() throws {
+        var item = ExtensionItem(attachments: [], contentText: "hi")
+        item.userInfo["supportsJavaScript"] = .bool(true)
+        let request = ShareRequest(items: [item])
+        let rule = try ActivationPredicate(
+            parsing: "ANY extensionItems.contentText == 'hi' AND ANY extensionItems.supportsJavaScript == YES")
+        #expect(rule.decision(for: request).activated)
+    }
+}
