@@ -7,7 +7,7 @@ public enum SuggestCommandLine {
     public static let version = "0.1.0"
 
     static let commands: [any Command.Type] = [
-        Donate.self, Import.self, Export.self, List.self, Delete.self, Block.self, Unblock.self,
+        Donate.self, Import.self, Export.self, List.self, Share.self, Delete.self, Block.self, Unblock.self,
         Feedback.self, Config.self, Demo.self,
     ]
 

@@ -8,6 +8,8 @@ public struct Suggestion: Sendable, Equatable {
     public var recipients: [Person]
     /// The conversation's picture, else the first recipient's (the avatar fallback order of share suggestions).
     public var image: String?
+    /// The conversation's own picture as last donated, without the fallback: what a new donation repeats.
+    public var conversationImage: String?
     public var serviceName: String?
     public var isGroup: Bool
     public var ranked: RankedConversation
@@ -50,7 +52,7 @@ extension DonationStore {
         return Suggestion(
             rank: rank, conversationIdentifier: ranked.conversationIdentifier,
             speakableGroupName: intent?.speakableGroupName, recipients: intent?.recipients ?? [],
-            image: intent?.image ?? intent?.recipients.lazy.compactMap(\.image).first,
+            image: intent?.image ?? intent?.recipients.lazy.compactMap(\.image).first, conversationImage: intent?.image,
             serviceName: intent?.serviceName, isGroup: ranked.state.isGroup, ranked: ranked)
     }
 

@@ -1,0 +1,120 @@
+import SuggestCore
+import Testing
+
+/// The share flow through the built binary: activation, preselection, send and cancel.
+@Suite struct ShareFlowTests {
+    let directory = TemporaryDirectory()
+    var store: String { directory.path + "/store" }
+    let at = "2026-11-30T09:00:00Z"
+    let extensions = packageRoot + "/SampleData/extensions/"
+
+    init() {
+        _ = SuggestProcess.run(["config", "--max-age-days", "0", "--idle-days", "0", "--store", directory.path + "/store"])
+        _ = SuggestProcess.run(["import", packageRoot + "/SampleData/donations.jsonl", "--store", directory.path + "/store"])
+    }
+
+    func share(_ arguments: [String], input: String = "") throws -> (status: Int32, json: JSONValue, stderr: String) {
+        let result = SuggestProcess.run(
+            ["share", "--store", store, "--at", at, "--json-output"] + arguments, input: input)
+        return (result.status, try JSONParser.parse(result.standardOutput), result.standardError)
+    }
+
+    func exportLines() -> [String] {
+        SuggestProcess.run(["export", "--store", store]).standardOutput.split(separator: "\n").map(String.init)
+    }
+
+    @Test func aTelegramStyleRuleActivatesForAURLAndNotForNothing() throws {
+        let url = try share(["--extension", extensions + "telegram.plist", "--attachment", "public.url=https://example.com"])
+        #expect(url.json["activated"] == .bool(true))
+        guard case .array(let suggestions)? = url.json["suggestions"] else { throw ShareTestError.shape }
+        #expect(suggestions.count == 8)
+        let nothing = try share(["--extension", extensions + "telegram.plist"])
+        #expect(nothing.json["activated"] == .bool(false))
+        #expect(nothing.json["suggestions"] == .array([]))
+        guard case .string(let reason)? = nothing.json["reason"] else { throw ShareTestError.shape }
+        #expect(reason.contains("got no extension items"))
+    }
+
+    @Test func aPDFOnlyRuleRejectsAnImage() throws {
+        let result = try share(["--extension", extensions + "apple-pdf-example.plist", "--attachment", "public.jpeg=photo.jpg"])
+        #expect(result.status == 0)
+        #expect(result.json["activated"] == .bool(false))
+        guard case .string(let reason)? = result.json["reason"] else { throw ShareTestError.shape }
+        #expect(reason.contains("com.adobe.pdf") && reason.contains("public.jpeg"))
+        let pdf = try share(["--extension", extensions + "apple-pdf-example.plist", "--attachment", "com.adobe.pdf=a.pdf"])
+        #expect(pdf.json["activated"] == .bool(true))
+    }
+
+    @Test func aLiveConversationIsPreselectedExactlyAndADeletedOneFallsBackToTheList() throws {
+        let live = try share(["--extension", extensions + "signal.plist", "--attachment", "public.jpeg=p.jpg", "--conversation", "u-mom"])
+        #expect(live.json["preselected"]?["conversationIdentifier"] == .string("u-mom"))
+        #expect(live.json["reason"] == .null)
+        #expect(live.json["outcome"] == .string("preview"))
+        _ = SuggestProcess.run(["delete", "--conversation", "u-mom", "--store", store])
+        let deleted = try share(["--extension", extensions + "signal.plist", "--attachment", "public.jpeg=p.jpg", "--conversation", "u-mom"])
+        #expect(deleted.json["preselected"] == .null)
+        guard case .string(let reason)? = deleted.json["reason"], case .array(let list)? = deleted.json["suggestions"] else {
+            throw ShareTestError.shape
+        }
+        #expect(reason.contains("deleted"))
+        #expect(!list.isEmpty && !list.contains { $0["conversationIdentifier"] == .string("u-mom") })
+        _ = SuggestProcess.run(["block", "--conversation", "u-juan", "--store", store])
+        let blocked = try share(["--attachment", "public.jpeg=p.jpg", "--conversation", "u-juan", "--send"])
+        #expect(blocked.status == 1)
+        #expect(blocked.json["preselected"] == .null && blocked.json["outcome"] == .string("preview"))
+        #expect(blocked.stderr.contains("blocked"))
+    }
+
+    @Test func sendAddsOneOutgoingEngagedDonationAndCancelAddsNone() throws {
+        let before = exportLines()
+        let cancelled = try share(["--attachment", "public.url=https://example.com", "--pick", "1", "--cancel"])
+        #expect(cancelled.json["outcome"] == .string("cancelled"))
+        #expect(exportLines() == before)
+        let sent = try share(["--attachment", "public.url=https://example.com", "--conversation", "g-family", "--send"])
+        #expect(sent.status == 0)
+        #expect(sent.json["outcome"] == .string("sent"))
+        let after = exportLines()
+        #expect(after.count == before.count + 1)
+        let donation = try Interaction(json: try JSONParser.parse(after.last ?? ""))
+        #expect(donation.conversationIdentifier == "g-family")
+        #expect(donation.direction == .outgoing)
+        #expect(donation.isEngagedSuggestion)
+        #expect(donation.intent.contentTypes == ["public.url"])
+        #expect(donation.intent.speakableGroupName == "Family")
+    }
+
+    @Test func aWholeRequestArrivesAsJSON() throws {
+        let request = #"{"items": [{"contentText": "look", "attachments": [{"type": "public.url", "value": "https://a"}]}, {"attachments": [{"type": "public.png", "file": "b.png"}]}]}"#
+        let result = SuggestProcess.run(["share", "--json", "--store", store, "--at", at, "--pick", "2"], input: request)
+        #expect(result.status == 0)
+        let json = try JSONParser.parse(result.standardOutput)
+        #expect(json["activated"] == .bool(true))
+        #expect(json["contentTypes"] == .array([.string("public.url"), .string("public.png")]))
+        #expect(json["preselected"] != .null)
+    }
+
+    @Test func malformedPlistsAndPredicatesExit64WithThePositionAndRecordNothing() {
+        let before = exportLines()
+        let badPredicate = directory.path + "/bad-predicate.plist"
+        SuggestProcess.write(
+            """
+            <?xml version="1.0" encoding="UTF-8"?>
+            <plist version="1.0"><dict><key>NSExtension</key><dict><key>NSExtensionAttributes</key><dict>
+            <key>NSExtensionActivationRule</key><string>SUBQUERY(extensionItems, $e, $e.attachments.@count &gt;= ).@count == 1</string>
+            </dict></dict></dict></plist>
+            """, to: badPredicate)
+        let predicate = SuggestProcess.run(["share", "--store", store, "--extension", badPredicate, "--attachment", "public.url=x", "--send", "--pick", "1"])
+        #expect(predicate.status == 64)
+        #expect(predicate.standardError.contains("does not parse at character"))
+        let badPlist = directory.path + "/bad.plist"
+        SuggestProcess.write("<plist><dict><key>a</key><string>x</dict></plist>", to: badPlist)
+        let plist = SuggestProcess.run(["share", "--store", store, "--extension", badPlist, "--send", "--pick", "1"])
+        #expect(plist.status == 64)
+        #expect(plist.standardError.contains(":1:"))
+        let badAttachment = SuggestProcess.run(["share", "--store", store, "--attachment", "=x"])
+        #expect(badAttachment.status == 64)
+        #expect(exportLines() == before)
+    }
+}
+
+enum ShareTestError: Error { case shape }
