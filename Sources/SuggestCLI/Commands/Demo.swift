@@ -56,9 +56,18 @@ enum Demo: Command {
              ["feedback", "--less", "--conversation", "g-climbing"]),
             ("", ["block", "--conversation", "g-work"]),
             ("", ["list", "--at", demoMoment, "--limit", "5"]),
+            ("The share flow: Signal's activation rule accepts a photo; the person picked Juan's suggestion; send it.",
+             ["share", "--extension", "SampleData/extensions/signal.plist", "--attachment", "public.jpeg=beach.jpg",
+              "--conversation", "u-juan", "--at", demoMoment, "--limit", "3", "--send"]),
+            ("A PDF-only extension does not apply to a photo.",
+             ["share", "--extension", "SampleData/extensions/apple-pdf-example.plist",
+              "--attachment", "public.jpeg=beach.jpg", "--at", demoMoment]),
             ("Deleting a chat removes it from the ranking and from the disk, at once.",
              ["delete", "--conversation", "u-juan"]),
             ("", ["list", "--at", demoMoment, "--limit", "5"]),
+            ("A suggestion picked before the deletion preselects nothing: the person gets the list back.",
+             ["share", "--attachment", "public.jpeg=beach.jpg", "--conversation", "u-juan", "--at", demoMoment,
+              "--limit", "3"]),
         ]
         for (explanation, command) in steps {
             if !explanation.isEmpty { io.out("\n# \(explanation)\n") }
