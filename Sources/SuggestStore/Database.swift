@@ -1,5 +1,13 @@
 import CSQLite
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// One connection to a SQLite database, configured for several processes sharing one store.
 ///
 /// WAL journal (readers never block the writer), `synchronous=NORMAL` (durable at each checkpoint, never
@@ -48,6 +56,25 @@ public final class Database {
             let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
             sqlite3_free(message)
             throw SQLiteError(code: sqlite3_extended_errcode(handle), message: text, sql: sql)
+        }
+    }
+
+    /// Switches the database to write-ahead logging (a no-op when it already uses it), waiting for other
+    /// processes' locks as long as the busy timeout allows.
+    ///
+    /// SQLite changes the journal mode under an exclusive lock that it tries once, without calling the busy
+    /// handler: when several processes create the same store at once, all but one would fail at once with
+    /// SQLITE_BUSY ("database is locked"). So this retries, every few milliseconds, up to the busy timeout.
+    public func enableWriteAheadLogging() throws(SQLiteError) {
+        let pauseMilliseconds: Int32 = 5
+        var waited: Int32 = 0
+        while true {
+            do {
+                return try execute("PRAGMA journal_mode = WAL")
+            } catch where error.primaryCode == SQLITE_BUSY && waited < Database.busyTimeoutMilliseconds {
+                usleep(UInt32(pauseMilliseconds) * 1000)
+                waited += pauseMilliseconds
+            }
         }
     }
 

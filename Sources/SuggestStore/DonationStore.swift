@@ -66,7 +66,7 @@ public final class DonationStore {
         }
         try database.execute("PRAGMA secure_delete = ON; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF")
         if applied < Schema.latestVersion || names.isEmpty {
-            try database.execute("PRAGMA journal_mode = WAL")
+            try database.enableWriteAheadLogging()
             try database.write {
                 try database.execute(
                     "CREATE TABLE IF NOT EXISTS schema_migrations(version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)")

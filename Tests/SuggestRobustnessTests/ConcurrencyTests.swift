@@ -1,0 +1,143 @@
+import SuggestCore
+import SuggestStore
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Several processes on one store at once, as an app and its share extension are: nothing lost, nothing locked.
+@Suite(.serialized) struct ConcurrencyTests {
+    @Test func twoImportsAtOnceStoreEveryDonationOfBoth() throws {
+        let fixture = try StoreFixture("concurrent-import")
+        try fixture.keepEverything()
+        let first = Donations.make(count: 3_000, prefix: "a", conversations: 120, seed: 1)
+        let second = Donations.make(count: 3_000, prefix: "b", conversations: 120, seed: 2)
+        let processes = [
+            try fixture.start(["import", "-", "--quiet"], input: Donations.bytes(first)),
+            try fixture.start(["import", "-", "--quiet"], input: Donations.bytes(second)),
+        ]
+        for outcome in processes.map({ $0.wait(timeout: 60) }) {
+            #expect(outcome.status == 0, "\(outcome)")
+            #expect(outcome.output == "imported 3000 donations\n")
+            #expect(!outcome.error.contains("locked"))
+        }
+        #expect(try StoreCheck.count(store: fixture.store) == 6_000)
+        #expect(try StoreCheck.identifiers(store: fixture.store) == Set((first + second).compactMap(\.identifier)))
+        #expect(try StoreCheck.rankingDifferences(store: fixture.store) == [])
+        #expect(try StoreCheck.rebuildDifferences(of: fixture) == [])
+    }
+
+    /// The same into a store that does not exist yet: both processes create it, neither may see it half made.
+    @Test func twoImportsCreatingTheStoreAtOnce() throws {
+        for round in 0..<3 {
+            let fixture = try StoreFixture("concurrent-create")
+            let first = Donations.make(count: 1_000, prefix: "a", conversations: 50, seed: 10 + UInt64(round))
+            let second = Donations.make(count: 1_000, prefix: "b", conversations: 50, seed: 20 + UInt64(round))
+            let processes = [
+                try fixture.start(["import", "-", "--quiet"], input: Donations.bytes(first)),
+                try fixture.start(["import", "-", "--quiet"], input: Donations.bytes(second)),
+            ]
+            for outcome in processes.map({ $0.wait(timeout: 60) }) {
+                #expect(outcome.status == 0, "round \(round): \(outcome)")
+            }
+            #expect(try StoreCheck.count(store: fixture.store) == 2_000, "round \(round)")
+        }
+    }
+
+    /// Regression, deterministic: while another process holds a write lock on a store that is still being created,
+    /// `donate` waits for it (as for any other lock) instead of failing with "stayed locked by another process".
+    @Test func creatingAStoreWaitsForAnotherProcessesLock() throws {
+        let fixture = try StoreFixture("create-while-locked")
+        #expect(mkdir(fixture.store, 0o700) == 0)
+        // This test process plays the other process: its lock is a POSIX lock on the file, as a process's is.
+        let holder = try Database(path: fixture.store + "/suggest.sqlite")
+        try holder.execute("BEGIN IMMEDIATE")
+        let donate = try fixture.start(["donate", "--conversation", "c-1", "--identifier", "d-1"])
+        sleepSeconds(0.5)
+        let waited = !donate.hasExited
+        try holder.execute("COMMIT")
+        let outcome = donate.wait(timeout: 30)
+        #expect(waited, "donate gave up while the lock was held: \(outcome)")
+        #expect(outcome.status == 0, "\(outcome)")
+        #expect(try StoreCheck.identifiers(store: fixture.store) == ["d-1"])
+    }
+
+    /// Regression: eight `donate` processes racing to create a new store used to fail with "stayed locked by
+    /// another process" (SQLite returns SQLITE_BUSY from `PRAGMA journal_mode = WAL` without waiting).
+    @Test func manyDonatesCreatingTheStoreAtOnce() throws {
+        var failures: [String] = []
+        for round in 0..<8 {
+            let fixture = try StoreFixture("concurrent-donate-create")
+            let processes = try (0..<8).map { index throws(HarnessError) in
+                try fixture.start([
+                    "donate", "--conversation", "c-\(index)", "--group-name", "Group \(index)", "--identifier",
+                    "d-\(index)",
+                ])
+            }
+            for outcome in processes.map({ $0.wait(timeout: 60) }) where outcome.status != 0 {
+                failures.append("round \(round): \(outcome)")
+            }
+            let stored = try StoreCheck.identifiers(store: fixture.store)
+            if stored != Set((0..<8).map { "d-\($0)" }) { failures.append("round \(round): stored \(stored.sorted())") }
+        }
+        #expect(failures == [])
+    }
+
+    /// Several `donate` processes at once, each recording a run of donations, against an existing store while a
+    /// reader lists: every acknowledged donation is stored, none is refused as locked.
+    @Test func severalDonateProcessesAtOnce() throws {
+        let fixture = try StoreFixture("concurrent-donate")
+        try fixture.keepEverything()
+        try fixture.importLines(Donations.lines(Donations.make(count: 300, prefix: "base", conversations: 30, seed: 3)))
+        let writers = 6
+        let perWriter = 12
+        var running: [(ChildProcess, String)] = []
+        var failures: [String] = []
+        var acknowledged: Set<String> = []
+        // Keep `writers` donate processes and one lister running until every donation is sent.
+        var next = 0
+        var lister: ChildProcess? = try fixture.start(["list", "--limit", "5"])
+        while next < writers * perWriter || !running.isEmpty {
+            while running.count < writers && next < writers * perWriter {
+                let identifier = "w-\(next)"
+                let date = Timestamp(seconds: Donations.start + 50_000 + Double(next))
+                running.append((
+                    try fixture.start([
+                        "donate", "--conversation", "c-\(next % 17)", "--identifier", identifier, "--date",
+                        date.rfc3339, "--recipient", "p-\(next % 9)=Person \(next % 9)",
+                    ]), identifier
+                ))
+                next += 1
+            }
+            if let current = lister, current.hasExited {
+                let outcome = current.wait()
+                if outcome.status != 0 { failures.append("list: \(outcome)") }
+                lister = next < writers * perWriter ? try fixture.start(["list", "--limit", "5"]) : nil
+            }
+            var still: [(ChildProcess, String)] = []
+            for (process, identifier) in running {
+                guard process.hasExited else {
+                    still.append((process, identifier))
+                    continue
+                }
+                let outcome = process.wait()
+                if outcome.status == 0 && outcome.output == "recorded \(identifier)\n" {
+                    acknowledged.insert(identifier)
+                } else {
+                    failures.append("\(identifier): \(outcome)")
+                }
+            }
+            running = still
+            sleepSeconds(0.002)
+        }
+        if let lister { lister.wait() }
+        #expect(failures == [])
+        #expect(acknowledged.count == writers * perWriter)
+        let stored = try StoreCheck.identifiers(store: fixture.store)
+        #expect(acknowledged.subtracting(stored) == [], "acknowledged but not stored")
+        #expect(stored.count == 300 + writers * perWriter)
+        #expect(try StoreCheck.rankingDifferences(store: fixture.store) == [])
+        #expect(try StoreCheck.rebuildDifferences(of: fixture) == [])
+    }
+}
