@@ -86,6 +86,12 @@ func writeFile(_ path: String, _ bytes: [UInt8]) throws(HarnessError) {
 
 func writeFile(_ path: String, _ text: String) throws(HarnessError) { try writeFile(path, Array(text.utf8)) }
 
+/// The size of a file in bytes; 0 when it does not exist.
+func fileSize(_ path: String) -> Int {
+    var info = stat()
+    return stat(path, &info) == 0 ? Int(info.st_size) : 0
+}
+
 /// Whether `path` exists (as anything).
 func fileExists(_ path: String) -> Bool {
     var info = stat()
