@@ -1,0 +1,227 @@
+import SuggestCore
+import SuggestStore
+import Testing
+
+/// What is deleted is gone: from every byte of every file in the store directory (the database, its -wal and
+/// -shm), and from what `list` and `export` show. `eval` reads a file, not the store, so it cannot show it.
+@Suite struct PrivacyTests {
+    /// Where each of `secrets` still occurs: in which file of the store, or in which command's output.
+    static func traces(of secrets: [String], in fixture: StoreFixture, accounts: [String] = ["default"]) throws
+        -> [String]
+    {
+        var found: [String] = []
+        for file in try filesIn(fixture.store) {
+            for secret in secrets where contains(file.bytes, Array(secret.utf8)) {
+                found.append("'\(secret)' in \(file.name)")
+            }
+        }
+        for account in accounts {
+            let outputs = [
+                ("list", try fixture.succeed(["list", "--json", "--limit", "1000", "--at", Donations.at.rfc3339, "--account", account])),
+                ("export", try fixture.succeed(["export", "--account", account])),
+            ]
+            for (command, output) in outputs {
+                for secret in secrets where output.contains(secret) { found.append("'\(secret)' in \(command) --account \(account)") }
+            }
+        }
+        return found
+    }
+
+    /// The secrets that are in no file of the store (none should be before the deletion: else the test proves nothing).
+    static func unstored(_ secrets: [String], in fixture: StoreFixture) throws -> [String] {
+        let files = try filesIn(fixture.store)
+        return secrets.filter { secret in !files.contains { contains($0.bytes, Array(secret.utf8)) } }
+    }
+
+    /// Donations that carry distinctive strings: a group name, its later name, people's names, handles, pictures.
+    static func secretDonations(
+        conversation: String, prefix: String, names: [String], people: [String], start: Double, count: Int = 4,
+        groupIdentifier: String? = nil, account: String = "default"
+    ) -> [Interaction] {
+        (0..<count).map { index in
+            Interaction(
+                account: account, identifier: "\(prefix)-\(index)", groupIdentifier: groupIdentifier,
+                date: Timestamp(seconds: start + Double(index) * 60),
+                direction: index % 2 == 0 ? .outgoing : .incoming,
+                intent: SendMessageIntent(
+                    conversationIdentifier: conversation, speakableGroupName: names[index % names.count],
+                    serviceName: "chat.example",
+                    recipients: people.map { name in
+                        Person(
+                            customIdentifier: "id-" + name.lowercased().replacingSpaces, displayName: name,
+                            personHandle: .init(value: name.lowercased().replacingSpaces + "@example.org", type: .emailAddress),
+                            image: "avatars/\(name.lowercased().replacingSpaces).png")
+                    },
+                    image: "avatars/\(conversation).png", contentTypes: ["public.jpeg"]))
+        }
+    }
+
+    /// A store with an ordinary history, keeping everything whatever its age.
+    static func storeWithHistory(_ label: String) throws -> StoreFixture {
+        let fixture = try StoreFixture(label)
+        try fixture.keepEverything()
+        try fixture.importLines(Donations.lines(Donations.make(count: 400, prefix: "h", conversations: 40, seed: 31)))
+        return fixture
+    }
+
+    @Test func deletingAConversationRemovesItsNamesAndPeopleFromEveryFile() throws {
+        let fixture = try Self.storeWithHistory("privacy-conversation")
+        let donations = Self.secretDonations(
+            conversation: "conv-quokka-4411", prefix: "quokka", names: ["Quokka Zanzibar Society", "Zanzibar Quokka Guild"],
+            people: ["Ophelia Quarterstaff", "Bartholomew Nightjar"], start: Donations.start + 1_000)
+        try fixture.importLines(Donations.lines(donations))
+        let secrets = [
+            "Quokka Zanzibar Society", "Zanzibar Quokka Guild", "Ophelia Quarterstaff", "Bartholomew Nightjar",
+            "ophelia_quarterstaff@example.org", "conv-quokka-4411", "quokka-0",
+        ]
+        #expect(try Self.unstored(secrets, in: fixture) == [], "the secrets are on disk to begin with")
+        try fixture.succeed(["delete", "--conversation", "conv-quokka-4411"])
+        #expect(try Self.traces(of: secrets, in: fixture) == [])
+        #expect(try StoreCheck.count(store: fixture.store) == 400)
+        #expect(try StoreCheck.rankingDifferences(store: fixture.store) == [])
+    }
+
+    /// One donation that renamed a conversation and added someone: deleting it by identifier removes that name
+    /// and that person, while the conversation stays with its other donations.
+    @Test func deletingOneDonationRemovesWhatOnlyItSaid() throws {
+        let fixture = try Self.storeWithHistory("privacy-identifier")
+        var donations = Self.secretDonations(
+            conversation: "c-3", prefix: "keep", names: ["Group 3 v0"], people: ["Person 3"], start: Donations.start + 2_000)
+        var odd = Self.secretDonations(
+            conversation: "c-3", prefix: "secret-id", names: ["Marzipan Heliotrope"],
+            people: ["Person 3", "Eustace Pennywhistle"], start: Donations.start + 1_500, count: 1)
+        odd[0].identifier = "secret-id-77"
+        donations += odd
+        try fixture.importLines(Donations.lines(donations))
+        let secrets = ["Marzipan Heliotrope", "Eustace Pennywhistle", "eustace_pennywhistle@example.org", "secret-id-77"]
+        #expect(try Self.unstored(secrets, in: fixture) == [], "the secrets are on disk to begin with")
+        try fixture.succeed(["delete", "--identifier", "secret-id-77"])
+        #expect(try Self.traces(of: secrets, in: fixture) == [])
+        #expect(try fixture.succeed(["export"]).contains("\"keep-3\""))
+        #expect(try StoreCheck.rankingDifferences(store: fixture.store) == [])
+        #expect(try StoreCheck.rebuildDifferences(of: fixture) == [])
+    }
+
+    @Test func deletingAGroupIdentifierRemovesItsDonationsEverywhere() throws {
+        let fixture = try Self.storeWithHistory("privacy-group")
+        let whole = Self.secretDonations(
+            conversation: "conv-narwhal", prefix: "narwhal", names: ["Narwhal Bagpipe Ensemble"],
+            people: ["Wilhelmina Snodgrass"], start: Donations.start + 3_000, groupIdentifier: "thread-secret-9")
+        let part = Self.secretDonations(
+            conversation: "c-6", prefix: "part", names: ["Perpendicular Otter Choir"], people: ["Person 6"],
+            start: Donations.start + 3_500, count: 2, groupIdentifier: "thread-secret-9")
+        try fixture.importLines(Donations.lines(whole + part))
+        let secrets = [
+            "Narwhal Bagpipe Ensemble", "Wilhelmina Snodgrass", "conv-narwhal", "Perpendicular Otter Choir",
+            "thread-secret-9",
+        ]
+        #expect(try Self.unstored(secrets, in: fixture) == [], "the secrets are on disk to begin with")
+        try fixture.succeed(["delete", "--group-identifier", "thread-secret-9"])
+        #expect(try Self.traces(of: secrets, in: fixture) == [])
+        #expect(try StoreCheck.count(store: fixture.store) == 400)
+        #expect(try StoreCheck.rankingDifferences(store: fixture.store) == [])
+    }
+
+    /// An old name of a conversation that was renamed since: deleting everything before the rename removes it.
+    @Test func deletingBeforeADateRemovesOldNames() throws {
+        let fixture = try StoreFixture("privacy-before")
+        try fixture.keepEverything()
+        let old = Self.secretDonations(
+            conversation: "conv-walrus", prefix: "old", names: ["Antediluvian Walrus Club"],
+            people: ["Cornelius Fogbottom"], start: Donations.start - 10_000)
+        let new = Self.secretDonations(
+            conversation: "conv-walrus", prefix: "new", names: ["Modern Walrus Club"], people: ["Person 1"],
+            start: Donations.start + 10_000)
+        try fixture.importLines(Donations.lines(old + new))
+        let secrets = ["Antediluvian Walrus Club", "Cornelius Fogbottom", "cornelius_fogbottom@example.org", "old-0"]
+        #expect(try Self.unstored(secrets, in: fixture) == [], "the secrets are on disk to begin with")
+        try fixture.succeed(["delete", "--before", Timestamp(seconds: Donations.start).rfc3339])
+        #expect(try Self.traces(of: secrets, in: fixture) == [])
+        #expect(try fixture.succeed(["list", "--json", "--at", Donations.at.rfc3339]).contains("Modern Walrus Club"))
+    }
+
+    @Test func deletingAllOfAnAccountRemovesItAndLeavesTheOthers() throws {
+        let fixture = try Self.storeWithHistory("privacy-all")
+        let secret = Self.secretDonations(
+            conversation: "conv-ibis", prefix: "ibis", names: ["Ibis Marmalade Circle"], people: ["Gwendolyn Thistlewood"],
+            start: Donations.start + 100, account: "acct-private")
+        try fixture.importLines(Donations.lines(secret))
+        let secrets = ["Ibis Marmalade Circle", "Gwendolyn Thistlewood", "conv-ibis"]
+        #expect(try Self.unstored(secrets, in: fixture) == [], "the secrets are on disk to begin with")
+        try fixture.succeed(["delete", "--all", "--account", "acct-private"])
+        let traces = try Self.traces(of: secrets, in: fixture, accounts: ["default", "acct-private"])
+        #expect(traces == [])
+        // The account's name itself is in no file either (`list --json` repeats the name it was asked for).
+        #expect(try filesIn(fixture.store).allSatisfy { !contains($0.bytes, Array("acct-private".utf8)) })
+        #expect(try StoreCheck.count(store: fixture.store) == 400)
+    }
+
+    @Test func wipingTheStoreRemovesEverything() throws {
+        let fixture = try Self.storeWithHistory("privacy-everything")
+        let secret = Self.secretDonations(
+            conversation: "conv-yak", prefix: "yak", names: ["Yak Harmonica League"], people: ["Ptolemy Brackenridge"],
+            start: Donations.start + 100, account: "acct-other")
+        try fixture.importLines(Donations.lines(secret))
+        try fixture.succeed(["block", "--conversation", "conv-yak", "--account", "acct-other"])
+        // Names from the ordinary history too: everything goes.
+        let secrets = ["Yak Harmonica League", "Ptolemy Brackenridge", "conv-yak", "Group 3 v0", "p7@example.com", "h-12"]
+        #expect(try Self.unstored(secrets, in: fixture) == [], "the secrets are on disk to begin with")
+        try fixture.succeed(["delete", "--everything"])
+        #expect(try Self.traces(of: secrets + ["acct-other"], in: fixture, accounts: []) == [])
+        #expect(try Self.traces(of: secrets, in: fixture, accounts: ["default", "acct-other"]) == [])
+        #expect(try fixture.succeed(["block", "--list", "--account", "acct-other"]) == "")
+    }
+
+    /// Another process in the middle of a read (a share sheet listing) while a conversation is deleted: the delete
+    /// waits for it to finish, then scrubs the write-ahead log; nothing of the conversation is left on disk.
+    @Test func deletingWhileAnotherProcessReads() throws {
+        let fixture = try Self.storeWithHistory("privacy-reader")
+        let donations = Self.secretDonations(
+            conversation: "conv-heron", prefix: "heron", names: ["Heron Accordion Society"],
+            people: ["Montgomery Quillfeather"], start: Donations.start + 1_000)
+        try fixture.importLines(Donations.lines(donations))
+        let secrets = ["Heron Accordion Society", "Montgomery Quillfeather"]
+        #expect(try Self.unstored(secrets, in: fixture) == [])
+        // This process plays the reader: a read transaction open on its own connection.
+        let reader = try Database(path: fixture.store + "/suggest.sqlite")
+        try reader.execute("BEGIN")
+        #expect(try reader.statement("SELECT COUNT(*) FROM donations").scalarInt() == 404)
+        let delete = try fixture.start(["delete", "--conversation", "conv-heron"])
+        sleepSeconds(0.3)
+        // The deletion is committed by now; scrubbing the log waits for the reader's snapshot to end.
+        let waited = !delete.hasExited
+        try reader.execute("COMMIT")
+        let outcome = delete.wait(timeout: 40)
+        #expect(outcome.status == 0, "\(outcome)")
+        #expect(waited, "the delete did not wait for the reader")
+        #expect(try Self.traces(of: secrets, in: fixture) == [])
+    }
+
+    /// The message text (`content`) is accepted and never stored.
+    @Test func messageTextIsNeverStored() throws {
+        let fixture = try StoreFixture("privacy-content")
+        let line = """
+            {"identifier":"m-1","date":\(Int(Donations.start)),"direction":"outgoing",\
+            "intent":{"conversationIdentifier":"c-text","content":"Meet me at the Obsidian Lighthouse at nine"}}
+            """
+        try fixture.succeed(["donate", "--json"], input: Array(line.utf8))
+        try fixture.importLines([line.replacingOccurrences("m-1", with: "m-2")])
+        #expect(try Self.traces(of: ["Obsidian Lighthouse"], in: fixture) == [])
+        #expect(try StoreCheck.count(store: fixture.store) == 2)
+    }
+}
+
+extension String {
+    /// Spaces as underscores, for identifiers and handles made from names.
+    var replacingSpaces: String { String(map { $0 == " " ? "_" : $0 }) }
+
+    func replacingOccurrences(_ target: String, with replacement: String) -> String {
+        var result = ""
+        var rest = self[...]
+        while let range = rest.firstRange(of: target) {
+            result += rest[..<range.lowerBound] + replacement
+            rest = rest[range.upperBound...]
+        }
+        return result + rest
+    }
+}
