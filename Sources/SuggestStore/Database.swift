@@ -30,8 +30,9 @@ public final class Database {
         let code = sqlite3_open_v2(path, &handle, flags, nil)
         guard code == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            let systemError = handle.map { sqlite3_system_errno($0) } ?? 0
             sqlite3_close_v2(handle)
-            throw SQLiteError(code: code, message: message)
+            throw SQLiteError(code: code, message: message, systemErrorNumber: systemError)
         }
         self.handle = handle
         self.path = path
@@ -45,7 +46,9 @@ public final class Database {
     }
 
     func error(_ code: Int32, sql: String?) -> SQLiteError {
-        SQLiteError(code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), sql: sql)
+        SQLiteError(
+            code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), sql: sql,
+            systemErrorNumber: sqlite3_system_errno(handle))
     }
 
     /// Runs one or more statements that return no rows.
@@ -55,7 +58,9 @@ public final class Database {
         guard code == SQLITE_OK else {
             let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
             sqlite3_free(message)
-            throw SQLiteError(code: sqlite3_extended_errcode(handle), message: text, sql: sql)
+            throw SQLiteError(
+                code: sqlite3_extended_errcode(handle), message: text, sql: sql,
+                systemErrorNumber: sqlite3_system_errno(handle))
         }
     }
 

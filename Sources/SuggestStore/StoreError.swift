@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Why the store cannot do what was asked: each case reads as one line that says what is wrong and what to do.
 public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     public enum Kind: Sendable, Equatable {
@@ -39,7 +47,9 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return StoreError(
                 .readOnly, "cannot open the store at \(path) (\(error.message)); check that the directory is writable")
         case 10:  // SQLITE_IOERR
-            if error.code == 13 | (4 << 8) || error.message.contains("full") {
+            // A full disk met while sizing the -shm file (SQLITE_IOERR_SHMSIZE) or writing comes as an I/O error;
+            // the errno behind it says what it is.
+            if error.systemErrorNumber == ENOSPC || error.systemErrorNumber == EDQUOT || error.message.contains("full") {
                 return StoreError(.diskFull, "the disk holding \(path) is full; nothing was recorded; free some space and retry")
             }
             return StoreError(.failed, "I/O error on the store at \(path): \(error.message)")

@@ -1,0 +1,258 @@
+import SuggestCore
+import SuggestStore
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A store that cannot be used: every command says so in one line on standard error and exits 1, never crashes,
+/// and never "repairs" the store by starting over: the files are left exactly as they were.
+@Suite(.serialized) struct FaultTests {
+    /// Every command that opens the store, reading or writing.
+    static let commands: [[String]] = [
+        ["list"], ["list", "--json"], ["export"], ["donate", "--conversation", "c-new"],
+        ["donate", "--json"], ["import", "-"], ["delete", "--conversation", "c-1"], ["delete", "--all"],
+        ["delete", "--everything"], ["block", "--conversation", "c-1"], ["block", "--list"],
+        ["unblock", "--conversation", "c-1"], ["feedback", "--less", "--conversation", "c-1"],
+        ["config"], ["config", "--max-age-days", "5"],
+        ["share", "--attachment", "public.url=https://example.com"],
+    ]
+
+    /// Standard input for the commands that read it.
+    static let input = Array(
+        #"{"identifier":"f-1","date":"2026-11-29T18:03:00Z","intent":{"conversationIdentifier":"c-new"}}"#.utf8 + [10])
+
+    /// Every file below the store directory, by relative path, with its bytes: what "left as it was" compares.
+    static func snapshot(_ directory: String) throws -> [String: [UInt8]] {
+        var files: [String: [UInt8]] = [:]
+        for name in directoryEntries(directory) {
+            var info = stat()
+            guard lstat(directory + "/" + name, &info) == 0 else { continue }
+            if info.st_mode & S_IFMT == S_IFDIR {
+                for (inner, bytes) in try snapshot(directory + "/" + name) { files[name + "/" + inner] = bytes }
+                files[name + "/"] = []
+            } else {
+                files[name] = try readFile(directory + "/" + name)
+            }
+        }
+        return files
+    }
+
+    /// Runs every command against `store` and expects a one-line error with exit 1 that says `words`, and the
+    /// store's files unchanged. Returns the distinct messages, for the record.
+    @discardableResult
+    static func expectEveryCommandFails(
+        store: String, scratch: String, saying words: [String], wrapper: [String] = [],
+        commands: [[String]] = FaultTests.commands, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> Set<String> {
+        let before = try snapshot(store)
+        var messages: Set<String> = []
+        for command in commands {
+            let outcome = try Suggest.run(
+                command + ["--store", store], input: input, scratch: scratch, wrapper: wrapper, timeout: 60)
+            let name = command.joined(separator: " ")
+            #expect(outcome.status == 1, "\(name): \(outcome)", sourceLocation: sourceLocation)
+            #expect(outcome.errorLines.count == 1, "\(name): \(outcome)", sourceLocation: sourceLocation)
+            #expect(outcome.error.hasPrefix("suggest \(command[0]): "), "\(name): \(outcome)", sourceLocation: sourceLocation)
+            #expect(outcome.output == "", "\(name): \(outcome)", sourceLocation: sourceLocation)
+            #expect(
+                words.contains { outcome.error.contains($0) }, "\(name): expected one of \(words): \(outcome.error)",
+                sourceLocation: sourceLocation)
+            messages.insert(String(outcome.error.drop { $0 != ":" }.dropFirst(2)))
+        }
+        #expect(try snapshot(store) == before, "the store's files changed", sourceLocation: sourceLocation)
+        return messages
+    }
+
+    /// A store directory holding a real store with a small history.
+    static func realStore(_ label: String) throws -> StoreFixture {
+        let fixture = try StoreFixture(label)
+        try fixture.importLines(Donations.lines(Donations.make(count: 300, prefix: "s", conversations: 30, seed: 12)))
+        return fixture
+    }
+
+    @Test func randomBytesAtTheDatabasePath() throws {
+        let fixture = try StoreFixture("fault-garbage")
+        #expect(mkdir(fixture.store, 0o700) == 0)
+        var random = SeededRandom(seed: 99)
+        try writeFile(fixture.store + "/suggest.sqlite", (0..<16_384).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+        try Self.expectEveryCommandFails(store: fixture.store, scratch: fixture.scratch, saying: ["is not a suggest store or is damaged"])
+    }
+
+    /// A real store whose pages after the first were overwritten: the header still says SQLite.
+    @Test func aDamagedStore() throws {
+        let fixture = try Self.realStore("fault-damaged")
+        var bytes = try readFile(fixture.store + "/suggest.sqlite")
+        var random = SeededRandom(seed: 7)
+        for index in 8_192..<bytes.count { bytes[index] = UInt8(truncatingIfNeeded: random.next()) }
+        try writeFile(fixture.store + "/suggest.sqlite", bytes)
+        try Self.expectEveryCommandFails(store: fixture.store, scratch: fixture.scratch, saying: ["is not a suggest store or is damaged"])
+    }
+
+    @Test func aTruncatedStore() throws {
+        let fixture = try Self.realStore("fault-truncated")
+        let bytes = try readFile(fixture.store + "/suggest.sqlite")
+        try writeFile(fixture.store + "/suggest.sqlite", Array(bytes.prefix(bytes.count / 3)))
+        try Self.expectEveryCommandFails(store: fixture.store, scratch: fixture.scratch, saying: ["is not a suggest store or is damaged"])
+    }
+
+    @Test func anotherApplicationsDatabase() throws {
+        let fixture = try StoreFixture("fault-foreign")
+        #expect(mkdir(fixture.store, 0o700) == 0)
+        do {
+            let foreign = try Database(path: fixture.store + "/suggest.sqlite")
+            try foreign.execute("CREATE TABLE notes(body TEXT); INSERT INTO notes VALUES ('someone else''s data')")
+        }
+        try Self.expectEveryCommandFails(store: fixture.store, scratch: fixture.scratch, saying: ["is a SQLite database but not a suggest store"])
+    }
+
+    @Test func aStoreWrittenByANewerSuggest() throws {
+        let fixture = try Self.realStore("fault-newer")
+        do {
+            let database = try Database(path: fixture.store + "/suggest.sqlite")
+            try database.execute("INSERT INTO schema_migrations(version, applied_at) VALUES (99, 0)")
+        }
+        try Self.expectEveryCommandFails(store: fixture.store, scratch: fixture.scratch, saying: ["written by a newer suggest"])
+        // And the store is still whole for the newer version: the row is there, nothing was migrated or dropped.
+        let database = try Database(path: fixture.store + "/suggest.sqlite")
+        #expect(try database.statement("SELECT MAX(version) FROM schema_migrations").scalarInt() == 99)
+        #expect(try database.statement("SELECT COUNT(*) FROM donations").scalarInt() == 300)
+    }
+
+    @Test func aStoreThatIsARegularFile() throws {
+        let fixture = try StoreFixture("fault-file")
+        try writeFile(fixture.store, "not a directory\n")
+        try Self.expectEveryCommandFails(store: fixture.store, scratch: fixture.scratch, saying: ["is a file, not a directory"])
+        #expect(try readFile(fixture.store) == Array("not a directory\n".utf8))
+        // A store below a regular file.
+        let below = try Suggest.run(["list", "--store", fixture.store + "/inner"], scratch: fixture.scratch)
+        #expect(below.status == 1 && below.errorLines.count == 1 && below.error.contains("is a file, not a directory"))
+    }
+
+    // MARK: Read-only stores
+
+    /// Root ignores permission bits, so a read-only store is made three ways: a read-only bind mount (EROFS, as a
+    /// read-only volume), the immutable attribute on the directory (`chattr +i`: no file may be created in it),
+    /// and running `suggest` as `nobody` through `setpriv` in a directory owned by root (EACCES).
+    enum ReadOnlyMethod: String, CaseIterable, Sendable {
+        case bindMount = "read-only bind mount"
+        case immutableDirectory = "chattr +i on the directory"
+        case otherUser = "run as nobody"
+    }
+
+    @Test(arguments: ReadOnlyMethod.allCases)
+    func aReadOnlyStore(_ method: ReadOnlyMethod) throws {
+        let fixture = try Self.realStore("fault-readonly")
+        try fixture.succeed(["block", "--conversation", "c-2"])
+        let listed = try fixture.succeed(["list", "--json", "--at", Donations.at.rfc3339])
+        let exported = try fixture.succeed(["export"])
+        var store = fixture.store
+        var wrapper: [String] = []
+        var undo: () -> Void = {}
+        defer { undo() }
+        switch method {
+        case .bindMount:
+            let mountPoint = fixture.root("readonly")
+            guard geteuid() == 0, mkdir(mountPoint, 0o755) == 0,
+                runTool("/usr/bin/mount", ["--bind", fixture.store, mountPoint], scratch: fixture.scratch).ok
+            else { try Test.cancel("\(method.rawValue): needs root and mount(8)") }
+            undo = { runTool("/usr/bin/umount", ["-l", mountPoint], scratch: fixture.scratch) }
+            let remount = runTool("/usr/bin/mount", ["-o", "remount,bind,ro", mountPoint], scratch: fixture.scratch)
+            guard remount.ok else { try Test.cancel("\(method.rawValue): remount failed: \(remount.output)") }
+            store = mountPoint
+        case .immutableDirectory:
+            let set = runTool("/usr/bin/chattr", ["+i", fixture.store], scratch: fixture.scratch)
+            guard geteuid() == 0, set.ok else { try Test.cancel("\(method.rawValue): \(set.output)") }
+            undo = { runTool("/usr/bin/chattr", ["-i", fixture.store], scratch: fixture.scratch) }
+        case .otherUser:
+            guard geteuid() == 0, access("/usr/bin/setpriv", X_OK) == 0 else {
+                try Test.cancel("\(method.rawValue): needs root and setpriv(1)")
+            }
+            // nobody may enter every directory on the way and read the files, but write none of them.
+            for path in [fixture.root.path, fixture.store, fixture.scratch] { chmod(path, 0o755) }
+            chmod(fixture.scratch, 0o777)
+            chmod(fixture.store + "/suggest.sqlite", 0o644)
+            wrapper = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        }
+        let writes = Self.commands.filter { !["list", "export", "block --list", "config"].contains($0.joined(separator: " ")) && $0 != ["list", "--json"] }
+        let messages = try Self.expectEveryCommandFails(
+            store: store, scratch: fixture.scratch, saying: ["read-only", "writable"], wrapper: wrapper, commands: writes)
+        // Reading may fail the same way (SQLite needs to create the -shm file of a WAL database to read it); if it
+        // works, it shows the store as it is.
+        for (command, expected) in [(["list", "--json", "--at", Donations.at.rfc3339], listed), (["export"], exported)] {
+            let outcome = try Suggest.run(command + ["--store", store], scratch: fixture.scratch, wrapper: wrapper)
+            if outcome.status == 0 {
+                #expect(outcome.output == expected)
+            } else {
+                #expect(outcome.status == 1 && outcome.errorLines.count == 1, "\(outcome)")
+            }
+        }
+        print("read-only (\(method.rawValue)): \(messages.sorted().joined(separator: " | "))")
+        undo()
+        undo = {}
+        // Writable again: everything is still there.
+        #expect(try StoreCheck.count(store: fixture.store) == 300)
+        #expect(try fixture.succeed(["export"]) == exported)
+    }
+
+    // MARK: A full disk
+
+    /// A store on a 1 MiB tmpfs: once the disk is full, writes fail with a one-line "full" error and record
+    /// nothing; the store still opens, holds what it held, and works again once there is room.
+    @Test func aFullDisk() throws {
+        let fixture = try StoreFixture("fault-full")
+        let disk = fixture.root("disk")
+        guard geteuid() == 0, mkdir(disk, 0o755) == 0,
+            runTool("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", disk], scratch: fixture.scratch).ok
+        else { try Test.cancel("a full disk needs root and mount(8) for a small tmpfs") }
+        defer { runTool("/usr/bin/umount", ["-l", disk], scratch: fixture.scratch) }
+        let store = disk + "/store"
+        func run(_ arguments: [String], input: [UInt8]? = nil) throws -> ProcessOutcome {
+            try Suggest.run(arguments + ["--store", store], input: input, scratch: fixture.scratch)
+        }
+        let first = Donations.make(count: 300, prefix: "d", conversations: 30, seed: 21)
+        #expect(try run(["import", "-", "--quiet"], input: Donations.bytes(first)).status == 0)
+        let exported = try run(["export"]).output
+
+        // Fill what is left of the disk.
+        var filled = 0
+        let filler = open(disk + "/filler", O_WRONLY | O_CREAT, 0o644)
+        let block = [UInt8](repeating: 0x55, count: 4_096)
+        while block.withUnsafeBytes({ write(filler, $0.baseAddress, $0.count) }) > 0 { filled += 4_096 }
+        close(filler)
+
+        let more = Donations.make(count: 3_000, prefix: "m", conversations: 30, seed: 22)
+        var messages: Set<String> = []
+        var importFailed = false
+        for (arguments, input) in [
+            (["import", "-", "--quiet"], Donations.bytes(more)),
+            (["donate", "--conversation", "c-full", "--group-name", String(repeating: "x", count: 4_000)], nil),
+            (["delete", "--conversation", "c-1"], nil), (["list"], nil), (["export"], nil),
+        ] as [([String], [UInt8]?)] {
+            let outcome = try run(arguments, input: input)
+            // A small write may still fit in pages SQLite already has, and a read may work; a failure must be clean
+            // and say what is wrong (even a read fails when SQLite cannot size the -shm file it needs).
+            if outcome.status != 0 {
+                #expect(outcome.status == 1 && outcome.errorLines.count == 1, "\(arguments[0]): \(outcome)")
+                #expect(outcome.error.contains("is full"), "\(arguments[0]): \(outcome)")
+                messages.insert(String(outcome.error.drop { $0 != ":" }.dropFirst(2)))
+                if arguments[0] == "import" { importFailed = true }
+            }
+        }
+        #expect(importFailed, "an import of 3000 donations fitted on a full disk?")
+        // A new store on the full disk fails cleanly too.
+        let fresh = try Suggest.run(["donate", "--conversation", "c", "--store", disk + "/fresh"], scratch: fixture.scratch)
+        #expect(fresh.status == 1 && fresh.errorLines.count == 1 && fresh.error.contains("is full"), "\(fresh)")
+
+        // With room again: nothing was half recorded, the store holds exactly what it held, and it works.
+        unlink(disk + "/filler")
+        #expect(try run(["export"]).output == exported)
+        #expect(try StoreCheck.rankingDifferences(store: store) == [])
+        let retried = try run(["import", "-", "--quiet"], input: Donations.bytes(more))
+        #expect(retried.status == 0, "\(retried)")
+        #expect(try StoreCheck.count(store: store) == 3_300)
+        #expect(try StoreCheck.rankingDifferences(store: store) == [])
+        print("full disk (\(filled / 1024) KiB filler): \(messages.sorted().joined(separator: " | "))")
+    }
+}
