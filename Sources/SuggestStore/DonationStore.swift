@@ -20,6 +20,7 @@ public final class DonationStore {
         _ location: StoreLocation, policy: FrecencyPolicy = .default, types: UniformTypeTree = .standard
     ) throws(StoreError) -> DonationStore {
         try location.createDirectory()
+        try location.checkDatabasePath()
         let path = location.databasePath
         do {
             let database = try Database(path: path)

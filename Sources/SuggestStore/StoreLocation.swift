@@ -30,6 +30,15 @@ public struct StoreLocation: Sendable, Equatable {
         return StoreLocation(directory: home + "/.local/share/suggest")
     }
 
+    /// Refuses a database path that is a directory: SQLite would only say "unable to open database file".
+    /// - Throws: `StoreError` naming the directory and what to do about it.
+    public func checkDatabasePath() throws(StoreError) {
+        var info = stat()
+        guard stat(databasePath, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return }
+        throw StoreError(
+            .notAStore, "\(databasePath) is a directory, not a file; move it away or choose another --store")
+    }
+
     /// Creates the directory and its parents if they are missing.
     /// - Throws: `StoreError` when a path component is a file or cannot be created.
     public func createDirectory() throws(StoreError) {

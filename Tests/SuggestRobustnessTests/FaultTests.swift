@@ -130,6 +130,14 @@ import Testing
         #expect(below.status == 1 && below.errorLines.count == 1 && below.error.contains("is a file, not a directory"))
     }
 
+    /// Regression: a directory where the database file belongs was reported as "check that the directory is
+    /// writable", which sends the person looking in the wrong place.
+    @Test func aDirectoryAtTheDatabasePath() throws {
+        let fixture = try StoreFixture("fault-directory")
+        #expect(mkdir(fixture.store, 0o700) == 0 && mkdir(fixture.store + "/suggest.sqlite", 0o700) == 0)
+        try Self.expectEveryCommandFails(store: fixture.store, scratch: fixture.scratch, saying: ["is a directory, not a file"])
+    }
+
     // MARK: Read-only stores
 
     /// Root ignores permission bits, so a read-only store is made three ways: a read-only bind mount (EROFS, as a
