@@ -1,0 +1,52 @@
+import SuggestCore
+
+/// The checks the donation fuzz target makes on one input: `JSONParser.parse(bytes:)` then `Interaction(json:)`,
+/// the path every `import` line and `donate --json` takes.
+///
+/// Besides "never traps": a refusal points inside the input; what parses is written back by `JSONWriter` and
+/// parses to the same value; a donation that is accepted survives the trip through its JSON line (the form
+/// `export` writes) and a second trip gives the same text.
+public enum DonationJSONHarness {
+    /// How far a date may move through its RFC 3339 text: `export` writes at most six fractional digits, and
+    /// fewer where a double cannot hold them stably (three at year 9999, whose step is about 30 µs).
+    static func dateTolerance(_ date: Timestamp) -> Double { 1e-6 + 64 * date.seconds.ulp }
+
+    /// The problems found with `bytes`; empty when there are none.
+    public static func check(_ bytes: UnsafeBufferPointer<UInt8>) -> [String] {
+        let json: JSONValue
+        do {
+            json = try JSONParser.parse(bytes: bytes)
+        } catch {
+            return (0...bytes.count).contains(error.offset)
+                ? [] : ["the error offset \(error.offset) is outside the input of \(bytes.count) bytes"]
+        }
+        var problems: [String] = []
+        var writer = JSONWriter()
+        writer.value(json)
+        do {
+            if try JSONParser.parse(writer.text) != json { problems.append("JSONWriter changed the value") }
+        } catch {
+            problems.append("JSONWriter wrote text that does not parse: \(error)")
+        }
+        guard let donation = try? Interaction(json: json) else { return problems }
+        let line = donation.jsonLine
+        let again: Interaction
+        do {
+            again = try Interaction(json: try JSONParser.parse(line))
+        } catch {
+            return problems + ["an accepted donation's JSON line is refused: \(error)"]
+        }
+        var expected = again
+        expected.date = donation.date
+        if expected != donation { problems.append("the JSON line changed the donation") }
+        if !(abs(again.date.seconds - donation.date.seconds) <= dateTolerance(donation.date)) {
+            problems.append("the JSON line moved the date from \(donation.date.seconds) to \(again.date.seconds)")
+        }
+        if again.jsonLine != line { problems.append("a second trip changed the JSON line") }
+        return problems
+    }
+
+    public static func check(_ bytes: [UInt8]) -> [String] {
+        bytes.withUnsafeBufferPointer { check($0) }
+    }
+}
