@@ -72,9 +72,10 @@ final class StoreFixture {
     let store: String
     let scratch: String
 
-    init(_ label: String = "store") throws(HarnessError) {
+    /// - Parameter existing: a store directory elsewhere to work on (the soak test's), instead of a new one.
+    init(_ label: String = "store", existing: String? = nil) throws(HarnessError) {
         root = try TemporaryDirectory(label)
-        store = root("store")
+        store = existing ?? root("store")
         scratch = root("scratch")
         guard mkdir(scratch, 0o755) == 0 else { throw HarnessError("cannot create \(scratch)") }
     }
