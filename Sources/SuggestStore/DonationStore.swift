@@ -50,10 +50,17 @@ public final class DonationStore {
         try tables.reset()
         var names: Set<String> = []
         while try tables.step() { if let name = tables.text(0) { names.insert(name) } }
-        if !names.isEmpty && !names.contains("schema_migrations") {
-            throw StoreError(
-                .foreignDatabase,
-                "\(database.path) is a SQLite database but not a suggest store; move it away or choose another --store")
+        let foreign = StoreError(
+            .foreignDatabase,
+            "\(database.path) is a SQLite database but not a suggest store; move it away or choose another --store")
+        // Other tools keep a `schema_migrations` table too (Rails, Ecto, golang-migrate): suggest's has `applied_at`.
+        // Nothing is written before these checks, so another application's file is left exactly as it was.
+        if !names.isEmpty {
+            guard names.contains("schema_migrations") else { throw foreign }
+            let columns = try database.uncachedStatement("PRAGMA table_info(schema_migrations)")
+            var columnNames: Set<String> = []
+            while try columns.step() { if let name = columns.text(1) { columnNames.insert(name) } }
+            guard columnNames.isSuperset(of: ["version", "applied_at"]) else { throw foreign }
         }
         var applied = 0
         if names.contains("schema_migrations") {
@@ -65,6 +72,9 @@ public final class DonationStore {
                 "the store at \(location.directory) was written by a newer suggest (schema \(applied); this one knows "
                     + "\(Schema.latestVersion)); upgrade suggest to use it")
         }
+        // A schema this version knows has only tables it makes (and SQLite's own); anything else is not ours to
+        // migrate into.
+        guard names.allSatisfy({ $0.hasPrefix("sqlite_") || Schema.tables.contains($0) }) else { throw foreign }
         try database.execute("PRAGMA secure_delete = ON; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF")
         if applied < Schema.latestVersion || names.isEmpty {
             try database.enableWriteAheadLogging()

@@ -85,4 +85,11 @@ enum Schema {
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
+
+    /// Every table the migrations up to `latestVersion` create, `schema_migrations` included. A database with other
+    /// tables (besides SQLite's own `sqlite_…`) at a version this suggest knows is not a suggest store.
+    static let tables: Set<String> = [
+        "schema_migrations", "conversations", "snapshots", "donations", "conversation_content", "conversation_people",
+        "preferences", "settings",
+    ]
 }

@@ -107,6 +107,37 @@ import Testing
         try Self.expectEveryCommandFails(store: fixture.store, scratch: fixture.scratch, saying: ["is a SQLite database but not a suggest store"])
     }
 
+    /// Regression: a database of another application that also keeps a `schema_migrations` table (Rails, Ecto,
+    /// golang-migrate all name theirs so) was taken for a suggest store: its journal mode was switched to WAL (its
+    /// file changed) and the migration failed with "table schema_migrations has no column named applied_at", or,
+    /// with a version recorded, it was called "written by a newer suggest".
+    @Test(arguments: [[], ["INSERT INTO schema_migrations VALUES ('20231010123456')"]])
+    func anotherApplicationsDatabaseWithSchemaMigrations(_ rows: [String]) throws {
+        let fixture = try StoreFixture("fault-rails")
+        #expect(mkdir(fixture.store, 0o700) == 0)
+        do {
+            let foreign = try Database(path: fixture.store + "/suggest.sqlite")
+            try foreign.execute(
+                "CREATE TABLE schema_migrations(version VARCHAR NOT NULL PRIMARY KEY); "
+                    + "CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO users VALUES (1, 'alice')")
+            for row in rows { try foreign.execute(row) }
+        }
+        try Self.expectEveryCommandFails(
+            store: fixture.store, scratch: fixture.scratch, saying: ["is a SQLite database but not a suggest store"])
+    }
+
+    /// A suggest store's migrations table beside tables suggest never makes, at a version suggest knows: not a
+    /// store to migrate into.
+    @Test func aStoreWithTablesSuggestDoesNotMake() throws {
+        let fixture = try Self.realStore("fault-extra-table")
+        do {
+            let database = try Database(path: fixture.store + "/suggest.sqlite")
+            try database.execute("CREATE TABLE invoices(id INTEGER PRIMARY KEY, total REAL)")
+        }
+        try Self.expectEveryCommandFails(
+            store: fixture.store, scratch: fixture.scratch, saying: ["is a SQLite database but not a suggest store"])
+    }
+
     @Test func aStoreWrittenByANewerSuggest() throws {
         let fixture = try Self.realStore("fault-newer")
         do {
