@@ -41,8 +41,17 @@ final class DonationWriter {
     }
 
     /// Records one donation unless its identifier is already in the account.
-    /// - Returns: the identifier recorded, or `nil` for a duplicate (a no-op, as the contract says).
+    /// - Returns: the identifier recorded, or `nil` for a duplicate (a no-op, as the contract says: nothing of it
+    ///   is written).
     func record(_ interaction: Interaction) throws -> String? {
+        // Look for a duplicate before anything is written: the conversation and snapshot rows below would
+        // otherwise stay behind it, names, people and all, with no donation that a deletion could find them by.
+        if let identifier = interaction.identifier,
+            try database.statement("SELECT 1 FROM donations WHERE account = ? AND identifier = ?")
+                .scalarInt([.text(interaction.account), .text(identifier)]) != nil
+        {
+            return nil
+        }
         let conversationID = try conversationID(account: interaction.account, interaction.conversationIdentifier)
         let snapshot = try snapshotID(conversationID: conversationID, account: interaction.account, interaction.intent)
         let identifier = interaction.identifier ?? generateIdentifier()

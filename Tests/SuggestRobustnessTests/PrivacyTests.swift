@@ -197,6 +197,37 @@ import Testing
         #expect(try Self.traces(of: secrets, in: fixture) == [])
     }
 
+    /// Regression: a donation whose identifier the account already has is a no-op, yet it used to leave its
+    /// conversation (when new), its names and its people in the store: "already recorded; nothing changed", then
+    /// no `delete` short of `--everything` could remove them, and its people raised the old conversation in
+    /// `list --person`, which a store rebuilt from `export` does not do.
+    @Test func aDuplicateIdentifierLeavesNothingBehind() throws {
+        let fixture = try Self.storeWithHistory("privacy-duplicate")
+        let first = Self.secretDonations(
+            conversation: "c-4", prefix: "dup", names: ["Group 4 v0"], people: ["Person 4"], start: Donations.start + 50,
+            count: 1)
+        try fixture.importLines(Donations.lines(first))
+        var elsewhere = Self.secretDonations(
+            conversation: "conv-orphan", prefix: "dup", names: ["Orphaned Pelican Parade"],
+            people: ["Leopold Underhill"], start: Donations.start + 60, count: 1)
+        var renamed = Self.secretDonations(
+            conversation: "c-4", prefix: "dup", names: ["Renamed Cassowary Club"], people: ["Person 4", "P 3"],
+            start: Donations.start + 70, count: 1)
+        renamed[0].intent.recipients[1].customIdentifier = "p-3"
+        elsewhere[0].identifier = "dup-0"
+        renamed[0].identifier = "dup-0"
+        let before = try fixture.succeed(["list", "--json", "--limit", "1000", "--at", Donations.at.rfc3339, "--person", "p-3"])
+        for donation in [elsewhere[0], renamed[0]] {
+            let outcome = try fixture.run(["donate", "--json"], input: Array(donation.jsonLine.utf8))
+            #expect(outcome.output == "already recorded dup-0; nothing changed\n", "\(outcome)")
+        }
+        try fixture.importLines(Donations.lines(elsewhere + renamed))
+        let secrets = ["Orphaned Pelican Parade", "Leopold Underhill", "conv-orphan", "Renamed Cassowary Club"]
+        #expect(try Self.traces(of: secrets, in: fixture) == [])
+        #expect(try fixture.succeed(["list", "--json", "--limit", "1000", "--at", Donations.at.rfc3339, "--person", "p-3"]) == before)
+        #expect(try StoreCheck.rebuildDifferences(of: fixture) == [])
+    }
+
     /// The message text (`content`) is accepted and never stored.
     @Test func messageTextIsNeverStored() throws {
         let fixture = try StoreFixture("privacy-content")
