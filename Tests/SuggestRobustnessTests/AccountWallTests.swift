@@ -9,9 +9,12 @@ import Testing
         let fixture = try StoreFixture("accounts")
         try fixture.keepEverything()
         var lines: [String] = []
-        for (account, name, person) in [("alice", "Alpaca Lantern Club", "Anastasia Applewood"),
-                                        ("bob", "Bison Teapot Club", "Barnaby Buttonwillow")] {
-            lines += Donations.lines(Donations.make(count: 200, prefix: "x", conversations: 20, seed: 5, account: account))
+        for (account, name, person) in [
+            ("alice", "Alpaca Lantern Club", "Anastasia Applewood"),
+            ("bob", "Bison Teapot Club", "Barnaby Buttonwillow"),
+        ] {
+            lines += Donations.lines(
+                Donations.make(count: 200, prefix: "x", conversations: 20, seed: 5, account: account))
             lines += Donations.lines(
                 PrivacyTests.secretDonations(
                     conversation: "shared-conv", prefix: "same-id", names: [name], people: [person],
@@ -23,9 +26,13 @@ import Testing
 
     @Test func listAndExportShowOnlyTheirOwnAccount() throws {
         let fixture = try Self.twoAccounts()
-        for (account, own, other) in [("alice", "Alpaca Lantern Club", "Bison Teapot Club"),
-                                      ("bob", "Bison Teapot Club", "Alpaca Lantern Club")] {
-            let list = try fixture.succeed(["list", "--json", "--limit", "1000", "--at", Donations.at.rfc3339, "--account", account])
+        for (account, own, other) in [
+            ("alice", "Alpaca Lantern Club", "Bison Teapot Club"),
+            ("bob", "Bison Teapot Club", "Alpaca Lantern Club"),
+        ] {
+            let list = try fixture.succeed([
+                "list", "--json", "--limit", "1000", "--at", Donations.at.rfc3339, "--account", account,
+            ])
             let export = try fixture.succeed(["export", "--account", account])
             #expect(list.contains(own) && export.contains(own))
             #expect(!list.contains(other) && !export.contains(other), "account \(account) shows another's")
@@ -42,7 +49,9 @@ import Testing
         try fixture.succeed(["delete", "--conversation", "shared-conv", "--account", "bob"])
         try fixture.succeed(["delete", "--identifier", "x-7", "--account", "bob"])
         try fixture.succeed(["delete", "--group-identifier", "g-1", "--account", "bob"])
-        try fixture.succeed(["delete", "--before", Timestamp(seconds: Donations.start + 100).rfc3339, "--account", "bob"])
+        try fixture.succeed([
+            "delete", "--before", Timestamp(seconds: Donations.start + 100).rfc3339, "--account", "bob",
+        ])
         #expect(try StoreCheck.count(store: fixture.store, account: "alice") == 204)
         let alice = try fixture.succeed(["export", "--account", "alice"])
         #expect(alice.contains("Alpaca Lantern Club") && alice.contains("\"x-7\""))
@@ -73,7 +82,8 @@ import Testing
     /// A donation for one account cannot be slipped into another through `--account`.
     @Test func anExplicitAccountRefusesAnotherAccountsDonation() throws {
         let fixture = try Self.twoAccounts()
-        let line = #"{"account":"alice","identifier":"sneak","date":\#(Int(Donations.start)),"intent":{"conversationIdentifier":"c-1"}}"#
+        let line =
+            #"{"account":"alice","identifier":"sneak","date":\#(Int(Donations.start)),"intent":{"conversationIdentifier":"c-1"}}"#
         let imported = try fixture.run(["import", "-", "--account", "bob"], input: Array((line + "\n").utf8))
         #expect(imported.status == 64 && imported.errorLines.count == 1, "\(imported)")
         let donated = try fixture.run(["donate", "--json", "--account", "bob"], input: Array(line.utf8))

@@ -74,7 +74,8 @@ import Testing
             arguments = arguments.filter { $0 != "--store" && $0 != "--everything" }
             if arguments.first == "import" { arguments.insert("-", at: 1) }
             let outcome = try Suggest.run(
-                arguments + ["--store", fixture.store], input: Array("{}\n".utf8), scratch: fixture.scratch, timeout: 30)
+                arguments + ["--store", fixture.store], input: Array("{}\n".utf8), scratch: fixture.scratch, timeout: 30
+            )
             let name = arguments.map { $0.debugDescription.prefix(30) }.joined(separator: " ")
             if outcome.signal != nil || ![0, 1, 64].contains(outcome.status ?? -1) {
                 failures.append("\(name): \(outcome)")
@@ -93,7 +94,8 @@ import Testing
         // prints them through Int(...) (SuggestionOutput.format).
         ["list", "--at", "2000-01-01T00:00:00Z"], ["list", "--at", "2000-01-01T00:00:00Z", "--explain"],
         // Unix seconds beyond the years 0001-9999 are accepted by the command line and crash Timestamp.rfc3339.
-        ["list", "--at", "1e19", "--json"], ["list", "--at", "-1e20"], ["donate", "--conversation", "c", "--date", "1e300"],
+        ["list", "--at", "1e19", "--json"], ["list", "--at", "-1e20"],
+        ["donate", "--conversation", "c", "--date", "1e300"],
         ["donate", "--conversation", "c", "--date", "-1e19"],
     ])
     func extremeDatesOnTheCommandLine(_ arguments: [String]) throws {

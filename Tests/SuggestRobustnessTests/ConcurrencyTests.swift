@@ -102,12 +102,13 @@ import Testing
             while running.count < writers && next < writers * perWriter {
                 let identifier = "w-\(next)"
                 let date = Timestamp(seconds: Donations.start + 50_000 + Double(next))
-                running.append((
-                    try fixture.start([
-                        "donate", "--conversation", "c-\(next % 17)", "--identifier", identifier, "--date",
-                        date.rfc3339, "--recipient", "p-\(next % 9)=Person \(next % 9)",
-                    ]), identifier
-                ))
+                running.append(
+                    (
+                        try fixture.start([
+                            "donate", "--conversation", "c-\(next % 17)", "--identifier", identifier, "--date",
+                            date.rfc3339, "--recipient", "p-\(next % 9)=Person \(next % 9)",
+                        ]), identifier
+                    ))
                 next += 1
             }
             if let current = lister, current.hasExited {

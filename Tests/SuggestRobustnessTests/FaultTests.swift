@@ -54,7 +54,9 @@ import Testing
             let name = command.joined(separator: " ")
             #expect(outcome.status == 1, "\(name): \(outcome)", sourceLocation: sourceLocation)
             #expect(outcome.errorLines.count == 1, "\(name): \(outcome)", sourceLocation: sourceLocation)
-            #expect(outcome.error.hasPrefix("suggest \(command[0]): "), "\(name): \(outcome)", sourceLocation: sourceLocation)
+            #expect(
+                outcome.error.hasPrefix("suggest \(command[0]): "), "\(name): \(outcome)",
+                sourceLocation: sourceLocation)
             #expect(outcome.output == "", "\(name): \(outcome)", sourceLocation: sourceLocation)
             #expect(
                 words.contains { outcome.error.contains($0) }, "\(name): expected one of \(words): \(outcome.error)",
@@ -76,8 +78,10 @@ import Testing
         let fixture = try StoreFixture("fault-garbage")
         #expect(mkdir(fixture.store, 0o700) == 0)
         var random = SeededRandom(seed: 99)
-        try writeFile(fixture.store + "/suggest.sqlite", (0..<16_384).map { _ in UInt8(truncatingIfNeeded: random.next()) })
-        try Self.expectEveryCommandFails(store: fixture.store, scratch: fixture.scratch, saying: ["is not a suggest store or is damaged"])
+        try writeFile(
+            fixture.store + "/suggest.sqlite", (0..<16_384).map { _ in UInt8(truncatingIfNeeded: random.next()) })
+        try Self.expectEveryCommandFails(
+            store: fixture.store, scratch: fixture.scratch, saying: ["is not a suggest store or is damaged"])
     }
 
     /// A real store whose pages after the first were overwritten: the header still says SQLite.
@@ -87,14 +91,16 @@ import Testing
         var random = SeededRandom(seed: 7)
         for index in 8_192..<bytes.count { bytes[index] = UInt8(truncatingIfNeeded: random.next()) }
         try writeFile(fixture.store + "/suggest.sqlite", bytes)
-        try Self.expectEveryCommandFails(store: fixture.store, scratch: fixture.scratch, saying: ["is not a suggest store or is damaged"])
+        try Self.expectEveryCommandFails(
+            store: fixture.store, scratch: fixture.scratch, saying: ["is not a suggest store or is damaged"])
     }
 
     @Test func aTruncatedStore() throws {
         let fixture = try Self.realStore("fault-truncated")
         let bytes = try readFile(fixture.store + "/suggest.sqlite")
         try writeFile(fixture.store + "/suggest.sqlite", Array(bytes.prefix(bytes.count / 3)))
-        try Self.expectEveryCommandFails(store: fixture.store, scratch: fixture.scratch, saying: ["is not a suggest store or is damaged"])
+        try Self.expectEveryCommandFails(
+            store: fixture.store, scratch: fixture.scratch, saying: ["is not a suggest store or is damaged"])
     }
 
     @Test func anotherApplicationsDatabase() throws {
@@ -104,7 +110,8 @@ import Testing
             let foreign = try Database(path: fixture.store + "/suggest.sqlite")
             try foreign.execute("CREATE TABLE notes(body TEXT); INSERT INTO notes VALUES ('someone else''s data')")
         }
-        try Self.expectEveryCommandFails(store: fixture.store, scratch: fixture.scratch, saying: ["is a SQLite database but not a suggest store"])
+        try Self.expectEveryCommandFails(
+            store: fixture.store, scratch: fixture.scratch, saying: ["is a SQLite database but not a suggest store"])
     }
 
     /// Regression: a database of another application that also keeps a `schema_migrations` table (Rails, Ecto,
@@ -144,7 +151,8 @@ import Testing
             let database = try Database(path: fixture.store + "/suggest.sqlite")
             try database.execute("INSERT INTO schema_migrations(version, applied_at) VALUES (99, 0)")
         }
-        try Self.expectEveryCommandFails(store: fixture.store, scratch: fixture.scratch, saying: ["written by a newer suggest"])
+        try Self.expectEveryCommandFails(
+            store: fixture.store, scratch: fixture.scratch, saying: ["written by a newer suggest"])
         // And the store is still whole for the newer version: the row is there, nothing was migrated or dropped.
         let database = try Database(path: fixture.store + "/suggest.sqlite")
         #expect(try database.statement("SELECT MAX(version) FROM schema_migrations").scalarInt() == 99)
@@ -154,7 +162,8 @@ import Testing
     @Test func aStoreThatIsARegularFile() throws {
         let fixture = try StoreFixture("fault-file")
         try writeFile(fixture.store, "not a directory\n")
-        try Self.expectEveryCommandFails(store: fixture.store, scratch: fixture.scratch, saying: ["is a file, not a directory"])
+        try Self.expectEveryCommandFails(
+            store: fixture.store, scratch: fixture.scratch, saying: ["is a file, not a directory"])
         #expect(try readFile(fixture.store) == Array("not a directory\n".utf8))
         // A store below a regular file.
         let below = try Suggest.run(["list", "--store", fixture.store + "/inner"], scratch: fixture.scratch)
@@ -166,7 +175,8 @@ import Testing
     @Test func aDirectoryAtTheDatabasePath() throws {
         let fixture = try StoreFixture("fault-directory")
         #expect(mkdir(fixture.store, 0o700) == 0 && mkdir(fixture.store + "/suggest.sqlite", 0o700) == 0)
-        try Self.expectEveryCommandFails(store: fixture.store, scratch: fixture.scratch, saying: ["is a directory, not a file"])
+        try Self.expectEveryCommandFails(
+            store: fixture.store, scratch: fixture.scratch, saying: ["is a directory, not a file"])
     }
 
     // MARK: Read-only stores
@@ -214,12 +224,18 @@ import Testing
             chmod(fixture.store + "/suggest.sqlite", 0o644)
             wrapper = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
         }
-        let writes = Self.commands.filter { !["list", "export", "block --list", "config"].contains($0.joined(separator: " ")) && $0 != ["list", "--json"] }
+        let writes = Self.commands.filter {
+            !["list", "export", "block --list", "config"].contains($0.joined(separator: " "))
+                && $0 != ["list", "--json"]
+        }
         let messages = try Self.expectEveryCommandFails(
-            store: store, scratch: fixture.scratch, saying: ["read-only", "writable"], wrapper: wrapper, commands: writes)
+            store: store, scratch: fixture.scratch, saying: ["read-only", "writable"], wrapper: wrapper,
+            commands: writes)
         // Reading may fail the same way (SQLite needs to create the -shm file of a WAL database to read it); if it
         // works, it shows the store as it is.
-        for (command, expected) in [(["list", "--json", "--at", Donations.at.rfc3339], listed), (["export"], exported)] {
+        for (command, expected) in [
+            (["list", "--json", "--at", Donations.at.rfc3339], listed), (["export"], exported),
+        ] {
             let outcome = try Suggest.run(command + ["--store", store], scratch: fixture.scratch, wrapper: wrapper)
             if outcome.status == 0 {
                 #expect(outcome.output == expected)
@@ -281,7 +297,8 @@ import Testing
         }
         #expect(importFailed, "an import of 3000 donations fitted on a full disk?")
         // A new store on the full disk fails cleanly too.
-        let fresh = try Suggest.run(["donate", "--conversation", "c", "--store", disk + "/fresh"], scratch: fixture.scratch)
+        let fresh = try Suggest.run(
+            ["donate", "--conversation", "c", "--store", disk + "/fresh"], scratch: fixture.scratch)
         #expect(fresh.status == 1 && fresh.errorLines.count == 1 && fresh.error.contains("is full"), "\(fresh)")
 
         // With room again: nothing was half recorded, the store holds exactly what it held, and it works.

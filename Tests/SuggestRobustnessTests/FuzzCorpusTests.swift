@@ -6,7 +6,9 @@ import Testing
 /// that `swift test` catches a regression without libFuzzer.
 @Suite struct FuzzCorpusTests {
     /// The files of `Fuzz/<kind>/<target>/`, name and bytes.
-    static func inputs(_ target: String, kinds: [String] = ["corpus", "regressions"]) throws -> [(name: String, bytes: [UInt8])] {
+    static func inputs(_ target: String, kinds: [String] = ["corpus", "regressions"]) throws -> [(
+        name: String, bytes: [UInt8]
+    )] {
         var inputs: [(name: String, bytes: [UInt8])] = []
         for kind in kinds {
             let directory = Suggest.packageRoot + "/Fuzz/\(kind)/\(target)"
@@ -76,7 +78,9 @@ import Testing
         for input in try Self.inputs("PropertyList") {
             let path = fixture.scratch + "/extension.plist"
             try writeFile(path, input.bytes)
-            let outcome = try fixture.run(["share", "--extension", path, "--attachment", "public.url=https://example.com", "--json-output"])
+            let outcome = try fixture.run([
+                "share", "--extension", path, "--attachment", "public.url=https://example.com", "--json-output",
+            ])
             if outcome.signal != nil || ![0, 1, 64].contains(outcome.status ?? -1)
                 || (outcome.status != 0 && outcome.errorLines.count != 1)
             {
@@ -109,7 +113,9 @@ import Testing
             let path = fixture.scratch + "/extension.plist"
             try writeFile(path, plist)
             for attachment in ["public.url=https://example.com", "public.jpeg=photo.jpg"] {
-                let outcome = try fixture.run(["share", "--extension", path, "--attachment", attachment, "--json-output"])
+                let outcome = try fixture.run([
+                    "share", "--extension", path, "--attachment", attachment, "--json-output",
+                ])
                 if outcome.signal != nil || ![0, 1, 64].contains(outcome.status ?? -1)
                     || (outcome.status != 0 && outcome.errorLines.count != 1)
                 {

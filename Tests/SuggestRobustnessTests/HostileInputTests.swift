@@ -73,7 +73,9 @@ import Testing
         #expect(Self.refusal(Self.withField(field, escaped))?.contains(field) == true)
         // NUL, written as an escape (a raw NUL is a control character and fails as JSON).
         #expect(Self.refusal(Self.withField(field, #""a\u0000b""#))?.contains(field) == true)
-        #expect(Self.refusal(Array(Self.withField(field, "\"a\u{0}b\"").utf8))?.hasPrefix("json: control character") == true)
+        #expect(
+            Self.refusal(Array(Self.withField(field, "\"a\u{0}b\"").utf8))?.hasPrefix("json: control character") == true
+        )
     }
 
     @Test func deepNestingIsRefusedWithoutRecursingIntoIt() {
@@ -86,15 +88,17 @@ import Testing
         let deepest = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
         #expect(Self.refusal(deepest)?.hasPrefix("input: expected a JSON object") == true)
         // Deep nesting inside an otherwise valid donation, in a field nobody reads.
-        let inside = "{\"date\":1,\"intent\":{\"conversationIdentifier\":\"c\"},\"x\":" + String(repeating: "[", count: 63)
+        let inside =
+            "{\"date\":1,\"intent\":{\"conversationIdentifier\":\"c\"},\"x\":" + String(repeating: "[", count: 63)
             + String(repeating: "]", count: 63) + "}"
         #expect(Self.refusal(inside) == nil)
     }
 
-    @Test(arguments: [
-        [0x80], [0xC0, 0xAF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80], [0xE2, 0x82], [0xF4, 0x90, 0x80, 0x80],
-        [0xF5, 0x80, 0x80, 0x80], [0xFF], [0xFE, 0xFF], [0xC3],
-    ] as [[UInt8]])
+    @Test(
+        arguments: [
+            [0x80], [0xC0, 0xAF], [0xE0, 0x80, 0xAF], [0xED, 0xA0, 0x80], [0xE2, 0x82], [0xF4, 0x90, 0x80, 0x80],
+            [0xF5, 0x80, 0x80, 0x80], [0xFF], [0xFE, 0xFF], [0xC3],
+        ] as [[UInt8]])
     func invalidUTF8IsRefused(_ bad: [UInt8]) {
         let inString = Array(#"{"date":1,"intent":{"conversationIdentifier":"c"#.utf8) + bad + Array(#""}}"#.utf8)
         #expect(Self.refusal(inString)?.contains("invalid UTF-8") == true, "\(bad)")
@@ -111,7 +115,8 @@ import Testing
     }
 
     @Test func pairedSurrogatesAndOtherPlanesAreAccepted() throws {
-        let text = #"{"date":1,"intent":{"conversationIdentifier":"c\ud83d\ude00\u00e9\u4e2d","speakableGroupName":"😀👨‍👩‍👧"}}"#
+        let text =
+            #"{"date":1,"intent":{"conversationIdentifier":"c\ud83d\ude00\u00e9\u4e2d","speakableGroupName":"😀👨‍👩‍👧"}}"#
         let donation = try Self.donation(text).get()
         #expect(donation.conversationIdentifier == "c😀é中")
         #expect(donation.intent.speakableGroupName == "😀👨‍👩‍👧")
@@ -125,8 +130,11 @@ import Testing
         #expect(Self.refusal(text)?.contains("out of range") == true, "\(number)")
     }
 
-    @Test(arguments: ["1e300", "-1e300", "1e15", "-62135596801", "253402300800", "true", "null", "[]", #""""#, #""2026-02-30T00:00:00Z""#,
-                      #""2026-11-29T18:03:00""#, #""2026-11-29""#, #""tomorrow""#])
+    @Test(arguments: [
+        "1e300", "-1e300", "1e15", "-62135596801", "253402300800", "true", "null", "[]", #""""#,
+        #""2026-02-30T00:00:00Z""#,
+        #""2026-11-29T18:03:00""#, #""2026-11-29""#, #""tomorrow""#,
+    ])
     func datesOutsideTheContractAreRefusedByName(_ date: String) {
         let text = #"{"date":\#(date),"intent":{"conversationIdentifier":"c"}}"#
         #expect(Self.refusal(text)?.hasPrefix("input: date") == true, "\(date): \(Self.refusal(text) ?? "accepted")")
@@ -142,7 +150,8 @@ import Testing
         let valid = #"{"date":1,"intent":{"conversationIdentifier":"c"}}"#
         #expect(Self.refusal(valid) == nil)
         #expect(Self.refusal(" \t\r\n" + valid + " \r\n") == nil)
-        #expect(Self.refusal("\u{FEFF}" + valid)?.hasPrefix("json: ") == true, "a byte-order mark is not JSON white space")
+        #expect(
+            Self.refusal("\u{FEFF}" + valid)?.hasPrefix("json: ") == true, "a byte-order mark is not JSON white space")
         #expect(Self.refusal(valid + valid)?.contains("unexpected text after") == true)
         #expect(Self.refusal(String(valid.dropLast())) != nil)
         #expect(Self.refusal("") != nil)
@@ -150,10 +159,16 @@ import Testing
         #expect(Self.refusal(#"{'date':1}"#) != nil)
         // A repeated member: the last one counts, as JSONValue's subscript documents.
         #expect(Self.refusal(#"{"date":"soon","date":1,"intent":{"conversationIdentifier":"c"}}"#) == nil)
-        #expect(Self.refusal(#"{"date":1,"intent":{"conversationIdentifier":""}}"#)?.contains("conversationIdentifier") == true)
-        #expect(Self.refusal(#"{"date":1,"intent":{"conversationIdentifier":"c"},"direction":"sideways"}"#)?.contains("direction") == true)
+        #expect(
+            Self.refusal(#"{"date":1,"intent":{"conversationIdentifier":""}}"#)?.contains("conversationIdentifier")
+                == true)
+        #expect(
+            Self.refusal(#"{"date":1,"intent":{"conversationIdentifier":"c"},"direction":"sideways"}"#)?.contains(
+                "direction") == true)
         #expect(Self.refusal(#"{"date":1,"intent":[]}"#)?.contains("intent") == true)
-        #expect(Self.refusal(#"{"date":1,"intent":{"conversationIdentifier":"c","recipients":[1]}}"#)?.contains("recipients[0]") == true)
+        #expect(
+            Self.refusal(#"{"date":1,"intent":{"conversationIdentifier":"c","recipients":[1]}}"#)?.contains(
+                "recipients[0]") == true)
         for top in ["[]", "1", #""x""#, "null", "true"] {
             #expect(Self.refusal(top)?.hasPrefix("input: expected a JSON object") == true, "\(top)")
         }
@@ -218,7 +233,10 @@ import Testing
         #expect(try StoreCheck.count(store: fixture.store) == nasty.count - 3)
         #expect(try fixture.succeed(["block", "--list"]) == "'); DROP TABLE donations; --\n")
         // Through flags as well as JSON.
-        try fixture.succeed(["donate", "--conversation", "'; DROP TABLE snapshots; --", "--group-name", "'--", "--identifier", "' OR 1=1 --"])
+        try fixture.succeed([
+            "donate", "--conversation", "'; DROP TABLE snapshots; --", "--group-name", "'--", "--identifier",
+            "' OR 1=1 --",
+        ])
         #expect(try fixture.succeed(["export"]).contains(#""identifier":"' OR 1=1 --""#))
         #expect(try StoreCheck.count(store: fixture.store) == nasty.count - 2)
         #expect(try StoreCheck.rankingDifferences(store: fixture.store) == [])
@@ -232,10 +250,21 @@ import Testing
         let good = Array(#"{"identifier":"ok","date":1796029200,"intent":{"conversationIdentifier":"c"}}"#.utf8)
         let bad: [(String, [UInt8])] = [
             ("NUL", Array(#"{"date":1,"intent":{"conversationIdentifier":"a"#.utf8) + [0] + Array(#""}}"#.utf8)),
-            ("invalid UTF-8", Array(#"{"date":1,"intent":{"conversationIdentifier":"a"#.utf8) + [0xC0, 0xAF] + Array(#""}}"#.utf8)),
+            (
+                "invalid UTF-8",
+                Array(#"{"date":1,"intent":{"conversationIdentifier":"a"#.utf8) + [0xC0, 0xAF] + Array(#""}}"#.utf8)
+            ),
             ("a huge number", Array(#"{"date":1e400,"intent":{"conversationIdentifier":"a"}}"#.utf8)),
-            ("deep nesting", Array((String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)).utf8)),
-            ("a long string", Array(("{\"date\":1,\"intent\":{\"conversationIdentifier\":\"" + String(repeating: "z", count: 100_000) + "\"}}").utf8)),
+            (
+                "deep nesting",
+                Array((String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)).utf8)
+            ),
+            (
+                "a long string",
+                Array(
+                    ("{\"date\":1,\"intent\":{\"conversationIdentifier\":\"" + String(repeating: "z", count: 100_000)
+                        + "\"}}").utf8)
+            ),
             ("a lone surrogate", Array(#"{"date":1,"intent":{"conversationIdentifier":"\udead"}}"#.utf8)),
         ]
         for (what, line) in bad {

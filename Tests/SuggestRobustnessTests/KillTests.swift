@@ -21,10 +21,12 @@ import Testing
         let wal = fixture.store + "/suggest.sqlite-wal"
         var expected = 300
         var outcomes: [String] = []
-        // nil: kill 150 ms after the start, while lines are still parsed; a number: milliseconds after the commit began.
+        // nil: kill 150 ms after the start, while lines are still parsed; a number: milliseconds after the commit
+        // began.
         let plan: [Double?] = [nil, 0, 1, 3, 8, 40]
         for (round, delay) in plan.enumerated() {
-            let donations = Donations.make(count: size, prefix: "r\(round)", conversations: 300, seed: 100 + UInt64(round))
+            let donations = Donations.make(
+                count: size, prefix: "r\(round)", conversations: 300, seed: 100 + UInt64(round))
             let process = try fixture.start(["import", "-", "--quiet"], input: Donations.bytes(donations))
             if let delay {
                 let deadline = monotonicSeconds() + 30
@@ -61,21 +63,32 @@ import Testing
     @Test func killsAtRandomPointsOfEveryWriteLeaveAConsistentStore() throws {
         let fixture = try StoreFixture("kill-mixed")
         try fixture.keepEverything()
-        try fixture.importLines(Donations.lines(Donations.make(count: 1_500, prefix: "base", conversations: 80, seed: 9)))
+        try fixture.importLines(
+            Donations.lines(Donations.make(count: 1_500, prefix: "base", conversations: 80, seed: 9)))
         var random = SeededRandom(seed: 2026)
         var failures: [String] = []
         var summary: [String: (killed: Int, finished: Int)] = [:]
+        // The delays below are for an idle machine, where a small write takes about 10 ms; scale them to this one.
+        var samples: [Double] = []
+        for _ in 0..<3 {
+            let began = monotonicSeconds()
+            try fixture.succeed(["unblock", "--conversation", "c-none"])
+            samples.append(monotonicSeconds() - began)
+        }
+        let scale = max(1, samples.sorted()[1] / 0.01)
         let rounds = 18
         for round in 0..<rounds {
             let operation = Self.operation(round: round, random: &random)
             let before = try StoreCheck.identifiers(store: fixture.store)
             let process = try fixture.start(operation.arguments, input: operation.input)
-            sleepSeconds(operation.seconds * Double(random.next() % 1000) / 1000)
+            // Anywhere from before the store is opened to after the command is done (some finish, most do not).
+            sleepSeconds(3 * scale * operation.seconds * Double(random.next() % 1000) / 1000)
             process.send(SIGKILL)
             let outcome = process.wait(timeout: 60)
             let finished = outcome.status == 0
             // `share --send` to a conversation that is gone or blocked sends nothing and says so, with exit 1.
-            let refused = operation.name == "share-send" && outcome.status == 1 && outcome.error.contains("nothing was sent")
+            let refused =
+                operation.name == "share-send" && outcome.status == 1 && outcome.error.contains("nothing was sent")
             if outcome.status != nil && outcome.status != 0 && !refused {
                 failures.append("round \(round) \(operation.name): \(outcome)")
             }
@@ -85,9 +98,13 @@ import Testing
 
             // The store opens and its ranking state is the one its donations give.
             let after = try StoreCheck.identifiers(store: fixture.store)
-            failures += try StoreCheck.rankingDifferences(store: fixture.store).map { "round \(round) \(operation.name): \($0)" }
+            failures += try StoreCheck.rankingDifferences(store: fixture.store).map {
+                "round \(round) \(operation.name): \($0)"
+            }
             if round % 6 == 5 {
-                failures += try StoreCheck.rebuildDifferences(of: fixture).map { "round \(round) \(operation.name): \($0)" }
+                failures += try StoreCheck.rebuildDifferences(of: fixture).map {
+                    "round \(round) \(operation.name): \($0)"
+                }
             }
             // All of the write or none of it.
             switch operation.name {
@@ -107,13 +124,36 @@ import Testing
                 }
             case "block", "unblock":
                 if after != before { failures.append("round \(round) \(operation.name): donations changed") }
-            default:  // deletions: only removals, and when finished, the whole selection
-                if !after.isSubset(of: before) { failures.append("round \(round) \(operation.name): donations appeared") }
+            default:  // deletions: only removals and, when finished, nothing of the selection left
+                if !after.isSubset(of: before) {
+                    failures.append("round \(round) \(operation.name): donations appeared")
+                }
+                if finished, let left = try Self.selected(by: operation.arguments, in: fixture.store), left > 0 {
+                    failures.append("round \(round) \(operation.name): finished, but \(left) selected donations left")
+                }
             }
         }
         #expect(failures == [])
-        print("kill-mixed: \(rounds) rounds; killed/finished per operation: "
-            + summary.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.killed)/\($0.value.finished)" }.joined(separator: ", "))
+        print(
+            "kill-mixed: \(rounds) rounds, delays ×\((scale * 10).rounded() / 10); killed/finished per operation: "
+                + summary.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value.killed)/\($0.value.finished)" }.joined(
+                    separator: ", "))
+    }
+
+    /// How many stored donations a `delete` command line selects (`nil` for other commands).
+    static func selected(by arguments: [String], in store: String) throws -> Int? {
+        guard arguments.count >= 3, arguments[0] == "delete" else { return nil }
+        let value = arguments[2]
+        let cutoff = Timestamp(rfc3339: value)
+        return try StoreCheck.donations(store: store).filter { donation in
+            switch arguments[1] {
+            case "--conversation": return donation.conversationIdentifier == value
+            case "--identifier": return donation.identifier == value
+            case "--group-identifier": return donation.groupIdentifier == value
+            case "--before": return cutoff.map { donation.date < $0 } ?? false
+            default: return false
+            }
+        }.count
     }
 
     /// The identifiers an import or donate round records.
@@ -136,7 +176,8 @@ import Testing
         let conversation = "c-\(random.next() % 80)"
         switch round % 9 {
         case 0:
-            let donations = Donations.make(count: 800, prefix: "k\(round)", conversations: 90, seed: 500 + UInt64(round))
+            let donations = Donations.make(
+                count: 800, prefix: "k\(round)", conversations: 90, seed: 500 + UInt64(round))
             return Operation(
                 name: "import", arguments: ["import", "-", "--quiet"], input: Donations.bytes(donations), seconds: 0.12)
         case 1:
@@ -150,7 +191,9 @@ import Testing
         case 2:
             return Operation(
                 name: "share-send",
-                arguments: ["share", "--attachment", "public.jpeg=photo.jpg", "--conversation", conversation, "--send"],
+                arguments: [
+                    "share", "--attachment", "public.jpeg=photo.jpg", "--conversation", conversation, "--send",
+                ],
                 seconds: 0.015)
         case 3:
             return Operation(
@@ -204,7 +247,8 @@ import Testing
             // Killed after its commit, before its VACUUM and checkpoint: the next command (`block --list` above)
             // finished the job, and no name is left on disk.
             if count == 0 {
-                #expect(try PrivacyTests.traces(of: ["Group 3 v0", "p7@example.com"], in: fixture) == [], "round \(round)")
+                #expect(
+                    try PrivacyTests.traces(of: ["Group 3 v0", "p7@example.com"], in: fixture) == [], "round \(round)")
             }
         }
         print("kill-wipe: after each kill: \(outcomes.joined(separator: ", "))")

@@ -17,11 +17,18 @@ import Testing
         }
         for account in accounts {
             let outputs = [
-                ("list", try fixture.succeed(["list", "--json", "--limit", "1000", "--at", Donations.at.rfc3339, "--account", account])),
+                (
+                    "list",
+                    try fixture.succeed([
+                        "list", "--json", "--limit", "1000", "--at", Donations.at.rfc3339, "--account", account,
+                    ])
+                ),
                 ("export", try fixture.succeed(["export", "--account", account])),
             ]
             for (command, output) in outputs {
-                for secret in secrets where output.contains(secret) { found.append("'\(secret)' in \(command) --account \(account)") }
+                for secret in secrets where output.contains(secret) {
+                    found.append("'\(secret)' in \(command) --account \(account)")
+                }
             }
         }
         return found
@@ -49,7 +56,8 @@ import Testing
                     recipients: people.map { name in
                         Person(
                             customIdentifier: "id-" + name.lowercased().replacingSpaces, displayName: name,
-                            personHandle: .init(value: name.lowercased().replacingSpaces + "@example.org", type: .emailAddress),
+                            personHandle: .init(
+                                value: name.lowercased().replacingSpaces + "@example.org", type: .emailAddress),
                             image: "avatars/\(name.lowercased().replacingSpaces).png")
                     },
                     image: "avatars/\(conversation).png", contentTypes: ["public.jpeg"]))
@@ -67,7 +75,8 @@ import Testing
     @Test func deletingAConversationRemovesItsNamesAndPeopleFromEveryFile() throws {
         let fixture = try Self.storeWithHistory("privacy-conversation")
         let donations = Self.secretDonations(
-            conversation: "conv-quokka-4411", prefix: "quokka", names: ["Quokka Zanzibar Society", "Zanzibar Quokka Guild"],
+            conversation: "conv-quokka-4411", prefix: "quokka",
+            names: ["Quokka Zanzibar Society", "Zanzibar Quokka Guild"],
             people: ["Ophelia Quarterstaff", "Bartholomew Nightjar"], start: Donations.start + 1_000)
         try fixture.importLines(Donations.lines(donations))
         let secrets = [
@@ -86,14 +95,17 @@ import Testing
     @Test func deletingOneDonationRemovesWhatOnlyItSaid() throws {
         let fixture = try Self.storeWithHistory("privacy-identifier")
         var donations = Self.secretDonations(
-            conversation: "c-3", prefix: "keep", names: ["Group 3 v0"], people: ["Person 3"], start: Donations.start + 2_000)
+            conversation: "c-3", prefix: "keep", names: ["Group 3 v0"], people: ["Person 3"],
+            start: Donations.start + 2_000)
         var odd = Self.secretDonations(
             conversation: "c-3", prefix: "secret-id", names: ["Marzipan Heliotrope"],
             people: ["Person 3", "Eustace Pennywhistle"], start: Donations.start + 1_500, count: 1)
         odd[0].identifier = "secret-id-77"
         donations += odd
         try fixture.importLines(Donations.lines(donations))
-        let secrets = ["Marzipan Heliotrope", "Eustace Pennywhistle", "eustace_pennywhistle@example.org", "secret-id-77"]
+        let secrets = [
+            "Marzipan Heliotrope", "Eustace Pennywhistle", "eustace_pennywhistle@example.org", "secret-id-77",
+        ]
         #expect(try Self.unstored(secrets, in: fixture) == [], "the secrets are on disk to begin with")
         try fixture.succeed(["delete", "--identifier", "secret-id-77"])
         #expect(try Self.traces(of: secrets, in: fixture) == [])
@@ -143,7 +155,8 @@ import Testing
     @Test func deletingAllOfAnAccountRemovesItAndLeavesTheOthers() throws {
         let fixture = try Self.storeWithHistory("privacy-all")
         let secret = Self.secretDonations(
-            conversation: "conv-ibis", prefix: "ibis", names: ["Ibis Marmalade Circle"], people: ["Gwendolyn Thistlewood"],
+            conversation: "conv-ibis", prefix: "ibis", names: ["Ibis Marmalade Circle"],
+            people: ["Gwendolyn Thistlewood"],
             start: Donations.start + 100, account: "acct-private")
         try fixture.importLines(Donations.lines(secret))
         let secrets = ["Ibis Marmalade Circle", "Gwendolyn Thistlewood", "conv-ibis"]
@@ -164,7 +177,9 @@ import Testing
         try fixture.importLines(Donations.lines(secret))
         try fixture.succeed(["block", "--conversation", "conv-yak", "--account", "acct-other"])
         // Names from the ordinary history too: everything goes.
-        let secrets = ["Yak Harmonica League", "Ptolemy Brackenridge", "conv-yak", "Group 3 v0", "p7@example.com", "h-12"]
+        let secrets = [
+            "Yak Harmonica League", "Ptolemy Brackenridge", "conv-yak", "Group 3 v0", "p7@example.com", "h-12",
+        ]
         #expect(try Self.unstored(secrets, in: fixture) == [], "the secrets are on disk to begin with")
         try fixture.succeed(["delete", "--everything"])
         #expect(try Self.traces(of: secrets + ["acct-other"], in: fixture, accounts: []) == [])
@@ -204,7 +219,8 @@ import Testing
     @Test func aDuplicateIdentifierLeavesNothingBehind() throws {
         let fixture = try Self.storeWithHistory("privacy-duplicate")
         let first = Self.secretDonations(
-            conversation: "c-4", prefix: "dup", names: ["Group 4 v0"], people: ["Person 4"], start: Donations.start + 50,
+            conversation: "c-4", prefix: "dup", names: ["Group 4 v0"], people: ["Person 4"],
+            start: Donations.start + 50,
             count: 1)
         try fixture.importLines(Donations.lines(first))
         var elsewhere = Self.secretDonations(
@@ -216,7 +232,9 @@ import Testing
         renamed[0].intent.recipients[1].customIdentifier = "p-3"
         elsewhere[0].identifier = "dup-0"
         renamed[0].identifier = "dup-0"
-        let before = try fixture.succeed(["list", "--json", "--limit", "1000", "--at", Donations.at.rfc3339, "--person", "p-3"])
+        let before = try fixture.succeed([
+            "list", "--json", "--limit", "1000", "--at", Donations.at.rfc3339, "--person", "p-3",
+        ])
         for donation in [elsewhere[0], renamed[0]] {
             let outcome = try fixture.run(["donate", "--json"], input: Array(donation.jsonLine.utf8))
             #expect(outcome.output == "already recorded dup-0; nothing changed\n", "\(outcome)")
@@ -224,7 +242,9 @@ import Testing
         try fixture.importLines(Donations.lines(elsewhere + renamed))
         let secrets = ["Orphaned Pelican Parade", "Leopold Underhill", "conv-orphan", "Renamed Cassowary Club"]
         #expect(try Self.traces(of: secrets, in: fixture) == [])
-        #expect(try fixture.succeed(["list", "--json", "--limit", "1000", "--at", Donations.at.rfc3339, "--person", "p-3"]) == before)
+        #expect(
+            try fixture.succeed(["list", "--json", "--limit", "1000", "--at", Donations.at.rfc3339, "--person", "p-3"])
+                == before)
         #expect(try StoreCheck.rebuildDifferences(of: fixture) == [])
     }
 

@@ -19,7 +19,10 @@ import Testing
         #expect(ranking == [], "top K differs from brute force")
         let rebuild = try StoreCheck.rebuildDifferences(of: fixture, at: at)
         #expect(rebuild == [], "the stored state differs from a rebuild from export")
-        print("soak check: top K equals brute force in \(StoreCheck.contexts(at: at).count) contexts: "
-            + "\(ranking.isEmpty ? "yes" : "NO"); stored state equals a rebuild from export: \(rebuild.isEmpty ? "yes" : "NO")")
+        let rankingVerdict = ranking.isEmpty ? "yes" : "NO"
+        let rebuildVerdict = rebuild.isEmpty ? "yes" : "NO"
+        print(
+            "soak check: top K equals brute force in \(StoreCheck.contexts(at: at).count) contexts: \(rankingVerdict); "
+                + "stored state equals a rebuild from export: \(rebuildVerdict)")
     }
 }

@@ -1,10 +1,11 @@
+import SuggestCore
+import SuggestStore
+
 #if canImport(FuzzedSuggestCLI)
     import FuzzedSuggestCLI
 #else
     import SuggestCLI
 #endif
-import SuggestCore
-import SuggestStore
 
 #if canImport(Glibc)
     import Glibc
@@ -46,7 +47,8 @@ public final class CommandLineHarness {
             let conversation = index % 12
             let donation = Interaction(
                 identifier: "t-\(index)", groupIdentifier: "g-\(index % 4)",
-                date: Self.templateMoment.adding(-Double(60 - index) * 3_600), direction: index % 3 == 0 ? .incoming : .outgoing,
+                date: Self.templateMoment.adding(-Double(60 - index) * 3_600),
+                direction: index % 3 == 0 ? .incoming : .outgoing,
                 intent: SendMessageIntent(
                     conversationIdentifier: "c-\(conversation)",
                     speakableGroupName: conversation % 2 == 0 ? "Group \(conversation)" : nil,
@@ -161,7 +163,8 @@ public final class CommandLineHarness {
         if code != 0 && !echoesLineBreaks {
             let lines = error.text.split(separator: "\n", omittingEmptySubsequences: false)
             if lines.count != 2 || !lines[1].isEmpty || lines[0].isEmpty {
-                problems.append("\(shown): exit \(code) with \(lines.count - 1) lines on stderr: \(error.text.prefix(300))")
+                problems.append(
+                    "\(shown): exit \(code) with \(lines.count - 1) lines on stderr: \(error.text.prefix(300))")
             }
         }
         // The store still opens, and its ranking state is the one its donations give.
@@ -171,7 +174,9 @@ public final class CommandLineHarness {
                 at: Self.templateMoment, limit: 4, notIdleSince: Self.templateMoment.adding(-30 * 86_400))
             let fast = try opened.suggestions(account: "default", context: context).map(\.ranked)
             let slow = try opened.suggestionsByBruteForce(account: "default", context: context)
-            if fast != slow { problems.append("\(shown): top K \(fast.map(\.conversationIdentifier)) is not brute force") }
+            if fast != slow {
+                problems.append("\(shown): top K \(fast.map(\.conversationIdentifier)) is not brute force")
+            }
         } catch {
             problems.append("\(shown): the store no longer opens: \(error)")
         }

@@ -12,7 +12,9 @@ public enum ActivationPredicateHarness {
         ShareRequest(items: [ExtensionItem(attachments: [Attachment(typeIdentifiers: ["public.url"])])]),
         ShareRequest(items: [
             ExtensionItem(
-                attachments: [Attachment(typeIdentifiers: ["public.jpeg"]), Attachment(typeIdentifiers: ["public.png"])],
+                attachments: [
+                    Attachment(typeIdentifiers: ["public.jpeg"]), Attachment(typeIdentifiers: ["public.png"]),
+                ],
                 contentText: "look")
         ]),
         ShareRequest(items: [
@@ -30,8 +32,11 @@ public enum ActivationPredicateHarness {
         do {
             predicate = try ActivationPredicate(parsing: source)
         } catch {
-            return (0...source.unicodeScalars.count).contains(error.offset)
-                ? [] : ["the syntax error's offset \(error.offset) is outside the rule of \(source.unicodeScalars.count) scalars"]
+            let length = source.unicodeScalars.count
+            guard (0...length).contains(error.offset) else {
+                return ["the syntax error's offset \(error.offset) is outside the rule of \(length) scalars"]
+            }
+            return []
         }
         var problems: [String] = []
         if (try? ActivationPredicate(parsing: predicate.source)) != predicate {

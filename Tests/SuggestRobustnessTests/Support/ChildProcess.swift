@@ -150,7 +150,12 @@ final class ChildProcess {
 /// A process-wide counter for unique file names.
 final class SerialCounter: Sendable {
     private let value = Mutex(0)
-    func next() -> Int { value.withLock { $0 += 1; return $0 } }
+    func next() -> Int {
+        value.withLock {
+            $0 += 1
+            return $0
+        }
+    }
 }
 
 /// The monotonic clock, in seconds.

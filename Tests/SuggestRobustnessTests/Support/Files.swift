@@ -134,9 +134,10 @@ func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
 @discardableResult
 func runTool(_ executable: String, _ arguments: [String], scratch: String) -> (ok: Bool, output: String) {
     guard access(executable, X_OK) == 0 else { return (false, "\(executable) is not installed") }
-    guard let child = try? ChildProcess(
-        executable: executable, arguments: arguments, environment: ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"],
-        inputPath: nil, scratch: scratch)
+    guard
+        let child = try? ChildProcess(
+            executable: executable, arguments: arguments, environment: ["PATH": "/usr/sbin:/usr/bin:/sbin:/bin"],
+            inputPath: nil, scratch: scratch)
     else { return (false, "cannot start \(executable)") }
     let outcome = child.wait(timeout: 30)
     return (outcome.status == 0, outcome.output + outcome.error)

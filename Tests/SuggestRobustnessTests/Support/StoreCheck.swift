@@ -12,7 +12,8 @@ enum StoreCheck {
         for limit in [3, 1000] {
             contexts.append(RankingContext(at: at, limit: limit, notIdleSince: idle))
             contexts.append(RankingContext(at: at, limit: limit, contentTypes: ["public.jpeg"], notIdleSince: idle))
-            contexts.append(RankingContext(at: at, limit: limit, people: ["p-3", "p7@example.com"], notIdleSince: idle))
+            contexts.append(
+                RankingContext(at: at, limit: limit, people: ["p-3", "p7@example.com"], notIdleSince: idle))
             contexts.append(RankingContext(at: at, limit: limit, serviceName: "sms", notIdleSince: idle))
         }
         return contexts
@@ -42,7 +43,9 @@ enum StoreCheck {
 
     /// Builds a fresh store from `export`'s output (and the same blocks and retention), then compares `export` and
     /// `list --json` of both. Returns the differences found, empty when none.
-    static func rebuildDifferences(of fixture: StoreFixture, accounts: [String] = ["default"], at: Timestamp = Donations.at)
+    static func rebuildDifferences(
+        of fixture: StoreFixture, accounts: [String] = ["default"], at: Timestamp = Donations.at
+    )
         throws -> [String]
     {
         let rebuilt = try StoreFixture("rebuild")
@@ -61,8 +64,9 @@ enum StoreCheck {
                 let original = try fixture.succeed(arguments)
                 let copy = try rebuilt.succeed(arguments)
                 if original != copy {
-                    problems.append("account \(account), list \(extra): stored state differs from a rebuild\n"
-                        + "  stored:  \(original.prefix(600))\n  rebuilt: \(copy.prefix(600))")
+                    problems.append(
+                        "account \(account), list \(extra): stored state differs from a rebuild\n"
+                            + "  stored:  \(original.prefix(600))\n  rebuilt: \(copy.prefix(600))")
                 }
             }
         }
@@ -72,6 +76,13 @@ enum StoreCheck {
     /// How many donations the account holds, read in this process.
     static func count(store: String, account: String = "default") throws -> Int {
         try DonationStore.open(StoreLocation(directory: store)).donationCount(account: account)
+    }
+
+    /// The account's stored donations, read in this process.
+    static func donations(store: String, account: String = "default") throws -> [Interaction] {
+        var donations: [Interaction] = []
+        try DonationStore.open(StoreLocation(directory: store)).forEachDonation(account: account) { donations.append($0) }
+        return donations
     }
 
     /// The identifiers of the account's stored donations, read in this process.

@@ -85,7 +85,8 @@ final class StoreFixture {
     func run(
         _ arguments: [String], input: [UInt8]? = nil, environment: [String: String] = [:], timeout: Double = 60
     ) throws(HarnessError) -> ProcessOutcome {
-        try Suggest.run(arguments + ["--store", store], input: input, scratch: scratch, environment: environment, timeout: timeout)
+        try Suggest.run(
+            arguments + ["--store", store], input: input, scratch: scratch, environment: environment, timeout: timeout)
     }
 
     /// Runs a command that must succeed, and returns its standard output.
