@@ -37,7 +37,7 @@ final class FrecencyReplay: AccountReplay {
 
     /// How many conversations rank before `target`, by the threshold algorithm's walk: sorted access over every
     /// channel, best bound first, until the most an unseen conversation could score is below the target's score.
-    /// Every conversation seen is scored exactly and compared with `ranksBefore`.
+    /// Every conversation met is scored exactly by `scorer` and compared with `ranksBefore`.
     func countRankingBefore(_ target: RankedConversation, scorer: Scorer) throws -> Int {
         let lists: [RankingList] = scorer.policy.channels.indices.map { .channel($0) }
         var cursors: [any SortedAccessCursor] = []
