@@ -78,8 +78,9 @@ public enum HistoryConverter {
             recipients: people)
     }
 
-    /// `A, B and C` for three members or fewer; `A, B, C and 4 others` beyond.
-    static func groupName(_ names: [String]) -> String {
+    /// The `speakableGroupName` of a group: `A, B and C` for three members or fewer, `A, B, C and 4 others`
+    /// beyond.
+    public static func groupName(_ names: [String]) -> String {
         if names.count <= 3 {
             return names.dropLast().joined(separator: ", ") + " and " + (names.last ?? "")
         }
