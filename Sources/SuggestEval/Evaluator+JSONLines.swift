@@ -67,3 +67,31 @@ extension Evaluator {
         return evaluators.map(\.result)
     }
 }
+
+extension Evaluator {
+    /// Evaluates policies on a JSON Lines source with two cores: the next batch of lines is parsed by a child
+    /// task while the current one is replayed. Same results as `evaluate(_:policies:cutoffs:)`; parsing JSON
+    /// costs about as much as replaying it, so this nearly halves the time of `suggest eval` on a big file.
+    /// - Throws: as `evaluate(_:policies:cutoffs:)`; the first invalid line stops the replay with its number.
+    public static func evaluateConcurrently(
+        _ source: LineReader.Source, policies: [RankingPolicy], cutoffs: [Int] = EvalResult.defaultCutoffs
+    ) async throws -> [EvalResult] {
+        var evaluators: [Evaluator] = []
+        for policy in policies { evaluators.append(try Evaluator(policy: policy, cutoffs: cutoffs)) }
+        let reader = try LineBatchReader(source)
+        var ready: [Interaction] = []
+        var batch = try reader.next()
+        while let current = batch {
+            async let parsed = current.interactions()
+            for interaction in ready {
+                for evaluator in evaluators { try evaluator.consume(interaction) }
+            }
+            batch = try reader.next()
+            ready = try await parsed
+        }
+        for interaction in ready {
+            for evaluator in evaluators { try evaluator.consume(interaction) }
+        }
+        return evaluators.map(\.result)
+    }
+}

@@ -50,6 +50,70 @@ struct TuningRun {
         try await Self.report("stage 2", grid)
     }
 
+    /// Stage 3: a reply channel of minutes with a strong incoming weight (ranking is then nearly by the latest
+    /// exchange, an incoming one counting as log2(w) half-lives more recent), alone or over a faint memory.
+    @Test func stage3ReplyOverMemory() async throws {
+        var grid: [RankingPolicy] = []
+        for halfLife in [2 * Self.minute, 5 * Self.minute, 10 * Self.minute, 20 * Self.minute] {
+            for incoming in [1.0, 2, 4, 8, 16, 64] { grid.append(Self.policy([(halfLife, 1, incoming)])) }
+        }
+        for halfLife in [5 * Self.minute, 10 * Self.minute] {
+            for incoming in [4.0, 16] {
+                for memoryHalfLife in [Self.day, 7 * Self.day, 30 * Self.day] {
+                    for memoryWeight in [1e-20, 1e-10, 1e-5] {
+                        for memoryIncoming in [0.3, 1] {
+                            grid.append(Self.policy([(halfLife, 1, incoming), (memoryHalfLife, memoryWeight, memoryIncoming)]))
+                        }
+                    }
+                }
+            }
+        }
+        try await Self.report("stage 3", grid)
+    }
+
+    /// Stage 4: three speeds, each taking over where the faster one has faded: a reply channel (minutes), a
+    /// recency channel (a day) below it, and a memory (weeks) below that for conversations silent for longer.
+    @Test func stage4ThreeSpeeds() async throws {
+        var grid: [RankingPolicy] = []
+        for replyIncoming in [16.0, 64] {
+            for dayIncoming in [0.1, 0.3, 1] {
+                grid.append(Self.policy([(5 * Self.minute, 1, replyIncoming), (Self.day, 1e-20, dayIncoming)]))
+                for memoryHalfLife in [14 * Self.day, 60 * Self.day] {
+                    for memoryWeight in [1e-22, 1e-24, 1e-27] {
+                        grid.append(
+                            Self.policy([
+                                (5 * Self.minute, 1, replyIncoming), (Self.day, 1e-20, dayIncoming),
+                                (memoryHalfLife, memoryWeight, 0.3),
+                            ]))
+                    }
+                }
+            }
+        }
+        try await Self.report("stage 4", grid)
+    }
+
+    /// Stage 5: the three speeds with a memory that takes over after days of silence (a product requirement: a
+    /// regular contact stays suggested after a quiet week), varied around stage 4.
+    @Test func stage5MemoryRequired() async throws {
+        var grid: [RankingPolicy] = []
+        for replyIncoming in [16.0, 64] {
+            for dayIncoming in [0.1, 0.3, 1] {
+                for memoryHalfLife in [30 * Self.day, 60 * Self.day] {
+                    for memoryWeight in [1e-21, 1e-22] {
+                        for memoryIncoming in [0.1, 0.3] {
+                            grid.append(
+                                Self.policy([
+                                    (5 * Self.minute, 1, replyIncoming), (Self.day, 1e-20, dayIncoming),
+                                    (memoryHalfLife, memoryWeight, memoryIncoming),
+                                ]))
+                        }
+                    }
+                }
+            }
+        }
+        try await Self.report("stage 5", grid)
+    }
+
     /// A policy of channels given as (half-life, weight, incoming), outgoing weighing 1.
     static func policy(_ channels: [(Double, Double, Double)]) -> RankingPolicy {
         let name = channels.map { "\(PolicyTuner.duration($0.0)) β\($0.1) in\($0.2)" }.joined(separator: " + ")
