@@ -8,9 +8,9 @@ final class FrecencyReplay: AccountReplay {
     /// K: how deep the top-K query goes (the largest cut-off).
     let depth: Int
 
-    /// The slack, in log space (a relative 1e-9), by which the walk below requires the unseen bound to fall short
+    /// The slack, in log space (a relative 1e-6), by which the walk below requires the unseen bound to fall short
     /// of the target: rounding in the bound can then never end the walk too early.
-    static let margin = 1e-9
+    static let margin = 1e-6
 
     init(policy: FrecencyPolicy, depth: Int) {
         index = InMemoryRankingIndex(policy: policy)

@@ -14,12 +14,12 @@ enum ReferenceReplay {
     enum Outcome: Equatable {
         case duplicate, applied, new
         /// The rank lies in `lowest...highest`: they differ only where two different histories have scores within
-        /// a relative 1e-9, which the log-domain sums may order either way.
+        /// a relative 1e-7, which the log-domain sums may order either way.
         case ranked(lowest: Int, highest: Int, covered: Bool)
     }
 
     /// The relative difference under which two decayed scores from different histories count as a near tie.
-    static let tolerance = 1e-9
+    static let tolerance = 1e-7
 
     static func outcomes(of history: [Interaction], policy: RankingPolicy) -> [Outcome] {
         var identifiers: [String: Set<String>] = [:]
@@ -85,7 +85,9 @@ enum ReferenceReplay {
 
     /// Whether `a` ranks before `b`: higher score, then later donation, then smaller identifier byte-wise.
     static func compare(_ a: Facts, _ b: Facts, rule: RankingPolicy.Rule) -> Order {
-        if case .frecency(let policy) = rule, a.score != b.score, a.score > 0, b.score > 0,
+        // Different histories whose sums agree to within rounding (or exactly, once a tiny term is absorbed) may be
+        // ordered either way by the log-domain sums; identical ones tie exactly.
+        if case .frecency(let policy) = rule, a.score > 0, b.score > 0,
             abs(a.score - b.score) <= tolerance * max(a.score, b.score),
             signature(a, policy: policy) != signature(b, policy: policy)
         {
