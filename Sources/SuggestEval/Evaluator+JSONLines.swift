@@ -1,0 +1,97 @@
+import SuggestCore
+
+extension Evaluator {
+    /// Reads one line of donation JSON Lines. Blank lines are allowed and give `nil`.
+    /// - Throws: `InputError` located at `line`: invalid JSON, or a donation the contract rejects.
+    /// - Complexity: O(n) in the length of the line.
+    public static func interaction(jsonLine bytes: UnsafeBufferPointer<UInt8>, line: Int) throws(InputError)
+        -> Interaction?
+    {
+        guard bytes.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { return nil }
+        let json: JSONValue
+        do {
+            json = try JSONParser.parse(bytes: bytes)
+        } catch {
+            throw InputError(field: nil, message: "not valid JSON: \(error.description)", line: line)
+        }
+        do {
+            return try Interaction(json: json)
+        } catch {
+            throw error.at(line: line)
+        }
+    }
+
+    /// Replays every donation of a JSON Lines source, in order.
+    /// - Throws: `FileError` when the source cannot be read; `InputError` with the line number for the first
+    ///   line that is not a valid donation (the result then holds the lines before it).
+    /// - Complexity: O(n) parsing for n donations, plus `consume(_:)` for each.
+    public func consumeJSONLines(from source: LineReader.Source) throws {
+        try LineReader.forEachLine(in: source) { bytes, line in
+            if let interaction = try Self.interaction(jsonLine: bytes, line: line) { try consume(interaction) }
+        }
+    }
+
+    /// Evaluates several policies on one JSON Lines source, parsing it once.
+    /// - Returns: one result per policy, in the order given.
+    /// - Throws: as `consumeJSONLines(from:)`; `InputError` for invalid cut-offs.
+    public static func evaluate(
+        _ source: LineReader.Source, policies: [RankingPolicy], cutoffs: [Int] = EvalResult.defaultCutoffs
+    ) throws -> [EvalResult] {
+        var evaluators: [Evaluator] = []
+        for policy in policies { evaluators.append(try Evaluator(policy: policy, cutoffs: cutoffs)) }
+        try LineReader.forEachLine(in: source) { bytes, line in
+            guard let interaction = try interaction(jsonLine: bytes, line: line) else { return }
+            for evaluator in evaluators { try evaluator.consume(interaction) }
+        }
+        return evaluators.map(\.result)
+    }
+
+    /// Evaluates one policy on a donation JSON Lines file: what `suggest eval FILE --policy NAME` reports.
+    public static func evaluate(
+        jsonLinesAt path: String, policy: RankingPolicy, cutoffs: [Int] = EvalResult.defaultCutoffs
+    ) throws -> EvalResult {
+        let evaluator = try Evaluator(policy: policy, cutoffs: cutoffs)
+        try evaluator.consumeJSONLines(from: .file(path))
+        return evaluator.result
+    }
+
+    /// Evaluates several policies on donations already in memory.
+    public static func evaluate(
+        _ history: some Sequence<Interaction>, policies: [RankingPolicy], cutoffs: [Int] = EvalResult.defaultCutoffs
+    ) throws -> [EvalResult] {
+        var evaluators: [Evaluator] = []
+        for policy in policies { evaluators.append(try Evaluator(policy: policy, cutoffs: cutoffs)) }
+        for interaction in history {
+            for evaluator in evaluators { try evaluator.consume(interaction) }
+        }
+        return evaluators.map(\.result)
+    }
+}
+
+extension Evaluator {
+    /// Evaluates policies on a JSON Lines source with two cores: the next batch of lines is parsed by a child
+    /// task while the current one is replayed. Same results as `evaluate(_:policies:cutoffs:)`; parsing JSON
+    /// costs about as much as replaying it, so this nearly halves the time of `suggest eval` on a big file.
+    /// - Throws: as `evaluate(_:policies:cutoffs:)`; the first invalid line stops the replay with its number.
+    public static func evaluateConcurrently(
+        _ source: LineReader.Source, policies: [RankingPolicy], cutoffs: [Int] = EvalResult.defaultCutoffs
+    ) async throws -> [EvalResult] {
+        var evaluators: [Evaluator] = []
+        for policy in policies { evaluators.append(try Evaluator(policy: policy, cutoffs: cutoffs)) }
+        let reader = try LineBatchReader(source)
+        var ready: [Interaction] = []
+        var batch = try reader.next()
+        while let current = batch {
+            async let parsed = current.interactions()
+            for interaction in ready {
+                for evaluator in evaluators { try evaluator.consume(interaction) }
+            }
+            batch = try reader.next()
+            ready = try await parsed
+        }
+        for interaction in ready {
+            for evaluator in evaluators { try evaluator.consume(interaction) }
+        }
+        return evaluators.map(\.result)
+    }
+}
