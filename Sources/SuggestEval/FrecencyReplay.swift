@@ -8,17 +8,13 @@ final class FrecencyReplay: AccountReplay {
     /// K: how deep the top-K query goes (the largest cut-off).
     let depth: Int
 
-    /// The slack, in log space (a relative 1e-6), by which the walk below requires the unseen bound to fall short
-    /// of the target: rounding in the bound can then never end the walk too early.
-    static let margin = 1e-6
-
     init(policy: FrecencyPolicy, depth: Int) {
         index = InMemoryRankingIndex(policy: policy)
         self.depth = depth
     }
 
-    /// - Complexity: one top-K query; when the target is outside the top K, a threshold walk that stops as soon as
-    ///   no unseen conversation can rank before the target, O(n log n) at worst for n conversations.
+    /// - Complexity: one top-K query; when the target is outside the top K, the same walk counting the
+    ///   conversations that rank before it, stopping as soon as no unseen one can.
     func rank(of conversation: String, at date: Timestamp) throws -> RankedTarget? {
         guard let slot = index.existingSlot(for: conversation) else { return nil }
         let reference = Int64(slot)
@@ -31,46 +27,8 @@ final class FrecencyReplay: AccountReplay {
             return nil
         }
         let target = ranker.scorer.rank(candidate, matchedPeople: 0)
-        let before = try countRankingBefore(target, scorer: ranker.scorer)
+        let before = try ranker.countRankingBefore(target, in: index)
         return RankedTarget(rank: before + 1, covered: target.logScore > LogSpace.zero)
-    }
-
-    /// How many conversations rank before `target`, by the threshold algorithm's walk: sorted access over every
-    /// channel, best bound first, until the most an unseen conversation could score is below the target's score.
-    /// Every conversation met is scored exactly by `scorer` and compared with `ranksBefore`.
-    func countRankingBefore(_ target: RankedConversation, scorer: Scorer) throws -> Int {
-        let lists: [RankingList] = scorer.policy.channels.indices.map { .channel($0) }
-        var cursors: [any SortedAccessCursor] = []
-        var heads: [(key: Double, reference: Int64)?] = []
-        for list in lists {
-            var cursor = try index.sortedAccess(list)
-            heads.append(try cursor.next())
-            cursors.append(cursor)
-        }
-        var seen: Set<Int64> = [target.reference]
-        var count = 0
-        while true {
-            var threshold = LogSpace.zero
-            var widest = -1
-            var widestBound = LogSpace.zero
-            for position in lists.indices {
-                guard let head = heads[position] else { continue }
-                let bound = scorer.termBound(lists[position], key: head.key)
-                threshold = LogSpace.addExp(threshold, bound)
-                if widest < 0 || bound > widestBound {
-                    widest = position
-                    widestBound = bound
-                }
-            }
-            guard widest >= 0, let head = heads[widest] else { break }
-            if threshold + scorer.logMaximumFactor + Self.margin < target.logScore { break }
-            heads[widest] = try cursors[widest].next()
-            guard seen.insert(head.reference).inserted,
-                let candidate = index.candidate(head.reference, contentKinds: []), scorer.admits(candidate)
-            else { continue }
-            if RankedConversation.ranksBefore(scorer.rank(candidate, matchedPeople: 0), target) { count += 1 }
-        }
-        return count
     }
 
     /// Applies the donation's ranking event; the eval context has no content types and no people, so the index's

@@ -5,6 +5,8 @@
 public struct ConversationState: Sendable, Equatable {
     /// `A_m = ln Σ w·e^(λ_m·t)` per channel of the policy; `-∞` for an empty sum.
     public var channels: SIMD4<Double>
+    /// `ln Σ e^(λ_c·t)` over all donations with the content half-life: the denominator of the content shares.
+    public var contentTotal: Double
     /// The latest donation in either direction: the first tie-breaker.
     public var lastDate: Timestamp
     public var lastOutgoingDate: Timestamp?
@@ -19,14 +21,16 @@ public struct ConversationState: Sendable, Equatable {
 
     /// The state of a conversation with no donation yet.
     public static let empty = ConversationState(
-        channels: SIMD4(repeating: LogSpace.zero), lastDate: Timestamp(seconds: -.infinity), lastOutgoingDate: nil,
+        channels: SIMD4(repeating: LogSpace.zero), contentTotal: LogSpace.zero, lastDate: Timestamp(seconds: -.infinity),
+        lastOutgoingDate: nil,
         outgoingCount: 0, incomingCount: 0, engagedCount: 0, lessFeedback: 0, isBlocked: false, isGroup: false)
 
     public init(
-        channels: SIMD4<Double>, lastDate: Timestamp, lastOutgoingDate: Timestamp?, outgoingCount: Int,
+        channels: SIMD4<Double>, contentTotal: Double, lastDate: Timestamp, lastOutgoingDate: Timestamp?, outgoingCount: Int,
         incomingCount: Int, engagedCount: Int, lessFeedback: Int, isBlocked: Bool, isGroup: Bool
     ) {
         self.channels = channels
+        self.contentTotal = contentTotal
         self.lastDate = lastDate
         self.lastOutgoingDate = lastOutgoingDate
         self.outgoingCount = outgoingCount
@@ -68,6 +72,7 @@ public struct ConversationState: Sendable, Equatable {
             guard logWeight > LogSpace.zero else { continue }
             channels[index] = LogSpace.addExp(channels[index], logWeight + decay.rate * t)
         }
+        if policy.contentWeight > 0 { contentTotal = ConversationState.applyContent(contentTotal, at: event.date, policy: policy) }
         if event.date > lastDate { lastDate = event.date }
         switch event.direction {
         case .outgoing:

@@ -19,5 +19,5 @@ extension FrecencyPolicy {
             Channel(name: "recent", halfLife: 86_400, weight: 1e-20, incoming: 1, engagedBonus: 0.5),
             Channel(name: "memory", halfLife: 30 * 86_400, weight: 1e-21, incoming: 0.1, engagedBonus: 0.5),
         ],
-        contentWeight: 0.5, contentHalfLife: 30 * 86_400, peopleWeight: 3, groupFactor: 1, lessFactor: 0.25)
+        contentWeight: 3, contentHalfLife: 30 * 86_400, peopleWeight: 3, groupFactor: 1, lessFactor: 0.25)
 }

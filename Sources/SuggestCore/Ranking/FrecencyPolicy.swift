@@ -2,9 +2,9 @@
 ///
 /// A conversation's score at time `t` is a sum of non-negative terms, then scaled by feedback:
 ///
-///     score(t) = ( Σ_m β_m · Σ_i w_m(i) · 2^(-(t - t_i) / h_m)      decay channels (short-term, long-term)
-///                + γ · Σ_k Σ_{i of kind k} 2^(-(t - t_i) / h_c)       content like what is being shared
-///                + π · m · (1 + the sum above) )                          m people of the shared image in it
+///     base(t)  = Σ_m β_m · Σ_i w_m(i) · 2^(-(t - t_i) / h_m)          decay channels
+///     score(t) = ( base(t) + π · m · (1 + base(t)) )                    m people of the shared image in it
+///              · (1 + γ · s)                                            s: share of donations of the shared kinds
 ///              · g^(isGroup) · ℓ^(times "suggest less")
 ///
 /// Each channel is kept per conversation as `A_m = ln Σ_i w_m(i) · e^(λ_m · t_i)`, so one donation updates it in
@@ -55,9 +55,10 @@ public struct FrecencyPolicy: Sendable, Hashable {
     public static let maximumChannels = 4
 
     public let channels: [Channel]
-    /// `γ`: the weight of the content-kind term when the caller says what is being shared.
+    /// `γ`: when the caller says what is being shared, a conversation's score is multiplied by `1 + γ·s`, where
+    /// `s` is the share (decayed with `contentHalfLife`) of its donations that carried that kind of content.
     public let contentWeight: Double
-    /// Half-life of the per-kind content sums.
+    /// Half-life of the per-kind content sums and of the total they are shares of.
     public let contentHalfLife: Double
     /// `π`: how much each person in the shared image who is in a conversation lifts it: the term is
     /// `π · m · (1 + score)` for `m` such people.
