@@ -95,7 +95,7 @@ public final class Evaluator {
 
     private func makeReplay() -> any AccountReplay {
         switch policy.rule {
-        case .frecency(let frecency): return FrecencyReplay(policy: frecency, depth: cutoffs.last ?? 1)
+        case .frecency(let frecency): return FrecencyReplay(policy: frecency)
         case .recency: return AnchorReplay(rule: .recency)
         case .frequency: return AnchorReplay(rule: .frequency)
         case .zoxide: return AnchorReplay(rule: .zoxide)

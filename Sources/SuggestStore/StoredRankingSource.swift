@@ -69,6 +69,10 @@ struct StoredRankingSource: RankingSource {
         return references
     }
 
+    func conversationCount() throws -> Int {
+        Int(try database.statement("SELECT COUNT(*) FROM conversations WHERE account = ?").scalarInt([.text(account)]) ?? 0)
+    }
+
     func allReferences() throws -> [Int64] {
         let select = try database.statement("SELECT id FROM conversations WHERE account = ?")
         try select.reset([.text(account)])

@@ -35,7 +35,7 @@ enum Eval: Command {
         let source: LineReader.Source = path == "-" ? .fileDescriptor(0, name: "standard input") : .file(path)
         let results: [EvalResult]
         do {
-            results = try Evaluator.evaluate(source, policies: policies, cutoffs: cutoffs)
+            results = try Evaluator.evaluatePipelined(source, policies: policies, cutoffs: cutoffs)
         } catch let error as FileError {
             throw CommandError.usage(error.description)
         }

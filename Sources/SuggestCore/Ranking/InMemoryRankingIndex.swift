@@ -111,4 +111,6 @@ public final class InMemoryRankingIndex: RankingSource {
     }
 
     public func allReferences() -> [Int64] { (0..<Int64(identifiers.count)).map { $0 } }
+
+    public func conversationCount() -> Int { identifiers.count }
 }

@@ -13,6 +13,9 @@ public protocol RankingSource {
 
     /// Every conversation, for the brute-force reference and for evaluation.
     func allReferences() throws -> [Int64]
+
+    /// How many conversations `allReferences()` would return.
+    func conversationCount() throws -> Int
 }
 
 /// Sorted access into one channel's order, best first.

@@ -50,6 +50,31 @@ public struct TopKRanker {
         return best.elements
     }
 
+    /// The exact rank (1 = first) of one conversation among those the context admits, and its ranked form; `nil`
+    /// when the context does not admit it. Replay evaluation asks this at every outgoing donation.
+    ///
+    /// A small source is scanned: scoring a few dozen conversations costs less than opening the sorted lists.
+    /// A larger one is walked only as far as a conversation could still rank before the target.
+    /// - Complexity: O(n) for n ≤ `scanLimit` conversations; otherwise like `countRankingBefore`.
+    public func rank(of reference: Int64, in source: some RankingSource) throws -> (Int, RankedConversation)? {
+        guard let target = try rank(reference, in: source, matchedPeople: 0, explain: false) else { return nil }
+        guard try source.conversationCount() <= Self.scanLimit else {
+            return (try countRankingBefore(target, in: source) + 1, target)
+        }
+        var before = 0
+        for other in try source.allReferences() where other != reference {
+            if let ranked = try rank(other, in: source, matchedPeople: 0, explain: false),
+                RankedConversation.ranksBefore(ranked, target)
+            {
+                before += 1
+            }
+        }
+        return (before + 1, target)
+    }
+
+    /// Up to this many conversations, `rank(of:in:)` scans rather than walks (measured on CollegeMsg replay).
+    public static let scanLimit = 64
+
     /// How many admitted conversations rank before `target` (so its rank is this plus one), walking the sorted
     /// lists only as far as a conversation could still beat it. Replay evaluation uses it for targets outside the
     /// top K. The context must have no people: their term is not in the lists.
