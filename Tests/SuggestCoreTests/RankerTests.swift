@@ -104,9 +104,15 @@ import Testing
             .bruteForce(in: index)
         for conversation in ranked {
             var expected = 0.0
-            for interaction in history where interaction.conversationIdentifier == conversation.conversationIdentifier {
-                for channel in policy.channels {
-                    let weight = channel.donationWeight(interaction.direction, engaged: interaction.isEngagedSuggestion)
+            let donations = history.filter { $0.conversationIdentifier == conversation.conversationIdentifier }
+            for channel in policy.channels {
+                // A `latest` channel counts only the last donation applied among those with the latest date.
+                let latest = donations.map(\.date.seconds).max()
+                let counted =
+                    channel.aggregation == .sum ? donations : donations.last { $0.date.seconds == latest }.map { [$0] } ?? []
+                for interaction in counted {
+                    let weight = channel.donationWeight(
+                        interaction.direction, engaged: interaction.isEngagedSuggestion, isGroup: interaction.intent.isGroup)
                     expected += channel.weight * weight * pow2(-(at - interaction.date.seconds) / channel.halfLife)
                 }
             }

@@ -104,7 +104,7 @@ enum ReferenceReplay {
     static func signature(_ facts: Facts, policy: FrecencyPolicy) -> [String] {
         var parts: [String] = []
         for channel in policy.channels {
-            for donation in facts.donations {
+            for donation in counted(facts.donations, in: channel) {
                 let weight = weight(of: donation, in: channel)
                 if weight > 0 { parts.append("\(donation.date.seconds)×\(weight)") }
             }
@@ -115,10 +115,25 @@ enum ReferenceReplay {
     }
 
     static func weight(of donation: Interaction, in channel: FrecencyPolicy.Channel) -> Double {
+        let weight: Double
         switch donation.direction {
-        case .outgoing: return channel.outgoing + (donation.isEngagedSuggestion ? channel.engagedBonus : 0)
-        case .incoming: return channel.incoming
-        case .unspecified: return channel.unspecified
+        case .outgoing: weight = channel.outgoing + (donation.isEngagedSuggestion ? channel.engagedBonus : 0)
+        case .incoming: weight = channel.incoming
+        case .unspecified: weight = channel.unspecified
+        }
+        return donation.intent.isGroup ? weight * channel.group : weight
+    }
+
+    /// The donations a channel counts, in the order they were applied: all of them for a sum; for a `latest`
+    /// channel the last one applied among those with the latest date.
+    static func counted(_ donations: [Interaction], in channel: FrecencyPolicy.Channel) -> [Interaction] {
+        switch channel.aggregation {
+        case .sum: return donations
+        case .latest:
+            guard let latest = donations.map(\.date.seconds).max(),
+                let last = donations.last(where: { $0.date.seconds == latest })
+            else { return [] }
+            return [last]
         }
     }
 
@@ -130,7 +145,7 @@ enum ReferenceReplay {
                 var total = 0.0
                 for channel in policy.channels {
                     var sum = 0.0
-                    for donation in conversation.donations {
+                    for donation in counted(conversation.donations, in: channel) {
                         sum += weight(of: donation, in: channel) * pow(2, -(t - donation.date.seconds) / channel.halfLife)
                     }
                     total += channel.weight * sum

@@ -114,6 +114,68 @@ struct TuningRun {
         try await Self.report("stage 5", grid)
     }
 
+    /// Stage 6: a `latest` channel (recency by direction: only the latest donation counts) between the reply
+    /// channel and the memory, and per-channel group weights. Part a varies what CollegeMsg can measure (no groups
+    /// there) with the memory of stage 5 kept; part b varies the group weights, which only Enron can measure, with
+    /// the one-to-one constants of part a's choice. Every candidate is printed with both histories.
+    @Test func stage6LatestAndGroups() async throws {
+        var grid: [RankingPolicy] = []
+        let memory = Spec(halfLife: 30 * Self.day, weight: 1e-21, outgoing: 1, incoming: 0.1)
+        for replyIncoming in [16.0, 64] {
+            for halfLife in [12 * Self.hour, Self.day, 3 * Self.day] {
+                // 2^-56 … 2^-64; 1e-19 ≈ 2^-63.1 (memory takes over after log2 100 ≈ 6.6 days of silence).
+                for latestWeight in [0x1p-56, 0x1p-58, 0x1p-60, 0x1p-62, 1e-19, 0x1p-64] {
+                    for outgoing in [0.5, 1] {
+                        grid.append(
+                            Self.policy([
+                                Spec(halfLife: 5 * Self.minute, weight: 1, outgoing: 1, incoming: replyIncoming),
+                                Spec(halfLife: halfLife, weight: latestWeight, outgoing: outgoing, incoming: 1, latest: true),
+                                memory,
+                            ]))
+                    }
+                }
+            }
+        }
+        for replyGroup in [1.0, 0x1p-6, 0x1p-12, 0] {
+            for latestGroup in [1.0, 0] {
+                for memoryGroup in [1.0, 4] {
+                    grid.append(
+                        Self.policy([
+                            Spec(halfLife: 5 * Self.minute, weight: 1, outgoing: 1, incoming: 64, group: replyGroup),
+                            Spec(halfLife: Self.day, weight: 1e-19, outgoing: 0.5, incoming: 1, group: latestGroup, latest: true),
+                            Spec(halfLife: 30 * Self.day, weight: 1e-21, outgoing: 1, incoming: 0.1, group: memoryGroup),
+                        ]))
+                }
+            }
+        }
+        try await Self.report("stage 6", grid)
+    }
+
+    /// One channel of a tuning candidate.
+    struct Spec {
+        var halfLife: Double
+        var weight: Double
+        var outgoing: Double
+        var incoming: Double
+        var group = 1.0
+        var latest = false
+    }
+
+    static func policy(_ channels: [Spec]) -> RankingPolicy {
+        let name = channels.map { spec in
+            "\(spec.latest ? "latest " : "")\(PolicyTuner.duration(spec.halfLife)) β\(spec.weight) out\(spec.outgoing) in\(spec.incoming)"
+                + (spec.group == 1 ? "" : " g\(spec.group)")
+        }.joined(separator: " + ")
+        return .frecency(
+            FrecencyPolicy(
+                channels: channels.enumerated().map { index, spec in
+                    .init(
+                        name: "c\(index)", halfLife: spec.halfLife, weight: spec.weight, outgoing: spec.outgoing,
+                        incoming: spec.incoming, group: spec.group, aggregation: spec.latest ? .latest : .sum)
+                }),
+            name: name)
+    }
+
     /// A policy of channels given as (half-life, weight, incoming), outgoing weighing 1.
     static func policy(_ channels: [(Double, Double, Double)]) -> RankingPolicy {
         let name = channels.map { "\(PolicyTuner.duration($0.0)) β\($0.1) in\($0.2)" }.joined(separator: " + ")

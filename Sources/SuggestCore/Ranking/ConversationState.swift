@@ -3,7 +3,8 @@
 /// The same value is held in memory (`InMemoryRankingIndex`) and in a row of the store, and both update it with
 /// `apply(_:policy:)`: only where the state lives differs. Content-kind sums live beside it, keyed by kind.
 public struct ConversationState: Sendable, Equatable {
-    /// `A_m = ln Σ w·e^(λ_m·t)` per channel of the policy; `-∞` for an empty sum.
+    /// `A_m = ln Σ w·e^(λ_m·t)` per channel of the policy (`ln w + λ_m·t` of the latest donation for a `latest`
+    /// channel); `-∞` for an empty sum.
     public var channels: SIMD4<Double>
     /// `ln Σ e^(λ_c·t)` over all donations with the content half-life: the denominator of the content shares.
     public var contentTotal: Double
@@ -66,9 +67,15 @@ public struct ConversationState: Sendable, Equatable {
     /// - Complexity: O(1): one `exp` and one `log1p` per channel.
     public mutating func apply(_ event: Event, policy: FrecencyPolicy) {
         let t = event.date.seconds
+        // A donation at least as late as every earlier one (later applied wins a tie) is the latest.
+        let isLatest = event.date >= lastDate
         for index in policy.decay.indices {
             let decay = policy.decay[index]
-            let logWeight = decay.logWeight(event.direction, engaged: event.isEngagedSuggestion)
+            let logWeight = decay.logWeight(event.direction, engaged: event.isEngagedSuggestion, isGroup: event.isGroup)
+            if decay.isLatest {
+                if isLatest { channels[index] = logWeight > LogSpace.zero ? logWeight + decay.rate * t : LogSpace.zero }
+                continue
+            }
             guard logWeight > LogSpace.zero else { continue }
             channels[index] = LogSpace.addExp(channels[index], logWeight + decay.rate * t)
         }

@@ -10,7 +10,18 @@
 /// Each channel is kept per conversation as `A_m = ln Σ_i w_m(i) · e^(λ_m · t_i)`, so one donation updates it in
 /// O(1) and its order never changes as time passes; the term is `β_m · e^(A_m - λ_m · t)`.
 public struct FrecencyPolicy: Sendable, Hashable {
-    /// One exponentially decaying sum of donations.
+    /// How a channel combines the donations of a conversation.
+    public enum Aggregation: Sendable, Hashable {
+        /// `A = ln Σ_i w(i) · e^(λ·t_i)`: every donation adds its decayed weight (frecency).
+        case sum
+        /// `A = ln w(last) + λ·t_last`: only the latest donation (either direction) counts, with the weight of its
+        /// direction, so the term is that weight decayed since the latest message: recency by direction. A later
+        /// donation replaces the key (it may go down, for example when an outgoing message answers an incoming one
+        /// and outgoing weighs less); the key stays time-invariant, so the channel keeps its sorted list.
+        case latest
+    }
+
+    /// One exponentially decaying sum (or latest value) of donations.
     public struct Channel: Sendable, Hashable {
         /// A short name for explanations: `short-term`, `long-term`.
         public var name: String
@@ -24,10 +35,15 @@ public struct FrecencyPolicy: Sendable, Hashable {
         public var unspecified: Double
         /// Added to `outgoing` for a share that started from a suggestion (the engaged-suggestion signal).
         public var engagedBonus: Double
+        /// What a donation's weight is multiplied by when its conversation is a group (1: groups count like
+        /// people; 0: the channel ignores groups).
+        public var group: Double
+        /// Sum of all donations (frecency) or the latest one only (recency).
+        public var aggregation: Aggregation
 
         public init(
             name: String, halfLife: Double, weight: Double, outgoing: Double = 1, incoming: Double,
-            unspecified: Double? = nil, engagedBonus: Double = 0
+            unspecified: Double? = nil, engagedBonus: Double = 0, group: Double = 1, aggregation: Aggregation = .sum
         ) {
             self.name = name
             self.halfLife = halfLife
@@ -36,18 +52,22 @@ public struct FrecencyPolicy: Sendable, Hashable {
             self.incoming = incoming
             self.unspecified = unspecified ?? incoming
             self.engagedBonus = engagedBonus
+            self.group = group
+            self.aggregation = aggregation
         }
 
         /// `λ = ln 2 / halfLife`.
         public var rate: Double { 0.693_147_180_559_945_3 / halfLife }
 
         /// The weight one donation adds to this channel.
-        public func donationWeight(_ direction: InteractionDirection, engaged: Bool) -> Double {
+        public func donationWeight(_ direction: InteractionDirection, engaged: Bool, isGroup: Bool = false) -> Double {
+            let weight: Double
             switch direction {
-            case .outgoing: return outgoing + (engaged ? engagedBonus : 0)
-            case .incoming: return incoming
-            case .unspecified: return unspecified
+            case .outgoing: weight = outgoing + (engaged ? engagedBonus : 0)
+            case .incoming: weight = incoming
+            case .unspecified: weight = unspecified
             }
+            return isGroup ? weight * group : weight
         }
     }
 
@@ -77,6 +97,9 @@ public struct FrecencyPolicy: Sendable, Hashable {
         let logEngaged: Double
         let logIncoming: Double
         let logUnspecified: Double
+        /// `ln` of the group multiplier; 0 when groups count like people.
+        let logGroup: Double
+        let isLatest: Bool
 
         init(_ channel: Channel) {
             rate = channel.rate
@@ -84,16 +107,20 @@ public struct FrecencyPolicy: Sendable, Hashable {
             logEngaged = LogSpace.ln(channel.outgoing + channel.engagedBonus)
             logIncoming = LogSpace.ln(channel.incoming)
             logUnspecified = LogSpace.ln(channel.unspecified)
+            logGroup = LogSpace.ln(channel.group)
+            isLatest = channel.aggregation == .latest
         }
 
         /// `ln w` of one donation; `-∞` when the channel ignores it.
         @inline(__always)
-        func logWeight(_ direction: InteractionDirection, engaged: Bool) -> Double {
+        func logWeight(_ direction: InteractionDirection, engaged: Bool, isGroup: Bool) -> Double {
+            let logWeight: Double
             switch direction {
-            case .outgoing: return engaged ? logEngaged : logOutgoing
-            case .incoming: return logIncoming
-            case .unspecified: return logUnspecified
+            case .outgoing: logWeight = engaged ? logEngaged : logOutgoing
+            case .incoming: logWeight = logIncoming
+            case .unspecified: logWeight = logUnspecified
             }
+            return isGroup ? logWeight + logGroup : logWeight
         }
     }
 
