@@ -110,11 +110,16 @@ enum SuggestionOutput {
         return text
     }
 
+    /// Four significant digits; scientific notation below 0.001, where the slower channels of a blend live.
     static func format(_ value: Double) -> String {
-        if value == 0 { return "0" }
-        if value >= 100 { return String(Int(value.rounded())) }
-        let scaled = (value * 1000).rounded() / 1000
-        return scaled == 0 ? "<0.001" : String(scaled)
+        if value == 0 || !value.isFinite || value >= 0.001 { return JSONWriter.decimal(value, significantDigits: 4) }
+        var mantissa = value
+        var exponent = 0
+        while mantissa < 1 {
+            mantissa *= 10
+            exponent -= 1
+        }
+        return JSONWriter.decimal(mantissa, significantDigits: 3) + "e" + String(exponent)
     }
 
     /// "3 h ago", "2 d ago", "in 5 min".

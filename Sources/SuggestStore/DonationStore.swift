@@ -97,6 +97,7 @@ public final class DonationStore {
     var policyFingerprint: String {
         var parts = policy.channels.map { channel in
             "\(channel.halfLife):\(channel.outgoing):\(channel.incoming):\(channel.unspecified):\(channel.engagedBonus)"
+                + ":\(channel.group):\(channel.aggregation)"
         }
         parts.append("content:\(policy.contentHalfLife)")
         return parts.joined(separator: ";")

@@ -108,7 +108,7 @@ final class DonationWriter {
             """
             UPDATE conversations SET latest_snapshot_id = ?2, latest_date = ?3, service_name = ?4,
                 c0 = ?5, c1 = ?6, c2 = ?7, c3 = ?8, last_date = ?9, last_outgoing_date = ?10,
-                outgoing_count = ?11, incoming_count = ?12, engaged_count = ?13, is_group = ?14
+                outgoing_count = ?11, incoming_count = ?12, engaged_count = ?13, is_group = ?14, content_total = ?15
             WHERE id = ?1
             """)
         let content = try database.statement(
@@ -131,7 +131,7 @@ final class DonationWriter {
             .real(state.channels[0]), .real(state.channels[1]), .real(state.channels[2]), .real(state.channels[3]),
             .real(state.lastDate.seconds), state.lastOutgoingDate.map { .real($0.seconds) } ?? .null,
             .integer(Int64(state.outgoingCount)), .integer(Int64(state.incomingCount)),
-            .integer(Int64(state.engagedCount)), .integer(state.isGroup ? 1 : 0),
+            .integer(Int64(state.engagedCount)), .integer(state.isGroup ? 1 : 0), .real(state.contentTotal),
         ])
     }
 
@@ -147,12 +147,14 @@ final class DonationWriter {
             let empty = ConversationState.empty
             try database.statement(
                 """
-                INSERT INTO conversations(account, conversation_identifier, latest_date, c0, c1, c2, c3, last_date,
-                    outgoing_count, incoming_count, engaged_count, is_group) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0)
+                INSERT INTO conversations(account, conversation_identifier, latest_date, c0, c1, c2, c3, content_total,
+                    last_date, outgoing_count, incoming_count, engaged_count, is_group)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0)
                 """
             ).run([
                 .text(account), .text(conversation), .real(-.infinity), .real(empty.channels[0]),
-                .real(empty.channels[1]), .real(empty.channels[2]), .real(empty.channels[3]), .real(-.infinity),
+                .real(empty.channels[1]), .real(empty.channels[2]), .real(empty.channels[3]),
+                .real(empty.contentTotal), .real(-.infinity),
             ])
             id = database.lastInsertRowID
             working[id] = WorkingConversation(
@@ -201,7 +203,7 @@ final class DonationWriter {
         let select = try database.statement(
             """
             SELECT c0, c1, c2, c3, last_date, last_outgoing_date, outgoing_count, incoming_count, engaged_count,
-                is_group, latest_snapshot_id, latest_date, service_name FROM conversations WHERE id = ?
+                is_group, latest_snapshot_id, latest_date, service_name, content_total FROM conversations WHERE id = ?
             """)
         try select.reset([.integer(id)])
         defer { _ = try? select.reset() }
@@ -211,7 +213,7 @@ final class DonationWriter {
         }
         let state = ConversationState(
             channels: SIMD4(select.double(0), select.double(1), select.double(2), select.double(3)),
-            lastDate: Timestamp(seconds: select.double(4)),
+            contentTotal: select.double(13), lastDate: Timestamp(seconds: select.double(4)),
             lastOutgoingDate: select.isNull(5) ? nil : Timestamp(seconds: select.double(5)),
             outgoingCount: Int(select.int(6)), incomingCount: Int(select.int(7)), engagedCount: Int(select.int(8)),
             lessFeedback: 0, isBlocked: false, isGroup: select.int(9) != 0)

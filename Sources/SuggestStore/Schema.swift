@@ -15,6 +15,7 @@ enum Schema {
                 latest_date REAL NOT NULL,
                 service_name TEXT,
                 c0 REAL NOT NULL, c1 REAL NOT NULL, c2 REAL NOT NULL, c3 REAL NOT NULL,
+                content_total REAL NOT NULL,
                 last_date REAL NOT NULL,
                 last_outgoing_date REAL,
                 outgoing_count INTEGER NOT NULL,
@@ -54,14 +55,14 @@ enum Schema {
             CREATE INDEX donations_by_group ON donations(account, group_identifier)
                 WHERE group_identifier IS NOT NULL;
 
-            -- Decayed sums per content kind (public.image, public.url, ...), for context-aware ranking.
+            -- Decayed sums per content kind (public.image, public.url, ...), for context-aware ranking: read by
+            -- random access only, as shares of conversations.content_total.
             CREATE TABLE conversation_content(
                 conversation_id INTEGER NOT NULL,
                 account TEXT NOT NULL,
                 kind TEXT NOT NULL,
                 sum REAL NOT NULL,
                 PRIMARY KEY(conversation_id, kind)) WITHOUT ROWID;
-            CREATE INDEX conversation_content_by_sum ON conversation_content(account, kind, sum DESC);
 
             -- Who takes part in each conversation, by every key a caller may name them with.
             CREATE TABLE conversation_people(

@@ -6,21 +6,13 @@ struct StoredRankingSource: RankingSource {
     let database: Database
     let account: String
 
-    func sortedAccess(_ list: RankingList) throws -> any SortedAccessCursor {
-        let statement: Statement
-        switch list {
-        case .channel(let index):
-            // The column name comes from an integer below 4, never from input.
-            precondition((0..<FrecencyPolicy.maximumChannels).contains(index))
-            statement = try database.statement(
-                "SELECT id, c\(index) FROM conversations INDEXED BY conversations_by_c\(index) "
-                    + "WHERE account = ? ORDER BY c\(index) DESC")
-            try statement.reset([.text(account)])
-        case .contentKind(let kind):
-            statement = try database.statement(
-                "SELECT conversation_id, sum FROM conversation_content WHERE account = ? AND kind = ? ORDER BY sum DESC")
-            try statement.reset([.text(account), .text(kind)])
-        }
+    func sortedAccess(channel: Int) throws -> any SortedAccessCursor {
+        // The column name comes from an integer below 4, never from input.
+        precondition((0..<FrecencyPolicy.maximumChannels).contains(channel))
+        let statement = try database.statement(
+            "SELECT id, c\(channel) FROM conversations INDEXED BY conversations_by_c\(channel) "
+                + "WHERE account = ? ORDER BY c\(channel) DESC")
+        try statement.reset([.text(account)])
         return Cursor(statement: statement)
     }
 
@@ -38,7 +30,7 @@ struct StoredRankingSource: RankingSource {
             """
             SELECT c.conversation_identifier, c.c0, c.c1, c.c2, c.c3, c.last_date, c.last_outgoing_date,
                 c.outgoing_count, c.incoming_count, c.engaged_count, c.is_group, c.service_name,
-                COALESCE(p.blocked, 0), COALESCE(p.less_feedback, 0)
+                COALESCE(p.blocked, 0), COALESCE(p.less_feedback, 0), c.content_total
             FROM conversations c LEFT JOIN preferences p
                 ON p.account = c.account AND p.conversation_identifier = c.conversation_identifier
             WHERE c.id = ? AND c.account = ?
@@ -48,7 +40,7 @@ struct StoredRankingSource: RankingSource {
         guard try select.step(), let identifier = select.text(0) else { return nil }
         let state = ConversationState(
             channels: SIMD4(select.double(1), select.double(2), select.double(3), select.double(4)),
-            lastDate: Timestamp(seconds: select.double(5)),
+            contentTotal: select.double(14), lastDate: Timestamp(seconds: select.double(5)),
             lastOutgoingDate: select.isNull(6) ? nil : Timestamp(seconds: select.double(6)),
             outgoingCount: Int(select.int(7)), incomingCount: Int(select.int(8)), engagedCount: Int(select.int(9)),
             lessFeedback: Int(select.int(13)), isBlocked: select.int(12) != 0, isGroup: select.int(10) != 0)
@@ -75,6 +67,10 @@ struct StoredRankingSource: RankingSource {
         var references: [Int64] = []
         while try select.step() { references.append(select.int(0)) }
         return references
+    }
+
+    func conversationCount() throws -> Int {
+        Int(try database.statement("SELECT COUNT(*) FROM conversations WHERE account = ?").scalarInt([.text(account)]) ?? 0)
     }
 
     func allReferences() throws -> [Int64] {

@@ -49,7 +49,8 @@ import Testing
         #expect(suggestions.first?["rank"] == .number(1))
         #expect(json["at"] == .string("2026-11-30T09:00:00Z"))
         let explained = suggest("list", "--explain", "--at", "2026-11-30T09:00:00Z")
-        #expect(explained.standardOutput.contains("why: short-term"))
+        let firstChannel = FrecencyPolicy.default.channels[0].name
+        #expect(explained.standardOutput.contains("why: \(firstChannel) "))
         #expect(explained.standardOutput.contains("3 sent, 0 received"))
     }
 

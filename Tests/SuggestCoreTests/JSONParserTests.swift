@@ -8,8 +8,8 @@ import Testing
         #expect(
             value
                 == .object([
-                    ("a", .array([.number(1), .number(-2500), .bool(true), .bool(false), .null, .string("x\né😀")])),
-                    ("b", .object([])),
+                    JSONMember("a", .array([.number(1), .number(-2500), .bool(true), .bool(false), .null, .string("x\né😀")])),
+                    JSONMember("b", .object([])),
                 ]))
     }
 

@@ -104,9 +104,15 @@ import Testing
             .bruteForce(in: index)
         for conversation in ranked {
             var expected = 0.0
-            for interaction in history where interaction.conversationIdentifier == conversation.conversationIdentifier {
-                for channel in policy.channels {
-                    let weight = channel.donationWeight(interaction.direction, engaged: interaction.isEngagedSuggestion)
+            let donations = history.filter { $0.conversationIdentifier == conversation.conversationIdentifier }
+            for channel in policy.channels {
+                // A `latest` channel counts only the last donation applied among those with the latest date.
+                let latest = donations.map(\.date.seconds).max()
+                let counted =
+                    channel.aggregation == .sum ? donations : donations.last { $0.date.seconds == latest }.map { [$0] } ?? []
+                for interaction in counted {
+                    let weight = channel.donationWeight(
+                        interaction.direction, engaged: interaction.isEngagedSuggestion, isGroup: interaction.intent.isGroup)
                     expected += channel.weight * weight * pow2(-(at - interaction.date.seconds) / channel.halfLife)
                 }
             }
@@ -153,7 +159,10 @@ import Testing
         // Equal scores and equal last dates: the smaller identifier in byte order first.
         #expect(ranked.map(\.conversationIdentifier) == ["a", "aa", "b", "c"])
         #expect(Set(ranked.map(\.logScore)).count == 1)
-        #expect(abs(ranked[0].score - 10_000 * 1.2) < 1e-6)
+        let expected = 10_000 * FrecencyPolicy.default.channels.map { $0.weight * $0.outgoing }.reduce(0, +)
+        // A 5-minute half-life puts λ·t near 4e6, where a Double's step is about 1e-9: ten thousand log-domain
+        // additions keep the score within about 1e-8 of the direct sum, far below any real difference.
+        #expect(abs(ranked[0].score - expected) < 1e-6 * expected)
     }
 
     @Test func byteWiseTieBreakIsNotUnicodeOrder() {
@@ -161,7 +170,7 @@ import Testing
         let state = ConversationState.empty
         let a = RankedConversation(
             reference: 0, conversationIdentifier: "e\u{301}", logScore: 0, lastDate: Timestamp(seconds: 0), state: state,
-            breakdown: ScoreBreakdown(terms: [], factor: 1, matchedPeople: 0, lessFeedback: 0))
+            breakdown: ScoreBreakdown(terms: [], factor: 1, contentShare: 0, matchedPeople: 0, lessFeedback: 0))
         var b = a
         b.conversationIdentifier = "\u{e9}"
         #expect(RankedConversation.ranksBefore(a, b))
@@ -172,7 +181,9 @@ import Testing
         let index = InMemoryRankingIndex()
         let at = Timestamp(seconds: Self.end)
         for _ in 0..<5 {
-            index.apply(Interaction(date: at, direction: .outgoing, intent: SendMessageIntent(conversationIdentifier: "busy")))
+            index.apply(
+                Interaction(
+                    date: at.adding(-3_600), direction: .outgoing, intent: SendMessageIntent(conversationIdentifier: "busy")))
         }
         index.apply(
             Interaction(
@@ -188,6 +199,7 @@ import Testing
             policy: .default, context: RankingContext(at: at, contentTypes: ["public.png"])
         ).top(in: index, explain: true)
         let photos = try #require(image.first { $0.conversationIdentifier == "photos" })
-        #expect(photos.breakdown.value(of: "content") > 0)
+        #expect(photos.breakdown.contentShare == 1)
+        #expect(photos.breakdown.factor == 1 + FrecencyPolicy.default.contentWeight)
     }
 }

@@ -91,7 +91,7 @@ public struct JSONParser {
         try enter()
         defer { depth -= 1 }
         index += 1
-        var members: [(key: String, value: JSONValue)] = []
+        var members: [JSONMember] = []
         skipWhitespace()
         if current == UInt8(ascii: "}") {
             index += 1
@@ -105,7 +105,7 @@ public struct JSONParser {
             guard current == UInt8(ascii: ":") else { throw error("expected ':' after the member name") }
             index += 1
             skipWhitespace()
-            members.append((key, try parseValue()))
+            members.append(JSONMember(key, try parseValue()))
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): index += 1
@@ -183,20 +183,20 @@ public struct JSONParser {
         if stop == UInt8(ascii: "\"") {
             let slice = UnsafeBufferPointer(rebasing: bytes[contentStart..<index])
             index += 1
-            guard let text = String(validating: slice, as: UTF8.self) else {
+            guard UTF8Validation.firstInvalidOffset(in: slice) == nil else {
                 throw error("invalid UTF-8 in a string", at: start)
             }
-            return text
+            return String(decoding: slice, as: UTF8.self)
         }
         var scratch = Array(UnsafeBufferPointer(rebasing: bytes[contentStart..<index]))
         while let byte = current {
             switch byte {
             case UInt8(ascii: "\""):
                 index += 1
-                guard let text = String(validating: scratch, as: UTF8.self) else {
+                guard UTF8Validation.firstInvalidOffset(in: scratch) == nil else {
                     throw error("invalid UTF-8 in a string", at: start)
                 }
-                return text
+                return String(decoding: scratch, as: UTF8.self)
             case UInt8(ascii: "\\"):
                 index += 1
                 guard let escape = current else { break }

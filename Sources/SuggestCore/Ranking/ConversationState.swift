@@ -3,8 +3,11 @@
 /// The same value is held in memory (`InMemoryRankingIndex`) and in a row of the store, and both update it with
 /// `apply(_:policy:)`: only where the state lives differs. Content-kind sums live beside it, keyed by kind.
 public struct ConversationState: Sendable, Equatable {
-    /// `A_m = ln Σ w·e^(λ_m·t)` per channel of the policy; `-∞` for an empty sum.
+    /// `A_m = ln Σ w·e^(λ_m·t)` per channel of the policy (`ln w + λ_m·t` of the latest donation for a `latest`
+    /// channel); `-∞` for an empty sum.
     public var channels: SIMD4<Double>
+    /// `ln Σ e^(λ_c·t)` over all donations with the content half-life: the denominator of the content shares.
+    public var contentTotal: Double
     /// The latest donation in either direction: the first tie-breaker.
     public var lastDate: Timestamp
     public var lastOutgoingDate: Timestamp?
@@ -19,14 +22,16 @@ public struct ConversationState: Sendable, Equatable {
 
     /// The state of a conversation with no donation yet.
     public static let empty = ConversationState(
-        channels: SIMD4(repeating: LogSpace.zero), lastDate: Timestamp(seconds: -.infinity), lastOutgoingDate: nil,
+        channels: SIMD4(repeating: LogSpace.zero), contentTotal: LogSpace.zero, lastDate: Timestamp(seconds: -.infinity),
+        lastOutgoingDate: nil,
         outgoingCount: 0, incomingCount: 0, engagedCount: 0, lessFeedback: 0, isBlocked: false, isGroup: false)
 
     public init(
-        channels: SIMD4<Double>, lastDate: Timestamp, lastOutgoingDate: Timestamp?, outgoingCount: Int,
+        channels: SIMD4<Double>, contentTotal: Double, lastDate: Timestamp, lastOutgoingDate: Timestamp?, outgoingCount: Int,
         incomingCount: Int, engagedCount: Int, lessFeedback: Int, isBlocked: Bool, isGroup: Bool
     ) {
         self.channels = channels
+        self.contentTotal = contentTotal
         self.lastDate = lastDate
         self.lastOutgoingDate = lastOutgoingDate
         self.outgoingCount = outgoingCount
@@ -62,12 +67,19 @@ public struct ConversationState: Sendable, Equatable {
     /// - Complexity: O(1): one `exp` and one `log1p` per channel.
     public mutating func apply(_ event: Event, policy: FrecencyPolicy) {
         let t = event.date.seconds
+        // A donation at least as late as every earlier one (later applied wins a tie) is the latest.
+        let isLatest = event.date >= lastDate
         for index in policy.decay.indices {
             let decay = policy.decay[index]
-            let logWeight = decay.logWeight(event.direction, engaged: event.isEngagedSuggestion)
+            let logWeight = decay.logWeight(event.direction, engaged: event.isEngagedSuggestion, isGroup: event.isGroup)
+            if decay.isLatest {
+                if isLatest { channels[index] = logWeight > LogSpace.zero ? logWeight + decay.rate * t : LogSpace.zero }
+                continue
+            }
             guard logWeight > LogSpace.zero else { continue }
             channels[index] = LogSpace.addExp(channels[index], logWeight + decay.rate * t)
         }
+        if policy.contentWeight > 0 { contentTotal = ConversationState.applyContent(contentTotal, at: event.date, policy: policy) }
         if event.date > lastDate { lastDate = event.date }
         switch event.direction {
         case .outgoing:

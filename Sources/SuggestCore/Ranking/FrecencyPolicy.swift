@@ -2,15 +2,26 @@
 ///
 /// A conversation's score at time `t` is a sum of non-negative terms, then scaled by feedback:
 ///
-///     score(t) = ( Σ_m β_m · Σ_i w_m(i) · 2^(-(t - t_i) / h_m)      decay channels (short-term, long-term)
-///                + γ · Σ_k Σ_{i of kind k} 2^(-(t - t_i) / h_c)       content like what is being shared
-///                + π · m · (1 + the sum above) )                          m people of the shared image in it
+///     base(t)  = Σ_m β_m · Σ_i w_m(i) · 2^(-(t - t_i) / h_m)          decay channels
+///     score(t) = ( base(t) + π · m · (1 + base(t)) )                    m people of the shared image in it
+///              · (1 + γ · s)                                            s: share of donations of the shared kinds
 ///              · g^(isGroup) · ℓ^(times "suggest less")
 ///
 /// Each channel is kept per conversation as `A_m = ln Σ_i w_m(i) · e^(λ_m · t_i)`, so one donation updates it in
 /// O(1) and its order never changes as time passes; the term is `β_m · e^(A_m - λ_m · t)`.
 public struct FrecencyPolicy: Sendable, Hashable {
-    /// One exponentially decaying sum of donations.
+    /// How a channel combines the donations of a conversation.
+    public enum Aggregation: Sendable, Hashable {
+        /// `A = ln Σ_i w(i) · e^(λ·t_i)`: every donation adds its decayed weight (frecency).
+        case sum
+        /// `A = ln w(last) + λ·t_last`: only the latest donation (either direction) counts, with the weight of its
+        /// direction, so the term is that weight decayed since the latest message: recency by direction. A later
+        /// donation replaces the key (it may go down, for example when an outgoing message answers an incoming one
+        /// and outgoing weighs less); the key stays time-invariant, so the channel keeps its sorted list.
+        case latest
+    }
+
+    /// One exponentially decaying sum (or latest value) of donations.
     public struct Channel: Sendable, Hashable {
         /// A short name for explanations: `short-term`, `long-term`.
         public var name: String
@@ -24,10 +35,15 @@ public struct FrecencyPolicy: Sendable, Hashable {
         public var unspecified: Double
         /// Added to `outgoing` for a share that started from a suggestion (the engaged-suggestion signal).
         public var engagedBonus: Double
+        /// What a donation's weight is multiplied by when its conversation is a group (1: groups count like
+        /// people; 0: the channel ignores groups).
+        public var group: Double
+        /// Sum of all donations (frecency) or the latest one only (recency).
+        public var aggregation: Aggregation
 
         public init(
             name: String, halfLife: Double, weight: Double, outgoing: Double = 1, incoming: Double,
-            unspecified: Double? = nil, engagedBonus: Double = 0
+            unspecified: Double? = nil, engagedBonus: Double = 0, group: Double = 1, aggregation: Aggregation = .sum
         ) {
             self.name = name
             self.halfLife = halfLife
@@ -36,18 +52,22 @@ public struct FrecencyPolicy: Sendable, Hashable {
             self.incoming = incoming
             self.unspecified = unspecified ?? incoming
             self.engagedBonus = engagedBonus
+            self.group = group
+            self.aggregation = aggregation
         }
 
         /// `λ = ln 2 / halfLife`.
         public var rate: Double { 0.693_147_180_559_945_3 / halfLife }
 
         /// The weight one donation adds to this channel.
-        public func donationWeight(_ direction: InteractionDirection, engaged: Bool) -> Double {
+        public func donationWeight(_ direction: InteractionDirection, engaged: Bool, isGroup: Bool = false) -> Double {
+            let weight: Double
             switch direction {
-            case .outgoing: return outgoing + (engaged ? engagedBonus : 0)
-            case .incoming: return incoming
-            case .unspecified: return unspecified
+            case .outgoing: weight = outgoing + (engaged ? engagedBonus : 0)
+            case .incoming: weight = incoming
+            case .unspecified: weight = unspecified
             }
+            return isGroup ? weight * group : weight
         }
     }
 
@@ -55,9 +75,10 @@ public struct FrecencyPolicy: Sendable, Hashable {
     public static let maximumChannels = 4
 
     public let channels: [Channel]
-    /// `γ`: the weight of the content-kind term when the caller says what is being shared.
+    /// `γ`: when the caller says what is being shared, a conversation's score is multiplied by `1 + γ·s`, where
+    /// `s` is the share (decayed with `contentHalfLife`) of its donations that carried that kind of content.
     public let contentWeight: Double
-    /// Half-life of the per-kind content sums.
+    /// Half-life of the per-kind content sums and of the total they are shares of.
     public let contentHalfLife: Double
     /// `π`: how much each person in the shared image who is in a conversation lifts it: the term is
     /// `π · m · (1 + score)` for `m` such people.
@@ -76,6 +97,9 @@ public struct FrecencyPolicy: Sendable, Hashable {
         let logEngaged: Double
         let logIncoming: Double
         let logUnspecified: Double
+        /// `ln` of the group multiplier; 0 when groups count like people.
+        let logGroup: Double
+        let isLatest: Bool
 
         init(_ channel: Channel) {
             rate = channel.rate
@@ -83,16 +107,20 @@ public struct FrecencyPolicy: Sendable, Hashable {
             logEngaged = LogSpace.ln(channel.outgoing + channel.engagedBonus)
             logIncoming = LogSpace.ln(channel.incoming)
             logUnspecified = LogSpace.ln(channel.unspecified)
+            logGroup = LogSpace.ln(channel.group)
+            isLatest = channel.aggregation == .latest
         }
 
         /// `ln w` of one donation; `-∞` when the channel ignores it.
         @inline(__always)
-        func logWeight(_ direction: InteractionDirection, engaged: Bool) -> Double {
+        func logWeight(_ direction: InteractionDirection, engaged: Bool, isGroup: Bool) -> Double {
+            let logWeight: Double
             switch direction {
-            case .outgoing: return engaged ? logEngaged : logOutgoing
-            case .incoming: return logIncoming
-            case .unspecified: return logUnspecified
+            case .outgoing: logWeight = engaged ? logEngaged : logOutgoing
+            case .incoming: logWeight = logIncoming
+            case .unspecified: logWeight = logUnspecified
             }
+            return isGroup ? logWeight + logGroup : logWeight
         }
     }
 

@@ -1,7 +1,7 @@
 /// Ranking state held in memory: for replay evaluation, benchmarks, and apps that keep their own log.
 ///
-/// Conversations get dense slots; per-slot arrays hold the state, and one `SortedKeyList` per decay channel and
-/// per content kind gives sorted access. Not `Sendable`: one owner at a time, like a database connection.
+/// Conversations get dense slots; per-slot arrays hold the state, and one `SortedKeyList` per decay channel gives
+/// sorted access. Not `Sendable`: one owner at a time, like a database connection.
 public final class InMemoryRankingIndex: RankingSource {
     public let policy: FrecencyPolicy
     public let types: UniformTypeTree
@@ -10,15 +10,10 @@ public final class InMemoryRankingIndex: RankingSource {
     private var slots: [String: Int32] = [:]
     private var services: [String?] = []
     private var channelLists: [SortedKeyList]
-    private var contentColumns: [String: ContentColumn] = [:]
+    /// The content sums per kind (`public.image`), read by random access when something is being shared.
+    private var contentSums: [String: [Int32: Double]] = [:]
     private var peopleIndex: [String: [Int32]] = [:]
     private var peopleKeys: [Set<String>] = []
-
-    /// The content sums of one kind, and their sorted order.
-    struct ContentColumn {
-        var sums: [Int32: Double] = [:]
-        var list = SortedKeyList()
-    }
 
     public init(policy: FrecencyPolicy = .default, types: UniformTypeTree = .standard) {
         self.policy = policy
@@ -70,10 +65,8 @@ public final class InMemoryRankingIndex: RankingSource {
 
     /// Adds one donation of a content kind to a conversation's sum for that kind.
     public func applyContent(kind: String, at date: Timestamp, to slot: Int32) {
-        var column = contentColumns[kind] ?? ContentColumn()
-        column.sums[slot] = ConversationState.applyContent(column.sums[slot] ?? LogSpace.zero, at: date, policy: policy)
-        column.list.touch(slot)
-        contentColumns[kind] = column
+        contentSums[kind, default: [:]][slot] = ConversationState.applyContent(
+            contentSums[kind]?[slot] ?? LogSpace.zero, at: date, policy: policy)
     }
 
     /// Blocks or unblocks a conversation (it keeps its state).
@@ -92,29 +85,16 @@ public final class InMemoryRankingIndex: RankingSource {
     public func settle() {
         for index in channelLists.indices where channelLists[index].needsSettling {
             let states = self.states
-            channelLists[index].settle(key: { states[Int($0)].channels[index] }, slots: { Array(0..<Int32(states.count)) })
-        }
-        for (kind, var column) in contentColumns where column.list.needsSettling {
-            contentColumns[kind] = nil  // keeps `column` uniquely referenced while it is rebuilt
-            let sums = column.sums
-            column.list.settle(key: { sums[$0] ?? LogSpace.zero }, slots: { Array(sums.keys) })
-            contentColumns[kind] = column
+            channelLists[index].settle(count: states.count) { states[Int($0)].channels[index] }
         }
     }
 
     // MARK: RankingSource
 
-    public func sortedAccess(_ list: RankingList) throws -> any SortedAccessCursor {
+    public func sortedAccess(channel: Int) -> any SortedAccessCursor {
         settle()
-        switch list {
-        case .channel(let index):
-            let states = self.states
-            return channelLists[index].cursor(currentKey: { states[Int($0)].channels[index] })
-        case .contentKind(let kind):
-            guard let column = contentColumns[kind] else { return SortedKeyList().cursor(currentKey: { _ in 0 }) }
-            let sums = column.sums
-            return column.list.cursor(currentKey: { sums[$0] ?? LogSpace.zero })
-        }
+        let states = self.states
+        return channelLists[channel].cursor(currentKey: { states[Int($0)].channels[channel] })
     }
 
     public func candidate(_ reference: Int64, contentKinds: [String]) -> RankingCandidate? {
@@ -122,7 +102,7 @@ public final class InMemoryRankingIndex: RankingSource {
         let slot = Int32(reference)
         return RankingCandidate(
             reference: reference, conversationIdentifier: identifiers[Int(slot)], state: states[Int(slot)],
-            contentSums: contentKinds.map { contentColumns[$0]?.sums[slot] ?? LogSpace.zero },
+            contentSums: contentKinds.map { contentSums[$0]?[slot] ?? LogSpace.zero },
             serviceName: services[Int(slot)])
     }
 
@@ -131,4 +111,6 @@ public final class InMemoryRankingIndex: RankingSource {
     }
 
     public func allReferences() -> [Int64] { (0..<Int64(identifiers.count)).map { $0 } }
+
+    public func conversationCount() -> Int { identifiers.count }
 }

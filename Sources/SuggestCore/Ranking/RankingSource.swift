@@ -1,9 +1,8 @@
 /// Where ranking state lives: in memory (`InMemoryRankingIndex`) or in the store. The ranker (`TopKRanker`)
 /// reads it through this protocol only, so both give the same ranking from the same code.
 public protocol RankingSource {
-    /// Sorted access: the conversations in non-increasing order of one list's key, lazily.
-    /// - Parameter list: a decay channel of the policy, or a content kind's sum.
-    func sortedAccess(_ list: RankingList) throws -> any SortedAccessCursor
+    /// Sorted access: the conversations in non-increasing order of one decay channel's key `A_m`, lazily.
+    func sortedAccess(channel: Int) throws -> any SortedAccessCursor
 
     /// Random access: one conversation's identifier, state and metadata, with its content sums for `contentKinds`
     /// (`-∞` where it has none), or `nil` when it is gone.
@@ -14,17 +13,12 @@ public protocol RankingSource {
 
     /// Every conversation, for the brute-force reference and for evaluation.
     func allReferences() throws -> [Int64]
+
+    /// How many conversations `allReferences()` would return.
+    func conversationCount() throws -> Int
 }
 
-/// A list that sorted access walks.
-public enum RankingList: Sendable, Hashable {
-    /// Channel `m` of the policy, ordered by `A_m`.
-    case channel(Int)
-    /// The content sum of one kind (`public.image`), over the conversations that have one.
-    case contentKind(String)
-}
-
-/// Sorted access into one list, best first.
+/// Sorted access into one channel's order, best first.
 public protocol SortedAccessCursor {
     /// The next conversation and its key, or `nil` at the end.
     mutating func next() throws -> (key: Double, reference: Int64)?

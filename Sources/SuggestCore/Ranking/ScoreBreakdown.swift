@@ -1,6 +1,6 @@
 /// The parts of one suggestion's score, so that `--explain` can say why it is there.
 public struct ScoreBreakdown: Sendable, Equatable {
-    /// One additive term: a decay channel, the content term or the people term.
+    /// One additive term: a decay channel or the people term.
     public struct Term: Sendable, Equatable {
         public var name: String
         /// The term's value at the query time.
@@ -8,8 +8,10 @@ public struct ScoreBreakdown: Sendable, Equatable {
     }
 
     public var terms: [Term]
-    /// The product of the multiplicative factors (group preference, "suggest less").
+    /// The product of the multiplicative factors (content, group preference, "suggest less").
     public var factor: Double
+    /// The decayed share of the conversation's donations that carried the kinds being shared (0 without them).
+    public var contentShare: Double
     /// How many of the context's people are in the conversation.
     public var matchedPeople: Int
     /// How many times the person asked to see this conversation less.

@@ -7,7 +7,6 @@ public struct Scorer: Sendable {
     public let contentKinds: [String]
     private let channelRates: [Double]
     private let channelLogWeights: [Double]
-    private let logContentWeight: Double
     private let logGroupFactor: Double
     private let logLessFactor: Double
 
@@ -17,7 +16,6 @@ public struct Scorer: Sendable {
         self.contentKinds = policy.contentWeight > 0 ? context.contentKinds(in: tree) : []
         channelRates = policy.channels.map(\.rate)
         channelLogWeights = policy.channels.map { LogSpace.ln($0.weight) }
-        logContentWeight = LogSpace.ln(policy.contentWeight)
         logGroupFactor = LogSpace.ln(policy.groupFactor)
         logLessFactor = LogSpace.ln(policy.lessFactor)
     }
@@ -31,18 +29,20 @@ public struct Scorer: Sendable {
         return !context.excluded.contains(candidate.conversationIdentifier)
     }
 
-    /// The upper bound that a list's key puts on the term it feeds, in log space: what any conversation not yet
-    /// seen in that list can get from it at most.
+    /// The most that channel `index` can add, in log space, for a conversation whose key `A_m` is at most `key`.
     @inline(__always)
-    public func termBound(_ list: RankingList, key: Double) -> Double {
-        switch list {
-        case .channel(let index): return channelLogWeights[index] + key - channelRates[index] * context.at.seconds
-        case .contentKind: return logContentWeight + key - policy.contentRate * context.at.seconds
-        }
+    public func channelBound(_ index: Int, key: Double) -> Double {
+        channelLogWeights[index] + key - channelRates[index] * context.at.seconds
     }
 
-    /// The largest factor a conversation's additive terms can be multiplied by.
-    public var logMaximumFactor: Double { max(0, logGroupFactor) }
+    /// The largest factor the channel sum of a conversation not met by a people look-up can be multiplied by:
+    /// the content factor at its fullest and a group preference above 1. Added to the channel bounds, it makes
+    /// the threshold of the top-K walk.
+    public var logMaximumFactor: Double {
+        var factor = max(0, logGroupFactor)
+        if !contentKinds.isEmpty { factor += LogSpace.ln(1 + policy.contentWeight) }
+        return factor
+    }
 
     /// The exact ranked form of a candidate.
     /// - Parameter matchedPeople: how many of the context's people take part in the conversation.
@@ -51,23 +51,16 @@ public struct Scorer: Sendable {
         let t = context.at.seconds
         var logTotal = LogSpace.zero
         var terms: [ScoreBreakdown.Term] = []
-        for index in policy.channels.indices {
+        if explain { terms.reserveCapacity(policy.channels.count + 1) }
+        for index in channelRates.indices {
             let term = channelLogWeights[index] + state.channels[index] - channelRates[index] * t
             logTotal = LogSpace.addExp(logTotal, term)
             if explain { terms.append(.init(name: policy.channels[index].name, value: LogSpace.value(term))) }
         }
-        if !contentKinds.isEmpty {
-            var content = LogSpace.zero
-            for sum in candidate.contentSums {
-                content = LogSpace.addExp(content, logContentWeight + sum - policy.contentRate * t)
-            }
-            logTotal = LogSpace.addExp(logTotal, content)
-            if explain { terms.append(.init(name: "content", value: LogSpace.value(content))) }
-        }
         if !context.people.isEmpty {
-            // π·m·(1 + score): a person in the shared photo lifts even a quiet conversation with them, and
-            // lifts a busy one in proportion, so the signal holds for light and heavy users alike. Only
-            // conversations with a match get it, and those are all scored up front, so it needs no sorted list.
+            // π·m·(1 + base): a person in the shared photo lifts even a quiet conversation with them, and lifts a
+            // busy one in proportion. Only conversations with a match get it, and the ranker scores all of those
+            // up front, so it needs no sorted list.
             let people =
                 matchedPeople > 0
                 ? LogSpace.ln(policy.peopleWeight * Double(matchedPeople)) + LogSpace.addExp(0, logTotal)
@@ -76,11 +69,20 @@ public struct Scorer: Sendable {
             if explain { terms.append(.init(name: "people", value: LogSpace.value(people))) }
         }
         var logFactor = 0.0
+        var contentShare = 0.0
+        if !contentKinds.isEmpty {
+            // 1 + γ·s, with s the decayed share of the conversation's donations that carried the shared kinds:
+            // a factor in [1, 1 + γ], the same for light and heavy users.
+            var kinds = LogSpace.zero
+            for sum in candidate.contentSums { kinds = LogSpace.addExp(kinds, sum) }
+            contentShare = state.contentTotal > LogSpace.zero ? min(1, LogSpace.value(kinds - state.contentTotal)) : 0
+            logFactor += LogSpace.ln(1 + policy.contentWeight * contentShare)
+        }
         if state.isGroup { logFactor += logGroupFactor }
         if state.lessFeedback > 0 { logFactor += logLessFactor * Double(state.lessFeedback) }
         let breakdown = ScoreBreakdown(
-            terms: terms, factor: explain ? LogSpace.value(logFactor) : 1, matchedPeople: matchedPeople,
-            lessFeedback: state.lessFeedback)
+            terms: terms, factor: explain ? LogSpace.value(logFactor) : 1, contentShare: contentShare,
+            matchedPeople: matchedPeople, lessFeedback: state.lessFeedback)
         return RankedConversation(
             reference: candidate.reference, conversationIdentifier: candidate.conversationIdentifier,
             logScore: logTotal + logFactor, lastDate: state.lastDate, state: state, breakdown: breakdown)

@@ -35,22 +35,23 @@ struct SortedKeyList {
 
     /// Folds the marked slots in, so that sorted access sees current keys.
     /// - Parameters:
+    ///   - count: the number of slots; slots `0..<count` all belong in the list.
     ///   - key: the current key of a slot.
-    ///   - slots: every slot that belongs in the list, for a rebuild.
     /// - Complexity: O(p log p + d) for p marked slots and a delta of d; a rebuild, O(n log n), happens once the
     ///   delta outgrows n/16, so its cost spreads over at least n/16 updates.
-    mutating func settle(key: (Int32) -> Double, slots: () -> [Int32]) {
+    mutating func settle(count: Int, key: (Int32) -> Double) {
         guard !pending.isEmpty else { return }
-        var fresh = pending.map { Entry(key: key($0), slot: $0) }
-        for slot in pending { isPending[Int(slot)] = false }
-        pending.removeAll(keepingCapacity: true)
-        let total = slots()
-        if delta.count + fresh.count > max(512, total.count / 16) {
-            base = total.map { Entry(key: key($0), slot: $0) }
+        if delta.count + pending.count > max(512, count / 16) {
+            for slot in pending { isPending[Int(slot)] = false }
+            pending.removeAll(keepingCapacity: true)
+            base = (0..<Int32(count)).map { Entry(key: key($0), slot: $0) }
             base.sort(by: Entry.precedes)
             delta.removeAll()
             return
         }
+        var fresh = pending.map { Entry(key: key($0), slot: $0) }
+        for slot in pending { isPending[Int(slot)] = false }
+        pending.removeAll(keepingCapacity: true)
         fresh.sort(by: Entry.precedes)
         if fresh.count <= 8 {
             for entry in fresh {

@@ -1,13 +1,13 @@
 /// Finds the exact top K conversations without scoring every one: Fagin's threshold algorithm over one sorted
-/// list per decay channel (and per content kind being shared), with random access for the exact score.
+/// list per decay channel, with random access for the exact score.
 ///
-/// A blend of two half-lives changes order as time passes, so no single stored order is right at every moment;
-/// each channel's own order is (its key `A_m` is time-invariant). The algorithm walks the lists best first,
+/// A blend of several half-lives changes order as time passes, so no single stored order is right at every
+/// moment; each channel's own order is (its key `A_m` is time-invariant). The walk goes down the lists best first,
 /// always advancing the list whose next key could still add the most, scores each new conversation exactly, and
 /// stops once the K-th best score is strictly above the threshold, the most an unseen conversation could score.
 /// Because the stop is strict, an unseen conversation can neither beat nor tie the K-th, so ties are broken
-/// exactly as the brute-force ranking breaks them. People in the context are scored up front: their term comes
-/// from a lookup, not from a sorted list.
+/// exactly as the brute-force ranking breaks them. Conversations with people of the context are scored up front:
+/// their term comes from a look-up, not from a sorted list.
 public struct TopKRanker {
     public let scorer: Scorer
 
@@ -15,10 +15,11 @@ public struct TopKRanker {
         scorer = Scorer(policy: policy, context: context, tree: tree)
     }
 
-    /// Statistics of one query, for benchmarks and `--explain`.
+    /// Statistics of one query, for benchmarks.
     public struct Statistics: Sendable, Equatable {
         public var sortedAccesses = 0
         public var randomAccesses = 0
+        public init() {}
     }
 
     /// The top `context.limit` conversations in rank order.
@@ -36,54 +37,117 @@ public struct TopKRanker {
         guard limit > 0 else { return [] }
         var best = BoundedRanking(capacity: limit)
         var seen: Set<Int64> = []
-        let kinds = scorer.contentKinds
-
-        // People first: their term is not in any sorted list.
-        let matches = try peopleMatches(in: source)
-        for (reference, count) in matches.sorted(by: { $0.key < $1.key }) {
+        for (reference, count) in try peopleMatches(in: source).sorted(by: { $0.key < $1.key }) {
             seen.insert(reference)
             statistics.randomAccesses += 1
-            guard let candidate = try source.candidate(reference, contentKinds: kinds), scorer.admits(candidate)
-            else { continue }
-            best.insert(scorer.rank(candidate, matchedPeople: count, explain: explain))
+            if let ranked = try rank(reference, in: source, matchedPeople: count, explain: explain) { best.insert(ranked) }
         }
+        try walk(source, seen: &seen, statistics: &statistics) { threshold in
+            best.isFull && (best.last.map { $0.logScore > threshold } ?? false)
+        } visit: { reference in
+            if let ranked = try rank(reference, in: source, matchedPeople: 0, explain: explain) { best.insert(ranked) }
+        }
+        return best.elements
+    }
 
-        var lists: [RankingList] = scorer.policy.channels.indices.map { .channel($0) }
-        lists += kinds.map { .contentKind($0) }
+    /// The exact rank (1 = first) of one conversation among those the context admits, and its ranked form; `nil`
+    /// when the context does not admit it. Replay evaluation asks this at every outgoing donation.
+    ///
+    /// A small source is scanned: scoring a few dozen conversations costs less than opening the sorted lists.
+    /// A larger one is walked only as far as a conversation could still rank before the target.
+    /// - Complexity: O(n) for n ≤ `scanLimit` conversations; otherwise like `countRankingBefore`.
+    public func rank(of reference: Int64, in source: some RankingSource) throws -> (Int, RankedConversation)? {
+        guard let target = try rank(reference, in: source, matchedPeople: 0, explain: false) else { return nil }
+        guard try source.conversationCount() <= Self.scanLimit else {
+            return (try countRankingBefore(target, in: source) + 1, target)
+        }
+        var before = 0
+        for other in try source.allReferences() where other != reference {
+            if let ranked = try rank(other, in: source, matchedPeople: 0, explain: false),
+                RankedConversation.ranksBefore(ranked, target)
+            {
+                before += 1
+            }
+        }
+        return (before + 1, target)
+    }
+
+    /// Up to this many conversations, `rank(of:in:)` scans rather than walks (measured on CollegeMsg replay).
+    public static let scanLimit = 64
+
+    /// How many admitted conversations rank before `target` (so its rank is this plus one), walking the sorted
+    /// lists only as far as a conversation could still beat it. Replay evaluation uses it for targets outside the
+    /// top K. The context must have no people: their term is not in the lists.
+    /// - Complexity: like `top`, with K the number of conversations that rank before the target.
+    public func countRankingBefore(_ target: RankedConversation, in source: some RankingSource) throws -> Int {
+        precondition(scorer.context.people.isEmpty, "people terms are not bounded by the sorted lists")
+        var seen: Set<Int64> = [target.reference]
+        var statistics = Statistics()
+        var count = 0
+        // A conversation scoring exactly the target's score may still rank before it on the tie-breakers, so the
+        // walk goes on while the threshold reaches the target's score, with a relative slack of 1e-6 so that
+        // rounding in the bound can never end it early; each conversation met is compared exactly.
+        try walk(source, seen: &seen, statistics: &statistics) { threshold in
+            threshold + 1e-6 < target.logScore
+        } visit: { reference in
+            if let ranked = try rank(reference, in: source, matchedPeople: 0, explain: false),
+                RankedConversation.ranksBefore(ranked, target)
+            {
+                count += 1
+            }
+        }
+        return count
+    }
+
+    /// The threshold algorithm's walk: sorted access over every channel, the list with the widest bound first,
+    /// each conversation visited once, until `done(threshold)` or every list is exhausted.
+    private func walk(
+        _ source: some RankingSource, seen: inout Set<Int64>, statistics: inout Statistics,
+        done: (Double) -> Bool, visit: (Int64) throws -> Void
+    ) throws {
+        let channels = scorer.policy.channels.count
         var cursors: [any SortedAccessCursor] = []
         var heads: [(key: Double, reference: Int64)?] = []
-        for list in lists {
-            var cursor = try source.sortedAccess(list)
+        cursors.reserveCapacity(channels)
+        heads.reserveCapacity(channels)
+        for channel in 0..<channels {
+            var cursor = try source.sortedAccess(channel: channel)
             heads.append(try cursor.next())
             cursors.append(cursor)
             statistics.sortedAccesses += 1
         }
+        let logFactor = scorer.logMaximumFactor
         while true {
-            // The threshold: what a conversation not yet seen could score at most.
             var threshold = LogSpace.zero
             var widest = -1
             var widestBound = LogSpace.zero
-            for index in lists.indices {
-                guard let head = heads[index] else { continue }
-                let bound = scorer.termBound(lists[index], key: head.key)
+            for channel in 0..<channels {
+                guard let head = heads[channel] else { continue }
+                let bound = scorer.channelBound(channel, key: head.key)
                 threshold = LogSpace.addExp(threshold, bound)
                 if widest < 0 || bound > widestBound {
-                    widest = index
+                    widest = channel
                     widestBound = bound
                 }
             }
-            guard widest >= 0 else { break }  // every list is exhausted: everything has been seen
-            if best.isFull, let last = best.last, last.logScore > threshold + scorer.logMaximumFactor { break }
-            guard let head = heads[widest] else { break }
+            guard widest >= 0, let head = heads[widest] else { return }  // every list is exhausted
+            if done(threshold + logFactor) { return }
             heads[widest] = try cursors[widest].next()
             statistics.sortedAccesses += 1
             guard seen.insert(head.reference).inserted else { continue }
             statistics.randomAccesses += 1
-            guard let candidate = try source.candidate(head.reference, contentKinds: kinds), scorer.admits(candidate)
-            else { continue }
-            best.insert(scorer.rank(candidate, matchedPeople: 0, explain: explain))
+            try visit(head.reference)
         }
-        return best.elements
+    }
+
+    /// The exact ranked form of one conversation, or `nil` if it is gone or the context does not admit it.
+    private func rank(_ reference: Int64, in source: some RankingSource, matchedPeople: Int, explain: Bool) throws
+        -> RankedConversation?
+    {
+        guard let candidate = try source.candidate(reference, contentKinds: scorer.contentKinds),
+            scorer.admits(candidate)
+        else { return nil }
+        return scorer.rank(candidate, matchedPeople: matchedPeople, explain: explain)
     }
 
     /// How many of the context's people take part in each conversation that has any of them.
@@ -102,10 +166,9 @@ public struct TopKRanker {
         let matches = try peopleMatches(in: source)
         var all: [RankedConversation] = []
         for reference in try source.allReferences() {
-            guard let candidate = try source.candidate(reference, contentKinds: scorer.contentKinds),
-                scorer.admits(candidate)
-            else { continue }
-            all.append(scorer.rank(candidate, matchedPeople: matches[reference] ?? 0, explain: explain))
+            if let ranked = try rank(reference, in: source, matchedPeople: matches[reference] ?? 0, explain: explain) {
+                all.append(ranked)
+            }
         }
         all.sort(by: RankedConversation.ranksBefore)
         return Array(all.prefix(scorer.context.limit))

@@ -78,7 +78,9 @@ extension ShareRequest {
             guard case .object(let members) = value else {
                 throw InputError(field: path + ".userInfo", message: "expected an object, found \(value.kindName)")
             }
-            for (key, member) in members {
+            for entry in members {
+                let key = entry.key
+                let member = entry.value
                 if key == "attachments" || key == "contentText" {
                     throw InputError(
                         field: "\(path).userInfo.\(key)",
@@ -157,7 +159,7 @@ extension ShareRequest {
         case .array(let elements): return .array(elements.compactMap(propertyListValue))
         case .object(let members):
             var dictionary: [String: PropertyListValue] = [:]
-            for (key, value) in members { dictionary[key] = propertyListValue(value) }
+            for member in members { dictionary[member.key] = propertyListValue(member.value) }
             return .dictionary(dictionary)
         }
     }

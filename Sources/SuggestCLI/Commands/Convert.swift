@@ -1,0 +1,48 @@
+import SuggestCore
+import SuggestEval
+
+/// `suggest convert`: public message histories to donation JSON Lines.
+enum Convert: Command {
+    static let name = "convert"
+    static let summary = "Turn a message history (CollegeMsg, Enron) into donation JSON Lines on standard output."
+    static let usage = "collegemsg FILE | enron DIR"
+    static let options: [OptionSpec] = []
+    static let discussion = """
+        Every message from S to recipients R at time t becomes an outgoing donation in account uS to the
+        conversation R, and for each r in R an incoming donation in account ur to the conversation seen from r's
+        side (the other members, S included). One recipient: conversation u<id>; several: g<ids joined by ->,
+        with a group name. Upstream duplicates are kept. Subjects and message text are never written.
+
+          collegemsg FILE  SNAP's CollegeMsg.txt: "SRC DST UNIXTS" per line.
+          enron DIR        messages.tsv, recipients.tsv and (optional) employees.txt of Zhou et al. / Perry & Wolfe.
+
+        Example:
+          suggest convert enron ../shared/data/enron-perry-wolfe > enron.jsonl && suggest eval enron.jsonl --policy all
+        """
+
+    static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
+        try arguments.expectPositionals(atMost: 2)
+        guard arguments.positionals.count == 2 else {
+            throw CommandError.usage("convert needs a format and a path: collegemsg FILE or enron DIR")
+        }
+        let format = arguments.positionals[0]
+        let path = arguments.positionals[1]
+        let emit: (Interaction) -> Void = { io.out($0.jsonLine + "\n") }
+        let summary: HistoryConverter.Summary
+        do {
+            switch format {
+            case "collegemsg": summary = try HistoryConverter.collegeMsg(.file(path), emit: emit)
+            case "enron": summary = try HistoryConverter.enron(directory: path, emit: emit)
+            default: throw CommandError.usage("unknown format '\(format.prefix(40))'; use collegemsg or enron")
+            }
+        } catch let error as FileError {
+            throw CommandError.usage(error.description)
+        } catch let error as ConversionError {
+            throw CommandError.usage(error.description)
+        }
+        var line = "suggest convert: \(summary.messages) messages, \(summary.donations) donations"
+        if summary.skipped > 0 { line += ", \(summary.skipped) messages skipped (no recipient)" }
+        io.err(line + "\n")
+        return ExitCode.success
+    }
+}

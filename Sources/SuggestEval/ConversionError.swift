@@ -1,0 +1,16 @@
+/// A line of a public message history that the converter cannot read: which source, which line, what is wrong.
+public struct ConversionError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file (or `text`) the line came from.
+    public var source: String
+    /// 1-based.
+    public var line: Int
+    public var message: String
+
+    public init(source: String, line: Int, message: String) {
+        self.source = source
+        self.line = line
+        self.message = message
+    }
+
+    public var description: String { "\(source), line \(line): \(message)" }
+}

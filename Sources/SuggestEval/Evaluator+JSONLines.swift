@@ -1,0 +1,141 @@
+import Dispatch
+import Synchronization
+import SuggestCore
+
+extension Evaluator {
+    /// Reads one line of donation JSON Lines. Blank lines are allowed and give `nil`.
+    /// - Throws: `InputError` located at `line`: invalid JSON, or a donation the contract rejects.
+    /// - Complexity: O(n) in the length of the line.
+    public static func interaction(jsonLine bytes: UnsafeBufferPointer<UInt8>, line: Int) throws(InputError)
+        -> Interaction?
+    {
+        guard bytes.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { return nil }
+        let json: JSONValue
+        do {
+            json = try JSONParser.parse(bytes: bytes)
+        } catch {
+            throw InputError(field: nil, message: "not valid JSON: \(error.description)", line: line)
+        }
+        do {
+            return try Interaction(json: json)
+        } catch {
+            throw error.at(line: line)
+        }
+    }
+
+    /// Replays every donation of a JSON Lines source, in order.
+    /// - Throws: `FileError` when the source cannot be read; `InputError` with the line number for the first
+    ///   line that is not a valid donation (the result then holds the lines before it).
+    /// - Complexity: O(n) parsing for n donations, plus `consume(_:)` for each.
+    public func consumeJSONLines(from source: LineReader.Source) throws {
+        try LineReader.forEachLine(in: source) { bytes, line in
+            if let interaction = try Self.interaction(jsonLine: bytes, line: line) { try consume(interaction) }
+        }
+    }
+
+    /// Evaluates several policies on one JSON Lines source, parsing it once.
+    /// - Returns: one result per policy, in the order given.
+    /// - Throws: as `consumeJSONLines(from:)`; `InputError` for invalid cut-offs.
+    public static func evaluate(
+        _ source: LineReader.Source, policies: [RankingPolicy], cutoffs: [Int] = EvalResult.defaultCutoffs
+    ) throws -> [EvalResult] {
+        var evaluators: [Evaluator] = []
+        for policy in policies { evaluators.append(try Evaluator(policy: policy, cutoffs: cutoffs)) }
+        try LineReader.forEachLine(in: source) { bytes, line in
+            guard let interaction = try interaction(jsonLine: bytes, line: line) else { return }
+            for evaluator in evaluators { try evaluator.consume(interaction) }
+        }
+        return evaluators.map(\.result)
+    }
+
+    /// Evaluates one policy on a donation JSON Lines file: what `suggest eval FILE --policy NAME` reports.
+    public static func evaluate(
+        jsonLinesAt path: String, policy: RankingPolicy, cutoffs: [Int] = EvalResult.defaultCutoffs
+    ) throws -> EvalResult {
+        let evaluator = try Evaluator(policy: policy, cutoffs: cutoffs)
+        try evaluator.consumeJSONLines(from: .file(path))
+        return evaluator.result
+    }
+
+    /// Evaluates several policies on donations already in memory.
+    public static func evaluate(
+        _ history: some Sequence<Interaction>, policies: [RankingPolicy], cutoffs: [Int] = EvalResult.defaultCutoffs
+    ) throws -> [EvalResult] {
+        var evaluators: [Evaluator] = []
+        for policy in policies { evaluators.append(try Evaluator(policy: policy, cutoffs: cutoffs)) }
+        for interaction in history {
+            for evaluator in evaluators { try evaluator.consume(interaction) }
+        }
+        return evaluators.map(\.result)
+    }
+}
+
+extension Evaluator {
+    /// Evaluates policies on a JSON Lines source with two cores: a second thread reads and parses the next
+    /// batches of lines while this one replays. Same results as `evaluate(_:policies:cutoffs:)`; parsing costs
+    /// about as much as replaying, so this nearly halves the time of `suggest eval` on a big file.
+    /// - Throws: as `evaluate(_:policies:cutoffs:)`; the first invalid line stops the replay with its number.
+    public static func evaluatePipelined(
+        _ source: LineReader.Source, policies: [RankingPolicy], cutoffs: [Int] = EvalResult.defaultCutoffs
+    ) throws -> [EvalResult] {
+        var evaluators: [Evaluator] = []
+        for policy in policies { evaluators.append(try Evaluator(policy: policy, cutoffs: cutoffs)) }
+        let pipe = BatchPipe(capacity: 2)
+        defer { pipe.cancel() }
+        DispatchQueue.global().async {
+            do {
+                let reader = try LineBatchReader(source)
+                while let batch = try reader.next() {
+                    guard pipe.put(.success(try batch.interactions())) else { return }
+                }
+                _ = pipe.put(nil)
+            } catch {
+                _ = pipe.put(.failure(error))
+            }
+        }
+        while let parsed = pipe.take() {
+            for interaction in try parsed.get() {
+                for evaluator in evaluators { try evaluator.consume(interaction) }
+            }
+        }
+        return evaluators.map(\.result)
+    }
+}
+
+/// A bounded first-in, first-out hand-over of parsed batches from one producer thread to one consumer.
+final class BatchPipe: Sendable {
+    typealias Item = Result<[Interaction], any Error>?
+
+    private let items = Mutex<(queue: [Item], cancelled: Bool)>(([], false))
+    private let available = DispatchSemaphore(value: 0)
+    private let free: DispatchSemaphore
+
+    /// - Parameter capacity: how many batches the producer may run ahead.
+    init(capacity: Int) { free = DispatchSemaphore(value: capacity) }
+
+    /// Hands over an item (`nil` marks the end); waits while the pipe is full.
+    /// - Returns: `false` when the consumer has gone: the producer should stop.
+    func put(_ item: Item) -> Bool {
+        free.wait()
+        let open = items.withLock { state in
+            if !state.cancelled { state.queue.append(item) }
+            return !state.cancelled
+        }
+        if open { available.signal() }
+        return open
+    }
+
+    /// The next item, waiting for it; `nil` at the end.
+    func take() -> Result<[Interaction], any Error>? {
+        available.wait()
+        let item = items.withLock { $0.queue.removeFirst() }
+        free.signal()
+        return item
+    }
+
+    /// Tells the producer to stop, and wakes it if it waits for room.
+    func cancel() {
+        items.withLock { $0.cancelled = true }
+        free.signal()
+    }
+}

@@ -1,0 +1,28 @@
+import SuggestCore
+
+/// Replays one account under a `FrecencyPolicy` with the ranking code `suggest list` uses: an
+/// `InMemoryRankingIndex` as the source, and `TopKRanker`'s exact rank (its `Scorer`, `ranksBefore` and
+/// threshold walk).
+final class FrecencyReplay: AccountReplay {
+    let index: InMemoryRankingIndex
+
+    init(policy: FrecencyPolicy) {
+        index = InMemoryRankingIndex(policy: policy)
+    }
+
+    /// - Complexity: see `TopKRanker.rank(of:in:)`: a scan of a small account, or a walk that stops as soon as no
+    ///   unseen conversation can rank before the target.
+    func rank(of conversation: String, at date: Timestamp) throws -> RankedTarget? {
+        guard let slot = index.existingSlot(for: conversation) else { return nil }
+        let ranker = TopKRanker(policy: index.policy, context: RankingContext(at: date))
+        guard let (rank, target) = try ranker.rank(of: Int64(slot), in: index) else { return nil }
+        return RankedTarget(rank: rank, covered: target.logScore > LogSpace.zero)
+    }
+
+    /// Applies the donation's ranking event; the eval context has no content types and no people, so the index's
+    /// content sums and people lookup would never be read.
+    func apply(_ interaction: Interaction) {
+        let slot = index.slot(for: interaction.conversationIdentifier)
+        index.apply(ConversationState.Event(interaction), to: slot)
+    }
+}

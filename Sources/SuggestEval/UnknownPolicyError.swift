@@ -1,0 +1,16 @@
+/// A ranking policy name that `RankingPolicy.named(_:)` does not know.
+public struct UnknownPolicyError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The name that was asked for.
+    public var name: String
+    /// The names that would have been accepted, in the order `RankingPolicy.all` lists them.
+    public var validNames: [String]
+
+    public init(name: String, validNames: [String]) {
+        self.name = name
+        self.validNames = validNames
+    }
+
+    public var description: String {
+        "unknown policy \"\(name.prefix(60))\"; use one of: " + validNames.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,230 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
+import SuggestCore
+import SuggestEval
+
+/// The obviously correct replay the evaluator is checked against: at each outgoing donation it recomputes every
+/// conversation's score from the raw list of the account's earlier donations, by each policy's formula written
+/// out directly (linear space, no log-domain sums, no index, no top-K), and counts who ranks before the target.
+///
+/// O(n²) per account; for small histories only.
+enum ReferenceReplay {
+    /// What the reference expects for one donation.
+    enum Outcome: Equatable {
+        case duplicate, applied, new
+        /// The rank lies in `lowest...highest`: they differ only where two different histories have scores within
+        /// a relative 1e-7, which the log-domain sums may order either way.
+        case ranked(lowest: Int, highest: Int, covered: Bool)
+    }
+
+    /// The relative difference under which two decayed scores from different histories count as a near tie.
+    static let tolerance = 1e-7
+
+    static func outcomes(of history: [Interaction], policy: RankingPolicy) -> [Outcome] {
+        var identifiers: [String: Set<String>] = [:]
+        var past: [String: [Interaction]] = [:]
+        var outcomes: [Outcome] = []
+        for donation in history {
+            if let identifier = donation.identifier {
+                guard identifiers[donation.account, default: []].insert(identifier).inserted else {
+                    outcomes.append(.duplicate)
+                    continue
+                }
+            }
+            let earlier = past[donation.account] ?? []
+            if donation.direction == .outgoing {
+                outcomes.append(rank(donation, among: earlier, policy: policy))
+            } else {
+                outcomes.append(.applied)
+            }
+            past[donation.account, default: []].append(donation)
+        }
+        return outcomes
+    }
+
+    /// A conversation's facts as of the query.
+    struct Facts {
+        var identifier: String
+        var donations: [Interaction] = []
+        var lastDate = -Double.infinity
+        var score = 0.0
+    }
+
+    static func rank(_ donation: Interaction, among earlier: [Interaction], policy: RankingPolicy) -> Outcome {
+        var facts: [String: Facts] = [:]
+        for past in earlier {
+            facts[past.conversationIdentifier, default: Facts(identifier: past.conversationIdentifier)]
+                .donations.append(past)
+        }
+        guard facts[donation.conversationIdentifier] != nil else { return .new }
+        let t = donation.date.seconds
+        for key in Array(facts.keys) {
+            let last = facts[key]?.donations.map(\.date.seconds).max() ?? -.infinity
+            facts[key]?.lastDate = last
+        }
+        score(&facts, at: t, rule: policy.rule)
+        guard let target = facts[donation.conversationIdentifier] else { return .new }
+        var lowest = 1
+        var highest = 1
+        for (key, other) in facts where key != target.identifier {
+            switch compare(other, target, rule: policy.rule) {
+            case .before:
+                lowest += 1
+                highest += 1
+            case .after: break
+            case .either: highest += 1
+            }
+        }
+        let covered: Bool
+        if case .recency = policy.rule { covered = true } else { covered = target.score > 0 }
+        return .ranked(lowest: lowest, highest: highest, covered: covered)
+    }
+
+    enum Order { case before, after, either }
+
+    /// Whether `a` ranks before `b`: higher score, then later donation, then smaller identifier byte-wise.
+    static func compare(_ a: Facts, _ b: Facts, rule: RankingPolicy.Rule) -> Order {
+        // Different histories whose sums agree to within rounding (or exactly, once a tiny term is absorbed) may be
+        // ordered either way by the log-domain sums; identical ones tie exactly.
+        if case .frecency(let policy) = rule, a.score > 0, b.score > 0,
+            abs(a.score - b.score) <= tolerance * max(a.score, b.score),
+            signature(a, policy: policy) != signature(b, policy: policy)
+        {
+            return .either
+        }
+        if a.score != b.score { return a.score > b.score ? .before : .after }
+        if a.lastDate != b.lastDate { return a.lastDate > b.lastDate ? .before : .after }
+        return a.identifier.utf8.lexicographicallyPrecedes(b.identifier.utf8) ? .before : .after
+    }
+
+    /// What the log-domain sums of a conversation depend on, in the order they were summed: per channel, the
+    /// dates and weights of the donations it counts (a weight of 0 is skipped), and whether it is a group. Equal
+    /// signatures give bit-identical scores, so their tie is exact and the tie-breakers decide.
+    static func signature(_ facts: Facts, policy: FrecencyPolicy) -> [String] {
+        var parts: [String] = []
+        for channel in policy.channels {
+            for donation in counted(facts.donations, in: channel) {
+                let weight = weight(of: donation, in: channel)
+                if weight > 0 { parts.append("\(donation.date.seconds)×\(weight)") }
+            }
+            parts.append("|")
+        }
+        parts.append(facts.donations.contains(where: { $0.intent.isGroup }) ? "group" : "person")
+        return parts
+    }
+
+    static func weight(of donation: Interaction, in channel: FrecencyPolicy.Channel) -> Double {
+        let weight: Double
+        switch donation.direction {
+        case .outgoing: weight = channel.outgoing + (donation.isEngagedSuggestion ? channel.engagedBonus : 0)
+        case .incoming: weight = channel.incoming
+        case .unspecified: weight = channel.unspecified
+        }
+        return donation.intent.isGroup ? weight * channel.group : weight
+    }
+
+    /// The donations a channel counts, in the order they were applied: all of them for a sum; for a `latest`
+    /// channel the last one applied among those with the latest date.
+    static func counted(_ donations: [Interaction], in channel: FrecencyPolicy.Channel) -> [Interaction] {
+        switch channel.aggregation {
+        case .sum: return donations
+        case .latest:
+            guard let latest = donations.map(\.date.seconds).max(),
+                let last = donations.last(where: { $0.date.seconds == latest })
+            else { return [] }
+            return [last]
+        }
+    }
+
+    static func score(_ facts: inout [String: Facts], at t: Double, rule: RankingPolicy.Rule) {
+        switch rule {
+        case .frecency(let policy):
+            for key in Array(facts.keys) {
+                guard let conversation = facts[key] else { continue }
+                var total = 0.0
+                for channel in policy.channels {
+                    var sum = 0.0
+                    for donation in counted(conversation.donations, in: channel) {
+                        sum += weight(of: donation, in: channel) * pow(2, -(t - donation.date.seconds) / channel.halfLife)
+                    }
+                    total += channel.weight * sum
+                }
+                if conversation.donations.contains(where: { $0.intent.isGroup }) { total *= policy.groupFactor }
+                facts[key]?.score = total
+            }
+        case .recency:
+            for key in Array(facts.keys) {
+                let last = facts[key]?.lastDate ?? 0
+                facts[key]?.score = last
+            }
+        case .frequency:
+            for key in Array(facts.keys) {
+                let count = facts[key]?.donations.filter { $0.direction == .outgoing }.count ?? 0
+                facts[key]?.score = Double(count)
+            }
+        case .zoxide:
+            for key in Array(facts.keys) {
+                let outgoing = facts[key]?.donations.filter { $0.direction == .outgoing } ?? []
+                guard let last = outgoing.map(\.date.seconds).max() else {
+                    facts[key]?.score = 0
+                    continue
+                }
+                let age = t - last
+                let factor = age < 3600 ? 4.0 : age < 86_400 ? 2.0 : age < 7 * 86_400 ? 0.5 : 0.25
+                facts[key]?.score = Double(outgoing.count) * factor
+            }
+        case .android:
+            scoreAndroid(&facts, at: t)
+        }
+    }
+
+    /// AOSP's computeScore, written out per share: weights by age in tenths, the mean over conversations with a
+    /// share, the ratio compared exactly, the 6 latest share targets, probOR.
+    static func scoreAndroid(_ facts: inout [String: Facts], at t: Double) {
+        var sums: [String: Int] = [:]
+        var latestShare: [String: Double] = [:]
+        for (key, conversation) in facts {
+            let shares = conversation.donations.filter { $0.direction == .outgoing }
+            guard !shares.isEmpty else { continue }
+            var sum = 0
+            for share in shares {
+                let elapsed = t - share.date.seconds
+                let day = 86_400.0
+                sum += elapsed <= day ? 10 : elapsed <= 3 * day ? 9 : elapsed <= 7 * day ? 8 : elapsed <= 14 * day ? 7 : 6
+            }
+            sums[key] = sum
+            latestShare[key] = shares.map(\.date.seconds).max()
+        }
+        let total = sums.values.reduce(0, +)
+        let count = sums.count
+        let order = latestShare.keys.sorted { a, b in
+            let (sa, sb) = (latestShare[a] ?? 0, latestShare[b] ?? 0)
+            if sa != sb { return sa > sb }
+            let (da, db) = (facts[a]?.lastDate ?? 0, facts[b]?.lastDate ?? 0)
+            if da != db { return da > db }
+            return a.utf8.lexicographicallyPrecedes(b.utf8)
+        }
+        let recencyScores = [0.40, 0.35, 0.33, 0.31, 0.29, 0.27]
+        for key in Array(facts.keys) {
+            var recency = 0.0
+            if let position = order.firstIndex(of: key), position < 6 { recency = recencyScores[position] }
+            var frequency = 0.0
+            if let sum = sums[key], total > 0 {
+                // ratio = sum / (total / count), compared as fractions.
+                let ratioTimesTotal = sum * count
+                if ratioTimesTotal * 10 >= total * 25 {
+                    frequency = 0.2
+                } else if ratioTimesTotal * 10 >= total * 15 {
+                    frequency = 0.15
+                } else if ratioTimesTotal >= total {
+                    frequency = 0.1
+                } else if ratioTimesTotal * 100 >= total * 75 {
+                    frequency = 0.05
+                }
+            }
+            let combined = 1 - (1 - recency) * (1 - frequency)
+            facts[key]?.score = 1 - (1 - combined) * (1 - 0)
+        }
+    }
+}
