@@ -87,10 +87,20 @@ enum Schema {
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
-    /// Every table the migrations up to `latestVersion` create, `schema_migrations` included. A database with other
-    /// tables (besides SQLite's own `sqlite_…`) at a version this suggest knows is not a suggest store.
-    static let tables: Set<String> = [
-        "schema_migrations", "conversations", "snapshots", "donations", "conversation_content", "conversation_people",
-        "preferences", "settings",
-    ]
+    /// Every table the migrations up to `latestVersion` create, and `schema_migrations`: read from their SQL, so that
+    /// a new migration's tables count without a list to keep up to date. A database with other tables (besides
+    /// SQLite's own `sqlite_…`) at a version this suggest knows is not a suggest store.
+    static let tables: Set<String> = {
+        var names: Set<String> = ["schema_migrations"]
+        let identifier = Set("abcdefghijklmnopqrstuvwxyz0123456789_")
+        for migration in migrations {
+            var rest = migration.sql[...]
+            while let found = rest.firstRange(of: "CREATE TABLE ") {
+                rest = rest[found.upperBound...]
+                if rest.hasPrefix("IF NOT EXISTS ") { rest = rest.dropFirst("IF NOT EXISTS ".count) }
+                names.insert(String(rest.prefix { identifier.contains($0) }))
+            }
+        }
+        return names
+    }()
 }

@@ -1,6 +1,7 @@
 import SuggestCore
-import SuggestStore
 import Testing
+
+@testable import SuggestStore
 
 #if canImport(Glibc)
     import Glibc
@@ -131,6 +132,17 @@ import Testing
         }
         try Self.expectEveryCommandFails(
             store: fixture.store, scratch: fixture.scratch, saying: ["is a SQLite database but not a suggest store"])
+    }
+
+    /// The tables a store may hold are read from the migrations' SQL: all of a fresh store's, and no other.
+    @Test func theKnownTablesAreThoseOfAFreshStore() throws {
+        let fixture = try Self.realStore("fault-tables")
+        let database = try Database(path: fixture.store + "/suggest.sqlite")
+        let select = try database.statement("SELECT name FROM sqlite_master WHERE type = 'table'")
+        try select.reset()
+        var names: Set<String> = []
+        while try select.step() { if let name = select.text(0) { names.insert(name) } }
+        #expect(names == Schema.tables)
     }
 
     /// A suggest store's migrations table beside tables suggest never makes, at a version suggest knows: not a
