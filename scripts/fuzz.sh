@@ -40,14 +40,16 @@ summary=()
 for target in "${targets[@]}"; do
     [[ -n ${max_len[$target]:-} ]] || { echo "unknown target $target (known: ${all[*]})" >&2; exit 64; }
     out="$root/fuzz-out/$target"
+    rm -rf "$out/work"
     mkdir -p "$out/corpus" "$out/work"
     log="$out/fuzz.log"
     echo "fuzzing $target for $seconds s (log: fuzz-out/$target/fuzz.log)..."
     rm -f "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$out"/oom-*
-    # The command-line target runs commands in process: give it an empty working directory. The Swift backtracer
+    # The command-line target runs commands in process: give it an empty working and temporary directory (its
+    # scratch stores go there; libFuzzer exits without cleaning up). The Swift backtracer
     # is off (a crash should end the run at once), and leak checking too (the Swift runtime keeps caches).
     set +e
-    (cd "$out/work" && SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
+    (cd "$out/work" && TMPDIR="$out/work" SWIFT_BACKTRACE=enable=no ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 \
         "$bin/Fuzz$target" "$out/corpus" "$root/Fuzz/corpus/$target" \
         -dict="$root/Fuzz/dictionaries/$target.dict" -max_total_time="$seconds" -max_len="${max_len[$target]}" \
         -timeout=20 -rss_limit_mb=4096 -artifact_prefix="$out/" -print_final_stats=1 >"$log" 2>&1)

@@ -33,9 +33,12 @@ public final class CommandLineHarness {
     let skipsKnownBugs: Bool
     private var serial = 0
 
-    /// Makes a scratch directory and the template store: 60 donations over 12 conversations, kept forever.
+    /// Makes a scratch directory (in `$TMPDIR`, else `/tmp`) and the template store: 60 donations over 12
+    /// conversations, kept forever. libFuzzer ends the process without deinitializers, so `scripts/fuzz.sh` points
+    /// `TMPDIR` at a directory of its own and empties it before each run.
     public init() throws {
-        var pattern = Array("/tmp/suggest-fuzz-cli-XXXXXX".utf8CString)
+        let temporary = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var pattern = Array((temporary + "/suggest-fuzz-cli-XXXXXX").utf8CString)
         guard let made = pattern.withUnsafeMutableBufferPointer({ $0.baseAddress.flatMap { mkdtemp($0) } }) else {
             throw HarnessFailure("cannot create a scratch directory")
         }
