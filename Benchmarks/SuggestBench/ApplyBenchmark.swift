@@ -13,6 +13,7 @@ enum ApplyBenchmark {
         Times InMemoryRankingIndex.apply(_:to:) over a whole synthetic history (default 10M donations over 100k
         conversations), R times (default 5), each on a new index:
           apply, slot known     the hot path, slots resolved before the clock starts
+          state alone           ConversationState.apply on a plain array: the arithmetic without the index
           apply + interning     slot(for: conversationIdentifier) inside the loop, then apply
           settle, full          settle() after the whole history (every list rebuilt)
           settle after k        settle() after k more donations to random conversations (k = 1, 64, 4096)
@@ -50,6 +51,7 @@ enum ApplyBenchmark {
         var checksum = Checksum()
 
         var hotPath: [Double] = []
+        var stateOnly: [Double] = []
         var interning: [Double] = []
         var fullSettle: [Double] = []
         var incremental: [Int: [Double]] = [1: [], 64: [], 4_096: []]
@@ -65,6 +67,22 @@ enum ApplyBenchmark {
                 }
             }
             hotPath.append(applied.nanoseconds / count)
+
+            // The state arithmetic alone (ConversationState.apply on a plain array): what the index adds on top
+            // is the marking of each sorted list and the class's access checks.
+            var plain = [ConversationState](repeating: .empty, count: parameters.conversations)
+            let policy = index.policy
+            let arithmetic = events.withUnsafeBufferPointer { events in
+                conversations.withUnsafeBufferPointer { slots in
+                    plain.withUnsafeMutableBufferPointer { states in
+                        MonotonicClock.time {
+                            for offset in 0..<events.count { states[Int(slots[offset])].apply(events[offset], policy: policy) }
+                        }
+                    }
+                }
+            }
+            stateOnly.append(arithmetic.nanoseconds / count)
+            checksum.add(plain[0].channels[0])
             fullSettle.append(MonotonicClock.time { index.settle() }.nanoseconds)
 
             // A live index: a few donations arrive, then a query settles them.
@@ -124,6 +142,7 @@ enum ApplyBenchmark {
         print("| measure | per donation / per call |")
         print("|---|---|")
         print("| apply(_:to:), slot known | \(Summary(hotPath).formatted { Format.fixed($0, 1) + " ns" }) |")
+        print("| ConversationState.apply alone, on a plain array | \(Summary(stateOnly).formatted { Format.fixed($0, 1) + " ns" }) |")
         print("| slot(for:) + apply(_:to:) | \(Summary(interning).formatted { Format.fixed($0, 1) + " ns" }) |")
         print("| settle() after the whole history | \(Summary(fullSettle).formatted(Format.duration)) |")
         for (k, values) in incremental.sorted(by: { $0.key < $1.key }) {
