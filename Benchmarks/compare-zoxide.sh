@@ -8,7 +8,8 @@
 #           retention off (`suggest config --max-age-days 0 --idle-days 0`).
 # Then, each pair in turn (A B A B ...) with the ratio taken pair by pair:
 #   zoxide add DIR                against  suggest donate --conversation ID --direction outgoing
-#   zoxide query KEYWORD          against  suggest list --limit 8
+#   zoxide query KEYWORD          against  suggest list --limit 8   (d7: matches about a tenth of the entries)
+#   zoxide query NOMATCH          against  suggest list --limit 8   (the form of performance-anchors.md)
 # zoxide is A, so A/B reads directly as how many times faster suggest is.
 #
 # Environment: SUGGEST_BENCH_DIR (default /tmp/suggest-zoxide-bench), RUNS (default 21), SIZES (default
@@ -87,6 +88,10 @@ for size in $SIZES; do
     "$BENCH" time -n "$RUNS" --label "zoxide query d7, $size entries" \
         --vs "$SUGGEST list --store $store --limit 8" --vs-label "suggest list --limit 8, $size conversations" \
         -- "$ZOXIDE" query d7
+    # The anchors' form (performance-anchors.md): a keyword that matches nothing, so zoxide reads every entry.
+    "$BENCH" time -n "$RUNS" --label "zoxide query (no match), $size entries" \
+        --vs "$SUGGEST list --store $store --limit 8" --vs-label "suggest list --limit 8, $size conversations" \
+        -- "$ZOXIDE" query nomatchxyz 2>/dev/null || true  # zoxide exits 1 on no match, as expected
     note "$size: zoxide database $(du -h "$dir/zoxide/db.zo" | cut -f1), suggest store $(du -sh "$store" | cut -f1)"
     rm -rf "$dir"
 done
