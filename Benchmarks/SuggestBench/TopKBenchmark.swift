@@ -72,11 +72,12 @@ enum TopKBenchmark {
                     try TopKRanker(policy: index.policy, context: context, tree: index.types).top(in: index)
                 }
                 topTimes.append(timed.nanoseconds)
-                // The same query again, untimed, through a counting wrapper.
-                let counting = CountingSource(index)
-                _ = try TopKRanker(policy: index.policy, context: context, tree: index.types).top(in: counting)
-                sorted.append(Double(counting.sortedAccesses))
-                random.append(Double(counting.randomAccesses))
+                // The same query again, untimed, counting the accesses.
+                var statistics = TopKRanker.Statistics()
+                _ = try TopKRanker(policy: index.policy, context: context, tree: index.types)
+                    .top(in: index, statistics: &statistics)
+                sorted.append(Double(statistics.sortedAccesses))
+                random.append(Double(statistics.randomAccesses))
                 for ranked in timed.result { checksum.add(ranked.logScore) }
                 if query % bruteEvery == 0 {
                     let brute = try MonotonicClock.time {
