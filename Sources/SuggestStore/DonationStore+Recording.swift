@@ -47,10 +47,12 @@ extension DonationStore {
     ///   - next: the next line's number and parsed donation, or `nil` at the end.
     ///   - skipInvalid: keep the valid lines and report the invalid ones instead of aborting.
     ///   - progress: called every `progressInterval` lines with the count so far.
+    ///   - expectedDonations: roughly how many lines are coming, when known: a large import into a comparatively
+    ///     small store defers the building of secondary indexes to its end.
     /// - Throws: the first `InputError` (with its line) unless `skipInvalid`; `StoreError` if the store fails.
     ///   Either way nothing is recorded.
     public func importDonations(
-        skipInvalid: Bool = false, now: Timestamp = .now(), progressInterval: Int = 100_000,
+        skipInvalid: Bool = false, now: Timestamp = .now(), progressInterval: Int = 100_000, expectedDonations: Int? = nil,
         progress: (Int) -> Void = { _ in }, next: () throws -> (line: Int, donation: Result<Interaction, InputError>)?
     ) throws -> ImportReport {
         try translating {
@@ -63,6 +65,11 @@ extension DonationStore {
             return try database.write {
                 var report = ImportReport()
                 let writer = DonationWriter(database: database, policy: policy, types: types)
+                let stored = Int(try database.statement("SELECT COALESCE(MAX(id), 0) FROM donations").scalarInt() ?? 0)
+                let defersIndexes = (expectedDonations ?? 0) >= max(100_000, stored / 2)
+                if defersIndexes {
+                    for index in Schema.donationSecondaryIndexes { try database.execute("DROP INDEX \(index.name)") }
+                }
                 while let (line, parsed) = try next() {
                     report.read += 1
                     if report.read % progressInterval == 0 { progress(report.read) }
@@ -81,6 +88,9 @@ extension DonationStore {
                     }
                 }
                 try writer.flush()
+                if defersIndexes {
+                    for index in Schema.donationSecondaryIndexes { try database.execute(index.create) }
+                }
                 return report
             }
         }

@@ -11,6 +11,8 @@ final class DonationWriter {
     private let policy: FrecencyPolicy
     private let types: UniformTypeTree
     private var conversationIDs: [ConversationKey: Int64] = [:]
+    /// Snapshot rows by conversation and intent (minus content types): a repeated intent costs a hash, not a
+    /// JSON body and a look-up.
     private var snapshotIDs: [SnapshotKey: (id: Int64, isGroup: Bool)] = [:]
     private var working: [Int64: WorkingConversation] = [:]
     private var random = SystemRandomNumberGenerator()
@@ -22,7 +24,7 @@ final class DonationWriter {
 
     private struct SnapshotKey: Hashable {
         var conversationID: Int64
-        var body: String
+        var intent: SendMessageIntent
     }
 
     /// A conversation's state while the transaction runs.
@@ -170,17 +172,18 @@ final class DonationWriter {
     ) {
         var metadata = intent
         metadata.contentTypes = []
+        let key = SnapshotKey(conversationID: conversationID, intent: metadata)
+        if let known = snapshotIDs[key] { return known }
         var writer = JSONWriter()
         metadata.write(to: &writer)
-        let key = SnapshotKey(conversationID: conversationID, body: writer.text)
-        if let known = snapshotIDs[key] { return known }
+        let body = writer.text
         let select = try database.statement("SELECT id FROM snapshots WHERE conversation_id = ? AND body = ?")
         let result: (id: Int64, isGroup: Bool)
-        if let existing = try select.scalarInt([.integer(conversationID), .text(key.body)]) {
+        if let existing = try select.scalarInt([.integer(conversationID), .text(body)]) {
             result = (existing, intent.isGroup)
         } else {
             try database.statement("INSERT INTO snapshots(conversation_id, body, is_group) VALUES (?, ?, ?)")
-                .run([.integer(conversationID), .text(key.body), .integer(intent.isGroup ? 1 : 0)])
+                .run([.integer(conversationID), .text(body), .integer(intent.isGroup ? 1 : 0)])
             result = (database.lastInsertRowID, intent.isGroup)
             let people = try database.statement(
                 "INSERT OR IGNORE INTO conversation_people(account, person_key, conversation_id) VALUES (?, ?, ?)")
