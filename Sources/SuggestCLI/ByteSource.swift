@@ -19,6 +19,14 @@ public final class ByteSource {
     public private(set) var lineNumber = 0
     /// Bytes consumed so far, for progress.
     public private(set) var bytesRead = 0
+    /// How far past `start` the buffer is known to hold no line break, so that a long line is searched once,
+    /// not again after every read.
+    private var searched = 0
+    /// Lines longer than this are not kept whole: `nextLine` hands over an empty line and sets `lineWasTooLong`.
+    public let maximumLineLength = 64 << 20
+    /// Whether the line `nextLine` returned last was cut for being longer than `maximumLineLength`.
+    public private(set) var lineWasTooLong = false
+    private var skippingLongLine = false
 
     /// Reads from an open descriptor (standard input is 0).
     public init(descriptor: Int32) {
@@ -68,6 +76,12 @@ public final class ByteSource {
             buffer.removeFirst(start)
             start = 0
         }
+        // An over-long line is dropped as it streams in, so memory stays bounded (`import /dev/zero`).
+        if buffer.count - start > maximumLineLength {
+            buffer.removeSubrange(start...)
+            searched = 0
+            skippingLongLine = true
+        }
         if let descriptor {
             let chunk = 1 << 16
             let old = buffer.count
@@ -91,24 +105,34 @@ public final class ByteSource {
     /// Calls `body` with the next line's bytes (without the line break), or returns `false` at the end.
     public func nextLine(_ body: (UnsafeBufferPointer<UInt8>) throws -> Void) rethrows -> Bool {
         while true {
-            if let newline = buffer[start...].firstIndex(of: 0x0A) {
+            if let newline = buffer[(start + searched)...].firstIndex(of: 0x0A) {
                 var end = newline
                 if end > start && buffer[end - 1] == 0x0D { end -= 1 }
                 lineNumber += 1
                 bytesRead += newline + 1 - start
-                let lineStart = start
+                var lineStart = start
                 start = newline + 1
+                searched = 0
+                lineWasTooLong = skippingLongLine
+                if skippingLongLine {
+                    skippingLongLine = false
+                    lineStart = end
+                }
                 try buffer.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[lineStart..<end])) }
                 return true
             }
+            searched = buffer.count - start
             if atEnd || !fill() {
                 atEnd = true
-                guard start < buffer.count else { return false }
+                guard start < buffer.count || skippingLongLine else { return false }
                 lineNumber += 1
                 bytesRead += buffer.count - start
-                let lineStart = start
+                let lineStart = skippingLongLine ? buffer.count : start
                 let end = buffer.count
                 start = buffer.count
+                searched = 0
+                lineWasTooLong = skippingLongLine
+                skippingLongLine = false
                 try buffer.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[lineStart..<end])) }
                 return true
             }

@@ -60,11 +60,23 @@ enum StoreOptions {
 /// Parsing of values that several commands take.
 enum ValueParsing {
     /// A date as the contract accepts it: RFC 3339 with a zone, or Unix seconds.
+    /// The same rules as the donation JSON: Unix seconds in plain decimal notation (no hex floats, no `nan`), or
+    /// RFC 3339 with a zone, within the years 0001 to 9999.
     static func date(_ text: String, option: String) throws(CommandError) -> Timestamp {
-        if let seconds = Double(text), seconds.isFinite { return Timestamp(seconds: seconds) }
-        guard let date = Timestamp(rfc3339: text) else {
+        let date: Timestamp
+        if let first = text.utf8.first, first == UInt8(ascii: "-") || (first >= 0x30 && first <= 0x39),
+            text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x2D || $0 == 0x2B || $0 == 0x65 || $0 == 0x45 }),
+            let seconds = Double(text), seconds.isFinite
+        {
+            date = Timestamp(seconds: seconds)
+        } else if let parsed = Timestamp(rfc3339: text) {
+            date = parsed
+        } else {
             throw CommandError.usage(
                 "\(option): '\(text.prefix(60))' is not a date; use RFC 3339 with a zone (2026-11-30T09:00:00Z) or Unix seconds")
+        }
+        guard date >= Timestamp.earliest, date <= Timestamp.latest else {
+            throw CommandError.usage("\(option): '\(text.prefix(60))' is outside the years 0001 to 9999")
         }
         return date
     }

@@ -63,7 +63,7 @@ public enum SuggestCommandLine {
             return ExitCode.success
         }
         guard let command = commands.first(where: { $0.name == first }) else {
-            io.err("suggest: unknown command '\(first.prefix(60))'; see 'suggest --help' for the commands\n")
+            io.err(oneLine("suggest: unknown command '\(first.prefix(60))'; see 'suggest --help' for the commands"))
             return ExitCode.usage
         }
         let rest = Array(arguments.dropFirst())
@@ -75,17 +75,30 @@ public enum SuggestCommandLine {
             let parsed = try ParsedArguments(command: command.name, arguments: rest, options: command.options)
             return try command.run(parsed, io)
         } catch let error as CommandError {
-            io.err("suggest \(command.name): \(error)\n")
+            io.err(oneLine("suggest \(command.name): \(error)"))
             return error.exitCode
         } catch let error as InputError {
-            io.err("suggest \(command.name): invalid input: \(error)\n")
+            io.err(oneLine("suggest \(command.name): invalid input: \(error)"))
             return ExitCode.usage
         } catch let error as StoreError {
-            io.err("suggest \(command.name): \(error)\n")
+            io.err(oneLine("suggest \(command.name): \(error)"))
             return ExitCode.failure
         } catch {
-            io.err("suggest \(command.name): \(error)\n")
+            io.err(oneLine("suggest \(command.name): \(error)"))
             return ExitCode.failure
         }
+    }
+
+    /// An error is one line on standard error, even when it quotes input with line breaks in it.
+    static func oneLine(_ message: String) -> String {
+        var text = ""
+        for scalar in message.unicodeScalars {
+            switch scalar {
+            case "\n": text += "\\n"
+            case "\r": text += "\\r"
+            default: text.unicodeScalars.append(scalar)
+            }
+        }
+        return text + "\n"
     }
 }

@@ -8,15 +8,11 @@ public struct DeletionReport: Sendable, Equatable {
     public var conversations: [String] = []
     /// Of those, the ones with no donation left: their names, people and pictures are gone too.
     public var removedConversations: [String] = []
+    /// Whether the write-ahead log was emptied at once. It is not while another process holds a long read: the
+    /// deletion is committed all the same, and the log's old pages go at the next checkpoint.
+    public var logTruncated = true
 
     public init() {}
-
-    mutating func merge(_ other: DeletionReport) {
-        donations += other.donations
-        conversations = Array(Set(conversations + other.conversations)).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        removedConversations = Array(Set(removedConversations + other.removedConversations))
-            .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-    }
 }
 
 /// Which donations of an account to delete (`INInteraction.delete(with:)` and friends).
@@ -72,7 +68,7 @@ extension DonationStore {
                     """)
             }
             try database.execute("VACUUM")
-            try database.checkpointAndTruncate()
+            report.logTruncated = try truncateLog()
             return report
         }
     }
@@ -115,8 +111,21 @@ extension DonationStore {
             report.removedConversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             return report
         }
-        if report.donations > 0 { try database.checkpointAndTruncate() }
-        return report
+        var finished = report
+        if report.donations > 0 { finished.logTruncated = try truncateLog() }
+        return finished
+    }
+
+    /// Empties the write-ahead log, so that no deleted byte stays in it.
+    /// - Returns: `false` when another process's read keeps the log busy: the deletion is committed all the same.
+    func truncateLog() throws -> Bool {
+        do {
+            try database.checkpointAndTruncate()
+            return true
+        } catch {
+            guard error.primaryCode == 5 || error.primaryCode == 6 else { throw error }  // SQLITE_BUSY, SQLITE_LOCKED
+            return false
+        }
     }
 
     /// Rebuilds one conversation's derived rows from its remaining donations, in recorded order.

@@ -87,9 +87,7 @@ import Testing
         #expect(try StoreCheck.rankingDifferences(store: fixture.store) == [])
     }
 
-    /// Unix seconds beyond the years 0001-9999: the command line accepts them and `Timestamp.rfc3339` traps on them
-    /// (docs/robustness.md, B). Each is a known issue: when it is fixed, `withKnownIssue` fails and this list
-    /// shrinks.
+    /// Unix seconds beyond the years 0001-9999 (docs/robustness.md, B, fixed): refused with exit 64, as in the JSON.
     @Test(arguments: [
         ["list", "--at", "1e19", "--json"], ["list", "--at", "-1e20", "--json"],
         ["donate", "--conversation", "c", "--date", "1e300"], ["donate", "--conversation", "c", "--date", "-1e19"],
@@ -99,10 +97,8 @@ import Testing
         try fixture.keepEverything()
         try fixture.importLines(Donations.lines(Donations.make(count: 20, prefix: "h", conversations: 5, seed: 4)))
         let outcome = try fixture.run(arguments)
-        withKnownIssue("suggest \(arguments.joined(separator: " ")) dies of a signal") {
-            #expect(outcome.signal == nil, "\(outcome)")
-            #expect([0, 64].contains(outcome.status ?? -1), "\(outcome)")
-        }
+        #expect(outcome.signal == nil, "\(outcome)")
+        #expect(outcome.status == 64, "\(outcome)")
     }
 
     /// The same dates inside the contract's range and the other commands that take them are fine.

@@ -44,6 +44,11 @@ enum Delete: Command {
         let account = try StoreOptions.account(arguments)
         let store = try StoreOptions.open(arguments, io)
         let report = try everything ? store.wipe() : store.delete(selectors[0], account: account)
+        if !report.logTruncated {
+            io.err(
+                "suggest delete: deleted; another process is reading, so the old pages leave the write-ahead log at its "
+                    + "next checkpoint (run any suggest command later)\n")
+        }
         if arguments.flag("--json") {
             var writer = JSONWriter()
             writer.beginObject()

@@ -46,6 +46,13 @@ enum Import: Command {
                 var result: (line: Int, donation: Result<Interaction, InputError>)?
                 while result == nil {
                     let more = source.nextLine { bytes in
+                        if source.lineWasTooLong {
+                            result = (
+                                source.lineNumber,
+                                .failure(InputError(field: nil, message: "the line is longer than \(source.maximumLineLength >> 20) MiB"))
+                            )
+                            return
+                        }
                         if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }  // blank lines are allowed
                         result = (source.lineNumber, parse(bytes, account: account, enforceAccount: enforceAccount))
                     }

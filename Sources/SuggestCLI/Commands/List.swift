@@ -11,7 +11,9 @@ enum List: Command {
         .option("--limit", "N", "How many suggestions (default 8)."),
         .flag("--json", "Print the contract's JSON instead of a table."),
         .flag("--explain", "Show each part of every score: short-term, long-term, content, people, feedback."),
-        .option("--at", "DATE", "Rank as of this moment instead of now (RFC 3339 or Unix seconds)."),
+        .option(
+            "--at", "DATE",
+            "Rank as of this moment instead of now (RFC 3339 or Unix seconds); donations dated after it count as fresher than fresh."),
         .option(
             "--content-type", "UTI", "The type of what is being shared: conversations that got such content rise.",
             repeatable: true),

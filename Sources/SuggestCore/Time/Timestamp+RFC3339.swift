@@ -71,6 +71,11 @@ extension Timestamp {
     ///
     /// Parsing the result gives back the same text when it is formatted again, which keeps `export` stable.
     public var rfc3339: String {
+        // Only moments that RFC 3339 can write are formatted; anything else (a value built in code, far outside
+        // the parser's range) prints as Unix seconds rather than trapping on an integer conversion.
+        guard seconds >= Timestamp.earliest.seconds - 86_400, seconds <= Timestamp.latest.seconds + 86_400 else {
+            return JSONWriter.format(seconds)
+        }
         // Whole seconds and the fraction are split before any scaling: `seconds * 1e6` would round away the
         // microseconds of dates far from 1970. The fraction gets only as many digits as the `Double` can hold
         // stably at this magnitude (six near today, fewer centuries away), so formatting what was parsed from
