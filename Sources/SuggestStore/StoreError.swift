@@ -40,7 +40,7 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             return StoreError(
                 .readOnly, "the store at \(path) is read-only (\(error.message)); check its permissions or choose another --store")
         case 13:  // SQLITE_FULL
-            return StoreError(.diskFull, "the disk holding \(path) is full; nothing was recorded; free some space and retry")
+            return StoreError(.diskFull, "the disk holding \(path) is full; nothing was changed; free some space and retry")
         case 5, 6:  // SQLITE_BUSY, SQLITE_LOCKED
             return StoreError(.busy, "the store at \(path) stayed locked by another process; retry in a moment")
         case 14:  // SQLITE_CANTOPEN
@@ -50,7 +50,7 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             // A full disk met while sizing the -shm file (SQLITE_IOERR_SHMSIZE) or writing comes as an I/O error;
             // the errno behind it says what it is.
             if error.systemErrorNumber == ENOSPC || error.systemErrorNumber == EDQUOT || error.message.contains("full") {
-                return StoreError(.diskFull, "the disk holding \(path) is full; nothing was recorded; free some space and retry")
+                return StoreError(.diskFull, "the disk holding \(path) is full; nothing was changed; free some space and retry")
             }
             return StoreError(.failed, "I/O error on the store at \(path): \(error.message)")
         default:

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import Testing
 
 @testable import SuggestCore
@@ -201,5 +204,24 @@ import Testing
         let photos = try #require(image.first { $0.conversationIdentifier == "photos" })
         #expect(photos.breakdown.contentShare == 1)
         #expect(photos.breakdown.factor == 1 + FrecencyPolicy.default.contentWeight)
+    }
+}
+
+@Suite struct LogSpaceTests {
+    /// The shortcut for far-apart arguments must give the same bits as the full formula.
+    @Test func addExpShortcutIsBitExact() {
+        func reference(_ a: Double, _ b: Double) -> Double {
+            if a == -.infinity { return b }
+            if b == -.infinity { return a }
+            return a >= b ? a + log1p(exp(b - a)) : b + log1p(exp(a - b))
+        }
+        var random = SeededRandom(seed: 42)
+        for _ in 0..<200_000 {
+            let scales: [Double] = [1e-3, 1, 100, 1e4, 5e6, 1e9]
+            let scale = scales.randomElement(using: &random) ?? 1
+            let a = Double.random(in: -scale...scale, using: &random)
+            let b = a + Double.random(in: -200...200, using: &random)
+            #expect(LogSpace.addExp(a, b).bitPattern == reference(a, b).bitPattern, "\(a) \(b)")
+        }
     }
 }

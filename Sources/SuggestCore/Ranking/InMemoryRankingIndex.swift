@@ -10,6 +10,7 @@ public final class InMemoryRankingIndex: RankingSource {
     private var slots: [String: Int32] = [:]
     private var services: [String?] = []
     private var channelLists: [SortedKeyList]
+    private var pending = PendingSlots()
     /// The content sums per kind (`public.image`), read by random access when something is being shared.
     private var contentSums: [String: [Int32: Double]] = [:]
     private var peopleIndex: [String: [Int32]] = [:]
@@ -60,7 +61,7 @@ public final class InMemoryRankingIndex: RankingSource {
     @inline(__always)
     public func apply(_ event: ConversationState.Event, to slot: Int32) {
         states[Int(slot)].apply(event, policy: policy)
-        for index in channelLists.indices { channelLists[index].touch(slot) }
+        pending.mark(slot)
     }
 
     /// Adds one donation of a content kind to a conversation's sum for that kind.
@@ -83,10 +84,12 @@ public final class InMemoryRankingIndex: RankingSource {
 
     /// Brings every sorted list up to date; queries call it, and benchmarks call it to time it apart.
     public func settle() {
-        for index in channelLists.indices where channelLists[index].needsSettling {
-            let states = self.states
-            channelLists[index].settle(count: states.count) { states[Int($0)].channels[index] }
+        guard !pending.isEmpty else { return }
+        let states = self.states
+        for index in channelLists.indices {
+            channelLists[index].settle(pending: pending.slots, count: states.count) { states[Int($0)].channels[index] }
         }
+        pending.clear()
     }
 
     // MARK: RankingSource

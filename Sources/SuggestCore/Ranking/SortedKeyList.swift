@@ -1,8 +1,9 @@
 /// One list of conversations in non-increasing key order for sorted access, kept in memory.
 ///
 /// Keeping a fully sorted order on every donation would cost O(log n) with pointer-chasing per update and per
-/// list; instead an update only marks the slot (O(1)), and the next query folds the marked slots in: a few are
-/// inserted into a small sorted `delta`, many trigger a rebuild of `base`. Entries whose key is no longer the
+/// list; instead an update only marks the slot (O(1), one mark shared by every list: `PendingSlots`), and the next
+/// query folds the marked slots in: a few are inserted into a small sorted `delta`, many trigger a rebuild of
+/// `base`. Entries whose key is no longer the
 /// slot's current key are stale and skipped by the cursor, so an update never has to find its old entry.
 struct SortedKeyList {
     struct Entry {
@@ -16,42 +17,23 @@ struct SortedKeyList {
 
     private(set) var base: [Entry] = []
     private(set) var delta: [Entry] = []
-    private var pending: [Int32] = []
-    private var isPending: [Bool] = []
-
-    /// Marks a slot whose key changed.
-    /// - Complexity: O(1) amortized.
-    @inline(__always)
-    mutating func touch(_ slot: Int32) {
-        let index = Int(slot)
-        if index >= isPending.count { isPending.append(contentsOf: repeatElement(false, count: index + 1 - isPending.count)) }
-        if !isPending[index] {
-            isPending[index] = true
-            pending.append(slot)
-        }
-    }
-
-    var needsSettling: Bool { !pending.isEmpty }
 
     /// Folds the marked slots in, so that sorted access sees current keys.
     /// - Parameters:
+    ///   - pending: the slots whose key changed since the last settle, each once.
     ///   - count: the number of slots; slots `0..<count` all belong in the list.
     ///   - key: the current key of a slot.
     /// - Complexity: O(p log p + d) for p marked slots and a delta of d; a rebuild, O(n log n), happens once the
     ///   delta outgrows n/16, so its cost spreads over at least n/16 updates.
-    mutating func settle(count: Int, key: (Int32) -> Double) {
+    mutating func settle(pending: [Int32], count: Int, key: (Int32) -> Double) {
         guard !pending.isEmpty else { return }
         if delta.count + pending.count > max(512, count / 16) {
-            for slot in pending { isPending[Int(slot)] = false }
-            pending.removeAll(keepingCapacity: true)
             base = (0..<Int32(count)).map { Entry(key: key($0), slot: $0) }
             base.sort(by: Entry.precedes)
             delta.removeAll()
             return
         }
         var fresh = pending.map { Entry(key: key($0), slot: $0) }
-        for slot in pending { isPending[Int(slot)] = false }
-        pending.removeAll(keepingCapacity: true)
         fresh.sort(by: Entry.precedes)
         if fresh.count <= 8 {
             for entry in fresh {
@@ -107,5 +89,31 @@ struct SortedKeyList {
 
     func cursor(currentKey: @escaping (Int32) -> Double) -> Cursor {
         Cursor(base: base, delta: delta, currentKey: currentKey)
+    }
+}
+
+/// The slots changed since the lists were last settled: one mark per slot, shared by every channel's list.
+struct PendingSlots {
+    private(set) var slots: [Int32] = []
+    private var isPending: [Bool] = []
+
+    /// Marks a slot whose keys changed.
+    /// - Complexity: O(1) amortized.
+    @inline(__always)
+    mutating func mark(_ slot: Int32) {
+        let index = Int(slot)
+        if index >= isPending.count { isPending.append(contentsOf: repeatElement(false, count: index + 1 - isPending.count)) }
+        if !isPending[index] {
+            isPending[index] = true
+            slots.append(slot)
+        }
+    }
+
+    var isEmpty: Bool { slots.isEmpty }
+
+    /// Forgets the marks once every list has folded them in.
+    mutating func clear() {
+        for slot in slots { isPending[Int(slot)] = false }
+        slots.removeAll(keepingCapacity: true)
     }
 }
