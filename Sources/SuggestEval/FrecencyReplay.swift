@@ -15,7 +15,7 @@ final class FrecencyReplay: AccountReplay {
     func rank(of conversation: String, at date: Timestamp) throws -> RankedTarget? {
         guard let slot = index.existingSlot(for: conversation) else { return nil }
         let ranker = TopKRanker(policy: index.policy, context: RankingContext(at: date))
-        guard let (rank, target) = try ranker.rank(of: Int64(slot), in: index) else { return nil }
+        guard let (rank, target) = try index.rank(of: slot, using: ranker) else { return nil }
         return RankedTarget(rank: rank, covered: target.logScore > LogSpace.zero)
     }
 

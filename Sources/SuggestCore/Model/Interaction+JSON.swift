@@ -105,7 +105,7 @@ extension SendMessageIntent {
         guard case .object = json else {
             throw InputError(field: path, message: "expected an object, found \(json.kindName)")
         }
-        let reader = FieldReader(path: path + ".")
+        let reader = FieldReader(path: path)
         guard let conversation = try reader.string(json, "conversationIdentifier"), !conversation.isEmpty else {
             throw InputError(field: path + ".conversationIdentifier", message: "is required and must not be empty")
         }
@@ -182,13 +182,13 @@ extension Person {
         guard case .object = json else {
             throw InputError(field: path, message: "expected a person object, found \(json.kindName)")
         }
-        let reader = FieldReader(path: path + ".")
+        let reader = FieldReader(path: path)
         var handle: Handle?
         if let value = json["personHandle"], value != .null {
             guard case .object = value else {
                 throw InputError(field: path + ".personHandle", message: "expected an object, found \(value.kindName)")
             }
-            let handleReader = FieldReader(path: path + ".personHandle.")
+            let handleReader = FieldReader(path: path + ".personHandle")
             let kind: Handle.Kind
             if let text = try handleReader.string(value, "type") {
                 guard let known = Handle.Kind(rawValue: text) else {
@@ -245,17 +245,21 @@ extension JSONWriter {
 
 /// Reads typed members of a JSON object and reports wrong types by their full path.
 struct FieldReader {
+    /// The JSON path of the object read (empty at the top level); a member's path is built only for an error,
+    /// since building it for every member read cost a third of `Interaction(json:)`.
     let path: String
+
+    func field(_ name: String) -> String { path.isEmpty ? name : path + "." + name }
 
     func string(_ object: JSONValue, _ name: String) throws(InputError) -> String? {
         guard let value = object[name] else { return nil }
         switch value {
         case .null: return nil
         case .string(let text):
-            try FieldReader.check(text, field: path + name)
+            try FieldReader.check(text, field: field(name))
             return text
         default:
-            throw InputError(field: path + name, message: "expected a string, found \(value.kindName)")
+            throw InputError(field: field(name), message: "expected a string, found \(value.kindName)")
         }
     }
 
@@ -264,19 +268,29 @@ struct FieldReader {
         switch value {
         case .null: return nil
         case .bool(let flag): return flag
-        default: throw InputError(field: path + name, message: "expected true or false, found \(value.kindName)")
+        default: throw InputError(field: field(name), message: "expected true or false, found \(value.kindName)")
         }
     }
 
     /// Refuses strings the store must not hold: over the size limit, or with a NUL character that C APIs
     /// would silently cut at.
-    static func check(_ text: String, field: String) throws(InputError) {
-        guard text.utf8.count <= Interaction.maximumStringBytes else {
+    static func check(_ text: String, field: @autoclosure () -> String) throws(InputError) {
+        var text = text
+        let (count, hasNul) = text.withUTF8 { bytes in
+            (bytes.count, bytes.baseAddress.map { memchr($0, 0, bytes.count) != nil } ?? false)
+        }
+        guard count <= Interaction.maximumStringBytes else {
             throw InputError(
-                field: field, message: "is \(text.utf8.count) bytes long; the limit is \(Interaction.maximumStringBytes)")
+                field: field(), message: "is \(count) bytes long; the limit is \(Interaction.maximumStringBytes)")
         }
-        guard !text.utf8.contains(0) else {
-            throw InputError(field: field, message: "contains a NUL character")
-        }
+        guard !hasNul else { throw InputError(field: field(), message: "contains a NUL character") }
     }
 }
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif

@@ -92,6 +92,18 @@ public final class InMemoryRankingIndex: RankingSource {
         pending.clear()
     }
 
+    /// The exact rank of one conversation under `ranker`: `TopKRanker.rank(of:in:)` on this index, called from
+    /// inside the module so that the generic ranker is specialized for it (a call from another module goes
+    /// through witness tables at every access: a third of replay's time).
+    public func rank(of slot: Int32, using ranker: TopKRanker) throws -> (Int, RankedConversation)? {
+        try ranker.rank(of: Int64(slot), in: self)
+    }
+
+    /// The top suggestions under `ranker`, specialized for this index like `rank(of:using:)`.
+    public func top(using ranker: TopKRanker, explain: Bool = false) throws -> [RankedConversation] {
+        try ranker.top(in: self, explain: explain)
+    }
+
     // MARK: RankingSource
 
     public func sortedAccess(channel: Int) -> any SortedAccessCursor {
