@@ -1,3 +1,5 @@
+import SuggestCore
+
 /// Renders synthetic donations as the contract's donation JSON Lines, byte by byte.
 ///
 /// Everything it writes is ASCII from fixed word lists and numbers, so no string needs escaping; dates are
@@ -124,7 +126,7 @@ struct DonationLineWriter {
         let day = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         if day != cachedDay {
             cachedDay = day
-            let (year, month, dayOfMonth) = DonationLineWriter.civil(fromDays: Int(day))
+            let (year, month, dayOfMonth) = Timestamp.civilFromDays(Int(day))
             dayPrefix = Array("\(year)-\(month < 10 ? "0" : "")\(month)-\(dayOfMonth < 10 ? "0" : "")\(dayOfMonth)T".utf8)
         }
         dayPrefix.withUnsafeBufferPointer { out.append($0) }
@@ -135,18 +137,5 @@ struct DonationLineWriter {
         out.append(UInt8(ascii: ":"))
         out.append(padded: second % 60, width: 2)
         out.append(UInt8(ascii: "Z"))
-    }
-
-    /// Year, month and day of a count of days since 1970-01-01 (Howard Hinnant's `civil_from_days`).
-    static func civil(fromDays days: Int) -> (year: Int, month: Int, day: Int) {
-        let z = days + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let dayOfEra = z - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 }

@@ -5,7 +5,7 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
-/// Reads a source in batches of whole lines, for `Evaluator.evaluateConcurrently`.
+/// Reads a source in batches of whole lines, for `Evaluator.evaluatePipelined`.
 final class LineBatchReader {
     /// Roughly how many bytes one batch holds.
     static let batchSize = 4 << 20
