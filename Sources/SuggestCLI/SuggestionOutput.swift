@@ -72,8 +72,12 @@ enum SuggestionOutput {
     }
 
     /// The table `list` prints for people.
+    ///
+    /// Scores are shown relative to the first suggestion's (1 = as strong as the first): the policy's channels
+    /// differ by orders of magnitude, so raw scores read like 5.7e-20; `--json` keeps the raw values.
     static func table(_ suggestions: [Suggestion], explain: Bool, at: Timestamp) -> String {
         guard !suggestions.isEmpty else { return "No suggestions.\n" }
+        let logUnit = suggestions[0].ranked.logScore
         let titles = suggestions.map { String(title($0).prefix(40)) }
         let width = max(titles.map(\.count).max() ?? 0, 12)
         var text = ""
@@ -81,20 +85,23 @@ enum SuggestionOutput {
             let rank = String(suggestion.rank)
             text += String(repeating: " ", count: max(0, 3 - rank.count)) + rank + "  " + title
                 + String(repeating: " ", count: width - title.count + 2)
-            text += "score " + format(suggestion.score) + "  " + (suggestion.isGroup ? "group" : "person")
+            text += "score " + format(LogSpace.value(suggestion.ranked.logScore - logUnit)) + "  "
+                + (suggestion.isGroup ? "group" : "person")
             if suggestion.speakableGroupName != nil || suggestion.recipients.count != 1 {
                 text += " · \(suggestion.recipients.count) people"
             }
             text += "  [\(suggestion.conversationIdentifier)]\n"
-            if explain { text += explanation(suggestion.ranked, at: at) }
+            if explain { text += explanation(suggestion.ranked, at: at, unit: LogSpace.value(logUnit)) }
         }
         return text
     }
 
     /// The `--explain` lines under a suggestion.
-    static func explanation(_ ranked: RankedConversation, at: Timestamp) -> String {
+    /// - Parameter unit: what the terms are divided by, so that they read on the table's relative scale.
+    static func explanation(_ ranked: RankedConversation, at: Timestamp, unit: Double) -> String {
         let breakdown = ranked.breakdown
-        var parts = breakdown.terms.map { "\($0.name) \(format($0.value))" }.joined(separator: " + ")
+        let scale = unit > 0 && unit.isFinite ? unit : 1
+        var parts = breakdown.terms.map { "\($0.name) \(format($0.value / scale))" }.joined(separator: " + ")
         if breakdown.factor != 1 { parts = "(\(parts)) × \(format(breakdown.factor))" }
         var text = "       why: " + parts + "\n"
         let state = ranked.state
@@ -110,16 +117,10 @@ enum SuggestionOutput {
         return text
     }
 
-    /// Four significant digits; scientific notation below 0.001, where the slower channels of a blend live.
+    /// Four significant digits; a part under a ten-thousandth of the first suggestion's score reads as `~0`.
     static func format(_ value: Double) -> String {
-        if value == 0 || !value.isFinite || value >= 0.001 { return JSONWriter.decimal(value, significantDigits: 4) }
-        var mantissa = value
-        var exponent = 0
-        while mantissa < 1 {
-            mantissa *= 10
-            exponent -= 1
-        }
-        return JSONWriter.decimal(mantissa, significantDigits: 3) + "e" + String(exponent)
+        if value != 0 && value.isFinite && abs(value) < 0.0001 { return "~0" }
+        return JSONWriter.decimal(value, significantDigits: 4)
     }
 
     /// "3 h ago", "2 d ago", "in 5 min".

@@ -24,7 +24,8 @@ enum List: Command {
     static let discussion = """
         Scores blend a short half-life (who you talk to this week) and a long one (who matters to you), with sent
         messages counting more than received ones; see docs/ranking.md. Blocked conversations, and conversations
-        idle for longer than the store's idle limit, are never listed.
+        idle for longer than the store's idle limit, are never listed. The table shows each score relative to the
+        first suggestion's (1 = as strong as the first); --json gives the raw scores.
 
         Examples:
           suggest list --limit 5 --explain
