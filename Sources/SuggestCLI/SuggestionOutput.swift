@@ -88,7 +88,7 @@ enum SuggestionOutput {
             text += "score " + format(LogSpace.value(suggestion.ranked.logScore - logUnit)) + "  "
                 + (suggestion.isGroup ? "group" : "person")
             if suggestion.speakableGroupName != nil || suggestion.recipients.count != 1 {
-                text += " · \(suggestion.recipients.count) people"
+                text += " · \(suggestion.recipients.count) " + (suggestion.recipients.count == 1 ? "person" : "people")
             }
             text += "  [\(suggestion.conversationIdentifier)]\n"
             if explain { text += explanation(suggestion.ranked, at: at, unit: LogSpace.value(logUnit)) }
