@@ -6,11 +6,13 @@ public final class InMemoryRankingIndex: RankingSource {
     public let policy: FrecencyPolicy
     public let types: UniformTypeTree
     public private(set) var identifiers: [String] = []
-    public private(set) var states: [ConversationState] = []
+    // The two properties `apply` touches skip the run-time exclusivity check (a fifth of applying a donation):
+    // the index is not `Sendable`, has one owner at a time, and never hands out inout access to them.
+    @exclusivity(unchecked) public private(set) var states: [ConversationState] = []
     private var slots: [String: Int32] = [:]
     private var services: [String?] = []
     private var channelLists: [SortedKeyList]
-    private var pending = PendingSlots()
+    @exclusivity(unchecked) private var pending = PendingSlots()
     /// The content sums per kind (`public.image`), read by random access when something is being shared.
     private var contentSums: [String: [Int32: Double]] = [:]
     private var peopleIndex: [String: [Int32]] = [:]

@@ -26,7 +26,8 @@ public struct Scorer: Sendable {
         guard !state.isBlocked, state.hasDonations else { return false }
         if let cutoff = context.notIdleSince, state.lastDate < cutoff { return false }
         if let service = context.serviceName, candidate.serviceName != service { return false }
-        return !context.excluded.contains(candidate.conversationIdentifier)
+        // `contains` on an empty set would still hash the identifier, on every conversation a query meets.
+        return context.excluded.isEmpty || !context.excluded.contains(candidate.conversationIdentifier)
     }
 
     /// The most that channel `index` can add, in log space, for a conversation whose key `A_m` is at most `key`.
