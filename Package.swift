@@ -39,15 +39,20 @@ let package = Package(
             name: "SuggestBench", dependencies: ["SuggestCore", "SuggestStore", "SuggestEval"],
             path: "Benchmarks/SuggestBench", swiftSettings: strict),
 
-        .testTarget(name: "SuggestCoreTests", dependencies: ["SuggestCore"], swiftSettings: strict),
-        .testTarget(name: "SuggestStoreTests", dependencies: ["SuggestStore"], swiftSettings: strict),
-        .testTarget(name: "SuggestShareTests", dependencies: ["SuggestShare"], swiftSettings: strict),
-        .testTarget(name: "SuggestEvalTests", dependencies: ["SuggestEval"], swiftSettings: strict),
+        // What several test targets share (a seeded generator); not a product.
+        .target(name: "SuggestTestSupport", path: "Tests/SuggestTestSupport", swiftSettings: strict),
+        .testTarget(name: "SuggestCoreTests", dependencies: ["SuggestCore", "SuggestTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "SuggestStoreTests", dependencies: ["SuggestStore", "SuggestTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "SuggestShareTests", dependencies: ["SuggestShare", "SuggestTestSupport"], swiftSettings: strict),
+        .testTarget(name: "SuggestEvalTests", dependencies: ["SuggestEval", "SuggestTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "SuggestCLITests", dependencies: ["SuggestCLI", "SuggestStore"], swiftSettings: strict),
         // Faults, concurrency, kills and hostile input, run against the built `suggest` binary.
         .testTarget(
-            name: "SuggestRobustnessTests", dependencies: ["SuggestCLI", "SuggestStore"], swiftSettings: strict),
+            name: "SuggestRobustnessTests", dependencies: ["SuggestCLI", "SuggestStore", "SuggestTestSupport"],
+            swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -4,6 +4,7 @@
 import Testing
 
 @testable import SuggestCore
+import SuggestTestSupport
 
 /// The fast top K must equal the brute-force ranking exactly, ties included, for every context.
 @Suite struct RankerTests {

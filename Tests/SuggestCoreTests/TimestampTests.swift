@@ -1,6 +1,7 @@
 import Testing
 
 @testable import SuggestCore
+import SuggestTestSupport
 
 @Suite struct TimestampTests {
     @Test(arguments: [

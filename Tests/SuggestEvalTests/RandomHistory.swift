@@ -1,4 +1,5 @@
 import SuggestCore
+import SuggestTestSupport
 
 /// Small random donation histories with many ties: few conversations, dates on a coarse grid that often repeat,
 /// twin donations (the same date and direction to two conversations), some dates out of order, groups, engaged
@@ -10,7 +11,7 @@ enum RandomHistory {
     static let steps: [Double] = [0, 0, 0, 60, 600, 3_600, 3_600, 6 * 3_600, 86_400, 2 * 86_400]
 
     static func make(seed: UInt64, count: Int) -> [Interaction] {
-        var random = SeededGenerator(seed: seed)
+        var random = SeededRandom(seed: seed)
         let accountCount = Int.random(in: 1...3, using: &random)
         let conversationCount = Int.random(in: 2...conversationNames.count, using: &random)
         let names = Array(conversationNames.shuffled(using: &random).prefix(conversationCount))

@@ -2,6 +2,7 @@ import SuggestCore
 import Testing
 
 @testable import SuggestCLI
+import SuggestTestSupport
 
 /// Hostile command lines: unknown and repeated options, missing values, values that are not what they claim, and
 /// extreme dates. `suggest` exits 0, 1 or 64 with at most one line on standard error, and never dies of a signal.

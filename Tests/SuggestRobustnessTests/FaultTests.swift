@@ -2,6 +2,7 @@ import SuggestCore
 import Testing
 
 @testable import SuggestStore
+import SuggestTestSupport
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,6 @@
 import SuggestCore
 import Testing
+import SuggestTestSupport
 
 /// The fuzz targets' checks (FuzzHarness, the same files the libFuzzer targets compile) on the committed seed
 /// corpus and on every input a fuzzing run turned up (`Fuzz/regressions/`), plus a short seeded mutation run, so

@@ -1,5 +1,6 @@
 import SuggestCore
 import Testing
+import SuggestTestSupport
 
 #if canImport(Glibc)
     import Glibc

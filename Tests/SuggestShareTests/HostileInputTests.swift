@@ -1,6 +1,7 @@
 import Testing
 
 @testable import SuggestShare
+import SuggestTestSupport
 
 @Suite("Hostile input gives errors, never crashes")
 struct HostileInputTests {
@@ -185,7 +186,7 @@ struct HostileInputTests {
         arguments: ["telegram.binary.plist", "telegram.plist", "olvid.plist"])
     func mutations(name: String) throws {
         let original = try Fixtures.bytes(name)
-        var generator = SeededGenerator(seed: 0x5EED)
+        var generator = SeededRandom(seed: 0x5EED)
         for _ in 0..<1500 {
             var bytes = original
             for _ in 0..<Int.random(in: 1...4, using: &generator) {
@@ -204,7 +205,7 @@ struct HostileInputTests {
 
     @Test("random bytes after a bplist00 header never crash")
     func randomBinary() {
-        var generator = SeededGenerator(seed: 42)
+        var generator = SeededRandom(seed: 42)
         for _ in 0..<3000 {
             let length = Int.random(in: 0..<120, using: &generator)
             let bytes = Array("bplist00".utf8) + (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
@@ -220,7 +221,7 @@ struct HostileInputTests {
         #expect(throws: PredicateSyntaxError.self) { _ = try ActivationPredicate(parsing: negations) }
         let long = (0..<2000).map { "a == \($0)" }.joined(separator: " OR ")
         #expect(throws: Never.self) { _ = try ActivationPredicate(parsing: long) }
-        var generator = SeededGenerator(seed: 7)
+        var generator = SeededRandom(seed: 7)
         let pieces = [
             "SUBQUERY", "(", ")", ",", "$x", "$y", ".", "@count", "==", "ANY", "ALL", "NONE", "\"a\"", "'b",
             "1", "-2", "UTI-CONFORMS-TO", "UTI-EQUALS", "AND", "OR", "NOT", "!", "&&", "||", "extensionItems", " ",

@@ -2,11 +2,12 @@ import SuggestCore
 import Testing
 
 @testable import SuggestShare
+import SuggestTestSupport
 
 @Suite("Property list round trips")
 struct RoundTripTests {
     /// A random value with up to `depth` levels of nesting.
-    static func randomValue(_ generator: inout SeededGenerator, depth: Int) -> PropertyListValue {
+    static func randomValue(_ generator: inout SeededRandom, depth: Int) -> PropertyListValue {
         let choice = Int.random(in: 0..<(depth > 0 ? 9 : 7), using: &generator)
         switch choice {
         case 0: return .string(randomString(&generator))
@@ -32,7 +33,7 @@ struct RoundTripTests {
         }
     }
 
-    static func randomString(_ generator: inout SeededGenerator) -> String {
+    static func randomString(_ generator: inout SeededRandom) -> String {
         let pieces = ["a", "Z", "0", " ", "<", ">", "&", "\"", "'", "é", "😀", "\t", "\n", "]]>", "&amp;", "ü", "中"]
         return (0..<Int.random(in: 0..<8, using: &generator)).map { _ in pieces.randomElement(using: &generator) ?? "" }
             .joined()
@@ -40,7 +41,7 @@ struct RoundTripTests {
 
     @Test("XML written by xmlDocument parses back to the same value", arguments: [1, 2, 3, 4, 5, 6, 7, 8] as [UInt64])
     func xmlRoundTrip(seed: UInt64) throws {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SeededRandom(seed: seed)
         for _ in 0..<50 {
             let value = Self.randomValue(&generator, depth: 4)
             #expect(try PropertyListValue(parsing: value.xmlDocument) == value)
@@ -49,7 +50,7 @@ struct RoundTripTests {
 
     @Test("binary written by the test writer parses back to the same value", arguments: [11, 12, 13, 14] as [UInt64])
     func binaryRoundTrip(seed: UInt64) throws {
-        var generator = SeededGenerator(seed: seed)
+        var generator = SeededRandom(seed: seed)
         for _ in 0..<50 {
             let value = Self.randomValue(&generator, depth: 4)
             #expect(try PropertyListValue(parsing: BinaryPlistBuilder.write(value)) == value)

@@ -2,6 +2,7 @@ import SuggestCore
 import Testing
 
 @testable import SuggestStore
+import SuggestTestSupport
 
 @Suite struct DonationStoreTests {
     static let at = Timestamp(seconds: 1_796_029_200)  // 2026-11-30T09:00:00Z
@@ -69,7 +70,7 @@ import Testing
     /// to the bit; and the stored top K must equal brute force.
     @Test(arguments: [UInt64(11), 12, 13])
     func deletionLeavesTheStateOfAHistoryThatNeverHadIt(seed: UInt64) throws {
-        var random = SeededRandomGenerator(seed: seed)
+        var random = SeededRandom(seed: seed)
         let temporary = try TemporaryStore()
         var kept: [Interaction] = []
         let kinds = ["public.jpeg", "public.url", "com.adobe.pdf"]
@@ -190,15 +191,3 @@ import Testing
     }
 }
 
-/// SplitMix64, seeded, so randomized store tests replay.
-struct SeededRandomGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

@@ -1,23 +1,10 @@
 import SuggestCore
+import SuggestTestSupport
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// A small, seeded generator (SplitMix64) so that every randomized test can be replayed from its seed.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Seeded histories of donations with everything a real one has: groups and one-to-one chats, both directions,
 /// renames, several recipients, content types, group identifiers and engaged suggestions.

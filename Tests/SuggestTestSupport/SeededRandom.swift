@@ -1,10 +1,12 @@
 /// A small, seeded generator (SplitMix64) so that every randomized test can be replayed from its seed.
-struct SeededRandom: RandomNumberGenerator {
+///
+/// Shared by every test target: one definition, one sequence for a given seed.
+public struct SeededRandom: RandomNumberGenerator {
     private var state: UInt64
 
-    init(seed: UInt64) { state = seed }
+    public init(seed: UInt64) { state = seed }
 
-    mutating func next() -> UInt64 {
+    public mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
         z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
