@@ -10,14 +10,8 @@ extension Evaluator {
         -> Interaction?
     {
         guard bytes.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { return nil }
-        let json: JSONValue
         do {
-            json = try JSONParser.parse(bytes: bytes)
-        } catch {
-            throw InputError(field: nil, message: "not valid JSON: \(error.description)", line: line)
-        }
-        do {
-            return try Interaction(json: json)
+            return try Interaction(jsonBytes: bytes)
         } catch {
             throw error.at(line: line)
         }

@@ -187,13 +187,7 @@ extension DonationStore {
                 for key in person.matchKeys { try people.run([.text(accountName), .text(key), .integer(id)]) }
             }
         }
-        let update = try database.statement(
-            """
-            UPDATE conversations SET latest_snapshot_id = ?2, latest_date = ?3, service_name = ?4,
-                c0 = ?5, c1 = ?6, c2 = ?7, c3 = ?8, last_date = ?9, last_outgoing_date = ?10,
-                outgoing_count = ?11, incoming_count = ?12, engaged_count = ?13, is_group = ?14, content_total = ?15
-            WHERE id = ?1
-            """)
+        let update = try database.statement(DonationWriter.updateConversationSQL)
         try DonationWriter.write(conversation, id: id, update: update)
         let content = try database.statement(
             "INSERT INTO conversation_content(conversation_id, account, kind, sum) VALUES (?, ?, ?, ?)")

@@ -106,13 +106,7 @@ final class DonationWriter {
 
     /// Writes every touched conversation's state back. Call once before committing.
     func flush() throws {
-        let update = try database.statement(
-            """
-            UPDATE conversations SET latest_snapshot_id = ?2, latest_date = ?3, service_name = ?4,
-                c0 = ?5, c1 = ?6, c2 = ?7, c3 = ?8, last_date = ?9, last_outgoing_date = ?10,
-                outgoing_count = ?11, incoming_count = ?12, engaged_count = ?13, is_group = ?14, content_total = ?15
-            WHERE id = ?1
-            """)
+        let update = try database.statement(DonationWriter.updateConversationSQL)
         let content = try database.statement(
             "INSERT OR REPLACE INTO conversation_content(conversation_id, account, kind, sum) "
                 + "SELECT ?1, account, ?2, ?3 FROM conversations WHERE id = ?1")
@@ -124,6 +118,14 @@ final class DonationWriter {
         }
         working.removeAll()
     }
+
+    /// Writes a conversation's derived state back; bound by `write(_:id:update:)`.
+    static let updateConversationSQL = """
+        UPDATE conversations SET latest_snapshot_id = ?2, latest_date = ?3, service_name = ?4,
+            c0 = ?5, c1 = ?6, c2 = ?7, c3 = ?8, last_date = ?9, last_outgoing_date = ?10,
+            outgoing_count = ?11, incoming_count = ?12, engaged_count = ?13, is_group = ?14, content_total = ?15
+        WHERE id = ?1
+        """
 
     static func write(_ conversation: WorkingConversation, id: Int64, update: Statement) throws {
         let state = conversation.state

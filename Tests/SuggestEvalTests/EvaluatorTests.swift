@@ -74,7 +74,7 @@ import Testing
         let good = Self.donation("a", "x", 1, .outgoing).jsonLine
         let cases: [(String, Int, String)] = [
             ("\(good)\n{\"date\": 5}\n", 2, "line 2: intent: is required"),
-            ("\(good)\n\n   \n{oops\n", 4, "line 4: not valid JSON"),
+            ("\(good)\n\n   \n{oops\n", 4, "line 4: invalid JSON"),
             ("\(good)\n\(good.replacingOccurrences("outgoing", "sideways"))\n", 2, "line 2: direction: unknown"),
         ]
         for (text, line, prefix) in cases {

@@ -54,16 +54,10 @@ enum Donate: Command {
             throw CommandError.usage("\(given) cannot be combined with --json; put it in the JSON object")
         }
         let bytes = io.standardInput.readAll()
-        let json: JSONValue
-        do {
-            json = try bytes.withUnsafeBufferPointer { buffer throws(JSONParser.Error) in
-                try JSONParser.parse(bytes: buffer)
-            }
-        } catch {
-            throw CommandError.usage("invalid JSON on standard input: \(error)")
-        }
         let account = try StoreOptions.account(arguments)
-        let interaction = try Interaction(json: json, defaultAccount: account)
+        let interaction = try bytes.withUnsafeBufferPointer { buffer throws(InputError) in
+            try Interaction(jsonBytes: buffer, defaultAccount: account)
+        }
         if arguments.value("--account") != nil, interaction.account != account {
             throw CommandError.usage(
                 "the donation's account '\(interaction.account.prefix(60))' differs from --account \(account)")

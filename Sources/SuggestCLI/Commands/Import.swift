@@ -75,19 +75,14 @@ enum Import: Command {
         Interaction, InputError
     > {
         do {
-            let json = try JSONParser.parse(bytes: bytes)
-            let interaction = try Interaction(json: json, defaultAccount: account)
+            let interaction = try Interaction(jsonBytes: bytes, defaultAccount: account)
             if enforceAccount, interaction.account != account {
                 return .failure(
                     InputError(field: "account", message: "'\(interaction.account.prefix(60))' differs from --account \(account)"))
             }
             return .success(interaction)
-        } catch let error as JSONParser.Error {
-            return .failure(InputError(field: nil, message: "invalid JSON: \(error)"))
-        } catch let error as InputError {
-            return .failure(error)
         } catch {
-            return .failure(InputError(field: nil, message: "\(error)"))
+            return .failure(error)
         }
     }
 }

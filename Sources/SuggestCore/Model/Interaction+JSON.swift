@@ -43,6 +43,22 @@ extension Interaction {
             direction: direction, intent: intent, isEngagedSuggestion: engaged)
     }
 
+    /// Reads one donation from the bytes of a JSON text (one line of JSON Lines): parsing and validation in one,
+    /// with a JSON syntax error reported as invalid input like any other. `import`, `donate --json` and `eval`
+    /// all read donations through it.
+    /// - Throws: `InputError`; the caller adds the line number.
+    public init(jsonBytes bytes: UnsafeBufferPointer<UInt8>, defaultAccount: String = Interaction.defaultAccount)
+        throws(InputError)
+    {
+        let json: JSONValue
+        do {
+            json = try JSONParser.parse(bytes: bytes)
+        } catch {
+            throw InputError(field: nil, message: "invalid JSON: \(error)")
+        }
+        try self.init(json: json, defaultAccount: defaultAccount)
+    }
+
     /// Parses a contract date: an RFC 3339 string with a zone, or a finite number of Unix seconds.
     public static func parseDate(_ value: JSONValue, field: String) throws(InputError) -> Timestamp {
         let date: Timestamp
