@@ -109,6 +109,22 @@ import Testing
         #expect(fromFile == fromMemory)
         #expect(fromFile[0].donations == 12_000)
         #expect(try Evaluator.evaluate(jsonLinesAt: path, policy: .default) == fromMemory[0])
+        // The path `suggest eval` takes: parsing on a second thread must not change a figure.
+        #expect(try Evaluator.evaluatePipelined(.file(path), policies: [.default, .android]) == fromMemory)
+    }
+
+    @Test func pipelinedReplayStopsAtTheFirstInvalidLine() throws {
+        let good = Interaction(
+            identifier: "a", date: Timestamp(seconds: 0), direction: .outgoing,
+            intent: SendMessageIntent(conversationIdentifier: "c")
+        ).jsonLine
+        let path = try TemporaryFile.create(good + "\n{oops\n")
+        defer { unlink(path) }
+        #expect {
+            try Evaluator.evaluatePipelined(.file(path), policies: [.default])
+        } throws: { error in
+            (error as? InputError)?.line == 2
+        }
     }
 
     @Test func missingFileIsAFileError() {
