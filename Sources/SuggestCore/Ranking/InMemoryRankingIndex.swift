@@ -101,11 +101,6 @@ public final class InMemoryRankingIndex: RankingSource {
         try ranker.rank(of: Int64(slot), in: self)
     }
 
-    /// The top suggestions under `ranker`, specialized for this index like `rank(of:using:)`.
-    public func top(using ranker: TopKRanker, explain: Bool = false) throws -> [RankedConversation] {
-        try ranker.top(in: self, explain: explain)
-    }
-
     // MARK: RankingSource
 
     public func sortedAccess(channel: Int) -> any SortedAccessCursor {
