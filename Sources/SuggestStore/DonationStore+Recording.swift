@@ -29,8 +29,9 @@ extension DonationStore {
     /// - Complexity: O(log n) in the store's size (index look-ups); independent of the history's length.
     public func donate(_ interaction: Interaction, now: Timestamp = .now()) throws -> DonationOutcome {
         try translating {
-            try expireDonations(now: now)
-            if let cutoff = try retention().oldestKept(at: now), interaction.date < cutoff { return .expired }
+            let retention = try retention()
+            try expireDonations(now: now, retention: retention)
+            if let cutoff = retention.oldestKept(at: now), interaction.date < cutoff { return .expired }
             return try database.write {
                 let writer = DonationWriter(database: database, policy: policy, types: types)
                 let identifier = try writer.record(interaction)
@@ -56,8 +57,9 @@ extension DonationStore {
         progress: (Int) -> Void = { _ in }, next: () throws -> (line: Int, donation: Result<Interaction, InputError>)?
     ) throws -> ImportReport {
         try translating {
-            try expireDonations(now: now)
-            let cutoff = try retention().oldestKept(at: now)
+            let retention = try retention()
+            try expireDonations(now: now, retention: retention)
+            let cutoff = retention.oldestKept(at: now)
             // A large import touches many pages; a larger page cache keeps them from being spilled to the WAL
             // more than once. Restored afterwards: a share extension's memory is precious.
             try database.execute("PRAGMA cache_size = -262144")

@@ -55,11 +55,12 @@ extension DonationStore {
     /// Deletes donations older than the retention allows, across all accounts, and recomputes what they fed.
     ///
     /// Cheap when there is nothing to do: one look at the oldest date through its index, no write.
+    /// - Parameter retention: the store's settings, when the caller has read them already.
     /// - Returns: what was deleted (empty when nothing expired).
     @discardableResult
-    public func expireDonations(now: Timestamp = .now()) throws -> DeletionReport {
+    public func expireDonations(now: Timestamp = .now(), retention known: Retention? = nil) throws -> DeletionReport {
         try translating {
-            guard let cutoff = try retention().oldestKept(at: now) else { return DeletionReport() }
+            guard let cutoff = try (known ?? retention()).oldestKept(at: now) else { return DeletionReport() }
             let oldest = try database.statement("SELECT date FROM donations ORDER BY date LIMIT 1")
             try oldest.reset()
             let expired = try oldest.step() && oldest.double(0) < cutoff.seconds

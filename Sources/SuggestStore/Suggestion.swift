@@ -24,9 +24,10 @@ extension DonationStore {
     /// - Complexity: independent of the history's length: a few index steps per suggestion (threshold algorithm).
     public func suggestions(account: String, context: RankingContext, explain: Bool = false) throws -> [Suggestion] {
         try translating {
-            try expireDonations()
+            let retention = try retention()
+            try expireDonations(retention: retention)
             var context = context
-            if context.notIdleSince == nil { context.notIdleSince = try retention().notIdleSince(at: context.at) }
+            if context.notIdleSince == nil { context.notIdleSince = retention.notIdleSince(at: context.at) }
             return try database.read {
                 let source = StoredRankingSource(database: database, account: account)
                 let ranked = try TopKRanker(policy: policy, context: context, tree: types).top(in: source, explain: explain)
