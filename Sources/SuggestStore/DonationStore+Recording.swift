@@ -27,8 +27,12 @@ public enum DonationOutcome: Sendable, Equatable {
 extension DonationStore {
     /// Records one donation and updates its conversation's ranking state, in one transaction.
     /// - Complexity: O(log n) in the store's size (index look-ups); independent of the history's length.
+    /// The date is kept at the precision `export` writes (a clock's nanoseconds are not), so that exporting and
+    /// importing gives the same store.
     public func donate(_ interaction: Interaction, now: Timestamp = .now()) throws -> DonationOutcome {
-        try translating {
+        var interaction = interaction
+        interaction.date = Timestamp(rfc3339: interaction.date.rfc3339) ?? interaction.date
+        return try translating {
             let retention = try retention()
             try expireDonations(now: now, retention: retention)
             if let cutoff = retention.oldestKept(at: now), interaction.date < cutoff { return .expired }

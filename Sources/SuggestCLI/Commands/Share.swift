@@ -148,9 +148,8 @@ enum Share: Command {
     static func send(to chosen: Suggestion, request: ShareRequest, account: String, at: Timestamp, store: DonationStore)
         throws -> String?
     {
-        // Recorded at the precision `export` writes, so that an exported and re-imported store is the same.
         let interaction = Interaction(
-            account: account, date: Timestamp(rfc3339: at.rfc3339) ?? at, direction: .outgoing,
+            account: account, date: at, direction: .outgoing,
             intent: SendMessageIntent(
                 conversationIdentifier: chosen.conversationIdentifier, speakableGroupName: chosen.speakableGroupName,
                 serviceName: chosen.serviceName, recipients: chosen.recipients, image: chosen.conversationImage,
