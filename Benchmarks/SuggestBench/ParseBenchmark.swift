@@ -8,15 +8,17 @@ import SuggestCore
     import Darwin
 #endif
 
-/// `suggest-bench parse FILE`: the JSON half of `suggest import`: every line through `JSONParser.parse(bytes:)`
-/// and `Interaction(json:)`, with no store.
+/// `suggest-bench parse FILE`: the JSON half of `suggest import` and `suggest eval`: every line through
+/// `Interaction(jsonBytes:)` (what they call: the direct decoder), and through the tree path it falls back to
+/// (`JSONParser.parse(bytes:)`, then `Interaction(json:)`), with no store. The two results must be equal.
 enum ParseBenchmark {
     static let usage = """
         usage: suggest-bench parse FILE [--lines N]
 
-        Reads FILE (donation JSON Lines) in 1 MiB chunks and parses each line as 'suggest import' does
+        Reads FILE (donation JSON Lines) in 1 MiB chunks and reads each line as 'suggest import' does
+        (Interaction(jsonBytes:), straight from the bytes), then again through the JSON tree
         (JSONParser.parse(bytes:), then Interaction(json:)), up to N lines (default all). Reports lines per
-        second for the parse alone and for the parse plus model validation.
+        second for each; exits with 1 if the two readings of a line differ.
         """
 
     static func run(_ arguments: [String]) throws -> Int32 {
@@ -26,12 +28,16 @@ enum ParseBenchmark {
         let path = parsed.positionals[0]
         var jsonNanoseconds = 0.0
         var modelNanoseconds = 0.0
+        var directNanoseconds = 0.0
         var lines = 0
         var failures = 0
+        var mismatches = 0
         var checksum = Checksum()
         try forEachLine(path) { bytes in
             guard lines < limit else { return false }
             lines += 1
+            let direct = MonotonicClock.time { try? Interaction(jsonBytes: bytes) }
+            directNanoseconds += direct.nanoseconds
             let json = MonotonicClock.time { try? JSONParser.parse(bytes: bytes) }
             jsonNanoseconds += json.nanoseconds
             guard let value = json.result else {
@@ -41,23 +47,27 @@ enum ParseBenchmark {
             let model = MonotonicClock.time { try? Interaction(json: value) }
             modelNanoseconds += model.nanoseconds
             if let interaction = model.result { checksum.add(interaction.date.seconds) } else { failures += 1 }
+            if direct.result != model.result { mismatches += 1 }
             return true
         }
         let perLine = (jsonNanoseconds + modelNanoseconds) / Double(max(lines, 1))
-        print("## parse: \(path), \(Format.count(lines)) lines, \(failures) rejected")
+        print("## parse: \(path), \(Format.count(lines)) lines, \(failures) rejected, \(mismatches) read differently")
         print("")
         print("| measure | per line | lines/s |")
         print("|---|---|---|")
+        print(
+            "| Interaction(jsonBytes:), direct | \(Format.duration(directNanoseconds / Double(max(lines, 1)))) | "
+                + "\(Format.count(Int(Double(lines) / (directNanoseconds / 1e9)))) |")
         print(
             "| JSONParser.parse(bytes:) | \(Format.duration(jsonNanoseconds / Double(max(lines, 1)))) | "
                 + "\(Format.count(Int(Double(lines) / (jsonNanoseconds / 1e9)))) |")
         print(
             "| Interaction(json:) | \(Format.duration(modelNanoseconds / Double(max(lines, 1)))) | "
                 + "\(Format.count(Int(Double(lines) / (modelNanoseconds / 1e9)))) |")
-        print("| both | \(Format.duration(perLine)) | \(Format.count(Int(1e9 / perLine))) |")
+        print("| tree: both | \(Format.duration(perLine)) | \(Format.count(Int(1e9 / perLine))) |")
         print("")
         print("checksum \(checksum.hex)")
-        return failures == 0 ? 0 : 1
+        return failures == 0 && mismatches == 0 ? 0 : 1
     }
 
     /// Calls `body` with each line's bytes (without the newline) until it returns false or the file ends.

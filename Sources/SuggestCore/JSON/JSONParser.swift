@@ -14,11 +14,13 @@ public struct JSONParser {
     /// The deepest nesting of arrays and objects accepted; deeper documents are refused, not recursed into.
     public static let maximumDepth = 64
 
-    private let bytes: UnsafeBufferPointer<UInt8>
-    private var index = 0
-    private var depth = 0
+    // The cursor and its primitives are internal, not private: `InteractionDecoder` reads donations with them
+    // straight from bytes, without building a `JSONValue` tree.
+    let bytes: UnsafeBufferPointer<UInt8>
+    var index = 0
+    var depth = 0
 
-    private init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+    init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
     /// Parses one JSON document that spans all of `text` (white space around it is allowed).
     /// - Throws: `JSONParser.Error` for anything that is not one valid JSON value.
@@ -46,9 +48,9 @@ public struct JSONParser {
         Error(offset: offset ?? index, message: message)
     }
 
-    private var current: UInt8? { index < bytes.count ? bytes[index] : nil }
+    var current: UInt8? { index < bytes.count ? bytes[index] : nil }
 
-    private mutating func skipWhitespace() {
+    mutating func skipWhitespace() {
         while index < bytes.count {
             switch bytes[index] {
             case 0x20, 0x09, 0x0A, 0x0D: index += 1
@@ -57,7 +59,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseValue() throws(Error) -> JSONValue {
+    mutating func parseValue() throws(Error) -> JSONValue {
         guard let byte = current else { throw error("unexpected end of the JSON text") }
         switch byte {
         case UInt8(ascii: "{"): return try parseObject()
@@ -71,7 +73,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseLiteral(_ literal: StaticString) throws(Error) {
+    mutating func parseLiteral(_ literal: StaticString) throws(Error) {
         let start = index
         let expected = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
         for byte in expected {
@@ -80,7 +82,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func enter() throws(Error) {
+    mutating func enter() throws(Error) {
         depth += 1
         guard depth <= Self.maximumDepth else {
             throw error("nesting deeper than \(Self.maximumDepth) levels")
@@ -143,7 +145,7 @@ public struct JSONParser {
         }
     }
 
-    private mutating func parseNumber() throws(Error) -> Double {
+    mutating func parseNumber() throws(Error) -> Double {
         let start = index
         if current == UInt8(ascii: "-") { index += 1 }
         guard let first = current, first >= 0x30, first <= 0x39 else { throw error("invalid number", at: start) }
@@ -170,7 +172,7 @@ public struct JSONParser {
         return value
     }
 
-    private mutating func parseString() throws(Error) -> String {
+    mutating func parseString() throws(Error) -> String {
         let start = index
         index += 1
         // Fast path: no escapes; the bytes are validated as UTF-8 in one go.

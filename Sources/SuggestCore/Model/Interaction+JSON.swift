@@ -50,6 +50,12 @@ extension Interaction {
     public init(jsonBytes bytes: UnsafeBufferPointer<UInt8>, defaultAccount: String = Interaction.defaultAccount)
         throws(InputError)
     {
+        // Almost every line is well formed: read it straight from its bytes. Anything else takes the tree path,
+        // which says exactly what is wrong (and reads the odd valid line the fast path leaves to it).
+        if let interaction = InteractionDecoder.decode(bytes, defaultAccount: defaultAccount) {
+            self = interaction
+            return
+        }
         let json: JSONValue
         do {
             json = try JSONParser.parse(bytes: bytes)

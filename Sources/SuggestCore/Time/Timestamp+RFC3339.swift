@@ -7,7 +7,15 @@ extension Timestamp {
     /// - Returns: `nil` when `text` is not such a date-time or names an impossible date (February 30th).
     /// - Complexity: O(n) in the length of `text`.
     public init?(rfc3339 text: String) {
-        var bytes = Array(text.utf8)[...]
+        var text = text
+        guard let parsed = text.withUTF8({ Timestamp(rfc3339UTF8: $0) }) else { return nil }
+        self = parsed
+    }
+
+    /// Parses an RFC 3339 date-time, as `init?(rfc3339:)`, from its UTF-8 bytes: the donation decoder reads
+    /// dates in place, without making a string of them first.
+    public init?(rfc3339UTF8 text: UnsafeBufferPointer<UInt8>) {
+        var bytes = text[...]
         func number(_ count: Int) -> Int? {
             guard bytes.count >= count else { return nil }
             var value = 0

@@ -1,0 +1,337 @@
+/// Reads one donation straight from the bytes of its JSON text, member by member, without building a
+/// `JSONValue` tree.
+///
+/// `import` and `eval` read millions of lines, and the tree (an array of members per object, a retained string per
+/// key, then a search by name for every field) cost more than the validation itself. This decoder is the fast
+/// path for well-formed lines only: at the first thing it does not like (a syntax error, a field of the wrong type, a
+/// member name with an escape) it gives up, and `Interaction(jsonBytes:)` reads the line again through the tree,
+/// whose result and error messages are the contract's. So it must never accept what the tree path refuses, and
+/// must read what both accept into the same value: every check below is the tree path's own (`FieldReader.check`,
+/// `Interaction.parseDate`, the same required fields), unknown members are validated as JSON and skipped, and a
+/// repeated member overwrites the earlier one, as `JSONValue`'s subscript takes the last.
+struct InteractionDecoder {
+    /// Why the fast path gave up; the tree path finds and words the actual problem.
+    struct GiveUp: Error {}
+
+    private var parser: JSONParser
+
+    private init(_ bytes: UnsafeBufferPointer<UInt8>) { parser = JSONParser(bytes) }
+
+    /// The donation in `bytes`, or `nil` if anything about it needs the tree path.
+    static func decode(_ bytes: UnsafeBufferPointer<UInt8>, defaultAccount: String) -> Interaction? {
+        var decoder = InteractionDecoder(bytes)
+        decoder.parser.skipWhitespace()
+        do throws(GiveUp) {
+            let interaction = try decoder.interaction(defaultAccount: defaultAccount)
+            decoder.parser.skipWhitespace()
+            return decoder.parser.index == bytes.count ? interaction : nil
+        } catch {
+            return nil
+        }
+    }
+
+    // MARK: The three objects of a donation
+
+    private mutating func interaction(defaultAccount: String) throws(GiveUp) -> Interaction {
+        var account: String?
+        var identifier: String?
+        var groupIdentifier: String?
+        var date: Timestamp?
+        var direction = InteractionDirection.unspecified
+        var intent: SendMessageIntent?
+        var engaged = false
+        try object { (decoder: inout InteractionDecoder, key: Key) throws(GiveUp) in
+            switch key {
+            case "account": account = try decoder.string()
+            case "identifier": identifier = try decoder.string()
+            case "groupIdentifier": groupIdentifier = try decoder.string()
+            case "date": date = try decoder.date()
+            case "direction":
+                if let text = try decoder.string() {
+                    guard let known = InteractionDirection(rawValue: text) else { throw GiveUp() }
+                    direction = known
+                } else {
+                    direction = .unspecified
+                }
+            case "intent": intent = try decoder.nullable { (decoder: inout InteractionDecoder) throws(GiveUp) in try decoder.intent() }
+            case "engagedSuggestion": engaged = try decoder.bool() ?? false
+            default: try decoder.skipValue()
+            }
+        }
+        let resolvedAccount = account ?? defaultAccount
+        guard !resolvedAccount.isEmpty, identifier != "", let date, let intent else { throw GiveUp() }
+        return Interaction(
+            account: resolvedAccount, identifier: identifier, groupIdentifier: groupIdentifier, date: date,
+            direction: direction, intent: intent, isEngagedSuggestion: engaged)
+    }
+
+    private mutating func intent() throws(GiveUp) -> SendMessageIntent {
+        var conversation: String?
+        var groupName: String?
+        var service: String?
+        var sender: Person?
+        var recipients: [Person] = []
+        var image: String?
+        var contentTypes: [String] = []
+        try object { (decoder: inout InteractionDecoder, key: Key) throws(GiveUp) in
+            switch key {
+            case "conversationIdentifier": conversation = try decoder.string()
+            case "speakableGroupName": groupName = try decoder.string()
+            case "serviceName": service = try decoder.string()
+            case "sender": sender = try decoder.nullable { (decoder: inout InteractionDecoder) throws(GiveUp) in try decoder.person() }
+            case "recipients":
+                recipients = []
+                try decoder.array { (decoder: inout InteractionDecoder) throws(GiveUp) in recipients.append(try decoder.person()) }
+            case "image": image = try decoder.string()
+            case "contentTypes":
+                contentTypes = []
+                try decoder.array { (decoder: inout InteractionDecoder) throws(GiveUp) in
+                    guard let uti = try decoder.string(), !uti.isEmpty else { throw GiveUp() }
+                    if !contentTypes.contains(uti) { contentTypes.append(uti) }
+                }
+            case "content": _ = try decoder.string()
+            default: try decoder.skipValue()
+            }
+        }
+        guard let conversation, !conversation.isEmpty else { throw GiveUp() }
+        return SendMessageIntent(
+            conversationIdentifier: conversation, speakableGroupName: groupName, serviceName: service, sender: sender,
+            recipients: recipients, image: image, contentTypes: contentTypes)
+    }
+
+    private mutating func person() throws(GiveUp) -> Person {
+        var person = Person()
+        try object { (decoder: inout InteractionDecoder, key: Key) throws(GiveUp) in
+            switch key {
+            case "customIdentifier": person.customIdentifier = try decoder.string()
+            case "displayName": person.displayName = try decoder.string()
+            case "personHandle":
+                person.personHandle = try decoder.nullable { (decoder: inout InteractionDecoder) throws(GiveUp) in try decoder.handle() }
+            case "contactIdentifier": person.contactIdentifier = try decoder.string()
+            case "image": person.image = try decoder.string()
+            case "isMe": person.isMe = try decoder.bool()
+            default: try decoder.skipValue()
+            }
+        }
+        return person
+    }
+
+    private mutating func handle() throws(GiveUp) -> Person.Handle {
+        var value: String?
+        var kind = Person.Handle.Kind.unknown
+        try object { (decoder: inout InteractionDecoder, key: Key) throws(GiveUp) in
+            switch key {
+            case "value": value = try decoder.string()
+            case "type":
+                if let text = try decoder.string() {
+                    guard let known = Person.Handle.Kind(rawValue: text) else { throw GiveUp() }
+                    kind = known
+                } else {
+                    kind = .unknown
+                }
+            default: try decoder.skipValue()
+            }
+        }
+        return Person.Handle(value: value, type: kind)
+    }
+
+    // MARK: Values
+
+    /// A string member, `nil` for `null`, checked as `FieldReader.string` checks it.
+    private mutating func string() throws(GiveUp) -> String? {
+        switch parser.current {
+        case UInt8(ascii: "\""):
+            if let raw = try rawString() {
+                // Without escapes there is no NUL (control characters are refused), so the size is the only check.
+                guard raw.count <= Interaction.maximumStringBytes else { throw GiveUp() }
+                return String(decoding: raw, as: UTF8.self)
+            }
+            guard let text = try? parser.parseString() else { throw GiveUp() }
+            guard (try? FieldReader.check(text, field: "")) != nil else { throw GiveUp() }
+            return text
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return nil
+        default: throw GiveUp()
+        }
+    }
+
+    /// The bytes between the quotes of a string without escapes, validated as the parser validates strings, with
+    /// the cursor moved past it; `nil`, with the cursor left alone, for a string with escapes.
+    private mutating func rawString() throws(GiveUp) -> UnsafeBufferPointer<UInt8>? {
+        let bytes = parser.bytes
+        let start = parser.index + 1
+        var index = start
+        var highBits: UInt8 = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") { break }
+            if byte == UInt8(ascii: "\\") { return nil }
+            guard byte >= 0x20 else { throw GiveUp() }
+            highBits |= byte
+            index += 1
+        }
+        guard index < bytes.count else { throw GiveUp() }
+        let raw = UnsafeBufferPointer(rebasing: bytes[start..<index])
+        // ASCII needs no validation; anything else must be well-formed UTF-8.
+        if highBits >= 0x80, UTF8Validation.firstInvalidOffset(in: raw) != nil { throw GiveUp() }
+        parser.index = index + 1
+        return raw
+    }
+
+    private mutating func bool() throws(GiveUp) -> Bool? {
+        switch parser.current {
+        case UInt8(ascii: "t"): try literal("true"); return true
+        case UInt8(ascii: "f"): try literal("false"); return false
+        case UInt8(ascii: "n"): try literal("null"); return nil
+        default: throw GiveUp()
+        }
+    }
+
+    private mutating func date() throws(GiveUp) -> Timestamp? {
+        let date: Timestamp
+        switch parser.current ?? 0 {
+        case UInt8(ascii: "\""):
+            if let raw = try rawString() {
+                guard let parsed = Timestamp(rfc3339UTF8: raw) else { throw GiveUp() }
+                date = parsed
+            } else {
+                guard let text = try? parser.parseString(), let parsed = Timestamp(rfc3339: text) else { throw GiveUp() }
+                date = parsed
+            }
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            guard let number = try? parser.parseNumber() else { throw GiveUp() }
+            date = Timestamp(seconds: number)
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return nil
+        default: throw GiveUp()
+        }
+        // The range `Interaction.parseDate` enforces.
+        guard date >= Timestamp.earliest, date <= Timestamp.latest else { throw GiveUp() }
+        return date
+    }
+
+    /// `null`, or whatever `read` makes of the value.
+    private mutating func nullable<T>(_ read: (inout InteractionDecoder) throws(GiveUp) -> T) throws(GiveUp) -> T? {
+        if parser.current == UInt8(ascii: "n") {
+            try literal("null")
+            return nil
+        }
+        return try read(&self)
+    }
+
+    private mutating func literal(_ text: StaticString) throws(GiveUp) {
+        guard (try? parser.parseLiteral(text)) != nil else { throw GiveUp() }
+    }
+
+    /// Any JSON value, validated as the tree parser would and thrown away.
+    private mutating func skipValue() throws(GiveUp) {
+        guard (try? parser.parseValue()) != nil else { throw GiveUp() }
+    }
+
+    // MARK: Structure
+
+    /// A member name without escapes, as the bytes between its quotes.
+    struct Key: Equatable, ExpressibleByStringLiteral {
+        var bytes: UnsafeBufferPointer<UInt8>
+
+        init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+        init(stringLiteral literal: StaticString) {
+            bytes = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
+        }
+
+        static func == (lhs: Key, rhs: Key) -> Bool {
+            guard lhs.bytes.count == rhs.bytes.count else { return false }
+            guard let left = lhs.bytes.baseAddress, let right = rhs.bytes.baseAddress else { return true }
+            return memcmp(left, right, lhs.bytes.count) == 0
+        }
+    }
+
+    /// Reads an object, calling `member` with the cursor on each member's value. `member` must consume it.
+    private mutating func object(_ member: (inout InteractionDecoder, Key) throws(GiveUp) -> Void) throws(GiveUp) {
+        guard parser.current == UInt8(ascii: "{"), (try? parser.enter()) != nil else { throw GiveUp() }
+        parser.index += 1
+        parser.skipWhitespace()
+        if parser.current == UInt8(ascii: "}") {
+            parser.index += 1
+            parser.depth -= 1
+            return
+        }
+        while true {
+            parser.skipWhitespace()
+            let key = try self.key()
+            parser.skipWhitespace()
+            guard parser.current == UInt8(ascii: ":") else { throw GiveUp() }
+            parser.index += 1
+            parser.skipWhitespace()
+            try member(&self, key)
+            parser.skipWhitespace()
+            switch parser.current {
+            case UInt8(ascii: ","): parser.index += 1
+            case UInt8(ascii: "}"):
+                parser.index += 1
+                parser.depth -= 1
+                return
+            default: throw GiveUp()
+            }
+        }
+    }
+
+    /// Reads an array (or `null`, read as empty), calling `element` with the cursor on each element.
+    private mutating func array(_ element: (inout InteractionDecoder) throws(GiveUp) -> Void) throws(GiveUp) {
+        if parser.current == UInt8(ascii: "n") {
+            try literal("null")
+            return
+        }
+        guard parser.current == UInt8(ascii: "["), (try? parser.enter()) != nil else { throw GiveUp() }
+        parser.index += 1
+        parser.skipWhitespace()
+        if parser.current == UInt8(ascii: "]") {
+            parser.index += 1
+            parser.depth -= 1
+            return
+        }
+        while true {
+            parser.skipWhitespace()
+            try element(&self)
+            parser.skipWhitespace()
+            switch parser.current {
+            case UInt8(ascii: ","): parser.index += 1
+            case UInt8(ascii: "]"):
+                parser.index += 1
+                parser.depth -= 1
+                return
+            default: throw GiveUp()
+            }
+        }
+    }
+
+    /// A member name; names with escapes or bytes outside printable ASCII go to the tree path, which compares
+    /// them as decoded strings.
+    private mutating func key() throws(GiveUp) -> Key {
+        guard parser.current == UInt8(ascii: "\"") else { throw GiveUp() }
+        let start = parser.index + 1
+        var index = start
+        let bytes = parser.bytes
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                parser.index = index + 1
+                return Key(bytes: UnsafeBufferPointer(rebasing: bytes[start..<index]))
+            }
+            guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { throw GiveUp() }
+            index += 1
+        }
+        throw GiveUp()
+    }
+}
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif

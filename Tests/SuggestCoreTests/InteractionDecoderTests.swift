@@ -1,0 +1,126 @@
+import SuggestTestSupport
+import Testing
+
+@testable import SuggestCore
+
+/// The direct decoder is only a faster way to the tree path's answer: on every line it accepts, the tree path must
+/// read the same donation, and it must accept nothing the tree path refuses.
+@Suite struct InteractionDecoderTests {
+    /// What the tree path makes of a line: the donation, or `nil` for an error.
+    private func tree(_ line: String) -> Interaction? {
+        guard let json = try? JSONParser.parse(line) else { return nil }
+        return try? Interaction(json: json, defaultAccount: "fallback")
+    }
+
+    private func direct(_ line: String) -> Interaction? {
+        var copy = line
+        return copy.withUTF8 { InteractionDecoder.decode($0, defaultAccount: "fallback") }
+    }
+
+    /// Checks the decoder against the tree path on one line; returns whether the fast path read it.
+    @discardableResult
+    private func agree(_ line: String, sourceLocation: SourceLocation = #_sourceLocation) -> Bool {
+        let expected = tree(line)
+        guard let fast = direct(line) else { return false }
+        #expect(expected == fast, "line: \(line)", sourceLocation: sourceLocation)
+        return true
+    }
+
+    static let full = #"""
+        {"account":"a","identifier":"ID-1","groupIdentifier":"g","date":"2026-11-29T18:03:00.250+01:00","direction":"outgoing","engagedSuggestion":true,"intent":{"conversationIdentifier":"c-1","speakableGroupName":"Crew","serviceName":"chat","image":"crew.png","content":"hi","contentTypes":["public.jpeg","public.url","public.jpeg"],"sender":{"customIdentifier":"me","isMe":true},"recipients":[{"customIdentifier":"p-1","displayName":"Ana","personHandle":{"value":"ana@example.com","type":"emailAddress"},"contactIdentifier":"C1","image":"ana.png","isMe":false},{"customIdentifier":"p-2","personHandle":{"value":"+15550100"}}]}}
+        """#
+
+    @Test func readsEveryFieldAsTheTreePathDoes() {
+        #expect(agree(Self.full))
+        #expect(direct(Self.full)?.intent.contentTypes == ["public.jpeg", "public.url"])
+        #expect(agree(#"{"date":1764439380.5,"intent":{"conversationIdentifier":"c"}}"#))
+        #expect(direct(#"{"date":1764439380.5,"intent":{"conversationIdentifier":"c"}}"#)?.account == "fallback")
+    }
+
+    @Test func leavesEscapesAndOddValidLinesToTheTreePath() throws {
+        // Valid, but read by the tree path: escaped names, escaped dates, and a bad member overwritten by a good one.
+        for line in [
+            #"{"acc\u006funt":"a","date":0,"intent":{"conversationIdentifier":"c"}}"#,
+            #"{"date":"2026-11-29T18:03:00\u005a","intent":{"conversationIdentifier":"c"}}"#,
+            #"{"direction":"sideways","direction":"incoming","date":0,"intent":{"conversationIdentifier":"c"}}"#,
+        ] {
+            #expect(tree(line) != nil)
+            agree(line)
+            #expect(try Interaction(jsonBytes: line) == tree(line))
+        }
+        // Escapes inside values are read in place and decoded.
+        #expect(agree(#"{"date":0,"intent":{"conversationIdentifier":"c\"1\u00e9\ud83d\ude00"}}"#))
+    }
+
+    @Test func refusesWhatTheTreePathRefuses() {
+        let bad = [
+            #"{"date":0}"#, #"{"intent":{"conversationIdentifier":"c"}}"#,
+            #"{"date":0,"intent":{"conversationIdentifier":""}}"#,
+            #"{"date":0,"identifier":"","intent":{"conversationIdentifier":"c"}}"#,
+            #"{"account":"","date":0,"intent":{"conversationIdentifier":"c"}}"#,
+            #"{"date":"yesterday","intent":{"conversationIdentifier":"c"}}"#,
+            #"{"date":1e300,"intent":{"conversationIdentifier":"c"}}"#,
+            #"{"date":0,"intent":{"conversationIdentifier":"c","contentTypes":[""]}}"#,
+            #"{"date":0,"intent":{"conversationIdentifier":"c","recipients":[null]}}"#,
+            #"{"date":0,"intent":{"conversationIdentifier":"c","content":5}}"#,
+            #"{"date":0,"intent":{"conversationIdentifier":"c\u0000"}}"#,
+            #"{"date":0,"intent":{"conversationIdentifier":"c"}} x"#,
+            #"{"date":0,"intent":{"conversationIdentifier":"c"},}"#,
+            #"{"date":0,"x":"\#u{1}","intent":{"conversationIdentifier":"c"}}"#,
+            #"{"date":0,"intent":{"conversationIdentifier":"c","recipients":[{"personHandle":{"type":"fax"}}]}}"#,
+            "{\"date\":0,\"intent\":{\"conversationIdentifier\":\"" + String(repeating: "x", count: 4097) + "\"}}",
+            "{\"date\":0,\"x\":" + String(repeating: "[", count: 70) + String(repeating: "]", count: 70)
+                + ",\"intent\":{\"conversationIdentifier\":\"c\"}}",
+        ]
+        for line in bad {
+            #expect(tree(line) == nil, "the tree path should refuse \(line)")
+            #expect(direct(line) == nil, "the decoder accepted \(line)")
+        }
+    }
+
+    @Test func invalidUTF8IsRefused() {
+        var bytes = Array(#"{"date":0,"intent":{"conversationIdentifier":"cX"}}"#.utf8)
+        bytes[bytes.firstIndex(of: UInt8(ascii: "X"))!] = 0xC3
+        let decoded = bytes.withUnsafeBufferPointer { InteractionDecoder.decode($0, defaultAccount: "d") }
+        #expect(decoded == nil)
+    }
+
+    /// Random edits of valid lines: whatever the decoder accepts, the tree path reads the same.
+    @Test func mutatedLinesAgreeWithTheTreePath() {
+        var random = SeededRandom(seed: 6)
+        let alphabet = Array(#"{}[]:,"\ 0123456789.eE-+abcnultrfsé"#.utf8)
+        var accepted = 0
+        for round in 0..<20_000 {
+            var bytes = Array(Self.full.utf8)
+            for _ in 0..<Int.random(in: 1...3, using: &random) {
+                let position = Int.random(in: 0..<bytes.count, using: &random)
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0: bytes.remove(at: position)
+                case 1: bytes.insert(alphabet.randomElement(using: &random)!, at: position)
+                default: bytes[position] = alphabet.randomElement(using: &random)!
+                }
+            }
+            let treeResult: Interaction? = bytes.withUnsafeBufferPointer { buffer in
+                guard let json = try? JSONParser.parse(bytes: buffer) else { return nil }
+                return try? Interaction(json: json, defaultAccount: "fallback")
+            }
+            let fast = bytes.withUnsafeBufferPointer { InteractionDecoder.decode($0, defaultAccount: "fallback") }
+            if let fast {
+                accepted += 1
+                #expect(fast == treeResult, "round \(round): \(String(decoding: bytes, as: UTF8.self))")
+            }
+        }
+        // Most single edits inside string values leave a valid line: the fast path must have read many of them.
+        #expect(accepted > 2_000)
+    }
+}
+
+extension Interaction {
+    fileprivate init(jsonBytes line: String) throws(InputError) {
+        var copy = line
+        let result: Result<Interaction, InputError> = copy.withUTF8 { buffer in
+            do throws(InputError) { return .success(try Interaction(jsonBytes: buffer, defaultAccount: "fallback")) } catch { return .failure(error) }
+        }
+        self = try result.get()
+    }
+}
