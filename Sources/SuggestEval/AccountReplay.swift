@@ -8,7 +8,7 @@ protocol AccountReplay: AnyObject {
     func rank(of conversation: String, at date: Timestamp) throws -> RankedTarget?
 
     /// Records one donation of this account.
-    func apply(_ interaction: Interaction)
+    func apply(_ donation: ReplayDonation)
 }
 
 /// Where the conversation a donation went to ranked just before it.

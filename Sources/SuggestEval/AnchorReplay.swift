@@ -26,14 +26,14 @@ final class AnchorReplay: AccountReplay {
         self.rule = rule
     }
 
-    func apply(_ interaction: Interaction) {
+    func apply(_ donation: ReplayDonation) {
         let slot: Int
-        if let known = slots[interaction.conversationIdentifier] {
+        if let known = slots[donation.conversation] {
             slot = known
         } else {
             slot = identifiers.count
-            slots[interaction.conversationIdentifier] = slot
-            identifiers.append(interaction.conversationIdentifier)
+            slots[donation.conversation] = slot
+            identifiers.append(donation.conversation)
             lastDate.append(-.infinity)
             lastOutgoing.append(-.infinity)
             outgoingCount.append(0)
@@ -41,9 +41,9 @@ final class AnchorReplay: AccountReplay {
             scores.append(0)
             tenths.append(0)
         }
-        let t = interaction.date.seconds
+        let t = donation.event.date.seconds
         lastDate[slot] = max(lastDate[slot], t)
-        guard interaction.direction == .outgoing else { return }
+        guard donation.event.direction == .outgoing else { return }
         outgoingCount[slot] += 1
         lastOutgoing[slot] = max(lastOutgoing[slot], t)
         if case .android = rule {

@@ -80,7 +80,7 @@ extension Evaluator {
             do {
                 let reader = try LineBatchReader(source)
                 while let batch = try reader.next() {
-                    guard pipe.put(.success(try batch.interactions())) else { return }
+                    guard pipe.put(.success(try batch.donations())) else { return }
                 }
                 _ = pipe.put(nil)
             } catch {
@@ -88,8 +88,8 @@ extension Evaluator {
             }
         }
         while let parsed = pipe.take() {
-            for interaction in try parsed.get() {
-                for evaluator in evaluators { try evaluator.consume(interaction) }
+            for donation in try parsed.get() {
+                for evaluator in evaluators { try evaluator.consume(donation) }
             }
         }
         return evaluators.map(\.result)
@@ -98,7 +98,7 @@ extension Evaluator {
 
 /// A bounded first-in, first-out hand-over of parsed batches from one producer thread to one consumer.
 final class BatchPipe: Sendable {
-    typealias Item = Result<[Interaction], any Error>?
+    typealias Item = Result<[ReplayDonation], any Error>?
 
     private let items = Mutex<(queue: [Item], cancelled: Bool)>(([], false))
     private let available = DispatchSemaphore(value: 0)
@@ -120,7 +120,7 @@ final class BatchPipe: Sendable {
     }
 
     /// The next item, waiting for it; `nil` at the end.
-    func take() -> Result<[Interaction], any Error>? {
+    func take() -> Result<[ReplayDonation], any Error>? {
         available.wait()
         let item = items.withLock { $0.queue.removeFirst() }
         free.signal()

@@ -22,7 +22,7 @@ public final class Evaluator {
     public private(set) var result: EvalResult
     private var accountSlots: [String: Int] = [:]
     private var replays: [any AccountReplay] = []
-    private var donatedIdentifiers: [Set<String>] = []
+    private var donatedIdentifiers: [IdentifierSet] = []
 
     /// - Parameters:
     ///   - policy: how to rank.
@@ -63,33 +63,38 @@ public final class Evaluator {
     ///   decayed policy, or O(n) over the account's n conversations for the other anchors.
     @discardableResult
     public func consume(_ interaction: Interaction) throws -> ReplayOutcome {
+        try consume(ReplayDonation(interaction))
+    }
+
+    @discardableResult
+    func consume(_ donation: ReplayDonation) throws -> ReplayOutcome {
         let account: Int
-        if let known = accountSlots[interaction.account] {
+        if let known = accountSlots[donation.account] {
             account = known
         } else {
             account = replays.count
-            accountSlots[interaction.account] = account
+            accountSlots[donation.account] = account
             replays.append(makeReplay())
-            donatedIdentifiers.append([])
+            donatedIdentifiers.append(IdentifierSet())
             result.accounts += 1
         }
-        if let identifier = interaction.identifier, !donatedIdentifiers[account].insert(identifier).inserted {
+        if let identifier = donation.identifier, !donatedIdentifiers[account].insert(identifier) {
             result.duplicates += 1
             return .duplicate
         }
         result.donations += 1
         let replay = replays[account]
         var outcome = ReplayOutcome.applied
-        if interaction.direction == .outgoing {
+        if donation.event.direction == .outgoing {
             result.outgoing += 1
-            if let ranked = try replay.rank(of: interaction.conversationIdentifier, at: interaction.date) {
+            if let ranked = try replay.rank(of: donation.conversation, at: donation.event.date) {
                 result.record(rank: ranked.rank, covered: ranked.covered)
                 outcome = .ranked(rank: ranked.rank, covered: ranked.covered)
             } else {
                 outcome = .new
             }
         }
-        replay.apply(interaction)
+        replay.apply(donation)
         return outcome
     }
 

@@ -21,8 +21,8 @@ final class FrecencyReplay: AccountReplay {
 
     /// Applies the donation's ranking event; the eval context has no content types and no people, so the index's
     /// content sums and people lookup would never be read.
-    func apply(_ interaction: Interaction) {
-        let slot = index.slot(for: interaction.conversationIdentifier)
-        index.apply(ConversationState.Event(interaction), to: slot)
+    func apply(_ donation: ReplayDonation) {
+        let slot = index.slot(for: donation.conversation)
+        index.apply(donation.event, to: slot)
     }
 }

@@ -9,8 +9,8 @@ struct LineBatch: Sendable {
 
     /// The donations of the batch, blank lines skipped.
     /// - Throws: `InputError` for the first line that is not a valid donation, with its line number.
-    func interactions() throws(InputError) -> [Interaction] {
-        var interactions: [Interaction] = []
+    func donations() throws(InputError) -> [ReplayDonation] {
+        var interactions: [ReplayDonation] = []
         interactions.reserveCapacity(bytes.count / 200)
         let result: Result<Void, InputError> = bytes.withUnsafeBufferPointer { buffer in
             var start = 0
@@ -24,7 +24,7 @@ struct LineBatch: Sendable {
                     if let interaction = try Evaluator.interaction(
                         jsonLine: UnsafeBufferPointer(rebasing: buffer[start..<stop]), line: line)
                     {
-                        interactions.append(interaction)
+                        interactions.append(ReplayDonation(interaction))
                     }
                 } catch let error as InputError {
                     return .failure(error)
