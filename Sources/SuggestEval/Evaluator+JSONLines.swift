@@ -74,7 +74,7 @@ extension Evaluator {
     ) throws -> [EvalResult] {
         var evaluators: [Evaluator] = []
         for policy in policies { evaluators.append(try Evaluator(policy: policy, cutoffs: cutoffs)) }
-        let pipe = BatchPipe(capacity: 2)
+        let pipe = BatchPipe<[ReplayDonation]>(capacity: 2)
         defer { pipe.cancel() }
         DispatchQueue.global().async {
             do {
@@ -93,43 +93,5 @@ extension Evaluator {
             }
         }
         return evaluators.map(\.result)
-    }
-}
-
-/// A bounded first-in, first-out hand-over of parsed batches from one producer thread to one consumer.
-final class BatchPipe: Sendable {
-    typealias Item = Result<[ReplayDonation], any Error>?
-
-    private let items = Mutex<(queue: [Item], cancelled: Bool)>(([], false))
-    private let available = DispatchSemaphore(value: 0)
-    private let free: DispatchSemaphore
-
-    /// - Parameter capacity: how many batches the producer may run ahead.
-    init(capacity: Int) { free = DispatchSemaphore(value: capacity) }
-
-    /// Hands over an item (`nil` marks the end); waits while the pipe is full.
-    /// - Returns: `false` when the consumer has gone: the producer should stop.
-    func put(_ item: Item) -> Bool {
-        free.wait()
-        let open = items.withLock { state in
-            if !state.cancelled { state.queue.append(item) }
-            return !state.cancelled
-        }
-        if open { available.signal() }
-        return open
-    }
-
-    /// The next item, waiting for it; `nil` at the end.
-    func take() -> Result<[ReplayDonation], any Error>? {
-        available.wait()
-        let item = items.withLock { $0.queue.removeFirst() }
-        free.signal()
-        return item
-    }
-
-    /// Tells the producer to stop, and wakes it if it waits for room.
-    func cancel() {
-        items.withLock { $0.cancelled = true }
-        free.signal()
     }
 }

@@ -15,11 +15,20 @@ final class DonationWriter {
     /// JSON body and a look-up.
     private var snapshotIDs: [SnapshotKey: (id: Int64, isGroup: Bool)] = [:]
     private var working: [Int64: WorkingConversation] = [:]
+    /// Conversations this writer created: none of their snapshots can predate it, so they need no look-up.
+    private var createdConversations: Set<Int64> = []
+    /// The `conversation_people` rows written by this writer: a group's every new snapshot names the same people.
+    private var writtenPeople: Set<PersonRow> = []
     private var random = SystemRandomNumberGenerator()
 
     private struct ConversationKey: Hashable {
         var account: String
         var conversation: String
+    }
+
+    private struct PersonRow: Hashable {
+        var conversationID: Int64
+        var key: String
     }
 
     private struct SnapshotKey: Hashable {
@@ -46,16 +55,23 @@ final class DonationWriter {
     /// - Returns: the identifier recorded, or `nil` for a duplicate (a no-op, as the contract says: nothing of it
     ///   is written).
     func record(_ interaction: Interaction) throws -> String? {
-        // Look for a duplicate before anything is written: the conversation and snapshot rows below would
-        // otherwise stay behind it, names, people and all, with no donation that a deletion could find them by.
-        if let identifier = interaction.identifier,
+        var metadata = interaction.intent
+        metadata.contentTypes = []
+        let conversationKey = ConversationKey(account: interaction.account, conversation: interaction.conversationIdentifier)
+        let knownConversation = conversationIDs[conversationKey]
+        let known = knownConversation.flatMap { snapshotIDs[SnapshotKey(conversationID: $0, intent: metadata)] }
+        // A duplicate must leave nothing behind: when this donation would create a conversation or snapshot row
+        // (names, people and all, with no donation a deletion could find them by), look for it first. When both
+        // rows exist, `INSERT OR IGNORE` below finds it on its own, with one search of the identifier index
+        // instead of two.
+        if known == nil, let identifier = interaction.identifier,
             try database.statement("SELECT 1 FROM donations WHERE account = ? AND identifier = ?")
                 .scalarInt([.text(interaction.account), .text(identifier)]) != nil
         {
             return nil
         }
-        let conversationID = try conversationID(account: interaction.account, interaction.conversationIdentifier)
-        let snapshot = try snapshotID(conversationID: conversationID, account: interaction.account, interaction.intent)
+        let conversationID = try knownConversation ?? conversationID(conversationKey)
+        let snapshot = try known ?? snapshotID(conversationID: conversationID, account: interaction.account, metadata)
         let identifier = interaction.identifier ?? generateIdentifier()
         let contentTypes = interaction.intent.contentTypes
         try database.statement(
@@ -139,9 +155,9 @@ final class DonationWriter {
         ])
     }
 
-    private func conversationID(account: String, _ conversation: String) throws -> Int64 {
-        let key = ConversationKey(account: account, conversation: conversation)
+    private func conversationID(_ key: ConversationKey) throws -> Int64 {
         if let id = conversationIDs[key] { return id }
+        let (account, conversation) = (key.account, key.conversation)
         let select = try database.statement(
             "SELECT id FROM conversations WHERE account = ? AND conversation_identifier = ?")
         let id: Int64
@@ -161,6 +177,7 @@ final class DonationWriter {
                 .real(empty.contentTotal), .real(-.infinity),
             ])
             id = database.lastInsertRowID
+            createdConversations.insert(id)
             working[id] = WorkingConversation(
                 state: .empty, contentSums: [:], latestSnapshotID: nil, latestDate: -.infinity, serviceName: nil)
         }
@@ -168,20 +185,22 @@ final class DonationWriter {
         return id
     }
 
-    /// The snapshot row holding what this intent says of its conversation, created (with its people) if new.
-    private func snapshotID(conversationID: Int64, account: String, _ intent: SendMessageIntent) throws -> (
+    /// The snapshot row holding what this intent (without its content types) says of its conversation, created
+    /// (with its people) if new.
+    private func snapshotID(conversationID: Int64, account: String, _ metadata: SendMessageIntent) throws -> (
         id: Int64, isGroup: Bool
     ) {
-        var metadata = intent
-        metadata.contentTypes = []
+        let intent = metadata
         let key = SnapshotKey(conversationID: conversationID, intent: metadata)
         if let known = snapshotIDs[key] { return known }
         var writer = JSONWriter()
         metadata.write(to: &writer)
         let body = writer.text
-        let select = try database.statement("SELECT id FROM snapshots WHERE conversation_id = ? AND body = ?")
         let result: (id: Int64, isGroup: Bool)
-        if let existing = try select.scalarInt([.integer(conversationID), .text(body)]) {
+        if !createdConversations.contains(conversationID),
+            let existing = try database.statement("SELECT id FROM snapshots WHERE conversation_id = ? AND body = ?")
+                .scalarInt([.integer(conversationID), .text(body)])
+        {
             result = (existing, intent.isGroup)
         } else {
             try database.statement("INSERT INTO snapshots(conversation_id, body, is_group) VALUES (?, ?, ?)")
@@ -190,7 +209,10 @@ final class DonationWriter {
             let people = try database.statement(
                 "INSERT OR IGNORE INTO conversation_people(account, person_key, conversation_id) VALUES (?, ?, ?)")
             for person in intent.recipients {
-                for key in person.matchKeys { try people.run([.text(account), .text(key), .integer(conversationID)]) }
+                for key in person.matchKeys
+                where writtenPeople.insert(PersonRow(conversationID: conversationID, key: key)).inserted {
+                    try people.run([.text(account), .text(key), .integer(conversationID)])
+                }
             }
         }
         snapshotIDs[key] = result

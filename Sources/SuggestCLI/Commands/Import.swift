@@ -31,6 +31,9 @@ enum Import: Command {
         let quiet = arguments.flag("--quiet")
         let store = try StoreOptions.open(arguments, io)
         let total = source.totalBytes
+        let feed = ParsingLineFeed(source: source) { bytes in
+            parse(bytes, account: account, enforceAccount: enforceAccount)
+        }
         let report = try store.importDonations(
             skipInvalid: arguments.flag("--skip-invalid"),
             // Donation lines run to a few hundred bytes; a rough count is all the store needs.
@@ -38,28 +41,11 @@ enum Import: Command {
             progress: { count in
                 guard !quiet else { return }
                 var line = "suggest import: \(count) lines read"
-                if let total, total > 0 { line += " (\(source.bytesRead * 100 / total)%)" }
+                if let total, total > 0 { line += " (\(feed.bytesRead * 100 / total)%)" }
                 io.err(line + "\n")
                 io.standardError.flush()
             },
-            next: {
-                var result: (line: Int, donation: Result<Interaction, InputError>)?
-                while result == nil {
-                    let more = source.nextLine { bytes in
-                        if source.lineWasTooLong {
-                            result = (
-                                source.lineNumber,
-                                .failure(InputError(field: nil, message: "the line is longer than \(source.maximumLineLength >> 20) MiB"))
-                            )
-                            return
-                        }
-                        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }  // blank lines are allowed
-                        result = (source.lineNumber, parse(bytes, account: account, enforceAccount: enforceAccount))
-                    }
-                    if !more { return nil }
-                }
-                return result
-            })
+            next: { try feed.next().map { ($0.line, $0.donation) } })
         for error in report.rejected.prefix(20) { io.err("suggest import: skipped \(error)\n") }
         if report.rejected.count > 20 { io.err("suggest import: skipped \(report.rejected.count - 20) more invalid lines\n") }
         var summary = "imported \(report.recorded) donation\(report.recorded == 1 ? "" : "s")"

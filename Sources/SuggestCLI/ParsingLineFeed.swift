@@ -1,0 +1,78 @@
+import Dispatch
+import SuggestCore
+
+/// The lines of an import, read and parsed on a second thread a batch at a time, handed to the store one by one.
+///
+/// Parsing is a fifth of an import's work; on its own core it overlaps with SQLite's. The order of lines, their
+/// numbers and every error are as a single thread would give them: the store still stops at the first invalid
+/// line, and the reader stops soon after it, since the store cancels the feed by dropping it.
+final class ParsingLineFeed {
+    /// One line: its number and the donation on it, or why there is none.
+    struct ParsedLine: Sendable {
+        var line: Int
+        var donation: Result<Interaction, InputError>
+    }
+
+    private struct Batch: Sendable {
+        var lines: [ParsedLine]
+        /// How far the reader had read when it finished the batch, for progress.
+        var bytesRead: Int
+    }
+
+    private static let batchSize = 2048
+    private let pipe = BatchPipe<Batch>(capacity: 4)
+    private var current: [ParsedLine] = []
+    private var position = 0
+    private var finished = false
+    /// Bytes read from the source by the end of the batch being handed out.
+    private(set) var bytesRead = 0
+
+    /// Starts reading `source` on another thread; `source` must not be used elsewhere from now on.
+    /// - Parameter parse: one non-blank line's bytes to a donation.
+    init(
+        source: ByteSource,
+        parse: @escaping @Sendable (UnsafeBufferPointer<UInt8>) -> Result<Interaction, InputError>
+    ) {
+        // The reader thread is the only one that touches `source` from here on.
+        nonisolated(unsafe) let source = source
+        let pipe = self.pipe
+        DispatchQueue.global().async {
+            var lines: [ParsedLine] = []
+            lines.reserveCapacity(Self.batchSize)
+            var more = true
+            while more {
+                more = source.nextLine { bytes in
+                    if source.lineWasTooLong {
+                        let message = "the line is longer than \(source.maximumLineLength >> 20) MiB"
+                        lines.append(ParsedLine(line: source.lineNumber, donation: .failure(InputError(field: nil, message: message))))
+                        return
+                    }
+                    if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }  // blank lines are allowed
+                    lines.append(ParsedLine(line: source.lineNumber, donation: parse(bytes)))
+                }
+                if lines.count >= Self.batchSize || (!more && !lines.isEmpty) {
+                    guard pipe.put(.success(Batch(lines: lines, bytesRead: source.bytesRead))) else { return }
+                    lines.removeAll(keepingCapacity: true)
+                }
+            }
+            _ = pipe.put(nil)
+        }
+    }
+
+    deinit { pipe.cancel() }
+
+    /// The next line in file order, or `nil` after the last one.
+    func next() throws -> ParsedLine? {
+        while position == current.count {
+            guard !finished, let batch = try pipe.take()?.get() else {
+                finished = true
+                return nil
+            }
+            current = batch.lines
+            position = 0
+            bytesRead = batch.bytesRead
+        }
+        defer { position += 1 }
+        return current[position]
+    }
+}
