@@ -37,7 +37,7 @@ extension DonationStore {
             try expireDonations(now: now, retention: retention)
             if let cutoff = retention.oldestKept(at: now), interaction.date < cutoff { return .expired }
             return try database.write {
-                let writer = DonationWriter(database: database, policy: policy, types: types)
+                let writer = try DonationWriter(database: database, policy: policy, types: types)
                 let identifier = try writer.record(interaction)
                 try writer.flush()
                 if let identifier { return .recorded(identifier: identifier) }
@@ -70,7 +70,7 @@ extension DonationStore {
             defer { try? database.execute("PRAGMA cache_size = -2000") }
             return try database.write {
                 var report = ImportReport()
-                let writer = DonationWriter(database: database, policy: policy, types: types)
+                let writer = try DonationWriter(database: database, policy: policy, types: types)
                 let stored = Int(try database.statement("SELECT COALESCE(MAX(id), 0) FROM donations").scalarInt() ?? 0)
                 let defersIndexes = (expectedDonations ?? 0) >= max(100_000, stored / 2)
                 if defersIndexes {

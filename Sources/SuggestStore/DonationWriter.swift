@@ -45,10 +45,21 @@ final class DonationWriter {
         var serviceName: String?
     }
 
-    init(database: Database, policy: FrecencyPolicy, types: UniformTypeTree) {
+    /// The two statements every donation runs, held here rather than found by their SQL in the connection's
+    /// cache for each of millions of donations.
+    private let findDuplicate: Statement
+    private let insertDonation: Statement
+
+    init(database: Database, policy: FrecencyPolicy, types: UniformTypeTree) throws(SQLiteError) {
         self.database = database
         self.policy = policy
         self.types = types
+        findDuplicate = try database.statement("SELECT 1 FROM donations WHERE account = ? AND identifier = ?")
+        insertDonation = try database.statement(
+            """
+            INSERT OR IGNORE INTO donations(account, identifier, conversation_id, snapshot_id, group_identifier,
+                date, direction, engaged, content_types) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
     }
 
     /// Records one donation unless its identifier is already in the account.
@@ -65,8 +76,7 @@ final class DonationWriter {
         // rows exist, `INSERT OR IGNORE` below finds it on its own, with one search of the identifier index
         // instead of two.
         if known == nil, let identifier = interaction.identifier,
-            try database.statement("SELECT 1 FROM donations WHERE account = ? AND identifier = ?")
-                .scalarInt([.text(interaction.account), .text(identifier)]) != nil
+            try findDuplicate.scalarInt([.text(interaction.account), .text(identifier)]) != nil
         {
             return nil
         }
@@ -74,24 +84,21 @@ final class DonationWriter {
         let snapshot = try known ?? snapshotID(conversationID: conversationID, account: interaction.account, metadata)
         let identifier = interaction.identifier ?? generateIdentifier()
         let contentTypes = interaction.intent.contentTypes
-        try database.statement(
-            """
-            INSERT OR IGNORE INTO donations(account, identifier, conversation_id, snapshot_id, group_identifier,
-                date, direction, engaged, content_types) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """
-        ).run([
+        try insertDonation.run([
             .text(interaction.account), .text(identifier), .integer(conversationID), .integer(snapshot.id),
             interaction.groupIdentifier.map { .text($0) } ?? .null, .real(interaction.date.seconds),
             .integer(DonationWriter.code(interaction.direction)), .integer(interaction.isEngagedSuggestion ? 1 : 0),
             contentTypes.isEmpty ? .null : .text(contentTypes.joined(separator: "\n")),
         ])
         guard database.changes > 0 else { return nil }
-        var conversation = try load(conversationID)
+        if working[conversationID] == nil {
+            working[conversationID] = try DonationWriter.loadConversation(conversationID, database: database)
+        }
+        // In place: a copy taken out and put back would copy its content sums each time they change.
         DonationWriter.apply(
             date: interaction.date, direction: interaction.direction, engaged: interaction.isEngagedSuggestion,
             contentTypes: contentTypes, snapshotID: snapshot.id, isGroup: snapshot.isGroup,
-            serviceName: interaction.intent.serviceName, to: &conversation, policy: policy, types: types)
-        working[conversationID] = conversation
+            serviceName: interaction.intent.serviceName, to: &working[conversationID]!, policy: policy, types: types)
         return identifier
     }
 
@@ -217,13 +224,6 @@ final class DonationWriter {
         }
         snapshotIDs[key] = result
         return result
-    }
-
-    private func load(_ id: Int64) throws -> WorkingConversation {
-        if let conversation = working[id] { return conversation }
-        let conversation = try DonationWriter.loadConversation(id, database: database)
-        working[id] = conversation
-        return conversation
     }
 
     static func loadConversation(_ id: Int64, database: Database) throws -> WorkingConversation {
