@@ -34,9 +34,11 @@ if ! command -v zoxide >/dev/null; then
 fi
 ZOXIDE=$(command -v zoxide)
 
-note "building: swift build -c release --static-swift-stdlib"
-swift build -c release --static-swift-stdlib >&2
-BIN=$(swift build -c release --static-swift-stdlib --show-bin-path)
+# The build users are told to make (README): one static executable, SQLite from Debian's libsqlite3.a.
+BUILD=(swift build -c release --static-swift-stdlib -Xswiftc -static-executable)
+note "building: ${BUILD[*]}"
+"${BUILD[@]}" >&2
+BIN=$("${BUILD[@]}" --show-bin-path)
 SUGGEST=$BIN/suggest
 BENCH=$BIN/suggest-bench
 
