@@ -83,6 +83,11 @@ for size in $SIZES; do
     "$BENCH" generate --donations $((n * 10)) --conversations "$n" --seed 1 --output "$dir/history.jsonl" 2>/dev/null
     "$SUGGEST" import --store "$store" --quiet "$dir/history.jsonl" >/dev/null
     rm -f "$dir/history.jsonl"
+    # Creating the directories and importing leave hundreds of MB dirty at 100k: until they are written back, any
+    # command that touches the file system (zoxide's rename, suggest's log index) queues behind the journal.
+    note "$size: sync"
+    sync
+    sleep 2
 
     "$BENCH" time -n "$RUNS" --label "zoxide add, $size entries" \
         --vs "$SUGGEST donate --store $store --conversation c-17 --direction outgoing" \
