@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Whole-process benchmarks of the `suggest` command line, built as users are told to build it:
-#   swift build -c release --static-swift-stdlib
+#   swift build -c release --static-swift-stdlib -Xswiftc -static-executable
 #
 # Builds a store of 1M donations / 100k conversations and one of 10M donations / 100k conversations with
 # `suggest import` (the 10M one in ten 1M steps, each timed), then times `suggest list` and `suggest donate` on
@@ -31,9 +31,11 @@ SEED=1
 
 note() { printf '%s\n' "$*" >&2; }
 
-note "building: swift build -c release --static-swift-stdlib"
-swift build -c release --static-swift-stdlib >&2
-BIN=$(swift build -c release --static-swift-stdlib --show-bin-path)
+# The build users are told to make (README): one static executable, SQLite from Debian's libsqlite3.a.
+BUILD=(swift build -c release --static-swift-stdlib -Xswiftc -static-executable)
+note "building: ${BUILD[*]}"
+"${BUILD[@]}" >&2
+BIN=$("${BUILD[@]}" --show-bin-path)
 SUGGEST=$BIN/suggest
 BENCH=$BIN/suggest-bench
 
@@ -53,7 +55,10 @@ echo
 echo "- $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(free -h | awk '/^Mem:/ { print $2 }') memory"
 echo "- kernel $(uname -r); $(swift --version 2>/dev/null | head -n1)"
 echo "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "- suggest binary: $(du -h "$SUGGEST" | cut -f1), linked against: $(ldd "$SUGGEST" | awk '{ print $1 }' | grep -v vdso | xargs)"
+linked() {
+    if ldd "$1" >/dev/null 2>&1; then ldd "$1" | awk '{ print $1 }' | grep -v vdso | xargs; else echo "nothing (a static executable)"; fi
+}
+echo "- suggest binary: $(du -h "$SUGGEST" | cut -f1), linked against: $(linked "$SUGGEST")"
 echo
 
 # `seconds donations` -> donations per second

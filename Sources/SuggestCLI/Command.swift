@@ -52,9 +52,19 @@ enum StoreOptions {
     }
 
     /// Opens the store the options name.
+    ///
+    /// A command is a short process: it leaves the write-ahead log in place when it exits instead of checkpointing
+    /// it (two `fdatasync`s, and deleting and creating the log and index files, on every command); a commit that
+    /// leaves `checkpointPages` pages in the log checkpoints and truncates it instead. A crash of the process loses
+    /// nothing; a power loss may lose the writes since the last checkpoint. `import`, every deletion and every
+    /// expiry checkpoint and truncate the log at once (docs/robustness.md, "Durability").
     static func open(_ arguments: ParsedArguments, _ io: CommandIO) throws -> DonationStore {
-        try DonationStore.open(location(arguments, io))
+        try DonationStore.open(location(arguments, io), checkpoints: .everyPages(checkpointPages))
     }
+
+    /// About 400 KB of log at most (a donation writes 10 to 20 pages): every command reads the whole log when it
+    /// opens the store (SQLite rebuilds its index), so it is kept small.
+    static let checkpointPages = 100
 }
 
 /// Parsing of values that several commands take.

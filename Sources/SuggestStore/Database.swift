@@ -122,6 +122,37 @@ public final class Database {
 
     public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
+    /// Whether closing this connection checkpoints the write-ahead log (SQLite's default). When it does, the last
+    /// connection to close copies the log into the database with two `fdatasync`s and deletes it; when it does not,
+    /// the log stays as it is (in the operating system's cache, so a crash of the process loses nothing) and is
+    /// copied at the next automatic or explicit checkpoint.
+    public func setCheckpointOnClose(_ enabled: Bool) throws(SQLiteError) {
+        let applied = suggest_sqlite3_db_config_flag(handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, enabled ? 0 : 1)
+        guard applied == (enabled ? 0 : 1) else {
+            throw SQLiteError(code: SQLITE_ERROR, message: "SQLite refused SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE", systemErrorNumber: 0)
+        }
+    }
+
+    /// After each commit that leaves `pages` pages or more in the write-ahead log, copies the log into the database
+    /// and truncates it to zero bytes, if no other connection is busy with it at that moment (else a later commit
+    /// does). This replaces SQLite's automatic checkpoint (`wal_autocheckpoint`), which only copies the log: the next
+    /// write reuses the log from its start only if the same connection knows it was copied, and a process that
+    /// opens the store later cannot know it (the log's index in `-shm` is rebuilt from the log on the first open).
+    /// Without a connection that lives on, the log would grow by every command's write, and every command would
+    /// read it all at open.
+    public func truncateLogAfterCommits(reaching pages: Int) {
+        let hook: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32 = {
+            context, handle, name, frames in
+            guard Int(bitPattern: context) <= Int(frames) else { return SQLITE_OK }
+            // Without waiting: a reader that holds an old snapshot would hold this commit's process up.
+            sqlite3_busy_timeout(handle, 0)
+            sqlite3_wal_checkpoint_v2(handle, name, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+            sqlite3_busy_timeout(handle, Database.busyTimeoutMilliseconds)
+            return SQLITE_OK
+        }
+        sqlite3_wal_hook(handle, hook, UnsafeMutableRawPointer(bitPattern: max(1, pages)))
+    }
+
     /// Copies the WAL into the database and truncates it to zero bytes, so that no old page stays on disk in it.
     public func checkpointAndTruncate() throws(SQLiteError) {
         let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)

@@ -1,6 +1,14 @@
 import CSQLite
 import SuggestCore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// The durable donation log of one store directory, and the ranking state derived from it.
 ///
 /// Several processes may open the same store at once (an app and its share extension): SQLite's WAL lets readers
@@ -11,21 +19,48 @@ public final class DonationStore {
     public let location: StoreLocation
     public let policy: FrecencyPolicy
     public let types: UniformTypeTree
+    public let checkpoints: CheckpointPolicy
     let database: Database
+
+    /// When the write-ahead log is copied into the database file: the moment a committed write becomes durable
+    /// against a power loss (with `synchronous=NORMAL`, a commit writes the log without `fdatasync`). A crash of the
+    /// process never loses a committed write either way: the log is in the operating system's cache.
+    public enum CheckpointPolicy: Sendable, Equatable {
+        /// SQLite's default: when the last connection closes (two `fdatasync`s, and the log file is deleted), and
+        /// whenever the log passes 1000 pages. A process's writes are on disk when it exits.
+        case onClose
+        /// Not on close: after a commit that leaves `pages` pages or more in the log (the log is then truncated to
+        /// zero bytes), and at `checkpoint()`. A short process (one donation, one list) then mostly ends without
+        /// `fdatasync` and without deleting and creating the log file, and the log that every process reads when it
+        /// opens the store stays small; writes are durable at the next checkpoint instead of at exit.
+        case everyPages(Int)
+    }
 
     /// Opens the store, creating the directory and database if missing and migrating an older schema.
     /// - Throws: `StoreError` for a path that is a file, a file that is not a suggest store, a store of a newer
     ///   schema, a read-only or full disk.
     public static func open(
-        _ location: StoreLocation, policy: FrecencyPolicy = .default, types: UniformTypeTree = .standard
+        _ location: StoreLocation, policy: FrecencyPolicy = .default, types: UniformTypeTree = .standard,
+        checkpoints: CheckpointPolicy = .onClose
     ) throws(StoreError) -> DonationStore {
         try location.createDirectory()
         try location.checkDatabasePath()
         let path = location.databasePath
+        var info = stat()
+        let logExisted = stat(path + "-wal", &info) == 0
         do {
             let database = try Database(path: path)
-            let store = DonationStore(location: location, policy: policy, types: types, database: database)
-            try store.prepare()
+            if case .everyPages = checkpoints { try database.setCheckpointOnClose(false) }
+            let store = DonationStore(
+                location: location, policy: policy, types: types, checkpoints: checkpoints, database: database)
+            do {
+                try store.prepare()
+            } catch {
+                // A file that is not a usable store is left as it was: when this open created the log and its
+                // index, SQLite's default close removes them again.
+                if !logExisted { try? database.setCheckpointOnClose(true) }
+                throw error
+            }
             return store
         } catch let error as StoreError {
             throw error
@@ -36,11 +71,24 @@ public final class DonationStore {
         }
     }
 
-    private init(location: StoreLocation, policy: FrecencyPolicy, types: UniformTypeTree, database: Database) {
+    private init(
+        location: StoreLocation, policy: FrecencyPolicy, types: UniformTypeTree, checkpoints: CheckpointPolicy,
+        database: Database
+    ) {
         self.location = location
         self.policy = policy
         self.types = types
+        self.checkpoints = checkpoints
         self.database = database
+    }
+
+    /// Copies the write-ahead log into the database and truncates it to zero bytes: everything committed so far is
+    /// durable, and no old page stays in the log. `suggest import` ends with one; deletions run one themselves.
+    /// - Returns: `false` when another process's read keeps the log busy (the log is then copied and emptied at a
+    ///   later checkpoint).
+    @discardableResult
+    public func checkpoint() throws -> Bool {
+        try translating { try truncateLog() }
     }
 
     /// Configures the connection, checks the schema, migrates, and brings derived state in line with the policy.
@@ -76,6 +124,7 @@ public final class DonationStore {
         // migrate into.
         guard names.allSatisfy({ $0.hasPrefix("sqlite_") || Schema.tables.contains($0) }) else { throw foreign }
         try database.execute("PRAGMA secure_delete = ON; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF")
+        if case .everyPages(let pages) = checkpoints { database.truncateLogAfterCommits(reaching: pages) }
         if applied < Schema.latestVersion || names.isEmpty {
             try database.enableWriteAheadLogging()
             try database.write {
@@ -94,28 +143,42 @@ public final class DonationStore {
     }
 
     /// The fingerprint of the policy whose channels the stored state holds.
+    ///
+    /// Built from `Double.description` and literal names: interpolating the `Aggregation` enum itself would print it
+    /// through run-time reflection, which cost every command a third of a millisecond at start.
     var policyFingerprint: String {
-        var parts = policy.channels.map { channel in
-            "\(channel.halfLife):\(channel.outgoing):\(channel.incoming):\(channel.unspecified):\(channel.engagedBonus)"
-                + ":\(channel.group):\(channel.aggregation)"
+        var text = ""
+        for channel in policy.channels {
+            for number in [
+                channel.halfLife, channel.outgoing, channel.incoming, channel.unspecified, channel.engagedBonus,
+                channel.group,
+            ] {
+                text += number.description + ":"
+            }
+            switch channel.aggregation {
+            case .sum: text += "sum;"
+            case .latest: text += "latest;"
+            }
         }
-        parts.append("content:\(policy.contentHalfLife)")
-        return parts.joined(separator: ";")
+        return text + "content:" + policy.contentHalfLife.description
     }
 
     /// Recomputes every conversation's state when the stored one was built under other channel parameters (a new
     /// release retuned the default), so that stored order always matches the policy in use.
     private func reconcilePolicy() throws {
         guard try setting("ranking.policy") != policyFingerprint else { return }
-        try database.write {
-            guard try setting("ranking.policy") != policyFingerprint else { return }
+        let recomputed = try database.write {
+            guard try setting("ranking.policy") != policyFingerprint else { return 0 }
             let all = try database.statement("SELECT id FROM conversations")
             try all.reset()
             var ids: [Int64] = []
             while try all.step() { ids.append(all.int(0)) }
             for id in ids { try recompute(conversationID: id) }
             try setSetting("ranking.policy", policyFingerprint)
+            return ids.count
         }
+        // Every conversation was rewritten: a log that size should not wait for the next checkpoint.
+        if recomputed > 0 { _ = try truncateLog() }
     }
 
     // MARK: Settings

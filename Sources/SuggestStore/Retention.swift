@@ -66,7 +66,10 @@ extension DonationStore {
             let expired = try oldest.step() && oldest.double(0) < cutoff.seconds
             try oldest.reset()
             guard expired else { return DeletionReport() }
-            return try deleteDonations(where: "date < ?1", [.real(cutoff.seconds)], account: nil)
+            // As for `delete`: what expired leaves the files at once, not at the next checkpoint.
+            var report = try deleteDonations(where: "date < ?1", [.real(cutoff.seconds)], account: nil)
+            if report.donations > 0 { report.logTruncated = try truncateLog() }
+            return report
         }
     }
 }

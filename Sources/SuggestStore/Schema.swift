@@ -50,7 +50,7 @@ enum Schema {
                 engaged INTEGER NOT NULL,
                 content_types TEXT);
             CREATE UNIQUE INDEX donations_by_identifier ON donations(account, identifier);
-            """ + donationSecondaryIndexes.map(\.create).joined(separator: "\n") + """
+            """ + donationSecondaryIndexes.reduce("") { sql, index in sql + index.create + "\n" } + """
 
             -- Decayed sums per content kind (public.image, public.url, ...), for context-aware ranking: read by
             -- random access only, as shares of conversations.content_total.
@@ -88,14 +88,31 @@ enum Schema {
     /// a new migration's tables count without a list to keep up to date. A database with other tables (besides
     /// SQLite's own `sqlite_…`) at a version this suggest knows is not a suggest store.
     static let tables: Set<String> = {
+        // A scan of the SQL's bytes: `firstRange(of:)` would load the generic string-search machinery at start
+        // (a tenth of a millisecond of type metadata on every command).
         var names: Set<String> = ["schema_migrations"]
-        let identifier = Set("abcdefghijklmnopqrstuvwxyz0123456789_")
+        let create = Array("CREATE TABLE ".utf8)
+        let ifNotExists = Array("IF NOT EXISTS ".utf8)
+        func isIdentifier(_ byte: UInt8) -> Bool {
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+                || byte == UInt8(ascii: "_")
+        }
+        func matches(_ word: [UInt8], in sql: [UInt8], at offset: Int) -> Bool {
+            offset + word.count <= sql.count && !word.indices.contains { sql[offset + $0] != word[$0] }
+        }
         for migration in migrations {
-            var rest = migration.sql[...]
-            while let found = rest.firstRange(of: "CREATE TABLE ") {
-                rest = rest[found.upperBound...]
-                if rest.hasPrefix("IF NOT EXISTS ") { rest = rest.dropFirst("IF NOT EXISTS ".count) }
-                names.insert(String(rest.prefix { identifier.contains($0) }))
+            let sql = Array(migration.sql.utf8)
+            var offset = 0
+            while offset < sql.count {
+                guard matches(create, in: sql, at: offset) else {
+                    offset += 1
+                    continue
+                }
+                offset += create.count
+                if matches(ifNotExists, in: sql, at: offset) { offset += ifNotExists.count }
+                let start = offset
+                while offset < sql.count && isIdentifier(sql[offset]) { offset += 1 }
+                names.insert(String(decoding: sql[start..<offset], as: UTF8.self))
             }
         }
         return names

@@ -26,6 +26,8 @@ import SuggestTestSupport
         #"{"identifier":"f-1","date":"2026-11-29T18:03:00Z","intent":{"conversationIdentifier":"c-new"}}"#.utf8 + [10])
 
     /// Every file below the store directory, by relative path, with its bytes: what "left as it was" compares.
+    /// The `-shm` file counts by its presence only: it is SQLite's index of the write-ahead log, not data, and the
+    /// first connection of every process rebuilds it from the log (suggest leaves it in place between commands).
     static func snapshot(_ directory: String) throws -> [String: [UInt8]] {
         var files: [String: [UInt8]] = [:]
         for name in directoryEntries(directory) {
@@ -35,7 +37,7 @@ import SuggestTestSupport
                 for (inner, bytes) in try snapshot(directory + "/" + name) { files[name + "/" + inner] = bytes }
                 files[name + "/"] = []
             } else {
-                files[name] = try readFile(directory + "/" + name)
+                files[name] = name.hasSuffix("-shm") ? [] : try readFile(directory + "/" + name)
             }
         }
         return files
@@ -195,11 +197,13 @@ import SuggestTestSupport
     // MARK: Read-only stores
 
     /// Root ignores permission bits, so a read-only store is made three ways: a read-only bind mount (EROFS, as a
-    /// read-only volume), the immutable attribute on the directory (`chattr +i`: no file may be created in it),
-    /// and running `suggest` as `nobody` through `setpriv` in a directory owned by root (EACCES).
+    /// read-only volume), the immutable attribute on the directory and its files (`chattr +i`: no file may be
+    /// created in it or changed; the directory alone is not enough, since suggest leaves the write-ahead log and
+    /// its index in place between commands, so a write creates no file), and running `suggest` as `nobody`
+    /// through `setpriv` in a directory owned by root (EACCES).
     enum ReadOnlyMethod: String, CaseIterable, Sendable {
         case bindMount = "read-only bind mount"
-        case immutableDirectory = "chattr +i on the directory"
+        case immutableDirectory = "chattr +i on the directory and its files"
         case otherUser = "run as nobody"
     }
 
@@ -209,6 +213,8 @@ import SuggestTestSupport
         try fixture.succeed(["block", "--conversation", "c-2"])
         let listed = try fixture.succeed(["list", "--json", "--at", Donations.at.rfc3339])
         let exported = try fixture.succeed(["export"])
+        let share = ["share", "--attachment", "public.url=https://example.com"]
+        let shared = try fixture.succeed(share)
         var store = fixture.store
         var wrapper: [String] = []
         var undo: () -> Void = {}
@@ -224,9 +230,10 @@ import SuggestTestSupport
             guard remount.ok else { try Test.cancel("\(method.rawValue): remount failed: \(remount.output)") }
             store = mountPoint
         case .immutableDirectory:
-            let set = runTool("/usr/bin/chattr", ["+i", fixture.store], scratch: fixture.scratch)
+            let paths = [fixture.store] + directoryEntries(fixture.store).map { fixture.store + "/" + $0 }
+            let set = runTool("/usr/bin/chattr", ["+i"] + paths, scratch: fixture.scratch)
             guard geteuid() == 0, set.ok else { try Test.cancel("\(method.rawValue): \(set.output)") }
-            undo = { runTool("/usr/bin/chattr", ["-i", fixture.store], scratch: fixture.scratch) }
+            undo = { runTool("/usr/bin/chattr", ["-i"] + paths, scratch: fixture.scratch) }
         case .otherUser:
             guard geteuid() == 0, access("/usr/bin/setpriv", X_OK) == 0 else {
                 try Test.cancel("\(method.rawValue): needs root and setpriv(1)")
@@ -237,17 +244,18 @@ import SuggestTestSupport
             chmod(fixture.store + "/suggest.sqlite", 0o644)
             wrapper = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
         }
+        // `share` without --send or --cancel only reads.
         let writes = Self.commands.filter {
             !["list", "export", "block --list", "config"].contains($0.joined(separator: " "))
-                && $0 != ["list", "--json"]
+                && $0 != ["list", "--json"] && $0.first != "share"
         }
         let messages = try Self.expectEveryCommandFails(
             store: store, scratch: fixture.scratch, saying: ["read-only", "writable"], wrapper: wrapper,
             commands: writes)
-        // Reading may fail the same way (SQLite needs to create the -shm file of a WAL database to read it); if it
-        // works, it shows the store as it is.
+        // Reading may fail the same way (SQLite needs to create the -shm file of a WAL database to read it when it
+        // is missing, and to write it to rebuild it); if it works, it shows the store as it is.
         for (command, expected) in [
-            (["list", "--json", "--at", Donations.at.rfc3339], listed), (["export"], exported),
+            (["list", "--json", "--at", Donations.at.rfc3339], listed), (["export"], exported), (share, shared),
         ] {
             let outcome = try Suggest.run(command + ["--store", store], scratch: fixture.scratch, wrapper: wrapper)
             if outcome.status == 0 {

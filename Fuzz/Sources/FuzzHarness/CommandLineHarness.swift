@@ -72,7 +72,12 @@ public final class CommandLineHarness {
                 throw HarnessFailure("cannot build the template store: \(error.text)")
             }
         }
-        // The store's connection is closed: the database file holds everything (no -wal left).
+        // The commands leave their last pages in the write-ahead log (they checkpoint every so many pages, not at
+        // exit); a store opened with SQLite's default checkpoints it into the database file and removes it when it
+        // closes. Then the database file holds everything (no -wal left).
+        do { _ = try DonationStore.open(StoreLocation(directory: store)) } catch {
+            throw HarnessFailure("cannot reopen the template store: \(error)")
+        }
         var bytes: [UInt8] = []
         if let file = fopen(store + "/suggest.sqlite", "rb") {
             var chunk = [UInt8](repeating: 0, count: 1 << 16)

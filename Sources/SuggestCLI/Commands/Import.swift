@@ -46,6 +46,8 @@ enum Import: Command {
                 io.standardError.flush()
             },
             next: { try feed.next().map { ($0.line, $0.donation) } })
+        // Durable before it is reported, and a large import's log does not stay on disk for later commands to read.
+        if report.recorded > 0 { try store.checkpoint() }
         for error in report.rejected.prefix(20) { io.err("suggest import: skipped \(error)\n") }
         if report.rejected.count > 20 { io.err("suggest import: skipped \(report.rejected.count - 20) more invalid lines\n") }
         var summary = "imported \(report.recorded) donation\(report.recorded == 1 ? "" : "s")"

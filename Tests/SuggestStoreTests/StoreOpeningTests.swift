@@ -1,0 +1,93 @@
+import SuggestCore
+import Testing
+
+@testable import SuggestStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// What opening a store sets up before any command's work: the policy fingerprint, and when the write-ahead log is
+/// checkpointed. (The schema's tables are checked in FaultTests.)
+@Suite struct StoreOpeningTests {
+    /// A fresh directory under /tmp, removed with its store files at the end.
+    final class Directory {
+        let path: String
+        init() {
+            var template = Array("/tmp/suggest-open-XXXXXX".utf8CString)
+            let made = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.flatMap { mkdtemp($0) } }
+            path = made.map { String(cString: $0) } ?? "/tmp/suggest-open-fallback"
+        }
+        var location: StoreLocation { StoreLocation(directory: path) }
+        var log: String { path + "/suggest.sqlite-wal" }
+        deinit {
+            for suffix in ["", "-wal", "-shm"] { unlink(path + "/suggest.sqlite" + suffix) }
+            rmdir(path)
+        }
+    }
+
+    static func size(_ path: String) -> Int? {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : nil
+    }
+
+    static func donation(_ index: Int) -> Interaction {
+        Interaction(
+            identifier: "d-\(index)", date: Timestamp(seconds: 1_796_000_000 + Double(index)), direction: .outgoing,
+            intent: SendMessageIntent(
+                conversationIdentifier: "c-\(index % 7)", speakableGroupName: "Group \(index % 7)",
+                recipients: [Person(customIdentifier: "p-\(index % 5)", displayName: "Person \(index % 5)")]))
+    }
+
+    /// The fingerprint is stored in every store: if its text changed, every store would recompute every
+    /// conversation at its next open. This is the text stores written so far hold for the default policy.
+    @Test func theDefaultPolicyFingerprintKeepsItsText() throws {
+        let directory = Directory()
+        let store = try DonationStore.open(directory.location)
+        #expect(
+            store.policyFingerprint
+                == "300.0:1.0:64.0:64.0:0.5:0.000244140625:sum;86400.0:0.5:1.0:1.0:0.5:0.0:latest;"
+                + "2592000.0:1.0:0.1:0.1:0.5:1.0:sum;content:2592000.0")
+        #expect(try store.setting("ranking.policy") == store.policyFingerprint)
+    }
+
+    /// SQLite's default: the last connection to close copies the log into the database and deletes it.
+    @Test func byDefaultClosingTheStoreRemovesTheLog() throws {
+        let directory = Directory()
+        do {
+            let store = try DonationStore.open(directory.location)
+            _ = try store.donate(Self.donation(1))
+            #expect(Self.size(directory.log) ?? 0 > 0)
+        }
+        #expect(Self.size(directory.log) == nil)
+    }
+
+    /// A command's store: the log stays when it closes (no checkpoint, no fsync), is truncated once a commit
+    /// leaves it at the limit, never grows much past it across processes' opens, and `checkpoint()` empties it.
+    @Test func withCheckpointsEveryPagesTheLogStaysBoundedAcrossOpens() throws {
+        let directory = Directory()
+        let pages = 40
+        let frame = 4096 + 24
+        var largest = 0
+        var truncations = 0
+        var previous = 0
+        for index in 0..<60 {
+            // One open per donation, as one `suggest donate` process each.
+            let store = try DonationStore.open(directory.location, checkpoints: .everyPages(pages))
+            #expect(try store.donate(Self.donation(index)) == .recorded(identifier: "d-\(index)"))
+            let size = Self.size(directory.log) ?? 0
+            largest = max(largest, size)
+            if size < previous { truncations += 1 }
+            previous = size
+        }
+        #expect(Self.size(directory.log) != nil, "the log is left in place at close")
+        #expect(truncations >= 2, "the log was truncated \(truncations) times")
+        // At most the limit plus one donation's pages (a donation writes about a dozen).
+        #expect(largest <= 32 + (pages + 30) * frame, "the log reached \(largest) bytes")
+
+        let store = try DonationStore.open(directory.location, checkpoints: .everyPages(pages))
+        #expect(try store.checkpoint())
+        #expect(Self.size(directory.log) == 0)
+        #expect(try store.donationCount(account: "default") == 60)
+    }
+}
