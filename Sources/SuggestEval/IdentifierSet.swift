@@ -1,8 +1,10 @@
+import SuggestCore
+
 /// The donation identifiers an account has seen, for finding duplicates during a replay.
 ///
 /// A `Set<String>` did the same at a fifth of the replaying thread's time: SipHash over every 36-character
-/// identifier, and again over all of them at each resize. Here the hash is FNV-1a (no adversary: the file is the
-/// user's own), each identifier's hash is kept, so growing re-hashes nothing, and strings are compared only
+/// identifier, and again over all of them at each resize. Here the hash is `StableHash` (FNV-1a; no adversary: the
+/// file is the user's own), each identifier's hash is kept, so growing re-hashes nothing, and strings are compared only
 /// when their 64-bit hashes are equal, so a collision costs a comparison, never a wrong answer.
 struct IdentifierSet {
     private var identifiers: [String] = []
@@ -41,11 +43,9 @@ struct IdentifierSet {
     }
 
     static func hash(_ identifier: String) -> UInt64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in identifier.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
-        }
+        var hash = StableHash()
+        hash.combine(identifier)
         // Spread the high bits into the low ones, which pick the slot.
-        return hash ^ (hash >> 29)
+        return hash.value ^ (hash.value >> 29)
     }
 }

@@ -1,4 +1,5 @@
 import CSQLite
+import SuggestCore
 
 #if canImport(Glibc)
     import Glibc
@@ -89,6 +90,24 @@ public final class Database {
         let statement = try Statement(database: self, sql: sql)
         statements[sql] = statement
         return statement
+    }
+
+    /// Makes `suggest_key(TEXT, ...)` callable from SQL on this connection: `StableHash.key` of its arguments. The
+    /// migration that added the key columns fills them with it for rows written before.
+    func registerStableKeyFunction() throws(SQLiteError) {
+        let code = sqlite3_create_function_v2(
+            handle, "suggest_key", -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nil,
+            { context, count, arguments in
+                var hash = StableHash()
+                for index in 0..<Int(count) {
+                    let argument = arguments?[index]
+                    let length = Int(sqlite3_value_bytes(argument))
+                    let text = sqlite3_value_text(argument)
+                    hash.combine(utf8: UnsafeBufferPointer(start: text, count: text == nil ? 0 : length))
+                }
+                sqlite3_result_int64(context, Int64(bitPattern: hash.value))
+            }, nil, nil, nil)
+        guard code == SQLITE_OK else { throw error(code, sql: "suggest_key") }
     }
 
     /// A statement of its own, not shared through the cache: for cursors that step while others run.

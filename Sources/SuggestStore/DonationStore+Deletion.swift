@@ -42,7 +42,9 @@ extension DonationStore {
                     where: "conversation_id IN (SELECT id FROM conversations WHERE account = ?1 AND "
                         + "conversation_identifier = ?2)", [.text(id)], account: account)
             case .identifier(let id):
-                report = try deleteDonations(where: "account = ?1 AND identifier = ?2", [.text(id)], account: account)
+                report = try deleteDonations(
+                    where: "identifier_key = ?3 AND account = ?1 AND identifier = ?2",
+                    [.text(id), .integer(StableHash.key(account, id))], account: account)
             case .groupIdentifier(let id):
                 report = try deleteDonations(
                     where: "account = ?1 AND group_identifier = ?2", [.text(id)], account: account)

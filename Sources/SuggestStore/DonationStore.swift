@@ -132,6 +132,7 @@ public final class DonationStore {
                     "CREATE TABLE IF NOT EXISTS schema_migrations(version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)")
                 // Re-read inside the lock: another process may have migrated meanwhile.
                 let current = Int(try database.statement("SELECT MAX(version) FROM schema_migrations").scalarInt() ?? 0)
+                try database.registerStableKeyFunction()
                 for migration in Schema.migrations where migration.version > current {
                     try database.execute(migration.sql)
                     try database.statement("INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)")

@@ -54,11 +54,12 @@ final class DonationWriter {
         self.database = database
         self.policy = policy
         self.types = types
-        findDuplicate = try database.statement("SELECT 1 FROM donations WHERE account = ? AND identifier = ?")
+        findDuplicate = try database.statement(
+            "SELECT 1 FROM donations WHERE identifier_key = ?1 AND account = ?2 AND identifier = ?3")
         insertDonation = try database.statement(
             """
-            INSERT OR IGNORE INTO donations(account, identifier, conversation_id, snapshot_id, group_identifier,
-                date, direction, engaged, content_types) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO donations(account, identifier, identifier_key, conversation_id, snapshot_id, group_identifier,
+                date, direction, engaged, content_types) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
     }
 
@@ -66,31 +67,30 @@ final class DonationWriter {
     /// - Returns: the identifier recorded, or `nil` for a duplicate (a no-op, as the contract says: nothing of it
     ///   is written).
     func record(_ interaction: Interaction) throws -> String? {
-        var metadata = interaction.intent
-        metadata.contentTypes = []
-        let conversationKey = ConversationKey(account: interaction.account, conversation: interaction.conversationIdentifier)
-        let knownConversation = conversationIDs[conversationKey]
-        let known = knownConversation.flatMap { snapshotIDs[SnapshotKey(conversationID: $0, intent: metadata)] }
-        // A duplicate must leave nothing behind: when this donation would create a conversation or snapshot row
-        // (names, people and all, with no donation a deletion could find them by), look for it first. When both
-        // rows exist, `INSERT OR IGNORE` below finds it on its own, with one search of the identifier index
-        // instead of two.
-        if known == nil, let identifier = interaction.identifier,
-            try findDuplicate.scalarInt([.text(interaction.account), .text(identifier)]) != nil
+        // Look for a duplicate before anything is written: the conversation and snapshot rows below would
+        // otherwise stay behind it, names, people and all, with no donation that a deletion could find them by.
+        // (Identifiers are unique by this check, inside the write transaction, not by a unique index.)
+        if let identifier = interaction.identifier,
+            try findDuplicate.scalarInt([
+                .integer(StableHash.key(interaction.account, identifier)), .text(interaction.account), .text(identifier),
+            ]) != nil
         {
             return nil
         }
-        let conversationID = try knownConversation ?? conversationID(conversationKey)
-        let snapshot = try known ?? snapshotID(conversationID: conversationID, account: interaction.account, metadata)
+        var metadata = interaction.intent
+        metadata.contentTypes = []
+        let conversationID = try conversationID(
+            ConversationKey(account: interaction.account, conversation: interaction.conversationIdentifier))
+        let snapshot = try snapshotID(conversationID: conversationID, account: interaction.account, metadata)
         let identifier = interaction.identifier ?? generateIdentifier()
         let contentTypes = interaction.intent.contentTypes
         try insertDonation.run([
-            .text(interaction.account), .text(identifier), .integer(conversationID), .integer(snapshot.id),
+            .text(interaction.account), .text(identifier), .integer(StableHash.key(interaction.account, identifier)),
+            .integer(conversationID), .integer(snapshot.id),
             interaction.groupIdentifier.map { .text($0) } ?? .null, .real(interaction.date.seconds),
             .integer(DonationWriter.code(interaction.direction)), .integer(interaction.isEngagedSuggestion ? 1 : 0),
             contentTypes.isEmpty ? .null : .text(contentTypes.joined(separator: "\n")),
         ])
-        guard database.changes > 0 else { return nil }
         if working[conversationID] == nil {
             working[conversationID] = try DonationWriter.loadConversation(conversationID, database: database)
         }
@@ -204,14 +204,16 @@ final class DonationWriter {
         metadata.write(to: &writer)
         let body = writer.text
         let result: (id: Int64, isGroup: Bool)
+        let bodyKey = StableHash.key(body)
         if !createdConversations.contains(conversationID),
-            let existing = try database.statement("SELECT id FROM snapshots WHERE conversation_id = ? AND body = ?")
-                .scalarInt([.integer(conversationID), .text(body)])
+            let existing = try database.statement(
+                "SELECT id FROM snapshots WHERE conversation_id = ?1 AND body_key = ?2 AND body = ?3"
+            ).scalarInt([.integer(conversationID), .integer(bodyKey), .text(body)])
         {
             result = (existing, intent.isGroup)
         } else {
-            try database.statement("INSERT INTO snapshots(conversation_id, body, is_group) VALUES (?, ?, ?)")
-                .run([.integer(conversationID), .text(body), .integer(intent.isGroup ? 1 : 0)])
+            try database.statement("INSERT INTO snapshots(conversation_id, body, is_group, body_key) VALUES (?, ?, ?, ?)")
+                .run([.integer(conversationID), .text(body), .integer(intent.isGroup ? 1 : 0), .integer(bodyKey)])
             result = (database.lastInsertRowID, intent.isGroup)
             let people = try database.statement(
                 "INSERT OR IGNORE INTO conversation_people(account, person_key, conversation_id) VALUES (?, ?, ?)")

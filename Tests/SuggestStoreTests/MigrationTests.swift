@@ -1,0 +1,77 @@
+import SuggestCore
+import Testing
+
+@testable import SuggestStore
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A store written before the key columns (schema 1) opens as schema 2 with every key filled, so that duplicates,
+/// deletion by identifier and snapshot reuse behave as in a store that always had them.
+@Suite struct MigrationTests {
+    /// Turns a schema 2 store back into the exact shape migration 1 made: the keys gone, the unique indexes back.
+    static func downgradeToSchema1(_ path: String) throws {
+        let database = try Database(path: path)
+        try database.execute(
+            """
+            BEGIN;
+            DROP INDEX donations_by_identifier_key;
+            ALTER TABLE donations DROP COLUMN identifier_key;
+            CREATE UNIQUE INDEX donations_by_identifier ON donations(account, identifier);
+            DROP INDEX snapshots_by_body_key;
+            ALTER TABLE snapshots RENAME TO snapshots_with_keys;
+            CREATE TABLE snapshots(
+                id INTEGER PRIMARY KEY,
+                conversation_id INTEGER NOT NULL,
+                body TEXT NOT NULL,
+                is_group INTEGER NOT NULL,
+                UNIQUE(conversation_id, body));
+            INSERT INTO snapshots SELECT id, conversation_id, body, is_group FROM snapshots_with_keys;
+            DROP TABLE snapshots_with_keys;
+            DELETE FROM schema_migrations WHERE version >= 2;
+            COMMIT;
+            """)
+    }
+
+    @Test func aSchema1StoreGetsItsKeys() throws {
+        let directory = StoreOpeningTests.Directory()
+        let donations = (0..<40).map(StoreOpeningTests.donation)
+        do {
+            let store = try DonationStore.open(directory.location)
+            try store.setRetention(Retention(maximumAgeDays: 0, idleDays: 0))
+            for donation in donations { _ = try store.donate(donation) }
+        }
+        let before = try Self.export(directory.location)
+        try Self.downgradeToSchema1(directory.location.databasePath)
+
+        let store = try DonationStore.open(directory.location)
+        #expect(try Self.export(directory.location) == before)
+        let version = try store.database.statement("SELECT MAX(version) FROM schema_migrations").scalarInt()
+        #expect(version == Int64(Schema.latestVersion))
+        // Every key equals what the writer computes now.
+        let stale = try store.database.statement(
+            "SELECT COUNT(*) FROM donations WHERE identifier_key != suggest_key(account, identifier)"
+        ).scalarInt()
+        #expect(stale == 0)
+        let snapshots = try store.database.statement("SELECT COUNT(*) FROM snapshots").scalarInt()
+        // The same donations again are duplicates, and add no snapshot.
+        for donation in donations {
+            #expect(try store.donate(donation) == .duplicate(identifier: donation.identifier ?? ""))
+        }
+        var renamed = donations[0]
+        renamed.identifier = "new"
+        _ = try store.donate(renamed)
+        #expect(try store.database.statement("SELECT COUNT(*) FROM snapshots").scalarInt() == snapshots)
+        // Deletion by identifier finds a donation written before the migration.
+        let report = try store.delete(.identifier("d-3"), account: "default")
+        #expect(report.donations == 1)
+    }
+
+    static func export(_ location: StoreLocation) throws -> [String] {
+        let store = try DonationStore.open(location)
+        var lines: [String] = []
+        try store.forEachDonation(account: "default") { lines.append($0.jsonLine) }
+        return lines
+    }
+}
