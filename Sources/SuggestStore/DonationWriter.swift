@@ -70,10 +70,10 @@ final class DonationWriter {
         // Look for a duplicate before anything is written: the conversation and snapshot rows below would
         // otherwise stay behind it, names, people and all, with no donation that a deletion could find them by.
         // (Identifiers are unique by this check, inside the write transaction, not by a unique index.)
-        if let identifier = interaction.identifier,
-            try findDuplicate.scalarInt([
-                .integer(StableHash.key(interaction.account, identifier)), .text(interaction.account), .text(identifier),
-            ]) != nil
+        let identifier = interaction.identifier ?? generateIdentifier()
+        let identifierKey = StableHash.key(interaction.account, identifier)
+        if interaction.identifier != nil,
+            try findDuplicate.scalarInt([.integer(identifierKey), .text(interaction.account), .text(identifier)]) != nil
         {
             return nil
         }
@@ -82,10 +82,9 @@ final class DonationWriter {
         let conversationID = try conversationID(
             ConversationKey(account: interaction.account, conversation: interaction.conversationIdentifier))
         let snapshot = try snapshotID(conversationID: conversationID, account: interaction.account, metadata)
-        let identifier = interaction.identifier ?? generateIdentifier()
         let contentTypes = interaction.intent.contentTypes
         try insertDonation.run([
-            .text(interaction.account), .text(identifier), .integer(StableHash.key(interaction.account, identifier)),
+            .text(interaction.account), .text(identifier), .integer(identifierKey),
             .integer(conversationID), .integer(snapshot.id),
             interaction.groupIdentifier.map { .text($0) } ?? .null, .real(interaction.date.seconds),
             .integer(DonationWriter.code(interaction.direction)), .integer(interaction.isEngagedSuggestion ? 1 : 0),
