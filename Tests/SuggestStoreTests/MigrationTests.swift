@@ -21,17 +21,21 @@ import Testing
             CREATE UNIQUE INDEX donations_by_identifier ON donations(account, identifier);
             DROP INDEX snapshots_by_body_key;
             ALTER TABLE snapshots RENAME TO snapshots_with_keys;
-            CREATE TABLE snapshots(
-                id INTEGER PRIMARY KEY,
-                conversation_id INTEGER NOT NULL,
-                body TEXT NOT NULL,
-                is_group INTEGER NOT NULL,
-                UNIQUE(conversation_id, body));
+            \(try schema1Statement("CREATE TABLE snapshots("))
             INSERT INTO snapshots SELECT id, conversation_id, body, is_group FROM snapshots_with_keys;
             DROP TABLE snapshots_with_keys;
             DELETE FROM schema_migrations WHERE version >= 2;
             COMMIT;
             """)
+    }
+
+    /// The statement of migration 1's SQL that starts with `prefix`, up to its semicolon.
+    static func schema1Statement(_ prefix: String) throws -> String {
+        let sql = Schema.migrations[0].sql
+        guard let start = sql.firstRange(of: prefix), let end = sql[start.lowerBound...].firstIndex(of: ";") else {
+            throw StoreError(.failed, "migration 1 has no statement starting with \(prefix)")
+        }
+        return String(sql[start.lowerBound...end])
     }
 
     @Test func aSchema1StoreGetsItsKeys() throws {

@@ -251,31 +251,13 @@ struct InteractionDecoder {
 
     /// Reads an object, calling `member` with the cursor on each member's value. `member` must consume it.
     private mutating func object(_ member: (inout InteractionDecoder, Key) throws(GiveUp) -> Void) throws(GiveUp) {
-        guard parser.current == UInt8(ascii: "{"), (try? parser.enter()) != nil else { throw GiveUp() }
-        parser.index += 1
-        parser.skipWhitespace()
-        if parser.current == UInt8(ascii: "}") {
-            parser.index += 1
-            parser.depth -= 1
-            return
-        }
-        while true {
-            parser.skipWhitespace()
-            let key = try self.key()
-            parser.skipWhitespace()
-            guard parser.current == UInt8(ascii: ":") else { throw GiveUp() }
-            parser.index += 1
-            parser.skipWhitespace()
-            try member(&self, key)
-            parser.skipWhitespace()
-            switch parser.current {
-            case UInt8(ascii: ","): parser.index += 1
-            case UInt8(ascii: "}"):
-                parser.index += 1
-                parser.depth -= 1
-                return
-            default: throw GiveUp()
-            }
+        try delimited(open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { (decoder: inout InteractionDecoder) throws(GiveUp) in
+            let key = try decoder.key()
+            decoder.parser.skipWhitespace()
+            guard decoder.parser.current == UInt8(ascii: ":") else { throw GiveUp() }
+            decoder.parser.index += 1
+            decoder.parser.skipWhitespace()
+            try member(&decoder, key)
         }
     }
 
@@ -285,21 +267,29 @@ struct InteractionDecoder {
             try literal("null")
             return
         }
-        guard parser.current == UInt8(ascii: "["), (try? parser.enter()) != nil else { throw GiveUp() }
+        try delimited(open: UInt8(ascii: "["), close: UInt8(ascii: "]"), element)
+    }
+
+    /// The frame of an object or an array: `open`, items separated by commas, `close`, one level of nesting deeper
+    /// (bounded as the tree parser bounds it). `item` is called with the cursor on each item and must consume it.
+    private mutating func delimited(
+        open: UInt8, close: UInt8, _ item: (inout InteractionDecoder) throws(GiveUp) -> Void
+    ) throws(GiveUp) {
+        guard parser.current == open, (try? parser.enter()) != nil else { throw GiveUp() }
         parser.index += 1
         parser.skipWhitespace()
-        if parser.current == UInt8(ascii: "]") {
+        if parser.current == close {
             parser.index += 1
             parser.depth -= 1
             return
         }
         while true {
             parser.skipWhitespace()
-            try element(&self)
+            try item(&self)
             parser.skipWhitespace()
             switch parser.current {
             case UInt8(ascii: ","): parser.index += 1
-            case UInt8(ascii: "]"):
+            case close:
                 parser.index += 1
                 parser.depth -= 1
                 return
