@@ -8,7 +8,7 @@
 #   FUZZ_MERGE=1 scripts/fuzz.sh         afterwards, merge inputs that add coverage into Fuzz/corpus/<target>/
 #   SUGGEST_FUZZ_KNOWN_BUGS=1 ...        the command-line target stops skipping the known, unfixed bugs
 #
-# Targets: DonationJSON (JSONParser + Interaction(json:)), CommandLine (SuggestCommandLine.run on a throwaway store),
+# Targets: DonationJSON (Interaction(jsonBytes:) against JSONParser + Interaction(json:)), CommandLine (SuggestCommandLine.run on a throwaway store),
 # ActivationPredicate (NSExtensionActivationRule predicates), PropertyList (XML and binary Info.plist).
 # The working corpus and any crash-* artifact go to fuzz-out/<target>/ (ignored by git); a crash is also copied to
 # Fuzz/regressions/<target>/ so that it can be committed with its fix (the robustness tests replay that directory).

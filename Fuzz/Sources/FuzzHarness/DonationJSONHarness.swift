@@ -1,11 +1,13 @@
 import SuggestCore
 
-/// The checks the donation fuzz target makes on one input: `JSONParser.parse(bytes:)` then `Interaction(json:)`,
-/// the path every `import` line and `donate --json` takes.
+/// The checks the donation fuzz target makes on one input: `Interaction(jsonBytes:)`, the path every `import` and
+/// `eval` line and `donate --json` takes (a direct decoder, falling back to the tree), against the tree path it
+/// must agree with: `JSONParser.parse(bytes:)` then `Interaction(json:)`.
 ///
-/// Besides "never traps": a refusal points inside the input; what parses is written back by `JSONWriter` and
-/// parses to the same value; a donation that is accepted survives the trip through its JSON line (the form
-/// `export` writes) and a second trip gives the same text.
+/// Besides "never traps": the direct path accepts exactly what the tree path accepts, as the same donation; a
+/// refusal points inside the input; what parses is written back by `JSONWriter` and parses to the same value; a
+/// donation that is accepted survives the trip through its JSON line (the form `export` writes) and a second trip
+/// gives the same text.
 public enum DonationJSONHarness {
     /// How far a date may move through its RFC 3339 text: `export` writes at most six fractional digits, and
     /// fewer where a double cannot hold them stably (three at year 9999, whose step is about 30 µs).
@@ -13,14 +15,21 @@ public enum DonationJSONHarness {
 
     /// The problems found with `bytes`; empty when there are none.
     public static func check(_ bytes: UnsafeBufferPointer<UInt8>) -> [String] {
+        let direct = try? Interaction(jsonBytes: bytes)
         let json: JSONValue
         do {
             json = try JSONParser.parse(bytes: bytes)
         } catch {
-            return (0...bytes.count).contains(error.offset)
-                ? [] : ["the error offset \(error.offset) is outside the input of \(bytes.count) bytes"]
+            var problems = direct == nil ? [] : ["the direct decoder accepted text that is not JSON"]
+            if !(0...bytes.count).contains(error.offset) {
+                problems.append("the error offset \(error.offset) is outside the input of \(bytes.count) bytes")
+            }
+            return problems
         }
         var problems: [String] = []
+        if direct != (try? Interaction(json: json)) {
+            problems.append("the direct decoder and the tree path read different donations")
+        }
         var writer = JSONWriter()
         writer.value(json)
         do {
