@@ -75,6 +75,7 @@ extension DonationStore {
                 let defersIndexes = (expectedDonations ?? 0) >= max(100_000, stored / 2)
                 if defersIndexes {
                     for index in Schema.donationSecondaryIndexes { try database.execute("DROP INDEX \(index.name)") }
+                    try writer.loadIdentifierKeys()
                 }
                 while let (line, parsed) = try next() {
                     report.read += 1

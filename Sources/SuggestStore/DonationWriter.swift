@@ -11,9 +11,13 @@ final class DonationWriter {
     private let policy: FrecencyPolicy
     private let types: UniformTypeTree
     private var conversationIDs: [ConversationKey: Int64] = [:]
-    /// Snapshot rows by conversation and intent (minus content types): a repeated intent costs a hash, not a
-    /// JSON body and a look-up.
-    private var snapshotIDs: [SnapshotKey: (id: Int64, isGroup: Bool)] = [:]
+    /// The snapshot rows this writer has met, by conversation: a repeated intent (minus content types) costs a
+    /// comparison with the few versions its conversation has had, not a JSON body and a look-up. (Hashing whole
+    /// intents for a dictionary keyed by them was a tenth of an import.)
+    private var snapshots: [Int64: [KnownSnapshot]] = [:]
+    /// During a large import, the identifier key of every donation in the store: a key that is not here cannot
+    /// be a duplicate, so only keys that are here are looked up in SQLite (where the strings are compared).
+    private var identifierKeys: Set<Int64>?
     private var working: [Int64: WorkingConversation] = [:]
     /// Conversations this writer created: none of their snapshots can predate it, so they need no look-up.
     private var createdConversations: Set<Int64> = []
@@ -31,9 +35,10 @@ final class DonationWriter {
         var key: String
     }
 
-    private struct SnapshotKey: Hashable {
-        var conversationID: Int64
+    private struct KnownSnapshot {
         var intent: SendMessageIntent
+        var id: Int64
+        var isGroup: Bool
     }
 
     /// A conversation's state while the transaction runs.
@@ -63,6 +68,16 @@ final class DonationWriter {
             """)
     }
 
+    /// Reads the identifier key of every stored donation, so that `record` looks up only identifiers whose key it
+    /// has seen. For an import that is large against the store: the keys cost 8 bytes (and a little) each, and a
+    /// look-up that finds nothing, which is what almost every donation of an import needs, costs a hash.
+    func loadIdentifierKeys() throws {
+        let select = try database.uncachedStatement("SELECT identifier_key FROM donations")
+        var keys = Set<Int64>()
+        while try select.step() { keys.insert(select.int(0)) }
+        identifierKeys = keys
+    }
+
     /// Records one donation unless its identifier is already in the account.
     /// - Returns: the identifier recorded, or `nil` for a duplicate (a no-op, as the contract says: nothing of it
     ///   is written).
@@ -72,11 +87,12 @@ final class DonationWriter {
         // (Identifiers are unique by this check, inside the write transaction, not by a unique index.)
         let identifier = interaction.identifier ?? generateIdentifier()
         let identifierKey = StableHash.key(interaction.account, identifier)
-        if interaction.identifier != nil,
+        if interaction.identifier != nil, identifierKeys?.contains(identifierKey) ?? true,
             try findDuplicate.scalarInt([.integer(identifierKey), .text(interaction.account), .text(identifier)]) != nil
         {
             return nil
         }
+        identifierKeys?.insert(identifierKey)
         var metadata = interaction.intent
         metadata.contentTypes = []
         let conversationID = try conversationID(
@@ -197,8 +213,8 @@ final class DonationWriter {
         id: Int64, isGroup: Bool
     ) {
         let intent = metadata
-        let key = SnapshotKey(conversationID: conversationID, intent: metadata)
-        if let known = snapshotIDs[key] { return known }
+        // The latest version first: a conversation's next donation usually says what its last one said.
+        if let known = snapshots[conversationID]?.last(where: { $0.intent == intent }) { return (known.id, known.isGroup) }
         var writer = JSONWriter()
         metadata.write(to: &writer)
         let body = writer.text
@@ -223,7 +239,7 @@ final class DonationWriter {
                 }
             }
         }
-        snapshotIDs[key] = result
+        snapshots[conversationID, default: []].append(KnownSnapshot(intent: intent, id: result.id, isGroup: result.isGroup))
         return result
     }
 
