@@ -1,3 +1,4 @@
+import SuggestTestSupport
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,3 +1,5 @@
+import SuggestTestSupport
+
 #if canImport(Glibc)
     import Glibc
 #endif
