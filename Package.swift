@@ -39,7 +39,8 @@ let package = Package(
             name: "SuggestBench", dependencies: ["SuggestCore", "SuggestStore", "SuggestEval"],
             path: "Benchmarks/SuggestBench", swiftSettings: strict),
 
-        // What several test targets share (a seeded generator); not a product.
+        // What several test targets share (a seeded generator, temporary directories, the built `suggest` run as a
+        // child process); not a product.
         .target(name: "SuggestTestSupport", path: "Tests/SuggestTestSupport", swiftSettings: strict),
         .testTarget(name: "SuggestCoreTests", dependencies: ["SuggestCore", "SuggestTestSupport"], swiftSettings: strict),
         .testTarget(
@@ -48,7 +49,8 @@ let package = Package(
             name: "SuggestShareTests", dependencies: ["SuggestShare", "SuggestTestSupport"], swiftSettings: strict),
         .testTarget(name: "SuggestEvalTests", dependencies: ["SuggestEval", "SuggestTestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "SuggestCLITests", dependencies: ["SuggestCLI", "SuggestStore"], swiftSettings: strict),
+            name: "SuggestCLITests", dependencies: ["SuggestCLI", "SuggestStore", "SuggestTestSupport"],
+            swiftSettings: strict),
         // Faults, concurrency, kills and hostile input, run against the built `suggest` binary.
         .testTarget(
             name: "SuggestRobustnessTests", dependencies: ["SuggestCLI", "SuggestStore", "SuggestTestSupport"],

@@ -1,10 +1,13 @@
 import SuggestCore
+import SuggestTestSupport
 import Testing
 
 /// The built `suggest` binary, run as a process: exact outputs and exit codes.
 @Suite struct EndToEndTests {
-    let directory = TemporaryDirectory()
+    let directory: TemporaryDirectory
     var store: String { directory.path + "/store" }
+
+    init() throws { directory = try TemporaryDirectory("cli-test") }
 
     func suggest(_ arguments: String..., input: String = "") -> SuggestProcess.Result {
         SuggestProcess.run(arguments + ["--store", store], input: input)
@@ -55,7 +58,7 @@ import Testing
     }
 
     @Test func importExportRoundTripIsIdentical() {
-        let sample = packageRoot + "/SampleData/donations.jsonl"
+        let sample = Suggest.packageRoot + "/SampleData/donations.jsonl"
         #expect(suggest("config", "--max-age-days", "0").status == 0)
         let imported = suggest("import", sample)
         #expect(imported.status == 0 && imported.standardOutput == "imported 238 donations\n", "\(imported)")

@@ -1,16 +1,18 @@
 import SuggestCore
+import SuggestTestSupport
 import Testing
 
 /// The share flow through the built binary: activation, preselection, send and cancel.
 @Suite struct ShareFlowTests {
-    let directory = TemporaryDirectory()
+    let directory: TemporaryDirectory
     var store: String { directory.path + "/store" }
     let at = "2026-11-30T09:00:00Z"
-    let extensions = packageRoot + "/SampleData/extensions/"
+    let extensions = Suggest.packageRoot + "/SampleData/extensions/"
 
-    init() {
+    init() throws {
+        directory = try TemporaryDirectory("cli-test")
         _ = SuggestProcess.run(["config", "--max-age-days", "0", "--idle-days", "0", "--store", directory.path + "/store"])
-        _ = SuggestProcess.run(["import", packageRoot + "/SampleData/donations.jsonl", "--store", directory.path + "/store"])
+        _ = SuggestProcess.run(["import", Suggest.packageRoot + "/SampleData/donations.jsonl", "--store", directory.path + "/store"])
     }
 
     func share(_ arguments: [String], input: String = "") throws -> (status: Int32, json: JSONValue, stderr: String) {

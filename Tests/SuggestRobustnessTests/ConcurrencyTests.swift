@@ -1,5 +1,6 @@
 import SuggestCore
 import SuggestStore
+import SuggestTestSupport
 import Testing
 
 #if canImport(Glibc)

@@ -1,5 +1,6 @@
 import SuggestCore
 import SuggestStore
+import SuggestTestSupport
 import Testing
 
 /// What is deleted is gone: from every byte of every file in the store directory (the database, its -wal and

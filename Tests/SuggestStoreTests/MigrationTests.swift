@@ -1,4 +1,5 @@
 import SuggestCore
+import SuggestTestSupport
 import Testing
 
 @testable import SuggestStore
@@ -39,7 +40,7 @@ import Testing
     }
 
     @Test func aSchema1StoreGetsItsKeys() throws {
-        let directory = StoreOpeningTests.Directory()
+        let directory = try TemporaryDirectory("open")
         let donations = (0..<40).map(StoreOpeningTests.donation)
         do {
             let store = try DonationStore.open(directory.location)

@@ -1,4 +1,5 @@
 import SuggestCore
+import SuggestTestSupport
 import Testing
 
 @testable import SuggestStore
@@ -10,22 +11,6 @@ import Testing
 /// What opening a store sets up before any command's work: the policy fingerprint, and when the write-ahead log is
 /// checkpointed. (The schema's tables are checked in FaultTests.)
 @Suite struct StoreOpeningTests {
-    /// A fresh directory under /tmp, removed with its store files at the end.
-    final class Directory {
-        let path: String
-        init() {
-            var template = Array("/tmp/suggest-open-XXXXXX".utf8CString)
-            let made = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.flatMap { mkdtemp($0) } }
-            path = made.map { String(cString: $0) } ?? "/tmp/suggest-open-fallback"
-        }
-        var location: StoreLocation { StoreLocation(directory: path) }
-        var log: String { path + "/suggest.sqlite-wal" }
-        deinit {
-            for suffix in ["", "-wal", "-shm"] { unlink(path + "/suggest.sqlite" + suffix) }
-            rmdir(path)
-        }
-    }
-
     static func size(_ path: String) -> Int? {
         var info = stat()
         return stat(path, &info) == 0 ? Int(info.st_size) : nil
@@ -42,7 +27,7 @@ import Testing
     /// The fingerprint is stored in every store: if its text changed, every store would recompute every
     /// conversation at its next open. This is the text stores written so far hold for the default policy.
     @Test func theDefaultPolicyFingerprintKeepsItsText() throws {
-        let directory = Directory()
+        let directory = try TemporaryDirectory("open")
         let store = try DonationStore.open(directory.location)
         #expect(
             store.policyFingerprint
@@ -53,7 +38,7 @@ import Testing
 
     /// SQLite's default: the last connection to close copies the log into the database and deletes it.
     @Test func byDefaultClosingTheStoreRemovesTheLog() throws {
-        let directory = Directory()
+        let directory = try TemporaryDirectory("open")
         do {
             let store = try DonationStore.open(directory.location)
             _ = try store.donate(Self.donation(1))
@@ -65,7 +50,7 @@ import Testing
     /// A command's store: the log stays when it closes (no checkpoint, no fsync), is truncated once a commit
     /// leaves it at the limit, never grows much past it across processes' opens, and `checkpoint()` empties it.
     @Test func withCheckpointsEveryPagesTheLogStaysBoundedAcrossOpens() throws {
-        let directory = Directory()
+        let directory = try TemporaryDirectory("open")
         let pages = 40
         let frame = 4096 + 24
         var largest = 0

@@ -1,26 +1,17 @@
 import SuggestCore
 import SuggestStore
-
-#if canImport(Glibc)
-    import Glibc
-#endif
+import SuggestTestSupport
 
 /// A store in a fresh temporary directory, removed when the test ends.
 final class TemporaryStore {
-    let directory: String
+    let temporary: TemporaryDirectory
     let store: DonationStore
+    var directory: String { temporary.path }
 
     init(retention: Retention = Retention(maximumAgeDays: 0, idleDays: 0)) throws {
-        var template = Array("/tmp/suggest-test-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { buffer in buffer.baseAddress.flatMap { mkdtemp($0) } }
-        directory = made.map { String(cString: $0) } ?? "/tmp/suggest-test-fallback"
-        store = try DonationStore.open(StoreLocation(directory: directory))
+        temporary = try TemporaryDirectory("test")
+        store = try DonationStore.open(temporary.location)
         try store.setRetention(retention)
-    }
-
-    deinit {
-        for suffix in ["", "-wal", "-shm"] { unlink(directory + "/suggest.sqlite" + suffix) }
-        rmdir(directory)
     }
 
     /// The export of an account as one string of JSON Lines.
@@ -53,18 +44,13 @@ final class TemporaryStore {
 /// The bundled sample history, read from the package.
 enum SampleHistory {
     static func text() throws -> String {
-        let file = #filePath
-        let root = file.firstRange(of: "/Tests/").map { String(file[..<$0.lowerBound]) } ?? "."
-        let path = root + "/SampleData/donations.jsonl"
-        guard let file = fopen(path, "r") else { throw StoreError(.failed, "cannot read \(path)") }
-        defer { fclose(file) }
-        var bytes: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = fread(&buffer, 1, buffer.count, file)
-            if count <= 0 { break }
-            bytes += buffer[0..<count]
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        String(decoding: try readFile(Suggest.packageRoot + "/SampleData/donations.jsonl"), as: UTF8.self)
     }
+}
+
+extension TemporaryDirectory {
+    /// A store in this directory.
+    var location: StoreLocation { StoreLocation(directory: path) }
+    /// The store's write-ahead log.
+    var log: String { path + "/suggest.sqlite-wal" }
 }

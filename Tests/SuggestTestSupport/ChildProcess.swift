@@ -5,23 +5,23 @@ import Synchronization
 #endif
 
 /// How a child process ended.
-struct ProcessOutcome: Sendable, CustomStringConvertible {
+public struct ProcessOutcome: Sendable, CustomStringConvertible {
     /// The exit status, or `nil` when a signal ended the process.
-    var status: Int32?
+    public var status: Int32?
     /// The signal that ended the process, if one did.
-    var signal: Int32?
-    var standardOutput: [UInt8]
-    var standardError: [UInt8]
+    public var signal: Int32?
+    public var standardOutput: [UInt8]
+    public var standardError: [UInt8]
     /// Whether the test's time limit ran out and the process was killed for it.
-    var timedOut: Bool
+    public var timedOut: Bool
 
-    var output: String { String(decoding: standardOutput, as: UTF8.self) }
-    var error: String { String(decoding: standardError, as: UTF8.self) }
+    public var output: String { String(decoding: standardOutput, as: UTF8.self) }
+    public var error: String { String(decoding: standardError, as: UTF8.self) }
 
     /// The lines written on standard error.
-    var errorLines: [Substring] { error.split(separator: "\n") }
+    public var errorLines: [Substring] { error.split(separator: "\n") }
 
-    var description: String {
+    public var description: String {
         let ending = status.map { "exit \($0)" } ?? "signal \(signal ?? 0)"
         return "\(ending)\(timedOut ? " (timed out)" : ""); stdout: \(output.prefix(400)); stderr: \(error.prefix(400))"
     }
@@ -31,8 +31,8 @@ struct ProcessOutcome: Sendable, CustomStringConvertible {
 /// files, so that a large output never blocks the child and a killed child leaves what it wrote so far.
 ///
 /// Not `Sendable`: one test thread starts, waits for and kills it.
-final class ChildProcess {
-    let pid: pid_t
+public final class ChildProcess {
+    public let pid: pid_t
     private let outputPath: String
     private let errorPath: String
     private var finished: ProcessOutcome?
@@ -41,7 +41,7 @@ final class ChildProcess {
     /// - Parameters:
     ///   - inputPath: the file standard input reads from; `/dev/null` when `nil`.
     ///   - scratch: a directory for the captured output files.
-    init(
+    public init(
         executable: String, arguments: [String], environment: [String: String], inputPath: String?, scratch: String
     ) throws(HarnessError) {
         let serial = ChildProcess.nextSerial()
@@ -89,13 +89,13 @@ final class ChildProcess {
     }
 
     /// Sends `signal` to the child (no effect once it has been reaped).
-    func send(_ signal: Int32) {
+    public func send(_ signal: Int32) {
         guard finished == nil else { return }
         Glibc.kill(pid, signal)
     }
 
     /// Whether the child has ended (without reaping it twice).
-    var hasExited: Bool {
+    public var hasExited: Bool {
         if finished != nil { return true }
         var status: Int32 = 0
         let reaped = waitpid(pid, &status, WNOHANG)
@@ -108,7 +108,7 @@ final class ChildProcess {
 
     /// Waits for the child to end; kills it with SIGKILL if it runs past `timeout`.
     @discardableResult
-    func wait(timeout: Double = 60) -> ProcessOutcome {
+    public func wait(timeout: Double = 60) -> ProcessOutcome {
         if let finished { return finished }
         let deadline = monotonicSeconds() + timeout
         var status: Int32 = 0
@@ -159,13 +159,13 @@ final class SerialCounter: Sendable {
 }
 
 /// The monotonic clock, in seconds.
-func monotonicSeconds() -> Double {
+public func monotonicSeconds() -> Double {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }
 
-func sleepSeconds(_ seconds: Double) {
+public func sleepSeconds(_ seconds: Double) {
     guard seconds > 0 else { return }
     var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
     var remaining = timespec()
