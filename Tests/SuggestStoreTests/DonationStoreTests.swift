@@ -41,6 +41,25 @@ import SuggestTestSupport
         #expect(try temporary.store.suggestions(account: "default", context: RankingContext(at: Self.at)) == before)
     }
 
+    /// A large import (the secondary indexes built at its end, the store's identifier keys read up front) finds the
+    /// same duplicates as a small one: donations the store already holds, and lines the file repeats.
+    @Test func aLargeImportFindsTheDuplicatesASmallOneFinds() throws {
+        let lines = try SampleHistory.text().split(separator: "\n").map(String.init)
+        let firstHalf = lines.prefix(lines.count / 2).joined(separator: "\n")
+        let everythingAndSomeAgain = (lines + lines.suffix(20)).joined(separator: "\n")
+        var reports: [ImportReport] = []
+        var exports: [String] = []
+        for expected in [nil, 1_000_000] {
+            let temporary = try TemporaryStore()
+            try temporary.importLines(firstHalf, expectedDonations: expected)
+            reports.append(try temporary.importLines(everythingAndSomeAgain, expectedDonations: expected))
+            exports.append(try temporary.export())
+        }
+        #expect(reports.map(\.recorded) == [lines.count - lines.count / 2, lines.count - lines.count / 2])
+        #expect(reports.map(\.duplicates) == [lines.count / 2 + 20, lines.count / 2 + 20])
+        #expect(exports[0] == exports[1])
+    }
+
     @Test func theMostAndMostRecentlyDonatedRanksFirst() throws {
         let temporary = try TemporaryStore()
         let day = 86_400.0

@@ -23,9 +23,9 @@ final class TemporaryStore {
 
     /// Imports JSON Lines text.
     @discardableResult
-    func importLines(_ text: String, skipInvalid: Bool = false) throws -> ImportReport {
+    func importLines(_ text: String, skipInvalid: Bool = false, expectedDonations: Int? = nil) throws -> ImportReport {
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().makeIterator()
-        return try store.importDonations(skipInvalid: skipInvalid) {
+        return try store.importDonations(skipInvalid: skipInvalid, expectedDonations: expectedDonations) {
             while let (offset, line) = lines.next() {
                 guard !line.isEmpty else { continue }
                 do {
