@@ -91,7 +91,9 @@ enum ParseBenchmark {
                 var offset = 0
                 while offset < filled {
                     if all[offset] == 10 {
-                        if offset > start, try !body(UnsafeBufferPointer(rebasing: all[start..<offset])) { return false }
+                        if offset > start, try !body(UnsafeBufferPointer(rebasing: all[start..<offset])) {
+                            return false
+                        }
                         start = offset + 1
                     }
                     offset += 1
@@ -101,7 +103,9 @@ enum ParseBenchmark {
             if !keepGoing { return }
             if count == 0 {
                 if filled > start {
-                    _ = try buffer.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[start..<filled])) }
+                    _ = try buffer.withUnsafeBufferPointer {
+                        try body(UnsafeBufferPointer(rebasing: $0[start..<filled]))
+                    }
                 }
                 return
             }

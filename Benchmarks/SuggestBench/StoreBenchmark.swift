@@ -24,7 +24,9 @@ enum StoreBenchmark {
     static func run(_ arguments: [String]) throws -> Int32 {
         let parsed = try BenchArguments(
             arguments, flags: ["--no-import"], options: HistoryOptions.names.union(["--store", "--runs"]))
-        guard let directory = parsed.string("--store") else { throw BenchArguments.UsageError("--store DIR is required") }
+        guard let directory = parsed.string("--store") else {
+            throw BenchArguments.UsageError("--store DIR is required")
+        }
         let parameters = try HistoryOptions.parameters(parsed)
         let runs = try parsed.integer("--runs", default: 21, range: 1...10_000)
         let history = SyntheticHistory(parameters)
@@ -44,7 +46,8 @@ enum StoreBenchmark {
                 // The expected count, as `suggest import` gives it: a large import builds the secondary indexes
                 // once at its end instead of inserting into them row by row.
                 try store.importDonations(
-                    progressInterval: 1_000_000, expectedDonations: parameters.donations, progress: { Log.note("store: \(Format.count($0)) donations") },
+                    progressInterval: 1_000_000, expectedDonations: parameters.donations,
+                    progress: { Log.note("store: \(Format.count($0)) donations") },
                     next: {
                         guard let donation = stream.next() else { return nil }
                         line += 1
@@ -55,7 +58,8 @@ enum StoreBenchmark {
             let seconds = timed.nanoseconds / 1e9
             print(
                 "| importDonations, \(Format.count(timed.result.recorded)) donations (one run) | "
-                    + "\(Format.fixed(seconds, 2)) s, \(Format.count(Int(Double(timed.result.recorded) / seconds))) donations/s |")
+                    + "\(Format.fixed(seconds, 2)) s, \(Format.count(Int(Double(timed.result.recorded) / seconds))) donations/s |"
+            )
         }
 
         var opens: [Double] = []
@@ -88,7 +92,8 @@ enum StoreBenchmark {
     /// 128 bits as an upper-case UUID string, like the generator's identifiers.
     static func uuid(_ bits: (UInt64, UInt64)) -> String {
         func hex(_ value: UInt64, _ width: Int) -> String {
-            let text = String(value & (width == 16 ? UInt64.max : (1 << (4 * UInt64(width))) - 1), radix: 16, uppercase: true)
+            let text = String(
+                value & (width == 16 ? UInt64.max : (1 << (4 * UInt64(width))) - 1), radix: 16, uppercase: true)
             return String(repeating: "0", count: width - text.count) + text
         }
         return hex(bits.0 >> 32, 8) + "-" + hex(bits.0 >> 16, 4) + "-" + hex(bits.0 & 0x0FFF | 0x4000, 4) + "-"

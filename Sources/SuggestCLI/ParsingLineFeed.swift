@@ -44,7 +44,9 @@ final class ParsingLineFeed {
                 more = source.nextLine { bytes in
                     if source.lineWasTooLong {
                         let message = "the line is longer than \(source.maximumLineLength >> 20) MiB"
-                        lines.append(ParsedLine(line: source.lineNumber, donation: .failure(InputError(field: nil, message: message))))
+                        lines.append(
+                            ParsedLine(
+                                line: source.lineNumber, donation: .failure(InputError(field: nil, message: message))))
                         return
                     }
                     if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }  // blank lines are allowed

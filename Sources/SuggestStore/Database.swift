@@ -77,7 +77,7 @@ public final class Database {
         while true {
             do {
                 return try execute("PRAGMA journal_mode = WAL")
-            } catch where error.primaryCode == SQLITE_BUSY && waited < Database.busyTimeoutMilliseconds {
+            } catch  where error.primaryCode == SQLITE_BUSY && waited < Database.busyTimeoutMilliseconds {
                 usleep(UInt32(pauseMilliseconds) * 1000)
                 waited += pauseMilliseconds
             }
@@ -148,7 +148,8 @@ public final class Database {
     public func setCheckpointOnClose(_ enabled: Bool) throws(SQLiteError) {
         let applied = suggest_sqlite3_db_config_flag(handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, enabled ? 0 : 1)
         guard applied == (enabled ? 0 : 1) else {
-            throw SQLiteError(code: SQLITE_ERROR, message: "SQLite refused SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE", systemErrorNumber: 0)
+            throw SQLiteError(
+                code: SQLITE_ERROR, message: "SQLite refused SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE", systemErrorNumber: 0)
         }
     }
 

@@ -214,7 +214,9 @@ final class DonationWriter {
     ) {
         let intent = metadata
         // The latest version first: a conversation's next donation usually says what its last one said.
-        if let known = snapshots[conversationID]?.last(where: { $0.intent == intent }) { return (known.id, known.isGroup) }
+        if let known = snapshots[conversationID]?.last(where: { $0.intent == intent }) {
+            return (known.id, known.isGroup)
+        }
         var writer = JSONWriter()
         metadata.write(to: &writer)
         let body = writer.text
@@ -227,8 +229,10 @@ final class DonationWriter {
         {
             result = (existing, intent.isGroup)
         } else {
-            try database.statement("INSERT INTO snapshots(conversation_id, body, is_group, body_key) VALUES (?, ?, ?, ?)")
-                .run([.integer(conversationID), .text(body), .integer(intent.isGroup ? 1 : 0), .integer(bodyKey)])
+            try database.statement(
+                "INSERT INTO snapshots(conversation_id, body, is_group, body_key) VALUES (?, ?, ?, ?)"
+            )
+            .run([.integer(conversationID), .text(body), .integer(intent.isGroup ? 1 : 0), .integer(bodyKey)])
             result = (database.lastInsertRowID, intent.isGroup)
             let people = try database.statement(
                 "INSERT OR IGNORE INTO conversation_people(account, person_key, conversation_id) VALUES (?, ?, ?)")
@@ -239,7 +243,8 @@ final class DonationWriter {
                 }
             }
         }
-        snapshots[conversationID, default: []].append(KnownSnapshot(intent: intent, id: result.id, isGroup: result.isGroup))
+        snapshots[conversationID, default: []].append(
+            KnownSnapshot(intent: intent, id: result.id, isGroup: result.isGroup))
         return result
     }
 
@@ -293,7 +298,9 @@ final class DonationWriter {
     private func generateIdentifier() -> String {
         let high = random.next() as UInt64
         let low = random.next() as UInt64
-        let hex = String(high, radix: 16, uppercase: true).leftPadded(16) + String(low, radix: 16, uppercase: true).leftPadded(16)
+        let hex =
+            String(high, radix: 16, uppercase: true).leftPadded(16)
+            + String(low, radix: 16, uppercase: true).leftPadded(16)
         let characters = Array(hex)
         return String(characters[0..<8]) + "-" + String(characters[8..<12]) + "-" + String(characters[12..<16]) + "-"
             + String(characters[16..<20]) + "-" + String(characters[20..<32])

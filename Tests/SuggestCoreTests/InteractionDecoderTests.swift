@@ -119,7 +119,9 @@ extension Interaction {
     fileprivate init(jsonBytes line: String) throws(InputError) {
         var copy = line
         let result: Result<Interaction, InputError> = copy.withUTF8 { buffer in
-            do throws(InputError) { return .success(try Interaction(jsonBytes: buffer, defaultAccount: "fallback")) } catch { return .failure(error) }
+            do throws(InputError) {
+                return .success(try Interaction(jsonBytes: buffer, defaultAccount: "fallback"))
+            } catch { return .failure(error) }
         }
         self = try result.get()
     }

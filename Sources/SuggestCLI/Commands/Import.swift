@@ -49,10 +49,14 @@ enum Import: Command {
         // Durable before it is reported, and a large import's log does not stay on disk for later commands to read.
         if report.recorded > 0 { try store.checkpoint() }
         for error in report.rejected.prefix(20) { io.err("suggest import: skipped \(error)\n") }
-        if report.rejected.count > 20 { io.err("suggest import: skipped \(report.rejected.count - 20) more invalid lines\n") }
+        if report.rejected.count > 20 {
+            io.err("suggest import: skipped \(report.rejected.count - 20) more invalid lines\n")
+        }
         var summary = "imported \(report.recorded) donation\(report.recorded == 1 ? "" : "s")"
         if report.duplicates > 0 { summary += ", \(report.duplicates) already recorded" }
-        if report.expired > 0 { summary += ", \(report.expired) older than the retention period (not kept; see 'suggest config')" }
+        if report.expired > 0 {
+            summary += ", \(report.expired) older than the retention period (not kept; see 'suggest config')"
+        }
         if !report.rejected.isEmpty { summary += ", \(report.rejected.count) invalid lines skipped" }
         io.out(summary + "\n")
         return ExitCode.success
@@ -66,7 +70,9 @@ enum Import: Command {
             let interaction = try Interaction(jsonBytes: bytes, defaultAccount: account)
             if enforceAccount, interaction.account != account {
                 return .failure(
-                    InputError(field: "account", message: "'\(interaction.account.prefix(60))' differs from --account \(account)"))
+                    InputError(
+                        field: "account",
+                        message: "'\(interaction.account.prefix(60))' differs from --account \(account)"))
             }
             return .success(interaction)
         } catch {

@@ -30,7 +30,7 @@ struct InteractionDecoder {
         }
     }
 
-    // MARK: The three objects of a donation
+    // MARK: The objects of a donation
 
     private mutating func interaction(defaultAccount: String) throws(GiveUp) -> Interaction {
         var account: String?
@@ -53,7 +53,10 @@ struct InteractionDecoder {
                 } else {
                     direction = .unspecified
                 }
-            case "intent": intent = try decoder.nullable { (decoder: inout InteractionDecoder) throws(GiveUp) in try decoder.intent() }
+            case "intent":
+                intent = try decoder.nullable { (decoder: inout InteractionDecoder) throws(GiveUp) in
+                    try decoder.intent()
+                }
             case "engagedSuggestion": engaged = try decoder.bool() ?? false
             default: try decoder.skipValue()
             }
@@ -78,10 +81,15 @@ struct InteractionDecoder {
             case "conversationIdentifier": conversation = try decoder.string()
             case "speakableGroupName": groupName = try decoder.string()
             case "serviceName": service = try decoder.string()
-            case "sender": sender = try decoder.nullable { (decoder: inout InteractionDecoder) throws(GiveUp) in try decoder.person() }
+            case "sender":
+                sender = try decoder.nullable { (decoder: inout InteractionDecoder) throws(GiveUp) in
+                    try decoder.person()
+                }
             case "recipients":
                 recipients = []
-                try decoder.array { (decoder: inout InteractionDecoder) throws(GiveUp) in recipients.append(try decoder.person()) }
+                try decoder.array { (decoder: inout InteractionDecoder) throws(GiveUp) in
+                    recipients.append(try decoder.person())
+                }
             case "image": image = try decoder.string()
             case "contentTypes":
                 contentTypes = []
@@ -106,7 +114,9 @@ struct InteractionDecoder {
             case "customIdentifier": person.customIdentifier = try decoder.string()
             case "displayName": person.displayName = try decoder.string()
             case "personHandle":
-                person.personHandle = try decoder.nullable { (decoder: inout InteractionDecoder) throws(GiveUp) in try decoder.handle() }
+                person.personHandle = try decoder.nullable { (decoder: inout InteractionDecoder) throws(GiveUp) in
+                    try decoder.handle()
+                }
             case "contactIdentifier": person.contactIdentifier = try decoder.string()
             case "image": person.image = try decoder.string()
             case "isMe": person.isMe = try decoder.bool()
@@ -181,9 +191,15 @@ struct InteractionDecoder {
 
     private mutating func bool() throws(GiveUp) -> Bool? {
         switch parser.current {
-        case UInt8(ascii: "t"): try literal("true"); return true
-        case UInt8(ascii: "f"): try literal("false"); return false
-        case UInt8(ascii: "n"): try literal("null"); return nil
+        case UInt8(ascii: "t"):
+            try literal("true")
+            return true
+        case UInt8(ascii: "f"):
+            try literal("false")
+            return false
+        case UInt8(ascii: "n"):
+            try literal("null")
+            return nil
         default: throw GiveUp()
         }
     }
@@ -196,7 +212,9 @@ struct InteractionDecoder {
                 guard let parsed = Timestamp(rfc3339UTF8: raw) else { throw GiveUp() }
                 date = parsed
             } else {
-                guard let text = try? parser.parseString(), let parsed = Timestamp(rfc3339: text) else { throw GiveUp() }
+                guard let text = try? parser.parseString(), let parsed = Timestamp(rfc3339: text) else {
+                    throw GiveUp()
+                }
                 date = parsed
             }
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
@@ -251,7 +269,8 @@ struct InteractionDecoder {
 
     /// Reads an object, calling `member` with the cursor on each member's value. `member` must consume it.
     private mutating func object(_ member: (inout InteractionDecoder, Key) throws(GiveUp) -> Void) throws(GiveUp) {
-        try delimited(open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) { (decoder: inout InteractionDecoder) throws(GiveUp) in
+        try delimited(open: UInt8(ascii: "{"), close: UInt8(ascii: "}")) {
+            (decoder: inout InteractionDecoder) throws(GiveUp) in
             let key = try decoder.key()
             decoder.parser.skipWhitespace()
             guard decoder.parser.current == UInt8(ascii: ":") else { throw GiveUp() }
