@@ -13,9 +13,12 @@ func processEnvironment() -> [String: String] {
     var environment: [String: String] = [:]
     var entry = environ
     while let pointer = entry.pointee {
-        let pair = String(cString: pointer)
-        if let equals = pair.firstIndex(of: "=") {
-            environment[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+        // Split at the first "=" in bytes: NAME=VALUE needs no grapheme segmentation, which a search of the
+        // String by Character would do for every variable of every process start.
+        let pair = UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))
+        if let equals = pair.firstIndex(of: UInt8(ascii: "=")) {
+            environment[String(decoding: pair[..<equals], as: UTF8.self)] =
+                String(decoding: pair[(equals + 1)...], as: UTF8.self)
         }
         entry += 1
     }
