@@ -70,48 +70,25 @@ enum ParseBenchmark {
         return failures == 0 && mismatches == 0 ? 0 : 1
     }
 
-    /// Calls `body` with each line's bytes (without the newline) until it returns false or the file ends.
+    /// Calls `body` with each non-empty line's bytes (without the newline, a `\r` before it kept) until it returns
+    /// false or the file ends.
     static func forEachLine(_ path: String, _ body: (UnsafeBufferPointer<UInt8>) throws -> Bool) throws {
-        let descriptor = open(path, O_RDONLY)
-        guard descriptor >= 0 else {
-            throw BenchArguments.UsageError("cannot read \(path): \(String(cString: strerror(errno)))")
+        let lines: LineStream
+        do {
+            lines = try LineStream(path: path, carriageReturns: .keep)
+        } catch {
+            throw BenchArguments.UsageError("cannot read \(path): \(error.reason)")
         }
-        defer { close(descriptor) }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        var filled = 0
         while true {
-            let count = buffer.withUnsafeMutableBytes { raw in
-                guard let base = raw.baseAddress else { return -1 }
-                return read(descriptor, base + filled, raw.count - filled)
+            let line: UnsafeBufferPointer<UInt8>?
+            do {
+                line = try lines.nextLine()
+            } catch {
+                throw BenchArguments.UsageError("cannot read \(path)")
             }
-            if count < 0 { throw BenchArguments.UsageError("cannot read \(path)") }
-            filled += count
-            var start = 0
-            let keepGoing = try buffer.withUnsafeBufferPointer { all -> Bool in
-                var offset = 0
-                while offset < filled {
-                    if all[offset] == 10 {
-                        if offset > start, try !body(UnsafeBufferPointer(rebasing: all[start..<offset])) {
-                            return false
-                        }
-                        start = offset + 1
-                    }
-                    offset += 1
-                }
-                return true
-            }
-            if !keepGoing { return }
-            if count == 0 {
-                if filled > start {
-                    _ = try buffer.withUnsafeBufferPointer {
-                        try body(UnsafeBufferPointer(rebasing: $0[start..<filled]))
-                    }
-                }
-                return
-            }
-            buffer.replaceSubrange(0..<filled - start, with: buffer[start..<filled])
-            filled -= start
-            if filled == buffer.count { buffer.append(contentsOf: repeatElement(0, count: buffer.count)) }
+            guard let line else { return }
+            if line.isEmpty { continue }
+            guard try body(line) else { return }
         }
     }
 }

@@ -78,8 +78,8 @@ extension Evaluator {
         defer { pipe.cancel() }
         DispatchQueue.global().async {
             do {
-                let reader = try LineBatchReader(source)
-                while let batch = try reader.next() {
+                let lines = try LineReader.open(source)
+                while let batch = try LineReader.nextBatch(of: lines, from: source) {
                     guard pipe.put(.success(try batch.donations())) else { return }
                 }
                 _ = pipe.put(nil)

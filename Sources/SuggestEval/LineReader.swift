@@ -1,16 +1,11 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import SuggestCore
 
 /// Reads text line by line from a file, a file descriptor or a string, without Foundation and without copying
-/// lines that fit in the read buffer.
+/// lines that fit in the read buffer: `LineStream`, with the sources and errors of `SuggestEval`.
 ///
-/// Lines end at `\n`; a `\r` before it is dropped, and a last line without `\n` still counts. Line numbers are
-/// 1-based, as error messages show them. The bytes handed to the body are valid only during the call.
+/// Lines end at `\n`; a `\r` before it is dropped, and a last line without `\n` still counts (its final `\r`
+/// dropped too). Line numbers are 1-based, as error messages show them. The bytes handed to the body are valid only
+/// during the call.
 public enum LineReader {
     /// Where lines come from.
     public enum Source: Sendable {
@@ -31,8 +26,8 @@ public enum LineReader {
         }
     }
 
-    /// The size of one `read`.
-    static let chunkSize = 1 << 20
+    /// Roughly how many bytes one batch of `nextBatch` holds.
+    static let batchSize = 4 << 20
 
     /// Calls `body` with each line's bytes and 1-based number.
     /// - Throws: `FileError` when the file cannot be opened or read; whatever `body` throws, unchanged.
@@ -40,78 +35,43 @@ public enum LineReader {
     public static func forEachLine(
         in source: Source, _ body: (UnsafeBufferPointer<UInt8>, Int) throws -> Void
     ) throws {
+        let lines = try open(source)
+        while true {
+            let line: UnsafeBufferPointer<UInt8>?
+            do {
+                line = try lines.nextLine()
+            } catch {
+                throw FileError(path: source.name, operation: "read", reason: error.reason)
+            }
+            guard let line else { return }
+            try body(line, lines.lineNumber)
+        }
+    }
+
+    /// A stream of `source`'s lines, `\r` dropped at their ends, read in 1 MiB reads.
+    /// - Throws: `FileError` when the file cannot be opened.
+    static func open(_ source: Source) throws(FileError) -> LineStream {
         switch source {
         case .file(let path):
-            let descriptor = open(path, O_RDONLY)
-            guard descriptor >= 0 else { throw FileError.current(path: path, operation: "open") }
-            defer { close(descriptor) }
-            try forEachLine(descriptor: descriptor, name: path, body)
-        case .fileDescriptor(let descriptor, let name):
-            try forEachLine(descriptor: descriptor, name: name, body)
+            do {
+                return try LineStream(path: path)
+            } catch {
+                throw FileError(path: path, operation: "open", reason: error.reason)
+            }
+        case .fileDescriptor(let descriptor, _):
+            return LineStream(descriptor: descriptor)
         case .text(let text):
-            var copy = text
-            try copy.withUTF8 { bytes in
-                var number = 0
-                var start = 0
-                var index = 0
-                while index < bytes.count {
-                    if bytes[index] == 0x0A {
-                        number += 1
-                        try body(trimmed(UnsafeBufferPointer(rebasing: bytes[start..<index])), number)
-                        start = index + 1
-                    }
-                    index += 1
-                }
-                if start < bytes.count {
-                    try body(trimmed(UnsafeBufferPointer(rebasing: bytes[start...])), number + 1)
-                }
-            }
+            return LineStream(bytes: Array(text.utf8))
         }
     }
 
-    private static func forEachLine(
-        descriptor: Int32, name: String, _ body: (UnsafeBufferPointer<UInt8>, Int) throws -> Void
-    ) throws {
-        let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: chunkSize)
-        defer { buffer.deallocate() }
-        guard let base = buffer.baseAddress else { return }
-        // The start of a line that spans two reads.
-        var carry: [UInt8] = []
-        var number = 0
-        while true {
-            let count = read(descriptor, base, chunkSize)
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw FileError.current(path: name, operation: "read")
-            }
-            if count == 0 { break }
-            var start = 0
-            while start < count {
-                guard let found = memchr(base + start, 0x0A, count - start) else {
-                    carry.append(contentsOf: UnsafeBufferPointer(start: base + start, count: count - start))
-                    break
-                }
-                let end = found.assumingMemoryBound(to: UInt8.self) - base
-                number += 1
-                if carry.isEmpty {
-                    try body(trimmed(UnsafeBufferPointer(start: base + start, count: end - start)), number)
-                } else {
-                    carry.append(contentsOf: UnsafeBufferPointer(start: base + start, count: end - start))
-                    try carry.withUnsafeBufferPointer { try body(trimmed($0), number) }
-                    carry.removeAll(keepingCapacity: true)
-                }
-                start = end + 1
-            }
+    /// The next batch of whole lines of about `batchSize` bytes from `lines`, opened on `source`; `nil` at the end.
+    /// - Throws: `FileError` when the source cannot be read.
+    static func nextBatch(of lines: LineStream, from source: Source) throws(FileError) -> LineBatch? {
+        do {
+            return try lines.nextBatch(minimumBytes: batchSize)
+        } catch {
+            throw FileError(path: source.name, operation: "read", reason: error.reason)
         }
-        if !carry.isEmpty {
-            try carry.withUnsafeBufferPointer { try body(trimmed($0), number + 1) }
-        }
-    }
-
-    /// The line without a final `\r`.
-    @inline(__always)
-    private static func trimmed(_ line: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
-        if let last = line.last, last == 0x0D { return UnsafeBufferPointer(rebasing: line.dropLast()) }
-        return line
     }
 }

@@ -1,0 +1,305 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// Lines read from a file descriptor or from bytes in memory, one at a time or in batches of whole lines: the one
+/// reader behind `suggest import`, `donate --json`, `share`, `eval`, the converters and `suggest-bench parse`.
+///
+/// Lines end at `\n`, which is not part of the line; a last line without `\n` still counts. What happens to a `\r`
+/// before the line break, to a line longer than a limit and to a failed `read` is the caller's choice, because the
+/// commands that read lines have always differed there (see `CarriageReturns`, `maximumLineLength`, `OnReadError`).
+/// Line numbers are 1-based and count every line, blank ones too.
+public final class LineStream {
+    /// What happens to a `\r` at the end of a line.
+    public enum CarriageReturns: Sendable {
+        /// Kept: a line is every byte before its `\n` (`suggest-bench parse`).
+        case keep
+        /// A `\r` right before `\n` is dropped; a last line without `\n` keeps a final `\r` (`suggest import`).
+        case dropBeforeNewline
+        /// A final `\r` is dropped from every line, the last one too (`suggest eval`, the converters).
+        case drop
+    }
+
+    /// What a failed `read` does.
+    public enum OnReadError: Sendable {
+        /// `nextLine`, `nextBatch` and `readAll` throw it; the part of a line read before it is not handed out.
+        case throwError
+        /// It ends the input as the end of the file would: what was read is handed out, then nothing more.
+        case endInput
+    }
+
+    /// A failed `open` or `read`, with the system's error number.
+    public struct SystemError: Error, Sendable, Equatable {
+        public var code: Int32
+
+        public init(code: Int32) { self.code = code }
+
+        /// The error for the current `errno`.
+        public static var current: SystemError { SystemError(code: errno) }
+
+        /// The system's message (`No such file or directory`).
+        public var reason: String { strerror(code).map { String(cString: $0) } ?? "error \(code)" }
+    }
+
+    /// The descriptor read, or -1 for bytes in memory.
+    private let descriptor: Int32
+    private let closesDescriptor: Bool
+    /// The size of one `read`.
+    private let chunkSize: Int
+    private let carriageReturns: CarriageReturns
+    private let onReadError: OnReadError
+    /// The bytes read and not yet handed out are `storage[start..<end]`.
+    private var storage: UnsafeMutablePointer<UInt8>
+    private var capacity: Int
+    private var start = 0
+    private var end = 0
+    /// How far past `start` the buffer is known to hold no line break, so that a long line is searched once, not
+    /// again after every read.
+    private var searched = 0
+    private var atEnd = false
+    private let memoryCount: Int?
+    private var skippingLongLine = false
+
+    /// Lines longer than this (`nil`: no limit) are not kept whole: `nextLine` hands over an empty line and sets
+    /// `lineWasTooLong`. The part read so far is dropped whenever it passes the limit before its line break comes,
+    /// so memory stays bounded (`import /dev/zero`); with reads of `chunkSize`, a line up to a read longer than the
+    /// limit may still pass whole.
+    public let maximumLineLength: Int?
+    /// Whether the line `nextLine` returned last was cut for being longer than `maximumLineLength`.
+    public private(set) var lineWasTooLong = false
+    /// The number of the line handed out last (1-based); after a batch, of the batch's last line.
+    public private(set) var lineNumber = 0
+    /// Bytes handed out so far (line breaks included, the dropped part of an over-long line not), for progress.
+    public private(set) var bytesRead = 0
+
+    /// Reads an open descriptor (`0` for standard input).
+    /// - Parameters:
+    ///   - closesDescriptor: whether the stream closes `descriptor` when it goes.
+    ///   - chunkSize: the size of one `read`.
+    public init(
+        descriptor: Int32, closesDescriptor: Bool = false, chunkSize: Int = 1 << 20,
+        maximumLineLength: Int? = nil, carriageReturns: CarriageReturns = .drop,
+        onReadError: OnReadError = .throwError
+    ) {
+        self.descriptor = descriptor
+        self.closesDescriptor = closesDescriptor
+        self.chunkSize = max(chunkSize, 1)
+        self.maximumLineLength = maximumLineLength
+        self.carriageReturns = carriageReturns
+        self.onReadError = onReadError
+        memoryCount = nil
+        capacity = 2 * self.chunkSize
+        storage = .allocate(capacity: capacity)
+    }
+
+    /// Reads bytes in memory, all of them at once.
+    public init(
+        bytes: [UInt8], maximumLineLength: Int? = nil, carriageReturns: CarriageReturns = .drop
+    ) {
+        descriptor = -1
+        closesDescriptor = false
+        chunkSize = 1
+        self.maximumLineLength = maximumLineLength
+        self.carriageReturns = carriageReturns
+        onReadError = .endInput
+        memoryCount = bytes.count
+        capacity = max(bytes.count, 1)
+        storage = .allocate(capacity: capacity)
+        bytes.withUnsafeBufferPointer { source in
+            if let base = source.baseAddress { storage.update(from: base, count: source.count) }
+        }
+        end = bytes.count
+    }
+
+    /// Opens a file for reading; the stream closes it.
+    /// - Throws: `SystemError` when `open` fails.
+    public convenience init(
+        path: String, chunkSize: Int = 1 << 20, maximumLineLength: Int? = nil,
+        carriageReturns: CarriageReturns = .drop, onReadError: OnReadError = .throwError
+    ) throws(SystemError) {
+        let descriptor = open(path, O_RDONLY)
+        guard descriptor >= 0 else { throw .current }
+        self.init(
+            descriptor: descriptor, closesDescriptor: true, chunkSize: chunkSize,
+            maximumLineLength: maximumLineLength, carriageReturns: carriageReturns, onReadError: onReadError)
+    }
+
+    deinit {
+        storage.deallocate()
+        if closesDescriptor { close(descriptor) }
+    }
+
+    /// The size of the input when it is a regular file or bytes in memory (for progress in percent), else `nil`.
+    public var totalBytes: Int? {
+        if let memoryCount { return memoryCount }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        return Int(info.st_size)
+    }
+
+    /// The next line's bytes, without its line break, or `nil` at the end of the input. The bytes are valid until
+    /// the next call on this stream.
+    /// - Throws: `SystemError` when a `read` fails and the stream was made with `.throwError`.
+    /// - Complexity: O(n) in the length of the line, amortised.
+    public func nextLine() throws(SystemError) -> UnsafeBufferPointer<UInt8>? {
+        var newline = firstNewline()
+        while newline == nil && !atEnd {
+            if try fill(droppingLongLine: true) { newline = firstNewline() } else { atEnd = true }
+        }
+        let lineEnd: Int
+        if let newline {
+            bytesRead += newline + 1 - start
+            lineEnd = newline - (carriageReturns != .keep && endsInCarriageReturn(start, newline) ? 1 : 0)
+        } else {
+            // The input has ended: what is left is a last line without a line break, if anything.
+            guard start < end || skippingLongLine else { return nil }
+            bytesRead += end - start
+            lineEnd = end - (carriageReturns == .drop && endsInCarriageReturn(start, end) ? 1 : 0)
+        }
+        lineNumber += 1
+        let lineStart = skippingLongLine ? lineEnd : start
+        start = newline.map { $0 + 1 } ?? end
+        searched = 0
+        lineWasTooLong = skippingLongLine
+        skippingLongLine = false
+        return UnsafeBufferPointer(start: storage + lineStart, count: lineEnd - lineStart)
+    }
+
+    /// The next run of whole lines, at least `minimumBytes` long unless the input ends first (a line longer than
+    /// that makes a batch of its own), or `nil` at the end of the input. `maximumLineLength` does not apply.
+    /// - Throws: `SystemError` when a `read` fails and the stream was made with `.throwError`; the lines read since
+    ///   the last batch are then not handed out.
+    public func nextBatch(minimumBytes: Int) throws(SystemError) -> LineBatch? {
+        while !atEnd && (end - start < minimumBytes || firstNewline() == nil) {
+            if !(try fill(droppingLongLine: false)) { atEnd = true }
+        }
+        var cut = end
+        if !atEnd {
+            while storage[cut - 1] != 0x0A { cut -= 1 }
+        }
+        guard cut > start else { return nil }
+        let lines = UnsafeBufferPointer(start: storage + start, count: cut - start)
+        let batch = LineBatch(bytes: Array(lines), firstLine: lineNumber + 1, carriageReturns: carriageReturns)
+        var breaks = 0
+        for byte in lines where byte == 0x0A { breaks += 1 }
+        lineNumber += breaks + (storage[cut - 1] == 0x0A ? 0 : 1)
+        bytesRead += cut - start
+        // What is left is the start of one line: move it to the front now, while it is short, so that the reads
+        // for the next batch do not have to move a batch's worth of lines.
+        memmove(storage, storage + cut, end - cut)
+        end -= cut
+        start = 0
+        searched = 0
+        return batch
+    }
+
+    /// Everything that is left, as bytes. Reads past `maximumLineLength` drop what was read so far, as `nextLine`
+    /// does for an unfinished line.
+    /// - Throws: `SystemError` when a `read` fails and the stream was made with `.throwError`.
+    public func readAll() throws(SystemError) -> [UInt8] {
+        while !atEnd, try fill(droppingLongLine: true) {}
+        atEnd = true
+        let rest = Array(UnsafeBufferPointer(start: storage + start, count: end - start))
+        start = end
+        searched = 0
+        bytesRead += rest.count
+        return rest
+    }
+
+    private func endsInCarriageReturn(_ lineStart: Int, _ lineEnd: Int) -> Bool {
+        lineEnd > lineStart && storage[lineEnd - 1] == 0x0D
+    }
+
+    /// The index of the first `\n` at or after `start`, remembering how far there is none.
+    private func firstNewline() -> Int? {
+        let from = start + searched
+        if from < end, let found = memchr(storage + from, 0x0A, end - from) {
+            return UnsafeRawPointer(storage).distance(to: UnsafeRawPointer(found))
+        }
+        searched = end - start
+        return nil
+    }
+
+    /// Reads one more chunk after `end`.
+    /// - Parameter droppingLongLine: whether an unfinished line past `maximumLineLength` is dropped first.
+    /// - Returns: `false` at the end of the input (or at a failed `read`, with `.endInput`).
+    private func fill(droppingLongLine: Bool) throws(SystemError) -> Bool {
+        if droppingLongLine, let maximumLineLength, end - start > maximumLineLength {
+            end = start
+            searched = 0
+            skippingLongLine = true
+        }
+        guard descriptor >= 0 else { return false }
+        if capacity - end < chunkSize {
+            let kept = end - start
+            if kept + chunkSize > capacity {
+                capacity = max(2 * capacity, kept + chunkSize)
+                let larger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity)
+                larger.update(from: storage + start, count: kept)
+                storage.deallocate()
+                storage = larger
+            } else {
+                memmove(storage, storage + start, kept)
+            }
+            start = 0
+            end = kept
+        }
+        var count: Int
+        repeat {
+            count = read(descriptor, storage + end, chunkSize)
+        } while count < 0 && errno == EINTR
+        if count < 0 {
+            if onReadError == .endInput { return false }
+            throw .current
+        }
+        end += count
+        return count > 0
+    }
+}
+
+/// A run of whole lines read ahead (`LineStream.nextBatch`), so that another thread can take them apart.
+public struct LineBatch: Sendable {
+    /// The bytes of the lines, each ending in `\n` except perhaps the last line of the input.
+    public var bytes: [UInt8]
+    /// The 1-based number of the first line.
+    public var firstLine: Int
+    /// What the stream does to a `\r` at the end of a line, done here too.
+    public var carriageReturns: LineStream.CarriageReturns
+
+    public init(bytes: [UInt8], firstLine: Int, carriageReturns: LineStream.CarriageReturns = .drop) {
+        self.bytes = bytes
+        self.firstLine = firstLine
+        self.carriageReturns = carriageReturns
+    }
+
+    /// Calls `body` with each line's bytes (without its line break, `\r` as the stream treats it) and number.
+    public func forEachLine<Failure: Error>(
+        _ body: (UnsafeBufferPointer<UInt8>, Int) throws(Failure) -> Void
+    ) throws(Failure) {
+        let result: Result<Void, Failure> = bytes.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return .success(()) }
+            var start = 0
+            var line = firstLine
+            while start < buffer.count {
+                let found = memchr(base + start, 0x0A, buffer.count - start)
+                let end = found.map { UnsafeRawPointer(base).distance(to: UnsafeRawPointer($0)) } ?? buffer.count
+                var stop = end
+                let dropsReturn = found == nil ? carriageReturns == .drop : carriageReturns != .keep
+                if dropsReturn, stop > start, buffer[stop - 1] == 0x0D { stop -= 1 }
+                do throws(Failure) {
+                    try body(UnsafeBufferPointer(rebasing: buffer[start..<stop]), line)
+                } catch {
+                    return .failure(error)
+                }
+                start = end + 1
+                line += 1
+            }
+            return .success(())
+        }
+        try result.get()
+    }
+}
