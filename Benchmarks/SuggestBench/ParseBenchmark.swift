@@ -51,20 +51,24 @@ enum ParseBenchmark {
             return true
         }
         let perLine = (jsonNanoseconds + modelNanoseconds) / Double(max(lines, 1))
+        // Lines per second, 0 when nothing was timed (an empty file): a rate of 0/0 cannot become an Int.
+        func rate(_ nanoseconds: Double) -> String {
+            nanoseconds > 0 ? Format.count(Int(Double(lines) / (nanoseconds / 1e9))) : "0"
+        }
         print("## parse: \(path), \(Format.count(lines)) lines, \(failures) rejected, \(mismatches) read differently")
         print("")
         print("| measure | per line | lines/s |")
         print("|---|---|---|")
         print(
             "| Interaction(jsonBytes:), direct | \(Format.duration(directNanoseconds / Double(max(lines, 1)))) | "
-                + "\(Format.count(Int(Double(lines) / (directNanoseconds / 1e9)))) |")
+                + "\(rate(directNanoseconds)) |")
         print(
             "| JSONParser.parse(bytes:) | \(Format.duration(jsonNanoseconds / Double(max(lines, 1)))) | "
-                + "\(Format.count(Int(Double(lines) / (jsonNanoseconds / 1e9)))) |")
+                + "\(rate(jsonNanoseconds)) |")
         print(
             "| Interaction(json:) | \(Format.duration(modelNanoseconds / Double(max(lines, 1)))) | "
-                + "\(Format.count(Int(Double(lines) / (modelNanoseconds / 1e9)))) |")
-        print("| tree: both | \(Format.duration(perLine)) | \(Format.count(Int(1e9 / perLine))) |")
+                + "\(rate(modelNanoseconds)) |")
+        print("| tree: both | \(Format.duration(perLine)) | \(rate(jsonNanoseconds + modelNanoseconds)) |")
         print("")
         print("checksum \(checksum.hex)")
         return failures == 0 && mismatches == 0 ? 0 : 1

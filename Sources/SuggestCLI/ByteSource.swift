@@ -10,9 +10,11 @@ import SuggestCore
 
 /// A stream of bytes read in chunks: a file, standard input, or bytes in memory (tests). The lines are
 /// `LineStream`'s, read as `import` always has: in 64 KiB reads, a `\r` dropped only before a `\n`, lines over
-/// 64 MiB cut, and a failed read taken for the end of the input.
+/// 64 MiB cut. A failed read is an error that names the input (exit 1), never a quiet end of it.
 public final class ByteSource {
     private let lines: LineStream
+    /// How errors name the input: its path, or "standard input".
+    private let name: String
     /// The number of the line `nextLine` returned last (1-based).
     public var lineNumber: Int { lines.lineNumber }
     /// Bytes consumed so far, for progress.
@@ -25,18 +27,22 @@ public final class ByteSource {
     private static let chunkSize = 1 << 16
     private static let lineLimit = 64 << 20
 
-    private init(descriptor: Int32, closesDescriptor: Bool) {
+    private init(descriptor: Int32, closesDescriptor: Bool, name: String) {
         lines = LineStream(
             descriptor: descriptor, closesDescriptor: closesDescriptor, chunkSize: Self.chunkSize,
-            maximumLineLength: Self.lineLimit, carriageReturns: .dropBeforeNewline, onReadError: .endInput)
+            maximumLineLength: Self.lineLimit, carriageReturns: .dropBeforeNewline, onReadError: .throwError)
+        self.name = name
     }
 
     /// Reads from an open descriptor (standard input is 0).
-    public convenience init(descriptor: Int32) { self.init(descriptor: descriptor, closesDescriptor: false) }
+    public convenience init(descriptor: Int32) {
+        self.init(descriptor: descriptor, closesDescriptor: false, name: descriptor == 0 ? "standard input" : "input")
+    }
 
     /// Reads from bytes in memory.
     public init(bytes: [UInt8]) {
         lines = LineStream(bytes: bytes, maximumLineLength: Self.lineLimit, carriageReturns: .dropBeforeNewline)
+        name = "input"
     }
 
     public convenience init(text: String) { self.init(bytes: Array(text.utf8)) }
@@ -53,20 +59,38 @@ public final class ByteSource {
             close(fd)
             throw CommandError.usage("\(path) is a directory, not a file")
         }
-        self.init(descriptor: fd, closesDescriptor: true)
+        self.init(descriptor: fd, closesDescriptor: true, name: path)
     }
 
     /// The size of the file behind the source, when it is a regular file (for progress in percent).
     public var totalBytes: Int? { lines.totalBytes }
 
     /// Calls `body` with the next line's bytes (without the line break), or returns `false` at the end.
-    public func nextLine(_ body: (UnsafeBufferPointer<UInt8>) throws -> Void) rethrows -> Bool {
-        // `try?` loses nothing: made with `.endInput`, the stream ends at a failed read instead of throwing.
-        guard let line = try? lines.nextLine() else { return false }
-        try body(line)
+    /// - Throws: `CommandError.failure` when reading fails (`suggest import - < directory`).
+    public func nextLine(_ body: (UnsafeBufferPointer<UInt8>) -> Void) throws(CommandError) -> Bool {
+        let line: UnsafeBufferPointer<UInt8>?
+        do {
+            line = try lines.nextLine()
+        } catch {
+            throw CommandError.failure("cannot read \(name): \(error.reason)")
+        }
+        guard let line else { return false }
+        body(line)
         return true
     }
 
-    /// Everything that is left, as bytes.
-    public func readAll() -> [UInt8] { (try? lines.readAll()) ?? [] }
+    /// Everything that is left, as bytes: one document (`donate --json`, `share --json`).
+    /// - Throws: `CommandError.usage` when it is longer than `maximumLineLength`, `.failure` when reading fails.
+    public func readAll() throws(CommandError) -> [UInt8] {
+        let all: [UInt8]?
+        do {
+            all = try lines.readAll()
+        } catch {
+            throw CommandError.failure("cannot read \(name): \(error.reason)")
+        }
+        guard let all else {
+            throw CommandError.usage("\(name) is longer than \(maximumLineLength >> 20) MiB; one donation or request is a few KB")
+        }
+        return all
+    }
 }

@@ -41,16 +41,24 @@ final class ParsingLineFeed {
             lines.reserveCapacity(Self.batchSize)
             var more = true
             while more {
-                more = source.nextLine { bytes in
-                    if source.lineWasTooLong {
-                        let message = "the line is longer than \(source.maximumLineLength >> 20) MiB"
-                        lines.append(
-                            ParsedLine(
-                                line: source.lineNumber, donation: .failure(InputError(field: nil, message: message))))
-                        return
+                do {
+                    more = try source.nextLine { bytes in
+                        if source.lineWasTooLong {
+                            let message = "the line is longer than \(source.maximumLineLength >> 20) MiB"
+                            lines.append(
+                                ParsedLine(
+                                    line: source.lineNumber, donation: .failure(InputError(field: nil, message: message))))
+                            return
+                        }
+                        // Blank lines are allowed; a lone \r (the end of a file written on Windows) is blank too.
+                        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
+                        lines.append(ParsedLine(line: source.lineNumber, donation: parse(bytes)))
                     }
-                    if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { return }  // blank lines are allowed
-                    lines.append(ParsedLine(line: source.lineNumber, donation: parse(bytes)))
+                } catch {
+                    // The lines before the failed read first, in order; then the error, which ends the import.
+                    if !lines.isEmpty, !pipe.put(.success(Batch(lines: lines, bytesRead: source.bytesRead))) { return }
+                    _ = pipe.put(.failure(error))
+                    return
                 }
                 if lines.count >= Self.batchSize || (!more && !lines.isEmpty) {
                     guard pipe.put(.success(Batch(lines: lines, bytesRead: source.bytesRead))) else { return }

@@ -94,6 +94,30 @@ import Testing
         #expect(skipped.standardOutput == "imported 1 donation, 1 invalid lines skipped\n")
     }
 
+    /// Input that cannot be read is an error that says so, not an empty import; input that is too long for one
+    /// document is refused, not cut; a file that ends in a lone \r (written on Windows) imports.
+    @Test func unreadableAndOverlongInputAreErrors() throws {
+        for command in [["import", "-"], ["donate", "--json"]] {
+            // Standard input opened on a directory: every read fails with EISDIR.
+            let child = try ChildProcess(
+                executable: Suggest.binary, arguments: command + ["--store", store],
+                environment: Suggest.environment(home: directory.path), inputPath: directory.path,
+                scratch: directory.path)
+            let outcome = child.wait(timeout: 60)
+            #expect(outcome.status == 1, "\(command)")
+            #expect(outcome.error == "suggest \(command[0]): cannot read standard input: Is a directory\n")
+        }
+        #expect(suggest("export").standardOutput.isEmpty)
+
+        let tooLong = suggest("donate", "--json", input: String(repeating: " ", count: 65 << 20) + "{}")
+        #expect(tooLong.status == 64)
+        #expect(tooLong.standardError.hasPrefix("suggest donate: standard input is longer than 64 MiB"))
+
+        let line = #"{"identifier":"w-1","date":"2026-11-29T18:03:00Z","intent":{"conversationIdentifier":"c"}}"#
+        let windows = suggest("import", "-", input: line + "\r\n\r")
+        #expect(windows.status == 0 && windows.standardOutput == "imported 1 donation\n", "\(windows.standardError)")
+    }
+
     @Test func aStorePathThatIsAFileFailsWithOneLine() {
         SuggestProcess.write("not a directory", to: directory.path + "/file")
         let result = SuggestProcess.run(["list", "--store", directory.path + "/file"])

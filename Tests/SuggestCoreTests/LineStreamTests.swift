@@ -121,4 +121,12 @@ import Testing
         #expect(stream.bytesRead == 19)
         #expect(try stream.nextLine() == nil)
     }
+
+    /// One document longer than the limit is refused whole (`nil`), never handed over in part.
+    @Test func readAllRefusesMoreThanTheLimit() throws {
+        let long = LineStream(bytes: Array(repeating: 0x20, count: 100), maximumLineLength: 10, carriageReturns: .keep)
+        #expect(try long.readAll() == nil)
+        let short = LineStream(bytes: Array("{}\n".utf8), maximumLineLength: 10, carriageReturns: .keep)
+        #expect(try short.readAll() == Array("{}\n".utf8))
+    }
 }

@@ -53,7 +53,7 @@ enum Donate: Command {
         if let given = flagOptions.first(where: { !arguments.values($0).isEmpty }) {
             throw CommandError.usage("\(given) cannot be combined with --json; put it in the JSON object")
         }
-        let bytes = io.standardInput.readAll()
+        let bytes = try io.standardInput.readAll()
         let account = try StoreOptions.account(arguments)
         let interaction = try bytes.withUnsafeBufferPointer { buffer throws(InputError) in
             try Interaction(jsonBytes: buffer, defaultAccount: account)

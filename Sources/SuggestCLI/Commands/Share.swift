@@ -71,7 +71,7 @@ enum Share: Command {
         }
         let request =
             readsJSON
-            ? try ShareRequest(jsonText: String(decoding: io.standardInput.readAll(), as: UTF8.self))
+            ? try ShareRequest(jsonText: String(decoding: try io.standardInput.readAll(), as: UTF8.self))
             : try ShareRequest(attachmentArguments: arguments.values("--attachment"), contentText: arguments.value("--text"))
         let pick = try arguments.positiveInteger("--pick")
         let account = try StoreOptions.account(arguments)

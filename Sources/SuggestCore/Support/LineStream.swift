@@ -197,12 +197,15 @@ public final class LineStream {
         return batch
     }
 
-    /// Everything that is left, as bytes. Reads past `maximumLineLength` drop what was read so far, as `nextLine`
-    /// does for an unfinished line.
+    /// Everything that is left, for a reader of one document (`donate --json`, `share --json`); `nil` if it is longer
+    /// than `maximumLineLength`, which the caller reports: it never gets a part of the input as if it were all.
     /// - Throws: `SystemError` when a `read` fails and the stream was made with `.throwError`.
-    public func readAll() throws(SystemError) -> [UInt8] {
-        while !atEnd, try fill(droppingLongLine: true) {}
+    public func readAll() throws(SystemError) -> [UInt8]? {
+        while !atEnd, try fill(droppingLongLine: false) {
+            if let maximumLineLength, end - start > maximumLineLength { return nil }
+        }
         atEnd = true
+        if let maximumLineLength, end - start > maximumLineLength { return nil }
         let rest = Array(UnsafeBufferPointer(start: storage + start, count: end - start))
         start = end
         searched = 0
