@@ -74,8 +74,10 @@ extension DonationStore {
                 let stored = Int(try database.statement("SELECT COALESCE(MAX(id), 0) FROM donations").scalarInt() ?? 0)
                 let defersIndexes = (expectedDonations ?? 0) >= max(100_000, stored / 2)
                 if defersIndexes {
-                    for index in Schema.donationSecondaryIndexes { try database.execute("DROP INDEX \(index.name)") }
                     try writer.loadIdentifierKeys()
+                    for index in Schema.donationSecondaryIndexes + [Schema.identifierKeyIndex] {
+                        try database.execute("DROP INDEX \(index.name)")
+                    }
                 }
                 while let (line, parsed) = try next() {
                     report.read += 1
@@ -96,7 +98,9 @@ extension DonationStore {
                 }
                 try writer.flush()
                 if defersIndexes {
-                    for index in Schema.donationSecondaryIndexes { try database.execute(index.create) }
+                    for index in Schema.donationSecondaryIndexes + [Schema.identifierKeyIndex] {
+                        try database.execute(index.create)
+                    }
                 }
                 return report
             }

@@ -15,9 +15,12 @@ final class DonationWriter {
     /// comparison with the few versions its conversation has had, not a JSON body and a look-up. (Hashing whole
     /// intents for a dictionary keyed by them was a tenth of an import.)
     private var snapshots: [Int64: [KnownSnapshot]] = [:]
-    /// During a large import, the identifier key of every donation in the store: a key that is not here cannot
-    /// be a duplicate, so only keys that are here are looked up in SQLite (where the strings are compared).
-    private var identifierKeys: Set<Int64>?
+    /// During a large import, the identifier key of every donation in the store, with its row (or
+    /// `DonationWriter.sharedKey` when two rows have the key): duplicates are found here instead of through
+    /// `donations_by_identifier_key`, which the import then builds once at its end. A key that is not here cannot
+    /// be a duplicate; one that is, is checked against its row's strings.
+    private var knownIdentifiers: [Int64: Int64]?
+    private static let sharedKey: Int64 = -1
     private var working: [Int64: WorkingConversation] = [:]
     /// Conversations this writer created: none of their snapshots can predate it, so they need no look-up.
     private var createdConversations: Set<Int64> = []
@@ -68,14 +71,38 @@ final class DonationWriter {
             """)
     }
 
-    /// Reads the identifier key of every stored donation, so that `record` looks up only identifiers whose key it
-    /// has seen. For an import that is large against the store: the keys cost 8 bytes (and a little) each, and a
-    /// look-up that finds nothing, which is what almost every donation of an import needs, costs a hash.
+    /// Reads the identifier key and row of every stored donation, so that `record` finds duplicates in memory and
+    /// needs no index on the keys; the caller drops `donations_by_identifier_key` and builds it after the import.
+    /// For an import that is large against the store: 16 bytes (and a little) a donation, and the look-up that
+    /// finds nothing, which almost every donation of an import needs, costs a hash instead of a B-tree search.
     func loadIdentifierKeys() throws {
-        let select = try database.uncachedStatement("SELECT identifier_key FROM donations")
-        var keys = Set<Int64>()
-        while try select.step() { keys.insert(select.int(0)) }
-        identifierKeys = keys
+        let select = try database.uncachedStatement("SELECT identifier_key, id FROM donations")
+        var known: [Int64: Int64] = [:]
+        while try select.step() {
+            let key = select.int(0)
+            known[key] = known[key] == nil ? select.int(1) : DonationWriter.sharedKey
+        }
+        knownIdentifiers = known
+    }
+
+    /// Whether `identifier` is already in the account.
+    private func isRecorded(_ identifier: String, key: Int64, account: String) throws -> Bool {
+        guard let known = knownIdentifiers else {
+            return try findDuplicate.scalarInt([.integer(key), .text(account), .text(identifier)]) != nil
+        }
+        switch known[key] {
+        case nil: return false
+        case DonationWriter.sharedKey?:
+            // Two rows share the key (a hash collision, once in billions): compare every row that has it.
+            return try database.statement(
+                "SELECT 1 FROM donations WHERE identifier_key = ?1 AND account = ?2 AND identifier = ?3"
+            ).scalarInt([.integer(key), .text(account), .text(identifier)]) != nil
+        case let row?:
+            let select = try database.statement("SELECT account, identifier FROM donations WHERE id = ?")
+            try select.reset([.integer(row)])
+            defer { _ = try? select.reset() }
+            return try select.step() && select.text(0) == account && select.text(1) == identifier
+        }
     }
 
     /// Records one donation unless its identifier is already in the account.
@@ -87,12 +114,9 @@ final class DonationWriter {
         // (Identifiers are unique by this check, inside the write transaction, not by a unique index.)
         let identifier = interaction.identifier ?? generateIdentifier()
         let identifierKey = StableHash.key(interaction.account, identifier)
-        if interaction.identifier != nil, identifierKeys?.contains(identifierKey) ?? true,
-            try findDuplicate.scalarInt([.integer(identifierKey), .text(interaction.account), .text(identifier)]) != nil
-        {
+        if interaction.identifier != nil, try isRecorded(identifier, key: identifierKey, account: interaction.account) {
             return nil
         }
-        identifierKeys?.insert(identifierKey)
         var metadata = interaction.intent
         metadata.contentTypes = []
         let conversationID = try conversationID(
@@ -106,6 +130,11 @@ final class DonationWriter {
             .integer(DonationWriter.code(interaction.direction)), .integer(interaction.isEngagedSuggestion ? 1 : 0),
             contentTypes.isEmpty ? .null : .text(contentTypes.joined(separator: "\n")),
         ])
+        if knownIdentifiers != nil {
+            // A key already known here belongs to another identifier (it was not a duplicate): now two rows share it.
+            let taken = knownIdentifiers?[identifierKey] != nil
+            knownIdentifiers?[identifierKey] = taken ? DonationWriter.sharedKey : database.lastInsertRowID
+        }
         if working[conversationID] == nil {
             working[conversationID] = try DonationWriter.loadConversation(conversationID, database: database)
         }

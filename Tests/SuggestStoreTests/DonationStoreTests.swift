@@ -60,6 +60,27 @@ import SuggestTestSupport
         #expect(exports[0] == exports[1])
     }
 
+    /// Two identifiers with the same 64-bit key (made here by writing a row with another identifier's key, since a
+    /// real collision of the hash is once in billions) are told apart by their strings, in a small import and in a
+    /// large one, where the keys are held in memory.
+    @Test func identifiersThatShareAKeyAreToldApart() throws {
+        let line = #"{"identifier":"x-1","date":"2026-11-29T18:03:00Z","intent":{"conversationIdentifier":"c"}}"#
+        for expected in [nil, 1_000_000] {
+            let temporary = try TemporaryStore()
+            try temporary.importLines(#"{"identifier":"a-1","date":"2026-11-28T18:03:00Z","intent":{"conversationIdentifier":"c"}}"#)
+            try temporary.store.database.execute(
+                """
+                INSERT INTO donations(account, identifier, identifier_key, conversation_id, snapshot_id, date,
+                    direction, engaged)
+                SELECT account, 'not-x-1', \(StableHash.key("default", "x-1")), conversation_id, snapshot_id, date,
+                    direction, engaged FROM donations
+                """)
+            let report = try temporary.importLines(line + "\n" + line, expectedDonations: expected)
+            #expect(report.recorded == 1 && report.duplicates == 1, "expected \(String(describing: expected))")
+            #expect(try temporary.importLines(line, expectedDonations: expected).duplicates == 1)
+        }
+    }
+
     @Test func theMostAndMostRecentlyDonatedRanksFirst() throws {
         let temporary = try TemporaryStore()
         let day = 86_400.0
