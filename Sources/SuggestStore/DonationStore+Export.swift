@@ -8,13 +8,25 @@ extension DonationStore {
             try database.read {
                 let select = try database.uncachedStatement(
                     """
-                    SELECT d.identifier, d.group_identifier, d.date, d.direction, d.engaged, d.content_types, s.body
+                    SELECT d.identifier, d.group_identifier, d.date, d.direction, d.engaged, d.content_types, s.body,
+                        s.id
                     FROM donations d JOIN snapshots s ON s.id = d.snapshot_id
                     WHERE d.account = ? ORDER BY d.id
                     """)
                 try select.reset([.text(account)])
+                // Decoded snapshots by row: most donations repeat one their conversation has had before. Bounded, so
+                // that an account with millions of distinct snapshots does not hold them all.
+                var decoded: [Int64: SendMessageIntent] = [:]
                 while try select.step() {
-                    let intent = try DonationStore.decodeSnapshot(select.text(6) ?? "")
+                    let snapshotID = select.int(7)
+                    let intent: SendMessageIntent
+                    if let known = decoded[snapshotID] {
+                        intent = known
+                    } else {
+                        intent = try DonationStore.decodeSnapshot(select.text(6) ?? "")
+                        if decoded.count >= 16_384 { decoded.removeAll(keepingCapacity: true) }
+                        decoded[snapshotID] = intent
+                    }
                     var interaction = Interaction(
                         account: account, identifier: select.text(0), groupIdentifier: select.text(1),
                         date: Timestamp(seconds: select.double(2)),
