@@ -92,8 +92,10 @@ public final class LineStream {
         self.carriageReturns = carriageReturns
         self.onReadError = onReadError
         memoryCount = nil
-        capacity = 2 * self.chunkSize
-        storage = .allocate(capacity: capacity)
+        // The buffer grows at the first read: every command holds a stream on standard input, and most never read
+        // it (a 128 KiB allocation is an mmap, and page faults, at every start).
+        capacity = 0
+        storage = .allocate(capacity: 1)
     }
 
     /// Reads bytes in memory, all of them at once.
