@@ -172,25 +172,38 @@ public struct JSONParser {
         return value
     }
 
+    /// The bytes between the quotes of a string that has no escapes, checked as `parseString` checks them (no
+    /// control character, well-formed UTF-8), with the cursor moved past the closing quote; `nil`, with the cursor
+    /// left on the opening quote, for a string with an escape. The fast path of `parseString`, and what
+    /// `InteractionDecoder` reads member names and most values with, without making a `String`.
+    mutating func parseUnescapedString() throws(Error) -> UnsafeBufferPointer<UInt8>? {
+        let start = index
+        var position = index + 1
+        var highBits: UInt8 = 0
+        while position < bytes.count {
+            let byte = bytes[position]
+            if byte == UInt8(ascii: "\"") { break }
+            if byte == UInt8(ascii: "\\") { return nil }
+            guard byte >= 0x20 else { throw error("control character in a string; escape it", at: position) }
+            highBits |= byte
+            position += 1
+        }
+        guard position < bytes.count else { throw error("unterminated string", at: start) }
+        let content = UnsafeBufferPointer(rebasing: bytes[start + 1..<position])
+        // ASCII needs no validation; anything else must be well-formed UTF-8.
+        if highBits >= 0x80, UTF8Validation.firstInvalidOffset(in: content) != nil {
+            throw error("invalid UTF-8 in a string", at: start)
+        }
+        index = position + 1
+        return content
+    }
+
     mutating func parseString() throws(Error) -> String {
+        if let content = try parseUnescapedString() { return String(decoding: content, as: UTF8.self) }
+        // With escapes: decoded byte by byte from the opening quote.
         let start = index
         index += 1
-        // Fast path: no escapes; the bytes are validated as UTF-8 in one go.
-        let contentStart = index
-        while let byte = current, byte != UInt8(ascii: "\""), byte != UInt8(ascii: "\\") {
-            guard byte >= 0x20 else { throw error("control character in a string; escape it") }
-            index += 1
-        }
-        guard let stop = current else { throw error("unterminated string", at: start) }
-        if stop == UInt8(ascii: "\"") {
-            let slice = UnsafeBufferPointer(rebasing: bytes[contentStart..<index])
-            index += 1
-            guard UTF8Validation.firstInvalidOffset(in: slice) == nil else {
-                throw error("invalid UTF-8 in a string", at: start)
-            }
-            return String(decoding: slice, as: UTF8.self)
-        }
-        var scratch = Array(UnsafeBufferPointer(rebasing: bytes[contentStart..<index]))
+        var scratch: [UInt8] = []
         while let byte = current {
             switch byte {
             case UInt8(ascii: "\""):

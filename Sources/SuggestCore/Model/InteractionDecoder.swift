@@ -166,27 +166,10 @@ struct InteractionDecoder {
         }
     }
 
-    /// The bytes between the quotes of a string without escapes, validated as the parser validates strings, with
-    /// the cursor moved past it; `nil`, with the cursor left alone, for a string with escapes.
+    /// The bytes between the quotes of a string without escapes, with the cursor moved past it; `nil`, with the
+    /// cursor left alone, for a string with escapes.
     private mutating func rawString() throws(GiveUp) -> UnsafeBufferPointer<UInt8>? {
-        let bytes = parser.bytes
-        let start = parser.index + 1
-        var index = start
-        var highBits: UInt8 = 0
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "\"") { break }
-            if byte == UInt8(ascii: "\\") { return nil }
-            guard byte >= 0x20 else { throw GiveUp() }
-            highBits |= byte
-            index += 1
-        }
-        guard index < bytes.count else { throw GiveUp() }
-        let raw = UnsafeBufferPointer(rebasing: bytes[start..<index])
-        // ASCII needs no validation; anything else must be well-formed UTF-8.
-        if highBits >= 0x80, UTF8Validation.firstInvalidOffset(in: raw) != nil { throw GiveUp() }
-        parser.index = index + 1
-        return raw
+        do { return try parser.parseUnescapedString() } catch { throw GiveUp() }
     }
 
     private mutating func bool() throws(GiveUp) -> Bool? {
@@ -225,8 +208,7 @@ struct InteractionDecoder {
             return nil
         default: throw GiveUp()
         }
-        // The range `Interaction.parseDate` enforces.
-        guard date >= Timestamp.earliest, date <= Timestamp.latest else { throw GiveUp() }
+        guard Timestamp.acceptedRange.contains(date) else { throw GiveUp() }
         return date
     }
 
@@ -317,23 +299,10 @@ struct InteractionDecoder {
         }
     }
 
-    /// A member name; names with escapes or bytes outside printable ASCII go to the tree path, which compares
-    /// them as decoded strings.
+    /// A member name; a name with escapes goes to the tree path, which compares names as decoded strings.
     private mutating func key() throws(GiveUp) -> Key {
-        guard parser.current == UInt8(ascii: "\"") else { throw GiveUp() }
-        let start = parser.index + 1
-        var index = start
-        let bytes = parser.bytes
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "\"") {
-                parser.index = index + 1
-                return Key(bytes: UnsafeBufferPointer(rebasing: bytes[start..<index]))
-            }
-            guard byte >= 0x20, byte < 0x7F, byte != UInt8(ascii: "\\") else { throw GiveUp() }
-            index += 1
-        }
-        throw GiveUp()
+        guard parser.current == UInt8(ascii: "\""), let name = try rawString() else { throw GiveUp() }
+        return Key(bytes: name)
     }
 }
 
