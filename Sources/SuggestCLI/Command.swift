@@ -85,7 +85,7 @@ enum ValueParsing {
             throw CommandError.usage(
                 "\(option): '\(text.prefix(60))' is not a date; use RFC 3339 with a zone (2026-11-30T09:00:00Z) or Unix seconds")
         }
-        guard date >= Timestamp.earliest, date <= Timestamp.latest else {
+        guard Timestamp.acceptedRange.contains(date) else {
             throw CommandError.usage("\(option): '\(text.prefix(60))' is outside the years 0001 to 9999")
         }
         return date

@@ -116,7 +116,7 @@ public enum HistoryConverter {
     static func unixTime(_ field: UnsafeBufferPointer<UInt8>) -> Timestamp? {
         guard let seconds = Double(String(decoding: field, as: UTF8.self)), seconds.isFinite else { return nil }
         let date = Timestamp(seconds: seconds)
-        guard date >= Timestamp.earliest, date <= Timestamp.latest else { return nil }
+        guard Timestamp.acceptedRange.contains(date) else { return nil }
         return date
     }
 

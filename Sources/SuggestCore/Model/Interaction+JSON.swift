@@ -82,7 +82,7 @@ extension Interaction {
         default:
             throw InputError(field: field, message: "expected a date string or Unix seconds, found \(value.kindName)")
         }
-        guard date >= Timestamp.earliest, date <= Timestamp.latest else {
+        guard Timestamp.acceptedRange.contains(date) else {
             throw InputError(field: field, message: "is outside the years 0001 to 9999")
         }
         return date

@@ -23,6 +23,8 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     /// The earliest and latest moments the parser accepts: years 0001 to 9999, the range RFC 3339 can write.
     public static let earliest = Timestamp(seconds: -62_135_596_800)
     public static let latest = Timestamp(seconds: 253_402_300_799)
+    /// `earliest...latest`: the dates a donation, a flag or a converted history may carry.
+    public static let acceptedRange = earliest...latest
 }
 
 /// Reads the wall clock without Foundation.
