@@ -50,8 +50,7 @@ final class ParsingLineFeed {
                                     line: source.lineNumber, donation: .failure(InputError(field: nil, message: message))))
                             return
                         }
-                        // Blank lines are allowed; a lone \r (the end of a file written on Windows) is blank too.
-                        if bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }) { return }
+                        if LineStream.isBlank(bytes) { return }  // blank lines are allowed
                         lines.append(ParsedLine(line: source.lineNumber, donation: parse(bytes)))
                     }
                 } catch {

@@ -9,7 +9,7 @@ extension Evaluator {
     public static func interaction(jsonLine bytes: UnsafeBufferPointer<UInt8>, line: Int) throws(InputError)
         -> Interaction?
     {
-        guard bytes.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { return nil }
+        guard !LineStream.isBlank(bytes) else { return nil }
         do {
             return try Interaction(jsonBytes: bytes)
         } catch {

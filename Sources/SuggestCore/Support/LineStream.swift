@@ -14,6 +14,12 @@
 /// commands that read lines have always differed there (see `CarriageReturns`, `maximumLineLength`, `OnReadError`).
 /// Line numbers are 1-based and count every line, blank ones too.
 public final class LineStream {
+    /// Whether a line is blank: only spaces, tabs and `\r` (the end of a line written on Windows), which every
+    /// JSON Lines reader here skips.
+    public static func isBlank(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
+        line.allSatisfy { $0 == 0x20 || $0 == 0x09 || $0 == 0x0D }
+    }
+
     /// What happens to a `\r` at the end of a line.
     public enum CarriageReturns: Sendable {
         /// Kept: a line is every byte before its `\n` (`suggest-bench parse`).
