@@ -87,22 +87,18 @@ final class DonationWriter {
 
     /// Whether `identifier` is already in the account.
     private func isRecorded(_ identifier: String, key: Int64, account: String) throws -> Bool {
-        guard let known = knownIdentifiers else {
-            return try findDuplicate.scalarInt([.integer(key), .text(account), .text(identifier)]) != nil
+        // SQLite compares every row that has the key.
+        func lookUp() throws -> Bool {
+            try findDuplicate.scalarInt([.integer(key), .text(account), .text(identifier)]) != nil
         }
-        switch known[key] {
-        case nil: return false
-        case DonationWriter.sharedKey?:
-            // Two rows share the key (a hash collision, once in billions): compare every row that has it.
-            return try database.statement(
-                "SELECT 1 FROM donations WHERE identifier_key = ?1 AND account = ?2 AND identifier = ?3"
-            ).scalarInt([.integer(key), .text(account), .text(identifier)]) != nil
-        case let row?:
-            let select = try database.statement("SELECT account, identifier FROM donations WHERE id = ?")
-            try select.reset([.integer(row)])
-            defer { _ = try? select.reset() }
-            return try select.step() && select.text(0) == account && select.text(1) == identifier
-        }
+        guard let known = knownIdentifiers else { return try lookUp() }
+        guard let row = known[key] else { return false }
+        // Two rows share the key (a hash collision, once in billions): SQLite compares them all.
+        if row == DonationWriter.sharedKey { return try lookUp() }
+        let select = try database.statement("SELECT account, identifier FROM donations WHERE id = ?")
+        try select.reset([.integer(row)])
+        defer { _ = try? select.reset() }
+        return try select.step() && select.text(0) == account && select.text(1) == identifier
     }
 
     /// Records one donation unless its identifier is already in the account.
@@ -238,16 +234,15 @@ final class DonationWriter {
 
     /// The snapshot row holding what this intent (without its content types) says of its conversation, created
     /// (with its people) if new.
-    private func snapshotID(conversationID: Int64, account: String, _ metadata: SendMessageIntent) throws -> (
+    private func snapshotID(conversationID: Int64, account: String, _ intent: SendMessageIntent) throws -> (
         id: Int64, isGroup: Bool
     ) {
-        let intent = metadata
         // The latest version first: a conversation's next donation usually says what its last one said.
         if let known = snapshots[conversationID]?.last(where: { $0.intent == intent }) {
             return (known.id, known.isGroup)
         }
         var writer = JSONWriter()
-        metadata.write(to: &writer)
+        intent.write(to: &writer)
         let body = writer.text
         let result: (id: Int64, isGroup: Bool)
         let bodyKey = StableHash.key(body)

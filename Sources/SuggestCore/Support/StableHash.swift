@@ -10,16 +10,15 @@ public struct StableHash {
 
     /// Adds the bytes of `text` and a 0 byte after them, so that ("ab", "c") and ("a", "bc") differ.
     public mutating func combine(_ text: String) {
-        var hash = value
-        for byte in text.utf8 { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-        value = hash &* 0x0000_0100_0000_01b3  // the 0 byte: xor with 0 changes nothing
+        var text = text
+        text.withUTF8 { combine(utf8: $0) }
     }
 
     /// Adds UTF-8 bytes and a 0 byte after them, exactly as `combine(_:)` adds the string they spell.
     public mutating func combine(utf8 bytes: UnsafeBufferPointer<UInt8>) {
         var hash = value
         for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
-        value = hash &* 0x0000_0100_0000_01b3
+        value = hash &* 0x0000_0100_0000_01b3  // the 0 byte: xor with 0 changes nothing
     }
 
     /// The key of a sequence of strings, as the signed integer SQLite stores.
