@@ -1,3 +1,5 @@
+import SuggestStore
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -63,6 +65,7 @@ public struct CommandIO {
     public var standardError: OutputSink
     /// Standard input, read whole or line by line.
     public var standardInput: ByteSource
+    /// The variables of `CommandIO.environmentVariables`, the only ones any command reads.
     public var environment: [String: String]
     /// The working directory for relative paths (for example `SampleData/`).
     public var currentDirectory: String
@@ -77,6 +80,9 @@ public struct CommandIO {
         self.environment = environment
         self.currentDirectory = currentDirectory
     }
+
+    /// The environment variables commands read (where the store is): all a process needs to gather.
+    public static var environmentVariables: [String] { StoreLocation.environmentVariables }
 
     func out(_ text: String) { standardOutput.write(text) }
     func err(_ text: String) { standardError.write(text) }

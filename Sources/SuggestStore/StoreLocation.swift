@@ -17,6 +17,9 @@ public struct StoreLocation: Sendable, Equatable {
 
     public init(directory: String) { self.directory = directory }
 
+    /// The environment variables `resolve(explicit:environment:)` reads, in its order.
+    public static let environmentVariables = ["SUGGEST_STORE", "XDG_DATA_HOME", "HOME"]
+
     /// Resolves the directory from an explicit option and the environment.
     public static func resolve(explicit: String?, environment: [String: String]) -> StoreLocation {
         if let explicit, !explicit.isEmpty { return StoreLocation(directory: explicit) }
@@ -42,6 +45,9 @@ public struct StoreLocation: Sendable, Equatable {
     /// Creates the directory and its parents if they are missing.
     /// - Throws: `StoreError` when a path component is a file or cannot be created.
     public func createDirectory() throws(StoreError) {
+        // Every command but the first finds it there: one system call, not one per path component.
+        var existing = stat()
+        if stat(directory, &existing) == 0 && existing.st_mode & S_IFMT == S_IFDIR { return }
         var path = ""
         for component in directory.split(separator: "/", omittingEmptySubsequences: false) {
             path += path.isEmpty && directory.hasPrefix("/") ? "/" + component : (path.isEmpty ? "" : "/") + component

@@ -9,18 +9,11 @@ import SuggestCLI
 #endif
 
 // The executable only gathers the process's surroundings and hands them to the library, which tests call directly.
+// Only the variables suggest reads: every process start pays for what it copies.
 func processEnvironment() -> [String: String] {
     var environment: [String: String] = [:]
-    var entry = environ
-    while let pointer = entry.pointee {
-        // Split at the first "=" in bytes: NAME=VALUE needs no grapheme segmentation, which a search of the
-        // String by Character would do for every variable of every process start.
-        let pair = UnsafeRawBufferPointer(start: pointer, count: strlen(pointer))
-        if let equals = pair.firstIndex(of: UInt8(ascii: "=")) {
-            environment[String(decoding: pair[..<equals], as: UTF8.self)] =
-                String(decoding: pair[(equals + 1)...], as: UTF8.self)
-        }
-        entry += 1
+    for name in CommandIO.environmentVariables {
+        if let value = getenv(name) { environment[name] = String(cString: value) }
     }
     return environment
 }
