@@ -154,9 +154,9 @@ extension DonationStore {
             DonationWriter.apply(
                 date: Timestamp(seconds: select.double(0)), direction: DonationWriter.direction(select.int(1)),
                 engaged: select.int(2) != 0,
-                contentTypes: select.text(3).map { $0.split(separator: "\n").map(String.init) } ?? [],
+                contentKinds: types.contentKinds(of: select.text(3).map { $0.split(separator: "\n").map(String.init) } ?? []),
                 snapshotID: snapshotID, isGroup: select.int(5) != 0, serviceName: services[snapshotID] ?? nil,
-                to: &conversation, policy: policy, types: types)
+                to: &conversation, policy: policy)
         }
         try database.statement("DELETE FROM conversation_content WHERE conversation_id = ?").run([.integer(id)])
         try database.statement("DELETE FROM conversation_people WHERE conversation_id = ?").run([.integer(id)])

@@ -60,6 +60,22 @@ extension DonationStore {
         skipInvalid: Bool = false, now: Timestamp = .now(), progressInterval: Int = 100_000, expectedDonations: Int? = nil,
         progress: (Int) -> Void = { _ in }, next: () throws -> (line: Int, donation: Result<Interaction, InputError>)?
     ) throws -> ImportReport {
+        let preparer = preparer
+        return try importPreparedDonations(
+            skipInvalid: skipInvalid, now: now, progressInterval: progressInterval,
+            expectedDonations: expectedDonations, progress: progress
+        ) {
+            try next().map { ($0.line, $0.donation.map(preparer.prepare)) }
+        }
+    }
+
+    /// `importDonations` for donations prepared ahead by this store's `preparer`, typically on the thread that
+    /// parses them: the same records, with less work left for the writing thread.
+    public func importPreparedDonations(
+        skipInvalid: Bool = false, now: Timestamp = .now(), progressInterval: Int = 100_000, expectedDonations: Int? = nil,
+        progress: (Int) -> Void = { _ in },
+        next: () throws -> (line: Int, donation: Result<PreparedDonation, InputError>)?
+    ) throws -> ImportReport {
         try translating {
             let retention = try retention()
             try expireDonations(now: now, retention: retention)
@@ -86,10 +102,10 @@ extension DonationStore {
                     case .failure(let error):
                         guard skipInvalid else { throw error.at(line: line) }
                         report.rejected.append(error.at(line: line))
-                    case .success(let interaction):
-                        if let cutoff, interaction.date < cutoff {
+                    case .success(let donation):
+                        if let cutoff, donation.interaction.date < cutoff {
                             report.expired += 1
-                        } else if try writer.record(interaction) != nil {
+                        } else if try writer.record(donation) != nil {
                             report.recorded += 1
                         } else {
                             report.duplicates += 1

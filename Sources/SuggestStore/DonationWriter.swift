@@ -10,10 +10,12 @@ final class DonationWriter {
     private let database: Database
     private let policy: FrecencyPolicy
     private let types: UniformTypeTree
-    private var conversationIDs: [ConversationKey: Int64] = [:]
+    /// The conversation rows this writer has met, by `PreparedDonation.conversationKey`. A key that two conversations
+    /// share (a hash collision) sends the second one to `collidingConversationIDs`, found by its strings.
+    private var conversationIDs: [Int64: KnownConversation] = [:]
+    private var collidingConversationIDs: [ConversationKey: Int64] = [:]
     /// The snapshot rows this writer has met, by conversation: a repeated intent (minus content types) costs a
-    /// comparison with the few versions its conversation has had, not a JSON body and a look-up. (Hashing whole
-    /// intents for a dictionary keyed by them was a tenth of an import.)
+    /// comparison of its prepared body with the few versions its conversation has had, not a look-up.
     private var snapshots: [Int64: [KnownSnapshot]] = [:]
     /// During a large import, the identifier key of every donation in the store, with its row (or
     /// `DonationWriter.sharedKey` when two rows have the key): duplicates are found here instead of through
@@ -38,8 +40,15 @@ final class DonationWriter {
         var key: String
     }
 
+    private struct KnownConversation {
+        var account: String
+        var conversation: String
+        var id: Int64
+    }
+
     private struct KnownSnapshot {
-        var intent: SendMessageIntent
+        var key: Int64
+        var body: [UInt8]
         var id: Int64
         var isGroup: Bool
     }
@@ -105,27 +114,40 @@ final class DonationWriter {
     /// - Returns: the identifier recorded, or `nil` for a duplicate (a no-op, as the contract says: nothing of it
     ///   is written).
     func record(_ interaction: Interaction) throws -> String? {
+        try record(DonationPreparer(types: types).prepare(interaction))
+    }
+
+    /// Records one prepared donation unless its identifier is already in the account.
+    func record(_ donation: PreparedDonation) throws -> String? {
+        let interaction = donation.interaction
         // Look for a duplicate before anything is written: the conversation and snapshot rows below would
         // otherwise stay behind it, names, people and all, with no donation that a deletion could find them by.
         // (Identifiers are unique by this check, inside the write transaction, not by a unique index.)
         let identifier = interaction.identifier ?? generateIdentifier()
-        let identifierKey = StableHash.key(interaction.account, identifier)
+        let identifierKey = donation.identifierKey ?? StableHash.key(interaction.account, identifier)
         if interaction.identifier != nil, try isRecorded(identifier, key: identifierKey, account: interaction.account) {
             return nil
         }
-        var metadata = interaction.intent
-        metadata.contentTypes = []
         let conversationID = try conversationID(
-            ConversationKey(account: interaction.account, conversation: interaction.conversationIdentifier))
-        let snapshot = try snapshotID(conversationID: conversationID, account: interaction.account, metadata)
+            key: donation.conversationKey, account: interaction.account,
+            conversation: interaction.conversationIdentifier)
+        let snapshot = try snapshotID(conversationID: conversationID, account: interaction.account, donation)
         let contentTypes = interaction.intent.contentTypes
-        try insertDonation.run([
-            .text(interaction.account), .text(identifier), .integer(identifierKey),
-            .integer(conversationID), .integer(snapshot.id),
-            interaction.groupIdentifier.map { .text($0) } ?? .null, .real(interaction.date.seconds),
-            .integer(DonationWriter.code(interaction.direction)), .integer(interaction.isEngagedSuggestion ? 1 : 0),
-            contentTypes.isEmpty ? .null : .text(contentTypes.joined(separator: "\n")),
-        ])
+        // Bound one by one: an array of ten values for each of millions of rows was an allocation and its
+        // retains and releases each time.
+        let insert = insertDonation
+        try insert.reset()
+        try insert.bind(.text(interaction.account), at: 1)
+        try insert.bind(.text(identifier), at: 2)
+        try insert.bind(.integer(identifierKey), at: 3)
+        try insert.bind(.integer(conversationID), at: 4)
+        try insert.bind(.integer(snapshot.id), at: 5)
+        try insert.bind(interaction.groupIdentifier.map { .text($0) } ?? .null, at: 6)
+        try insert.bind(.real(interaction.date.seconds), at: 7)
+        try insert.bind(.integer(DonationWriter.code(interaction.direction)), at: 8)
+        try insert.bind(.integer(interaction.isEngagedSuggestion ? 1 : 0), at: 9)
+        try insert.bind(contentTypes.isEmpty ? .null : .text(contentTypes.joined(separator: "\n")), at: 10)
+        while try insert.step() {}
         if knownIdentifiers != nil {
             // A key already known here belongs to another identifier (it was not a duplicate): now two rows share it.
             let taken = knownIdentifiers?[identifierKey] != nil
@@ -137,26 +159,21 @@ final class DonationWriter {
         // In place: a copy taken out and put back would copy its content sums each time they change.
         DonationWriter.apply(
             date: interaction.date, direction: interaction.direction, engaged: interaction.isEngagedSuggestion,
-            contentTypes: contentTypes, snapshotID: snapshot.id, isGroup: snapshot.isGroup,
-            serviceName: interaction.intent.serviceName, to: &working[conversationID]!, policy: policy, types: types)
+            contentKinds: donation.contentKinds, snapshotID: snapshot.id, isGroup: snapshot.isGroup,
+            serviceName: interaction.intent.serviceName, to: &working[conversationID]!, policy: policy)
         return identifier
     }
 
     /// Folds one donation into a working conversation: the ranking state, the content sums and the latest
     /// metadata (a rename or a new picture shows at once; an older donation arriving late does not undo it).
+    /// - Parameter contentKinds: the distinct kinds of the donation's content types (`UniformTypeTree.contentKinds`).
     static func apply(
-        date: Timestamp, direction: InteractionDirection, engaged: Bool, contentTypes: [String], snapshotID: Int64,
-        isGroup: Bool, serviceName: String?, to conversation: inout WorkingConversation, policy: FrecencyPolicy,
-        types: UniformTypeTree
+        date: Timestamp, direction: InteractionDirection, engaged: Bool, contentKinds: [String], snapshotID: Int64,
+        isGroup: Bool, serviceName: String?, to conversation: inout WorkingConversation, policy: FrecencyPolicy
     ) {
         conversation.state.apply(
             .init(date: date, direction: direction, isEngagedSuggestion: engaged, isGroup: isGroup), policy: policy)
-        var kinds: [String] = []
-        for type in contentTypes {
-            let kind = types.contentKind(of: type)
-            if !kinds.contains(kind) { kinds.append(kind) }
-        }
-        for kind in kinds {
+        for kind in contentKinds {
             conversation.contentSums[kind] = ConversationState.applyContent(
                 conversation.contentSums[kind] ?? LogSpace.zero, at: date, policy: policy)
         }
@@ -202,9 +219,13 @@ final class DonationWriter {
         ])
     }
 
-    private func conversationID(_ key: ConversationKey) throws -> Int64 {
-        if let id = conversationIDs[key] { return id }
-        let (account, conversation) = (key.account, key.conversation)
+    private func conversationID(key: Int64, account: String, conversation: String) throws -> Int64 {
+        if let known = conversationIDs[key] {
+            if known.account == account && known.conversation == conversation { return known.id }
+            if let id = collidingConversationIDs[ConversationKey(account: account, conversation: conversation)] {
+                return id
+            }
+        }
         let select = try database.statement(
             "SELECT id FROM conversations WHERE account = ? AND conversation_identifier = ?")
         let id: Int64
@@ -228,24 +249,27 @@ final class DonationWriter {
             working[id] = WorkingConversation(
                 state: .empty, contentSums: [:], latestSnapshotID: nil, latestDate: -.infinity, serviceName: nil)
         }
-        conversationIDs[key] = id
+        if conversationIDs[key] == nil {
+            conversationIDs[key] = KnownConversation(account: account, conversation: conversation, id: id)
+        } else {
+            collidingConversationIDs[ConversationKey(account: account, conversation: conversation)] = id
+        }
         return id
     }
 
     /// The snapshot row holding what this intent (without its content types) says of its conversation, created
     /// (with its people) if new.
-    private func snapshotID(conversationID: Int64, account: String, _ intent: SendMessageIntent) throws -> (
+    private func snapshotID(conversationID: Int64, account: String, _ donation: PreparedDonation) throws -> (
         id: Int64, isGroup: Bool
     ) {
         // The latest version first: a conversation's next donation usually says what its last one said.
-        if let known = snapshots[conversationID]?.last(where: { $0.intent == intent }) {
+        let bodyKey = donation.snapshotKey
+        if let known = snapshots[conversationID]?.last(where: { $0.key == bodyKey && $0.body == donation.snapshotBody }) {
             return (known.id, known.isGroup)
         }
-        var writer = JSONWriter()
-        intent.write(to: &writer)
-        let body = writer.text
+        let intent = donation.interaction.intent
+        let body = String(decoding: donation.snapshotBody, as: UTF8.self)
         let result: (id: Int64, isGroup: Bool)
-        let bodyKey = StableHash.key(body)
         if !createdConversations.contains(conversationID),
             let existing = try database.statement(
                 "SELECT id FROM snapshots WHERE conversation_id = ?1 AND body_key = ?2 AND body = ?3"
@@ -268,7 +292,7 @@ final class DonationWriter {
             }
         }
         snapshots[conversationID, default: []].append(
-            KnownSnapshot(intent: intent, id: result.id, isGroup: result.isGroup))
+            KnownSnapshot(key: bodyKey, body: donation.snapshotBody, id: result.id, isGroup: result.isGroup))
         return result
     }
 

@@ -31,10 +31,11 @@ enum Import: Command {
         let quiet = arguments.flag("--quiet")
         let store = try StoreOptions.open(arguments, io)
         let total = source.totalBytes
+        let preparer = store.preparer
         let feed = ParsingLineFeed(source: source) { bytes in
-            parse(bytes, account: account, enforceAccount: enforceAccount)
+            parse(bytes, account: account, enforceAccount: enforceAccount).map(preparer.prepare)
         }
-        let report = try store.importDonations(
+        let report = try store.importPreparedDonations(
             skipInvalid: arguments.flag("--skip-invalid"),
             // Donation lines run to a few hundred bytes; a rough count is all the store needs.
             expectedDonations: total.map { $0 / 400 },

@@ -32,12 +32,7 @@ public struct RankingContext: Sendable, Hashable {
 
     /// The distinct content kinds of the shared types, in a stable order.
     public func contentKinds(in tree: UniformTypeTree = .standard) -> [String] {
-        var kinds: [String] = []
-        for type in contentTypes {
-            let kind = tree.contentKind(of: type)
-            if !kinds.contains(kind) { kinds.append(kind) }
-        }
-        return kinds
+        tree.contentKinds(of: contentTypes)
     }
 
     /// The distinct people keys, in a stable order.

@@ -89,4 +89,14 @@ public struct UniformTypeTree: Sendable {
     public func contentKind(of type: String) -> String {
         UniformTypeTree.contentKinds.first { conforms(type, to: $0) } ?? type.lowercased()
     }
+
+    /// The distinct kinds of `types`, in the order they first appear.
+    public func contentKinds(of types: [String]) -> [String] {
+        var kinds: [String] = []
+        for type in types {
+            let kind = contentKind(of: type)
+            if !kinds.contains(kind) { kinds.append(kind) }
+        }
+        return kinds
+    }
 }
