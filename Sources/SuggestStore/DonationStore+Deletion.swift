@@ -46,8 +46,12 @@ extension DonationStore {
                     where: "identifier_key = ?3 AND account = ?1 AND identifier = ?2",
                     [.text(id), .integer(StableHash.key(account, id))], account: account)
             case .groupIdentifier(let id):
+                // Through the conversations that have the group identifier (`conversation_groups`), then their
+                // donations: no index covers every donation's group identifier.
                 report = try deleteDonations(
-                    where: "account = ?1 AND group_identifier = ?2", [.text(id)], account: account)
+                    where: "conversation_id IN (SELECT conversation_id FROM conversation_groups WHERE account = ?1 AND "
+                        + "group_identifier = ?2) AND account = ?1 AND group_identifier = ?2", [.text(id)],
+                    account: account)
             case .before(let date):
                 report = try deleteDonations(where: "account = ?1 AND date < ?2", [.real(date.seconds)], account: account)
             case .all:
@@ -66,7 +70,8 @@ extension DonationStore {
                 try database.execute(
                     """
                     DELETE FROM donations; DELETE FROM snapshots; DELETE FROM conversation_content;
-                    DELETE FROM conversation_people; DELETE FROM conversations; DELETE FROM preferences;
+                    DELETE FROM conversation_people; DELETE FROM conversation_groups; DELETE FROM conversations;
+                    DELETE FROM preferences;
                     """)
             }
             try database.execute("VACUUM")
@@ -160,6 +165,15 @@ extension DonationStore {
         }
         try database.statement("DELETE FROM conversation_content WHERE conversation_id = ?").run([.integer(id)])
         try database.statement("DELETE FROM conversation_people WHERE conversation_id = ?").run([.integer(id)])
+        // The group identifiers that remaining donations carry, and no other: a deleted donation's goes with it.
+        try database.statement("DELETE FROM conversation_groups WHERE conversation_id = ?").run([.integer(id)])
+        try database.statement(
+            """
+            INSERT OR IGNORE INTO conversation_groups(account, group_identifier, conversation_id)
+                SELECT account, group_identifier, conversation_id FROM donations
+                WHERE conversation_id = ?1 AND group_identifier IS NOT NULL
+            """
+        ).run([.integer(id)])
         guard !snapshotIDs.isEmpty else {
             try database.statement("DELETE FROM snapshots WHERE conversation_id = ?").run([.integer(id)])
             try database.statement("DELETE FROM conversations WHERE id = ?").run([.integer(id)])

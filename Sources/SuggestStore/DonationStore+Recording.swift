@@ -90,7 +90,7 @@ extension DonationStore {
                 let stored = Int(try database.statement("SELECT COALESCE(MAX(id), 0) FROM donations").scalarInt() ?? 0)
                 let defersIndexes = (expectedDonations ?? 0) >= max(100_000, stored / 2)
                 if defersIndexes {
-                    try writer.loadIdentifierKeys()
+                    try writer.loadIdentifierKeys(capacity: stored + (expectedDonations ?? 0))
                     for index in Schema.donationSecondaryIndexes + [Schema.identifierKeyIndex] {
                         try database.execute("DROP INDEX \(index.name)")
                     }

@@ -28,6 +28,9 @@ final class DonationWriter {
     private var createdConversations: Set<Int64> = []
     /// The `conversation_people` rows written by this writer: a group's every new snapshot names the same people.
     private var writtenPeople: Set<PersonRow> = []
+    /// The `conversation_groups` rows written by this writer, by conversation: its donations repeat one or a few
+    /// group identifiers, so this compares a string or two where a set would hash one for every donation.
+    private var writtenGroups: [Int64: [String]] = [:]
     private var random = SystemRandomNumberGenerator()
 
     private struct ConversationKey: Hashable {
@@ -39,6 +42,7 @@ final class DonationWriter {
         var conversationID: Int64
         var key: String
     }
+
 
     private struct KnownConversation {
         var account: String
@@ -84,9 +88,12 @@ final class DonationWriter {
     /// needs no index on the keys; the caller drops `donations_by_identifier_key` and builds it after the import.
     /// For an import that is large against the store: 16 bytes (and a little) a donation, and the look-up that
     /// finds nothing, which almost every donation of an import needs, costs a hash instead of a B-tree search.
-    func loadIdentifierKeys() throws {
+    /// - Parameter capacity: how many keys the import will end with, made room for at once (growing a table of
+    ///   millions of keys rehashes them all each time).
+    func loadIdentifierKeys(capacity: Int) throws {
         let select = try database.uncachedStatement("SELECT identifier_key, id FROM donations")
         var known: [Int64: Int64] = [:]
+        known.reserveCapacity(capacity)
         while try select.step() {
             let key = select.int(0)
             known[key] = known[key] == nil ? select.int(1) : DonationWriter.sharedKey
@@ -148,6 +155,12 @@ final class DonationWriter {
         try insert.bind(.integer(interaction.isEngagedSuggestion ? 1 : 0), at: 9)
         try insert.bind(contentTypes.isEmpty ? .null : .text(contentTypes.joined(separator: "\n")), at: 10)
         while try insert.step() {}
+        if let group = interaction.groupIdentifier, writtenGroups[conversationID]?.contains(group) != true {
+            writtenGroups[conversationID, default: []].append(group)
+            try database.statement(
+                "INSERT OR IGNORE INTO conversation_groups(account, group_identifier, conversation_id) VALUES (?, ?, ?)"
+            ).run([.text(interaction.account), .text(group), .integer(conversationID)])
+        }
         if knownIdentifiers != nil {
             // A key already known here belongs to another identifier (it was not a duplicate): now two rows share it.
             let taken = knownIdentifiers?[identifierKey] != nil

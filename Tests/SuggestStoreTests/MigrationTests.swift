@@ -8,11 +8,26 @@ import Testing
     import Glibc
 #endif
 
-/// A store written before the key columns (schema 1) opens as schema 2 with every key filled, so that duplicates,
-/// deletion by identifier and snapshot reuse behave as in a store that always had them.
+/// A store written before the key columns (schema 1) opens at the latest schema with every key filled, so that
+/// duplicates, deletion by identifier and snapshot reuse behave as in a store that always had them; one written
+/// before the conversations' group identifiers (schema 2) finds its groups.
 @Suite struct MigrationTests {
-    /// Turns a schema 2 store back into the exact shape migration 1 made: the keys gone, the unique indexes back.
+    /// Turns a store back into the exact shape migration 2 left: no `conversation_groups`, the group index back.
+    static func downgradeToSchema2(_ path: String) throws {
+        let database = try Database(path: path)
+        try database.execute(
+            """
+            BEGIN;
+            DROP TABLE conversation_groups;
+            \(try schema1Statement("CREATE INDEX donations_by_group"))
+            DELETE FROM schema_migrations WHERE version >= 3;
+            COMMIT;
+            """)
+    }
+
+    /// Turns a store back into the exact shape migration 1 made: the keys gone, the unique indexes back.
     static func downgradeToSchema1(_ path: String) throws {
+        try downgradeToSchema2(path)
         let database = try Database(path: path)
         try database.execute(
             """
@@ -71,6 +86,36 @@ import Testing
         // Deletion by identifier finds a donation written before the migration.
         let report = try store.delete(.identifier("d-3"), account: "default")
         #expect(report.donations == 1)
+    }
+
+    @Test func aSchema2StoreFindsItsGroups() throws {
+        let directory = try TemporaryDirectory("open")
+        var donations = (0..<40).map(StoreOpeningTests.donation)
+        for index in donations.indices where index % 3 != 0 { donations[index].groupIdentifier = "g-\(index % 4)" }
+        do {
+            let store = try DonationStore.open(directory.location)
+            try store.setRetention(Retention(maximumAgeDays: 0, idleDays: 0))
+            for donation in donations { _ = try store.donate(donation) }
+        }
+        let before = try Self.export(directory.location)
+        try Self.downgradeToSchema2(directory.location.databasePath)
+
+        let store = try DonationStore.open(directory.location)
+        #expect(try Self.export(directory.location) == before)
+        let groupIndexes = try store.database.statement(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name = 'donations_by_group'"
+        ).scalarInt()
+        #expect(groupIndexes == 0)
+        let pairs = Set(donations.compactMap { donation in donation.groupIdentifier.map { "\($0) \(donation.conversationIdentifier)" } })
+        #expect(try store.database.statement("SELECT COUNT(*) FROM conversation_groups").scalarInt() == Int64(pairs.count))
+        // Deletion by group identifier finds donations written before the migration, and only those.
+        let report = try store.delete(.groupIdentifier("g-1"), account: "default")
+        #expect(report.donations == donations.filter { $0.groupIdentifier == "g-1" }.count)
+        #expect(try Self.export(directory.location).count == before.count - report.donations)
+        let left = try store.database.statement(
+            "SELECT COUNT(*) FROM conversation_groups WHERE group_identifier = 'g-1'"
+        ).scalarInt()
+        #expect(left == 0)
     }
 
     static func export(_ location: StoreLocation) throws -> [String] {
