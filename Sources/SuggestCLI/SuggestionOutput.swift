@@ -87,7 +87,8 @@ enum SuggestionOutput {
                 + String(repeating: " ", count: width - title.count + 2)
             text += "score " + format(LogSpace.value(suggestion.ranked.logScore - logUnit)) + "  "
                 + (suggestion.isGroup ? "group" : "person")
-            if suggestion.speakableGroupName != nil || suggestion.recipients.count != 1 {
+            // Counted when the title does not say it all, and only when the intents named anyone.
+            if !suggestion.recipients.isEmpty && (suggestion.speakableGroupName != nil || suggestion.recipients.count != 1) {
                 text += " · \(suggestion.recipients.count) " + (suggestion.recipients.count == 1 ? "person" : "people")
             }
             text += "  [\(suggestion.conversationIdentifier)]\n"

@@ -57,6 +57,22 @@ import Testing
         #expect(explained.standardOutput.contains("3 sent, 0 received"))
     }
 
+    /// The table counts a conversation's people when its title does not name them all, and never counts nobody.
+    @Test func theTableCountsPeopleOnlyWhenThereAreAny() {
+        _ = suggest("donate", "--conversation", "alone", "--date", "2026-11-29T10:00:00Z")
+        _ = suggest(
+            "donate", "--conversation", "pair", "--date", "2026-11-29T11:00:00Z", "--recipient", "u-1=Ann",
+            "--recipient", "u-2=Bo")
+        _ = suggest(
+            "donate", "--conversation", "family", "--group-name", "Family", "--date", "2026-11-29T12:00:00Z",
+            "--recipient", "u-1=Ann")
+        let lines = suggest("list", "--at", "2026-11-30T09:00:00Z").standardOutput.split(separator: "\n")
+        func line(_ conversation: String) -> Substring { lines.first { $0.hasSuffix("[\(conversation)]") } ?? "" }
+        #expect(line("alone").hasSuffix("  person  [alone]"))
+        #expect(line("pair").hasSuffix("  group · 2 people  [pair]"))
+        #expect(line("family").hasSuffix("  group · 1 person  [family]"))
+    }
+
     @Test func importExportRoundTripIsIdentical() {
         let sample = Suggest.packageRoot + "/SampleData/donations.jsonl"
         #expect(suggest("config", "--max-age-days", "0").status == 0)
