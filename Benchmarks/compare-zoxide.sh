@@ -100,6 +100,6 @@ for size in $SIZES; do
         --vs "$SUGGEST list --store $store --limit 8" --vs-label "suggest list --limit 8, $size conversations" \
         -- "$ZOXIDE" query nomatchxyz 2>/dev/null || true  # zoxide exits 1 on no match, as expected
     note "$size: zoxide database $(du -h "$dir/zoxide/db.zo" | cut -f1), suggest store $(du -sh "$store" | cut -f1)"
-    rm -rf "$dir"
+    if [ "$KEEP" != 1 ]; then rm -rf "$dir"; fi
 done
 echo
