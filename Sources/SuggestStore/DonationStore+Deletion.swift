@@ -146,8 +146,7 @@ extension DonationStore {
             WHERE d.conversation_id = ? ORDER BY d.id
             """)
         try select.reset([.integer(id)])
-        var conversation = DonationWriter.WorkingConversation(
-            state: .empty, contentSums: [:], latestSnapshotID: nil, latestDate: -.infinity, serviceName: nil)
+        var conversation = DonationWriter.WorkingConversation.empty
         var snapshotIDs: Set<Int64> = []
         var services: [Int64: String?] = [:]
         while try select.step() {

@@ -98,7 +98,8 @@ extension DonationStore {
                 while let (line, parsed) = try next() {
                     report.read += 1
                     if report.read % progressInterval == 0 { progress(report.read) }
-                    switch parsed {
+                    // Consumed: binding the donation out of a borrowed result copied it, every string and array.
+                    switch consume parsed {
                     case .failure(let error):
                         guard skipInvalid else { throw error.at(line: line) }
                         report.rejected.append(error.at(line: line))

@@ -1,5 +1,13 @@
 import SuggestCore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// Records donations inside one write transaction, keeping the conversations they touch in memory and writing
 /// each one's state back once, at `flush()`.
 ///
@@ -10,27 +18,19 @@ final class DonationWriter {
     private let database: Database
     private let policy: FrecencyPolicy
     private let types: UniformTypeTree
-    /// The conversation rows this writer has met, by `PreparedDonation.conversationKey`. A key that two conversations
-    /// share (a hash collision) sends the second one to `collidingConversationIDs`, found by its strings.
-    private var conversationIDs: [Int64: KnownConversation] = [:]
-    private var collidingConversationIDs: [ConversationKey: Int64] = [:]
-    /// The snapshot rows this writer has met, by conversation: a repeated intent (minus content types) costs a
-    /// comparison of its prepared body with the few versions its conversation has had, not a look-up.
-    private var snapshots: [Int64: [KnownSnapshot]] = [:]
+    /// Every conversation this writer has met, by `PreparedDonation.conversationKey`: one look-up per donation
+    /// finds its row, working state, snapshots and group identifiers. A key that two conversations share (a hash
+    /// collision) sends the second one to `collidingConversations`, found by its strings.
+    private var conversations: [Int64: ConversationEntry] = [:]
+    private var collidingConversations: [ConversationKey: ConversationEntry] = [:]
     /// During a large import, the identifier key of every donation in the store, with its row (or
     /// `DonationWriter.sharedKey` when two rows have the key): duplicates are found here instead of through
     /// `donations_by_identifier_key`, which the import then builds once at its end. A key that is not here cannot
     /// be a duplicate; one that is, is checked against its row's strings.
     private var knownIdentifiers: [Int64: Int64]?
     private static let sharedKey: Int64 = -1
-    private var working: [Int64: WorkingConversation] = [:]
-    /// Conversations this writer created: none of their snapshots can predate it, so they need no look-up.
-    private var createdConversations: Set<Int64> = []
     /// The `conversation_people` rows written by this writer: a group's every new snapshot names the same people.
     private var writtenPeople: Set<PersonRow> = []
-    /// The `conversation_groups` rows written by this writer, by conversation: its donations repeat one or a few
-    /// group identifiers, so this compares a string or two where a set would hash one for every donation.
-    private var writtenGroups: [Int64: [String]] = [:]
     private var random = SystemRandomNumberGenerator()
 
     private struct ConversationKey: Hashable {
@@ -43,11 +43,27 @@ final class DonationWriter {
         var key: String
     }
 
+    /// What the writer keeps of one conversation until `flush()`.
+    private final class ConversationEntry {
+        let account: String
+        let conversation: String
+        let id: Int64
+        /// Created by this writer: none of its snapshots can predate it, so they need no look-up.
+        let isNew: Bool
+        var working: WorkingConversation
+        /// The snapshot rows met so far: a repeated intent (minus content types) costs a comparison of its
+        /// prepared body with the few versions its conversation has had, not a look-up.
+        var snapshots: [KnownSnapshot] = []
+        /// The `conversation_groups` rows written: a conversation's donations repeat one or a few identifiers.
+        var groups: [String] = []
 
-    private struct KnownConversation {
-        var account: String
-        var conversation: String
-        var id: Int64
+        init(account: String, conversation: String, id: Int64, isNew: Bool, working: WorkingConversation) {
+            self.account = account
+            self.conversation = conversation
+            self.id = id
+            self.isNew = isNew
+            self.working = working
+        }
     }
 
     private struct KnownSnapshot {
@@ -64,6 +80,9 @@ final class DonationWriter {
         var latestSnapshotID: Int64?
         var latestDate: Double
         var serviceName: String?
+
+        static let empty = WorkingConversation(
+            state: .empty, contentSums: [:], latestSnapshotID: nil, latestDate: -.infinity, serviceName: nil)
     }
 
     /// The two statements every donation runs, held here rather than found by their SQL in the connection's
@@ -102,13 +121,15 @@ final class DonationWriter {
     }
 
     /// Whether `identifier` is already in the account.
-    private func isRecorded(_ identifier: String, key: Int64, account: String) throws -> Bool {
+    /// - Parameter knownRow: `knownIdentifiers[key]`, when the writer holds the keys (looked up once by the caller,
+    ///   which updates the same entry after the insert).
+    private func isRecorded(_ identifier: String, key: Int64, account: String, knownRow: Int64??) throws -> Bool {
         // SQLite compares every row that has the key.
         func lookUp() throws -> Bool {
             try findDuplicate.scalarInt([.integer(key), .text(account), .text(identifier)]) != nil
         }
-        guard let known = knownIdentifiers else { return try lookUp() }
-        guard let row = known[key] else { return false }
+        guard let knownRow else { return try lookUp() }
+        guard let row = knownRow else { return false }
         // Two rows share the key (a hash collision, once in billions): SQLite compares them all.
         if row == DonationWriter.sharedKey { return try lookUp() }
         let select = try database.statement("SELECT account, identifier FROM donations WHERE id = ?")
@@ -125,55 +146,55 @@ final class DonationWriter {
     }
 
     /// Records one prepared donation unless its identifier is already in the account.
-    func record(_ donation: PreparedDonation) throws -> String? {
-        let interaction = donation.interaction
+    func record(_ donation: borrowing PreparedDonation) throws -> String? {
         // Look for a duplicate before anything is written: the conversation and snapshot rows below would
         // otherwise stay behind it, names, people and all, with no donation that a deletion could find them by.
         // (Identifiers are unique by this check, inside the write transaction, not by a unique index.)
-        let identifier = interaction.identifier ?? generateIdentifier()
-        let identifierKey = donation.identifierKey ?? StableHash.key(interaction.account, identifier)
-        if interaction.identifier != nil, try isRecorded(identifier, key: identifierKey, account: interaction.account) {
+        let account = donation.interaction.account
+        let identifier = donation.interaction.identifier ?? generateIdentifier()
+        let identifierKey = donation.identifierKey ?? StableHash.key(account, identifier)
+        // One probe of a table of millions of keys (a cache miss), read here and written once below.
+        let knownRow: Int64?? = knownIdentifiers.map { $0[identifierKey] }
+        if donation.interaction.identifier != nil,
+            try isRecorded(identifier, key: identifierKey, account: account, knownRow: knownRow)
+        {
             return nil
         }
-        let conversationID = try conversationID(
-            key: donation.conversationKey, account: interaction.account,
-            conversation: interaction.conversationIdentifier)
-        let snapshot = try snapshotID(conversationID: conversationID, account: interaction.account, donation)
-        let contentTypes = interaction.intent.contentTypes
+        let entry = try conversation(
+            key: donation.conversationKey, account: account, identifier: donation.interaction.conversationIdentifier)
+        let snapshot = try snapshotID(of: entry, donation)
+        let contentTypes = donation.interaction.intent.contentTypes
         // Bound one by one: an array of ten values for each of millions of rows was an allocation and its
         // retains and releases each time.
         let insert = insertDonation
         try insert.reset()
-        try insert.bind(.text(interaction.account), at: 1)
+        try insert.bind(.text(account), at: 1)
         try insert.bind(.text(identifier), at: 2)
         try insert.bind(.integer(identifierKey), at: 3)
-        try insert.bind(.integer(conversationID), at: 4)
+        try insert.bind(.integer(entry.id), at: 4)
         try insert.bind(.integer(snapshot.id), at: 5)
-        try insert.bind(interaction.groupIdentifier.map { .text($0) } ?? .null, at: 6)
-        try insert.bind(.real(interaction.date.seconds), at: 7)
-        try insert.bind(.integer(DonationWriter.code(interaction.direction)), at: 8)
-        try insert.bind(.integer(interaction.isEngagedSuggestion ? 1 : 0), at: 9)
+        try insert.bind(donation.interaction.groupIdentifier.map { .text($0) } ?? .null, at: 6)
+        try insert.bind(.real(donation.interaction.date.seconds), at: 7)
+        try insert.bind(.integer(DonationWriter.code(donation.interaction.direction)), at: 8)
+        try insert.bind(.integer(donation.interaction.isEngagedSuggestion ? 1 : 0), at: 9)
         try insert.bind(contentTypes.isEmpty ? .null : .text(contentTypes.joined(separator: "\n")), at: 10)
         while try insert.step() {}
-        if let group = interaction.groupIdentifier, writtenGroups[conversationID]?.contains(group) != true {
-            writtenGroups[conversationID, default: []].append(group)
+        if let group = donation.interaction.groupIdentifier, !entry.groups.contains(group) {
+            entry.groups.append(group)
             try database.statement(
                 "INSERT OR IGNORE INTO conversation_groups(account, group_identifier, conversation_id) VALUES (?, ?, ?)"
-            ).run([.text(interaction.account), .text(group), .integer(conversationID)])
+            ).run([.text(account), .text(group), .integer(entry.id)])
         }
-        if knownIdentifiers != nil {
+        if let knownRow {
             // A key already known here belongs to another identifier (it was not a duplicate): now two rows share it.
-            let taken = knownIdentifiers?[identifierKey] != nil
-            knownIdentifiers?[identifierKey] = taken ? DonationWriter.sharedKey : database.lastInsertRowID
-        }
-        if working[conversationID] == nil {
-            working[conversationID] = try DonationWriter.loadConversation(conversationID, database: database)
+            knownIdentifiers?[identifierKey] = knownRow == nil ? database.lastInsertRowID : DonationWriter.sharedKey
         }
         // In place: a copy taken out and put back would copy its content sums each time they change.
         DonationWriter.apply(
-            date: interaction.date, direction: interaction.direction, engaged: interaction.isEngagedSuggestion,
-            contentKinds: donation.contentKinds, snapshotID: snapshot.id, isGroup: snapshot.isGroup,
-            serviceName: interaction.intent.serviceName, to: &working[conversationID]!, policy: policy)
+            date: donation.interaction.date, direction: donation.interaction.direction,
+            engaged: donation.interaction.isEngagedSuggestion, contentKinds: donation.contentKinds,
+            snapshotID: snapshot.id, isGroup: snapshot.isGroup, serviceName: donation.interaction.intent.serviceName,
+            to: &entry.working, policy: policy)
         return identifier
     }
 
@@ -203,13 +224,15 @@ final class DonationWriter {
         let content = try database.statement(
             "INSERT OR REPLACE INTO conversation_content(conversation_id, account, kind, sum) "
                 + "SELECT ?1, account, ?2, ?3 FROM conversations WHERE id = ?1")
-        for (id, conversation) in working.sorted(by: { $0.key < $1.key }) {
-            try DonationWriter.write(conversation, id: id, update: update)
-            for (kind, sum) in conversation.contentSums.sorted(by: { $0.key < $1.key }) {
-                try content.run([.integer(id), .text(kind), .real(sum)])
+        let touched = Array(conversations.values) + Array(collidingConversations.values)
+        for entry in touched.sorted(by: { $0.id < $1.id }) {
+            try DonationWriter.write(entry.working, id: entry.id, update: update)
+            for (kind, sum) in entry.working.contentSums.sorted(by: { $0.key < $1.key }) {
+                try content.run([.integer(entry.id), .text(kind), .real(sum)])
             }
         }
-        working.removeAll()
+        conversations.removeAll()
+        collidingConversations.removeAll()
     }
 
     /// Writes a conversation's derived state back; bound by `write(_:id:update:)`.
@@ -232,18 +255,21 @@ final class DonationWriter {
         ])
     }
 
-    private func conversationID(key: Int64, account: String, conversation: String) throws -> Int64 {
-        if let known = conversationIDs[key] {
-            if known.account == account && known.conversation == conversation { return known.id }
-            if let id = collidingConversationIDs[ConversationKey(account: account, conversation: conversation)] {
-                return id
+    /// The writer's entry for a conversation: found, or read from the store, or created there.
+    private func conversation(key: Int64, account: String, identifier: String) throws -> ConversationEntry {
+        if let known = conversations[key] {
+            if known.account == account && known.conversation == identifier { return known }
+            if let colliding = collidingConversations[ConversationKey(account: account, conversation: identifier)] {
+                return colliding
             }
         }
         let select = try database.statement(
             "SELECT id FROM conversations WHERE account = ? AND conversation_identifier = ?")
-        let id: Int64
-        if let existing = try select.scalarInt([.text(account), .text(conversation)]) {
-            id = existing
+        let entry: ConversationEntry
+        if let existing = try select.scalarInt([.text(account), .text(identifier)]) {
+            entry = ConversationEntry(
+                account: account, conversation: identifier, id: existing, isNew: false,
+                working: try DonationWriter.loadConversation(existing, database: database))
         } else {
             let empty = ConversationState.empty
             try database.statement(
@@ -253,60 +279,66 @@ final class DonationWriter {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, 0, 0)
                 """
             ).run([
-                .text(account), .text(conversation), .real(-.infinity), .real(empty.channels[0]),
+                .text(account), .text(identifier), .real(-.infinity), .real(empty.channels[0]),
                 .real(empty.channels[1]), .real(empty.channels[2]), .real(empty.channels[3]),
                 .real(empty.contentTotal), .real(-.infinity),
             ])
-            id = database.lastInsertRowID
-            createdConversations.insert(id)
-            working[id] = WorkingConversation(
-                state: .empty, contentSums: [:], latestSnapshotID: nil, latestDate: -.infinity, serviceName: nil)
+            entry = ConversationEntry(
+                account: account, conversation: identifier, id: database.lastInsertRowID, isNew: true,
+                working: .empty)
         }
-        if conversationIDs[key] == nil {
-            conversationIDs[key] = KnownConversation(account: account, conversation: conversation, id: id)
+        if conversations[key] == nil {
+            conversations[key] = entry
         } else {
-            collidingConversationIDs[ConversationKey(account: account, conversation: conversation)] = id
+            collidingConversations[ConversationKey(account: account, conversation: identifier)] = entry
         }
-        return id
+        return entry
     }
 
     /// The snapshot row holding what this intent (without its content types) says of its conversation, created
     /// (with its people) if new.
-    private func snapshotID(conversationID: Int64, account: String, _ donation: PreparedDonation) throws -> (
+    private func snapshotID(of entry: ConversationEntry, _ donation: borrowing PreparedDonation) throws -> (
         id: Int64, isGroup: Bool
     ) {
         // The latest version first: a conversation's next donation usually says what its last one said.
         let bodyKey = donation.snapshotKey
-        if let known = snapshots[conversationID]?.last(where: { $0.key == bodyKey && $0.body == donation.snapshotBody }) {
+        if let known = entry.snapshots.last(where: { $0.key == bodyKey && Self.equal($0.body, donation.snapshotBody) }) {
             return (known.id, known.isGroup)
         }
         let intent = donation.interaction.intent
         let body = String(decoding: donation.snapshotBody, as: UTF8.self)
         let result: (id: Int64, isGroup: Bool)
-        if !createdConversations.contains(conversationID),
+        if !entry.isNew,
             let existing = try database.statement(
                 "SELECT id FROM snapshots WHERE conversation_id = ?1 AND body_key = ?2 AND body = ?3"
-            ).scalarInt([.integer(conversationID), .integer(bodyKey), .text(body)])
+            ).scalarInt([.integer(entry.id), .integer(bodyKey), .text(body)])
         {
             result = (existing, intent.isGroup)
         } else {
             try database.statement(
                 "INSERT INTO snapshots(conversation_id, body, is_group, body_key) VALUES (?, ?, ?, ?)"
             )
-            .run([.integer(conversationID), .text(body), .integer(intent.isGroup ? 1 : 0), .integer(bodyKey)])
+            .run([.integer(entry.id), .text(body), .integer(intent.isGroup ? 1 : 0), .integer(bodyKey)])
             result = (database.lastInsertRowID, intent.isGroup)
             let people = try database.statement(
                 "INSERT OR IGNORE INTO conversation_people(account, person_key, conversation_id) VALUES (?, ?, ?)")
             for person in intent.recipients {
                 for key in person.matchKeys
-                where writtenPeople.insert(PersonRow(conversationID: conversationID, key: key)).inserted {
-                    try people.run([.text(account), .text(key), .integer(conversationID)])
+                where writtenPeople.insert(PersonRow(conversationID: entry.id, key: key)).inserted {
+                    try people.run([.text(entry.account), .text(key), .integer(entry.id)])
                 }
             }
         }
-        snapshots[conversationID, default: []].append(
+        entry.snapshots.append(
             KnownSnapshot(key: bodyKey, body: donation.snapshotBody, id: result.id, isGroup: result.isGroup))
         return result
+    }
+
+    /// Byte-wise equality by `memcmp`: `==` on two arrays compares them element by element.
+    private static func equal(_ first: [UInt8], _ second: [UInt8]) -> Bool {
+        guard first.count == second.count else { return false }
+        guard !first.isEmpty else { return true }
+        return first.withUnsafeBytes { a in second.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }
     }
 
     static func loadConversation(_ id: Int64, database: Database) throws -> WorkingConversation {
@@ -317,10 +349,7 @@ final class DonationWriter {
             """)
         try select.reset([.integer(id)])
         defer { _ = try? select.reset() }
-        guard try select.step() else {
-            return WorkingConversation(
-                state: .empty, contentSums: [:], latestSnapshotID: nil, latestDate: -.infinity, serviceName: nil)
-        }
+        guard try select.step() else { return .empty }
         let state = ConversationState(
             channels: SIMD4(select.double(0), select.double(1), select.double(2), select.double(3)),
             contentTotal: select.double(13), lastDate: Timestamp(seconds: select.double(4)),

@@ -46,7 +46,12 @@ enum Import: Command {
                 io.err(line + "\n")
                 io.standardError.flush()
             },
-            next: { try feed.next().map { ($0.line, $0.donation) } })
+            next: {
+                // Moved out, not copied: copying a donation retains and releases each of its strings and arrays.
+                guard let parsed = try feed.next() else { return nil }
+                let line = parsed.line
+                return (line, (consume parsed).donation)
+            })
         // Durable before it is reported, and a large import's log does not stay on disk for later commands to read.
         if report.recorded > 0 { try store.checkpoint() }
         for error in report.rejected.prefix(20) { io.err("suggest import: skipped \(error)\n") }
