@@ -18,10 +18,15 @@ public struct PreparedDonation: Sendable {
     /// The distinct content kinds of the content types, in order, in the store's type tree.
     let contentKinds: [String]
 
-    fileprivate init(_ interaction: Interaction, types: UniformTypeTree) {
+    /// - Parameters:
+    ///   - conversationKey, snapshotKey: given only by tests, to make two conversations or two snapshots share a
+    ///     key as a hash collision would (once in billions otherwise).
+    init(
+        _ interaction: Interaction, types: UniformTypeTree, conversationKey: Int64? = nil, snapshotKey: Int64? = nil
+    ) {
         self.interaction = interaction
         identifierKey = interaction.identifier.map { StableHash.key(interaction.account, $0) }
-        conversationKey = StableHash.key(interaction.account, interaction.conversationIdentifier)
+        self.conversationKey = conversationKey ?? StableHash.key(interaction.account, interaction.conversationIdentifier)
         var metadata = interaction.intent
         metadata.contentTypes = []
         var writer = JSONWriter()
@@ -29,7 +34,7 @@ public struct PreparedDonation: Sendable {
         snapshotBody = writer.bytes
         var hash = StableHash()
         snapshotBody.withUnsafeBufferPointer { hash.combine(utf8: $0) }
-        snapshotKey = Int64(bitPattern: hash.value)
+        self.snapshotKey = snapshotKey ?? Int64(bitPattern: hash.value)
         contentKinds = types.contentKinds(of: interaction.intent.contentTypes)
     }
 }

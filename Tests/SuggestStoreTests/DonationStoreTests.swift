@@ -81,6 +81,42 @@ import SuggestTestSupport
         }
     }
 
+    /// Two conversations, and two versions of one conversation, whose writer keys are equal (forced here; a real
+    /// collision of the hash is once in billions) stay apart: each donation goes to its own conversation and
+    /// snapshot, and a repeated version still finds its row.
+    @Test func conversationsAndSnapshotsThatShareAKeyAreToldApart() throws {
+        let temporary = try TemporaryStore()
+        let database = temporary.store.database
+        func prepared(_ id: String, _ conversation: String, _ date: Double, group: String? = nil) -> PreparedDonation {
+            PreparedDonation(
+                Self.donation(id, conversation, date, group: group), types: .standard, conversationKey: 42,
+                snapshotKey: 7)
+        }
+        try database.write {
+            let writer = try DonationWriter(database: database, policy: .default, types: .standard)
+            let at = Self.at.seconds
+            for donation in [
+                prepared("1", "a", at - 50), prepared("2", "b", at - 40), prepared("3", "a", at - 30, group: "Renamed"),
+                prepared("4", "b", at - 20), prepared("5", "a", at - 10),
+            ] {
+                #expect(try writer.record(donation) != nil)
+            }
+            try writer.flush()
+        }
+        let counts = try database.uncachedStatement(
+            "SELECT conversation_identifier, outgoing_count FROM conversations ORDER BY conversation_identifier")
+        var outgoing: [String: Int64] = [:]
+        while try counts.step() { outgoing[counts.text(0) ?? ""] = counts.int(1) }
+        #expect(outgoing == ["a": 3, "b": 2])
+        // "a" has two versions (plain and renamed), "b" one: three rows, though all five bodies had key 7.
+        #expect(try database.statement("SELECT COUNT(*) FROM snapshots").scalarInt() == 3)
+        let names = try temporary.store.suggestions(account: "default", context: RankingContext(at: Self.at))
+        #expect(Set(names.map(\.conversationIdentifier)) == ["a", "b"])
+        let exported = try temporary.export()
+        #expect(exported.contains(#""identifier":"3""#) && exported.contains("Renamed"))
+        #expect(exported.split(separator: "\n").filter { $0.contains("Renamed") }.count == 1)
+    }
+
     @Test func theMostAndMostRecentlyDonatedRanksFirst() throws {
         let temporary = try TemporaryStore()
         let day = 86_400.0
