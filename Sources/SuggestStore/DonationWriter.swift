@@ -67,7 +67,6 @@ final class DonationWriter {
     }
 
     private struct KnownSnapshot {
-        var key: Int64
         var body: [UInt8]
         var id: Int64
         var isGroup: Bool
@@ -301,10 +300,10 @@ final class DonationWriter {
         id: Int64, isGroup: Bool
     ) {
         // The latest version first: a conversation's next donation usually says what its last one said.
-        let bodyKey = donation.snapshotKey
-        if let known = entry.snapshots.last(where: { $0.key == bodyKey && Self.equal($0.body, donation.snapshotBody) }) {
+        if let known = entry.snapshots.last(where: { Self.equal($0.body, donation.snapshotBody) }) {
             return (known.id, known.isGroup)
         }
+        let bodyKey = donation.snapshotKey
         let intent = donation.interaction.intent
         let body = String(decoding: donation.snapshotBody, as: UTF8.self)
         let result: (id: Int64, isGroup: Bool)
@@ -330,7 +329,7 @@ final class DonationWriter {
             }
         }
         entry.snapshots.append(
-            KnownSnapshot(key: bodyKey, body: donation.snapshotBody, id: result.id, isGroup: result.isGroup))
+            KnownSnapshot(body: donation.snapshotBody, id: result.id, isGroup: result.isGroup))
         return result
     }
 

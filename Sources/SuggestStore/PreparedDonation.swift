@@ -13,8 +13,15 @@ public struct PreparedDonation: Sendable {
     let conversationKey: Int64
     /// The intent without its content types, as `snapshots.body` holds it: what the conversation looked like.
     let snapshotBody: [UInt8]
-    /// `StableHash.key` of the body: `snapshots.body_key`.
-    let snapshotKey: Int64
+    /// `StableHash.key` of the body (`snapshots.body_key`), computed by the writer only for a body it has not met:
+    /// hashing every body here, on the thread that limits a large import, was a tenth of that thread's work.
+    var snapshotKey: Int64 {
+        if let forcedSnapshotKey { return forcedSnapshotKey }
+        var hash = StableHash()
+        snapshotBody.withUnsafeBufferPointer { hash.combine(utf8: $0) }
+        return Int64(bitPattern: hash.value)
+    }
+    private let forcedSnapshotKey: Int64?
     /// The distinct content kinds of the content types, in order, in the store's type tree.
     let contentKinds: [String]
 
@@ -32,9 +39,7 @@ public struct PreparedDonation: Sendable {
         var writer = JSONWriter()
         metadata.write(to: &writer)
         snapshotBody = writer.bytes
-        var hash = StableHash()
-        snapshotBody.withUnsafeBufferPointer { hash.combine(utf8: $0) }
-        self.snapshotKey = snapshotKey ?? Int64(bitPattern: hash.value)
+        forcedSnapshotKey = snapshotKey
         contentKinds = types.contentKinds(of: interaction.intent.contentTypes)
     }
 }

@@ -58,6 +58,20 @@ import Testing
         #expect(try JSONParser.parse(writer.text) == .string(tricky))
     }
 
+    /// Strings short enough to be stored inline and longer ones take the same path: appended whole when nothing in
+    /// them needs escaping, escaped character by character when something does.
+    @Test func writerEscapesShortAndLongStringsAlike() {
+        let long = String(repeating: "x", count: 40)
+        for (input, expected) in [
+            ("plain", #""plain""#), ("a\"b", #""a\"b""#), ("tab\t", #""tab\t""#), ("\u{2028}", #""\u2028""#),
+            ("\u{1}", #""\u0001""#), ("é ok", #""é ok""#), (long, "\"\(long)\""), (long + "\\", "\"\(long)\\\\\""),
+        ] {
+            var writer = JSONWriter()
+            writer.string(input)
+            #expect(writer.text == expected, "\(input)")
+        }
+    }
+
     @Test func writerSeparatesMembersAndElements() {
         var writer = JSONWriter()
         writer.beginObject()

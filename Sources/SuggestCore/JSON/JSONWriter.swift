@@ -166,10 +166,18 @@ public struct JSONWriter: Sendable {
 
     static func appendQuoted(_ string: String, to bytes: inout [UInt8]) {
         bytes.append(UInt8(ascii: "\""))
-        // Most strings need no escape: append them whole rather than scalar by scalar (a third of import's time).
+        // Most strings need no escape: append them whole rather than scalar by scalar (a third of import's time),
+        // scanning their bytes in place where the string has them in one piece (a native or small string), which
+        // is several times faster than stepping through `utf8`.
         // 0xE2 starts U+2028 and U+2029, which JavaScript does not allow raw in a string.
-        if !string.utf8.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C || $0 == 0xE2 }) {
-            bytes.append(contentsOf: string.utf8)
+        func needsEscape(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0xE2 }
+        let appendedWhole = string.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            for byte in utf8 where needsEscape(byte) { return false }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if appendedWhole ?? !string.utf8.contains(where: needsEscape) {
+            if appendedWhole == nil { bytes.append(contentsOf: string.utf8) }
             bytes.append(UInt8(ascii: "\""))
             return
         }
