@@ -27,7 +27,7 @@ final class DonationWriter {
     /// `DonationWriter.sharedKey` when two rows have the key): duplicates are found here instead of through
     /// `donations_by_identifier_key`, which the import then builds once at its end. A key that is not here cannot
     /// be a duplicate; one that is, is checked against its row's strings.
-    private var knownIdentifiers: [Int64: Int64]?
+    private var knownIdentifiers: IdentifierKeyTable?
     private static let sharedKey: Int64 = -1
     /// The `conversation_people` rows written by this writer: a group's every new snapshot names the same people.
     private var writtenPeople: Set<PersonRow> = []
@@ -110,11 +110,10 @@ final class DonationWriter {
     ///   millions of keys rehashes them all each time).
     func loadIdentifierKeys(capacity: Int) throws {
         let select = try database.uncachedStatement("SELECT identifier_key, id FROM donations")
-        var known: [Int64: Int64] = [:]
-        known.reserveCapacity(capacity)
+        var known = IdentifierKeyTable(capacity: capacity)
         while try select.step() {
             let key = select.int(0)
-            known[key] = known[key] == nil ? select.int(1) : DonationWriter.sharedKey
+            known.set(known.row(for: key) == nil ? select.int(1) : DonationWriter.sharedKey, for: key)
         }
         knownIdentifiers = known
     }
@@ -153,7 +152,7 @@ final class DonationWriter {
         let identifier = donation.interaction.identifier ?? generateIdentifier()
         let identifierKey = donation.identifierKey ?? StableHash.key(account, identifier)
         // One probe of a table of millions of keys (a cache miss), read here and written once below.
-        let knownRow: Int64?? = knownIdentifiers.map { $0[identifierKey] }
+        let knownRow: Int64?? = knownIdentifiers.map { $0.row(for: identifierKey) }
         if donation.interaction.identifier != nil,
             try isRecorded(identifier, key: identifierKey, account: account, knownRow: knownRow)
         {
@@ -186,7 +185,7 @@ final class DonationWriter {
         }
         if let knownRow {
             // A key already known here belongs to another identifier (it was not a duplicate): now two rows share it.
-            knownIdentifiers?[identifierKey] = knownRow == nil ? database.lastInsertRowID : DonationWriter.sharedKey
+            knownIdentifiers?.set(knownRow == nil ? database.lastInsertRowID : DonationWriter.sharedKey, for: identifierKey)
         }
         // In place: a copy taken out and put back would copy its content sums each time they change.
         DonationWriter.apply(
