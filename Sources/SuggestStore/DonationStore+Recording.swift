@@ -60,7 +60,7 @@ extension DonationStore {
         skipInvalid: Bool = false, now: Timestamp = .now(), progressInterval: Int = 100_000, expectedDonations: Int? = nil,
         progress: (Int) -> Void = { _ in }, next: () throws -> (line: Int, donation: Result<Interaction, InputError>)?
     ) throws -> ImportReport {
-        let preparer = preparer
+        let preparer = makePreparer()
         return try importPreparedDonations(
             skipInvalid: skipInvalid, now: now, progressInterval: progressInterval,
             expectedDonations: expectedDonations, progress: progress
@@ -69,8 +69,8 @@ extension DonationStore {
         }
     }
 
-    /// `importDonations` for donations prepared ahead by this store's `preparer`, typically on the thread that
-    /// parses them: the same records, with less work left for the writing thread.
+    /// `importDonations` for donations prepared ahead by a preparer of this store (`makePreparer()`), typically on
+    /// the thread that parses them: the same records, with less work left for the writing thread.
     public func importPreparedDonations(
         skipInvalid: Bool = false, now: Timestamp = .now(), progressInterval: Int = 100_000, expectedDonations: Int? = nil,
         progress: (Int) -> Void = { _ in },

@@ -140,7 +140,7 @@ final class DonationWriter {
     /// - Returns: the identifier recorded, or `nil` for a duplicate (a no-op, as the contract says: nothing of it
     ///   is written).
     func record(_ interaction: Interaction) throws -> String? {
-        try record(DonationPreparer(types: types).prepare(interaction))
+        try record(PreparedDonation(interaction, types: types))
     }
 
     /// Records one prepared donation unless its identifier is already in the account.
@@ -332,11 +332,14 @@ final class DonationWriter {
         return result
     }
 
-    /// Byte-wise equality by `memcmp`: `==` on two arrays compares them element by element.
+    /// Byte-wise equality by `memcmp` (`==` on two arrays compares them element by element).
     private static func equal(_ first: [UInt8], _ second: [UInt8]) -> Bool {
         guard first.count == second.count else { return false }
         guard !first.isEmpty else { return true }
-        return first.withUnsafeBytes { a in second.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 } }
+        return first.withUnsafeBytes { a in
+            // Bodies a preparer shared are one buffer.
+            second.withUnsafeBytes { b in a.baseAddress == b.baseAddress || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
+        }
     }
 
     static func loadConversation(_ id: Int64, database: Database) throws -> WorkingConversation {

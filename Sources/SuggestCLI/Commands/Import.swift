@@ -31,7 +31,8 @@ enum Import: Command {
         let quiet = arguments.flag("--quiet")
         let store = try StoreOptions.open(arguments, io)
         let total = source.totalBytes
-        let preparer = store.preparer
+        // Used by the parsing thread alone, from here on.
+        nonisolated(unsafe) let preparer = store.makePreparer()
         let feed = ParsingLineFeed(source: source) { bytes in
             parse(bytes, account: account, enforceAccount: enforceAccount).map(preparer.prepare)
         }
