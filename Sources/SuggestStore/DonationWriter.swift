@@ -177,6 +177,7 @@ final class DonationWriter {
         try insert.bind(.integer(donation.interaction.isEngagedSuggestion ? 1 : 0), at: 9)
         try insert.bind(contentTypes.isEmpty ? .null : .text(contentTypes.joined(separator: "\n")), at: 10)
         while try insert.step() {}
+        let row = database.lastInsertRowID
         if let group = donation.interaction.groupIdentifier, !entry.groups.contains(group) {
             entry.groups.append(group)
             try database.statement(
@@ -185,7 +186,7 @@ final class DonationWriter {
         }
         if let knownRow {
             // A key already known here belongs to another identifier (it was not a duplicate): now two rows share it.
-            knownIdentifiers?.set(knownRow == nil ? database.lastInsertRowID : DonationWriter.sharedKey, for: identifierKey)
+            knownIdentifiers?.set(knownRow == nil ? row : DonationWriter.sharedKey, for: identifierKey)
         }
         // In place: a copy taken out and put back would copy its content sums each time they change.
         DonationWriter.apply(

@@ -72,9 +72,10 @@ public final class DonationPreparer {
         let conversationKey = StableHash.key(interaction.account, interaction.conversationIdentifier)
         var metadata = interaction.intent
         metadata.contentTypes = []
-        // The body is the intent's alone, so equal intents share it whatever their keys.
+        // The body is the intent's alone, so intents of the same bytes share it whatever their keys (`==` would let
+        // a name spelt with a combining accent take the body of the same name spelt precomposed).
         let body: [UInt8]
-        if let recent = recentSnapshots[conversationKey]?.last(where: { $0.intent == metadata }) {
+        if let recent = recentSnapshots[conversationKey]?.last(where: { $0.intent.hasSameBytes(as: metadata) }) {
             body = recent.body
         } else {
             body = PreparedDonation.snapshotBody(of: metadata)

@@ -19,7 +19,8 @@ import Testing
                 direction: Bool.random(using: &random) ? .incoming : .outgoing,
                 intent: SendMessageIntent(
                     conversationIdentifier: conversation,
-                    speakableGroupName: Bool.random(using: &random) ? nil : "Group \(Int.random(in: 0..<3, using: &random))",
+                    // Two spellings of one name, equal to `==`, must keep their own bytes.
+                    speakableGroupName: ["Caf\u{E9}", "Cafe\u{301}", "Group", nil].randomElement(using: &random)!,
                     recipients: [Person(customIdentifier: sender, displayName: "Person \(sender)")],
                     contentTypes: Bool.random(using: &random) ? [] : ["public.jpeg"]))
             let prepared = preparer.prepare(interaction)

@@ -112,9 +112,21 @@ import SuggestTestSupport
         #expect(try database.statement("SELECT COUNT(*) FROM snapshots").scalarInt() == 3)
         let names = try temporary.store.suggestions(account: "default", context: RankingContext(at: Self.at))
         #expect(Set(names.map(\.conversationIdentifier)) == ["a", "b"])
-        let exported = try temporary.export()
+        var exported = try temporary.export()
         #expect(exported.contains(#""identifier":"3""#) && exported.contains("Renamed"))
         #expect(exported.split(separator: "\n").filter { $0.contains("Renamed") }.count == 1)
+        // A later writer meets "a" in the store: its versions are found in SQL by key and body, so a new version
+        // with the same key is a new row, and a known one with it is found.
+        try database.write {
+            let writer = try DonationWriter(database: database, policy: .default, types: .standard)
+            #expect(try writer.record(prepared("6", "a", Self.at.seconds - 5, group: "Third name")) != nil)
+            #expect(try writer.record(prepared("7", "a", Self.at.seconds - 4, group: "Renamed")) != nil)
+            try writer.flush()
+        }
+        #expect(try database.statement("SELECT COUNT(*) FROM snapshots").scalarInt() == 4)
+        exported = try temporary.export()
+        #expect(exported.split(separator: "\n").filter { $0.contains("Renamed") }.count == 2)
+        #expect(exported.contains("Third name"))
     }
 
     @Test func theMostAndMostRecentlyDonatedRanksFirst() throws {
