@@ -3,8 +3,8 @@ import SuggestCore
 /// A donation with the part of its recording that needs no store already done: its keys, the snapshot body it will
 /// be stored under, and the content kinds it feeds. Made by a store's `DonationPreparer`, on any one thread.
 ///
-/// `suggest import` prepares each donation on its parsing thread, so that the writing thread, an import's
-/// bottleneck, only looks things up and inserts.
+/// `suggest import` prepares each donation on its parsing thread, so that the writing thread only looks things up
+/// and inserts.
 public struct PreparedDonation: Sendable {
     public let interaction: Interaction
     /// `StableHash.key(account, identifier)`, when the donation names its identifier.
@@ -14,7 +14,7 @@ public struct PreparedDonation: Sendable {
     /// The intent without its content types, as `snapshots.body` holds it: what the conversation looked like.
     let snapshotBody: [UInt8]
     /// `StableHash.key` of the body (`snapshots.body_key`), computed by the writer only for a body it has not met:
-    /// hashing every body here, on the thread that limits a large import, was a tenth of that thread's work.
+    /// hashing every body here, on the thread that limits a large import, was about a twentieth of that thread's work.
     var snapshotKey: Int64 {
         if let forcedSnapshotKey { return forcedSnapshotKey }
         var hash = StableHash()
