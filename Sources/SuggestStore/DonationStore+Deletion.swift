@@ -141,7 +141,8 @@ extension DonationStore {
     func recompute(conversationID id: Int64) throws -> Bool {
         let select = try database.uncachedStatement(
             """
-            SELECT d.date, d.direction, d.engaged, d.content_types, d.snapshot_id, s.is_group, s.body
+            SELECT d.date, d.direction, d.engaged, d.content_types, d.snapshot_id, s.is_group, s.body,
+                d.group_identifier
             FROM donations d JOIN snapshots s ON s.id = d.snapshot_id
             WHERE d.conversation_id = ? ORDER BY d.id
             """)
@@ -149,7 +150,10 @@ extension DonationStore {
         var conversation = DonationWriter.WorkingConversation.empty
         var snapshotIDs: Set<Int64> = []
         var services: [Int64: String?] = [:]
+        // The group identifiers that remaining donations carry, and no other: a deleted donation's goes with it.
+        var groups: [String] = []
         while try select.step() {
+            if let group = select.text(7), !groups.contains(group) { groups.append(group) }
             let snapshotID = select.int(4)
             if services[snapshotID] == nil {
                 services[snapshotID] = try DonationStore.decodeSnapshot(select.text(6) ?? "").serviceName
@@ -164,15 +168,7 @@ extension DonationStore {
         }
         try database.statement("DELETE FROM conversation_content WHERE conversation_id = ?").run([.integer(id)])
         try database.statement("DELETE FROM conversation_people WHERE conversation_id = ?").run([.integer(id)])
-        // The group identifiers that remaining donations carry, and no other: a deleted donation's goes with it.
         try database.statement("DELETE FROM conversation_groups WHERE conversation_id = ?").run([.integer(id)])
-        try database.statement(
-            """
-            INSERT OR IGNORE INTO conversation_groups(account, group_identifier, conversation_id)
-                SELECT account, group_identifier, conversation_id FROM donations
-                WHERE conversation_id = ?1 AND group_identifier IS NOT NULL
-            """
-        ).run([.integer(id)])
         guard !snapshotIDs.isEmpty else {
             try database.statement("DELETE FROM snapshots WHERE conversation_id = ?").run([.integer(id)])
             try database.statement("DELETE FROM conversations WHERE id = ?").run([.integer(id)])
@@ -195,13 +191,14 @@ extension DonationStore {
         try account.reset([.integer(id)])
         let accountName = try account.step() ? account.text(0) ?? "" : ""
         try account.reset()
-        let people = try database.statement(
-            "INSERT OR IGNORE INTO conversation_people(account, person_key, conversation_id) VALUES (?, ?, ?)")
+        let people = try database.statement(DonationWriter.insertPersonSQL)
         for intent in kept {
             for person in intent.recipients {
                 for key in person.matchKeys { try people.run([.text(accountName), .text(key), .integer(id)]) }
             }
         }
+        let insertGroup = try database.statement(DonationWriter.insertGroupSQL)
+        for group in groups { try insertGroup.run([.text(accountName), .text(group), .integer(id)]) }
         let update = try database.statement(DonationWriter.updateConversationSQL)
         try DonationWriter.write(conversation, id: id, update: update)
         let content = try database.statement(

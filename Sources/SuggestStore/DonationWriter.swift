@@ -29,18 +29,11 @@ final class DonationWriter {
     /// be a duplicate; one that is, is checked against its row's strings.
     private var knownIdentifiers: IdentifierKeyTable?
     private static let sharedKey: Int64 = -1
-    /// The `conversation_people` rows written by this writer: a group's every new snapshot names the same people.
-    private var writtenPeople: Set<PersonRow> = []
     private var random = SystemRandomNumberGenerator()
 
     private struct ConversationKey: Hashable {
         var account: String
         var conversation: String
-    }
-
-    private struct PersonRow: Hashable {
-        var conversationID: Int64
-        var key: String
     }
 
     /// What the writer keeps of one conversation until `flush()`.
@@ -56,6 +49,9 @@ final class DonationWriter {
         var snapshots: [KnownSnapshot] = []
         /// The `conversation_groups` rows written: a conversation's donations repeat one or a few identifiers.
         var groups: [String] = []
+        /// The person keys of its `conversation_people` rows written: a group's every new snapshot names the same
+        /// people.
+        var people: Set<String> = []
 
         init(account: String, conversation: String, id: Int64, isNew: Bool, working: WorkingConversation) {
             self.account = account
@@ -180,9 +176,7 @@ final class DonationWriter {
         let row = database.lastInsertRowID
         if let group = donation.interaction.groupIdentifier, !entry.groups.contains(group) {
             entry.groups.append(group)
-            try database.statement(
-                "INSERT OR IGNORE INTO conversation_groups(account, group_identifier, conversation_id) VALUES (?, ?, ?)"
-            ).run([.text(account), .text(group), .integer(entry.id)])
+            try database.statement(DonationWriter.insertGroupSQL).run([.text(account), .text(group), .integer(entry.id)])
         }
         if let knownRow {
             // A key already known here belongs to another identifier (it was not a duplicate): now two rows share it.
@@ -233,6 +227,15 @@ final class DonationWriter {
         conversations.removeAll()
         collidingConversations.removeAll()
     }
+
+    /// Records that a conversation includes a person, by one of their keys; bound account, key, conversation. The
+    /// writer runs it for each new snapshot's people, recomputation for the snapshots that remain.
+    static let insertPersonSQL =
+        "INSERT OR IGNORE INTO conversation_people(account, person_key, conversation_id) VALUES (?, ?, ?)"
+
+    /// Records that a conversation has a donation with a group identifier; bound account, group, conversation.
+    static let insertGroupSQL =
+        "INSERT OR IGNORE INTO conversation_groups(account, group_identifier, conversation_id) VALUES (?, ?, ?)"
 
     /// Writes a conversation's derived state back; bound by `write(_:id:update:)`.
     static let updateConversationSQL = """
@@ -319,11 +322,10 @@ final class DonationWriter {
             )
             .run([.integer(entry.id), .text(body), .integer(intent.isGroup ? 1 : 0), .integer(bodyKey)])
             result = (database.lastInsertRowID, intent.isGroup)
-            let people = try database.statement(
-                "INSERT OR IGNORE INTO conversation_people(account, person_key, conversation_id) VALUES (?, ?, ?)")
+            let people = try database.statement(DonationWriter.insertPersonSQL)
             for person in intent.recipients {
                 for key in person.matchKeys
-                where writtenPeople.insert(PersonRow(conversationID: entry.id, key: key)).inserted {
+                where entry.people.insert(key).inserted {
                     try people.run([.text(entry.account), .text(key), .integer(entry.id)])
                 }
             }
