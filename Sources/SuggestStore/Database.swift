@@ -77,7 +77,7 @@ public final class Database {
         while true {
             do {
                 return try execute("PRAGMA journal_mode = WAL")
-            } catch  where error.primaryCode == SQLITE_BUSY && waited < Database.busyTimeoutMilliseconds {
+            } catch where error.primaryCode == SQLITE_BUSY && waited < Database.busyTimeoutMilliseconds {
                 usleep(UInt32(pauseMilliseconds) * 1000)
                 waited += pauseMilliseconds
             }

@@ -92,8 +92,7 @@ enum Schema {
             ALTER TABLE donations ADD COLUMN identifier_key INTEGER NOT NULL DEFAULT 0;
             UPDATE donations SET identifier_key = suggest_key(account, identifier);
             DROP INDEX donations_by_identifier;
-            """ + identifierKeyIndex.create + """
-
+            CREATE INDEX donations_by_identifier_key ON donations(identifier_key);
 
             ALTER TABLE snapshots RENAME TO snapshots_before_keys;
             CREATE TABLE snapshots(
