@@ -171,13 +171,11 @@ public struct JSONWriter: Sendable {
         // is several times faster than stepping through `utf8`.
         // 0xE2 starts U+2028 and U+2029, which JavaScript does not allow raw in a string.
         func needsEscape(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x22 || byte == 0x5C || byte == 0xE2 }
-        let appendedWhole = string.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
-            for byte in utf8 where needsEscape(byte) { return false }
-            bytes.append(contentsOf: utf8)
-            return true
-        }
-        if appendedWhole ?? !string.utf8.contains(where: needsEscape) {
-            if appendedWhole == nil { bytes.append(contentsOf: string.utf8) }
+        let escapeFree =
+            string.utf8.withContiguousStorageIfAvailable { !$0.contains(where: needsEscape) }
+            ?? !string.utf8.contains(where: needsEscape)
+        if escapeFree {
+            bytes.append(contentsOf: string.utf8)
             bytes.append(UInt8(ascii: "\""))
             return
         }

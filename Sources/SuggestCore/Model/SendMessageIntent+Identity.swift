@@ -30,18 +30,15 @@ extension SendMessageIntent {
         return first.utf8.elementsEqual(second.utf8)
     }
 
-    static func same(_ first: String?, _ second: String?) -> Bool {
+    static func same(_ first: String?, _ second: String?) -> Bool { same(first, second, by: same) }
+
+    static func same(_ first: Person?, _ second: Person?) -> Bool { same(first, second) { $0.hasSameBytes(as: $1) } }
+
+    /// Both absent, or both present and the same by `same`.
+    static func same<Value>(_ first: Value?, _ second: Value?, by same: (Value, Value) -> Bool) -> Bool {
         switch (first, second) {
         case (nil, nil): return true
         case (let first?, let second?): return same(first, second)
-        default: return false
-        }
-    }
-
-    static func same(_ first: Person?, _ second: Person?) -> Bool {
-        switch (first, second) {
-        case (nil, nil): return true
-        case (let first?, let second?): return first.hasSameBytes(as: second)
         default: return false
         }
     }
@@ -51,12 +48,7 @@ extension Person {
     /// Whether every field holds the same UTF-8 bytes as in `other` (see `SendMessageIntent.hasSameBytes(as:)`).
     public func hasSameBytes(as other: Person) -> Bool {
         typealias Same = SendMessageIntent
-        let sameHandle: Bool
-        switch (personHandle, other.personHandle) {
-        case (nil, nil): sameHandle = true
-        case (let first?, let second?): sameHandle = first.type == second.type && Same.same(first.value, second.value)
-        default: sameHandle = false
-        }
+        let sameHandle = Same.same(personHandle, other.personHandle) { $0.type == $1.type && Same.same($0.value, $1.value) }
         return sameHandle && Same.same(customIdentifier, other.customIdentifier)
             && Same.same(displayName, other.displayName) && Same.same(contactIdentifier, other.contactIdentifier)
             && Same.same(image, other.image) && isMe == other.isMe
