@@ -5,10 +5,18 @@
 /// may declare its own types on top (`declaring(_:conformsTo:)`), as an app's Info.plist does with
 /// `UTExportedTypeDeclarations`. Identifiers compare case-insensitively, as on Apple's systems.
 public struct UniformTypeTree: Sendable {
-    private var parents: [String: [String]]
+    /// Each type's direct parents, lowercased; `nil` for the public tree alone, which is then built on the first
+    /// look-up: every command opens its store with `.standard`, and most (`list` without `--content-type`) never
+    /// ask it anything.
+    private var declared: [String: [String]]?
+
+    private var parents: [String: [String]] { declared ?? UniformTypeTree.publicParents }
+
+    /// The public types.
+    public static let standard = UniformTypeTree(declared: nil)
 
     /// The public types and their direct parents.
-    public static let standard = UniformTypeTree(parents: [
+    private static let publicParents = lowercased([
         "public.item": [], "public.content": [],
         "public.data": ["public.item"],
         "public.composite-content": ["public.content"],
@@ -46,16 +54,24 @@ public struct UniformTypeTree: Sendable {
     ])
 
     public init(parents: [String: [String]]) {
-        self.parents = [:]
-        for (type, direct) in parents { self.parents[type.lowercased()] = direct.map { $0.lowercased() } }
+        declared = UniformTypeTree.lowercased(parents)
+    }
+
+    private init(declared: [String: [String]]?) {
+        self.declared = declared
+    }
+
+    private static func lowercased(_ parents: [String: [String]]) -> [String: [String]] {
+        var result: [String: [String]] = [:]
+        for (type, direct) in parents { result[type.lowercased()] = direct.map { $0.lowercased() } }
+        return result
     }
 
     /// A tree with one more type (or more parents for a known one).
     public func declaring(_ type: String, conformsTo direct: [String]) -> UniformTypeTree {
-        var copy = self
-        let key = type.lowercased()
-        copy.parents[key, default: []].append(contentsOf: direct.map { $0.lowercased() })
-        return copy
+        var parents = self.parents
+        parents[type.lowercased(), default: []].append(contentsOf: direct.map { $0.lowercased() })
+        return UniformTypeTree(declared: parents)
     }
 
     /// Whether the tree knows `type`.
