@@ -164,4 +164,21 @@ import Testing
         #expect(suggest("delete").status == 64)
         #expect(suggest("delete", "--all", "--conversation", "b").status == 64)
     }
+
+    @Test func deletingManyConversationsNamesTenAndCountsTheRest() {
+        #expect(suggest("config", "--max-age-days", "0", "--idle-days", "0").status == 0)
+        let lines = (1...12).map { n in
+            #"{"identifier":"d-\#(n)","date":"2026-11-29T10:00:00Z","intent":{"conversationIdentifier":"c-\#(n)"}}"#
+        }
+        #expect(suggest("import", "-", input: lines.joined(separator: "\n")).status == 0)
+        let deleted = suggest("delete", "--before", "2026-11-30T00:00:00Z")
+        let report = deleted.standardOutput.split(separator: "\n")
+        #expect(report.count == 2, "\(deleted.standardOutput)")
+        for line in report {
+            #expect(line.hasSuffix(" and 2 more (--json lists them all)"), "\(line)")
+            #expect(line.split(separator: ",").count == 10, "\(line)")
+        }
+        #expect(report.first?.hasPrefix("deleted 12 donations from 12 conversations: c-") == true)
+        #expect(suggest("export").standardOutput.isEmpty)
+    }
 }

@@ -73,12 +73,23 @@ enum Delete: Command {
         } else {
             var text = "deleted \(report.donations) donation\(report.donations == 1 ? "" : "s") from "
             text += "\(report.conversations.count) conversation\(report.conversations.count == 1 ? "" : "s")"
-            text += ": " + report.conversations.joined(separator: ", ") + "\n"
+            text += ": " + named(report.conversations) + "\n"
             if !report.removedConversations.isEmpty {
-                text += "removed entirely (no donation left): " + report.removedConversations.joined(separator: ", ") + "\n"
+                text += "removed entirely (no donation left): " + named(report.removedConversations) + "\n"
             }
             io.out(text)
         }
         return ExitCode.success
+    }
+
+    /// How many conversations the text report names before it only counts the rest: a `--before` or `--all` can
+    /// touch tens of thousands, which no one reads on one line.
+    static let namedConversations = 10
+
+    /// The first identifiers, and how many more there are (`--json` gives them all).
+    static func named(_ identifiers: [String]) -> String {
+        guard identifiers.count > namedConversations else { return identifiers.joined(separator: ", ") }
+        let rest = identifiers.count - namedConversations
+        return identifiers.prefix(namedConversations).joined(separator: ", ") + " and \(rest) more (--json lists them all)"
     }
 }
