@@ -43,8 +43,9 @@ extension DonationStore {
 
     /// The intent stored in a snapshot row.
     static func decodeSnapshot(_ body: String) throws -> SendMessageIntent {
+        var body = body
         do {
-            return try SendMessageIntent(json: try JSONParser.parse(body), path: "intent")
+            return try body.withUTF8 { bytes in try SendMessageIntent(jsonBytes: bytes, path: "intent") }
         } catch {
             throw StoreError(.notAStore, "a stored snapshot is damaged (\(error)); the store needs repair")
         }

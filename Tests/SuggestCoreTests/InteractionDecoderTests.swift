@@ -113,6 +113,55 @@ import Testing
         // Most single edits inside string values leave a valid line: the fast path must have read many of them.
         #expect(accepted > 2_000)
     }
+
+    /// The intent of `full`, as an object of its own (the form the store keeps).
+    static let fullIntent = #"""
+        {"conversationIdentifier":"c-1","speakableGroupName":"Crew","serviceName":"chat","image":"crew.png","content":"hi","contentTypes":["public.jpeg","public.url","public.jpeg"],"sender":{"customIdentifier":"me","isMe":true},"recipients":[{"customIdentifier":"p-1","displayName":"Ana","personHandle":{"value":"ana@example.com","type":"emailAddress"},"contactIdentifier":"C1","image":"ana.png","isMe":false},{"customIdentifier":"p-2","personHandle":{"value":"+15550100"}}]}
+        """#
+
+    @Test func readsAStoredIntentDirectly() throws {
+        let intent = try #require(direct(Self.full)?.intent)
+        var writer = JSONWriter()
+        intent.write(to: &writer)
+        let stored = writer.text
+        let fast = stored.utf8.withContiguousStorageIfAvailable { InteractionDecoder.decodeIntent($0) }
+        #expect(fast == intent, "the fast path should read what the store writes: \(stored)")
+        #expect(Self.fullIntent.utf8.withContiguousStorageIfAvailable { InteractionDecoder.decodeIntent($0) } == intent)
+        // Through the public entry point, a damaged object is an error with the tree path's words.
+        #expect(throws: InputError.self) {
+            try Array(#"{"conversationIdentifier":""}"#.utf8).withUnsafeBufferPointer { bytes throws(InputError) in
+                _ = try SendMessageIntent(jsonBytes: bytes, path: "intent")
+            }
+        }
+    }
+
+    /// Random edits of an intent object: whatever the decoder accepts, the tree path reads the same.
+    @Test func mutatedIntentsAgreeWithTheTreePath() {
+        var random = SeededRandom(seed: 7)
+        let alphabet = Array(#"{}[]:,"\ 0123456789.eE-+abcnultrfsé"#.utf8)
+        var accepted = 0
+        for round in 0..<10_000 {
+            var bytes = Array(Self.fullIntent.utf8)
+            for _ in 0..<Int.random(in: 1...3, using: &random) {
+                let position = Int.random(in: 0..<bytes.count, using: &random)
+                switch Int.random(in: 0..<3, using: &random) {
+                case 0: bytes.remove(at: position)
+                case 1: bytes.insert(alphabet.randomElement(using: &random)!, at: position)
+                default: bytes[position] = alphabet.randomElement(using: &random)!
+                }
+            }
+            let treeResult: SendMessageIntent? = bytes.withUnsafeBufferPointer { buffer in
+                guard let json = try? JSONParser.parse(bytes: buffer) else { return nil }
+                return try? SendMessageIntent(json: json, path: "intent")
+            }
+            let fast = bytes.withUnsafeBufferPointer { InteractionDecoder.decodeIntent($0) }
+            if let fast {
+                accepted += 1
+                #expect(fast == treeResult, "round \(round): \(String(decoding: bytes, as: UTF8.self))")
+            }
+        }
+        #expect(accepted > 1_000)
+    }
 }
 
 extension Interaction {

@@ -123,6 +123,24 @@ extension Interaction {
 }
 
 extension SendMessageIntent {
+    /// Reads an intent from the bytes of a JSON object, as `Interaction(jsonBytes:)` reads a donation: straight from
+    /// the bytes when they are well formed, else through the tree, whose errors are the contract's. The store reads
+    /// every suggestion's latest intent so, and every exported one.
+    /// - Parameter path: where the object sits, for error messages (`intent`).
+    public init(jsonBytes bytes: UnsafeBufferPointer<UInt8>, path: String) throws(InputError) {
+        if let intent = InteractionDecoder.decodeIntent(bytes) {
+            self = intent
+            return
+        }
+        let json: JSONValue
+        do {
+            json = try JSONParser.parse(bytes: bytes)
+        } catch {
+            throw InputError(field: path, message: "invalid JSON: \(error)")
+        }
+        try self.init(json: json, path: path)
+    }
+
     public init(json: JSONValue, path: String) throws(InputError) {
         guard case .object = json else {
             throw InputError(field: path, message: "expected an object, found \(json.kindName)")

@@ -19,12 +19,27 @@ struct InteractionDecoder {
 
     /// The donation in `bytes`, or `nil` if anything about it needs the tree path.
     static func decode(_ bytes: UnsafeBufferPointer<UInt8>, defaultAccount: String) -> Interaction? {
+        whole(bytes) { (decoder: inout InteractionDecoder) throws(GiveUp) in
+            try decoder.interaction(defaultAccount: defaultAccount)
+        }
+    }
+
+    /// The intent in `bytes`, a JSON object like a donation's `intent` member (the store keeps each conversation's
+    /// latest intent so), or `nil` if anything about it needs the tree path.
+    static func decodeIntent(_ bytes: UnsafeBufferPointer<UInt8>) -> SendMessageIntent? {
+        whole(bytes) { (decoder: inout InteractionDecoder) throws(GiveUp) in try decoder.intent() }
+    }
+
+    /// What `read` makes of `bytes`, provided nothing but white space follows it.
+    private static func whole<T>(
+        _ bytes: UnsafeBufferPointer<UInt8>, _ read: (inout InteractionDecoder) throws(GiveUp) -> T
+    ) -> T? {
         var decoder = InteractionDecoder(bytes)
         decoder.parser.skipWhitespace()
         do throws(GiveUp) {
-            let interaction = try decoder.interaction(defaultAccount: defaultAccount)
+            let value = try read(&decoder)
             decoder.parser.skipWhitespace()
-            return decoder.parser.index == bytes.count ? interaction : nil
+            return decoder.parser.index == bytes.count ? value : nil
         } catch {
             return nil
         }
