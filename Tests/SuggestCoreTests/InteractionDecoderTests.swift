@@ -85,21 +85,27 @@ import Testing
         #expect(decoded == nil)
     }
 
+    /// `text` with one to three bytes removed, inserted or replaced, from an alphabet of JSON's own characters.
+    private static func edited(_ text: String, using random: inout SeededRandom) -> [UInt8] {
+        let alphabet = Array(#"{}[]:,"\ 0123456789.eE-+abcnultrfsé"#.utf8)
+        var bytes = Array(text.utf8)
+        for _ in 0..<Int.random(in: 1...3, using: &random) {
+            let position = Int.random(in: 0..<bytes.count, using: &random)
+            switch Int.random(in: 0..<3, using: &random) {
+            case 0: bytes.remove(at: position)
+            case 1: bytes.insert(alphabet.randomElement(using: &random)!, at: position)
+            default: bytes[position] = alphabet.randomElement(using: &random)!
+            }
+        }
+        return bytes
+    }
+
     /// Random edits of valid lines: whatever the decoder accepts, the tree path reads the same.
     @Test func mutatedLinesAgreeWithTheTreePath() {
         var random = SeededRandom(seed: 6)
-        let alphabet = Array(#"{}[]:,"\ 0123456789.eE-+abcnultrfsé"#.utf8)
         var accepted = 0
         for round in 0..<20_000 {
-            var bytes = Array(Self.full.utf8)
-            for _ in 0..<Int.random(in: 1...3, using: &random) {
-                let position = Int.random(in: 0..<bytes.count, using: &random)
-                switch Int.random(in: 0..<3, using: &random) {
-                case 0: bytes.remove(at: position)
-                case 1: bytes.insert(alphabet.randomElement(using: &random)!, at: position)
-                default: bytes[position] = alphabet.randomElement(using: &random)!
-                }
-            }
+            let bytes = Self.edited(Self.full, using: &random)
             let treeResult: Interaction? = bytes.withUnsafeBufferPointer { buffer in
                 guard let json = try? JSONParser.parse(bytes: buffer) else { return nil }
                 return try? Interaction(json: json, defaultAccount: "fallback")
@@ -138,18 +144,9 @@ import Testing
     /// Random edits of an intent object: whatever the decoder accepts, the tree path reads the same.
     @Test func mutatedIntentsAgreeWithTheTreePath() {
         var random = SeededRandom(seed: 7)
-        let alphabet = Array(#"{}[]:,"\ 0123456789.eE-+abcnultrfsé"#.utf8)
         var accepted = 0
         for round in 0..<10_000 {
-            var bytes = Array(Self.fullIntent.utf8)
-            for _ in 0..<Int.random(in: 1...3, using: &random) {
-                let position = Int.random(in: 0..<bytes.count, using: &random)
-                switch Int.random(in: 0..<3, using: &random) {
-                case 0: bytes.remove(at: position)
-                case 1: bytes.insert(alphabet.randomElement(using: &random)!, at: position)
-                default: bytes[position] = alphabet.randomElement(using: &random)!
-                }
-            }
+            let bytes = Self.edited(Self.fullIntent, using: &random)
             let treeResult: SendMessageIntent? = bytes.withUnsafeBufferPointer { buffer in
                 guard let json = try? JSONParser.parse(bytes: buffer) else { return nil }
                 return try? SendMessageIntent(json: json, path: "intent")

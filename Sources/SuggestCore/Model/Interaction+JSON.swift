@@ -56,13 +56,7 @@ extension Interaction {
             self = interaction
             return
         }
-        let json: JSONValue
-        do {
-            json = try JSONParser.parse(bytes: bytes)
-        } catch {
-            throw InputError(field: nil, message: "invalid JSON: \(error)")
-        }
-        try self.init(json: json, defaultAccount: defaultAccount)
+        try self.init(json: try JSONValue.input(bytes, field: nil), defaultAccount: defaultAccount)
     }
 
     /// Parses a contract date: an RFC 3339 string with a zone, or a finite number of Unix seconds.
@@ -132,13 +126,7 @@ extension SendMessageIntent {
             self = intent
             return
         }
-        let json: JSONValue
-        do {
-            json = try JSONParser.parse(bytes: bytes)
-        } catch {
-            throw InputError(field: path, message: "invalid JSON: \(error)")
-        }
-        try self.init(json: json, path: path)
+        try self.init(json: try JSONValue.input(bytes, field: path), path: path)
     }
 
     public init(json: JSONValue, path: String) throws(InputError) {
@@ -334,3 +322,14 @@ struct FieldReader {
 #elseif canImport(Darwin)
     import Darwin
 #endif
+
+extension JSONValue {
+    /// The tree of an input the direct decoders left to the tree path, with a syntax error worded as invalid input.
+    fileprivate static func input(_ bytes: UnsafeBufferPointer<UInt8>, field: String?) throws(InputError) -> JSONValue {
+        do {
+            return try JSONParser.parse(bytes: bytes)
+        } catch {
+            throw InputError(field: field, message: "invalid JSON: \(error)")
+        }
+    }
+}
