@@ -102,8 +102,10 @@ public final class DonationStore {
             .foreignDatabase,
             "\(database.path) is a SQLite database but not a suggest store; move it away or choose another --store")
         // Other tools keep a `schema_migrations` table too (Rails, Ecto, golang-migrate): suggest's has `applied_at`.
-        // Nothing is written before these checks, so another application's file is left exactly as it was.
-        if !names.isEmpty {
+        // Nothing is written before these checks, so another application's file is left exactly as it was. A file
+        // with every one of suggest's tables is taken as suggest's without the closer look, which would cost every
+        // command one more statement to compile.
+        if !names.isEmpty && !names.isSuperset(of: Schema.tables) {
             guard names.contains("schema_migrations") else { throw foreign }
             let columns = try database.uncachedStatement("PRAGMA table_info(schema_migrations)")
             var columnNames: Set<String> = []
