@@ -138,13 +138,6 @@ enum Schema {
         var names: Set<String> = ["schema_migrations"]
         let create = Array("CREATE TABLE ".utf8)
         let ifNotExists = Array("IF NOT EXISTS ".utf8)
-        func isIdentifier(_ byte: UInt8) -> Bool {
-            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-                || byte == UInt8(ascii: "_")
-        }
-        func matches(_ word: [UInt8], in sql: [UInt8], at offset: Int) -> Bool {
-            offset + word.count <= sql.count && !word.indices.contains { sql[offset + $0] != word[$0] }
-        }
         for migration in migrations {
             let sql = Array(migration.sql.utf8)
             var offset = 0
@@ -162,6 +155,27 @@ enum Schema {
         }
         return names
     }()
+
+    /// Whether `sql` names `identifier` as a whole word (`applied_at`, not `applied_at_utc`), compared byte for byte.
+    static func mentions(_ sql: String, _ identifier: String) -> Bool {
+        let sql = Array(sql.utf8)
+        let word = Array(identifier.utf8)
+        for offset in sql.indices where matches(word, in: sql, at: offset) {
+            let before = offset == 0 || !isIdentifier(sql[offset - 1])
+            let after = offset + word.count == sql.count || !isIdentifier(sql[offset + word.count])
+            if before && after { return true }
+        }
+        return false
+    }
+
+    private static func isIdentifier(_ byte: UInt8) -> Bool {
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
+            || byte == UInt8(ascii: "_")
+    }
+
+    private static func matches(_ word: [UInt8], in sql: [UInt8], at offset: Int) -> Bool {
+        offset + word.count <= sql.count && !word.indices.contains { sql[offset + $0] != word[$0] }
+    }
 
     /// The indexes of `donations` that no write reads (deletion, retention and recomputation do): a large import
     /// drops them and builds them again at its end, in the same transaction, because sorting once is several

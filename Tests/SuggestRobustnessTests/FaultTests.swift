@@ -137,6 +137,31 @@ import SuggestTestSupport
             store: fixture.store, scratch: fixture.scratch, saying: ["is a SQLite database but not a suggest store"])
     }
 
+    /// The same with every other table of a store by name: the names alone do not make a file suggest's, its
+    /// `schema_migrations` must be suggest's too.
+    @Test func anotherApplicationsDatabaseWithSuggestsTableNames() throws {
+        let fixture = try StoreFixture("fault-rails-names")
+        #expect(mkdir(fixture.store, 0o700) == 0)
+        do {
+            let foreign = try Database(path: fixture.store + "/suggest.sqlite")
+            try foreign.execute("CREATE TABLE schema_migrations(version VARCHAR NOT NULL PRIMARY KEY)")
+            for name in Schema.tables.sorted() where name != "schema_migrations" {
+                try foreign.execute("CREATE TABLE \(name)(id INTEGER PRIMARY KEY)")
+            }
+        }
+        try Self.expectEveryCommandFails(
+            store: fixture.store, scratch: fixture.scratch, saying: ["is a SQLite database but not a suggest store"])
+    }
+
+    /// How a store's `schema_migrations` is told from another tool's: by a whole word of its CREATE text.
+    @Test func aMigrationsTableIsSuggestsByItsAppliedAtColumn() {
+        #expect(Schema.mentions("CREATE TABLE schema_migrations(version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)", "applied_at"))
+        #expect(Schema.mentions("applied_at", "applied_at"))
+        #expect(!Schema.mentions(#"CREATE TABLE "schema_migrations" ("version" varchar NOT NULL PRIMARY KEY)"#, "applied_at"))
+        #expect(!Schema.mentions("CREATE TABLE schema_migrations(version, applied_at_utc)", "applied_at"))
+        #expect(!Schema.mentions("CREATE TABLE schema_migrations(version, last_applied_at)", "applied_at"))
+    }
+
     /// The tables a store may hold are read from the migrations' SQL: all of a fresh store's, and no other.
     @Test func theKnownTablesAreThoseOfAFreshStore() throws {
         let fixture = try Self.realStore("fault-tables")
