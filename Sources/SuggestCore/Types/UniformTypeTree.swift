@@ -80,6 +80,7 @@ public struct UniformTypeTree: Sendable {
     /// Whether `type` conforms to `ancestor`: it is the same type or descends from it.
     /// - Complexity: O(d) in the number of types above `type`; the tree is shallow.
     public func conforms(_ type: String, to ancestor: String) -> Bool {
+        let parents = self.parents  // once, not once per step
         let target = ancestor.lowercased()
         var pending = [type.lowercased()]
         var visited: Set<String> = []
