@@ -2,6 +2,8 @@ import SuggestCore
 import SuggestTestSupport
 import Testing
 
+@testable import SuggestCLI
+
 /// The built `suggest` binary, run as a process: exact outputs and exit codes.
 @Suite struct EndToEndTests {
     let directory: TemporaryDirectory
@@ -163,6 +165,13 @@ import Testing
         #expect(!suggest("list", "--at", "2026-11-30T00:00:00Z").standardOutput.contains("Secret Society"))
         #expect(suggest("delete").status == 64)
         #expect(suggest("delete", "--all", "--conversation", "b").status == 64)
+    }
+
+    @Test func theDeletionReportNamesTenAtMost() {
+        let names = (1...11).map { "c-\($0)" }
+        #expect(Delete.named(Array(names.prefix(10))) == names.prefix(10).joined(separator: ", "))
+        #expect(Delete.named(names) == names.prefix(10).joined(separator: ", ") + " and 1 more (--json lists them all)")
+        #expect(Delete.named([]) == "")
     }
 
     @Test func deletingManyConversationsNamesTenAndCountsTheRest() {

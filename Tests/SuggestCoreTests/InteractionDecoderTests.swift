@@ -133,12 +133,37 @@ import Testing
         let fast = stored.utf8.withContiguousStorageIfAvailable { InteractionDecoder.decodeIntent($0) }
         #expect(fast == intent, "the fast path should read what the store writes: \(stored)")
         #expect(Self.fullIntent.utf8.withContiguousStorageIfAvailable { InteractionDecoder.decodeIntent($0) } == intent)
-        // Through the public entry point, a damaged object is an error with the tree path's words.
-        #expect(throws: InputError.self) {
-            try Array(#"{"conversationIdentifier":""}"#.utf8).withUnsafeBufferPointer { bytes throws(InputError) in
-                _ = try SendMessageIntent(jsonBytes: bytes, path: "intent")
+        // Through the public entry point, a damaged object is the tree path's error, word for word.
+        for damaged in [#"{"conversationIdentifier":""}"#, #"{"conversationIdentifier":"c","recipients":[1]}"#, "{"] {
+            #expect(Self.publicEntry(damaged) == Self.treeEntry(damaged), "\(damaged)")
+            guard case .failure(let error) = Self.publicEntry(damaged) else {
+                Issue.record("accepted \(damaged)")
+                continue
             }
+            #expect(error.field?.hasPrefix("intent") == true, "\(error)")
         }
+    }
+
+    /// `SendMessageIntent(jsonBytes:path:)` on `text`: the intent or its error.
+    private static func publicEntry(_ text: String) -> Result<SendMessageIntent, InputError> {
+        Array(text.utf8).withUnsafeBufferPointer { bytes in
+            do throws(InputError) {
+                return .success(try SendMessageIntent(jsonBytes: bytes, path: "intent"))
+            } catch { return .failure(error) }
+        }
+    }
+
+    /// The tree path on `text`, with a syntax error worded as the public entry words it.
+    private static func treeEntry(_ text: String) -> Result<SendMessageIntent, InputError> {
+        let json: JSONValue
+        do {
+            json = try JSONParser.parse(text)
+        } catch {
+            return .failure(InputError(field: "intent", message: "invalid JSON: \(error)"))
+        }
+        do throws(InputError) {
+            return .success(try SendMessageIntent(json: json, path: "intent"))
+        } catch { return .failure(error) }
     }
 
     /// Random edits of an intent object: whatever the decoder accepts, the tree path reads the same.
@@ -156,6 +181,9 @@ import Testing
                 accepted += 1
                 #expect(fast == treeResult, "round \(round): \(String(decoding: bytes, as: UTF8.self))")
             }
+            // The public entry point, fast path or fallback, always gives the tree path's answer.
+            let entry = bytes.withUnsafeBufferPointer { try? SendMessageIntent(jsonBytes: $0, path: "intent") }
+            #expect(entry == treeResult, "round \(round): \(String(decoding: bytes, as: UTF8.self))")
         }
         #expect(accepted > 1_000)
     }

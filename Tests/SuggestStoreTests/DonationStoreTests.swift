@@ -29,6 +29,20 @@ import SuggestTestSupport
         #expect(try second.export() == exported)
     }
 
+    /// A snapshot whose JSON was damaged on disk is reported as a damaged store, whichever way it is read.
+    @Test func aDamagedSnapshotIsADamagedStore() throws {
+        let temporary = try TemporaryStore()
+        _ = try temporary.store.donate(Self.donation("d1", "c", Self.at.seconds))
+        try temporary.store.database.execute(#"UPDATE snapshots SET body = '{"conversationIdentifier":'"#)
+        let damaged = StoreError.Kind.notAStore
+        #expect {
+            _ = try temporary.store.suggestions(account: "default", context: RankingContext(at: Self.at))
+        } throws: { ($0 as? StoreError)?.kind == damaged && "\($0)".contains("damaged") }
+        #expect {
+            try temporary.store.forEachDonation(account: "default") { _ in }
+        } throws: { ($0 as? StoreError)?.kind == damaged }
+    }
+
     @Test func theSameIdentifierTwiceIsANoOp() throws {
         let temporary = try TemporaryStore()
         let donation = Self.donation("d1", "c", Self.at.seconds)
