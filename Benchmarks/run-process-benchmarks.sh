@@ -39,20 +39,21 @@ BIN=$("${BUILD[@]}" --show-bin-path)
 BENCH=$BIN/suggest-bench
 
 mkdir -p "$WORK"
-# Time the binary as the README installs it, copied out of the build directory. The copy is not a formality: the
-# linker writes its output in small pieces, and a file cached that way costs every process start about 10% more to
-# map than the same bytes written in one stream by `cp` (kernel 6.18, ext4; measured side by side in Benchmarks/README.md).
-SUGGEST=$WORK/bin/suggest
-install -D -m 755 "$BIN/suggest" "$SUGGEST"
+cleanup() {
+    if [ "$KEEP" != 1 ]; then rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
 available_kb=$(df -Pk "$WORK" | awk 'NR == 2 { print $4 }')
 if [ "$available_kb" -lt $((12 * 1024 * 1024)) ]; then
     note "only $((available_kb / 1024)) MB free under $WORK; the 10M store needs about 12 GB. Set SUGGEST_BENCH_DIR or SIZES=1M."
     exit 1
 fi
-cleanup() {
-    if [ "$KEEP" != 1 ]; then rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
+# Time the binary as the README installs it, copied out of the build directory. The copy is not a formality: the
+# linker writes its output in small pieces, and a file cached that way costs every process start about 18% more to
+# map than the same bytes written in one stream by `cp` (kernel 6.18, ext4; Benchmarks/README.md, "Process start").
+# So $WORK must allow executables (not a noexec /tmp).
+SUGGEST=$WORK/bin/suggest
+install -D -m 755 "$BIN/suggest" "$SUGGEST"
 
 echo "## Machine"
 echo
