@@ -67,8 +67,14 @@ enum SuggestionOutput {
     /// The name a person reads for a conversation.
     static func title(_ suggestion: Suggestion) -> String {
         if let name = suggestion.speakableGroupName { return name }
-        let names = suggestion.recipients.map { $0.displayName ?? $0.customIdentifier ?? $0.personHandle?.value ?? "?" }
-        return names.isEmpty ? suggestion.conversationIdentifier : names.joined(separator: ", ")
+        guard !suggestion.recipients.isEmpty else { return suggestion.conversationIdentifier }
+        // Appended one by one: `joined(separator:)` searches the run-time conformance tables on its first use.
+        var title = ""
+        for person in suggestion.recipients {
+            if !title.isEmpty { title += ", " }
+            title += person.displayName ?? person.customIdentifier ?? person.personHandle?.value ?? "?"
+        }
+        return title
     }
 
     /// The table `list` prints for people.

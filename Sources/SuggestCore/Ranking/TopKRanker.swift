@@ -36,9 +36,9 @@ public struct TopKRanker {
         let limit = scorer.context.limit
         guard limit > 0 else { return [] }
         var best = BoundedRanking(capacity: limit)
-        var seen: Set<Int64> = []
+        var seen = ReferenceSet()
         for (reference, count) in try peopleMatches(in: source).sorted(by: { $0.key < $1.key }) {
-            seen.insert(reference)
+            _ = seen.insert(reference)
             statistics.randomAccesses += 1
             if let ranked = try rank(reference, in: source, matchedPeople: count, explain: explain) { best.insert(ranked) }
         }
@@ -81,7 +81,8 @@ public struct TopKRanker {
     /// - Complexity: like `top`, with K the number of conversations that rank before the target.
     public func countRankingBefore(_ target: RankedConversation, in source: some RankingSource) throws -> Int {
         precondition(scorer.context.people.isEmpty, "people terms are not bounded by the sorted lists")
-        var seen: Set<Int64> = [target.reference]
+        var seen = ReferenceSet()
+        _ = seen.insert(target.reference)
         var statistics = Statistics()
         var count = 0
         // A conversation scoring exactly the target's score may still rank before it on the tie-breakers, so the
@@ -102,7 +103,7 @@ public struct TopKRanker {
     /// The threshold algorithm's walk: sorted access over every channel, the list with the widest bound first,
     /// each conversation visited once, until `done(threshold)` or every list is exhausted.
     private func walk(
-        _ source: some RankingSource, seen: inout Set<Int64>, statistics: inout Statistics,
+        _ source: some RankingSource, seen: inout ReferenceSet, statistics: inout Statistics,
         done: (Double) -> Bool, visit: (Int64) throws -> Void
     ) throws {
         let channels = scorer.policy.channels.count
@@ -134,7 +135,7 @@ public struct TopKRanker {
             if done(threshold + logFactor) { return }
             heads[widest] = try cursors[widest].next()
             statistics.sortedAccesses += 1
-            guard seen.insert(head.reference).inserted else { continue }
+            guard seen.insert(head.reference) else { continue }
             statistics.randomAccesses += 1
             try visit(head.reference)
         }
