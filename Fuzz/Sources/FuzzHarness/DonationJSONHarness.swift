@@ -7,7 +7,9 @@ import SuggestCore
 /// Besides "never traps": the direct path accepts exactly what the tree path accepts, as the same donation; a
 /// refusal points inside the input; what parses is written back by `JSONWriter` and parses to the same value; a
 /// donation that is accepted survives the trip through its JSON line (the form `export` writes) and a second trip
-/// gives the same text.
+/// gives the same text. The same holds for an intent object read on its own (`SendMessageIntent(jsonBytes:path:)`,
+/// the path the store reads each conversation's latest intent back by), and an accepted donation's intent, written
+/// as the store writes it, reads back unchanged.
 public enum DonationJSONHarness {
     /// How far a date may move through its RFC 3339 text: `export` writes at most six fractional digits, and
     /// fewer where a double cannot hold them stably (three at year 9999, whose step is about 30 µs).
@@ -16,11 +18,12 @@ public enum DonationJSONHarness {
     /// The problems found with `bytes`; empty when there are none.
     public static func check(_ bytes: UnsafeBufferPointer<UInt8>) -> [String] {
         let direct = try? Interaction(jsonBytes: bytes)
+        let directIntent = try? SendMessageIntent(jsonBytes: bytes, path: "intent")
         let json: JSONValue
         do {
             json = try JSONParser.parse(bytes: bytes)
         } catch {
-            var problems = direct == nil ? [] : ["the direct decoder accepted text that is not JSON"]
+            var problems = direct == nil && directIntent == nil ? [] : ["the direct decoder accepted text that is not JSON"]
             if !(0...bytes.count).contains(error.offset) {
                 problems.append("the error offset \(error.offset) is outside the input of \(bytes.count) bytes")
             }
@@ -30,6 +33,9 @@ public enum DonationJSONHarness {
         if direct != (try? Interaction(json: json)) {
             problems.append("the direct decoder and the tree path read different donations")
         }
+        if directIntent != (try? SendMessageIntent(json: json, path: "intent")) {
+            problems.append("the direct decoder and the tree path read different intents")
+        }
         var writer = JSONWriter()
         writer.value(json)
         do {
@@ -38,6 +44,12 @@ public enum DonationJSONHarness {
             problems.append("JSONWriter wrote text that does not parse: \(error)")
         }
         guard let donation = try? Interaction(json: json) else { return problems }
+        var intentWriter = JSONWriter()
+        donation.intent.write(to: &intentWriter)
+        let stored = Array(intentWriter.text.utf8)
+        if stored.withUnsafeBufferPointer({ try? SendMessageIntent(jsonBytes: $0, path: "intent") }) != donation.intent {
+            problems.append("an accepted donation's intent, written as the store keeps it, reads back differently")
+        }
         let line = donation.jsonLine
         let again: Interaction
         do {
