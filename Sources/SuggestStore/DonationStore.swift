@@ -106,12 +106,14 @@ public final class DonationStore {
         let foreign = StoreError(
             .foreignDatabase,
             "\(database.path) is a SQLite database but not a suggest store; move it away or choose another --store")
-        // Other tools keep a `schema_migrations` table too (Rails, Ecto, golang-migrate): suggest's has `applied_at`.
-        // Nothing is written before these checks, so another application's file is left exactly as it was. The
-        // table's CREATE text comes with the names: `PRAGMA table_info` would be one more statement, and cost every
-        // command a tenth of its time.
+        // Other tools keep a `schema_migrations` table too (Rails, Ecto, golang-migrate): suggest's has `version` and
+        // `applied_at`. Nothing is written before these checks, so another application's file is left exactly as it
+        // was. The table's CREATE text comes with the names: `PRAGMA table_info` would be one more statement, and
+        // cost every command a tenth of its time.
         if !names.isEmpty {
-            guard let migrationsTable, Schema.mentions(migrationsTable, "applied_at") else { throw foreign }
+            guard let migrationsTable, Schema.mentions(migrationsTable, "version"),
+                Schema.mentions(migrationsTable, "applied_at")
+            else { throw foreign }
         }
         var applied = 0
         if names.contains("schema_migrations") {

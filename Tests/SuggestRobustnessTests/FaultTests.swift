@@ -139,12 +139,16 @@ import SuggestTestSupport
 
     /// The same with every other table of a store by name: the names alone do not make a file suggest's, its
     /// `schema_migrations` must be suggest's too.
-    @Test func anotherApplicationsDatabaseWithSuggestsTableNames() throws {
+    @Test(arguments: [
+        "CREATE TABLE schema_migrations(version VARCHAR NOT NULL PRIMARY KEY)",
+        "CREATE TABLE schema_migrations(id INTEGER PRIMARY KEY, applied_at REAL NOT NULL)",
+    ])
+    func anotherApplicationsDatabaseWithSuggestsTableNames(_ migrationsTable: String) throws {
         let fixture = try StoreFixture("fault-rails-names")
         #expect(mkdir(fixture.store, 0o700) == 0)
         do {
             let foreign = try Database(path: fixture.store + "/suggest.sqlite")
-            try foreign.execute("CREATE TABLE schema_migrations(version VARCHAR NOT NULL PRIMARY KEY)")
+            try foreign.execute(migrationsTable)
             for name in Schema.tables.sorted() where name != "schema_migrations" {
                 try foreign.execute("CREATE TABLE \(name)(id INTEGER PRIMARY KEY)")
             }
