@@ -27,7 +27,7 @@ final class DonationWriter {
     /// `DonationWriter.sharedKey` when two rows have the key): duplicates are found here instead of through
     /// `donations_by_identifier_key`, which the import then builds once at its end. A key that is not here cannot
     /// be a duplicate; one that is, is checked against its row's strings.
-    private var knownIdentifiers: IdentifierKeyTable?
+    private var knownIdentifiers: Int64KeyTable?
     private static let sharedKey: Int64 = -1
     private var random = SystemRandomNumberGenerator()
 
@@ -106,10 +106,10 @@ final class DonationWriter {
     ///   millions of keys rehashes them all each time).
     func loadIdentifierKeys(capacity: Int) throws {
         let select = try database.uncachedStatement("SELECT identifier_key, id FROM donations")
-        var known = IdentifierKeyTable(capacity: capacity)
+        var known = Int64KeyTable(capacity: capacity)
         while try select.step() {
             let key = select.int(0)
-            known.set(known.row(for: key) == nil ? select.int(1) : DonationWriter.sharedKey, for: key)
+            known.set(known.value(for: key) == nil ? select.int(1) : DonationWriter.sharedKey, for: key)
         }
         knownIdentifiers = known
     }
@@ -148,7 +148,7 @@ final class DonationWriter {
         let identifier = donation.interaction.identifier ?? generateIdentifier()
         let identifierKey = donation.identifierKey ?? StableHash.key(account, identifier)
         // One probe of a table of millions of keys (a cache miss), read here and written once below.
-        let knownRow: Int64?? = knownIdentifiers.map { $0.row(for: identifierKey) }
+        let knownRow: Int64?? = knownIdentifiers.map { $0.value(for: identifierKey) }
         if donation.interaction.identifier != nil,
             try isRecorded(identifier, key: identifierKey, account: account, knownRow: knownRow)
         {

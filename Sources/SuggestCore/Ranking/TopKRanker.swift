@@ -36,9 +36,9 @@ public struct TopKRanker {
         let limit = scorer.context.limit
         guard limit > 0 else { return [] }
         var best = BoundedRanking(capacity: limit)
-        var seen = ReferenceSet()
+        var seen = Self.seenTable()
         for (reference, count) in try peopleMatches(in: source).sorted(by: { $0.key < $1.key }) {
-            _ = seen.insert(reference)
+            seen.set(1, for: reference)
             statistics.randomAccesses += 1
             if let ranked = try rank(reference, in: source, matchedPeople: count, explain: explain) { best.insert(ranked) }
         }
@@ -81,8 +81,8 @@ public struct TopKRanker {
     /// - Complexity: like `top`, with K the number of conversations that rank before the target.
     public func countRankingBefore(_ target: RankedConversation, in source: some RankingSource) throws -> Int {
         precondition(scorer.context.people.isEmpty, "people terms are not bounded by the sorted lists")
-        var seen = ReferenceSet()
-        _ = seen.insert(target.reference)
+        var seen = Self.seenTable()
+        seen.set(1, for: target.reference)
         var statistics = Statistics()
         var count = 0
         // A conversation scoring exactly the target's score may still rank before it on the tie-breakers, so the
@@ -100,10 +100,14 @@ public struct TopKRanker {
         return count
     }
 
+    /// The conversations a walk has met: keys of a table whose values are all 1 (`Int64KeyTable` says why not a
+    /// `Set`), with room for the few dozen most walks meet.
+    private static func seenTable() -> Int64KeyTable { Int64KeyTable(capacity: 24) }
+
     /// The threshold algorithm's walk: sorted access over every channel, the list with the widest bound first,
     /// each conversation visited once, until `done(threshold)` or every list is exhausted.
     private func walk(
-        _ source: some RankingSource, seen: inout ReferenceSet, statistics: inout Statistics,
+        _ source: some RankingSource, seen: inout Int64KeyTable, statistics: inout Statistics,
         done: (Double) -> Bool, visit: (Int64) throws -> Void
     ) throws {
         let channels = scorer.policy.channels.count
@@ -135,7 +139,7 @@ public struct TopKRanker {
             if done(threshold + logFactor) { return }
             heads[widest] = try cursors[widest].next()
             statistics.sortedAccesses += 1
-            guard seen.insert(head.reference) else { continue }
+            guard seen.set(1, for: head.reference) else { continue }  // met before
             statistics.randomAccesses += 1
             try visit(head.reference)
         }
