@@ -100,22 +100,34 @@ import Testing
         return bytes
     }
 
+    /// Random edits of `text`, `rounds` of them: whatever `fast` accepts, `tree` reads the same from the parsed
+    /// value; `check` sees every edit with the tree's answer. Returns how many edits `fast` accepted.
+    private static func editsAgree<Value: Equatable>(
+        _ text: String, seed: UInt64, rounds: Int, tree: (JSONValue) -> Value?,
+        fast: (UnsafeBufferPointer<UInt8>) -> Value?, check: ([UInt8], Value?) -> Void = { _, _ in }
+    ) -> Int {
+        var random = SeededRandom(seed: seed)
+        var accepted = 0
+        for round in 0..<rounds {
+            let bytes = edited(text, using: &random)
+            let treeResult: Value? = bytes.withUnsafeBufferPointer { buffer in
+                guard let json = try? JSONParser.parse(bytes: buffer) else { return nil }
+                return tree(json)
+            }
+            if let fastResult = bytes.withUnsafeBufferPointer(fast) {
+                accepted += 1
+                #expect(fastResult == treeResult, "round \(round): \(String(decoding: bytes, as: UTF8.self))")
+            }
+            check(bytes, treeResult)
+        }
+        return accepted
+    }
+
     /// Random edits of valid lines: whatever the decoder accepts, the tree path reads the same.
     @Test func mutatedLinesAgreeWithTheTreePath() {
-        var random = SeededRandom(seed: 6)
-        var accepted = 0
-        for round in 0..<20_000 {
-            let bytes = Self.edited(Self.full, using: &random)
-            let treeResult: Interaction? = bytes.withUnsafeBufferPointer { buffer in
-                guard let json = try? JSONParser.parse(bytes: buffer) else { return nil }
-                return try? Interaction(json: json, defaultAccount: "fallback")
-            }
-            let fast = bytes.withUnsafeBufferPointer { InteractionDecoder.decode($0, defaultAccount: "fallback") }
-            if let fast {
-                accepted += 1
-                #expect(fast == treeResult, "round \(round): \(String(decoding: bytes, as: UTF8.self))")
-            }
-        }
+        let accepted = Self.editsAgree(
+            Self.full, seed: 6, rounds: 20_000, tree: { try? Interaction(json: $0, defaultAccount: "fallback") },
+            fast: { InteractionDecoder.decode($0, defaultAccount: "fallback") })
         // Most single edits inside string values leave a valid line: the fast path must have read many of them.
         #expect(accepted > 2_000)
     }
@@ -168,22 +180,13 @@ import Testing
 
     /// Random edits of an intent object: whatever the decoder accepts, the tree path reads the same.
     @Test func mutatedIntentsAgreeWithTheTreePath() {
-        var random = SeededRandom(seed: 7)
-        var accepted = 0
-        for round in 0..<10_000 {
-            let bytes = Self.edited(Self.fullIntent, using: &random)
-            let treeResult: SendMessageIntent? = bytes.withUnsafeBufferPointer { buffer in
-                guard let json = try? JSONParser.parse(bytes: buffer) else { return nil }
-                return try? SendMessageIntent(json: json, path: "intent")
-            }
-            let fast = bytes.withUnsafeBufferPointer { InteractionDecoder.decodeIntent($0) }
-            if let fast {
-                accepted += 1
-                #expect(fast == treeResult, "round \(round): \(String(decoding: bytes, as: UTF8.self))")
-            }
+        let accepted = Self.editsAgree(
+            Self.fullIntent, seed: 7, rounds: 10_000, tree: { try? SendMessageIntent(json: $0, path: "intent") },
+            fast: { InteractionDecoder.decodeIntent($0) }
+        ) { bytes, treeResult in
             // The public entry point, fast path or fallback, always gives the tree path's answer.
             let entry = bytes.withUnsafeBufferPointer { try? SendMessageIntent(jsonBytes: $0, path: "intent") }
-            #expect(entry == treeResult, "round \(round): \(String(decoding: bytes, as: UTF8.self))")
+            #expect(entry == treeResult, "\(String(decoding: bytes, as: UTF8.self))")
         }
         #expect(accepted > 1_000)
     }
