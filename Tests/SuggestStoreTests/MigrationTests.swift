@@ -54,19 +54,27 @@ import Testing
         return String(sql[start.lowerBound...end])
     }
 
-    @Test func aSchema1StoreGetsItsKeys() throws {
-        let directory = try TemporaryDirectory("open")
-        let donations = (0..<40).map(StoreOpeningTests.donation)
+    /// `donations` recorded (retention off), the store taken back by `downgrade`, then opened again, which migrates
+    /// it; its export must not change. Returns the migrated store and that export.
+    private static func migratedStore(
+        of donations: [Interaction], in directory: TemporaryDirectory, downgrade: (String) throws -> Void
+    ) throws -> (store: DonationStore, export: [String]) {
         do {
             let store = try DonationStore.open(directory.location)
             try store.setRetention(Retention(maximumAgeDays: 0, idleDays: 0))
             for donation in donations { _ = try store.donate(donation) }
         }
-        let before = try Self.export(directory.location)
-        try Self.downgradeToSchema1(directory.location.databasePath)
-
+        let before = try export(directory.location)
+        try downgrade(directory.location.databasePath)
         let store = try DonationStore.open(directory.location)
-        #expect(try Self.export(directory.location) == before)
+        #expect(try export(directory.location) == before)
+        return (store, before)
+    }
+
+    @Test func aSchema1StoreGetsItsKeys() throws {
+        let directory = try TemporaryDirectory("open")
+        let donations = (0..<40).map(StoreOpeningTests.donation)
+        let (store, _) = try Self.migratedStore(of: donations, in: directory, downgrade: Self.downgradeToSchema1)
         let version = try store.database.statement("SELECT MAX(version) FROM schema_migrations").scalarInt()
         #expect(version == Int64(Schema.latestVersion))
         // Every key equals what the writer computes now.
@@ -92,16 +100,7 @@ import Testing
         let directory = try TemporaryDirectory("open")
         var donations = (0..<40).map(StoreOpeningTests.donation)
         for index in donations.indices where index % 3 != 0 { donations[index].groupIdentifier = "g-\(index % 4)" }
-        do {
-            let store = try DonationStore.open(directory.location)
-            try store.setRetention(Retention(maximumAgeDays: 0, idleDays: 0))
-            for donation in donations { _ = try store.donate(donation) }
-        }
-        let before = try Self.export(directory.location)
-        try Self.downgradeToSchema2(directory.location.databasePath)
-
-        let store = try DonationStore.open(directory.location)
-        #expect(try Self.export(directory.location) == before)
+        let (store, before) = try Self.migratedStore(of: donations, in: directory, downgrade: Self.downgradeToSchema2)
         let groupIndexes = try store.database.statement(
             "SELECT COUNT(*) FROM sqlite_master WHERE name = 'donations_by_group'"
         ).scalarInt()
