@@ -168,9 +168,10 @@ enum Schema {
         return false
     }
 
+    /// A byte that can continue an SQL identifier: `applied_atUTC` is one word, not `applied_at` and more.
     private static func isIdentifier(_ byte: UInt8) -> Bool {
-        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9"))
-            || byte == UInt8(ascii: "_")
+        (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+            || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || byte == UInt8(ascii: "_")
     }
 
     private static func matches(_ word: [UInt8], in sql: [UInt8], at offset: Int) -> Bool {

@@ -164,6 +164,7 @@ import SuggestTestSupport
         #expect(!Schema.mentions(#"CREATE TABLE "schema_migrations" ("version" varchar NOT NULL PRIMARY KEY)"#, "applied_at"))
         #expect(!Schema.mentions("CREATE TABLE schema_migrations(version, applied_at_utc)", "applied_at"))
         #expect(!Schema.mentions("CREATE TABLE schema_migrations(version, last_applied_at)", "applied_at"))
+        #expect(!Schema.mentions("CREATE TABLE schema_migrations(version, applied_atUTC)", "applied_at"))
     }
 
     /// The tables a store may hold are read from the migrations' SQL: all of a fresh store's, and no other.
