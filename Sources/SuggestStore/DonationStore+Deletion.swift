@@ -35,29 +35,32 @@ extension DonationStore {
     /// are replayed in the order they were recorded, as they were applied the first time.
     public func delete(_ selector: DeletionSelector, account: String) throws -> DeletionReport {
         try translating {
-            let report: DeletionReport
             switch selector {
             case .conversation(let id):
-                report = try deleteDonations(
-                    where: "conversation_id IN (SELECT id FROM conversations WHERE account = ?1 AND "
-                        + "conversation_identifier = ?2)", [.text(id)], account: account)
+                return try deleteDonations(
+                    inBlocksWhere: "c.account = ?1 AND c.conversation_identifier = ?2", [.text(id)], account: account
+                ) { _ in true }
             case .identifier(let id):
-                report = try deleteDonations(
-                    where: "identifier_key = ?3 AND account = ?1 AND identifier = ?2",
-                    [.text(id), .integer(StableHash.key(account, id))], account: account)
+                // The blocks its key is listed for; the identifier's bytes decide.
+                let blocks = try IdentifierIndex(database: database).blocks(for: StableHash.key(account, id))
+                return try deleteDonations(
+                    inBlocksWhere: "c.account = ?1 AND b.id IN (\(blocks.map(String.init).joined(separator: ",")))", [],
+                    account: account
+                ) { $0.identifier == id }
             case .groupIdentifier(let id):
-                // Through the conversations that have the group identifier (`conversation_groups`), then their
-                // donations: no index covers every donation's group identifier.
-                report = try deleteDonations(
-                    where: "conversation_id IN (SELECT conversation_id FROM conversation_groups WHERE account = ?1 AND "
-                        + "group_identifier = ?2) AND account = ?1 AND group_identifier = ?2", [.text(id)],
-                    account: account)
+                // Through the conversations that have the group identifier (`conversation_groups`).
+                return try deleteDonations(
+                    inBlocksWhere: "c.account = ?1 AND b.conversation_id IN (SELECT conversation_id FROM "
+                        + "conversation_groups WHERE account = ?1 AND group_identifier = ?2)", [.text(id)],
+                    account: account
+                ) { $0.groupIdentifier == id }
             case .before(let date):
-                report = try deleteDonations(where: "account = ?1 AND date < ?2", [.real(date.seconds)], account: account)
+                return try deleteDonations(
+                    inBlocksWhere: "c.account = ?1 AND b.oldest_date < ?2", [.real(date.seconds)], account: account
+                ) { $0.date < date.seconds }
             case .all:
-                report = try deleteDonations(where: "account = ?1", [], account: account)
+                return try deleteDonations(inBlocksWhere: "c.account = ?1", [], account: account) { _ in true }
             }
-            return report
         }
     }
 
@@ -65,13 +68,14 @@ extension DonationStore {
     public func wipe() throws -> DeletionReport {
         try translating {
             var report = DeletionReport()
-            report.donations = Int(try database.statement("SELECT COUNT(*) FROM donations").scalarInt() ?? 0)
+            report.donations = Int(
+                try database.statement("SELECT COALESCE(SUM(count), 0) FROM donation_blocks").scalarInt() ?? 0)
             try database.write {
                 try database.execute(
                     """
-                    DELETE FROM donations; DELETE FROM snapshots; DELETE FROM conversation_content;
-                    DELETE FROM conversation_people; DELETE FROM conversation_groups; DELETE FROM conversations;
-                    DELETE FROM preferences;
+                    DELETE FROM donation_blocks; DELETE FROM donation_identifiers; DELETE FROM snapshots;
+                    DELETE FROM conversation_content; DELETE FROM conversation_people; DELETE FROM conversation_groups;
+                    DELETE FROM conversations; DELETE FROM preferences;
                     """)
             }
             try database.execute("VACUUM")
@@ -80,23 +84,57 @@ extension DonationStore {
         }
     }
 
-    /// Deletes donations matching `condition` (parameters: `?1` the account when given, then `parameters`).
-    func deleteDonations(where condition: String, _ parameters: [Statement.Value], account: String?) throws
-        -> DeletionReport
-    {
+    /// Deletes the donations that `matches` selects in the blocks that `condition` selects (over `donation_blocks b`
+    /// joined with their `conversations c`; parameters: `?1` the account when given, then `parameters`), rewriting
+    /// each block without them, then recomputes the conversations they fed.
+    func deleteDonations(
+        inBlocksWhere condition: String, _ parameters: [Statement.Value], account: String?,
+        matching matches: (StoredDonation) -> Bool
+    ) throws -> DeletionReport {
         let bound = (account.map { [Statement.Value.text($0)] } ?? []) + parameters
         let report = try database.write {
             var report = DeletionReport()
-            let affected = try database.uncachedStatement(
-                "SELECT conversation_id, COUNT(*) FROM donations WHERE \(condition) GROUP BY conversation_id")
-            try affected.reset(bound)
+            // The blocks first, then each one read and rewritten: a cursor over the table would see its own writes.
+            let candidates = try database.uncachedStatement(
+                """
+                SELECT b.id, b.conversation_id, c.account FROM donation_blocks b
+                JOIN conversations c ON c.id = b.conversation_id WHERE \(condition) ORDER BY b.id
+                """)
+            try candidates.reset(bound)
+            var blocks: [(id: Int64, conversation: Int64, account: String)] = []
+            while try candidates.step() { blocks.append((candidates.int(0), candidates.int(1), candidates.text(2) ?? "")) }
+            let identifiers = IdentifierIndex(database: database)
+            let read = try database.statement("SELECT donations FROM donation_blocks WHERE id = ?")
+            // The conversations that lost donations, in the order their first such block was met.
             var ids: [Int64] = []
-            while try affected.step() {
-                ids.append(affected.int(0))
-                report.donations += Int(affected.int(1))
+            var met: Set<Int64> = []
+            for block in blocks {
+                try read.reset([.integer(block.id)])
+                guard try read.step() else { continue }
+                let donations = try DonationBlock.decode(read.blob(0))
+                try read.reset()
+                let removed = donations.filter(matches)
+                guard !removed.isEmpty else { continue }
+                for donation in removed {
+                    try identifiers.remove(StableHash.key(block.account, donation.identifier), block: block.id)
+                }
+                let kept = donations.filter { !matches($0) }
+                if kept.isEmpty {
+                    try database.statement("DELETE FROM donation_blocks WHERE id = ?").run([.integer(block.id)])
+                } else {
+                    var bytes: [UInt8] = []
+                    for donation in kept { DonationBlock.append(donation, to: &bytes) }
+                    try database.statement(
+                        "UPDATE donation_blocks SET oldest_date = ?2, count = ?3, donations = ?4 WHERE id = ?1"
+                    ).run([
+                        .integer(block.id), .real(kept.map(\.date).min()!), .integer(Int64(kept.count)), .blob(bytes),
+                    ])
+                }
+                report.donations += removed.count
+                if met.insert(block.conversation).inserted { ids.append(block.conversation) }
             }
+            try identifiers.write()
             guard !ids.isEmpty else { return report }
-            try database.uncachedStatement("DELETE FROM donations WHERE \(condition)").run(bound)
             let name = try database.statement("SELECT conversation_identifier, account FROM conversations WHERE id = ?")
             for id in ids {
                 try name.reset([.integer(id)])
@@ -139,32 +177,38 @@ extension DonationStore {
     /// - Returns: `false` when no donation was left and the conversation was removed with its metadata.
     @discardableResult
     func recompute(conversationID id: Int64) throws -> Bool {
+        // A conversation's blocks in order hold its donations in recording order.
         let select = try database.uncachedStatement(
-            """
-            SELECT d.date, d.direction, d.engaged, d.content_types, d.snapshot_id, s.is_group, s.body,
-                d.group_identifier
-            FROM donations d JOIN snapshots s ON s.id = d.snapshot_id
-            WHERE d.conversation_id = ? ORDER BY d.id
-            """)
+            "SELECT donations FROM donation_blocks WHERE conversation_id = ? ORDER BY id")
         try select.reset([.integer(id)])
+        let snapshot = try database.statement("SELECT is_group, body FROM snapshots WHERE id = ?")
         var conversation = DonationWriter.WorkingConversation.empty
         var snapshotIDs: Set<Int64> = []
-        var services: [Int64: String?] = [:]
+        var known: [Int64: (isGroup: Bool, serviceName: String?)] = [:]
         // The group identifiers that remaining donations carry, and no other: a deleted donation's goes with it.
         var groups: [String] = []
         while try select.step() {
-            if let group = select.text(7), !groups.contains(group) { groups.append(group) }
-            let snapshotID = select.int(4)
-            if services[snapshotID] == nil {
-                services[snapshotID] = try DonationStore.decodeSnapshot(select.text(6) ?? "").serviceName
+            for donation in try DonationBlock.decode(select.blob(0)) {
+                if let group = donation.groupIdentifier, !groups.contains(group) { groups.append(group) }
+                if known[donation.snapshotID] == nil {
+                    try snapshot.reset([.integer(donation.snapshotID)])
+                    guard try snapshot.step() else {
+                        throw StoreError(.notAStore, "a donation names a missing snapshot; the store needs repair")
+                    }
+                    known[donation.snapshotID] = (
+                        snapshot.int(0) != 0, try DonationStore.decodeSnapshot(snapshot.text(1) ?? "").serviceName
+                    )
+                    try snapshot.reset()
+                }
+                let snapshotOf = known[donation.snapshotID]!
+                snapshotIDs.insert(donation.snapshotID)
+                DonationWriter.apply(
+                    date: Timestamp(seconds: donation.date), direction: donation.direction, engaged: donation.engaged,
+                    contentKinds: types.contentKinds(
+                        of: donation.contentTypes.map { $0.split(separator: "\n").map(String.init) } ?? []),
+                    snapshotID: donation.snapshotID, isGroup: snapshotOf.isGroup, serviceName: snapshotOf.serviceName,
+                    to: &conversation, policy: policy)
             }
-            snapshotIDs.insert(snapshotID)
-            DonationWriter.apply(
-                date: Timestamp(seconds: select.double(0)), direction: DonationWriter.direction(select.int(1)),
-                engaged: select.int(2) != 0,
-                contentKinds: types.contentKinds(of: select.text(3).map { $0.split(separator: "\n").map(String.init) } ?? []),
-                snapshotID: snapshotID, isGroup: select.int(5) != 0, serviceName: services[snapshotID] ?? nil,
-                to: &conversation, policy: policy)
         }
         try database.statement("DELETE FROM conversation_content WHERE conversation_id = ?").run([.integer(id)])
         try database.statement("DELETE FROM conversation_people WHERE conversation_id = ?").run([.integer(id)])

@@ -6,33 +6,45 @@ extension DonationStore {
     public func forEachDonation(account: String, _ body: (Interaction) throws -> Void) throws {
         try translating {
             try database.read {
+                // Blocks in the order of their first donation, each a run of its conversation's donations in
+                // recording order: merged by sequence number, they give the account's donations in recording order.
                 let select = try database.uncachedStatement(
                     """
-                    SELECT d.identifier, d.group_identifier, d.date, d.direction, d.engaged, d.content_types, s.body,
-                        s.id
-                    FROM donations d JOIN snapshots s ON s.id = d.snapshot_id
-                    WHERE d.account = ? ORDER BY d.id
+                    SELECT first_sequence, donations FROM donation_blocks
+                    WHERE conversation_id IN (SELECT id FROM conversations WHERE account = ?) ORDER BY first_sequence
                     """)
                 try select.reset([.text(account)])
+                let snapshot = try database.statement("SELECT body FROM snapshots WHERE id = ?")
                 // Decoded snapshots by row: most donations repeat one their conversation has had before. Bounded, so
                 // that an account with millions of distinct snapshots does not hold them all.
                 var decoded: [Int64: SendMessageIntent] = [:]
-                while try select.step() {
-                    let snapshotID = select.int(7)
+                var merge = SequenceMerge()
+                var hasNextBlock = try select.step()
+                while true {
+                    // A block joins once its first donation may be the next one: no later block can hold an earlier one.
+                    while hasNextBlock, merge.nextSequence.map({ select.int(0) <= $0 }) ?? true {
+                        merge.add(try DonationBlock.decode(select.blob(1)))
+                        hasNextBlock = try select.step()
+                    }
+                    guard let donation = merge.next() else { break }
                     let intent: SendMessageIntent
-                    if let known = decoded[snapshotID] {
+                    if let known = decoded[donation.snapshotID] {
                         intent = known
                     } else {
-                        intent = try DonationStore.decodeSnapshot(select.text(6) ?? "")
+                        try snapshot.reset([.integer(donation.snapshotID)])
+                        guard try snapshot.step() else {
+                            throw StoreError(.notAStore, "a donation names a missing snapshot; the store needs repair")
+                        }
+                        intent = try DonationStore.decodeSnapshot(snapshot.text(0) ?? "")
+                        try snapshot.reset()
                         if decoded.count >= 16_384 { decoded.removeAll(keepingCapacity: true) }
-                        decoded[snapshotID] = intent
+                        decoded[donation.snapshotID] = intent
                     }
                     var interaction = Interaction(
-                        account: account, identifier: select.text(0), groupIdentifier: select.text(1),
-                        date: Timestamp(seconds: select.double(2)),
-                        direction: DonationWriter.direction(select.int(3)), intent: intent,
-                        isEngagedSuggestion: select.int(4) != 0)
-                    if let types = select.text(5) {
+                        account: account, identifier: donation.identifier, groupIdentifier: donation.groupIdentifier,
+                        date: Timestamp(seconds: donation.date), direction: donation.direction, intent: intent,
+                        isEngagedSuggestion: donation.engaged)
+                    if let types = donation.contentTypes {
                         interaction.intent.contentTypes = types.split(separator: "\n").map(String.init)
                     }
                     try body(interaction)
@@ -54,7 +66,13 @@ extension DonationStore {
     /// How many donations the account holds.
     public func donationCount(account: String) throws -> Int {
         try translating {
-            Int(try database.statement("SELECT COUNT(*) FROM donations WHERE account = ?").scalarInt([.text(account)]) ?? 0)
+            Int(
+                try database.statement(
+                    """
+                    SELECT COALESCE(SUM(count), 0) FROM donation_blocks
+                    WHERE conversation_id IN (SELECT id FROM conversations WHERE account = ?)
+                    """
+                ).scalarInt([.text(account)]) ?? 0)
         }
     }
 
@@ -68,4 +86,48 @@ extension DonationStore {
             return accounts
         }
     }
+}
+
+/// Blocks' runs of donations merged into one run by sequence number: a binary heap of runs by their next donation.
+struct SequenceMerge {
+    private var runs: [(donations: [StoredDonation], position: Int)] = []
+
+    /// The sequence number of the donation `next()` returns, if any.
+    var nextSequence: Int64? { runs.first.map { $0.donations[$0.position].sequence } }
+
+    mutating func add(_ donations: [StoredDonation]) {
+        guard !donations.isEmpty else { return }
+        runs.append((donations, 0))
+        var child = runs.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard sequence(child) < sequence(parent) else { break }
+            runs.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    mutating func next() -> StoredDonation? {
+        guard !runs.isEmpty else { return nil }
+        let donation = runs[0].donations[runs[0].position]
+        runs[0].position += 1
+        if runs[0].position == runs[0].donations.count {
+            runs.swapAt(0, runs.count - 1)
+            runs.removeLast()
+        }
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < runs.count && sequence(left) < sequence(smallest) { smallest = left }
+            if right < runs.count && sequence(right) < sequence(smallest) { smallest = right }
+            guard smallest != parent else { break }
+            runs.swapAt(parent, smallest)
+            parent = smallest
+        }
+        return donation
+    }
+
+    private func sequence(_ run: Int) -> Int64 { runs[run].donations[runs[run].position].sequence }
 }

@@ -26,7 +26,8 @@ public enum DonationOutcome: Sendable, Equatable {
 
 extension DonationStore {
     /// Records one donation and updates its conversation's ranking state, in one transaction.
-    /// - Complexity: O(log n) in the store's size (index look-ups); independent of the history's length.
+    /// - Complexity: O(log n) in the store's size (index look-ups, one block and one bucket of identifiers read and
+    ///   rewritten); independent of the history's length.
     /// The date is kept at the precision `export` writes (a clock's nanoseconds are not), so that exporting and
     /// importing gives the same store.
     public func donate(_ interaction: Interaction, now: Timestamp = .now()) throws -> DonationOutcome {
@@ -37,7 +38,7 @@ extension DonationStore {
             try expireDonations(now: now, retention: retention)
             if let cutoff = retention.oldestKept(at: now), interaction.date < cutoff { return .expired }
             return try database.write {
-                let writer = try DonationWriter(database: database, policy: policy, types: types)
+                let writer = DonationWriter(database: database, policy: policy, types: types)
                 let identifier = try writer.record(interaction)
                 try writer.flush()
                 if let identifier { return .recorded(identifier: identifier) }
@@ -53,7 +54,7 @@ extension DonationStore {
     ///   - skipInvalid: keep the valid lines and report the invalid ones instead of aborting.
     ///   - progress: called every `progressInterval` lines with the count so far.
     ///   - expectedDonations: roughly how many lines are coming, when known: a large import into a comparatively
-    ///     small store defers the building of secondary indexes to its end.
+    ///     small store reads every identifier key of the store at its start and finds duplicates in memory.
     /// - Throws: the first `InputError` (with its line) unless `skipInvalid`; `StoreError` if the store fails.
     ///   Either way nothing is recorded.
     public func importDonations(
@@ -86,14 +87,11 @@ extension DonationStore {
             defer { try? database.execute("PRAGMA cache_size = -2000") }
             return try database.write {
                 var report = ImportReport()
-                let writer = try DonationWriter(database: database, policy: policy, types: types)
-                let stored = Int(try database.statement("SELECT COALESCE(MAX(id), 0) FROM donations").scalarInt() ?? 0)
-                let defersIndexes = (expectedDonations ?? 0) >= max(100_000, stored / 2)
-                if defersIndexes {
-                    try writer.loadIdentifierKeys(capacity: stored + (expectedDonations ?? 0))
-                    for index in Schema.donationSecondaryIndexes + [Schema.identifierKeyIndex] {
-                        try database.execute("DROP INDEX \(index.name)")
-                    }
+                let writer = DonationWriter(database: database, policy: policy, types: types)
+                let stored = Int(
+                    try database.statement("SELECT COALESCE(SUM(count), 0) FROM donation_blocks").scalarInt() ?? 0)
+                if (expectedDonations ?? 0) >= max(100_000, stored / 2) {
+                    try writer.loadIdentifierKeys(stored: stored, expected: expectedDonations ?? 0)
                 }
                 while let (line, parsed) = try next() {
                     report.read += 1
@@ -114,11 +112,6 @@ extension DonationStore {
                     }
                 }
                 try writer.flush()
-                if defersIndexes {
-                    for index in Schema.donationSecondaryIndexes + [Schema.identifierKeyIndex] {
-                        try database.execute(index.create)
-                    }
-                }
                 return report
             }
         }

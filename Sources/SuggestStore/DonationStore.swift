@@ -127,7 +127,8 @@ public final class DonationStore {
         }
         // A schema this version knows has only tables it makes (and SQLite's own); anything else is not ours to
         // migrate into.
-        guard names.allSatisfy({ $0.hasPrefix("sqlite_") || Schema.tables.contains($0) }) else { throw foreign }
+        let known = applied == Schema.latestVersion ? Schema.tables : Schema.tables(atVersion: applied)
+        guard names.allSatisfy({ $0.hasPrefix("sqlite_") || known.contains($0) }) else { throw foreign }
         try database.execute("PRAGMA secure_delete = ON; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF")
         if case .everyPages(let pages) = checkpoints { database.truncateLogAfterCommits(reaching: pages) }
         if applied < Schema.latestVersion || names.isEmpty {
@@ -140,6 +141,7 @@ public final class DonationStore {
                 try database.registerStableKeyFunction()
                 for migration in Schema.migrations where migration.version > current {
                     try database.execute(migration.sql)
+                    try migration.after?(database)
                     try database.statement("INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)")
                         .run([.integer(Int64(migration.version)), .real(Timestamp.now().seconds)])
                 }

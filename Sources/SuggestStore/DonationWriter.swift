@@ -23,12 +23,14 @@ final class DonationWriter {
     /// collision) sends the second one to `collidingConversations`, found by its strings.
     private var conversations: [Int64: ConversationEntry] = [:]
     private var collidingConversations: [ConversationKey: ConversationEntry] = [:]
-    /// During a large import, the identifier key of every donation in the store, with its row (or
-    /// `DonationWriter.sharedKey` when two rows have the key): duplicates are found here instead of through
-    /// `donations_by_identifier_key`, which the import then builds once at its end. A key that is not here cannot
-    /// be a duplicate; one that is, is checked against its row's strings.
+    /// During a large import, the identifier key of every donation in the store, with its block (or
+    /// `DonationWriter.sharedKey` when two donations have the key): duplicates are found here instead of in the
+    /// buckets of `IdentifierIndex`. A key that is not here cannot be a duplicate; one that is, is checked against
+    /// its block's identifiers.
     private var knownIdentifiers: Int64KeyTable?
     private static let sharedKey: Int64 = -1
+    /// The donation log this transaction appends to, with its identifier index.
+    private let log: BlockLog
     private var random = SystemRandomNumberGenerator()
 
     private struct ConversationKey: Hashable {
@@ -80,56 +82,43 @@ final class DonationWriter {
             state: .empty, contentSums: [:], latestSnapshotID: nil, latestDate: -.infinity, serviceName: nil)
     }
 
-    /// The two statements every donation runs, held here rather than found by their SQL in the connection's
-    /// cache for each of millions of donations.
-    private let findDuplicate: Statement
-    private let insertDonation: Statement
-
-    init(database: Database, policy: FrecencyPolicy, types: UniformTypeTree) throws(SQLiteError) {
+    init(database: Database, policy: FrecencyPolicy, types: UniformTypeTree) {
         self.database = database
         self.policy = policy
         self.types = types
-        findDuplicate = try database.statement(
-            "SELECT 1 FROM donations WHERE identifier_key = ?1 AND account = ?2 AND identifier = ?3")
-        insertDonation = try database.statement(
-            """
-            INSERT INTO donations(account, identifier, identifier_key, conversation_id, snapshot_id, group_identifier,
-                date, direction, engaged, content_types) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """)
+        log = BlockLog(database: database)
     }
 
-    /// Reads the identifier key and row of every stored donation, so that `record` finds duplicates in memory and
-    /// needs no index on the keys; the caller drops `donations_by_identifier_key` and builds it after the import.
+    /// Reads the identifier key and block of every stored donation, so that `record` finds duplicates in memory.
     /// For an import that is large against the store: 16 bytes (and a little) a donation, and the look-up that
-    /// finds nothing, which almost every donation of an import needs, costs a hash instead of a B-tree search.
-    /// - Parameter capacity: how many keys the import will end with, made room for at once (growing a table of
-    ///   millions of keys rehashes them all each time).
-    func loadIdentifierKeys(capacity: Int) throws {
-        let select = try database.uncachedStatement("SELECT identifier_key, id FROM donations")
-        var known = Int64KeyTable(capacity: capacity)
-        while try select.step() {
-            let key = select.int(0)
-            known.set(known.value(for: key) == nil ? select.int(1) : DonationWriter.sharedKey, for: key)
+    /// finds nothing, which almost every donation of an import needs, costs one probe of memory.
+    /// - Parameters:
+    ///   - stored, expected: how many donations the store holds, and roughly how many the import brings: room is
+    ///     made for them at once (growing a table of millions of keys rehashes them all each time).
+    func loadIdentifierKeys(stored: Int, expected: Int) throws {
+        var known = Int64KeyTable(capacity: stored + expected)
+        try log.identifiers.loadAll(expectedAdditions: expected) { entry in
+            known.set(known.value(for: entry.key) == nil ? entry.block : DonationWriter.sharedKey, for: entry.key)
         }
         knownIdentifiers = known
     }
 
     /// Whether `identifier` is already in the account.
-    /// - Parameter knownRow: `knownIdentifiers[key]`, when the writer holds the keys (looked up once by the caller,
-    ///   which updates the same entry after the insert).
-    private func isRecorded(_ identifier: String, key: Int64, account: String, knownRow: Int64??) throws -> Bool {
-        // SQLite compares every row that has the key.
-        func lookUp() throws -> Bool {
-            try findDuplicate.scalarInt([.integer(key), .text(account), .text(identifier)]) != nil
+    /// - Parameter knownBlock: `knownIdentifiers[key]`, when the writer holds the keys (looked up once by the
+    ///   caller, which updates the same entry after the append).
+    private func isRecorded(_ identifier: String, key: Int64, account: String, knownBlock: Int64??) throws -> Bool {
+        let candidates: [Int64]
+        if let knownBlock {
+            guard let block = knownBlock else { return false }
+            // Two donations share the key (a hash collision, once in billions): every block listed for it is read.
+            candidates = block == DonationWriter.sharedKey ? try log.identifiers.blocks(for: key) : [block]
+        } else {
+            candidates = try log.identifiers.blocks(for: key)
         }
-        guard let knownRow else { return try lookUp() }
-        guard let row = knownRow else { return false }
-        // Two rows share the key (a hash collision, once in billions): SQLite compares them all.
-        if row == DonationWriter.sharedKey { return try lookUp() }
-        let select = try database.statement("SELECT account, identifier FROM donations WHERE id = ?")
-        try select.reset([.integer(row)])
-        defer { _ = try? select.reset() }
-        return try select.step() && select.text(0) == account && select.text(1) == identifier
+        for block in candidates where try log.holds(identifier: identifier, account: account, block: block) {
+            return true
+        }
+        return false
     }
 
     /// Records one donation unless its identifier is already in the account.
@@ -148,39 +137,27 @@ final class DonationWriter {
         let identifier = donation.interaction.identifier ?? generateIdentifier()
         let identifierKey = donation.identifierKey ?? StableHash.key(account, identifier)
         // One probe of a table of millions of keys (a cache miss), read here and written once below.
-        let knownRow: Int64?? = knownIdentifiers.map { $0.value(for: identifierKey) }
+        let knownBlock: Int64?? = knownIdentifiers.map { $0.value(for: identifierKey) }
         if donation.interaction.identifier != nil,
-            try isRecorded(identifier, key: identifierKey, account: account, knownRow: knownRow)
+            try isRecorded(identifier, key: identifierKey, account: account, knownBlock: knownBlock)
         {
             return nil
         }
         let entry = try conversation(
             key: donation.conversationKey, account: account, identifier: donation.interaction.conversationIdentifier)
         let snapshot = try snapshotID(of: entry, donation)
-        let contentTypes = donation.interaction.intent.contentTypes
-        // Bound one by one: an array of ten values for each of millions of rows was an allocation and its
-        // retains and releases each time.
-        let insert = insertDonation
-        try insert.reset()
-        try insert.bind(.text(account), at: 1)
-        try insert.bind(.text(identifier), at: 2)
-        try insert.bind(.integer(identifierKey), at: 3)
-        try insert.bind(.integer(entry.id), at: 4)
-        try insert.bind(.integer(snapshot.id), at: 5)
-        try insert.bind(donation.interaction.groupIdentifier.map { .text($0) } ?? .null, at: 6)
-        try insert.bind(.real(donation.interaction.date.seconds), at: 7)
-        try insert.bind(.integer(DonationWriter.code(donation.interaction.direction)), at: 8)
-        try insert.bind(.integer(donation.interaction.isEngagedSuggestion ? 1 : 0), at: 9)
-        try insert.bind(contentTypes.isEmpty ? .null : .text(contentTypes.joined(separator: "\n")), at: 10)
-        while try insert.step() {}
-        let row = database.lastInsertRowID
+        let block = try log.append(
+            conversationID: entry.id, account: account, isNewConversation: entry.isNew, identifier: identifier,
+            identifierKey: identifierKey, snapshotID: snapshot.id, groupIdentifier: donation.interaction.groupIdentifier,
+            date: donation.interaction.date.seconds, direction: donation.interaction.direction,
+            engaged: donation.interaction.isEngagedSuggestion, contentTypes: donation.interaction.intent.contentTypes)
         if let group = donation.interaction.groupIdentifier, !entry.groups.contains(group) {
             entry.groups.append(group)
             try database.statement(DonationWriter.insertGroupSQL).run([.text(account), .text(group), .integer(entry.id)])
         }
-        if let knownRow {
-            // A key already known here belongs to another identifier (it was not a duplicate): now two rows share it.
-            knownIdentifiers?.set(knownRow == nil ? row : DonationWriter.sharedKey, for: identifierKey)
+        if let knownBlock {
+            // A key already known here belongs to another identifier (it was not a duplicate): now two share it.
+            knownIdentifiers?.set(knownBlock == nil ? block : DonationWriter.sharedKey, for: identifierKey)
         }
         // In place: a copy taken out and put back would copy its content sums each time they change.
         DonationWriter.apply(
@@ -211,8 +188,9 @@ final class DonationWriter {
         }
     }
 
-    /// Writes every touched conversation's state back. Call once before committing.
+    /// Writes the donation log and every touched conversation's state back. Call once before committing.
     func flush() throws {
+        try log.flush()
         let update = try database.statement(DonationWriter.updateConversationSQL)
         let content = try database.statement(
             "INSERT OR REPLACE INTO conversation_content(conversation_id, account, kind, sum) "

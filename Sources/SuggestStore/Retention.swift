@@ -61,13 +61,15 @@ extension DonationStore {
     public func expireDonations(now: Timestamp = .now(), retention known: Retention? = nil) throws -> DeletionReport {
         try translating {
             guard let cutoff = try (known ?? retention()).oldestKept(at: now) else { return DeletionReport() }
-            let oldest = try database.statement("SELECT date FROM donations ORDER BY date LIMIT 1")
+            let oldest = try database.statement("SELECT oldest_date FROM donation_blocks ORDER BY oldest_date LIMIT 1")
             try oldest.reset()
             let expired = try oldest.step() && oldest.double(0) < cutoff.seconds
             try oldest.reset()
             guard expired else { return DeletionReport() }
             // As for `delete`: what expired leaves the files at once, not at the next checkpoint.
-            var report = try deleteDonations(where: "date < ?1", [.real(cutoff.seconds)], account: nil)
+            var report = try deleteDonations(
+                inBlocksWhere: "b.oldest_date < ?1", [.real(cutoff.seconds)], account: nil
+            ) { $0.date < cutoff.seconds }
             if report.donations > 0 { report.logTruncated = try truncateLog() }
             return report
         }

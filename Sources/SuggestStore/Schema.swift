@@ -3,7 +3,8 @@
 /// A migration runs once, inside the write transaction that records it. A store whose newest recorded migration
 /// is above `Schema.latestVersion` was written by a newer `suggest` and is refused rather than guessed at.
 enum Schema {
-    static let migrations: [(version: Int, sql: String)] = [
+    /// Each migration's SQL, then the Swift code it needs (`after`), if any, in the same transaction.
+    static let migrations: [(version: Int, sql: String, after: (@Sendable (Database) throws -> Void)?)] = [
         (
             1,
             """
@@ -80,7 +81,8 @@ enum Schema {
                 PRIMARY KEY(account, conversation_identifier)) WITHOUT ROWID;
 
             CREATE TABLE settings(name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-            """
+            """,
+            nil
         ),
         (
             2,
@@ -105,7 +107,8 @@ enum Schema {
                 SELECT id, conversation_id, body, is_group, suggest_key(body) FROM snapshots_before_keys;
             DROP TABLE snapshots_before_keys;
             CREATE INDEX snapshots_by_body_key ON snapshots(conversation_id, body_key);
-            """
+            """,
+            nil
         ),
         (
             3,
@@ -123,38 +126,78 @@ enum Schema {
             INSERT OR IGNORE INTO conversation_groups(account, group_identifier, conversation_id)
                 SELECT account, group_identifier, conversation_id FROM donations WHERE group_identifier IS NOT NULL;
             DROP INDEX donations_by_group;
+            """,
+            nil
+        ),
+        (
+            4,
+            // Donations in blocks of one conversation's consecutive donations (`DonationBlock`, `BlockLog`) instead
+            // of a row each with three index entries: at 10M donations, inserting the rows and building their
+            // indexes at the end of an import took about 4 µs a donation, more than the 200,000 a second an import
+            // is meant to reach leave for everything. Deletion by conversation, group or date reads a conversation's
+            // few blocks; the identifiers are found through `IdentifierIndex`.
             """
+            CREATE TABLE donation_blocks(
+                id INTEGER PRIMARY KEY,
+                conversation_id INTEGER NOT NULL,
+                -- The sequence number of its first donation when it was created (a lower bound of all of them).
+                first_sequence INTEGER NOT NULL,
+                oldest_date REAL NOT NULL,
+                count INTEGER NOT NULL,
+                donations BLOB NOT NULL);
+            CREATE INDEX donation_blocks_by_conversation ON donation_blocks(conversation_id);
+            CREATE INDEX donation_blocks_by_date ON donation_blocks(oldest_date);
+            -- The order `export` reads blocks in, to merge them back into recording order.
+            CREATE INDEX donation_blocks_by_sequence ON donation_blocks(first_sequence);
+            CREATE TABLE donation_identifiers(bucket INTEGER PRIMARY KEY, entries BLOB NOT NULL);
+            """,
+            { database in try BlockMigration.run(database) }
+        ),
+        (
+            5,
+            // What migration 4 moved into blocks, with its indexes. (Its own step, so that the SQL names every table
+            // a fresh store has: `tables` reads them there.)
+            "DROP TABLE donations;",
+            nil
         ),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
-    /// Every table the migrations up to `latestVersion` create, and `schema_migrations`: read from their SQL, so that
-    /// a new migration's tables count without a list to keep up to date. A database with other tables (besides
+    /// Every table the migrations up to `latestVersion` create and do not drop, and `schema_migrations`: read from
+    /// their SQL, so that a new migration's tables count without a list to keep up to date. A database with other tables (besides
     /// SQLite's own `sqlite_…`) at a version this suggest knows is not a suggest store.
-    static let tables: Set<String> = {
+    static let tables: Set<String> = tables(atVersion: latestVersion)
+
+    /// The tables of a store at `version`: those its migrations create and do not drop, and `schema_migrations`.
+    static func tables(atVersion version: Int) -> Set<String> {
         // A scan of the SQL's bytes: `firstRange(of:)` would load the generic string-search machinery at start
         // (a tenth of a millisecond of type metadata on every command).
         var names: Set<String> = ["schema_migrations"]
         let create = Array("CREATE TABLE ".utf8)
+        let drop = Array("DROP TABLE ".utf8)
         let ifNotExists = Array("IF NOT EXISTS ".utf8)
-        for migration in migrations {
+        let ifExists = Array("IF EXISTS ".utf8)
+        for migration in migrations where migration.version <= version {
             let sql = Array(migration.sql.utf8)
             var offset = 0
             while offset < sql.count {
-                guard matches(create, in: sql, at: offset) else {
+                let creates = matches(create, in: sql, at: offset)
+                guard creates || matches(drop, in: sql, at: offset) else {
                     offset += 1
                     continue
                 }
-                offset += create.count
-                if matches(ifNotExists, in: sql, at: offset) { offset += ifNotExists.count }
+                offset += creates ? create.count : drop.count
+                let condition = creates ? ifNotExists : ifExists
+                if matches(condition, in: sql, at: offset) { offset += condition.count }
                 let start = offset
                 while offset < sql.count && isIdentifier(sql[offset]) { offset += 1 }
-                names.insert(String(decoding: sql[start..<offset], as: UTF8.self))
+                let name = String(decoding: sql[start..<offset], as: UTF8.self)
+                if creates { names.insert(name) } else { names.remove(name) }
             }
         }
         return names
-    }()
+    }
 
     /// Whether `sql` names `identifier` as a whole word (`applied_at`, not `applied_at_utc`), compared byte for byte.
     static func mentions(_ sql: String, _ identifier: String) -> Bool {
@@ -177,20 +220,4 @@ enum Schema {
     private static func matches(_ word: [UInt8], in sql: [UInt8], at offset: Int) -> Bool {
         offset + word.count <= sql.count && !word.indices.contains { sql[offset + $0] != word[$0] }
     }
-
-    /// The indexes of `donations` that no write reads (deletion, retention and recomputation do): a large import
-    /// drops them and builds them again at its end, in the same transaction, because sorting once is several
-    /// times faster than inserting at random into them row by row.
-    static let donationSecondaryIndexes: [(name: String, create: String)] = [
-        ("donations_by_conversation", "CREATE INDEX donations_by_conversation ON donations(conversation_id);"),
-        ("donations_by_date", "CREATE INDEX donations_by_date ON donations(date);"),
-    ]
-
-    /// The index the writer finds duplicate identifiers by. A large import that holds every identifier key in
-    /// memory (`DonationWriter.loadIdentifierKeys`) drops it too and builds it at its end: inserting 10M random
-    /// keys one by one into it was a fifth of such an import.
-    static let identifierKeyIndex = (
-        name: "donations_by_identifier_key",
-        create: "CREATE INDEX donations_by_identifier_key ON donations(identifier_key);"
-    )
 }

@@ -25,6 +25,7 @@ public final class Statement {
         case integer(Int64)
         case real(Double)
         case text(String)
+        case blob([UInt8])
     }
 
     /// Clears the previous run and binds the parameters in order (`?1`, `?2`, …).
@@ -46,6 +47,13 @@ public final class Statement {
             // SQLITE_TRANSIENT does not import into Swift: -1 as a destructor means "copy the bytes now".
             code = sqlite3_bind_text(
                 handle, index, text, Int32(text.utf8.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+        case .blob(let bytes):
+            code = bytes.withUnsafeBytes { buffer in
+                // An empty array's buffer may have no address, which SQLite would bind as NULL.
+                guard let address = buffer.baseAddress, !buffer.isEmpty else { return sqlite3_bind_zeroblob(handle, index, 0) }
+                return sqlite3_bind_blob(
+                    handle, index, address, Int32(buffer.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+            }
         }
         guard code == SQLITE_OK else { throw database.error(code, sql: sql) }
     }
@@ -77,6 +85,13 @@ public final class Statement {
         guard let bytes = sqlite3_column_text(handle, column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+    }
+
+    /// A blob column's bytes, in SQLite's memory: valid until the next step or reset of this statement.
+    public func blob(_ column: Int32) -> UnsafeRawBufferPointer {
+        let bytes = sqlite3_column_blob(handle, column)
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : count)
     }
 
     /// The first column of the first row, as an integer; `nil` when there is no row.

@@ -201,7 +201,7 @@ import Testing
         // This process plays the reader: a read transaction open on its own connection.
         let reader = try Database(path: fixture.store + "/suggest.sqlite")
         try reader.execute("BEGIN")
-        #expect(try reader.statement("SELECT COUNT(*) FROM donations").scalarInt() == 404)
+        #expect(try reader.statement("SELECT SUM(count) FROM donation_blocks").scalarInt() == 404)
         let delete = try fixture.start(["delete", "--conversation", "conv-heron"])
         sleepSeconds(0.3)
         // The deletion is committed by now; scrubbing the log waits for the reader's snapshot to end.

@@ -74,24 +74,29 @@ import SuggestTestSupport
         #expect(exports[0] == exports[1])
     }
 
-    /// Two identifiers with the same 64-bit key (made here by writing a row with another identifier's key, since a
-    /// real collision of the hash is once in billions) are told apart by their strings, in a small import and in a
-    /// large one, where the keys are held in memory.
+    /// Two identifiers with the same 64-bit key (made here by listing another identifier's block under the key,
+    /// since a real collision of the hash is once in billions) are told apart by their strings, in a small import
+    /// and in a large one, where the keys are held in memory.
     @Test func identifiersThatShareAKeyAreToldApart() throws {
         let line = #"{"identifier":"x-1","date":"2026-11-29T18:03:00Z","intent":{"conversationIdentifier":"c"}}"#
         for expected in [nil, 1_000_000] {
             let temporary = try TemporaryStore()
             try temporary.importLines(#"{"identifier":"a-1","date":"2026-11-28T18:03:00Z","intent":{"conversationIdentifier":"c"}}"#)
-            try temporary.store.database.execute(
-                """
-                INSERT INTO donations(account, identifier, identifier_key, conversation_id, snapshot_id, date,
-                    direction, engaged)
-                SELECT account, 'not-x-1', \(StableHash.key("default", "x-1")), conversation_id, snapshot_id, date,
-                    direction, engaged FROM donations
-                """)
+            let database = temporary.store.database
+            try database.write {
+                let identifiers = IdentifierIndex(database: database)
+                let block = try #require(try identifiers.blocks(for: StableHash.key("default", "a-1")).first)
+                try identifiers.add(StableHash.key("default", "x-1"), block: block)
+                try identifiers.write()
+            }
             let report = try temporary.importLines(line + "\n" + line, expectedDonations: expected)
             #expect(report.recorded == 1 && report.duplicates == 1, "expected \(String(describing: expected))")
             #expect(try temporary.importLines(line, expectedDonations: expected).duplicates == 1)
+            // Deleting one of the two leaves the other, and the key listed for the other's block.
+            #expect(try temporary.store.delete(.identifier("x-1"), account: "default").donations == 1)
+            #expect(try temporary.store.delete(.identifier("x-1"), account: "default").donations == 0)
+            #expect(try temporary.store.donationCount(account: "default") == 1)
+            #expect(try temporary.store.delete(.identifier("a-1"), account: "default").donations == 1)
         }
     }
 
@@ -107,7 +112,7 @@ import SuggestTestSupport
                 snapshotKey: 7)
         }
         try database.write {
-            let writer = try DonationWriter(database: database, policy: .default, types: .standard)
+            let writer = DonationWriter(database: database, policy: .default, types: .standard)
             let at = Self.at.seconds
             for donation in [
                 prepared("1", "a", at - 50), prepared("2", "b", at - 40), prepared("3", "a", at - 30, group: "Renamed"),
@@ -132,7 +137,7 @@ import SuggestTestSupport
         // A later writer meets "a" in the store: its versions are found in SQL by key and body, so a new version
         // with the same key is a new row, and a known one with it is found.
         try database.write {
-            let writer = try DonationWriter(database: database, policy: .default, types: .standard)
+            let writer = DonationWriter(database: database, policy: .default, types: .standard)
             #expect(try writer.record(prepared("6", "a", Self.at.seconds - 5, group: "Third name")) != nil)
             #expect(try writer.record(prepared("7", "a", Self.at.seconds - 4, group: "Renamed")) != nil)
             try writer.flush()

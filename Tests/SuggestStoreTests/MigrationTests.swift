@@ -10,16 +10,64 @@ import Testing
 
 /// A store written before the key columns (schema 1) opens at the latest schema with every key filled, so that
 /// duplicates, deletion by identifier and snapshot reuse behave as in a store that always had them; one written
-/// before the conversations' group identifiers (schema 2) finds its groups.
+/// before the conversations' group identifiers (schema 2) finds its groups; one written before the blocks of
+/// donations (schema 3) has its donation rows moved into blocks, in their order.
 @Suite struct MigrationTests {
+    /// Turns a store back into the exact shape migration 3 left: a row per donation, in recording order, with its
+    /// identifier key and three indexes; no blocks.
+    static func downgradeToSchema3(_ path: String) throws {
+        let database = try Database(path: path)
+        try database.execute("BEGIN")
+        try database.execute(
+            """
+            \(try migrationStatement("CREATE TABLE donations(", in: 1))
+            ALTER TABLE donations ADD COLUMN identifier_key INTEGER NOT NULL DEFAULT 0;
+            """)
+        let blocks = try database.uncachedStatement(
+            "SELECT b.conversation_id, c.account, b.donations FROM donation_blocks b JOIN conversations c ON c.id = b.conversation_id")
+        var rows: [(conversation: Int64, account: String, donation: StoredDonation)] = []
+        while try blocks.step() {
+            for donation in try DonationBlock.decode(blocks.blob(2)) {
+                rows.append((blocks.int(0), blocks.text(1) ?? "", donation))
+            }
+        }
+        let insert = try database.statement(
+            """
+            INSERT INTO donations(id, account, identifier, identifier_key, conversation_id, snapshot_id, group_identifier,
+                date, direction, engaged, content_types) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        for row in rows.sorted(by: { $0.donation.sequence < $1.donation.sequence }) {
+            let donation = row.donation
+            try insert.run([
+                .integer(donation.sequence), .text(row.account), .text(donation.identifier),
+                .integer(StableHash.key(row.account, donation.identifier)), .integer(row.conversation),
+                .integer(donation.snapshotID), donation.groupIdentifier.map { .text($0) } ?? .null, .real(donation.date),
+                .integer(DonationWriter.code(donation.direction)), .integer(donation.engaged ? 1 : 0),
+                donation.contentTypes.map { .text($0) } ?? .null,
+            ])
+        }
+        try database.execute(
+            """
+            \(try migrationStatement("CREATE INDEX donations_by_conversation", in: 1))
+            \(try migrationStatement("CREATE INDEX donations_by_date", in: 1))
+            \(try migrationStatement("CREATE INDEX donations_by_identifier_key", in: 2))
+            DROP TABLE donation_blocks;
+            DROP TABLE donation_identifiers;
+            DELETE FROM settings WHERE name = '\(BlockLog.sequenceSetting)';
+            DELETE FROM schema_migrations WHERE version >= 4;
+            COMMIT;
+            """)
+    }
+
     /// Turns a store back into the exact shape migration 2 left: no `conversation_groups`, the group index back.
     static func downgradeToSchema2(_ path: String) throws {
+        try downgradeToSchema3(path)
         let database = try Database(path: path)
         try database.execute(
             """
             BEGIN;
             DROP TABLE conversation_groups;
-            \(try schema1Statement("CREATE INDEX donations_by_group"))
+            \(try migrationStatement("CREATE INDEX donations_by_group", in: 1))
             DELETE FROM schema_migrations WHERE version >= 3;
             COMMIT;
             """)
@@ -37,7 +85,7 @@ import Testing
             CREATE UNIQUE INDEX donations_by_identifier ON donations(account, identifier);
             DROP INDEX snapshots_by_body_key;
             ALTER TABLE snapshots RENAME TO snapshots_with_keys;
-            \(try schema1Statement("CREATE TABLE snapshots("))
+            \(try migrationStatement("CREATE TABLE snapshots(", in: 1))
             INSERT INTO snapshots SELECT id, conversation_id, body, is_group FROM snapshots_with_keys;
             DROP TABLE snapshots_with_keys;
             DELETE FROM schema_migrations WHERE version >= 2;
@@ -45,11 +93,11 @@ import Testing
             """)
     }
 
-    /// The statement of migration 1's SQL that starts with `prefix`, up to its semicolon.
-    static func schema1Statement(_ prefix: String) throws -> String {
-        let sql = Schema.migrations[0].sql
+    /// The statement of migration `version`'s SQL that starts with `prefix`, up to its semicolon.
+    static func migrationStatement(_ prefix: String, in version: Int) throws -> String {
+        let sql = Schema.migrations[version - 1].sql
         guard let start = sql.firstRange(of: prefix), let end = sql[start.lowerBound...].firstIndex(of: ";") else {
-            throw StoreError(.failed, "migration 1 has no statement starting with \(prefix)")
+            throw StoreError(.failed, "migration \(version) has no statement starting with \(prefix)")
         }
         return String(sql[start.lowerBound...end])
     }
@@ -77,11 +125,11 @@ import Testing
         let (store, _) = try Self.migratedStore(of: donations, in: directory, downgrade: Self.downgradeToSchema1)
         let version = try store.database.statement("SELECT MAX(version) FROM schema_migrations").scalarInt()
         #expect(version == Int64(Schema.latestVersion))
-        // Every key equals what the writer computes now.
-        let stale = try store.database.statement(
-            "SELECT COUNT(*) FROM donations WHERE identifier_key != suggest_key(account, identifier)"
-        ).scalarInt()
-        #expect(stale == 0)
+        // Every identifier is listed under the key the writer computes now.
+        let identifiers = IdentifierIndex(database: store.database)
+        for donation in donations {
+            #expect(try !identifiers.blocks(for: StableHash.key("default", donation.identifier ?? "")).isEmpty)
+        }
         let snapshots = try store.database.statement("SELECT COUNT(*) FROM snapshots").scalarInt()
         // The same donations again are duplicates, and add no snapshot.
         for donation in donations {
@@ -115,6 +163,47 @@ import Testing
             "SELECT COUNT(*) FROM conversation_groups WHERE group_identifier = 'g-1'"
         ).scalarInt()
         #expect(left == 0)
+    }
+
+    /// Enough donations to fill several blocks of a conversation, in an order that interleaves conversations, with
+    /// groups, content types and both directions: the move keeps every field and the recording order.
+    @Test func aSchema3StoreMovesItsDonationsIntoBlocks() throws {
+        let directory = try TemporaryDirectory("open")
+        var donations = (0..<600).map(StoreOpeningTests.donation)
+        for index in donations.indices {
+            // Long identifiers: about 90 bytes a donation, so that each conversation fills several blocks.
+            donations[index].identifier = "d-\(index)-" + String(repeating: "x", count: 64)
+            if index % 4 == 1 { donations[index].groupIdentifier = "g-\(index % 3)" }
+            if index % 5 == 2 { donations[index].intent.contentTypes = ["public.jpeg", "public.url"] }
+            if index % 2 == 0 { donations[index].direction = .incoming }
+            // Out of date order: the export follows the recording order, not the dates.
+            if index % 9 == 0 { donations[index].date = donations[index].date.adding(-10_000) }
+        }
+        let (store, before) = try Self.migratedStore(of: donations, in: directory, downgrade: Self.downgradeToSchema3)
+        #expect(before.count == donations.count)
+        let tables = try store.database.statement(
+            "SELECT COUNT(*) FROM sqlite_master WHERE name IN ('donations', 'donations_by_date')"
+        ).scalarInt()
+        #expect(tables == 0)
+        // Several blocks for each of the 7 conversations.
+        let blocks = try store.database.statement("SELECT COUNT(*) FROM donation_blocks").scalarInt() ?? 0
+        #expect(blocks > 7)
+        #expect(try store.donationCount(account: "default") == donations.count)
+        for donation in donations.prefix(50) {
+            #expect(try store.donate(donation) == .duplicate(identifier: donation.identifier ?? ""))
+        }
+        // New donations follow the moved ones in the export.
+        var next = StoreOpeningTests.donation(1_000)
+        next.date = Timestamp(seconds: 1_700_000_000)
+        _ = try store.donate(next)
+        #expect(try Self.export(directory.location) == before + [next.jsonLine])
+        // Deletion by identifier, group and date finds donations written before the move.
+        #expect(try store.delete(.identifier(donations[599].identifier ?? ""), account: "default").donations == 1)
+        let group = try store.delete(.groupIdentifier("g-1"), account: "default")
+        #expect(group.donations == donations.filter { $0.groupIdentifier == "g-1" }.count)
+        let early = try store.delete(.before(Timestamp(seconds: 1_796_000_000)), account: "default")
+        #expect(early.donations == 1 + donations.filter { $0.date.seconds < 1_796_000_000 && $0.groupIdentifier != "g-1" }.count)
+        #expect(try Self.export(directory.location).count == before.count + 1 - 1 - group.donations - early.donations)
     }
 
     static func export(_ location: StoreLocation) throws -> [String] {

@@ -1,8 +1,8 @@
 /// A table from 64-bit keys to non-zero 64-bit values, by open addressing over the keys' own bits.
 ///
 /// Two users, each for a reason of speed:
-/// - a large import holds the identifier key of every donation in the store with its row (`DonationWriter`), to
-///   find duplicates without `donations_by_identifier_key`, which it builds once at its end. The keys are
+/// - a large import holds the identifier key of every donation in the store with its block (`DonationWriter`), to
+///   find duplicates without reading the buckets of identifiers one by one. The keys are
 ///   `StableHash` values already, so a look-up is one multiply and one probe into memory, where a `Dictionary`
 ///   hashed each key again with SipHash. At 10M donations the table is far larger than the caches and every probe
 ///   a cache miss: sized once for the whole import, it is never rehashed.

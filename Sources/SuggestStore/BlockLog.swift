@@ -1,0 +1,182 @@
+import SuggestCore
+
+/// The donation log as one write transaction appends to it: each conversation's donations go into its latest row
+/// of `donation_blocks` while that block has room (`DonationBlock.closingSize`), then into a new one.
+///
+/// Donations carry a sequence number in recording order (the next one kept in `settings`), and each block the
+/// number of its first one, so that `export` can merge every conversation's blocks back into the order they were
+/// recorded in. A new block takes the highest block number yet, and a conversation's donations are appended to its
+/// highest-numbered block: its blocks, read in number order, replay its donations in recording order.
+final class BlockLog {
+    let database: Database
+    let identifiers: IdentifierIndex
+    private var nextSequence: Int64?
+    private var nextBlockID: Int64?
+    /// Each conversation's latest block, while it has room, by conversation id.
+    private var latest: [Int64: OpenBlock] = [:]
+    /// The blocks with donations not written yet, by block id: a duplicate may have to be found in one.
+    private var unwritten: [Int64: OpenBlock] = [:]
+
+    static let sequenceSetting = "donations.nextSequence"
+
+    private final class OpenBlock {
+        let id: Int64
+        let conversationID: Int64
+        let account: String
+        let firstSequence: Int64
+        var oldestDate: Double
+        var count: Int
+        var bytes: [UInt8]
+        /// Whether the block has a row already (updated when written) or not (inserted).
+        var isStored: Bool
+        /// Whether it holds donations its row does not have yet (it is then in `unwritten`).
+        var isDirty = false
+
+        init(
+            id: Int64, conversationID: Int64, account: String, firstSequence: Int64, oldestDate: Double, count: Int,
+            bytes: [UInt8], isStored: Bool
+        ) {
+            self.id = id
+            self.conversationID = conversationID
+            self.account = account
+            self.firstSequence = firstSequence
+            self.oldestDate = oldestDate
+            self.count = count
+            self.bytes = bytes
+            self.isStored = isStored
+        }
+    }
+
+    init(database: Database) {
+        self.database = database
+        identifiers = IdentifierIndex(database: database)
+    }
+
+    /// Appends one donation to its conversation's latest block, and lists its identifier there.
+    /// - Parameters:
+    ///   - isNewConversation: created by this transaction, so that no stored block can be its latest.
+    ///   - identifierKey: `StableHash.key(account, identifier)`.
+    /// - Returns: the block's id.
+    @discardableResult
+    func append(
+        conversationID: Int64, account: String, isNewConversation: Bool, identifier: String, identifierKey: Int64,
+        snapshotID: Int64, groupIdentifier: String?, date: Double, direction: InteractionDirection, engaged: Bool,
+        contentTypes: [String]
+    ) throws(SQLiteError) -> Int64 {
+        let sequence = try takeSequence()
+        var block = latest[conversationID]
+        if block == nil && !isNewConversation {
+            block = try storedLatestBlock(of: conversationID, account: account)
+        }
+        if let full = block, full.bytes.count >= DonationBlock.closingSize {
+            try write(full)
+            block = nil
+        }
+        let open: OpenBlock
+        if let block {
+            open = block
+        } else {
+            open = OpenBlock(
+                id: try takeBlockID(), conversationID: conversationID, account: account, firstSequence: sequence,
+                oldestDate: date, count: 0, bytes: [], isStored: false)
+            latest[conversationID] = open
+        }
+        DonationBlock.append(
+            sequence: sequence, identifier: identifier, snapshotID: snapshotID, groupIdentifier: groupIdentifier,
+            date: date, direction: direction, engaged: engaged, contentTypes: contentTypes, to: &open.bytes)
+        open.count += 1
+        open.oldestDate = min(open.oldestDate, date)
+        if !open.isDirty {
+            open.isDirty = true
+            unwritten[open.id] = open
+        }
+        try identifiers.add(identifierKey, block: open.id)
+        return open.id
+    }
+
+    /// Whether `block` holds a donation of `account` with this identifier: unwritten donations included.
+    func holds(identifier: String, account: String, block: Int64) throws -> Bool {
+        if let open = unwritten[block] {
+            guard open.account == account else { return false }
+            return try open.bytes.withUnsafeBytes { try DonationBlock.contains(identifier: identifier, in: $0) }
+        }
+        let select = try database.statement(
+            """
+            SELECT b.donations, c.account FROM donation_blocks b JOIN conversations c ON c.id = b.conversation_id
+            WHERE b.id = ?
+            """)
+        try select.reset([.integer(block)])
+        defer { _ = try? select.reset() }
+        guard try select.step(), select.text(1) == account else { return false }
+        return try DonationBlock.contains(identifier: identifier, in: select.blob(0))
+    }
+
+    /// Writes every block with unwritten donations, the identifier buckets and the next sequence number. Call once
+    /// before committing.
+    func flush() throws(SQLiteError) {
+        for block in unwritten.values.sorted(by: { $0.id < $1.id }) { try write(block) }
+        latest.removeAll()
+        try identifiers.write()
+        if let nextSequence {
+            try database.statement("INSERT OR REPLACE INTO settings(name, value) VALUES (?, ?)")
+                .run([.text(Self.sequenceSetting), .text(String(nextSequence))])
+        }
+    }
+
+    private func write(_ block: OpenBlock) throws(SQLiteError) {
+        guard block.isDirty else { return }
+        block.isDirty = false
+        unwritten[block.id] = nil
+        if block.isStored {
+            try database.statement("UPDATE donation_blocks SET oldest_date = ?2, count = ?3, donations = ?4 WHERE id = ?1")
+                .run([.integer(block.id), .real(block.oldestDate), .integer(Int64(block.count)), .blob(block.bytes)])
+        } else {
+            try database.statement(
+                """
+                INSERT INTO donation_blocks(id, conversation_id, first_sequence, oldest_date, count, donations)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """
+            ).run([
+                .integer(block.id), .integer(block.conversationID), .integer(block.firstSequence),
+                .real(block.oldestDate), .integer(Int64(block.count)), .blob(block.bytes),
+            ])
+            block.isStored = true
+        }
+    }
+
+    /// The conversation's highest-numbered stored block, which its next donation joins if it has room.
+    private func storedLatestBlock(of conversationID: Int64, account: String) throws(SQLiteError) -> OpenBlock? {
+        let select = try database.statement(
+            """
+            SELECT id, first_sequence, oldest_date, count, donations FROM donation_blocks WHERE conversation_id = ?
+            ORDER BY id DESC LIMIT 1
+            """)
+        try select.reset([.integer(conversationID)])
+        defer { _ = try? select.reset() }
+        guard try select.step() else { return nil }
+        let block = OpenBlock(
+            id: select.int(0), conversationID: conversationID, account: account, firstSequence: select.int(1),
+            oldestDate: select.double(2), count: Int(select.int(3)), bytes: Array(select.blob(4)), isStored: true)
+        latest[conversationID] = block
+        return block
+    }
+
+    private func takeSequence() throws(SQLiteError) -> Int64 {
+        if nextSequence == nil {
+            let select = try database.statement("SELECT value FROM settings WHERE name = ?")
+            try select.reset([.text(Self.sequenceSetting)])
+            defer { _ = try? select.reset() }
+            nextSequence = try select.step() ? select.text(0).flatMap { Int64($0) } ?? 1 : 1
+        }
+        defer { nextSequence! += 1 }
+        return nextSequence!
+    }
+
+    private func takeBlockID() throws(SQLiteError) -> Int64 {
+        if nextBlockID == nil {
+            nextBlockID = try database.statement("SELECT COALESCE(MAX(id), 0) + 1 FROM donation_blocks").scalarInt() ?? 1
+        }
+        defer { nextBlockID! += 1 }
+        return nextBlockID!
+    }
+}
