@@ -26,7 +26,7 @@ final class BlockLog {
         let firstSequence: Int64
         var oldestDate: Double
         var count: Int
-        var bytes: [UInt8]
+        var encoder: DonationBlock.Encoder
         /// Whether the block has a row already (updated when written) or not (inserted).
         var isStored: Bool
         /// Whether it holds donations its row does not have yet (it is then in `unwritten`).
@@ -34,7 +34,7 @@ final class BlockLog {
 
         init(
             id: Int64, conversationID: Int64, account: String, firstSequence: Int64, oldestDate: Double, count: Int,
-            bytes: [UInt8], isStored: Bool
+            encoder: DonationBlock.Encoder, isStored: Bool
         ) {
             self.id = id
             self.conversationID = conversationID
@@ -42,7 +42,7 @@ final class BlockLog {
             self.firstSequence = firstSequence
             self.oldestDate = oldestDate
             self.count = count
-            self.bytes = bytes
+            self.encoder = encoder
             self.isStored = isStored
         }
     }
@@ -62,13 +62,15 @@ final class BlockLog {
         conversationID: Int64, account: String, isNewConversation: Bool, identifier: String, identifierKey: Int64,
         snapshotID: Int64, groupIdentifier: String?, date: Double, direction: InteractionDirection, engaged: Bool,
         contentTypes: [String]
-    ) throws(SQLiteError) -> Int64 {
+    ) throws -> Int64 {
         let sequence = try takeSequence()
         var block = latest[conversationID]
         if block == nil && !isNewConversation {
             block = try storedLatestBlock(of: conversationID, account: account)
         }
-        if let full = block, full.bytes.count >= DonationBlock.closingSize {
+        if let full = block,
+            !DonationBlock.takes(sequence, size: full.encoder.bytes.count, firstSequence: full.firstSequence)
+        {
             try write(full)
             block = nil
         }
@@ -78,12 +80,12 @@ final class BlockLog {
         } else {
             open = OpenBlock(
                 id: try takeBlockID(), conversationID: conversationID, account: account, firstSequence: sequence,
-                oldestDate: date, count: 0, bytes: [], isStored: false)
+                oldestDate: date, count: 0, encoder: DonationBlock.Encoder(), isStored: false)
             latest[conversationID] = open
         }
-        DonationBlock.append(
+        open.encoder.append(
             sequence: sequence, identifier: identifier, snapshotID: snapshotID, groupIdentifier: groupIdentifier,
-            date: date, direction: direction, engaged: engaged, contentTypes: contentTypes, to: &open.bytes)
+            date: date, direction: direction, engaged: engaged, contentTypes: contentTypes)
         open.count += 1
         open.oldestDate = min(open.oldestDate, date)
         if !open.isDirty {
@@ -97,8 +99,8 @@ final class BlockLog {
     /// Whether `block` holds a donation of `account` with this identifier: unwritten donations included.
     func holds(identifier: String, account: String, block: Int64) throws -> Bool {
         if let open = unwritten[block] {
-            guard open.account == account else { return false }
-            return try open.bytes.withUnsafeBytes { try DonationBlock.contains(identifier: identifier, in: $0) }
+            guard open.account.utf8.elementsEqual(account.utf8) else { return false }
+            return try open.encoder.bytes.withUnsafeBytes { try DonationBlock.contains(identifier: identifier, in: $0) }
         }
         let select = try database.statement(
             """
@@ -107,7 +109,8 @@ final class BlockLog {
             """)
         try select.reset([.integer(block)])
         defer { _ = try? select.reset() }
-        guard try select.step(), select.text(1) == account else { return false }
+        // Accounts compared byte for byte, as SQL compares them: `==` would take canonically equivalent ones as one.
+        guard try select.step(), select.text(1).map({ $0.utf8.elementsEqual(account.utf8) }) == true else { return false }
         return try DonationBlock.contains(identifier: identifier, in: select.blob(0))
     }
 
@@ -129,7 +132,7 @@ final class BlockLog {
         unwritten[block.id] = nil
         if block.isStored {
             try database.statement("UPDATE donation_blocks SET oldest_date = ?2, count = ?3, donations = ?4 WHERE id = ?1")
-                .run([.integer(block.id), .real(block.oldestDate), .integer(Int64(block.count)), .blob(block.bytes)])
+                .run([.integer(block.id), .real(block.oldestDate), .integer(Int64(block.count)), .blob(block.encoder.bytes)])
         } else {
             try database.statement(
                 """
@@ -138,14 +141,14 @@ final class BlockLog {
                 """
             ).run([
                 .integer(block.id), .integer(block.conversationID), .integer(block.firstSequence),
-                .real(block.oldestDate), .integer(Int64(block.count)), .blob(block.bytes),
+                .real(block.oldestDate), .integer(Int64(block.count)), .blob(block.encoder.bytes),
             ])
             block.isStored = true
         }
     }
 
     /// The conversation's highest-numbered stored block, which its next donation joins if it has room.
-    private func storedLatestBlock(of conversationID: Int64, account: String) throws(SQLiteError) -> OpenBlock? {
+    private func storedLatestBlock(of conversationID: Int64, account: String) throws -> OpenBlock? {
         let select = try database.statement(
             """
             SELECT id, first_sequence, oldest_date, count, donations FROM donation_blocks WHERE conversation_id = ?
@@ -156,7 +159,8 @@ final class BlockLog {
         guard try select.step() else { return nil }
         let block = OpenBlock(
             id: select.int(0), conversationID: conversationID, account: account, firstSequence: select.int(1),
-            oldestDate: select.double(2), count: Int(select.int(3)), bytes: Array(select.blob(4)), isStored: true)
+            oldestDate: select.double(2), count: Int(select.int(3)),
+            encoder: try DonationBlock.Encoder(continuing: Array(select.blob(4))), isStored: true)
         latest[conversationID] = block
         return block
     }
@@ -172,9 +176,12 @@ final class BlockLog {
         return nextSequence!
     }
 
-    private func takeBlockID() throws(SQLiteError) -> Int64 {
+    private func takeBlockID() throws -> Int64 {
         if nextBlockID == nil {
             nextBlockID = try database.statement("SELECT COALESCE(MAX(id), 0) + 1 FROM donation_blocks").scalarInt() ?? 1
+        }
+        guard nextBlockID! <= IdentifierIndex.largestBlock else {
+            throw StoreError(.failed, "the store has used every block number; export and import it into a new store")
         }
         defer { nextBlockID! += 1 }
         return nextBlockID!

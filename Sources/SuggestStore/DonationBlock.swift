@@ -1,6 +1,5 @@
 import SuggestCore
 
-
 /// One recorded donation as its block holds it: what `export` gives back and what recomputation replays, without
 /// the conversation (the block's) and the intent (its snapshot row's).
 struct StoredDonation: Equatable {
@@ -16,59 +15,155 @@ struct StoredDonation: Equatable {
     var contentTypes: String?
 }
 
-/// The bytes of a row of `donation_blocks`: consecutive donations of one conversation, in recording order.
+/// The bytes of a row of `donation_blocks`: consecutive donations of one conversation, in recording order, each
+/// coded against the one before it in the block.
 ///
-/// Each donation is written as
-/// - its sequence number (an unsigned LEB128 variable-length integer),
-/// - its identifier (its length as a variable-length integer, then its UTF-8 bytes),
-/// - its snapshot row's id (variable-length),
-/// - its group identifier (length plus one, 0 for none, then the bytes),
-/// - its date (the 8 bytes of the `Double`, little-endian),
-/// - one byte of flags: the direction's code in the low two bits, 4 when it was an engaged suggestion,
-/// - its content types joined by newlines (length plus one, 0 for none, then the bytes).
+/// Each donation is one byte of flags, then its fields:
+/// - flags: the direction's code (bits 0–1); engaged (bit 2); the date as milliseconds (bit 3, else the 8 bytes of
+///   the `Double`); the identifier's form (bits 4–5: 0 text, 1 a UUID in capitals, 2 a UUID in small letters);
+///   the group identifier (bits 6–7: 0 none, 1 the previous donation's, 2 text follows);
+/// - the sequence number, as the difference from the previous donation's (the first: from 0), unsigned LEB128;
+/// - the identifier: a UUID's 16 bytes, or its length (LEB128) and UTF-8 bytes;
+/// - the snapshot row's id, as the zigzag-coded difference from the previous donation's;
+/// - the group identifier's length and bytes, when bits 6–7 say so;
+/// - the date: the zigzag-coded difference in milliseconds from the previous donation's date in milliseconds, or
+///   the `Double`'s 8 bytes, little-endian, when it is not a whole number of milliseconds;
+/// - the content types joined by newlines: 0 for none, 1 for the previous donation's, else length plus 2 and the
+///   bytes.
 ///
-/// A donation is about 60 bytes where a row of its own, with three index entries, was about 160: the log of a large
-/// import is written once, as a few rows per conversation, and no index of every donation is built.
+/// A donation of a typical history (UUID identifier, the group of the one before, a date a few seconds later)
+/// takes about 25 bytes: a 10M import writes about 250 MB of blocks, where a row per donation and its three
+/// index entries took about 160 bytes a donation.
 enum DonationBlock {
-    /// A block takes no more donations once it reaches this many bytes, so that it stays within one 4 KiB page of
-    /// SQLite (a table's leaf page keeps up to 4,061 bytes of a row before spilling into overflow pages) and `donate`
-    /// rewrites one page.
+    /// A block takes no more donations once it reaches this many bytes, so that it usually stays within one 4 KiB
+    /// page of SQLite (a table's leaf page keeps up to 4,061 bytes of a row before spilling into overflow pages) and
+    /// `donate` rewrites one page. (The donation that crosses the line stays in the block: one with long strings
+    /// takes it into an overflow page.)
     static let closingSize = 3_900
 
-    /// Appends one donation's encoding to `bytes`.
-    static func append(
-        sequence: Int64, identifier: String, snapshotID: Int64, groupIdentifier: String?, date: Double,
-        direction: InteractionDirection, engaged: Bool, contentTypes: [String], to bytes: inout [UInt8]
-    ) {
-        appendVarint(UInt64(bitPattern: sequence), to: &bytes)
-        appendString(identifier, to: &bytes)
-        appendVarint(UInt64(bitPattern: snapshotID), to: &bytes)
-        appendOptionalString(groupIdentifier, to: &bytes)
-        appendDate(date, to: &bytes)
-        bytes.append(flags(direction: direction, engaged: engaged))
-        if contentTypes.isEmpty {
-            bytes.append(0)
-        } else {
-            // Joined by newlines without building the joined string.
-            var length = contentTypes.count - 1
-            for type in contentTypes { length += type.utf8.count }
-            appendVarint(UInt64(length + 1), to: &bytes)
-            for (index, type) in contentTypes.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: "\n")) }
-                appendBytes(of: type, to: &bytes)
-            }
-        }
+    /// A block takes no donation whose sequence number is this far or farther from its first one: `export` holds
+    /// every block that spans its position in the merge, so this bounds its memory by the donations of about as
+    /// many recent sequence numbers (about 25 MB of blocks), whatever the store's size.
+    static let maximumSpan: Int64 = 1 << 20
+
+    /// Whether a block that starts at `firstSequence` and holds `size` bytes takes a donation numbered `sequence`.
+    static func takes(_ sequence: Int64, size: Int, firstSequence: Int64) -> Bool {
+        size < closingSize && sequence &- firstSequence < maximumSpan
     }
 
-    /// Appends a decoded donation's encoding to `bytes` (a block rewritten after a deletion).
-    static func append(_ donation: StoredDonation, to bytes: inout [UInt8]) {
-        appendVarint(UInt64(bitPattern: donation.sequence), to: &bytes)
-        appendString(donation.identifier, to: &bytes)
-        appendVarint(UInt64(bitPattern: donation.snapshotID), to: &bytes)
-        appendOptionalString(donation.groupIdentifier, to: &bytes)
-        appendDate(donation.date, to: &bytes)
-        bytes.append(flags(direction: donation.direction, engaged: donation.engaged))
-        appendOptionalString(donation.contentTypes, to: &bytes)
+    /// The last donation written or read, which the next one is coded against.
+    struct Previous {
+        var sequence: Int64 = 0
+        var snapshotID: Int64 = 0
+        var group: [UInt8]?
+        var milliseconds: Int64 = 0
+        var contentTypes: [UInt8]?
+    }
+
+    /// Appends donations to a block's bytes.
+    struct Encoder {
+        private(set) var bytes: [UInt8] = []
+        private var previous = Previous()
+
+        init() {}
+
+        /// Continues a stored block.
+        /// - Throws: `StoreError.notAStore` when the bytes are not a block.
+        init(continuing bytes: [UInt8]) throws(StoreError) {
+            self.bytes = bytes
+            let last: Previous? = bytes.withUnsafeBytes { raw in
+                var reader = Reader(bytes: raw)
+                while !reader.isAtEnd { guard reader.skipDonation() else { return nil } }
+                return reader.previous
+            }
+            guard let last else { throw DonationBlock.damaged }
+            previous = last
+        }
+
+        mutating func append(
+            sequence: Int64, identifier: String, snapshotID: Int64, groupIdentifier: String?, date: Double,
+            direction: InteractionDirection, engaged: Bool, contentTypes: [String]
+        ) {
+            var types: [UInt8]?
+            if !contentTypes.isEmpty {
+                var joined: [UInt8] = []
+                for (index, type) in contentTypes.enumerated() {
+                    if index > 0 { joined.append(UInt8(ascii: "\n")) }
+                    appendBytes(of: type, to: &joined)
+                }
+                types = joined
+            }
+            append(
+                sequence: sequence, identifier: identifier, snapshotID: snapshotID, groupIdentifier: groupIdentifier,
+                date: date, direction: direction, engaged: engaged, joinedContentTypes: types)
+        }
+
+        /// Appends a decoded donation (a block rewritten after a deletion).
+        mutating func append(_ donation: StoredDonation) {
+            append(
+                sequence: donation.sequence, identifier: donation.identifier, snapshotID: donation.snapshotID,
+                groupIdentifier: donation.groupIdentifier, date: donation.date, direction: donation.direction,
+                engaged: donation.engaged, joinedContentTypes: donation.contentTypes.map { Array($0.utf8) })
+        }
+
+        private mutating func append(
+            sequence: Int64, identifier: String, snapshotID: Int64, groupIdentifier: String?, date: Double,
+            direction: InteractionDirection, engaged: Bool, joinedContentTypes types: [UInt8]?
+        ) {
+            let flagsAt = bytes.count
+            var flags = UInt8(DonationWriter.code(direction)) | (engaged ? 4 : 0)
+            bytes.append(0)
+            appendVarint(UInt64(bitPattern: sequence &- previous.sequence))
+            previous.sequence = sequence
+            if let uuid = UUIDForm(identifier) {
+                flags |= uuid.isSmall ? 0x20 : 0x10
+                bytes.append(contentsOf: uuid.bytes)
+            } else {
+                appendVarint(UInt64(identifier.utf8.count))
+                appendBytes(of: identifier, to: &bytes)
+            }
+            appendVarint(zigzag(snapshotID &- previous.snapshotID))
+            previous.snapshotID = snapshotID
+            if let groupIdentifier {
+                if let last = previous.group, groupIdentifier.utf8.elementsEqual(last) {
+                    flags |= 0x40
+                } else {
+                    flags |= 0x80
+                    let group = Array(groupIdentifier.utf8)
+                    appendVarint(UInt64(group.count))
+                    bytes.append(contentsOf: group)
+                    previous.group = group
+                }
+            }
+            if let milliseconds = DonationBlock.wholeMilliseconds(date) {
+                flags |= 8
+                appendVarint(zigzag(milliseconds &- previous.milliseconds))
+                previous.milliseconds = milliseconds
+            } else {
+                withUnsafeBytes(of: date.bitPattern.littleEndian) { bytes.append(contentsOf: $0) }
+            }
+            if let types {
+                if let last = previous.contentTypes, last == types {
+                    bytes.append(1)
+                } else {
+                    appendVarint(UInt64(types.count) + 2)
+                    bytes.append(contentsOf: types)
+                    previous.contentTypes = types
+                }
+            } else {
+                bytes.append(0)
+            }
+            bytes[flagsAt] = flags
+        }
+
+        private mutating func appendVarint(_ value: UInt64) {
+            var value = value
+            while value >= 0x80 {
+                bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+                value >>= 7
+            }
+            bytes.append(UInt8(value))
+        }
     }
 
     /// The donations of a block, in order.
@@ -83,42 +178,63 @@ enum DonationBlock {
         return donations
     }
 
+    /// Reads a block's donations one at a time: `export` keeps many blocks open at once, and a block's bytes take
+    /// a fifth of its decoded donations' memory.
+    struct Cursor {
+        private let bytes: [UInt8]
+        private var offset = 0
+        private var previous = Previous()
+        /// The donation `advance()` will return next, if any.
+        private(set) var current: StoredDonation?
+
+        /// - Throws: `StoreError.notAStore` when the block's first donation is damaged.
+        init(_ bytes: [UInt8]) throws(StoreError) {
+            self.bytes = bytes
+            try advance()
+        }
+
+        /// Moves on to the next donation (`current` is `nil` after the last one).
+        /// - Throws: `StoreError.notAStore` when it is damaged.
+        mutating func advance() throws(StoreError) {
+            let (offset, previous) = (self.offset, self.previous)
+            let read: (StoredDonation, Int, Previous)?? = bytes.withUnsafeBytes { raw in
+                var reader = Reader(bytes: raw)
+                reader.offset = offset
+                reader.previous = previous
+                if reader.isAtEnd { return .some(nil) }
+                guard let donation = reader.donation() else { return nil }
+                return (donation, reader.offset, reader.previous)
+            }
+            guard let read else { throw DonationBlock.damaged }
+            current = read?.0
+            if let read { (self.offset, self.previous) = (read.1, read.2) }
+        }
+    }
+
     /// Whether the block holds a donation with this identifier, compared byte for byte, without decoding the rest.
     static func contains(identifier: String, in bytes: UnsafeRawBufferPointer) throws(StoreError) -> Bool {
+        // A string has one form: a UUID is never stored as text, so forms are compared first, then bytes.
+        let uuid = UUIDForm(identifier)
+        let text = uuid == nil ? Array(identifier.utf8) : []
         var reader = Reader(bytes: bytes)
         while !reader.isAtEnd {
-            guard reader.skipVarint(), let candidate = reader.string() else { throw damaged }
-            if candidate.count == identifier.utf8.count && candidate.elementsEqual(identifier.utf8) { return true }
-            guard reader.skipVarint(), reader.skipOptionalString(), reader.skip(8 + 1), reader.skipOptionalString()
+            guard let found = reader.skipDonation(identifier: { form, candidate in
+                if let uuid { return form == (uuid.isSmall ? 2 : 1) && candidate.elementsEqual(uuid.bytes) }
+                return form == 0 && candidate.elementsEqual(text)
+            })
             else { throw damaged }
+            if found { return true }
         }
         return false
     }
 
-    private static let damaged = StoreError(.notAStore, "a stored block of donations is damaged; the store needs repair")
+    static let damaged = StoreError(.notAStore, "a stored block of donations is damaged; the store needs repair")
 
-    private static func flags(direction: InteractionDirection, engaged: Bool) -> UInt8 {
-        UInt8(DonationWriter.code(direction)) | (engaged ? 4 : 0)
-    }
-
-    private static func appendVarint(_ value: UInt64, to bytes: inout [UInt8]) {
-        var value = value
-        while value >= 0x80 {
-            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
-            value >>= 7
-        }
-        bytes.append(UInt8(value))
-    }
-
-    private static func appendString(_ string: String, to bytes: inout [UInt8]) {
-        appendVarint(UInt64(string.utf8.count), to: &bytes)
-        appendBytes(of: string, to: &bytes)
-    }
-
-    private static func appendOptionalString(_ string: String?, to bytes: inout [UInt8]) {
-        guard let string else { return bytes.append(0) }
-        appendVarint(UInt64(string.utf8.count) + 1, to: &bytes)
-        appendBytes(of: string, to: &bytes)
+    /// `date` as a whole number of milliseconds, when that gives back exactly the same `Double`.
+    static func wholeMilliseconds(_ date: Double) -> Int64? {
+        let scaled = (date * 1000).rounded()
+        guard abs(scaled) < 9.0e15, (Double(Int64(scaled)) / 1000).bitPattern == date.bitPattern else { return nil }
+        return Int64(scaled)
     }
 
     /// A string's UTF-8 bytes, copied at once: `append(contentsOf: string.utf8)` appended them one by one, each
@@ -128,15 +244,71 @@ enum DonationBlock {
         if copied == nil { bytes.append(contentsOf: Array(string.utf8)) }
     }
 
-    private static func appendDate(_ date: Double, to bytes: inout [UInt8]) {
-        var bits = date.bitPattern.littleEndian
-        withUnsafeBytes(of: &bits) { bytes.append(contentsOf: $0) }
+    private static func zigzag(_ value: Int64) -> UInt64 { UInt64(bitPattern: (value << 1) ^ (value >> 63)) }
+    private static func unzigzag(_ value: UInt64) -> Int64 { Int64(bitPattern: value >> 1) ^ -Int64(bitPattern: value & 1) }
+
+    /// An identifier in the canonical text form of a UUID (8-4-4-4-12 hexadecimal digits, all letters capitals or
+    /// all small), kept as its 16 bytes.
+    struct UUIDForm {
+        var bytes: [UInt8]
+        var isSmall: Bool
+
+        init?(_ identifier: String) {
+            guard identifier.utf8.count == 36 else { return nil }
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(16)
+            var capitals = false
+            var small = false
+            var high: UInt8?
+            for (index, character) in identifier.utf8.enumerated() {
+                if index == 8 || index == 13 || index == 18 || index == 23 {
+                    guard character == UInt8(ascii: "-") else { return nil }
+                    continue
+                }
+                let digit: UInt8
+                switch character {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = character - UInt8(ascii: "0")
+                case UInt8(ascii: "A")...UInt8(ascii: "F"):
+                    digit = character - UInt8(ascii: "A") + 10
+                    capitals = true
+                case UInt8(ascii: "a")...UInt8(ascii: "f"):
+                    digit = character - UInt8(ascii: "a") + 10
+                    small = true
+                default: return nil
+                }
+                if let first = high {
+                    bytes.append(first << 4 | digit)
+                    high = nil
+                } else {
+                    high = digit
+                }
+            }
+            guard !(capitals && small) else { return nil }
+            self.bytes = bytes
+            isSmall = small
+        }
+
+        /// The text form of 16 bytes.
+        static func text(_ bytes: UnsafeRawBufferPointer, small: Bool) -> String {
+            let digits = Array((small ? "0123456789abcdef" : "0123456789ABCDEF").utf8)
+            var text: [UInt8] = []
+            text.reserveCapacity(36)
+            for (index, byte) in bytes.enumerated() {
+                if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
+                text.append(digits[Int(byte >> 4)])
+                text.append(digits[Int(byte & 15)])
+            }
+            return String(decoding: text, as: UTF8.self)
+        }
     }
 
-    /// Reads a block's encoding forward; every read fails (`nil` or `false`) rather than read past the end.
+    /// Reads a block forward; every read fails (`nil` or `false`) rather than read past the end.
     private struct Reader {
         let bytes: UnsafeRawBufferPointer
         var offset = 0
+        var previous = Previous()
+
+        init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
         var isAtEnd: Bool { offset >= bytes.count }
 
@@ -153,51 +325,93 @@ enum DonationBlock {
             return nil
         }
 
-        mutating func skipVarint() -> Bool { varint() != nil }
-
-        mutating func skip(_ count: Int) -> Bool {
-            guard count <= bytes.count - offset else { return false }
-            offset += count
-            return true
-        }
-
         /// The next `count` bytes, in place.
-        mutating func take(_ count: Int) -> UnsafeRawBufferPointer? {
-            guard count >= 0, count <= bytes.count - offset else { return nil }
-            defer { offset += count }
-            return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
+        mutating func take(_ count: UInt64) -> UnsafeRawBufferPointer? {
+            guard count <= UInt64(bytes.count - offset) else { return nil }
+            defer { offset += Int(count) }
+            return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + Int(count)])
         }
 
-        mutating func string() -> UnsafeRawBufferPointer? {
-            guard let length = varint(), length <= UInt64(bytes.count) else { return nil }
-            return take(Int(length))
+        /// Reads one donation's fields, keeping `previous` up to date, and hands its identifier's form and bytes
+        /// to `identifier`. - Returns: `nil` when damaged, else what `identifier` returned.
+        mutating func skipDonation(
+            identifier matches: (_ form: UInt8, _ bytes: UnsafeRawBufferPointer) -> Bool = { _, _ in false }
+        ) -> Bool? {
+            guard let fields = fields() else { return nil }
+            return matches(fields.identifierForm, fields.identifier)
         }
 
-        /// `nil` when damaged; `.some(nil)` for an absent string.
-        mutating func optionalString() -> String?? {
-            guard let length = varint(), length <= UInt64(bytes.count) + 1 else { return nil }
-            if length == 0 { return .some(nil) }
-            guard let text = take(Int(length) - 1) else { return nil }
-            return .some(String(decoding: text, as: UTF8.self))
-        }
-
-        mutating func skipOptionalString() -> Bool {
-            guard let length = varint(), length <= UInt64(bytes.count) + 1 else { return false }
-            return length == 0 || skip(Int(length) - 1)
-        }
+        mutating func skipDonation() -> Bool { fields() != nil }
 
         mutating func donation() -> StoredDonation? {
-            guard let sequence = varint(), let identifier = string(), let snapshot = varint(),
-                let group = optionalString(), let date = take(8), let flags = take(1), let types = optionalString()
-            else { return nil }
-            var bits: UInt64 = 0
-            withUnsafeMutableBytes(of: &bits) { $0.copyMemory(from: date) }
+            guard let fields = fields() else { return nil }
+            let identifier =
+                fields.identifierForm == 0
+                ? String(decoding: fields.identifier, as: UTF8.self)
+                : UUIDForm.text(fields.identifier, small: fields.identifierForm == 2)
             return StoredDonation(
-                sequence: Int64(bitPattern: sequence), identifier: String(decoding: identifier, as: UTF8.self),
-                snapshotID: Int64(bitPattern: snapshot), groupIdentifier: group,
-                date: Double(bitPattern: UInt64(littleEndian: bits)),
-                direction: DonationWriter.direction(Int64(flags[0] & 3)), engaged: flags[0] & 4 != 0,
-                contentTypes: types)
+                sequence: previous.sequence, identifier: identifier, snapshotID: previous.snapshotID,
+                groupIdentifier: fields.hasGroup ? previous.group.map { String(decoding: $0, as: UTF8.self) } : nil,
+                date: fields.date, direction: DonationWriter.direction(Int64(fields.flags & 3)),
+                engaged: fields.flags & 4 != 0,
+                contentTypes: fields.hasContentTypes
+                    ? previous.contentTypes.map { String(decoding: $0, as: UTF8.self) } : nil)
+        }
+
+        private struct Fields {
+            var flags: UInt8
+            var identifierForm: UInt8
+            var identifier: UnsafeRawBufferPointer
+            var hasGroup: Bool
+            var date: Double
+            var hasContentTypes: Bool
+        }
+
+        private mutating func fields() -> Fields? {
+            guard let flagBytes = take(1), let sequenceDelta = varint() else { return nil }
+            let flags = flagBytes[0]
+            previous.sequence &+= Int64(bitPattern: sequenceDelta)
+            let form = (flags >> 4) & 3
+            let identifier: UnsafeRawBufferPointer
+            switch form {
+            case 0:
+                guard let length = varint(), let text = take(length) else { return nil }
+                identifier = text
+            case 1, 2:
+                guard let uuid = take(16) else { return nil }
+                identifier = uuid
+            default: return nil
+            }
+            guard let snapshotDelta = varint() else { return nil }
+            previous.snapshotID &+= DonationBlock.unzigzag(snapshotDelta)
+            switch flags >> 6 {
+            case 0: break
+            case 1: guard previous.group != nil else { return nil }
+            case 2:
+                guard let length = varint(), let group = take(length) else { return nil }
+                previous.group = Array(group)
+            default: return nil
+            }
+            let date: Double
+            if flags & 8 != 0 {
+                guard let delta = varint() else { return nil }
+                previous.milliseconds &+= DonationBlock.unzigzag(delta)
+                date = Double(previous.milliseconds) / 1000
+            } else {
+                guard let raw = take(8) else { return nil }
+                date = Double(bitPattern: UInt64(littleEndian: raw.loadUnaligned(as: UInt64.self)))
+            }
+            guard let types = varint() else { return nil }
+            switch types {
+            case 0: break
+            case 1: guard previous.contentTypes != nil else { return nil }
+            default:
+                guard let text = take(types - 2) else { return nil }
+                previous.contentTypes = Array(text)
+            }
+            return Fields(
+                flags: flags, identifierForm: form, identifier: identifier, hasGroup: flags >> 6 != 0, date: date,
+                hasContentTypes: types != 0)
         }
     }
 }

@@ -35,31 +35,37 @@ extension DonationStore {
     /// are replayed in the order they were recorded, as they were applied the first time.
     public func delete(_ selector: DeletionSelector, account: String) throws -> DeletionReport {
         try translating {
+            // Identifiers and group identifiers are compared byte for byte, as SQL compares text: `==` would take
+            // canonically equivalent spellings ("é" and "e" with a combining accent) for one. A unary `+` keeps
+            // SQLite from reading every conversation of the account through its index when another term is narrower.
             switch selector {
             case .conversation(let id):
                 return try deleteDonations(
-                    inBlocksWhere: "c.account = ?1 AND c.conversation_identifier = ?2", [.text(id)], account: account
+                    inBlocksWhere: { "c.account = ?1 AND c.conversation_identifier = ?2" }, [.text(id)], account: account
                 ) { _ in true }
             case .identifier(let id):
-                // The blocks its key is listed for; the identifier's bytes decide.
-                let blocks = try IdentifierIndex(database: database).blocks(for: StableHash.key(account, id))
+                // The blocks its key is listed for, read inside the transaction; the identifier's bytes decide.
                 return try deleteDonations(
-                    inBlocksWhere: "c.account = ?1 AND b.id IN (\(blocks.map(String.init).joined(separator: ",")))", [],
-                    account: account
-                ) { $0.identifier == id }
+                    inBlocksWhere: {
+                        let blocks = try IdentifierIndex(database: database).blocks(for: StableHash.key(account, id))
+                        return "c.account = ?1 AND b.id IN (\(blocks.map(String.init).joined(separator: ",")))"
+                    }, [], account: account
+                ) { $0.identifier.utf8.elementsEqual(id.utf8) }
             case .groupIdentifier(let id):
                 // Through the conversations that have the group identifier (`conversation_groups`).
                 return try deleteDonations(
-                    inBlocksWhere: "c.account = ?1 AND b.conversation_id IN (SELECT conversation_id FROM "
-                        + "conversation_groups WHERE account = ?1 AND group_identifier = ?2)", [.text(id)],
-                    account: account
-                ) { $0.groupIdentifier == id }
+                    inBlocksWhere: {
+                        "+c.account = ?1 AND b.conversation_id IN (SELECT conversation_id FROM conversation_groups "
+                            + "WHERE account = ?1 AND group_identifier = ?2)"
+                    }, [.text(id)], account: account
+                ) { $0.groupIdentifier.map { $0.utf8.elementsEqual(id.utf8) } ?? false }
             case .before(let date):
+                // Through the blocks' dates: the account's every block would be read through its conversations.
                 return try deleteDonations(
-                    inBlocksWhere: "c.account = ?1 AND b.oldest_date < ?2", [.real(date.seconds)], account: account
+                    inBlocksWhere: { "+c.account = ?1 AND b.oldest_date < ?2" }, [.real(date.seconds)], account: account
                 ) { $0.date < date.seconds }
             case .all:
-                return try deleteDonations(inBlocksWhere: "c.account = ?1", [], account: account) { _ in true }
+                return try deleteDonations(inBlocksWhere: { "c.account = ?1" }, [], account: account) { _ in true }
             }
         }
     }
@@ -87,8 +93,9 @@ extension DonationStore {
     /// Deletes the donations that `matches` selects in the blocks that `condition` selects (over `donation_blocks b`
     /// joined with their `conversations c`; parameters: `?1` the account when given, then `parameters`), rewriting
     /// each block without them, then recomputes the conversations they fed.
+    /// - Parameter condition: made inside the write transaction, so that what it reads is what is deleted from.
     func deleteDonations(
-        inBlocksWhere condition: String, _ parameters: [Statement.Value], account: String?,
+        inBlocksWhere condition: () throws -> String, _ parameters: [Statement.Value], account: String?,
         matching matches: (StoredDonation) -> Bool
     ) throws -> DeletionReport {
         let bound = (account.map { [Statement.Value.text($0)] } ?? []) + parameters
@@ -98,11 +105,14 @@ extension DonationStore {
             let candidates = try database.uncachedStatement(
                 """
                 SELECT b.id, b.conversation_id, c.account FROM donation_blocks b
-                JOIN conversations c ON c.id = b.conversation_id WHERE \(condition) ORDER BY b.id
+                JOIN conversations c ON c.id = b.conversation_id WHERE \(try condition())
                 """)
             try candidates.reset(bound)
             var blocks: [(id: Int64, conversation: Int64, account: String)] = []
             while try candidates.step() { blocks.append((candidates.int(0), candidates.int(1), candidates.text(2) ?? "")) }
+            // Sorted here rather than by an ORDER BY, which would make SQLite walk the table in id order rather than
+            // use the index that the condition names.
+            blocks.sort { $0.id < $1.id }
             let identifiers = IdentifierIndex(database: database)
             let read = try database.statement("SELECT donations FROM donation_blocks WHERE id = ?")
             // The conversations that lost donations, in the order their first such block was met.
@@ -122,12 +132,13 @@ extension DonationStore {
                 if kept.isEmpty {
                     try database.statement("DELETE FROM donation_blocks WHERE id = ?").run([.integer(block.id)])
                 } else {
-                    var bytes: [UInt8] = []
-                    for donation in kept { DonationBlock.append(donation, to: &bytes) }
+                    var encoder = DonationBlock.Encoder()
+                    for donation in kept { encoder.append(donation) }
                     try database.statement(
                         "UPDATE donation_blocks SET oldest_date = ?2, count = ?3, donations = ?4 WHERE id = ?1"
                     ).run([
-                        .integer(block.id), .real(kept.map(\.date).min()!), .integer(Int64(kept.count)), .blob(bytes),
+                        .integer(block.id), .real(kept.map(\.date).min()!), .integer(Int64(kept.count)),
+                        .blob(encoder.bytes),
                     ])
                 }
                 report.donations += removed.count
@@ -189,7 +200,9 @@ extension DonationStore {
         var groups: [String] = []
         while try select.step() {
             for donation in try DonationBlock.decode(select.blob(0)) {
-                if let group = donation.groupIdentifier, !groups.contains(group) { groups.append(group) }
+                if let group = donation.groupIdentifier, !groups.contains(where: { $0.utf8.elementsEqual(group.utf8) }) {
+                    groups.append(group)
+                }
                 if known[donation.snapshotID] == nil {
                     try snapshot.reset([.integer(donation.snapshotID)])
                     guard try snapshot.step() else {

@@ -8,9 +8,10 @@ extension DonationStore {
             try database.read {
                 // Blocks in the order of their first donation, each a run of its conversation's donations in
                 // recording order: merged by sequence number, they give the account's donations in recording order.
+                // By the sequence index itself: through the conversations' index, SQLite would sort every block.
                 let select = try database.uncachedStatement(
                     """
-                    SELECT first_sequence, donations FROM donation_blocks
+                    SELECT first_sequence, donations FROM donation_blocks INDEXED BY donation_blocks_by_sequence
                     WHERE conversation_id IN (SELECT id FROM conversations WHERE account = ?) ORDER BY first_sequence
                     """)
                 try select.reset([.text(account)])
@@ -23,10 +24,10 @@ extension DonationStore {
                 while true {
                     // A block joins once its first donation may be the next one: no later block can hold an earlier one.
                     while hasNextBlock, merge.nextSequence.map({ select.int(0) <= $0 }) ?? true {
-                        merge.add(try DonationBlock.decode(select.blob(1)))
+                        merge.add(try DonationBlock.Cursor(Array(select.blob(1))))
                         hasNextBlock = try select.step()
                     }
-                    guard let donation = merge.next() else { break }
+                    guard let donation = try merge.next() else { break }
                     let intent: SendMessageIntent
                     if let known = decoded[donation.snapshotID] {
                         intent = known
@@ -88,16 +89,17 @@ extension DonationStore {
     }
 }
 
-/// Blocks' runs of donations merged into one run by sequence number: a binary heap of runs by their next donation.
+/// Blocks' runs of donations merged into one run by sequence number: a binary heap of block cursors by their next
+/// donation.
 struct SequenceMerge {
-    private var runs: [(donations: [StoredDonation], position: Int)] = []
+    private var runs: [DonationBlock.Cursor] = []
 
     /// The sequence number of the donation `next()` returns, if any.
-    var nextSequence: Int64? { runs.first.map { $0.donations[$0.position].sequence } }
+    var nextSequence: Int64? { runs.first?.current?.sequence }
 
-    mutating func add(_ donations: [StoredDonation]) {
-        guard !donations.isEmpty else { return }
-        runs.append((donations, 0))
+    mutating func add(_ run: DonationBlock.Cursor) {
+        guard run.current != nil else { return }
+        runs.append(run)
         var child = runs.count - 1
         while child > 0 {
             let parent = (child - 1) / 2
@@ -107,11 +109,10 @@ struct SequenceMerge {
         }
     }
 
-    mutating func next() -> StoredDonation? {
-        guard !runs.isEmpty else { return nil }
-        let donation = runs[0].donations[runs[0].position]
-        runs[0].position += 1
-        if runs[0].position == runs[0].donations.count {
+    mutating func next() throws(StoreError) -> StoredDonation? {
+        guard let donation = runs.first?.current else { return nil }
+        try runs[0].advance()
+        if runs[0].current == nil {
             runs.swapAt(0, runs.count - 1)
             runs.removeLast()
         }
@@ -129,5 +130,5 @@ struct SequenceMerge {
         return donation
     }
 
-    private func sequence(_ run: Int) -> Int64 { runs[run].donations[runs[run].position].sequence }
+    private func sequence(_ run: Int) -> Int64 { runs[run].current!.sequence }
 }

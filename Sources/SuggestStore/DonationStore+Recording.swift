@@ -88,8 +88,9 @@ extension DonationStore {
             return try database.write {
                 var report = ImportReport()
                 let writer = DonationWriter(database: database, policy: policy, types: types)
-                let stored = Int(
-                    try database.statement("SELECT COALESCE(SUM(count), 0) FROM donation_blocks").scalarInt() ?? 0)
+                // How many donations the store has ever recorded: an upper bound of what it holds, read in one look-up
+                // (a sum over the blocks would read them all).
+                let stored = max(0, (try setting(BlockLog.sequenceSetting).flatMap { Int($0) } ?? 1) - 1)
                 if (expectedDonations ?? 0) >= max(100_000, stored / 2) {
                     try writer.loadIdentifierKeys(stored: stored, expected: expectedDonations ?? 0)
                 }

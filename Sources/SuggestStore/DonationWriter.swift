@@ -51,9 +51,9 @@ final class DonationWriter {
         var snapshots: [KnownSnapshot] = []
         /// The `conversation_groups` rows written: a conversation's donations repeat one or a few identifiers.
         var groups: [String] = []
-        /// The person keys of its `conversation_people` rows written: a group's every new snapshot names the same
-        /// people.
-        var people: Set<String> = []
+        /// The person keys of its `conversation_people` rows written, as bytes (as SQL compares them; a `String`
+        /// set would take canonically equivalent keys for one): a group's every new snapshot names the same people.
+        var people: Set<[UInt8]> = []
 
         init(account: String, conversation: String, id: Int64, isNew: Bool, working: WorkingConversation) {
             self.account = account
@@ -151,7 +151,9 @@ final class DonationWriter {
             identifierKey: identifierKey, snapshotID: snapshot.id, groupIdentifier: donation.interaction.groupIdentifier,
             date: donation.interaction.date.seconds, direction: donation.interaction.direction,
             engaged: donation.interaction.isEngagedSuggestion, contentTypes: donation.interaction.intent.contentTypes)
-        if let group = donation.interaction.groupIdentifier, !entry.groups.contains(group) {
+        // Compared byte for byte: `==` takes canonically equivalent spellings for one, and the second would have no
+        // row for deletion by group identifier to find its conversation by.
+        if let group = donation.interaction.groupIdentifier, !entry.groups.contains(where: { $0.utf8.elementsEqual(group.utf8) }) {
             entry.groups.append(group)
             try database.statement(DonationWriter.insertGroupSQL).run([.text(account), .text(group), .integer(entry.id)])
         }
@@ -303,7 +305,7 @@ final class DonationWriter {
             let people = try database.statement(DonationWriter.insertPersonSQL)
             for person in intent.recipients {
                 for key in person.matchKeys
-                where entry.people.insert(key).inserted {
+                where entry.people.insert(Array(key.utf8)).inserted {
                     try people.run([.text(entry.account), .text(key), .integer(entry.id)])
                 }
             }

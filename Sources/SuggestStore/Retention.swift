@@ -68,7 +68,7 @@ extension DonationStore {
             guard expired else { return DeletionReport() }
             // As for `delete`: what expired leaves the files at once, not at the next checkpoint.
             var report = try deleteDonations(
-                inBlocksWhere: "b.oldest_date < ?1", [.real(cutoff.seconds)], account: nil
+                inBlocksWhere: { "b.oldest_date < ?1" }, [.real(cutoff.seconds)], account: nil
             ) { $0.date < cutoff.seconds }
             if report.donations > 0 { report.logTruncated = try truncateLog() }
             return report

@@ -100,6 +100,51 @@ import SuggestTestSupport
         }
     }
 
+    /// A duplicate whose first copy is in a block the same import has already filled and written is found, in a
+    /// small import (through the buckets) and a large one (through the keys in memory).
+    @Test func aDuplicateInAnEarlierBlockOfTheSameImportIsFound() throws {
+        let lines = (0..<200).map { index in
+            #"{"identifier":"m-\#(index)-\#(String(repeating: "y", count: 60))","date":"2026-11-29T18:03:00Z","intent":{"conversationIdentifier":"c"}}"#
+        }
+        for expected in [nil, 1_000_000] {
+            let temporary = try TemporaryStore()
+            let report = try temporary.importLines((lines + [lines[0], lines[150]]).joined(separator: "\n"), expectedDonations: expected)
+            #expect(report.recorded == 200 && report.duplicates == 2, "expected \(String(describing: expected))")
+            let blocks = try temporary.store.database.statement("SELECT COUNT(*) FROM donation_blocks").scalarInt() ?? 0
+            #expect(blocks >= 3)
+        }
+    }
+
+    /// Identifiers and group identifiers that Swift's `==` calls equal (canonically equivalent spellings) but whose
+    /// bytes differ are different identifiers, as SQL's comparison of text says: both recorded, one deleted alone.
+    @Test func canonicallyEquivalentIdentifiersStayApart() throws {
+        let temporary = try TemporaryStore()
+        let composed = "caf\u{E9}"
+        let decomposed = "cafe\u{301}"
+        for (index, identifier) in [composed, decomposed].enumerated() {
+            #expect(try temporary.store.donate(Self.donation(identifier, "c", Self.at.seconds - Double(index), group: nil))
+                == .recorded(identifier: identifier))
+            var grouped = Self.donation("g\(index)", "c", Self.at.seconds - 10 - Double(index))
+            grouped.groupIdentifier = identifier
+            _ = try temporary.store.donate(grouped)
+        }
+        #expect(try temporary.store.delete(.identifier(composed), account: "default").donations == 1)
+        #expect(try temporary.store.delete(.groupIdentifier(decomposed), account: "default").donations == 1)
+        var left: [[UInt8]] = []
+        try temporary.store.forEachDonation(account: "default") { left.append(Array(($0.identifier ?? "").utf8)) }
+        #expect(left == [Array("g0".utf8), Array(decomposed.utf8)])
+    }
+
+    /// A row of the identifier buckets that is not one is a damaged store, reported as such, not a crash.
+    @Test func aDamagedBucketIsADamagedStore() throws {
+        let temporary = try TemporaryStore()
+        try temporary.importLines(#"{"identifier":"a","date":"2026-11-28T18:03:00Z","intent":{"conversationIdentifier":"c"}}"#)
+        try temporary.store.database.execute("INSERT INTO donation_identifiers(bucket, entries) VALUES (-1, x'00')")
+        #expect(throws: StoreError.self) {
+            try temporary.importLines(#"{"identifier":"b","date":"2026-11-28T18:03:00Z","intent":{"conversationIdentifier":"c"}}"#, expectedDonations: 1_000_000)
+        }
+    }
+
     /// Two conversations, and two versions of one conversation, whose writer keys are equal (forced here; a real
     /// collision of the hash is once in billions) stay apart: each donation goes to its own conversation and
     /// snapshot, and a repeated version still finds its row.
@@ -185,8 +230,11 @@ import SuggestTestSupport
             let conversation = "c\(Int.random(in: 0..<25, using: &random))"
             let date = Self.at.seconds - Double(Int.random(in: 0..<400, using: &random)) * 3_600
             let direction = [InteractionDirection.outgoing, .incoming].randomElement(using: &random) ?? .outgoing
+            // Identifiers of up to 400 bytes: a conversation's 24 donations fill one to three blocks, so that
+            // deletions rewrite and remove blocks in the middle and at the end of a conversation.
+            let identifier = "d\(index)-" + String(repeating: "x", count: Int.random(in: 0...400, using: &random))
             var donation = Self.donation(
-                "d\(index)", conversation, date, direction, types: Bool.random(using: &random) ? [kinds[index % 3]] : [])
+                identifier, conversation, date, direction, types: Bool.random(using: &random) ? [kinds[index % 3]] : [])
             donation.groupIdentifier = "batch\(index % 7)"
             _ = try temporary.store.donate(donation)
             kept.append(donation)
