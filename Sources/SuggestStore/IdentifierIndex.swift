@@ -112,7 +112,7 @@ final class IdentifierIndex {
         if entries.isEmpty {
             try database.statement("DELETE FROM donation_identifiers WHERE bucket = ?").run([.integer(bucket)])
         } else {
-            let sorted = entries.sorted { ($0.key, $0.block) < ($1.key, $1.block) }
+            let sorted = entries.sorted { $0.key < $1.key || ($0.key == $1.key && $0.block < $1.block) }
             try database.statement("INSERT OR REPLACE INTO donation_identifiers(bucket, entries) VALUES (?, ?)")
                 .run([.integer(bucket), .blob(Self.encode(sorted))])
         }

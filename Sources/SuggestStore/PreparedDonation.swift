@@ -1,5 +1,13 @@
 import SuggestCore
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// A donation with the part of its recording that needs no store already done: its keys, the snapshot body it will
 /// be stored under, and the content kinds it feeds. Made by a store's `DonationPreparer`, on any one thread.
 ///
@@ -30,15 +38,15 @@ public struct PreparedDonation: Sendable {
     ///   - conversationKey, snapshotKey: given only by tests, to make two conversations or two snapshots share a
     ///     key as a hash collision would (once in billions otherwise).
     init(
-        _ interaction: Interaction, types: UniformTypeTree, snapshotBody: [UInt8]? = nil, conversationKey: Int64? = nil,
-        snapshotKey: Int64? = nil
+        _ interaction: Interaction, types: UniformTypeTree, snapshotBody: [UInt8]? = nil, contentKinds: [String]? = nil,
+        conversationKey: Int64? = nil, snapshotKey: Int64? = nil
     ) {
         self.interaction = interaction
         identifierKey = interaction.identifier.map { StableHash.key(interaction.account, $0) }
         self.conversationKey = conversationKey ?? StableHash.key(interaction.account, interaction.conversationIdentifier)
         self.snapshotBody = snapshotBody ?? Self.snapshotBody(of: interaction.intent)
         forcedSnapshotKey = snapshotKey
-        contentKinds = types.contentKinds(of: interaction.intent.contentTypes)
+        self.contentKinds = contentKinds ?? types.contentKinds(of: interaction.intent.contentTypes)
     }
 
     /// The intent without its content types, in JSON: what `snapshots.body` holds.
@@ -54,22 +62,88 @@ public struct PreparedDonation: Sendable {
 /// Prepares donations for one store (`DonationStore.makePreparer()`), on one thread at a time: an import's parsing
 /// thread.
 ///
-/// It remembers each conversation's last few snapshots: a donation that says what one of its conversation's recent
-/// donations said (most do: a direct conversation alternates between two, one per sender) shares that body's bytes
-/// instead of writing the JSON again, which was the largest part of preparing.
-public final class DonationPreparer {
+/// Two memories spare it most of the work, each bounded so that a history of millions of conversations does not
+/// fill memory:
+/// - As the `IntentMemo` of the decoder (`Interaction(jsonBytes:defaultAccount:intents:)`), it keeps intents by
+///   the bytes of their JSON, with the snapshot body and content kinds prepared for them: a donation whose intent
+///   repeats one of them byte for byte (most do: a direct conversation alternates between two, one per sender)
+///   is neither decoded nor prepared again, only matched (at 10M, the intents' decoding and comparison were half
+///   of the parsing thread, which limits an import).
+/// - Each conversation's last few snapshots: a donation that says what one of its conversation's recent donations
+///   said in other bytes (other content types, members in another order) shares that body's bytes instead of
+///   writing the JSON again.
+public final class DonationPreparer: IntentMemo {
     let types: UniformTypeTree
     /// Recent intents (without content types) and their bodies by conversation key, the latest last, at most
-    /// `recentLimit` each; emptied when it reaches `cacheLimit` conversations, so that a history of millions of them
-    /// does not keep millions of intents.
+    /// `recentLimit` each; emptied when it reaches `cacheLimit` conversations.
     private var recentSnapshots: [Int64: [(intent: SendMessageIntent, body: [UInt8])]] = [:]
     private static let recentLimit = 4
     private static let cacheLimit = 1 << 16
 
+    /// Intents by a hash of their JSON's bytes; emptied when it reaches `memoLimit` (about 100 MB at most: a
+    /// history of 100,000 conversations has about 200,000 intents, two per direct conversation).
+    private var memos: [UInt64: Memo] = [:]
+    private static let memoLimit = 1 << 17
+    /// The memo of the intent the decoder read last, until `prepare` takes it.
+    private var lastMemo: Memo?
+
+    private final class Memo {
+        let json: [UInt8]
+        let intent: SendMessageIntent
+        var snapshotBody: [UInt8]?
+        var contentKinds: [String]?
+
+        init(json: [UInt8], intent: SendMessageIntent) {
+            self.json = json
+            self.intent = intent
+        }
+    }
+
     init(types: UniformTypeTree) { self.types = types }
 
-    public func prepare(_ interaction: Interaction) -> PreparedDonation {
+    /// Decodes and prepares one line, with this preparer as the decoder's memory of intents.
+    /// - Parameter check: a further check of the decoded donation (an import's account, say), before it is prepared.
+    public func prepare(
+        line bytes: UnsafeBufferPointer<UInt8>, defaultAccount: String,
+        check: (Interaction) throws(InputError) -> Void = { _ in }
+    ) -> Result<PreparedDonation, InputError> {
+        lastMemo = nil
+        do {
+            let interaction = try Interaction(jsonBytes: bytes, defaultAccount: defaultAccount, intents: self)
+            try check(interaction)
+            // The memo of this line's intent, if the decoder matched or remembered one.
+            let memo = lastMemo
+            lastMemo = nil
+            return .success(prepare(interaction, memo: memo))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    public func intent(forJSON bytes: UnsafeBufferPointer<UInt8>) -> SendMessageIntent? {
+        guard let memo = memos[Self.hash(bytes)], memo.json.count == bytes.count,
+            memo.json.withUnsafeBufferPointer({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 })
+        else { return nil }
+        lastMemo = memo
+        return memo.intent
+    }
+
+    public func remember(_ intent: SendMessageIntent, forJSON bytes: UnsafeBufferPointer<UInt8>) {
+        if memos.count >= Self.memoLimit { memos.removeAll(keepingCapacity: true) }
+        let memo = Memo(json: Array(bytes), intent: intent)
+        memos[Self.hash(bytes)] = memo
+        lastMemo = memo
+    }
+
+    public func prepare(_ interaction: Interaction) -> PreparedDonation { prepare(interaction, memo: nil) }
+
+    /// - Parameter memo: the memo of the interaction's intent, whose body and content kinds are reused, or kept.
+    private func prepare(_ interaction: Interaction, memo: Memo?) -> PreparedDonation {
         let conversationKey = StableHash.key(interaction.account, interaction.conversationIdentifier)
+        if let memo, let body = memo.snapshotBody, let kinds = memo.contentKinds {
+            return PreparedDonation(
+                interaction, types: types, snapshotBody: body, contentKinds: kinds, conversationKey: conversationKey)
+        }
         var metadata = interaction.intent
         metadata.contentTypes = []
         // The body is the intent's alone, so intents of the same bytes share it whatever their keys (`==` would let
@@ -83,7 +157,28 @@ public final class DonationPreparer {
             recentSnapshots[conversationKey, default: []].append((metadata, body))
             if recentSnapshots[conversationKey]!.count > Self.recentLimit { recentSnapshots[conversationKey]!.removeFirst() }
         }
-        return PreparedDonation(interaction, types: types, snapshotBody: body, conversationKey: conversationKey)
+        let kinds = types.contentKinds(of: interaction.intent.contentTypes)
+        memo?.snapshotBody = body
+        memo?.contentKinds = kinds
+        return PreparedDonation(
+            interaction, types: types, snapshotBody: body, contentKinds: kinds, conversationKey: conversationKey)
+    }
+
+    /// A fast 64-bit hash of bytes, 8 at a time (the memo compares the bytes themselves too).
+    static func hash(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        let raw = UnsafeRawBufferPointer(bytes)
+        var hash: UInt64 = 0x9E37_79B9_7F4A_7C15 ^ UInt64(raw.count)
+        var offset = 0
+        while offset + 8 <= raw.count {
+            hash = (hash ^ raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0xFF51_AFD7_ED55_8CCD
+            hash ^= hash >> 32
+            offset += 8
+        }
+        while offset < raw.count {
+            hash = (hash ^ UInt64(raw[offset])) &* 0xC4CE_B9FE_1A85_EC53
+            offset += 1
+        }
+        return hash ^ (hash >> 29)
     }
 }
 

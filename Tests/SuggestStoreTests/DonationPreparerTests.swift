@@ -4,8 +4,62 @@ import Testing
 
 @testable import SuggestStore
 
-/// A preparer that reuses recent snapshot bodies gives every donation the body it would have without reuse.
+/// A preparer that reuses recent snapshot bodies, and intents by their JSON's bytes, gives every donation what it
+/// would have without reuse.
 @Suite struct DonationPreparerTests {
+    /// Lines whose intents repeat byte for byte, differ only in white space, member order, an escape or content
+    /// types, or are invalid: each prepared as a line gives what a fresh decode and preparation give, or the same
+    /// error.
+    @Test func linesPreparedWithTheMemoOfIntentsEqualFreshOnes() throws {
+        let temporary = try TemporaryStore()
+        let preparer = temporary.store.makePreparer()
+        var random = SeededRandom(seed: 6)
+        let intents = [
+            #"{"conversationIdentifier":"c-1","recipients":[{"customIdentifier":"p-1","displayName":"Ann"}]}"#,
+            #"{ "conversationIdentifier" : "c-1", "recipients" : [ {"customIdentifier":"p-1","displayName":"Ann"} ] }"#,
+            #"{"recipients":[{"displayName":"Ann","customIdentifier":"p-1"}],"conversationIdentifier":"c-1"}"#,
+            #"{"conversationIdentifier":"c-1","recipients":[{"customIdentifier":"p-1","displayName":"Ann"}]}"#,
+            #"{"conversationIdentifier":"c-1","contentTypes":["public.jpeg"],"recipients":[{"customIdentifier":"p-1"}]}"#,
+            #"{"conversationIdentifier":"c-2","speakableGroupName":"Café","sender":{"customIdentifier":"me","isMe":true}}"#,
+            #"{"conversationIdentifier":"c-2","speakableGroupName":"Café","content":"a "quoted" {brace}"}"#,
+            #"{"conversationIdentifier":"c-3","image":"x","recipients":[]}"#,
+            #"{"conversationIdentifier":""}"#,  // invalid: the tree path words the error
+            #"{"conversationIdentifier":"c-4","recipients":[{"personHandle":{"value":"a@b","type":"emailAddress"}}]}"#,
+        ]
+        for index in 0..<3_000 {
+            let intent = intents.randomElement(using: &random)!
+            let account = Bool.random(using: &random) ? "" : #""account":"other","#
+            let line = #"{\#(account)"identifier":"d-\#(index)","date":\#(index),"intent":\#(intent)}"#
+            var bytes = Array(line.utf8)
+            let viaMemo = bytes.withUnsafeBufferPointer { preparer.prepare(line: $0, defaultAccount: "default") }
+            let fresh: Result<Interaction, InputError> = bytes.withUnsafeBufferPointer { buffer in
+                do throws(InputError) { return .success(try Interaction(jsonBytes: buffer, defaultAccount: "default")) } catch {
+                    return .failure(error)
+                }
+            }
+            bytes.removeAll()
+            switch (viaMemo, fresh) {
+            case (.success(let prepared), .success(let interaction)):
+                #expect(prepared.interaction == interaction)
+                #expect(prepared.interaction.intent.hasSameBytes(as: interaction.intent))
+                #expect(prepared.snapshotBody == PreparedDonation.snapshotBody(of: interaction.intent))
+                #expect(prepared.contentKinds == temporary.store.types.contentKinds(of: interaction.intent.contentTypes))
+                #expect(prepared.identifierKey == StableHash.key(interaction.account, "d-\(index)"))
+            case (.failure(let first), .failure(let second)):
+                #expect(first == second)
+            default:
+                Issue.record("line \(index): \(viaMemo) against \(fresh)")
+            }
+        }
+        // A check refuses the line, as its error.
+        let refused = Array(#"{"account":"x","date":1,"intent":{"conversationIdentifier":"c"}}"#.utf8).withUnsafeBufferPointer {
+            preparer.prepare(line: $0, defaultAccount: "default") { (_) throws(InputError) in
+                throw InputError(field: "account", message: "refused")
+            }
+        }
+        #expect(refused.map { _ in "prepared" } == .failure(InputError(field: "account", message: "refused")))
+    }
+
     @Test func reusedBodiesEqualFreshOnes() throws {
         let temporary = try TemporaryStore()
         let preparer = temporary.store.makePreparer()

@@ -34,7 +34,9 @@ enum Import: Command {
         // Used by the parsing thread alone, from here on.
         nonisolated(unsafe) let preparer = store.makePreparer()
         let feed = ParsingLineFeed(source: source) { bytes in
-            parse(bytes, account: account, enforceAccount: enforceAccount).map(preparer.prepare)
+            preparer.prepare(line: bytes, defaultAccount: account) { (interaction) throws(InputError) in
+                if enforceAccount { try check(interaction, account: account) }
+            }
         }
         let report = try store.importPreparedDonations(
             skipInvalid: arguments.flag("--skip-invalid"),
@@ -69,21 +71,10 @@ enum Import: Command {
         return ExitCode.success
     }
 
-    /// One line to a donation, or the reason it is not one.
-    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, account: String, enforceAccount: Bool) -> Result<
-        Interaction, InputError
-    > {
-        do {
-            let interaction = try Interaction(jsonBytes: bytes, defaultAccount: account)
-            if enforceAccount, interaction.account != account {
-                return .failure(
-                    InputError(
-                        field: "account",
-                        message: "'\(interaction.account.prefix(60))' differs from --account \(account)"))
-            }
-            return .success(interaction)
-        } catch {
-            return .failure(error)
-        }
+    /// Refuses a line that names another account than an explicit `--account`.
+    static func check(_ interaction: Interaction, account: String) throws(InputError) {
+        guard !interaction.account.utf8.elementsEqual(account.utf8) else { return }
+        throw InputError(
+            field: "account", message: "'\(interaction.account.prefix(60))' differs from --account \(account)")
     }
 }

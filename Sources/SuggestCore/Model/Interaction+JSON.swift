@@ -47,12 +47,15 @@ extension Interaction {
     /// with a JSON syntax error reported as invalid input like any other. `import`, `donate --json` and `eval`
     /// all read donations through it.
     /// - Throws: `InputError`; the caller adds the line number.
-    public init(jsonBytes bytes: UnsafeBufferPointer<UInt8>, defaultAccount: String = Interaction.defaultAccount)
-        throws(InputError)
-    {
+    /// - Parameter intents: intents decoded before, by their JSON's bytes (for a reader of many lines): one of the
+    ///   same bytes is taken from there rather than decoded again, and new ones are added.
+    public init(
+        jsonBytes bytes: UnsafeBufferPointer<UInt8>, defaultAccount: String = Interaction.defaultAccount,
+        intents: (any IntentMemo)? = nil
+    ) throws(InputError) {
         // Almost every line is well formed: read it straight from its bytes. Anything else takes the tree path,
         // which says exactly what is wrong (and reads the odd valid line the fast path leaves to it).
-        if let interaction = InteractionDecoder.decode(bytes, defaultAccount: defaultAccount) {
+        if let interaction = InteractionDecoder.decode(bytes, defaultAccount: defaultAccount, intents: intents) {
             self = interaction
             return
         }

@@ -14,13 +14,19 @@ struct InteractionDecoder {
     struct GiveUp: Error {}
 
     private var parser: JSONParser
+    /// Intents decoded before, by the bytes of their JSON object: an intent of the same bytes is not decoded again.
+    private var intents: (any IntentMemo)?
 
     private init(_ bytes: UnsafeBufferPointer<UInt8>) { parser = JSONParser(bytes) }
 
     /// The donation in `bytes`, or `nil` if anything about it needs the tree path.
-    static func decode(_ bytes: UnsafeBufferPointer<UInt8>, defaultAccount: String) -> Interaction? {
+    /// - Parameter intents: intents decoded before, consulted and added to.
+    static func decode(
+        _ bytes: UnsafeBufferPointer<UInt8>, defaultAccount: String, intents: (any IntentMemo)? = nil
+    ) -> Interaction? {
         whole(bytes) { (decoder: inout InteractionDecoder) throws(GiveUp) in
-            try decoder.interaction(defaultAccount: defaultAccount)
+            decoder.intents = intents
+            return try decoder.interaction(defaultAccount: defaultAccount)
         }
     }
 
@@ -69,8 +75,22 @@ struct InteractionDecoder {
                     direction = .unspecified
                 }
             case "intent":
-                intent = try decoder.nullable { (decoder: inout InteractionDecoder) throws(GiveUp) in
-                    try decoder.intent()
+                if let memo = decoder.intents, let start = Optional(decoder.parser.index),
+                    let end = decoder.parser.endOfObject()
+                {
+                    // The same bytes decode to the same intent: those of an intent decoded before are only matched.
+                    if let known = memo.intent(forJSON: UnsafeBufferPointer(rebasing: decoder.parser.bytes[start..<end])) {
+                        intent = known
+                        decoder.parser.index = end
+                    } else {
+                        let read = try decoder.intent()
+                        memo.remember(read, forJSON: UnsafeBufferPointer(rebasing: decoder.parser.bytes[start..<decoder.parser.index]))
+                        intent = read
+                    }
+                } else {
+                    intent = try decoder.nullable { (decoder: inout InteractionDecoder) throws(GiveUp) in
+                        try decoder.intent()
+                    }
                 }
             case "engagedSuggestion": engaged = try decoder.bool() ?? false
             default: try decoder.skipValue()
@@ -318,6 +338,48 @@ struct InteractionDecoder {
     private mutating func key() throws(GiveUp) -> Key {
         guard parser.current == UInt8(ascii: "\""), let name = try rawString() else { throw GiveUp() }
         return Key(bytes: name)
+    }
+}
+
+/// Intents decoded before, by the exact bytes of their JSON object, for a decoder of many donations
+/// (`Interaction(jsonBytes:defaultAccount:intents:)`): most donations repeat an intent their conversation has had,
+/// byte for byte, and matching its bytes costs a fraction of decoding it (its strings allocated, its people built).
+public protocol IntentMemo: AnyObject {
+    /// The intent decoded before from exactly these bytes, if one is remembered.
+    func intent(forJSON bytes: UnsafeBufferPointer<UInt8>) -> SendMessageIntent?
+    /// Remembers the intent these bytes decoded to.
+    func remember(_ intent: SendMessageIntent, forJSON bytes: UnsafeBufferPointer<UInt8>)
+}
+
+extension JSONParser {
+    /// The index just past the object that starts at the cursor, found by its brackets and strings alone (not
+    /// validated), or `nil` when the cursor is not on `{` or the object does not end.
+    func endOfObject() -> Int? {
+        guard current == UInt8(ascii: "{") else { return nil }
+        var depth = 0
+        var position = index
+        var inString = false
+        while position < bytes.count {
+            let byte = bytes[position]
+            position += 1
+            if inString {
+                if byte == UInt8(ascii: "\\") {
+                    position += 1
+                } else if byte == UInt8(ascii: "\"") {
+                    inString = false
+                }
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "{"), UInt8(ascii: "["): depth += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                depth -= 1
+                if depth == 0 { return position }
+            default: break
+            }
+        }
+        return nil
     }
 }
 
