@@ -21,8 +21,9 @@ final class IdentifierIndex {
     private let database: Database
     /// The buckets read or changed by this transaction, whole, by bucket number.
     private var buckets: [Int64: Bucket] = [:]
-    /// After `loadAll` (a large import, which keeps its own table of keys), the entries added, in one list: merged
-    /// into their buckets by `write()`, each bucket once, instead of looked up and appended to one by one.
+    /// After `collectAdditions` (a large import, which keeps its own table of keys, or the migration to blocks), the
+    /// entries added, in one list: merged into their buckets by `write()`, each bucket once, instead of looked up and
+    /// appended to one by one.
     private var additions: [Entry]?
 
     private struct Bucket {
@@ -38,9 +39,10 @@ final class IdentifierIndex {
     func blocks(for key: Int64) throws(SQLiteError) -> [Int64] {
         let bucket = Self.bucket(of: key)
         try load(bucket)
-        // After `loadAll` only a key that two identifiers share is looked up here (once in billions): a scan of
-        // the additions is fine.
-        return (buckets[bucket]!.entries + (additions ?? [])).compactMap { $0.key == key ? $0.block : nil }
+        // While additions are collected, only a key that two identifiers share is looked up here (once in
+        // billions): a scan of the additions is fine.
+        let stored = buckets[bucket]!.entries.compactMap { $0.key == key ? $0.block : nil }
+        return stored + (additions ?? []).compactMap { $0.key == key ? $0.block : nil }
     }
 
     func add(_ key: Int64, block: Int64) throws(SQLiteError) {
@@ -53,6 +55,7 @@ final class IdentifierIndex {
 
     /// Removes one entry of `key` in `block`, if there is one.
     func remove(_ key: Int64, block: Int64) throws(SQLiteError) {
+        precondition(additions == nil, "an index that collects additions does not remove")
         let bucket = Self.bucket(of: key)
         try load(bucket)
         guard let index = buckets[bucket]!.entries.firstIndex(of: Entry(key: key, block: block)) else { return }

@@ -80,10 +80,13 @@ public final class DonationPreparer: IntentMemo {
     private static let recentLimit = 4
     private static let cacheLimit = 1 << 16
 
-    /// Intents by a hash of their JSON's bytes; emptied when it reaches `memoLimit` (about 100 MB at most: a
-    /// history of 100,000 conversations has about 200,000 intents, two per direct conversation).
+    /// Intents by a hash of their JSON's bytes, in two generations: when `memos` reaches `memoLimit`, it becomes
+    /// `olderMemos` (the generation before is dropped), and a memo found there moves back. The intents a history
+    /// keeps repeating stay; memory stays under about 100 MB (a history of 100,000 conversations has about
+    /// 200,000 intents, two per direct conversation, most of them rare).
     private var memos: [UInt64: Memo] = [:]
-    private static let memoLimit = 1 << 17
+    private var olderMemos: [UInt64: Memo] = [:]
+    private let memoLimit: Int
     /// The memo of the intent the decoder read last, until `prepare` takes it.
     private var lastMemo: Memo?
 
@@ -99,7 +102,11 @@ public final class DonationPreparer: IntentMemo {
         }
     }
 
-    init(types: UniformTypeTree) { self.types = types }
+    /// - Parameter memoLimit: the intents of one generation (small in tests, to make generations turn over).
+    init(types: UniformTypeTree, memoLimit: Int = 1 << 16) {
+        self.types = types
+        self.memoLimit = memoLimit
+    }
 
     /// Decodes and prepares one line, with this preparer as the decoder's memory of intents.
     /// - Parameter check: a further check of the decoded donation (an import's account, say), before it is prepared.
@@ -121,7 +128,13 @@ public final class DonationPreparer: IntentMemo {
     }
 
     public func intent(forJSON bytes: UnsafeBufferPointer<UInt8>) -> SendMessageIntent? {
-        guard let memo = memos[Self.hash(bytes)], memo.json.count == bytes.count,
+        let hash = Self.hash(bytes)
+        var found = memos[hash]
+        if found == nil, let older = olderMemos[hash] {
+            found = older
+            keep(older, hash: hash)
+        }
+        guard let memo = found, memo.json.count == bytes.count,
             memo.json.withUnsafeBufferPointer({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 })
         else { return nil }
         lastMemo = memo
@@ -129,10 +142,18 @@ public final class DonationPreparer: IntentMemo {
     }
 
     public func remember(_ intent: SendMessageIntent, forJSON bytes: UnsafeBufferPointer<UInt8>) {
-        if memos.count >= Self.memoLimit { memos.removeAll(keepingCapacity: true) }
         let memo = Memo(json: Array(bytes), intent: intent)
-        memos[Self.hash(bytes)] = memo
+        keep(memo, hash: Self.hash(bytes))
         lastMemo = memo
+    }
+
+    private func keep(_ memo: Memo, hash: UInt64) {
+        if memos.count >= memoLimit {
+            olderMemos = memos
+            memos = [:]
+            memos.reserveCapacity(memoLimit)
+        }
+        memos[hash] = memo
     }
 
     public func prepare(_ interaction: Interaction) -> PreparedDonation { prepare(interaction, memo: nil) }

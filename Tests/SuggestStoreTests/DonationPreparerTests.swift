@@ -10,9 +10,10 @@ import Testing
     /// Lines whose intents repeat byte for byte, differ only in white space, member order, an escape or content
     /// types, or are invalid: each prepared as a line gives what a fresh decode and preparation give, or the same
     /// error.
-    @Test func linesPreparedWithTheMemoOfIntentsEqualFreshOnes() throws {
+    /// With memo generations of 3 intents (of the 10 in use), memos move between generations and are dropped.
+    @Test(arguments: [1 << 16, 3]) func linesPreparedWithTheMemoOfIntentsEqualFreshOnes(memoLimit: Int) throws {
         let temporary = try TemporaryStore()
-        let preparer = temporary.store.makePreparer()
+        let preparer = DonationPreparer(types: temporary.store.types, memoLimit: memoLimit)
         var random = SeededRandom(seed: 6)
         let intents = [
             #"{"conversationIdentifier":"c-1","recipients":[{"customIdentifier":"p-1","displayName":"Ann"}]}"#,

@@ -1,5 +1,5 @@
 /// A 64-bit FNV-1a hash of strings that is the same in every process and every version: the store keeps these
-/// keys on disk (`identifier_key`, `body_key`), and the replay uses them to find repeated identifiers.
+/// keys on disk (the identifier buckets, `body_key`), and the replay uses them to find repeated identifiers.
 ///
 /// Not for hostile input's sake (anyone can make two strings collide): every user of a key compares the strings
 /// themselves when keys are equal, so a collision costs a comparison, never a wrong answer.
