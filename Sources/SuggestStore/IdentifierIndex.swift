@@ -41,8 +41,12 @@ final class IdentifierIndex {
         try load(bucket)
         // While additions are collected, only a key that two identifiers share is looked up here (once in
         // billions): a scan of the additions is fine.
-        let stored = buckets[bucket]!.entries.compactMap { $0.key == key ? $0.block : nil }
-        return stored + (additions ?? []).compactMap { $0.key == key ? $0.block : nil }
+        // A loop that allocates only for a match: most look-ups (every new donation of an import into a large
+        // store) find nothing.
+        var blocks: [Int64] = []
+        for entry in buckets[bucket]!.entries where entry.key == key { blocks.append(entry.block) }
+        for entry in additions ?? [] where entry.key == key { blocks.append(entry.block) }
+        return blocks
     }
 
     func add(_ key: Int64, block: Int64) throws(SQLiteError) {
