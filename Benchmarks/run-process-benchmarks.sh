@@ -7,8 +7,9 @@
 # both, and `list` at 10M against `list` at 1M in turn (A B A B ...) for a ratio that machine drift cannot skew.
 # Prints Markdown tables on standard output; progress goes to standard error.
 #
-# Needs about 12 GB free under $SUGGEST_BENCH_DIR (default /tmp/suggest-process-bench): a 10M store is about 4 GB
-# and the history is generated 1M lines (about 480 MB) at a time. Everything is deleted at the end unless KEEP=1.
+# Needs about 4 GB free under $SUGGEST_BENCH_DIR (default /tmp/suggest-process-bench): a 10M store is about 0.7 GB,
+# its log as much again while a step commits, and the history is generated 1M lines (about 480 MB) at a time.
+# Everything is deleted at the end unless KEEP=1.
 #
 # Environment:
 #   SUGGEST_BENCH_DIR  scratch directory (default /tmp/suggest-process-bench)
@@ -44,8 +45,8 @@ cleanup() {
 }
 trap cleanup EXIT
 available_kb=$(df -Pk "$WORK" | awk 'NR == 2 { print $4 }')
-if [ "$available_kb" -lt $((12 * 1024 * 1024)) ]; then
-    note "only $((available_kb / 1024)) MB free under $WORK; the 10M store needs about 12 GB. Set SUGGEST_BENCH_DIR or SIZES=1M."
+if [ "$available_kb" -lt $((4 * 1024 * 1024)) ]; then
+    note "only $((available_kb / 1024)) MB free under $WORK; the 10M store needs about 4 GB. Set SUGGEST_BENCH_DIR or SIZES=1M."
     exit 1
 fi
 # Time the binary as the README installs it, copied out of the build directory. The copy is not a formality: the
