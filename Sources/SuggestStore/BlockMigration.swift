@@ -7,7 +7,8 @@
 /// `identifiersPerWrite` donations. A donation keeps its row id as its sequence number: row ids are the recording
 /// order.
 enum BlockMigration {
-    /// 16 MB of identifier entries at most between two writes of the buckets.
+    /// Identifier entries collected between two writes of the buckets: 16 MB, and as much again while `write()`
+    /// groups them by bucket (a store of 1M donations moves with a peak of 44 MB).
     static let identifiersPerWrite = 1 << 20
 
     static func run(_ database: Database) throws {

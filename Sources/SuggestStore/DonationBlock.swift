@@ -42,8 +42,8 @@ enum DonationBlock {
     static let closingSize = 3_900
 
     /// A block takes no donation whose sequence number is this far or farther from its first one: `export` holds
-    /// every block that spans its position in the merge, so this bounds its memory by the donations of about as
-    /// many recent sequence numbers (about 25 MB of blocks), whatever the store's size.
+    /// every block that spans its position in the merge, so this bounds its memory by the donations numbered within
+    /// this distance on either side (at most about two million, about 50 MB of blocks), whatever the store's size.
     static let maximumSpan: Int64 = 1 << 20
 
     /// Whether a block that starts at `firstSequence` and holds `size` bytes takes a donation numbered `sequence`.

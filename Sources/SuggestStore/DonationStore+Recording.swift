@@ -88,11 +88,18 @@ extension DonationStore {
             return try database.write {
                 var report = ImportReport()
                 let writer = DonationWriter(database: database, policy: policy, types: types)
-                // How many donations the store has ever recorded: an upper bound of what it holds, read in one look-up
-                // (a sum over the blocks would read them all).
-                let stored = max(0, (try setting(BlockLog.sequenceSetting).flatMap { Int($0) } ?? 1) - 1)
-                if (expectedDonations ?? 0) >= max(100_000, stored / 2) {
-                    try writer.loadIdentifierKeys(stored: stored, expected: expectedDonations ?? 0)
+                // How many donations the store holds, from the size of its buckets of identifiers (a sum over the
+                // blocks would read the whole log): read only when the import may be large.
+                let expected = expectedDonations ?? 0
+                let stored =
+                    expected < 100_000
+                    ? 0
+                    : Int(
+                        try database.statement(
+                            "SELECT COALESCE(SUM(length(entries)), 0) / \(IdentifierIndex.entrySize) FROM donation_identifiers"
+                        ).scalarInt() ?? 0)
+                if expected >= max(100_000, stored / 2) {
+                    try writer.loadIdentifierKeys(stored: stored, expected: expected)
                 }
                 while let (line, parsed) = try next() {
                     report.read += 1

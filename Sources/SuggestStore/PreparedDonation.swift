@@ -80,13 +80,17 @@ public final class DonationPreparer: IntentMemo {
     private static let recentLimit = 4
     private static let cacheLimit = 1 << 16
 
-    /// Intents by a hash of their JSON's bytes, in two generations: when `memos` reaches `memoLimit`, it becomes
-    /// `olderMemos` (the generation before is dropped), and a memo found there moves back. The intents a history
-    /// keeps repeating stay; memory stays under about 100 MB (a history of 100,000 conversations has about
-    /// 200,000 intents, two per direct conversation, most of them rare).
+    /// Intents by a hash of their JSON's bytes, in two generations: when `memos` reaches `memoLimit` intents or
+    /// `memoByteLimit` bytes of JSON and bodies, it becomes `olderMemos` (the generation before is dropped), and a
+    /// memo found there moves back. The intents a history keeps repeating stay (a history of 100,000
+    /// conversations has about 200,000 intents, two per direct conversation, most of them rare), and memory stays
+    /// bounded whatever their size: two generations of 32 MB of bytes, about as much again in decoded intents.
     private var memos: [UInt64: Memo] = [:]
     private var olderMemos: [UInt64: Memo] = [:]
     private let memoLimit: Int
+    private static let memoByteLimit = 32 << 20
+    /// The bytes of JSON and bodies that `memos` holds.
+    private var memoBytes = 0
     /// The memo of the intent the decoder read last, until `prepare` takes it.
     private var lastMemo: Memo?
 
@@ -141,6 +145,8 @@ public final class DonationPreparer: IntentMemo {
         return memo.intent
     }
 
+    public func fastPathGaveUp() { lastMemo = nil }
+
     public func remember(_ intent: SendMessageIntent, forJSON bytes: UnsafeBufferPointer<UInt8>) {
         let memo = Memo(json: Array(bytes), intent: intent)
         keep(memo, hash: Self.hash(bytes))
@@ -148,12 +154,14 @@ public final class DonationPreparer: IntentMemo {
     }
 
     private func keep(_ memo: Memo, hash: UInt64) {
-        if memos.count >= memoLimit {
+        if memos.count >= memoLimit || memoBytes >= Self.memoByteLimit {
             olderMemos = memos
             memos = [:]
             memos.reserveCapacity(memoLimit)
+            memoBytes = 0
         }
         memos[hash] = memo
+        memoBytes += memo.json.count + (memo.snapshotBody?.count ?? 0)
     }
 
     public func prepare(_ interaction: Interaction) -> PreparedDonation { prepare(interaction, memo: nil) }
@@ -179,6 +187,7 @@ public final class DonationPreparer: IntentMemo {
             if recentSnapshots[conversationKey]!.count > Self.recentLimit { recentSnapshots[conversationKey]!.removeFirst() }
         }
         let kinds = types.contentKinds(of: interaction.intent.contentTypes)
+        if let memo, memo.snapshotBody == nil { memoBytes += body.count }
         memo?.snapshotBody = body
         memo?.contentKinds = kinds
         return PreparedDonation(

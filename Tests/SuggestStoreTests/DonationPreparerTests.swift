@@ -30,7 +30,14 @@ import Testing
         for index in 0..<3_000 {
             let intent = intents.randomElement(using: &random)!
             let account = Bool.random(using: &random) ? "" : #""account":"other","#
-            let line = #"{\#(account)"identifier":"d-\#(index)","date":\#(index),"intent":\#(intent)}"#
+            var line = #"{\#(account)"identifier":"d-\#(index)","date":\#(index),"intent":\#(intent)}"#
+            // A second intent member that the fast path gives up on (an escaped name, or an escaped key inside it):
+            // the tree path takes it, the last, and this line's donation must not take the first one's memo.
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0: line.insert(contentsOf: #","\u0069ntent":\#(intents.randomElement(using: &random)!)"#, at: line.index(before: line.endIndex))
+            case 1: line.insert(contentsOf: #","intent":{"\u0063onversationIdentifier":"c-9"}"#, at: line.index(before: line.endIndex))
+            default: break
+            }
             var bytes = Array(line.utf8)
             let viaMemo = bytes.withUnsafeBufferPointer { preparer.prepare(line: $0, defaultAccount: "default") }
             let fresh: Result<Interaction, InputError> = bytes.withUnsafeBufferPointer { buffer in

@@ -58,7 +58,8 @@ enum Donate: Command {
         let interaction = try bytes.withUnsafeBufferPointer { buffer throws(InputError) in
             try Interaction(jsonBytes: buffer, defaultAccount: account)
         }
-        if arguments.value("--account") != nil, interaction.account != account {
+        // Byte for byte, as the store compares accounts (`!=` takes canonically equivalent spellings for one).
+        if arguments.value("--account") != nil, !interaction.account.utf8.elementsEqual(account.utf8) {
             throw CommandError.usage(
                 "the donation's account '\(interaction.account.prefix(60))' differs from --account \(account)")
         }

@@ -59,6 +59,7 @@ extension Interaction {
             self = interaction
             return
         }
+        intents?.fastPathGaveUp()
         try self.init(json: try JSONValue.input(bytes, field: nil), defaultAccount: defaultAccount)
     }
 

@@ -349,6 +349,10 @@ public protocol IntentMemo: AnyObject {
     func intent(forJSON bytes: UnsafeBufferPointer<UInt8>) -> SendMessageIntent?
     /// Remembers the intent these bytes decoded to.
     func remember(_ intent: SendMessageIntent, forJSON bytes: UnsafeBufferPointer<UInt8>)
+    /// The line whose intents were just matched or remembered is being read again by the tree path (the fast path
+    /// gave up on something after them): the intent it ends with may be another one (a later `intent` member that
+    /// only the tree path reads), so nothing matched for this line may be taken as its intent's memo.
+    func fastPathGaveUp()
 }
 
 extension JSONParser {
