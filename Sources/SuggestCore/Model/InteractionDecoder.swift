@@ -75,18 +75,8 @@ struct InteractionDecoder {
                     direction = .unspecified
                 }
             case "intent":
-                if let memo = decoder.intents, let start = Optional(decoder.parser.index),
-                    let end = decoder.parser.endOfObject()
-                {
-                    // The same bytes decode to the same intent: those of an intent decoded before are only matched.
-                    if let known = memo.intent(forJSON: UnsafeBufferPointer(rebasing: decoder.parser.bytes[start..<end])) {
-                        intent = known
-                        decoder.parser.index = end
-                    } else {
-                        let read = try decoder.intent()
-                        memo.remember(read, forJSON: UnsafeBufferPointer(rebasing: decoder.parser.bytes[start..<decoder.parser.index]))
-                        intent = read
-                    }
+                if let memo = decoder.intents, let end = decoder.parser.endOfObject() {
+                    intent = try decoder.intent(endingAt: end, memo: memo)
                 } else {
                     intent = try decoder.nullable { (decoder: inout InteractionDecoder) throws(GiveUp) in
                         try decoder.intent()
@@ -101,6 +91,19 @@ struct InteractionDecoder {
         return Interaction(
             account: resolvedAccount, identifier: identifier, groupIdentifier: groupIdentifier, date: date,
             direction: direction, intent: intent, isEngagedSuggestion: engaged)
+    }
+
+    /// The intent object at the cursor, which ends at `end`: the one `memo` remembers for exactly these bytes (the
+    /// same bytes decode to the same intent), or decoded and remembered.
+    private mutating func intent(endingAt end: Int, memo: any IntentMemo) throws(GiveUp) -> SendMessageIntent {
+        let start = parser.index
+        if let known = memo.intent(forJSON: UnsafeBufferPointer(rebasing: parser.bytes[start..<end])) {
+            parser.index = end
+            return known
+        }
+        let read = try intent()
+        memo.remember(read, forJSON: UnsafeBufferPointer(rebasing: parser.bytes[start..<parser.index]))
+        return read
     }
 
     private mutating func intent() throws(GiveUp) -> SendMessageIntent {
