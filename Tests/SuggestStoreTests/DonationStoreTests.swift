@@ -55,8 +55,8 @@ import SuggestTestSupport
         #expect(try temporary.store.suggestions(account: "default", context: RankingContext(at: Self.at)) == before)
     }
 
-    /// A large import (the secondary indexes built at its end, the store's identifier keys read up front) finds the
-    /// same duplicates as a small one: donations the store already holds, and lines the file repeats.
+    /// A large import (the store's identifier keys read up front, its own merged into their buckets at its end) finds
+    /// the same duplicates as a small one: donations the store already holds, and lines the file repeats.
     @Test func aLargeImportFindsTheDuplicatesASmallOneFinds() throws {
         let lines = try SampleHistory.text().split(separator: "\n").map(String.init)
         let firstHalf = lines.prefix(lines.count / 2).joined(separator: "\n")
