@@ -56,14 +56,22 @@ final class BlockLog {
     /// - Parameters:
     ///   - isNewConversation: created by this transaction, so that no stored block can be its latest.
     ///   - identifierKey: `StableHash.key(account, identifier)`.
+    ///   - sequence: the donation's sequence number when it has one already (migration 4 keeps the row ids); by
+    ///     default the next one. The next one is then past every sequence number given.
     /// - Returns: the block's id.
     @discardableResult
     func append(
         conversationID: Int64, account: String, isNewConversation: Bool, identifier: String, identifierKey: Int64,
         snapshotID: Int64, groupIdentifier: String?, date: Double, direction: InteractionDirection, engaged: Bool,
-        contentTypes: [String]
+        contentTypes: [String], sequence given: Int64? = nil
     ) throws -> Int64 {
-        let sequence = try takeSequence()
+        let sequence: Int64
+        if let given {
+            sequence = given
+            nextSequence = max(try nextSequence ?? storedNextSequence(), given + 1)
+        } else {
+            sequence = try takeSequence()
+        }
         var block = latest[conversationID]
         if block == nil && !isNewConversation {
             block = try storedLatestBlock(of: conversationID, account: account)
@@ -96,6 +104,14 @@ final class BlockLog {
         return open.id
     }
 
+    /// Writes the conversation's latest block if it has unwritten donations, and forgets it: for a caller that
+    /// appends conversation after conversation (migration 4), so that only one block is held at a time. Its next
+    /// donation in this transaction would start a new block.
+    func finish(conversationID: Int64) throws(SQLiteError) {
+        guard let block = latest.removeValue(forKey: conversationID) else { return }
+        try write(block)
+    }
+
     /// Whether `block` holds a donation of `account` with this identifier: unwritten donations included.
     func holds(identifier: String, account: String, block: Int64) throws -> Bool {
         if let open = unwritten[block] {
@@ -120,10 +136,7 @@ final class BlockLog {
         for block in unwritten.values.sorted(by: { $0.id < $1.id }) { try write(block) }
         latest.removeAll()
         try identifiers.write()
-        if let nextSequence {
-            try database.statement("INSERT OR REPLACE INTO settings(name, value) VALUES (?, ?)")
-                .run([.text(Self.sequenceSetting), .text(String(nextSequence))])
-        }
+        if let nextSequence { try database.setSetting(Self.sequenceSetting, String(nextSequence)) }
     }
 
     private func write(_ block: OpenBlock) throws(SQLiteError) {
@@ -131,8 +144,8 @@ final class BlockLog {
         block.isDirty = false
         unwritten[block.id] = nil
         if block.isStored {
-            try database.statement("UPDATE donation_blocks SET oldest_date = ?2, count = ?3, donations = ?4 WHERE id = ?1")
-                .run([.integer(block.id), .real(block.oldestDate), .integer(Int64(block.count)), .blob(block.encoder.bytes)])
+            try Self.update(block.id, oldestDate: block.oldestDate, count: block.count, donations: block.encoder.bytes,
+                in: database)
         } else {
             try database.statement(
                 """
@@ -145,6 +158,15 @@ final class BlockLog {
             ])
             block.isStored = true
         }
+    }
+
+    /// Rewrites a stored block's donations (more of them, or fewer after a deletion): its number and first sequence
+    /// number stay.
+    static func update(
+        _ id: Int64, oldestDate: Double, count: Int, donations: [UInt8], in database: Database
+    ) throws(SQLiteError) {
+        try database.statement("UPDATE donation_blocks SET oldest_date = ?2, count = ?3, donations = ?4 WHERE id = ?1")
+            .run([.integer(id), .real(oldestDate), .integer(Int64(count)), .blob(donations)])
     }
 
     /// The conversation's highest-numbered stored block, which its next donation joins if it has room.
@@ -166,14 +188,13 @@ final class BlockLog {
     }
 
     private func takeSequence() throws(SQLiteError) -> Int64 {
-        if nextSequence == nil {
-            let select = try database.statement("SELECT value FROM settings WHERE name = ?")
-            try select.reset([.text(Self.sequenceSetting)])
-            defer { _ = try? select.reset() }
-            nextSequence = try select.step() ? select.text(0).flatMap { Int64($0) } ?? 1 : 1
-        }
+        if nextSequence == nil { nextSequence = try storedNextSequence() }
         defer { nextSequence! += 1 }
         return nextSequence!
+    }
+
+    private func storedNextSequence() throws(SQLiteError) -> Int64 {
+        try database.setting(Self.sequenceSetting).flatMap { Int64($0) } ?? 1
     }
 
     private func takeBlockID() throws -> Int64 {

@@ -134,12 +134,9 @@ extension DonationStore {
                 } else {
                     var encoder = DonationBlock.Encoder()
                     for donation in kept { encoder.append(donation) }
-                    try database.statement(
-                        "UPDATE donation_blocks SET oldest_date = ?2, count = ?3, donations = ?4 WHERE id = ?1"
-                    ).run([
-                        .integer(block.id), .real(kept.map(\.date).min()!), .integer(Int64(kept.count)),
-                        .blob(encoder.bytes),
-                    ])
+                    try BlockLog.update(
+                        block.id, oldestDate: kept.map(\.date).min()!, count: kept.count, donations: encoder.bytes,
+                        in: database)
                 }
                 report.donations += removed.count
                 if met.insert(block.conversation).inserted { ids.append(block.conversation) }

@@ -191,16 +191,9 @@ public final class DonationStore {
 
     // MARK: Settings
 
-    func setting(_ name: String) throws -> String? {
-        let statement = try database.statement("SELECT value FROM settings WHERE name = ?")
-        try statement.reset([.text(name)])
-        defer { _ = try? statement.reset() }
-        return try statement.step() ? statement.text(0) : nil
-    }
+    func setting(_ name: String) throws -> String? { try database.setting(name) }
 
-    func setSetting(_ name: String, _ value: String) throws {
-        try database.statement("INSERT OR REPLACE INTO settings(name, value) VALUES (?, ?)").run([.text(name), .text(value)])
-    }
+    func setSetting(_ name: String, _ value: String) throws { try database.setSetting(name, value) }
 
     /// Runs `body`, translating SQLite failures into `StoreError`s that name the store.
     func translating<T>(_ body: () throws -> T) throws -> T {
@@ -214,3 +207,18 @@ public final class DonationStore {
 
 @available(*, unavailable)
 extension DonationStore: Sendable {}
+
+/// The store's `settings` table, read and written from the connection: the store's own settings (retention, the
+/// policy's fingerprint) and the donation log's next sequence number (`BlockLog`) share it.
+extension Database {
+    func setting(_ name: String) throws(SQLiteError) -> String? {
+        let statement = try statement("SELECT value FROM settings WHERE name = ?")
+        try statement.reset([.text(name)])
+        defer { _ = try? statement.reset() }
+        return try statement.step() ? statement.text(0) : nil
+    }
+
+    func setSetting(_ name: String, _ value: String) throws(SQLiteError) {
+        try statement("INSERT OR REPLACE INTO settings(name, value) VALUES (?, ?)").run([.text(name), .text(value)])
+    }
+}
