@@ -115,7 +115,7 @@ final class BlockLog {
     /// Whether `block` holds a donation of `account` with this identifier: unwritten donations included.
     func holds(identifier: String, account: String, block: Int64) throws -> Bool {
         if let open = unwritten[block] {
-            guard open.account.utf8.elementsEqual(account.utf8) else { return false }
+            guard open.account.hasSameBytes(as: account) else { return false }
             return try open.encoder.bytes.withUnsafeBytes { try DonationBlock.contains(identifier: identifier, in: $0) }
         }
         let select = try database.statement(
@@ -126,7 +126,7 @@ final class BlockLog {
         try select.reset([.integer(block)])
         defer { _ = try? select.reset() }
         // Accounts compared byte for byte, as SQL compares them: `==` would take canonically equivalent ones as one.
-        guard try select.step(), select.text(1).map({ $0.utf8.elementsEqual(account.utf8) }) == true else { return false }
+        guard try select.step(), select.text(1)?.hasSameBytes(as: account) == true else { return false }
         return try DonationBlock.contains(identifier: identifier, in: select.blob(0))
     }
 

@@ -50,7 +50,7 @@ extension DonationStore {
                         let blocks = try IdentifierIndex(database: database).blocks(for: StableHash.key(account, id))
                         return "c.account = ?1 AND b.id IN (\(blocks.map(String.init).joined(separator: ",")))"
                     }, [], account: account
-                ) { $0.identifier.utf8.elementsEqual(id.utf8) }
+                ) { $0.identifier.hasSameBytes(as: id) }
             case .groupIdentifier(let id):
                 // Through the conversations that have the group identifier (`conversation_groups`).
                 return try deleteDonations(
@@ -58,7 +58,7 @@ extension DonationStore {
                         "+c.account = ?1 AND b.conversation_id IN (SELECT conversation_id FROM conversation_groups "
                             + "WHERE account = ?1 AND group_identifier = ?2)"
                     }, [.text(id)], account: account
-                ) { $0.groupIdentifier.map { $0.utf8.elementsEqual(id.utf8) } ?? false }
+                ) { $0.groupIdentifier?.hasSameBytes(as: id) == true }
             case .before(let date):
                 // Through the blocks' dates: the account's every block would be read through its conversations.
                 return try deleteDonations(
@@ -197,7 +197,7 @@ extension DonationStore {
         var groups: [String] = []
         while try select.step() {
             for donation in try DonationBlock.decode(select.blob(0)) {
-                if let group = donation.groupIdentifier, !groups.contains(where: { $0.utf8.elementsEqual(group.utf8) }) {
+                if let group = donation.groupIdentifier, !groups.contains(where: { $0.hasSameBytes(as: group) }) {
                     groups.append(group)
                 }
                 if known[donation.snapshotID] == nil {

@@ -153,7 +153,7 @@ final class DonationWriter {
             engaged: donation.interaction.isEngagedSuggestion, contentTypes: donation.interaction.intent.contentTypes)
         // Compared byte for byte: `==` takes canonically equivalent spellings for one, and the second would have no
         // row for deletion by group identifier to find its conversation by.
-        if let group = donation.interaction.groupIdentifier, !entry.groups.contains(where: { $0.utf8.elementsEqual(group.utf8) }) {
+        if let group = donation.interaction.groupIdentifier, !entry.groups.contains(where: { $0.hasSameBytes(as: group) }) {
             entry.groups.append(group)
             try database.statement(DonationWriter.insertGroupSQL).run([.text(account), .text(group), .integer(entry.id)])
         }

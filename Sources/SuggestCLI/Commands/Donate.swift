@@ -59,7 +59,7 @@ enum Donate: Command {
             try Interaction(jsonBytes: buffer, defaultAccount: account)
         }
         // Byte for byte, as the store compares accounts (`!=` takes canonically equivalent spellings for one).
-        if arguments.value("--account") != nil, !interaction.account.utf8.elementsEqual(account.utf8) {
+        if arguments.value("--account") != nil, !interaction.account.hasSameBytes(as: account) {
             throw CommandError.usage(
                 "the donation's account '\(interaction.account.prefix(60))' differs from --account \(account)")
         }

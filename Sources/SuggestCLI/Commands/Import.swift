@@ -73,7 +73,7 @@ enum Import: Command {
 
     /// Refuses a line that names another account than an explicit `--account`.
     static func check(_ interaction: Interaction, account: String) throws(InputError) {
-        guard !interaction.account.utf8.elementsEqual(account.utf8) else { return }
+        guard !interaction.account.hasSameBytes(as: account) else { return }
         throw InputError(
             field: "account", message: "'\(interaction.account.prefix(60))' differs from --account \(account)")
     }

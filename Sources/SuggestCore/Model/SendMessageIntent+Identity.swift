@@ -19,16 +19,7 @@ extension SendMessageIntent {
         "contentTypes",
     ]
 
-    static func same(_ first: String, _ second: String) -> Bool {
-        // Over the contiguous bytes (native and small strings have them): stepping through `utf8` is several times
-        // slower, and this runs for most donations of an import.
-        if let equal = first.utf8.withContiguousStorageIfAvailable({ a in
-            second.utf8.withContiguousStorageIfAvailable { b in a.count == b.count && a.elementsEqual(b) }
-        }), let equal {
-            return equal
-        }
-        return first.utf8.elementsEqual(second.utf8)
-    }
+    static func same(_ first: String, _ second: String) -> Bool { first.hasSameBytes(as: second) }
 
     static func same(_ first: String?, _ second: String?) -> Bool { same(first, second, by: same) }
 
@@ -63,4 +54,20 @@ extension Person {
 extension Person.Handle {
     /// The stored properties `Person.hasSameBytes(as:)` compares of a handle.
     public static let comparedProperties = ["value", "type"]
+}
+
+extension String {
+    /// Whether the two strings are the same UTF-8 bytes, as SQLite compares text: `==` also takes canonically
+    /// equivalent spellings ("é" precomposed and "e" with a combining accent) for one, and the store keeps, finds and
+    /// deletes identifiers, groups and accounts by their bytes.
+    package func hasSameBytes(as other: String) -> Bool {
+        // Over the contiguous bytes (native and small strings have them): stepping through `utf8` is several times
+        // slower, and this runs for most donations of an import.
+        if let equal = utf8.withContiguousStorageIfAvailable({ a in
+            other.utf8.withContiguousStorageIfAvailable { b in a.count == b.count && a.elementsEqual(b) }
+        }), let equal {
+            return equal
+        }
+        return utf8.elementsEqual(other.utf8)
+    }
 }
