@@ -30,7 +30,7 @@ enum BlockMigration {
                 identifier: select.text(3) ?? "", identifierKey: select.int(4), snapshotID: select.int(5),
                 groupIdentifier: select.text(6), date: select.double(7), direction: DonationWriter.direction(select.int(8)),
                 engaged: select.int(9) != 0,
-                contentTypes: select.text(10).map { $0.split(separator: "\n").map(String.init) } ?? [],
+                contentTypes: StoredDonation.contentTypes(joined: select.text(10)),
                 sequence: select.int(0))
             if log.identifiers.collectedAdditions >= identifiersPerWrite { try log.identifiers.write() }
         }

@@ -13,6 +13,12 @@ struct StoredDonation: Equatable {
     var engaged: Bool
     /// The content types joined by newlines, or `nil` for none.
     var contentTypes: String?
+
+    /// Content types kept joined by newlines (as `contentTypes`, and the `content_types` column before blocks),
+    /// one by one.
+    static func contentTypes(joined: String?) -> [String] {
+        joined.map { $0.split(separator: "\n").map(String.init) } ?? []
+    }
 }
 
 /// The bytes of a row of `donation_blocks`: consecutive donations of one conversation, in recording order, each

@@ -123,12 +123,18 @@ extension DonationStore {
                 guard try read.step() else { continue }
                 let donations = try DonationBlock.decode(read.blob(0))
                 try read.reset()
-                let removed = donations.filter(matches)
-                guard !removed.isEmpty else { continue }
-                for donation in removed {
-                    try identifiers.remove(StableHash.key(block.account, donation.identifier), block: block.id)
+                // Each donation asked once.
+                var kept: [StoredDonation] = []
+                var removed = 0
+                for donation in donations {
+                    if matches(donation) {
+                        removed += 1
+                        try identifiers.remove(StableHash.key(block.account, donation.identifier), block: block.id)
+                    } else {
+                        kept.append(donation)
+                    }
                 }
-                let kept = donations.filter { !matches($0) }
+                guard removed > 0 else { continue }
                 if kept.isEmpty {
                     try database.statement("DELETE FROM donation_blocks WHERE id = ?").run([.integer(block.id)])
                 } else {
@@ -138,7 +144,7 @@ extension DonationStore {
                         block.id, oldestDate: kept.map(\.date).min()!, count: kept.count, donations: encoder.bytes,
                         in: database)
                 }
-                report.donations += removed.count
+                report.donations += removed
                 if met.insert(block.conversation).inserted { ids.append(block.conversation) }
             }
             try identifiers.write()
@@ -214,8 +220,7 @@ extension DonationStore {
                 snapshotIDs.insert(donation.snapshotID)
                 DonationWriter.apply(
                     date: Timestamp(seconds: donation.date), direction: donation.direction, engaged: donation.engaged,
-                    contentKinds: types.contentKinds(
-                        of: donation.contentTypes.map { $0.split(separator: "\n").map(String.init) } ?? []),
+                    contentKinds: types.contentKinds(of: StoredDonation.contentTypes(joined: donation.contentTypes)),
                     snapshotID: donation.snapshotID, isGroup: snapshotOf.isGroup, serviceName: snapshotOf.serviceName,
                     to: &conversation, policy: policy)
             }

@@ -46,7 +46,7 @@ extension DonationStore {
                         date: Timestamp(seconds: donation.date), direction: donation.direction, intent: intent,
                         isEngagedSuggestion: donation.engaged)
                     if let types = donation.contentTypes {
-                        interaction.intent.contentTypes = types.split(separator: "\n").map(String.init)
+                        interaction.intent.contentTypes = StoredDonation.contentTypes(joined: types)
                     }
                     try body(interaction)
                 }

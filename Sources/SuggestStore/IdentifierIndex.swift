@@ -142,7 +142,7 @@ final class IdentifierIndex {
     static let largestBlock: Int64 = 1 << 40 - 1
 
     /// The blob of a bucket's entries (all of one bucket).
-    static func encode(_ entries: [Entry]) -> [UInt8] {
+    private static func encode(_ entries: [Entry]) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(entries.count * entrySize)
         for entry in entries {
@@ -153,7 +153,7 @@ final class IdentifierIndex {
     }
 
     /// The entries of a bucket's blob; a trailing partial entry (a damaged row) is ignored.
-    static func decode(_ bytes: UnsafeRawBufferPointer, bucket: Int64) -> [Entry] {
+    private static func decode(_ bytes: UnsafeRawBufferPointer, bucket: Int64) -> [Entry] {
         (0..<bytes.count / entrySize).map { entry(at: $0, in: bytes, bucket: bucket) }
     }
 
