@@ -60,7 +60,7 @@ extension String {
     /// Whether the two strings are the same UTF-8 bytes, as SQLite compares text: `==` also takes canonically
     /// equivalent spellings ("é" precomposed and "e" with a combining accent) for one, and the store keeps, finds and
     /// deletes identifiers, groups and accounts by their bytes.
-    package func hasSameBytes(as other: String) -> Bool {
+    @inlinable package func hasSameBytes(as other: String) -> Bool {
         // Over the contiguous bytes (native and small strings have them): stepping through `utf8` is several times
         // slower, and this runs for most donations of an import.
         if let equal = utf8.withContiguousStorageIfAvailable({ a in
