@@ -4,39 +4,52 @@ import PackageDescription
 // Warnings are errors in every target: a warning today is a bug report tomorrow.
 let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 
+// `suggest` is one static executable on Linux (the Swift runtime and SQLite linked in): nothing to load or relocate
+// at start, which is most of what a 2 ms `suggest list` costs. Apple's platforms have no static executables.
+let staticExecutable: [LinkerSetting] = [.unsafeFlags(["-static-executable"], .when(platforms: [.linux]))]
+
 let package = Package(
     name: "suggest",
+    // The floor is set by `Synchronization.Mutex`, which the library's thread-safe types use: iOS 18 and macOS 15
+    // (September 2024). The share-sheet suggestions the library feeds exist since iOS 13; an app that must run on
+    // older systems keeps the engine behind its own lock instead.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "SuggestCore", targets: ["SuggestCore"]),
-        .library(name: "SuggestStore", targets: ["SuggestStore"]),
         .library(name: "SuggestShare", targets: ["SuggestShare"]),
+        .library(name: "SuggestSQLiteStore", targets: ["SuggestSQLiteStore"]),
         .library(name: "SuggestEval", targets: ["SuggestEval"]),
+        .library(name: "SuggestCLI", targets: ["SuggestCLI"]),
         .executable(name: "suggest", targets: ["suggest"]),
         .executable(name: "suggest-bench", targets: ["SuggestBench"]),
     ],
     targets: [
-        // SQLite from Debian's libsqlite3-dev; nothing else comes from outside the toolchain.
-        .systemLibrary(
-            name: "CSQLite", pkgConfig: "sqlite3",
-            providers: [.apt(["libsqlite3-dev"])]),
+        // C libraries. None takes flags from pkg-config: on a Mac that would pull in Homebrew's copies, while an
+        // Apple build must link the SDK's SQLite (as GRDB does). On Debian the headers are in /usr/include.
+        .systemLibrary(name: "CSystem"),
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
 
-        // The domain model, JSON, time and the ranking core. No SQLite, no printing, no Foundation.
-        .target(name: "SuggestCore", swiftSettings: strict),
-        // The durable donation log: SQLite, migrations, incremental ranking state.
-        .target(name: "SuggestStore", dependencies: ["SuggestCore", "CSQLite"], swiftSettings: strict),
-        // Activation rules (dictionary and predicate forms), property lists, share requests.
-        .target(name: "SuggestShare", dependencies: ["SuggestCore"], swiftSettings: strict),
+        // The engine: the domain model, JSON, time, the ranking core and the storage seam. No SQLite, no
+        // printing, no Foundation.
+        .target(name: "SuggestCore", dependencies: ["CSystem"], swiftSettings: strict),
+        // Activation rules (dictionary and predicate forms), property lists, share requests and the share flow.
+        .target(name: "SuggestShare", dependencies: ["SuggestCore", "CSystem"], swiftSettings: strict),
+        // The embedded store: the donation log and its ranking state in SQLite.
+        .target(
+            name: "SuggestSQLiteStore", dependencies: ["SuggestCore", "CSQLite", "CSystem"], swiftSettings: strict),
         // Replay evaluation, the anchor policies and converters from public message histories.
-        .target(name: "SuggestEval", dependencies: ["SuggestCore"], swiftSettings: strict),
+        .target(name: "SuggestEval", dependencies: ["SuggestCore", "CSystem"], swiftSettings: strict),
         // The command line: one file per subcommand; the executable below only calls it.
         .target(
             name: "SuggestCLI",
-            dependencies: ["SuggestCore", "SuggestStore", "SuggestShare", "SuggestEval"],
+            dependencies: ["SuggestCore", "SuggestSQLiteStore", "SuggestShare", "SuggestEval", "CSystem"],
             swiftSettings: strict),
-        .executableTarget(name: "suggest", dependencies: ["SuggestCLI"], swiftSettings: strict),
+        .executableTarget(
+            name: "suggest", dependencies: ["SuggestCLI", "CSystem"], swiftSettings: strict,
+            linkerSettings: staticExecutable),
 
         .executableTarget(
-            name: "SuggestBench", dependencies: ["SuggestCore", "SuggestStore", "SuggestEval"],
+            name: "SuggestBench", dependencies: ["SuggestCore", "SuggestSQLiteStore", "SuggestEval", "CSystem"],
             path: "Benchmarks/SuggestBench", swiftSettings: strict),
 
         // What several test targets share (a seeded generator, temporary directories, the built `suggest` run as a
@@ -44,16 +57,18 @@ let package = Package(
         .target(name: "SuggestTestSupport", path: "Tests/SuggestTestSupport", swiftSettings: strict),
         .testTarget(name: "SuggestCoreTests", dependencies: ["SuggestCore", "SuggestTestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "SuggestStoreTests", dependencies: ["SuggestStore", "SuggestTestSupport"], swiftSettings: strict),
+            name: "SuggestSQLiteStoreTests", dependencies: ["SuggestSQLiteStore", "SuggestTestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "SuggestShareTests", dependencies: ["SuggestShare", "SuggestTestSupport"], swiftSettings: strict),
         .testTarget(name: "SuggestEvalTests", dependencies: ["SuggestEval", "SuggestTestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "SuggestCLITests", dependencies: ["SuggestCLI", "SuggestStore", "SuggestTestSupport"],
+            name: "SuggestCLITests", dependencies: ["SuggestCLI", "SuggestSQLiteStore", "SuggestTestSupport"],
             swiftSettings: strict),
         // Faults, concurrency, kills and hostile input, run against the built `suggest` binary.
         .testTarget(
-            name: "SuggestRobustnessTests", dependencies: ["SuggestCLI", "SuggestStore", "SuggestTestSupport"],
+            name: "SuggestRobustnessTests",
+            dependencies: ["SuggestCLI", "SuggestSQLiteStore", "SuggestTestSupport", "CSystem"],
             swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

@@ -4,25 +4,18 @@ import PackageDescription
 // The fuzz targets of suggest, kept out of the main package so that its build stays free of sanitizer flags.
 // Build and run them with scripts/fuzz.sh (swift build -Xswiftc -sanitize=fuzzer,address ...).
 //
-// SuggestCLI is not a product of the main package, so its sources are reached through a symlink and built here as
-// FuzzedSuggestCLI. FuzzHarness holds the checks each target makes; the robustness tests compile the same files
+// FuzzHarness holds the checks each target makes; the robustness tests compile the same files
 // (Tests/SuggestRobustnessTests/FuzzHarness is a symlink to it) to replay the committed corpus.
 let package = Package(
     name: "suggest-fuzz",
     dependencies: [.package(name: "suggest", path: "..")],
     targets: [
-        .target(
-            name: "FuzzedSuggestCLI",
-            dependencies: [
-                .product(name: "SuggestCore", package: "suggest"), .product(name: "SuggestStore", package: "suggest"),
-                .product(name: "SuggestShare", package: "suggest"), .product(name: "SuggestEval", package: "suggest"),
-            ]),
         .target(name: "CLibFuzzer"),
         .target(
             name: "FuzzHarness",
             dependencies: [
-                "FuzzedSuggestCLI", .product(name: "SuggestCore", package: "suggest"),
-                .product(name: "SuggestStore", package: "suggest"),
+                .product(name: "SuggestCLI", package: "suggest"), .product(name: "SuggestCore", package: "suggest"),
+                .product(name: "SuggestSQLiteStore", package: "suggest"),
             ]),
         .target(
             name: "FuzzShareHarness",

@@ -1,5 +1,5 @@
 import SuggestCore
-import SuggestStore
+import SuggestSQLiteStore
 
 /// `suggest-bench store`: builds a store from a synthetic history through `DonationStore.importDonations`, with
 /// no JSON in between, then times opening it, `suggestions` and `donate` inside one process.

@@ -1,12 +1,5 @@
+import CSystem
 import SuggestCore
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// A stream of bytes read in chunks: a file, standard input, or bytes in memory (tests). The lines are
 /// `LineStream`'s, read as `import` always has: in 64 KiB reads, a `\r` dropped only before a `\n`, lines over
@@ -50,12 +43,12 @@ public final class ByteSource {
     /// Opens a file for reading.
     /// - Throws: `CommandError.usage` naming the file when it cannot be opened.
     public convenience init(path: String) throws(CommandError) {
-        let fd = open(path, O_RDONLY)
+        let fd = system_open(path, O_RDONLY)
         guard fd >= 0 else {
-            throw CommandError.usage("cannot read \(path): \(String(cString: strerror(errno)))")
+            throw CommandError.usage("cannot read \(path): \(String(cString: strerror(system_errno())))")
         }
         var info = stat()
-        if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
+        if fstat(fd, &info) == 0, system_is_directory(info.st_mode) != 0 {
             close(fd)
             throw CommandError.usage("\(path) is a directory, not a file")
         }

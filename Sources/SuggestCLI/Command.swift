@@ -1,5 +1,5 @@
 import SuggestCore
-import SuggestStore
+import SuggestSQLiteStore
 
 /// One subcommand of `suggest`: its name, help and options, and what it does.
 protocol Command: Sendable {

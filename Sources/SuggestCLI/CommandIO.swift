@@ -1,12 +1,5 @@
-import SuggestStore
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import CSystem
+import SuggestSQLiteStore
 
 /// Where a command writes: standard output for results, standard error for errors and progress.
 ///
@@ -39,10 +32,10 @@ public final class FileDescriptorOutput: OutputSink {
         var offset = 0
         while offset < buffer.count {
             let written = buffer.withUnsafeBytes { raw in
-                Glibc.write(descriptor, raw.baseAddress.map { $0 + offset }, buffer.count - offset)
+                CSystem.write(descriptor, raw.baseAddress.map { $0 + offset }, buffer.count - offset)
             }
             if written < 0 {
-                if errno == EINTR { continue }
+                if system_errno() == EINTR { continue }
                 break  // a closed pipe: nothing more can be said
             }
             offset += written

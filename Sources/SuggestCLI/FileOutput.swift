@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import CSystem
 
 /// Writes a whole file, for reports.
 enum FileOutput {
@@ -12,13 +6,13 @@ enum FileOutput {
     /// - Throws: `CommandError.failure` naming the file when it cannot be written.
     static func write(_ text: String, to path: String) throws(CommandError) {
         guard let file = fopen(path, "w") else {
-            throw CommandError.failure("cannot write \(path): \(String(cString: strerror(errno)))")
+            throw CommandError.failure("cannot write \(path): \(String(cString: strerror(system_errno())))")
         }
         let bytes = Array(text.utf8)
         let written = fwrite(bytes, 1, bytes.count, file)
         let closed = fclose(file)
         guard written == bytes.count, closed == 0 else {
-            throw CommandError.failure("cannot write \(path): \(String(cString: strerror(errno)))")
+            throw CommandError.failure("cannot write \(path): \(String(cString: strerror(system_errno())))")
         }
     }
 }

@@ -1,6 +1,6 @@
 import Dispatch
 import SuggestCore
-import SuggestStore
+import SuggestSQLiteStore
 
 /// The lines of an import, read and parsed on a second thread a batch at a time, handed to the store one by one.
 ///

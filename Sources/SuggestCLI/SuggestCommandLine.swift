@@ -1,5 +1,5 @@
 import SuggestCore
-import SuggestStore
+import SuggestSQLiteStore
 
 /// The `suggest` command line: finds the subcommand, handles `--help` and `--version`, and turns every error into
 /// one line on standard error and the contract's exit code.

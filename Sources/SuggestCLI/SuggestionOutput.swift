@@ -1,5 +1,5 @@
 import SuggestCore
-import SuggestStore
+import SuggestSQLiteStore
 
 /// How suggestions print: the contract's JSON, and a table for people.
 enum SuggestionOutput {

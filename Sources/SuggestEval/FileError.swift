@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import CSystem
 
 /// A file that could not be opened, read or written, with the system's reason.
 public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -23,7 +17,7 @@ public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The error for the current `errno`.
     static func current(path: String, operation: String) -> FileError {
-        let code = errno
+        let code = system_errno()
         let reason = strerror(code).map { String(cString: $0) } ?? "error \(code)"
         return FileError(path: path, operation: operation, reason: reason)
     }

@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import CSystem
 
 /// The few file-system calls the module makes, without Foundation.
 enum FileSystem {
@@ -19,7 +13,7 @@ enum FileSystem {
         while written < bytes.count {
             let count = write(descriptor, base + written, bytes.count - written)
             if count < 0 {
-                if errno == EINTR { continue }
+                if system_errno() == EINTR { continue }
                 return FileError.current(path: name, operation: "write")
             }
             written += count

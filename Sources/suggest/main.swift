@@ -1,12 +1,5 @@
+import CSystem
 import SuggestCLI
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 // The executable only gathers the process's surroundings and hands them to the library, which tests call directly.
 // Only the variables suggest reads: every process start pays for what it copies.
@@ -19,7 +12,7 @@ func processEnvironment() -> [String: String] {
 }
 
 // A closed pipe (`suggest export | head`) should end the process quietly, not kill it with a signal.
-signal(SIGPIPE, SIG_IGN)
+system_ignore_signal(SIGPIPE)
 let io = CommandIO(
     standardOutput: FileDescriptorOutput(descriptor: 1),
     standardError: FileDescriptorOutput(descriptor: 2, autoFlush: true),

@@ -1,5 +1,5 @@
 import SuggestCore
-import SuggestStore
+import SuggestSQLiteStore
 import SuggestTestSupport
 import Testing
 

@@ -1,5 +1,5 @@
 import SuggestCore
-import SuggestStore
+import SuggestSQLiteStore
 import Testing
 
 #if canImport(Glibc)

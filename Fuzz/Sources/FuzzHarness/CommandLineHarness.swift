@@ -1,11 +1,7 @@
 import SuggestCore
-import SuggestStore
+import SuggestSQLiteStore
 
-#if canImport(FuzzedSuggestCLI)
-    import FuzzedSuggestCLI
-#else
-    import SuggestCLI
-#endif
+import SuggestCLI
 
 #if canImport(Glibc)
     import Glibc

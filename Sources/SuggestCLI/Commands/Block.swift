@@ -1,5 +1,5 @@
 import SuggestCore
-import SuggestStore
+import SuggestSQLiteStore
 
 /// `suggest block`: never suggest a conversation.
 enum Block: Command {

@@ -1,5 +1,5 @@
 import SuggestCore
-import SuggestStore
+import SuggestSQLiteStore
 
 /// `suggest config`: the store's retention settings.
 enum Config: Command {

@@ -1,5 +1,5 @@
 import SuggestCore
-import SuggestStore
+import SuggestSQLiteStore
 
 /// `suggest delete`: removes donations and everything derived from them, from the ranking and from the disk.
 enum Delete: Command {

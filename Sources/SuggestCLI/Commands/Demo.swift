@@ -1,13 +1,6 @@
+import CSystem
 import SuggestCore
-import SuggestStore
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import SuggestSQLiteStore
 
 /// `suggest demo`: the main job on the bundled sample data, in a throwaway store, printing each command it runs.
 enum Demo: Command {

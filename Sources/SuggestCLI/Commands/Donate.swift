@@ -1,5 +1,5 @@
 import SuggestCore
-import SuggestStore
+import SuggestSQLiteStore
 
 /// `suggest donate`: records one donation after a message is sent or received.
 enum Donate: Command {

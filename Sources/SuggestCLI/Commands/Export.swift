@@ -1,5 +1,5 @@
 import SuggestCore
-import SuggestStore
+import SuggestSQLiteStore
 
 /// `suggest export`: the account's donations as JSON Lines that `import` reads back.
 enum Export: Command {

@@ -1,5 +1,5 @@
 import SuggestCore
-import SuggestStore
+import SuggestSQLiteStore
 
 /// `suggest feedback`: "Suggest Less" for a conversation, or forgetting it.
 enum Feedback: Command {

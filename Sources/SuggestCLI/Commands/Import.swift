@@ -1,5 +1,5 @@
 import SuggestCore
-import SuggestStore
+import SuggestSQLiteStore
 
 /// `suggest import`: records donations from JSON Lines, all or nothing.
 enum Import: Command {

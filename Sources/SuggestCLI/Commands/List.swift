@@ -1,5 +1,5 @@
 import SuggestCore
-import SuggestStore
+import SuggestSQLiteStore
 
 /// `suggest list`: the share sheet's row of suggestions now.
 enum List: Command {

@@ -1,6 +1,6 @@
 import SuggestCore
 import SuggestShare
-import SuggestStore
+import SuggestSQLiteStore
 
 /// `suggest share`: the share flow, from the shared items to the preselected recipient and back to a donation.
 enum Share: Command {

@@ -1,3 +1,5 @@
+import CSystem
+
 extension Interaction {
     /// The longest string the contract accepts, in UTF-8 bytes.
     public static let maximumStringBytes = 4096
@@ -318,14 +320,6 @@ struct FieldReader {
         guard !hasNul else { throw InputError(field: field(), message: "contains a NUL character") }
     }
 }
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 extension JSONValue {
     /// The tree of an input the direct decoders left to the tree path, with a syntax error worded as invalid input.

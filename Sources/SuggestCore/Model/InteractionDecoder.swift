@@ -1,3 +1,5 @@
+import CSystem
+
 /// Reads one donation straight from the bytes of its JSON text, member by member, without building a
 /// `JSONValue` tree.
 ///
@@ -389,11 +391,3 @@ extension JSONParser {
         return nil
     }
 }
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif

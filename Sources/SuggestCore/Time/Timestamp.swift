@@ -1,3 +1,5 @@
+import CSystem
+
 /// A moment in time as Unix seconds (fractions allowed), the only clock type the core uses.
 ///
 /// The core avoids Foundation so that `suggest list` starts in a few milliseconds; `Timestamp` is the small
@@ -37,11 +39,3 @@ enum SystemClock {
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 }
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif

@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import CSystem
 
 /// Reads a whole file with the C library, so that the module needs no Foundation.
 enum FileReader {
@@ -20,15 +14,15 @@ enum FileReader {
     /// - Throws: `Failure` when the file cannot be opened or read, is a directory, or exceeds `maximumBytes`.
     /// - Complexity: O(n) in the size of the file.
     static func read(_ path: String) throws(Failure) -> [UInt8] {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw Failure(reason: describe(errno)) }
+        let descriptor = system_open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw Failure(reason: describe(system_errno())) }
         defer { close(descriptor) }
         var result: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while true {
             let count = buffer.withUnsafeMutableBytes { raw in readSome(descriptor, raw.baseAddress, raw.count) }
             if count < 0 {
-                let code = errno
+                let code = system_errno()
                 if code == EINTR { continue }
                 throw Failure(reason: describe(code))
             }

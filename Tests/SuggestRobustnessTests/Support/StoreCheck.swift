@@ -1,5 +1,5 @@
 import SuggestCore
-import SuggestStore
+import SuggestSQLiteStore
 
 /// Checks that a store's derived ranking state is what its donations give, two ways.
 enum StoreCheck {

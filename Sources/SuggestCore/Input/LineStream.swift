@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import CSystem
 
 /// Lines read from a file descriptor or from bytes in memory, one at a time or in batches of whole lines: the one
 /// reader behind `suggest import`, `donate --json`, `share`, `eval`, the converters and `suggest-bench parse`.
@@ -45,7 +39,7 @@ public final class LineStream {
         public init(code: Int32) { self.code = code }
 
         /// The error for the current `errno`.
-        public static var current: SystemError { SystemError(code: errno) }
+        public static var current: SystemError { SystemError(code: system_errno()) }
 
         /// The system's message (`No such file or directory`).
         public var reason: String { strerror(code).map { String(cString: $0) } ?? "error \(code)" }
@@ -129,7 +123,7 @@ public final class LineStream {
         path: String, chunkSize: Int = 1 << 20, maximumLineLength: Int? = nil,
         carriageReturns: CarriageReturns = .drop, onReadError: OnReadError = .throwError
     ) throws(SystemError) {
-        let descriptor = open(path, O_RDONLY)
+        let descriptor = system_open(path, O_RDONLY)
         guard descriptor >= 0 else { throw .current }
         self.init(
             descriptor: descriptor, closesDescriptor: true, chunkSize: chunkSize,
@@ -145,7 +139,7 @@ public final class LineStream {
     public var totalBytes: Int? {
         if let memoryCount { return memoryCount }
         var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG else { return nil }
+        guard fstat(descriptor, &info) == 0, system_is_regular_file(info.st_mode) != 0 else { return nil }
         return Int(info.st_size)
     }
 
@@ -262,7 +256,7 @@ public final class LineStream {
         var count: Int
         repeat {
             count = read(descriptor, storage + end, chunkSize)
-        } while count < 0 && errno == EINTR
+        } while count < 0 && system_errno() == EINTR
         if count < 0 {
             if onReadError == .endInput { return false }
             throw .current

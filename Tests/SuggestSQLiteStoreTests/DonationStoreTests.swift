@@ -1,7 +1,7 @@
 import SuggestCore
 import Testing
 
-@testable import SuggestStore
+@testable import SuggestSQLiteStore
 import SuggestTestSupport
 
 @Suite struct DonationStoreTests {

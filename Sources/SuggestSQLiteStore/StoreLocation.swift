@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import CSystem
 
 /// Where the store lives: `--store DIR`, else `SUGGEST_STORE`, else `$XDG_DATA_HOME/suggest`, else
 /// `~/.local/share/suggest` (the contract's order). The directory is like an App Group container: an app and its
@@ -37,7 +31,7 @@ public struct StoreLocation: Sendable, Equatable {
     /// - Throws: `StoreError` naming the directory and what to do about it.
     public func checkDatabasePath() throws(StoreError) {
         var info = stat()
-        guard stat(databasePath, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { return }
+        guard stat(databasePath, &info) == 0, system_is_directory(info.st_mode) != 0 else { return }
         throw StoreError(
             .notAStore, "\(databasePath) is a directory, not a file; move it away or choose another --store")
     }
@@ -47,20 +41,20 @@ public struct StoreLocation: Sendable, Equatable {
     public func createDirectory() throws(StoreError) {
         // Every command but the first finds it there: one system call, not one per path component.
         var existing = stat()
-        if stat(directory, &existing) == 0 && existing.st_mode & S_IFMT == S_IFDIR { return }
+        if stat(directory, &existing) == 0 && system_is_directory(existing.st_mode) != 0 { return }
         var path = ""
         for component in directory.split(separator: "/", omittingEmptySubsequences: false) {
             path += path.isEmpty && directory.hasPrefix("/") ? "/" + component : (path.isEmpty ? "" : "/") + component
             if path.isEmpty || path == "/" { continue }
             var info = stat()
             if stat(path, &info) == 0 {
-                guard info.st_mode & S_IFMT == S_IFDIR else {
+                guard system_is_directory(info.st_mode) != 0 else {
                     throw StoreError(.notADirectory, "\(path) is a file, not a directory; --store names a directory")
                 }
                 continue
             }
-            if mkdir(path, 0o700) != 0 && errno != EEXIST {
-                let reason = String(cString: strerror(errno))
+            if mkdir(path, 0o700) != 0 && system_errno() != EEXIST {
+                let reason = String(cString: strerror(system_errno()))
                 throw StoreError(.readOnly, "cannot create the store directory \(path): \(reason)")
             }
         }

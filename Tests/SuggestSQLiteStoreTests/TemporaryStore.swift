@@ -1,5 +1,5 @@
 import SuggestCore
-import SuggestStore
+import SuggestSQLiteStore
 import SuggestTestSupport
 
 /// A store in a fresh temporary directory, removed when the test ends.

@@ -2,7 +2,7 @@ import SuggestCore
 import SuggestTestSupport
 import Testing
 
-@testable import SuggestStore
+@testable import SuggestSQLiteStore
 
 /// A block gives back every field of every donation, bit for bit, whatever their mix of forms (UUIDs in capitals,
 /// small letters or neither, repeated and new groups and content types, dates in whole milliseconds or not); it

@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
+import CSystem
 
 /// Why the store cannot do what was asked: each case reads as one line that says what is wrong and what to do.
 public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {

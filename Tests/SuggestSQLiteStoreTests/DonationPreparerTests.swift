@@ -2,7 +2,7 @@ import SuggestCore
 import SuggestTestSupport
 import Testing
 
-@testable import SuggestStore
+@testable import SuggestSQLiteStore
 
 /// A preparer that reuses recent snapshot bodies, and intents by their JSON's bytes, gives every donation what it
 /// would have without reuse.

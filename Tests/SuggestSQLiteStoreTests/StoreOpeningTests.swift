@@ -2,7 +2,7 @@ import SuggestCore
 import SuggestTestSupport
 import Testing
 
-@testable import SuggestStore
+@testable import SuggestSQLiteStore
 
 #if canImport(Glibc)
     import Glibc

@@ -2,7 +2,7 @@ import SuggestCore
 import SuggestTestSupport
 import Testing
 
-@testable import SuggestStore
+@testable import SuggestSQLiteStore
 
 /// The buckets of identifiers answer as a multiset of (key, block) pairs does, through writes and reads back, in
 /// both of their ways of adding (one by one, and in one list after `loadAll`).

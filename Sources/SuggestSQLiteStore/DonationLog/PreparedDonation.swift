@@ -1,12 +1,5 @@
+import CSystem
 import SuggestCore
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// A donation with the part of its recording that needs no store already done: its keys, the snapshot body it will
 /// be stored under, and the content kinds it feeds. Made by a store's `DonationPreparer`, on any one thread.

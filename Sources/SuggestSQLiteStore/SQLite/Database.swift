@@ -1,13 +1,6 @@
 import CSQLite
+import CSystem
 import SuggestCore
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// One connection to a SQLite database, configured for several processes sharing one store.
 ///

@@ -1,13 +1,6 @@
 import CSQLite
+import CSystem
 import SuggestCore
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// The durable donation log of one store directory, and the ranking state derived from it.
 ///

@@ -1,12 +1,5 @@
+import CSystem
 import SuggestCore
-
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Musl)
-    import Musl
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 
 /// Records donations inside one write transaction, keeping the conversations they touch in memory and writing
 /// each one's state back once, at `flush()`.

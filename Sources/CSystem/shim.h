@@ -1,0 +1,38 @@
+// The C library, for every module of suggest: the one place that knows which platform's headers to read, so that
+// Swift files import `CSystem` instead of choosing between Glibc, Musl and Darwin themselves.
+#ifndef SUGGEST_CSYSTEM_SHIM_H
+#define SUGGEST_CSYSTEM_SHIM_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+
+/// `errno` is a macro in C (a thread-local behind a function call), so Swift cannot read it as a variable.
+static inline int system_errno(void) { return errno; }
+
+/// `open(2)` with flags only: Swift cannot call the variadic C function.
+static inline int system_open(const char *path, int flags) { return open(path, flags); }
+
+/// `open(2)` with a mode for the file it creates.
+static inline int system_open_creating(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }
+
+/// Whether a `stat` mode is a directory (`S_ISDIR`, a macro in C).
+static inline int system_is_directory(mode_t mode) { return S_ISDIR(mode); }
+
+/// Whether a `stat` mode is a regular file (`S_ISREG`, a macro in C).
+static inline int system_is_regular_file(mode_t mode) { return S_ISREG(mode); }
+
+/// Ignores a signal (`SIG_IGN` is a cast in C, which Swift does not import).
+static inline void system_ignore_signal(int signal_number) { signal(signal_number, SIG_IGN); }
+
+#endif
