@@ -9,19 +9,19 @@ enum LinearScan {
     static func top(in index: InMemoryRankingIndex, ranker: TopKRanker) -> [RankedConversation] {
         let scorer = ranker.scorer
         let limit = scorer.context.limit
-        var matches: [Int64: Int] = [:]
+        var matches: [ConversationHandle: Int] = [:]
         if scorer.policy.peopleWeight > 0 {
-            for person in scorer.context.distinctPeople {
-                for reference in Set(index.conversations(withPerson: person)) { matches[reference, default: 0] += 1 }
+            for conversations in index.conversations(withPeople: scorer.context.distinctPeople) {
+                for conversation in Set(conversations) { matches[conversation, default: 0] += 1 }
             }
         }
         var best: [RankedConversation] = []
         best.reserveCapacity(limit + 1)
-        for reference in 0..<Int64(index.count) {
-            guard let candidate = index.candidate(reference, contentKinds: scorer.contentKinds),
+        for conversation in index.allConversations() {
+            guard let candidate = index.candidate(conversation, contentKinds: scorer.contentKinds),
                 scorer.admits(candidate)
             else { continue }
-            let ranked = scorer.rank(candidate, matchedPeople: matches[reference] ?? 0)
+            let ranked = scorer.rank(candidate, matchedPeople: matches[conversation] ?? 0)
             if best.count == limit, let last = best.last, !RankedConversation.ranksBefore(ranked, last) { continue }
             var position = best.count
             while position > 0 && RankedConversation.ranksBefore(ranked, best[position - 1]) { position -= 1 }

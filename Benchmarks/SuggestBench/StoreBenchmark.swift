@@ -37,7 +37,7 @@ enum StoreBenchmark {
         print("| measure | median (min–max) |")
         print("|---|---|")
         if !parsed.flag("--no-import") {
-            let store = try DonationStore.open(location)
+            let store = try SQLiteDonationStore.open(location)
             try store.setRetention(Retention(maximumAgeDays: 0, idleDays: 0))
             var stream = history.makeIterator()
             var line = 0
@@ -46,8 +46,8 @@ enum StoreBenchmark {
                 // The expected count, as `suggest import` gives it: a large import builds the secondary indexes
                 // once at its end instead of inserting into them row by row.
                 try store.importDonations(
-                    progressInterval: 1_000_000, expectedDonations: parameters.donations,
-                    progress: { Log.note("store: \(Format.count($0)) donations") },
+                    ImportOptions(expectedDonations: parameters.donations, progressInterval: 1_000_000),
+                    progress: { Log.note("store: \(Format.count($0.lines)) donations") }, interruption: {},
                     next: {
                         guard let donation = stream.next() else { return nil }
                         line += 1
@@ -68,20 +68,20 @@ enum StoreBenchmark {
         var checksum = Checksum()
         let popular = SyntheticHistory.conversationIdentifier(history.conversation(ofRank: 3))
         for run in 0..<runs {
-            let opened = try MonotonicClock.time { try DonationStore.open(location) }
+            let opened = try MonotonicClock.time { try SQLiteDonationStore.open(location) }
             let store = opened.result
             opens.append(opened.nanoseconds)
             let listed = try MonotonicClock.time {
                 try store.suggestions(account: Interaction.defaultAccount, context: RankingContext(at: .now()))
             }
             lists.append(listed.nanoseconds)
-            for suggestion in listed.result { checksum.add(suggestion.conversationIdentifier) }
+            for suggestion in listed.result.suggestions { checksum.add(suggestion.conversationIdentifier) }
             let interaction = Interaction(
                 identifier: "bench-\(MonotonicClock.nanoseconds())-\(run)", date: .now(), direction: .outgoing,
                 intent: SendMessageIntent(conversationIdentifier: popular))
-            donates.append(try MonotonicClock.time { try store.donate(interaction) }.nanoseconds)
+            donates.append(try MonotonicClock.time { try store.record(interaction) }.nanoseconds)
         }
-        print("| DonationStore.open | \(Summary(opens).formatted(Format.duration)) |")
+        print("| SQLiteDonationStore.open | \(Summary(opens).formatted(Format.duration)) |")
         print("| suggestions (top 8, now) | \(Summary(lists).formatted(Format.duration)) |")
         print("| donate (one outgoing donation, one transaction) | \(Summary(donates).formatted(Format.duration)) |")
         print("")

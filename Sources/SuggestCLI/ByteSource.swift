@@ -87,3 +87,6 @@ public final class ByteSource {
         return all
     }
 }
+
+/// A file or standard input, as a store's batch import reads it.
+extension ByteSource: JSONLineSource {}

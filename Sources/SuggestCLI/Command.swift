@@ -51,15 +51,21 @@ enum StoreOptions {
         StoreLocation.resolve(explicit: arguments.value("--store"), environment: io.environment)
     }
 
-    /// Opens the store the options name.
+    /// Opens the store the options name and brings it up to date (`DonationStore.maintain` for the account: expired
+    /// donations deleted, state built under another policy rebuilt), before the command reads or writes it.
     ///
     /// A command is a short process: it leaves the write-ahead log in place when it exits instead of checkpointing
     /// it (two `fdatasync`s, and deleting and creating the log and index files, on every command); a commit that
     /// leaves `checkpointPages` pages in the log checkpoints and truncates it instead. A crash of the process loses
     /// nothing; a power loss may lose the writes since the last checkpoint. `import`, every deletion and every
     /// expiry checkpoint and truncate the log at once (docs/robustness.md, "Durability").
-    static func open(_ arguments: ParsedArguments, _ io: CommandIO) throws -> DonationStore {
-        try DonationStore.open(location(arguments, io), checkpoints: .everyPages(checkpointPages))
+    /// - Parameter account: whose expired donations to delete; `nil` for every account's.
+    static func open(_ arguments: ParsedArguments, _ io: CommandIO, maintaining account: String?) throws
+        -> any DonationStore
+    {
+        let store = try SQLiteDonationStore.open(location(arguments, io), checkpoints: .everyPages(checkpointPages))
+        _ = try store.maintain(account: account, now: .now(), budget: .unbounded)
+        return store
     }
 
     /// About 400 KB of log at most (a donation writes 10 to 20 pages): every command reads the whole log when it

@@ -81,11 +81,23 @@ public enum SuggestCommandLine {
             io.err(oneLine("suggest \(command.name): invalid input: \(error)"))
             return ExitCode.usage
         } catch let error as StoreError {
-            io.err(oneLine("suggest \(command.name): \(error)"))
+            io.err(oneLine("suggest \(command.name): \(error.message)" + remedy(for: error)))
+            return ExitCode.failure
+        } catch is CancellationError {
+            io.err(oneLine("suggest \(command.name): interrupted; nothing was changed"))
             return ExitCode.failure
         } catch {
             io.err(oneLine("suggest \(command.name): \(error)"))
             return ExitCode.failure
+        }
+    }
+
+    /// What the command line adds to a store's error: the flag that chooses another store.
+    static func remedy(for error: StoreError) -> String {
+        switch error.kind {
+        case .notAStore, .foreignDatabase, .notADirectory: return "; move it away or choose another --store"
+        case .readOnly: return "; or choose another --store"
+        default: return ""
         }
     }
 

@@ -1,89 +1,18 @@
 import SuggestCore
-import SuggestSQLiteStore
 
-/// How suggestions print: the contract's JSON, and a table for people.
+/// How suggestions print for people: a table, and the `--explain` lines. (Their JSON is the library's:
+/// `SuggestionList.jsonText`.)
 enum SuggestionOutput {
-    /// Writes one suggestion as the contract's JSON object, with the explanation and extra fields after.
-    static func write(_ suggestion: Suggestion, explain: Bool, to writer: inout JSONWriter) {
-        writer.beginObject()
-        writer.key("rank")
-        writer.integer(suggestion.rank)
-        writeConversation(suggestion, to: &writer)
-        writer.key("score")
-        writer.number(suggestion.score, significantDigits: 6)
-        writer.key("isGroup")
-        writer.bool(suggestion.isGroup)
-        writer.optional("serviceName", suggestion.serviceName)
-        writer.key("lastDate")
-        writer.string(suggestion.ranked.lastDate.rfc3339)
-        if explain {
-            writer.key("explanation")
-            writeExplanation(suggestion.ranked, to: &writer)
-        }
-        writer.endObject()
-    }
-
-    /// The members that name a conversation: identifier, group name, recipients, image.
-    static func writeConversation(_ suggestion: Suggestion, to writer: inout JSONWriter) {
-        writer.key("conversationIdentifier")
-        writer.string(suggestion.conversationIdentifier)
-        writer.optional("speakableGroupName", suggestion.speakableGroupName)
-        writer.key("recipients")
-        writer.beginArray()
-        for person in suggestion.recipients { person.write(to: &writer) }
-        writer.endArray()
-        writer.optional("image", suggestion.image)
-    }
-
-    static func writeExplanation(_ ranked: RankedConversation, to writer: inout JSONWriter) {
-        let breakdown = ranked.breakdown
-        writer.beginObject()
-        for term in breakdown.terms {
-            writer.key(camelCase(term.name))
-            writer.number(term.value, significantDigits: 6)
-        }
-        writer.key("factor")
-        writer.number(breakdown.factor, significantDigits: 6)
-        writer.key("suggestLess")
-        writer.integer(breakdown.lessFeedback)
-        writer.key("matchedPeople")
-        writer.integer(breakdown.matchedPeople)
-        writer.key("outgoing")
-        writer.integer(ranked.state.outgoingCount)
-        writer.key("incoming")
-        writer.integer(ranked.state.incomingCount)
-        writer.key("engaged")
-        writer.integer(ranked.state.engagedCount)
-        writer.endObject()
-    }
-
-    /// `short-term` becomes `shortTerm`.
-    static func camelCase(_ name: String) -> String {
-        let parts = name.split(separator: "-")
-        return parts.enumerated().map { index, part in index == 0 ? String(part) : part.prefix(1).uppercased() + part.dropFirst() }
-            .joined()
-    }
-
     /// The name a person reads for a conversation.
-    static func title(_ suggestion: Suggestion) -> String {
-        if let name = suggestion.speakableGroupName { return name }
-        guard !suggestion.recipients.isEmpty else { return suggestion.conversationIdentifier }
-        // Appended one by one: `joined(separator:)` searches the run-time conformance tables on its first use.
-        var title = ""
-        for person in suggestion.recipients {
-            if !title.isEmpty { title += ", " }
-            title += person.displayName ?? person.customIdentifier ?? person.personHandle?.value ?? "?"
-        }
-        return title
-    }
+    static func title(_ suggestion: Suggestion) -> String { suggestion.title }
 
     /// The table `list` prints for people.
     ///
     /// Scores are shown relative to the first suggestion's (1 = as strong as the first): the policy's channels
-    /// differ by orders of magnitude, so raw scores read like 5.7e-20; `--json` keeps the raw values.
-    static func table(_ suggestions: [Suggestion], explain: Bool, at: Timestamp) -> String {
+    /// differ by orders of magnitude, so raw scores read like 5.7e-20.
+    static func table(_ suggestions: [Suggestion], at: Timestamp) -> String {
         guard !suggestions.isEmpty else { return "No suggestions.\n" }
-        let logUnit = suggestions[0].ranked.logScore
+        let unit = suggestions[0].explanation.map { LogSpace.value($0.logScore) } ?? 1
         let titles = suggestions.map { String(title($0).prefix(40)) }
         let width = max(titles.map(\.count).max() ?? 0, 12)
         var text = ""
@@ -91,35 +20,38 @@ enum SuggestionOutput {
             let rank = String(suggestion.rank)
             text += String(repeating: " ", count: max(0, 3 - rank.count)) + rank + "  " + title
                 + String(repeating: " ", count: width - title.count + 2)
-            text += "score " + format(LogSpace.value(suggestion.ranked.logScore - logUnit)) + "  "
-                + (suggestion.isGroup ? "group" : "person")
+            text += "score " + format(suggestion.score) + "  " + (suggestion.isGroup ? "group" : "person")
             // Counted when the title does not say it all, and only when the intents named anyone.
             if !suggestion.recipients.isEmpty && (suggestion.speakableGroupName != nil || suggestion.recipients.count != 1) {
                 text += " · \(suggestion.recipients.count) " + (suggestion.recipients.count == 1 ? "person" : "people")
             }
             text += "  [\(suggestion.conversationIdentifier)]\n"
-            if explain { text += explanation(suggestion.ranked, at: at, unit: LogSpace.value(logUnit)) }
+            if let explanation = suggestion.explanation {
+                text += self.explanation(explanation, lastDate: suggestion.lastDate, at: at, unit: unit)
+            }
         }
         return text
     }
 
     /// The `--explain` lines under a suggestion.
     /// - Parameter unit: what the terms are divided by, so that they read on the table's relative scale.
-    static func explanation(_ ranked: RankedConversation, at: Timestamp, unit: Double) -> String {
-        let breakdown = ranked.breakdown
+    static func explanation(_ explanation: Suggestion.Explanation, lastDate: Timestamp, at: Timestamp, unit: Double)
+        -> String
+    {
         let scale = unit > 0 && unit.isFinite ? unit : 1
-        var parts = breakdown.terms.map { "\($0.name) \(format($0.value / scale))" }.joined(separator: " + ")
-        if breakdown.factor != 1 { parts = "(\(parts)) × \(format(breakdown.factor))" }
+        var parts = explanation.terms.map { "\($0.name) \(format($0.value / scale))" }.joined(separator: " + ")
+        if explanation.factor != 1 { parts = "(\(parts)) × \(format(explanation.factor))" }
         var text = "       why: " + parts + "\n"
-        let state = ranked.state
-        text += "            \(state.outgoingCount) sent, \(state.incomingCount) received"
-        if state.engagedCount > 0 { text += ", \(state.engagedCount) shared from a suggestion" }
-        text += "; last \(age(of: state.lastDate, at: at))"
-        if let lastOut = state.lastOutgoingDate { text += ", last sent \(age(of: lastOut, at: at))" }
+        text += "            \(explanation.outgoingCount) sent, \(explanation.incomingCount) received"
+        if explanation.engagedCount > 0 { text += ", \(explanation.engagedCount) shared from a suggestion" }
+        text += "; last \(age(of: lastDate, at: at))"
+        if let lastOut = explanation.lastOutgoingDate { text += ", last sent \(age(of: lastOut, at: at))" }
         text += "\n"
-        if breakdown.matchedPeople > 0 { text += "            \(breakdown.matchedPeople) of the people in the shared content\n" }
-        if breakdown.lessFeedback > 0 {
-            text += "            you asked to suggest it less (×\(breakdown.lessFeedback))\n"
+        if explanation.matchedPeople > 0 {
+            text += "            \(explanation.matchedPeople) of the people in the shared content\n"
+        }
+        if explanation.lessFeedback > 0 {
+            text += "            you asked to suggest it less (×\(explanation.lessFeedback))\n"
         }
         return text
     }

@@ -15,8 +15,8 @@ final class FrecencyReplay: AccountReplay {
     func rank(of conversation: String, at date: Timestamp) throws -> RankedTarget? {
         guard let slot = index.existingSlot(for: conversation) else { return nil }
         let ranker = TopKRanker(policy: index.policy, context: RankingContext(at: date))
-        guard let (rank, target) = try index.rank(of: slot, using: ranker) else { return nil }
-        return RankedTarget(rank: rank, covered: target.logScore > LogSpace.zero)
+        guard let ranked = try index.rank(of: slot, using: ranker) else { return nil }
+        return RankedTarget(rank: ranked.rank, covered: ranked.ranked.logScore > LogSpace.zero)
     }
 
     /// Applies the donation's ranking event; the eval context has no content types and no people, so the index's

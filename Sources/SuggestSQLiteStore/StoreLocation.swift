@@ -1,4 +1,5 @@
 import CSystem
+import SuggestCore
 
 /// Where the store lives: `--store DIR`, else `SUGGEST_STORE`, else `$XDG_DATA_HOME/suggest`, else
 /// `~/.local/share/suggest` (the contract's order). The directory is like an App Group container: an app and its

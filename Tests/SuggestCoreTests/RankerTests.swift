@@ -173,7 +173,7 @@ import SuggestTestSupport
         // "é" as one scalar (C3 A9) sorts after "e\u{301}" (65 CC 81) byte-wise, though Swift's == calls them equal.
         let state = ConversationState.empty
         let a = RankedConversation(
-            reference: 0, conversationIdentifier: "e\u{301}", logScore: 0, lastDate: Timestamp(seconds: 0), state: state,
+            conversation: ConversationHandle(rawValue: 0), conversationIdentifier: "e\u{301}", logScore: 0, lastDate: Timestamp(seconds: 0), state: state,
             breakdown: ScoreBreakdown(terms: [], factor: 1, contentShare: 0, matchedPeople: 0, lessFeedback: 0))
         var b = a
         b.conversationIdentifier = "\u{e9}"

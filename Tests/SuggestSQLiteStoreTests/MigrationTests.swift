@@ -13,9 +13,21 @@ import Testing
 /// before the conversations' group identifiers (schema 2) finds its groups; one written before the blocks of
 /// donations (schema 3) has its donation rows moved into blocks, in their order.
 @Suite struct MigrationTests {
+    /// Turns a store back into the exact shape migration 5 left: no sorted lists by service or content kind.
+    static func downgradeToSchema5(_ path: String) throws {
+        let database = try Database(path: path)
+        var drops = ""
+        for channel in 0..<4 {
+            drops += "DROP INDEX conversations_by_service_c\(channel); DROP INDEX conversation_content_by_c\(channel);\n"
+        }
+        for channel in 0..<4 { drops += "ALTER TABLE conversation_content DROP COLUMN c\(channel);\n" }
+        try database.execute("BEGIN; \(drops) DELETE FROM schema_migrations WHERE version >= 6; COMMIT;")
+    }
+
     /// Turns a store back into the exact shape migration 3 left: a row per donation, in recording order, with its
     /// identifier key and three indexes; no blocks.
     static func downgradeToSchema3(_ path: String) throws {
+        try downgradeToSchema5(path)
         let database = try Database(path: path)
         try database.execute("BEGIN")
         try database.execute(
@@ -106,15 +118,15 @@ import Testing
     /// it; its export must not change. Returns the migrated store and that export.
     private static func migratedStore(
         of donations: [Interaction], in directory: TemporaryDirectory, downgrade: (String) throws -> Void
-    ) throws -> (store: DonationStore, export: [String]) {
+    ) throws -> (store: SQLiteDonationStore, export: [String]) {
         do {
-            let store = try DonationStore.open(directory.location)
+            let store = try SQLiteDonationStore.open(directory.location)
             try store.setRetention(Retention(maximumAgeDays: 0, idleDays: 0))
-            for donation in donations { _ = try store.donate(donation) }
+            for donation in donations { _ = try store.record(donation) }
         }
         let before = try export(directory.location)
         try downgrade(directory.location.databasePath)
-        let store = try DonationStore.open(directory.location)
+        let store = try SQLiteDonationStore.open(directory.location)
         #expect(try export(directory.location) == before)
         return (store, before)
     }
@@ -133,11 +145,11 @@ import Testing
         let snapshots = try store.database.statement("SELECT COUNT(*) FROM snapshots").scalarInt()
         // The same donations again are duplicates, and add no snapshot.
         for donation in donations {
-            #expect(try store.donate(donation) == .duplicate(identifier: donation.identifier ?? ""))
+            #expect(try store.record(donation) == .duplicate(identifier: donation.identifier ?? ""))
         }
         var renamed = donations[0]
         renamed.identifier = "new"
-        _ = try store.donate(renamed)
+        _ = try store.record(renamed)
         #expect(try store.database.statement("SELECT COUNT(*) FROM snapshots").scalarInt() == snapshots)
         // Deletion by identifier finds a donation written before the migration.
         let report = try store.delete(.identifier("d-3"), account: "default")
@@ -195,12 +207,12 @@ import Testing
         #expect(blocks > (idSpacing == 1 ? 7 : 60))
         #expect(try store.donationCount(account: "default") == donations.count)
         for donation in donations.prefix(50) {
-            #expect(try store.donate(donation) == .duplicate(identifier: donation.identifier ?? ""))
+            #expect(try store.record(donation) == .duplicate(identifier: donation.identifier ?? ""))
         }
         // New donations follow the moved ones in the export.
         var next = StoreOpeningTests.donation(1_000)
         next.date = Timestamp(seconds: 1_700_000_000)
-        _ = try store.donate(next)
+        _ = try store.record(next)
         #expect(try Self.export(directory.location) == before + [next.jsonLine])
         // Deletion by identifier, group and date finds donations written before the move.
         #expect(try store.delete(.identifier(donations[599].identifier ?? ""), account: "default").donations == 1)
@@ -211,8 +223,38 @@ import Testing
         #expect(try Self.export(directory.location).count == before.count + 1 - 1 - group.donations - early.donations)
     }
 
+    /// A store written before the scoped sorted lists (schema 5) gets them, with every content row's channel keys
+    /// equal to its conversation's, and ranks for a service and for shared content as brute force does.
+    @Test func aSchema5StoreGetsItsScopedLists() throws {
+        let directory = try TemporaryDirectory("open")
+        var donations = (0..<300).map(StoreOpeningTests.donation)
+        for index in donations.indices {
+            donations[index].intent.conversationIdentifier = "c-\(index % 23)"
+            donations[index].intent.serviceName = index % 3 == 0 ? "sms" : "chat"
+            if index % 4 == 1 { donations[index].intent.contentTypes = [index % 8 == 1 ? "public.jpeg" : "public.url"] }
+            if index % 2 == 0 { donations[index].direction = .incoming }
+        }
+        let (store, _) = try Self.migratedStore(of: donations, in: directory, downgrade: Self.downgradeToSchema5)
+        let mismatched = try store.database.statement(
+            """
+            SELECT COUNT(*) FROM conversation_content t JOIN conversations c ON c.id = t.conversation_id
+            WHERE t.c0 IS NOT c.c0 OR t.c1 IS NOT c.c1 OR t.c2 IS NOT c.c2 OR t.c3 IS NOT c.c3
+            """
+        ).scalarInt()
+        #expect(mismatched == 0)
+        #expect(try store.database.statement("SELECT COUNT(*) FROM conversation_content").scalarInt() ?? 0 > 20)
+        let at = donations.map(\.date).max() ?? .now()
+        for context in [
+            RankingContext(at: at, limit: 5, serviceName: "sms"), RankingContext(at: at, limit: 5, contentTypes: ["public.png"]),
+            RankingContext(at: at, limit: 30, contentTypes: ["public.url", "public.jpeg"]),
+        ] {
+            #expect(try store.rankedConversations(account: "default", context: context)
+                == (try store.suggestionsByBruteForce(account: "default", context: context)))
+        }
+    }
+
     static func export(_ location: StoreLocation) throws -> [String] {
-        let store = try DonationStore.open(location)
+        let store = try SQLiteDonationStore.open(location)
         var lines: [String] = []
         try store.forEachDonation(account: "default") { lines.append($0.jsonLine) }
         return lines

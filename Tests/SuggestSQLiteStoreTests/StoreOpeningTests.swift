@@ -28,7 +28,7 @@ import Testing
     /// conversation at its next open. This is the text stores written so far hold for the default policy.
     @Test func theDefaultPolicyFingerprintKeepsItsText() throws {
         let directory = try TemporaryDirectory("open")
-        let store = try DonationStore.open(directory.location)
+        let store = try SQLiteDonationStore.open(directory.location)
         #expect(
             store.policyFingerprint
                 == "300.0:1.0:64.0:64.0:0.5:0.000244140625:sum;86400.0:0.5:1.0:1.0:0.5:0.0:latest;"
@@ -40,8 +40,8 @@ import Testing
     @Test func byDefaultClosingTheStoreRemovesTheLog() throws {
         let directory = try TemporaryDirectory("open")
         do {
-            let store = try DonationStore.open(directory.location)
-            _ = try store.donate(Self.donation(1))
+            let store = try SQLiteDonationStore.open(directory.location)
+            _ = try store.record(Self.donation(1))
             #expect(Self.size(directory.log) ?? 0 > 0)
         }
         #expect(Self.size(directory.log) == nil)
@@ -58,8 +58,8 @@ import Testing
         var previous = 0
         for index in 0..<60 {
             // One open per donation, as one `suggest donate` process each.
-            let store = try DonationStore.open(directory.location, checkpoints: .everyPages(pages))
-            #expect(try store.donate(Self.donation(index)) == .recorded(identifier: "d-\(index)"))
+            let store = try SQLiteDonationStore.open(directory.location, checkpoints: .everyPages(pages))
+            #expect(try store.record(Self.donation(index)) == .recorded(identifier: "d-\(index)"))
             let size = Self.size(directory.log) ?? 0
             largest = max(largest, size)
             if size < previous { truncations += 1 }
@@ -70,8 +70,8 @@ import Testing
         // At most the limit plus one donation's pages (a donation writes about a dozen).
         #expect(largest <= 32 + (pages + 30) * frame, "the log reached \(largest) bytes")
 
-        let store = try DonationStore.open(directory.location, checkpoints: .everyPages(pages))
-        #expect(try store.checkpoint())
+        let store = try SQLiteDonationStore.open(directory.location, checkpoints: .everyPages(pages))
+        try store.checkpoint()
         #expect(Self.size(directory.log) == 0)
         #expect(try store.donationCount(account: "default") == 60)
     }

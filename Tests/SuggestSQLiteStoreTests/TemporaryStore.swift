@@ -5,12 +5,12 @@ import SuggestTestSupport
 /// A store in a fresh temporary directory, removed when the test ends.
 final class TemporaryStore {
     let temporary: TemporaryDirectory
-    let store: DonationStore
+    let store: SQLiteDonationStore
     var directory: String { temporary.path }
 
     init(retention: Retention = Retention(maximumAgeDays: 0, idleDays: 0)) throws {
         temporary = try TemporaryDirectory("test")
-        store = try DonationStore.open(temporary.location)
+        store = try SQLiteDonationStore.open(temporary.location)
         try store.setRetention(retention)
     }
 
@@ -25,7 +25,10 @@ final class TemporaryStore {
     @discardableResult
     func importLines(_ text: String, skipInvalid: Bool = false, expectedDonations: Int? = nil) throws -> ImportReport {
         var lines = text.split(separator: "\n", omittingEmptySubsequences: false).enumerated().makeIterator()
-        return try store.importDonations(skipInvalid: skipInvalid, expectedDonations: expectedDonations) {
+        return try store.importDonations(
+            ImportOptions(skipInvalid: skipInvalid, expectedDonations: expectedDonations), progress: { _ in },
+            interruption: {}
+        ) {
             while let (offset, line) = lines.next() {
                 guard !line.isEmpty else { continue }
                 do {

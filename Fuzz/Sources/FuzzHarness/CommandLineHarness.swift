@@ -71,7 +71,7 @@ public final class CommandLineHarness {
         // The commands leave their last pages in the write-ahead log (they checkpoint every so many pages, not at
         // exit); a store opened with SQLite's default checkpoints it into the database file and removes it when it
         // closes. Then the database file holds everything (no -wal left).
-        do { _ = try DonationStore.open(StoreLocation(directory: store)) } catch {
+        do { _ = try SQLiteDonationStore.open(StoreLocation(directory: store)) } catch {
             throw HarnessFailure("cannot reopen the template store: \(error)")
         }
         var bytes: [UInt8] = []
@@ -171,10 +171,10 @@ public final class CommandLineHarness {
         }
         // The store still opens, and its ranking state is the one its donations give.
         do {
-            let opened = try DonationStore.open(StoreLocation(directory: store))
+            let opened = try SQLiteDonationStore.open(StoreLocation(directory: store))
             let context = RankingContext(
                 at: Self.templateMoment, limit: 4, notIdleSince: Self.templateMoment.adding(-30 * 86_400))
-            let fast = try opened.suggestions(account: "default", context: context).map(\.ranked)
+            let fast = try opened.rankedConversations(account: "default", context: context)
             let slow = try opened.suggestionsByBruteForce(account: "default", context: context)
             if fast != slow {
                 problems.append("\(shown): top K \(fast.map(\.conversationIdentifier)) is not brute force")

@@ -1,5 +1,4 @@
 import SuggestCore
-import SuggestSQLiteStore
 
 /// `suggest block`: never suggest a conversation.
 enum Block: Command {
@@ -16,12 +15,12 @@ enum Block: Command {
         try arguments.expectPositionals(atMost: 0)
         let account = try StoreOptions.account(arguments)
         if arguments.flag("--list") {
-            let store = try StoreOptions.open(arguments, io)
+            let store = try StoreOptions.open(arguments, io, maintaining: account)
             for id in try store.blockedConversations(account: account) { io.out(id + "\n") }
             return ExitCode.success
         }
         let conversation = try requiredConversation(arguments, command: name)
-        try StoreOptions.open(arguments, io).setBlocked(true, conversation: conversation, account: account)
+        try StoreOptions.open(arguments, io, maintaining: account).setBlocked(true, conversation: conversation, account: account)
         io.out("blocked \(conversation): it will not be suggested\n")
         return ExitCode.success
     }
@@ -46,7 +45,7 @@ enum Unblock: Command {
         try arguments.expectPositionals(atMost: 0)
         let account = try StoreOptions.account(arguments)
         let conversation = try Block.requiredConversation(arguments, command: name)
-        try StoreOptions.open(arguments, io).setBlocked(false, conversation: conversation, account: account)
+        try StoreOptions.open(arguments, io, maintaining: account).setBlocked(false, conversation: conversation, account: account)
         io.out("unblocked \(conversation)\n")
         return ExitCode.success
     }

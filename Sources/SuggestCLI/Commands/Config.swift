@@ -19,14 +19,14 @@ enum Config: Command {
 
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
         try arguments.expectPositionals(atMost: 0)
-        let store = try StoreOptions.open(arguments, io)
+        let store = try StoreOptions.open(arguments, io, maintaining: nil)
         var retention = try store.retention()
         let maxAge = try days(arguments, "--max-age-days")
         let idle = try days(arguments, "--idle-days")
         if maxAge != nil || idle != nil {
             if let maxAge { retention.maximumAgeDays = maxAge }
             if let idle { retention.idleDays = idle }
-            let report = try store.setRetention(retention)
+            let report = try store.setRetention(retention, now: .now())
             if report.donations > 0 {
                 io.err("suggest config: deleted \(report.donations) donations older than \(JSONWriter.format(retention.maximumAgeDays)) days\n")
             }
@@ -35,7 +35,7 @@ enum Config: Command {
             var writer = JSONWriter()
             writer.beginObject()
             writer.key("store")
-            writer.string(store.location.directory)
+            writer.string(StoreOptions.location(arguments, io).directory)
             writer.key("maxAgeDays")
             writer.number(retention.maximumAgeDays)
             writer.key("idleDays")
@@ -43,7 +43,7 @@ enum Config: Command {
             writer.endObject()
             io.out(writer.text + "\n")
         } else {
-            io.out("store         \(store.location.directory)\n")
+            io.out("store         \(StoreOptions.location(arguments, io).directory)\n")
             io.out("max-age-days  \(describe(retention.maximumAgeDays, off: "keep forever"))\n")
             io.out("idle-days     \(describe(retention.idleDays, off: "no limit"))\n")
         }

@@ -1,5 +1,4 @@
 import SuggestCore
-import SuggestSQLiteStore
 
 /// `suggest delete`: removes donations and everything derived from them, from the ranking and from the disk.
 enum Delete: Command {
@@ -42,30 +41,15 @@ enum Delete: Command {
             throw CommandError.usage("--everything wipes every account; leave out --account (or use --all for one account)")
         }
         let account = try StoreOptions.account(arguments)
-        let store = try StoreOptions.open(arguments, io)
-        let report = try everything ? store.wipe() : store.delete(selectors[0], account: account)
+        let store = try StoreOptions.open(arguments, io, maintaining: everything ? nil : account)
+        let report = try everything ? store.deleteEverything() : store.delete(selectors[0], account: account)
         if !report.logTruncated {
             io.err(
                 "suggest delete: deleted; another process is reading, so the old pages leave the write-ahead log at its "
                     + "next checkpoint (run any suggest command later)\n")
         }
         if arguments.flag("--json") {
-            var writer = JSONWriter()
-            writer.beginObject()
-            writer.key("account")
-            everything ? writer.null() : writer.string(account)
-            writer.key("donations")
-            writer.integer(report.donations)
-            writer.key("conversations")
-            writer.beginArray()
-            for id in report.conversations { writer.string(id) }
-            writer.endArray()
-            writer.key("removedConversations")
-            writer.beginArray()
-            for id in report.removedConversations { writer.string(id) }
-            writer.endArray()
-            writer.endObject()
-            io.out(writer.text + "\n")
+            io.out(report.jsonText(account: everything ? nil : account) + "\n")
         } else if everything {
             io.out("wiped the store: \(report.donations) donations deleted\n")
         } else if report.donations == 0 {

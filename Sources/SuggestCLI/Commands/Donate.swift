@@ -1,5 +1,4 @@
 import SuggestCore
-import SuggestSQLiteStore
 
 /// `suggest donate`: records one donation after a message is sent or received.
 enum Donate: Command {
@@ -34,8 +33,8 @@ enum Donate: Command {
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
         try arguments.expectPositionals(atMost: 0)
         let interaction = try arguments.flag("--json") ? fromJSON(arguments, io) : fromFlags(arguments)
-        let store = try StoreOptions.open(arguments, io)
-        switch try store.donate(interaction) {
+        let store = try StoreOptions.open(arguments, io, maintaining: interaction.account)
+        switch try store.record(interaction) {
         case .recorded(let identifier): io.out("recorded \(identifier)\n")
         case .duplicate(let identifier): io.out("already recorded \(identifier); nothing changed\n")
         case .expired:

@@ -1,5 +1,4 @@
 import SuggestCore
-import SuggestSQLiteStore
 
 /// `suggest export`: the account's donations as JSON Lines that `import` reads back.
 enum Export: Command {
@@ -15,8 +14,7 @@ enum Export: Command {
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
         try arguments.expectPositionals(atMost: 0)
         let account = try StoreOptions.account(arguments)
-        let store = try StoreOptions.open(arguments, io)
-        try store.expireDonations()
+        let store = try StoreOptions.open(arguments, io, maintaining: account)
         try store.forEachDonation(account: account) { interaction in io.out(interaction.jsonLine + "\n") }
         return ExitCode.success
     }

@@ -1,5 +1,4 @@
 import SuggestCore
-import SuggestSQLiteStore
 
 /// `suggest feedback`: "Suggest Less" for a conversation, or forgetting it.
 enum Feedback: Command {
@@ -20,7 +19,7 @@ enum Feedback: Command {
         }
         let account = try StoreOptions.account(arguments)
         let conversation = try Block.requiredConversation(arguments, command: name)
-        let store = try StoreOptions.open(arguments, io)
+        let store = try StoreOptions.open(arguments, io, maintaining: account)
         if arguments.flag("--less") {
             let times = try store.suggestLess(conversation: conversation, account: account)
             let factor = store.policy.lessFactor

@@ -1,5 +1,4 @@
 import SuggestCore
-import SuggestSQLiteStore
 
 /// `suggest import`: records donations from JSON Lines, all or nothing.
 enum Import: Command {
@@ -29,32 +28,17 @@ enum Import: Command {
         let account = try StoreOptions.account(arguments)
         let enforceAccount = arguments.value("--account") != nil
         let quiet = arguments.flag("--quiet")
-        let store = try StoreOptions.open(arguments, io)
-        let total = source.totalBytes
-        // Used by the parsing thread alone, from here on.
-        nonisolated(unsafe) let preparer = store.makePreparer()
-        let feed = ParsingLineFeed(source: source) { bytes in
-            preparer.prepare(line: bytes, defaultAccount: account) { (interaction) throws(InputError) in
-                if enforceAccount { try check(interaction, account: account) }
-            }
-        }
-        let report = try store.importPreparedDonations(
-            skipInvalid: arguments.flag("--skip-invalid"),
-            // Donation lines run to a few hundred bytes; a rough count is all the store needs.
-            expectedDonations: total.map { $0 / 400 },
-            progress: { count in
-                guard !quiet else { return }
-                var line = "suggest import: \(count) lines read"
-                if let total, total > 0 { line += " (\(feed.bytesRead * 100 / total)%)" }
-                io.err(line + "\n")
-                io.standardError.flush()
-            },
-            next: {
-                // Moved out, not copied: copying a donation retains and releases each of its strings and arrays.
-                guard let parsed = try feed.next() else { return nil }
-                let line = parsed.line
-                return (line, (consume parsed).donation)
-            })
+        let store = try StoreOptions.open(arguments, io, maintaining: account)
+        let options = ImportOptions(
+            skipInvalid: arguments.flag("--skip-invalid"), defaultAccount: account,
+            requiredAccount: enforceAccount ? account : nil)
+        let report = try store.importJSONLines(from: source, options: options, progress: { progress in
+            guard !quiet else { return }
+            var line = "suggest import: \(progress.lines) lines read"
+            if let total = progress.totalBytes, total > 0 { line += " (\(progress.bytesRead * 100 / total)%)" }
+            io.err(line + "\n")
+            io.standardError.flush()
+        }, interruption: {})
         // Durable before it is reported, and a large import's log does not stay on disk for later commands to read.
         if report.recorded > 0 { try store.checkpoint() }
         for error in report.rejected.prefix(20) { io.err("suggest import: skipped \(error)\n") }
@@ -69,12 +53,5 @@ enum Import: Command {
         if !report.rejected.isEmpty { summary += ", \(report.rejected.count) invalid lines skipped" }
         io.out(summary + "\n")
         return ExitCode.success
-    }
-
-    /// Refuses a line that names another account than an explicit `--account`.
-    static func check(_ interaction: Interaction, account: String) throws(InputError) {
-        guard !interaction.account.hasSameBytes(as: account) else { return }
-        throw InputError(
-            field: "account", message: "'\(interaction.account.prefix(60))' differs from --account \(account)")
     }
 }

@@ -1,5 +1,4 @@
 import SuggestCore
-import SuggestSQLiteStore
 
 /// `suggest list`: the share sheet's row of suggestions now.
 enum List: Command {
@@ -25,7 +24,8 @@ enum List: Command {
         Scores blend a short half-life (who you talk to this week) and a long one (who matters to you), with sent
         messages counting more than received ones; see docs/ranking.md. Blocked conversations, and conversations
         idle for longer than the store's idle limit, are never listed. The table shows each score relative to the
-        first suggestion's (1 = as strong as the first); --json gives the raw scores.
+        first suggestion's (1 = as strong as the first), as does the JSON's score; --explain adds every part, and the
+        raw log-score in the JSON.
 
         Examples:
           suggest list --limit 5 --explain
@@ -37,23 +37,12 @@ enum List: Command {
         let account = try StoreOptions.account(arguments)
         let context = try rankingContext(arguments)
         let explain = arguments.flag("--explain")
-        let store = try StoreOptions.open(arguments, io)
-        let suggestions = try store.suggestions(account: account, context: context, explain: explain)
+        let store = try StoreOptions.open(arguments, io, maintaining: account)
+        let list = try store.suggestions(account: account, context: context, explain: explain)
         if arguments.flag("--json") {
-            var writer = JSONWriter()
-            writer.beginObject()
-            writer.key("account")
-            writer.string(account)
-            writer.key("at")
-            writer.string(context.at.rfc3339)
-            writer.key("suggestions")
-            writer.beginArray()
-            for suggestion in suggestions { SuggestionOutput.write(suggestion, explain: explain, to: &writer) }
-            writer.endArray()
-            writer.endObject()
-            io.out(writer.text + "\n")
+            io.out(list.jsonText + "\n")
         } else {
-            io.out(SuggestionOutput.table(suggestions, explain: explain, at: context.at))
+            io.out(SuggestionOutput.table(list.suggestions, at: context.at))
         }
         return ExitCode.success
     }

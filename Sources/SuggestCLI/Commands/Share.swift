@@ -1,6 +1,5 @@
 import SuggestCore
 import SuggestShare
-import SuggestSQLiteStore
 
 /// `suggest share`: the share flow, from the shared items to the preselected recipient and back to a donation.
 enum Share: Command {
@@ -38,17 +37,6 @@ enum Share: Command {
           suggest share --attachment public.jpeg=photo.jpg --person u-juan --pick 1 --send
         """
 
-    /// The share's result, as the contract's `suggest share --json` prints it.
-    struct Outcome {
-        var activated: Bool
-        var suggestions: [Suggestion]
-        var preselected: Suggestion?
-        var reason: String?
-        var outcome: String
-        var contentTypes: [String]
-        var donation: String?
-    }
-
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
         try arguments.expectPositionals(atMost: 0)
         guard !(arguments.flag("--send") && arguments.flag("--cancel")) else {
@@ -73,134 +61,41 @@ enum Share: Command {
             readsJSON
             ? try ShareRequest(jsonText: String(decoding: try io.standardInput.readAll(), as: UTF8.self))
             : try ShareRequest(attachmentArguments: arguments.values("--attachment"), contentText: arguments.value("--text"))
-        let pick = try arguments.positiveInteger("--pick")
-        let account = try StoreOptions.account(arguments)
-        let context = try List.rankingContext(arguments, extraContentTypes: request.contentTypes)
-        let decision = target.evaluate(request)
-        var result = Outcome(
-            activated: decision.activated, suggestions: [], preselected: nil, reason: decision.reason,
-            outcome: arguments.flag("--cancel") ? "cancelled" : "preview", contentTypes: request.contentTypes,
-            donation: nil)
-        var failure: String?
-        if decision.activated {
-            let store = try StoreOptions.open(arguments, io)
-            result.suggestions = try store.suggestions(account: account, context: context, explain: arguments.flag("--explain"))
-            try choose(arguments, pick: pick, target: target, store: store, account: account, context: context, into: &result)
-            if arguments.flag("--send") {
-                if let chosen = result.preselected {
-                    result.donation = try send(to: chosen, request: request, account: account, at: context.at, store: store)
-                    result.outcome = "sent"
-                } else {
-                    failure = "nothing was sent: " + (result.reason ?? "no conversation was chosen; give --conversation ID or --pick N")
-                }
-            }
-        } else if arguments.flag("--send") {
-            failure = "nothing was sent: the target does not apply to these items"
-        }
-        if readsJSON || arguments.flag("--json-output") {
-            io.out(json(result, explain: arguments.flag("--explain")) + "\n")
+        let choice: ShareFlow.Choice
+        if let pick = try arguments.positiveInteger("--pick") {
+            choice = .rank(pick)
+        } else if let conversation = arguments.value("--conversation") {
+            choice = .conversation(conversation)
         } else {
-            io.out(text(result, at: context.at, explain: arguments.flag("--explain")))
+            choice = .none
         }
-        if let failure {
+        let action: ShareFlow.Action = arguments.flag("--send") ? .send : arguments.flag("--cancel") ? .cancel : .preview
+        let account = try StoreOptions.account(arguments)
+        let context = try List.rankingContext(arguments)
+        let store = try StoreOptions.open(arguments, io, maintaining: account)
+        let explain = arguments.flag("--explain")
+        let result = try ShareFlow(target: target).run(
+            request, choice: choice, action: action, account: account, context: context, in: store, explain: explain)
+        if readsJSON || arguments.flag("--json-output") {
+            io.out(result.jsonText + "\n")
+        } else {
+            io.out(text(result, at: context.at))
+        }
+        if let failure = result.failure {
             io.err("suggest share: \(failure)\n")
             return ExitCode.failure
         }
         return ExitCode.success
     }
 
-    /// Resolves the chosen conversation and checks that it may be preselected; otherwise says why.
-    static func choose(
-        _ arguments: ParsedArguments, pick: Int?, target: ShareTarget, store: DonationStore, account: String,
-        context: RankingContext, into result: inout Outcome
-    ) throws {
-        if let pick {
-            guard let picked = result.suggestions.first(where: { $0.rank == pick }) else {
-                result.reason = "there is no suggestion at rank \(pick) (the list has \(result.suggestions.count)); pick from the list"
-                return
-            }
-            result.preselected = picked
-            return
-        }
-        guard let conversation = arguments.value("--conversation") else { return }
-        guard target.supportsSendMessageIntent else {
-            result.reason = "the extension does not list INSendMessageIntent in IntentsSupported, so it never receives a "
-                + "suggestion's intent; showing the list"
-            return
-        }
-        if context.excluded.contains(conversation) {
-            result.reason = "conversation \(conversation) is excluded here; pick from the list"
-            return
-        }
-        switch try store.conversationStatus(account: account, conversationIdentifier: conversation, at: context.at) {
-        case .available(let suggestion):
-            result.preselected = suggestion
-        case .blocked:
-            result.reason = "conversation \(conversation) is blocked ('suggest unblock' allows it); pick from the list"
-        case .unknown:
-            result.reason = "conversation \(conversation) is not in account \(account): it was deleted, expired or never "
-                + "donated; pick from the list"
-        }
-    }
-
-    /// Completes the request: one outgoing donation to the chosen conversation, with the shared content types,
-    /// marked as an engaged suggestion, and the conversation's latest names and people.
-    static func send(to chosen: Suggestion, request: ShareRequest, account: String, at: Timestamp, store: DonationStore)
-        throws -> String?
-    {
-        let interaction = Interaction(
-            account: account, date: at, direction: .outgoing,
-            intent: SendMessageIntent(
-                conversationIdentifier: chosen.conversationIdentifier, speakableGroupName: chosen.speakableGroupName,
-                serviceName: chosen.serviceName, recipients: chosen.recipients, image: chosen.conversationImage,
-                contentTypes: request.contentTypes),
-            isEngagedSuggestion: true)
-        switch try store.donate(interaction, now: .now()) {
-        case .recorded(let identifier): return identifier
-        case .duplicate, .expired: return nil
-        }
-    }
-
-    static func json(_ result: Outcome, explain: Bool) -> String {
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.key("activated")
-        writer.bool(result.activated)
-        writer.key("suggestions")
-        writer.beginArray()
-        for suggestion in result.suggestions { SuggestionOutput.write(suggestion, explain: explain, to: &writer) }
-        writer.endArray()
-        writer.key("preselected")
-        if let chosen = result.preselected {
-            writer.beginObject()
-            SuggestionOutput.writeConversation(chosen, to: &writer)
-            writer.endObject()
-        } else {
-            writer.null()
-        }
-        writer.key("reason")
-        if let reason = result.reason { writer.string(reason) } else { writer.null() }
-        writer.key("outcome")
-        writer.string(result.outcome)
-        writer.key("contentTypes")
-        writer.beginArray()
-        for type in result.contentTypes { writer.string(type) }
-        writer.endArray()
-        if let donation = result.donation {
-            writer.key("donation")
-            writer.string(donation)
-        }
-        writer.endObject()
-        return writer.text
-    }
-
-    static func text(_ result: Outcome, at: Timestamp, explain: Bool) -> String {
+    /// The result for people.
+    static func text(_ result: ShareResult, at: Timestamp) -> String {
         guard result.activated else {
             return "The target does not apply to these items: \(result.reason ?? "its activation rule refused them").\n"
         }
         var text = "Suggestions for this share"
         if !result.contentTypes.isEmpty { text += " (" + result.contentTypes.joined(separator: ", ") + ")" }
-        text += ":\n" + SuggestionOutput.table(result.suggestions, explain: explain, at: at)
+        text += ":\n" + SuggestionOutput.table(result.suggestions, at: at)
         if let chosen = result.preselected {
             text += "\nPreselected: \(SuggestionOutput.title(chosen)) [\(chosen.conversationIdentifier)]"
             let people = chosen.recipients.map { $0.displayName ?? $0.customIdentifier ?? "?" }
@@ -211,9 +106,10 @@ enum Share: Command {
             text += "\nNothing preselected: \(reason).\n"
         }
         switch result.outcome {
-        case "sent": text += "Sent: recorded donation \(result.donation ?? "?") as an engaged suggestion.\n"
-        case "cancelled": text += "Cancelled: nothing was recorded.\n"
-        default: if result.preselected != nil { text += "Preview only: --send completes the share, --cancel cancels it.\n" }
+        case .sent(let identifier): text += "Sent: recorded donation \(identifier) as an engaged suggestion.\n"
+        case .cancelled: text += "Cancelled: nothing was recorded.\n"
+        case .preview:
+            if result.preselected != nil { text += "Preview only: --send completes the share, --cancel cancels it.\n" }
         }
         return text
     }

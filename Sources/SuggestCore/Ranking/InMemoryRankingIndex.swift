@@ -1,7 +1,9 @@
 /// Ranking state held in memory: for replay evaluation, benchmarks, and apps that keep their own log.
 ///
 /// Conversations get dense slots; per-slot arrays hold the state, and one `SortedKeyList` per decay channel gives
-/// sorted access. Not `Sendable`: one owner at a time, like a database connection.
+/// sorted access. The lists of a scope (a service, a content kind) are built the first time a query asks for them
+/// and kept up to date from then on, so a replay that never asks pays nothing for them. Not `Sendable`: one owner
+/// at a time, like a database connection.
 public final class InMemoryRankingIndex: RankingSource {
     public let policy: FrecencyPolicy
     public let types: UniformTypeTree
@@ -11,7 +13,10 @@ public final class InMemoryRankingIndex: RankingSource {
     @exclusivity(unchecked) public private(set) var states: [ConversationState] = []
     private var slots: [String: Int32] = [:]
     private var services: [String?] = []
+    private var latest: [SendMessageIntent?] = []
     private var channelLists: [SortedKeyList]
+    /// The lists of the scopes queries have asked for, one per channel each.
+    private var scopedLists: [SortedListScope: [SortedKeyList]] = [:]
     @exclusivity(unchecked) private var pending = PendingSlots()
     /// The content sums per kind (`public.image`), read by random access when something is being shared.
     private var contentSums: [String: [Int32: Double]] = [:]
@@ -36,6 +41,7 @@ public final class InMemoryRankingIndex: RankingSource {
         identifiers.append(conversationIdentifier)
         states.append(.empty)
         services.append(nil)
+        latest.append(nil)
         peopleKeys.append([])
         return slot
     }
@@ -43,14 +49,21 @@ public final class InMemoryRankingIndex: RankingSource {
     /// The slot of a known conversation.
     public func existingSlot(for conversationIdentifier: String) -> Int32? { slots[conversationIdentifier] }
 
-    /// Records one donation: its ranking event, content kinds, people and service.
+    /// Records one donation: its ranking event, content kinds, people, service and what it says of its
+    /// conversation.
     public func apply(_ interaction: Interaction) {
         let slot = slot(for: interaction.conversationIdentifier)
+        let isLatest = interaction.date >= states[Int(slot)].lastDate
         apply(ConversationState.Event(interaction), to: slot)
-        for kind in Set(interaction.intent.contentTypes.map(types.contentKind(of:))) {
+        for kind in types.contentKinds(of: interaction.intent.contentTypes) {
             applyContent(kind: kind, at: interaction.date, to: slot)
         }
-        if let service = interaction.intent.serviceName { services[Int(slot)] = service }
+        if isLatest {
+            services[Int(slot)] = interaction.intent.serviceName
+            var intent = interaction.intent
+            intent.contentTypes = []
+            latest[Int(slot)] = intent
+        }
         for person in interaction.intent.recipients {
             for key in person.matchKeys where peopleKeys[Int(slot)].insert(key).inserted {
                 peopleIndex[key, default: []].append(slot)
@@ -70,6 +83,7 @@ public final class InMemoryRankingIndex: RankingSource {
     public func applyContent(kind: String, at date: Timestamp, to slot: Int32) {
         contentSums[kind, default: [:]][slot] = ConversationState.applyContent(
             contentSums[kind]?[slot] ?? LogSpace.zero, at: date, policy: policy)
+        pending.mark(slot)
     }
 
     /// Blocks or unblocks a conversation (it keeps its state).
@@ -88,41 +102,108 @@ public final class InMemoryRankingIndex: RankingSource {
     public func settle() {
         guard !pending.isEmpty else { return }
         let states = self.states
+        let count = states.count
         for index in channelLists.indices {
-            channelLists[index].settle(pending: pending.slots, count: states.count) { states[Int($0)].channels[index] }
+            channelLists[index].settle(
+                pending: pending.slots, size: count, members: { (0..<Int32(count)).map { $0 } },
+                key: { states[Int($0)].channels[index] })
+        }
+        for (scope, lists) in scopedLists {
+            let inScope = pending.slots.filter { holds(scope, $0) }
+            var settled = lists
+            for index in settled.indices {
+                settled[index].settle(
+                    pending: inScope, size: count, members: { members(of: scope) },
+                    key: { states[Int($0)].channels[index] })
+            }
+            scopedLists[scope] = settled
         }
         pending.clear()
+    }
+
+    /// Whether a slot belongs to a scope now.
+    private func holds(_ scope: SortedListScope, _ slot: Int32) -> Bool {
+        switch scope {
+        case .all: return true
+        case .service(let service): return services[Int(slot)] == service
+        case .contentKind(let kind): return contentSums[kind]?[slot] != nil
+        }
+    }
+
+    private func members(of scope: SortedListScope) -> [Int32] {
+        (0..<Int32(identifiers.count)).filter { holds(scope, $0) }
     }
 
     /// The exact rank of one conversation under `ranker`: `TopKRanker.rank(of:in:)` on this index, called from
     /// inside the module so that the generic ranker is specialized for it (a call from another module goes
     /// through witness tables at every access: a third of replay's time).
-    public func rank(of slot: Int32, using ranker: TopKRanker) throws -> (Int, RankedConversation)? {
-        try ranker.rank(of: Int64(slot), in: self)
+    public func rank(of slot: Int32, using ranker: TopKRanker) throws -> RankOfConversation? {
+        try ranker.rank(of: ConversationHandle(rawValue: Int64(slot)), in: self)
     }
 
     // MARK: RankingSource
 
-    public func sortedAccess(channel: Int) -> any SortedAccessCursor {
+    public func sortedAccess(_ lists: [SortedList]) -> [Cursor] {
         settle()
         let states = self.states
-        return channelLists[channel].cursor(currentKey: { states[Int($0)].channels[channel] })
+        return lists.map { list in
+            let channel = list.channel
+            switch list.scope {
+            case .all:
+                return channelLists[channel].cursor(currentKey: { states[Int($0)].channels[channel] })
+            case .service(let service):
+                let services = self.services
+                return scoped(list.scope)[channel].cursor(currentKey: { slot in
+                    services[Int(slot)] == service ? states[Int(slot)].channels[channel] : nil
+                })
+            case .contentKind(let kind):
+                let sums = contentSums[kind] ?? [:]
+                return scoped(list.scope)[channel].cursor(currentKey: { slot in
+                    sums[slot] != nil ? states[Int(slot)].channels[channel] : nil
+                })
+            }
+        }
     }
 
-    public func candidate(_ reference: Int64, contentKinds: [String]) -> RankingCandidate? {
+    /// The lists of a scope, built from the current state the first time they are asked for.
+    private func scoped(_ scope: SortedListScope) -> [SortedKeyList] {
+        if let lists = scopedLists[scope] { return lists }
+        let members = members(of: scope)
+        let states = self.states
+        var lists = Array(repeating: SortedKeyList(), count: policy.channels.count)
+        for index in lists.indices { lists[index].rebuild(members: members, key: { states[Int($0)].channels[index] }) }
+        scopedLists[scope] = lists
+        return lists
+    }
+
+    public func candidate(_ conversation: ConversationHandle, contentKinds: [String]) -> RankingCandidate? {
+        let reference = conversation.rawValue
         guard reference >= 0, reference < Int64(identifiers.count) else { return nil }
         let slot = Int32(reference)
         return RankingCandidate(
-            reference: reference, conversationIdentifier: identifiers[Int(slot)], state: states[Int(slot)],
+            conversation: conversation, conversationIdentifier: identifiers[Int(slot)], state: states[Int(slot)],
             contentSums: contentKinds.map { contentSums[$0]?[slot] ?? LogSpace.zero },
             serviceName: services[Int(slot)])
     }
 
-    public func conversations(withPerson key: String) -> [Int64] {
-        (peopleIndex[key] ?? []).map(Int64.init)
+    public func conversations(withPeople keys: [String]) -> [[ConversationHandle]] {
+        keys.map { key in (peopleIndex[key] ?? []).map { ConversationHandle(rawValue: Int64($0)) } }
     }
 
-    public func allReferences() -> [Int64] { (0..<Int64(identifiers.count)).map { $0 } }
+    public func conversation(identifiedBy conversationIdentifier: String) -> ConversationHandle? {
+        slots[conversationIdentifier].map { ConversationHandle(rawValue: Int64($0)) }
+    }
+
+    public func latestIntents(_ conversations: [ConversationHandle]) -> [SendMessageIntent?] {
+        conversations.map { conversation in
+            let slot = Int(conversation.rawValue)
+            return slot >= 0 && slot < latest.count ? latest[slot] : nil
+        }
+    }
+
+    public func allConversations() -> [ConversationHandle] {
+        (0..<Int64(identifiers.count)).map { ConversationHandle(rawValue: $0) }
+    }
 
     public func conversationCount() -> Int { identifiers.count }
 }

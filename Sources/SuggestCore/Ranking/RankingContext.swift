@@ -40,4 +40,57 @@ public struct RankingContext: Sendable, Hashable {
         var seen: Set<String> = []
         return people.filter { seen.insert($0).inserted }
     }
+
+    /// What one query may ask for. Each bound keeps a query's cost independent of the history: a content kind or a
+    /// person adds lists or look-ups to the walk, an excluded conversation may have to be walked past.
+    public enum Limits {
+        /// Suggestions per query (`--limit`, `limit=`).
+        public static let suggestions = 1000
+        /// Distinct content types per query: a share of a thousand photos has one.
+        public static let contentTypes = 32
+        /// Distinct people per query.
+        public static let people = 32
+        /// Excluded conversations per query.
+        public static let excluded = 1000
+        /// Bytes of any one identifier or type, as for a donation's strings.
+        public static let stringBytes = 4096
+    }
+
+    /// Checks the context against `Limits`.
+    /// - Throws: `InputError` naming the part of the context (`limit`, `contentTypes`, `people`, `excluded`,
+    ///   `serviceName`) and the bound it crosses.
+    public func validate() throws(InputError) {
+        guard (1...Limits.suggestions).contains(limit) else {
+            throw InputError(field: "limit", message: "\(limit) is not from 1 to \(Limits.suggestions)")
+        }
+        guard Timestamp.acceptedRange.contains(at) else {
+            throw InputError(field: "at", message: "the moment is outside the years 0001 to 9999")
+        }
+        let types = Set(contentTypes.map { $0.lowercased() })
+        guard types.count <= Limits.contentTypes else {
+            throw InputError(
+                field: "contentTypes",
+                message: "\(types.count) distinct content types; a query takes at most \(Limits.contentTypes)")
+        }
+        guard distinctPeople.count <= Limits.people else {
+            throw InputError(
+                field: "people", message: "\(distinctPeople.count) distinct people; a query takes at most \(Limits.people)")
+        }
+        guard excluded.count <= Limits.excluded else {
+            throw InputError(
+                field: "excluded",
+                message: "\(excluded.count) excluded conversations; a query takes at most \(Limits.excluded)")
+        }
+        for (field, values) in [
+            ("contentTypes", contentTypes), ("people", people), ("excluded", Array(excluded)),
+            ("serviceName", serviceName.map { [$0] } ?? []),
+        ] {
+            for value in values {
+                guard !value.isEmpty else { throw InputError(field: field, message: "must not be empty") }
+                guard value.utf8.count <= Limits.stringBytes else {
+                    throw InputError(field: field, message: "is longer than \(Limits.stringBytes) bytes")
+                }
+            }
+        }
+    }
 }

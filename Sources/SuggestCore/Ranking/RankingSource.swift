@@ -1,32 +1,111 @@
-/// Where ranking state lives: in memory (`InMemoryRankingIndex`) or in the store. The ranker (`TopKRanker`)
-/// reads it through this protocol only, so both give the same ranking from the same code.
+/// Where one account's ranking state lives: in memory (`InMemoryRankingIndex`), in SQLite, or across a network in a
+/// Redis Cluster. The ranker (`TopKRanker`) reads it through this protocol only, so every store ranks with the same
+/// code and gives the same answer from the same state.
+///
+/// The protocol is shaped for a source that may be remote: sorted access opens every list a query needs at once
+/// (one round trip for the first page of each) and pages on as the walk goes down them, and random access takes a
+/// batch of conversations (`randomAccessBatchSize` of them per round trip). A local source answers one at a time
+/// and pays nothing for the batching.
 public protocol RankingSource {
-    /// Sorted access: the conversations in non-increasing order of one decay channel's key `A_m`, lazily.
-    func sortedAccess(channel: Int) throws -> any SortedAccessCursor
+    associatedtype Cursor: SortedAccessCursor
+
+    /// Sorted access: one cursor per list, in the order asked, each giving its conversations in non-increasing order
+    /// of the list's channel key `A_m`.
+    /// - Parameter lists: the channel and the conversations each list holds. A scope the account has never seen (a
+    ///   service or content kind no donation carried) is an empty list, not an error.
+    func sortedAccess(_ lists: [SortedList]) throws -> [Cursor]
 
     /// Random access: one conversation's identifier, state and metadata, with its content sums for `contentKinds`
     /// (`-∞` where it has none), or `nil` when it is gone.
-    func candidate(_ reference: Int64, contentKinds: [String]) throws -> RankingCandidate?
+    func candidate(_ conversation: ConversationHandle, contentKinds: [String]) throws -> RankingCandidate?
 
-    /// The conversations in which someone with this custom identifier, contact identifier or handle takes part.
-    func conversations(withPerson key: String) throws -> [Int64]
+    /// Random access for several conversations at once, in the order given; a remote source answers them in one
+    /// round trip. The default asks `candidate(_:contentKinds:)` for each.
+    func candidates(_ conversations: [ConversationHandle], contentKinds: [String]) throws -> [RankingCandidate?]
 
-    /// Every conversation, for the brute-force reference and for evaluation.
-    func allReferences() throws -> [Int64]
+    /// How many conversations the walk should gather before it asks `candidates` for them: 1 for a local source,
+    /// more for a remote one, where every call is a round trip.
+    var randomAccessBatchSize: Int { get }
 
-    /// How many conversations `allReferences()` would return.
+    /// For each person key (a custom identifier, contact identifier or handle), the conversations in which someone
+    /// with that key takes part.
+    func conversations(withPeople keys: [String]) throws -> [[ConversationHandle]]
+
+    /// The conversation with this identifier, if the account has it.
+    func conversation(identifiedBy conversationIdentifier: String) throws -> ConversationHandle?
+
+    /// What the latest donation of each conversation said of it (names, people, pictures), in the order given:
+    /// what a suggestion shows.
+    func latestIntents(_ conversations: [ConversationHandle]) throws -> [SendMessageIntent?]
+
+    /// Every conversation of the account, for the brute-force reference and for evaluation.
+    func allConversations() throws -> [ConversationHandle]
+
+    /// How many conversations `allConversations()` would return.
     func conversationCount() throws -> Int
 }
 
-/// Sorted access into one channel's order, best first.
+extension RankingSource {
+    public func candidates(_ conversations: [ConversationHandle], contentKinds: [String]) throws -> [RankingCandidate?] {
+        try conversations.map { try candidate($0, contentKinds: contentKinds) }
+    }
+
+    public var randomAccessBatchSize: Int { 1 }
+}
+
+/// A conversation as a ranking source knows it: a handle the source issued (a row, a slot, a member of a sorted
+/// set), meaningful only to that source and only while the query runs. Never shown to a user or kept.
+public struct ConversationHandle: Hashable, Sendable, Comparable {
+    public var rawValue: Int64
+
+    public init(rawValue: Int64) { self.rawValue = rawValue }
+
+    public static func < (lhs: ConversationHandle, rhs: ConversationHandle) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// Which of an account's conversations a sorted list holds.
+public enum SortedListScope: Hashable, Sendable {
+    /// Every conversation.
+    case all
+    /// The conversations whose latest donation came through this service: what a query for one service walks.
+    case service(String)
+    /// The conversations with at least one donation of this content kind (`public.image`): what a query for shared
+    /// content walks, with the content factor's bound, beside the unscoped lists with none.
+    case contentKind(String)
+}
+
+/// One list of sorted access: a decay channel's keys over the conversations of a scope.
+public struct SortedList: Hashable, Sendable {
+    public var channel: Int
+    public var scope: SortedListScope
+
+    public init(channel: Int, scope: SortedListScope) {
+        self.channel = channel
+        self.scope = scope
+    }
+}
+
+/// One entry of a sorted list.
+public struct SortedEntry: Sendable, Equatable {
+    /// The channel key `A_m` of the conversation.
+    public var key: Double
+    public var conversation: ConversationHandle
+
+    public init(key: Double, conversation: ConversationHandle) {
+        self.key = key
+        self.conversation = conversation
+    }
+}
+
+/// Sorted access into one list, best first.
 public protocol SortedAccessCursor {
-    /// The next conversation and its key, or `nil` at the end.
-    mutating func next() throws -> (key: Double, reference: Int64)?
+    /// The next conversation and its key, or `nil` at the end. A remote cursor fetches its next page here.
+    mutating func next() throws -> SortedEntry?
 }
 
 /// What random access returns for one conversation.
 public struct RankingCandidate: Sendable, Equatable {
-    public var reference: Int64
+    public var conversation: ConversationHandle
     public var conversationIdentifier: String
     public var state: ConversationState
     /// The content sums in the order of the `contentKinds` asked for.
@@ -35,10 +114,10 @@ public struct RankingCandidate: Sendable, Equatable {
     public var serviceName: String?
 
     public init(
-        reference: Int64, conversationIdentifier: String, state: ConversationState, contentSums: [Double],
-        serviceName: String?
+        conversation: ConversationHandle, conversationIdentifier: String, state: ConversationState,
+        contentSums: [Double], serviceName: String?
     ) {
-        self.reference = reference
+        self.conversation = conversation
         self.conversationIdentifier = conversationIdentifier
         self.state = state
         self.contentSums = contentSums

@@ -23,8 +23,8 @@ public struct ScoreBreakdown: Sendable, Equatable {
 
 /// One ranked conversation.
 public struct RankedConversation: Sendable, Equatable {
-    /// The index's own handle of the conversation (a row id, or a slot in memory).
-    public var reference: Int64
+    /// The ranking source's handle of the conversation, valid only while its query runs.
+    public var conversation: ConversationHandle
     public var conversationIdentifier: String
     /// `ln(score)`: the ranking compares these; scores of long-idle conversations underflow but their logarithms
     /// stay ordered.

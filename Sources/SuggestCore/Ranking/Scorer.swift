@@ -25,7 +25,8 @@ public struct Scorer: Sendable {
         let state = candidate.state
         guard !state.isBlocked, state.hasDonations else { return false }
         if let cutoff = context.notIdleSince, state.lastDate < cutoff { return false }
-        if let service = context.serviceName, candidate.serviceName != service { return false }
+        // Byte for byte, as a service's sorted lists hold its conversations.
+        if let service = context.serviceName, candidate.serviceName?.hasSameBytes(as: service) != true { return false }
         // `contains` on an empty set would still hash the identifier, on every conversation a query meets.
         return context.excluded.isEmpty || !context.excluded.contains(candidate.conversationIdentifier)
     }
@@ -38,12 +39,16 @@ public struct Scorer: Sendable {
 
     /// The largest factor the channel sum of a conversation not met by a people look-up can be multiplied by:
     /// the content factor at its fullest and a group preference above 1. Added to the channel bounds, it makes
-    /// the threshold of the top-K walk.
+    /// the threshold of the top-K walk over every conversation.
     public var logMaximumFactor: Double {
-        var factor = max(0, logGroupFactor)
+        var factor = logGroupFactorBound
         if !contentKinds.isEmpty { factor += LogSpace.ln(1 + policy.contentWeight) }
         return factor
     }
+
+    /// The largest factor the group preference can give (`ln g` when groups are preferred, else 0): "suggest less"
+    /// only lowers a score (`lessFactor` ≤ 1).
+    public var logGroupFactorBound: Double { max(0, logGroupFactor) }
 
     /// The exact ranked form of a candidate.
     /// - Parameter matchedPeople: how many of the context's people take part in the conversation.
@@ -85,7 +90,7 @@ public struct Scorer: Sendable {
             terms: terms, factor: explain ? LogSpace.value(logFactor) : 1, contentShare: contentShare,
             matchedPeople: matchedPeople, lessFeedback: state.lessFeedback)
         return RankedConversation(
-            reference: candidate.reference, conversationIdentifier: candidate.conversationIdentifier,
+            conversation: candidate.conversation, conversationIdentifier: candidate.conversationIdentifier,
             logScore: logTotal + logFactor, lastDate: state.lastDate, state: state, breakdown: breakdown)
     }
 }

@@ -20,17 +20,16 @@ struct SortedKeyList {
 
     /// Folds the marked slots in, so that sorted access sees current keys.
     /// - Parameters:
-    ///   - pending: the slots whose key changed since the last settle, each once.
-    ///   - count: the number of slots; slots `0..<count` all belong in the list.
+    ///   - pending: the slots of this list whose key changed since the last settle, each once.
+    ///   - size: how many slots the list holds now.
+    ///   - members: every slot the list holds, asked only when the list is rebuilt.
     ///   - key: the current key of a slot.
     /// - Complexity: O(p log p + d) for p marked slots and a delta of d; a rebuild, O(n log n), happens once the
     ///   delta outgrows n/16, so its cost spreads over at least n/16 updates.
-    mutating func settle(pending: [Int32], count: Int, key: (Int32) -> Double) {
+    mutating func settle(pending: [Int32], size: Int, members: () -> [Int32], key: (Int32) -> Double) {
         guard !pending.isEmpty else { return }
-        if delta.count + pending.count > max(512, count / 16) {
-            base = (0..<Int32(count)).map { Entry(key: key($0), slot: $0) }
-            base.sort(by: Entry.precedes)
-            delta.removeAll()
+        if delta.count + pending.count > max(512, size / 16) {
+            rebuild(members: members(), key: key)
             return
         }
         var fresh = pending.map { Entry(key: key($0), slot: $0) }
@@ -63,32 +62,46 @@ struct SortedKeyList {
         }
     }
 
-    /// Walks `base` and `delta` together, best first, skipping stale entries.
-    struct Cursor: SortedAccessCursor {
-        let base: [Entry]
-        let delta: [Entry]
-        let currentKey: (Int32) -> Double
+    /// Replaces the list with the current keys of `members`.
+    /// - Complexity: O(n log n).
+    mutating func rebuild(members: [Int32], key: (Int32) -> Double) {
+        base = members.map { Entry(key: key($0), slot: $0) }
+        base.sort(by: Entry.precedes)
+        delta.removeAll()
+    }
+
+    func cursor(currentKey: @escaping (Int32) -> Double?) -> InMemoryRankingIndex.Cursor {
+        InMemoryRankingIndex.Cursor(base: base, delta: delta, currentKey: currentKey)
+    }
+}
+
+extension InMemoryRankingIndex {
+    /// Sorted access into one of the index's lists: walks its `base` and `delta` together, best first, skipping
+    /// stale entries: those whose key is no longer their slot's key, or whose slot has left the list's scope
+    /// (`currentKey` returns `nil`).
+    public struct Cursor: SortedAccessCursor {
+        let base: [SortedKeyList.Entry]
+        let delta: [SortedKeyList.Entry]
+        let currentKey: (Int32) -> Double?
         var i = 0
         var j = 0
 
-        mutating func next() -> (key: Double, reference: Int64)? {
+        public mutating func next() -> SortedEntry? {
             while i < base.count || j < delta.count {
-                let entry: Entry
-                if j == delta.count || (i < base.count && Entry.precedes(base[i], delta[j])) {
+                let entry: SortedKeyList.Entry
+                if j == delta.count || (i < base.count && SortedKeyList.Entry.precedes(base[i], delta[j])) {
                     entry = base[i]
                     i += 1
                 } else {
                     entry = delta[j]
                     j += 1
                 }
-                if currentKey(entry.slot) == entry.key { return (entry.key, Int64(entry.slot)) }
+                if currentKey(entry.slot) == entry.key {
+                    return SortedEntry(key: entry.key, conversation: ConversationHandle(rawValue: Int64(entry.slot)))
+                }
             }
             return nil
         }
-    }
-
-    func cursor(currentKey: @escaping (Int32) -> Double) -> Cursor {
-        Cursor(base: base, delta: delta, currentKey: currentKey)
     }
 }
 

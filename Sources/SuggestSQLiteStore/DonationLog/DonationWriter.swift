@@ -63,16 +63,12 @@ final class DonationWriter {
         var isGroup: Bool
     }
 
-    /// A conversation's state while the transaction runs.
+    /// A conversation's state while the transaction runs: its record, and the snapshot of its latest donation.
     struct WorkingConversation {
-        var state: ConversationState
-        var contentSums: [String: Double]
+        var record: ConversationRecord
         var latestSnapshotID: Int64?
-        var latestDate: Double
-        var serviceName: String?
 
-        static let empty = WorkingConversation(
-            state: .empty, contentSums: [:], latestSnapshotID: nil, latestDate: -.infinity, serviceName: nil)
+        static let empty = WorkingConversation(record: .empty, latestSnapshotID: nil)
     }
 
     init(database: Database, policy: FrecencyPolicy, types: UniformTypeTree) {
@@ -163,23 +159,19 @@ final class DonationWriter {
         return identifier
     }
 
-    /// Folds one donation into a working conversation: the ranking state, the content sums and the latest
-    /// metadata (a rename or a new picture shows at once; an older donation arriving late does not undo it).
+    /// Folds one donation into a working conversation (`ConversationRecord.apply`, the fold every store uses), and
+    /// points it at the donation's snapshot when the donation is its latest: a rename or a new picture shows at
+    /// once; an older donation arriving late does not undo it.
     /// - Parameter contentKinds: the distinct kinds of the donation's content types (`UniformTypeTree.contentKinds`).
     static func apply(
         date: Timestamp, direction: InteractionDirection, engaged: Bool, contentKinds: [String], snapshotID: Int64,
         isGroup: Bool, serviceName: String?, to conversation: inout WorkingConversation, policy: FrecencyPolicy
     ) {
-        conversation.state.apply(
-            .init(date: date, direction: direction, isEngagedSuggestion: engaged, isGroup: isGroup), policy: policy)
-        for kind in contentKinds {
-            conversation.contentSums[kind] = ConversationState.applyContent(
-                conversation.contentSums[kind] ?? LogSpace.zero, at: date, policy: policy)
-        }
-        if date.seconds >= conversation.latestDate {
-            conversation.latestDate = date.seconds
+        if conversation.record.apply(
+            date: date, direction: direction, isEngagedSuggestion: engaged, isGroup: isGroup, contentKinds: contentKinds,
+            serviceName: serviceName, policy: policy)
+        {
             conversation.latestSnapshotID = snapshotID
-            conversation.serviceName = serviceName
         }
     }
 
@@ -187,15 +179,11 @@ final class DonationWriter {
     func flush() throws {
         try log.flush()
         let update = try database.statement(DonationWriter.updateConversationSQL)
-        let content = try database.statement(
-            "INSERT OR REPLACE INTO conversation_content(conversation_id, account, kind, sum) "
-                + "SELECT ?1, account, ?2, ?3 FROM conversations WHERE id = ?1")
+        let content = try database.statement(DonationWriter.writeContentSQL)
         let touched = Array(conversations.values) + Array(collidingConversations.values)
         for entry in touched.sorted(by: { $0.id < $1.id }) {
             try DonationWriter.write(entry.working, id: entry.id, update: update)
-            for (kind, sum) in entry.working.contentSums.sorted(by: { $0.key < $1.key }) {
-                try content.run([.integer(entry.id), .text(kind), .real(sum)])
-            }
+            try DonationWriter.writeContent(entry.working.record, id: entry.id, account: entry.account, with: content)
         }
         conversations.removeAll()
         collidingConversations.removeAll()
@@ -218,11 +206,29 @@ final class DonationWriter {
         WHERE id = ?1
         """
 
+    /// Writes a conversation's content sum of one kind, with its channel keys: the sorted lists of a content kind
+    /// (`conversation_content_by_c0`...) are an index of these rows; bound conversation, account, kind, sum, keys.
+    static let writeContentSQL = """
+        INSERT OR REPLACE INTO conversation_content(conversation_id, account, kind, sum, c0, c1, c2, c3)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        """
+
+    /// Writes every content sum of a conversation, kinds in byte-wise order.
+    static func writeContent(_ record: ConversationRecord, id: Int64, account: String, with statement: Statement) throws {
+        let keys = record.state.channels
+        for (kind, sum) in record.contentSums.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
+            try statement.run([
+                .integer(id), .text(account), .text(kind), .real(sum), .real(keys[0]), .real(keys[1]), .real(keys[2]),
+                .real(keys[3]),
+            ])
+        }
+    }
+
     static func write(_ conversation: WorkingConversation, id: Int64, update: Statement) throws {
-        let state = conversation.state
+        let state = conversation.record.state
         try update.run([
-            .integer(id), conversation.latestSnapshotID.map { .integer($0) } ?? .null, .real(conversation.latestDate),
-            conversation.serviceName.map { .text($0) } ?? .null,
+            .integer(id), conversation.latestSnapshotID.map { .integer($0) } ?? .null, .real(state.lastDate.seconds),
+            conversation.record.serviceName.map { .text($0) } ?? .null,
             .real(state.channels[0]), .real(state.channels[1]), .real(state.channels[2]), .real(state.channels[3]),
             .real(state.lastDate.seconds), state.lastOutgoingDate.map { .real($0.seconds) } ?? .null,
             .integer(Int64(state.outgoingCount)), .integer(Int64(state.incomingCount)),
@@ -334,15 +340,14 @@ final class DonationWriter {
             outgoingCount: Int(select.int(6)), incomingCount: Int(select.int(7)), engagedCount: Int(select.int(8)),
             lessFeedback: 0, isBlocked: false, isGroup: select.int(9) != 0)
         let latestSnapshot = select.isNull(10) ? nil : select.int(10)
-        let latestDate = select.double(11)
         let service = select.text(12)
         var sums: [String: Double] = [:]
         let content = try database.statement("SELECT kind, sum FROM conversation_content WHERE conversation_id = ?")
         try content.reset([.integer(id)])
         while try content.step() { if let kind = content.text(0) { sums[kind] = content.double(1) } }
         return WorkingConversation(
-            state: state, contentSums: sums, latestSnapshotID: latestSnapshot, latestDate: latestDate,
-            serviceName: service)
+            record: ConversationRecord(state: state, contentSums: sums, serviceName: service),
+            latestSnapshotID: latestSnapshot)
     }
 
     static func code(_ direction: InteractionDirection) -> Int64 {

@@ -6,8 +6,8 @@ import SuggestCore
 ///
 /// `suggest import` prepares each donation on its parsing thread, so that the writing thread only looks things up
 /// and inserts.
-public struct PreparedDonation: Sendable {
-    public let interaction: Interaction
+package struct PreparedDonation: Sendable {
+    package private(set) var interaction: Interaction
     /// `StableHash.key(account, identifier)`, when the donation names its identifier.
     let identifierKey: Int64?
     /// `StableHash.key(account, conversationIdentifier)`: how the writer finds the conversation's row.
@@ -42,6 +42,13 @@ public struct PreparedDonation: Sendable {
         self.contentKinds = contentKinds ?? types.contentKinds(of: interaction.intent.contentTypes)
     }
 
+    /// The same donation at another date (a date just ahead of the store's clock is recorded as of the clock).
+    func dated(_ date: Timestamp) -> PreparedDonation {
+        var copy = self
+        copy.interaction.date = date
+        return copy
+    }
+
     /// The intent without its content types, in JSON: what `snapshots.body` holds.
     static func snapshotBody(of intent: SendMessageIntent) -> [UInt8] {
         var metadata = intent
@@ -65,7 +72,7 @@ public struct PreparedDonation: Sendable {
 /// - Each conversation's last few snapshots: a donation that says what one of its conversation's recent donations
 ///   said in other bytes (other content types, members in another order) shares that body's bytes instead of
 ///   writing the JSON again.
-public final class DonationPreparer: IntentMemo {
+package final class DonationPreparer: IntentMemo {
     let types: UniformTypeTree
     /// Recent intents (without content types) and their bodies by conversation key, the latest last, at most
     /// `recentLimit` each; emptied when it reaches `cacheLimit` conversations.
@@ -107,7 +114,7 @@ public final class DonationPreparer: IntentMemo {
 
     /// Decodes and prepares one line, with this preparer as the decoder's memory of intents.
     /// - Parameter check: a further check of the decoded donation (an import's account, say), before it is prepared.
-    public func prepare(
+    package func prepare(
         line bytes: UnsafeBufferPointer<UInt8>, defaultAccount: String,
         check: (Interaction) throws(InputError) -> Void = { _ in }
     ) -> Result<PreparedDonation, InputError> {
@@ -124,7 +131,7 @@ public final class DonationPreparer: IntentMemo {
         }
     }
 
-    public func intent(forJSON bytes: UnsafeBufferPointer<UInt8>) -> SendMessageIntent? {
+    package func intent(forJSON bytes: UnsafeBufferPointer<UInt8>) -> SendMessageIntent? {
         let hash = Self.hash(bytes)
         var found = memos[hash]
         if found == nil, let older = olderMemos[hash] {
@@ -138,9 +145,9 @@ public final class DonationPreparer: IntentMemo {
         return memo.intent
     }
 
-    public func fastPathGaveUp() { lastMemo = nil }
+    package func fastPathGaveUp() { lastMemo = nil }
 
-    public func remember(_ intent: SendMessageIntent, forJSON bytes: UnsafeBufferPointer<UInt8>) {
+    package func remember(_ intent: SendMessageIntent, forJSON bytes: UnsafeBufferPointer<UInt8>) {
         let memo = Memo(json: Array(bytes), intent: intent)
         keep(memo, hash: Self.hash(bytes))
         lastMemo = memo
@@ -157,7 +164,7 @@ public final class DonationPreparer: IntentMemo {
         memoBytes += memo.json.count + (memo.snapshotBody?.count ?? 0)
     }
 
-    public func prepare(_ interaction: Interaction) -> PreparedDonation { prepare(interaction, memo: nil) }
+    package func prepare(_ interaction: Interaction) -> PreparedDonation { prepare(interaction, memo: nil) }
 
     /// - Parameter memo: the memo of the interaction's intent, whose body and content kinds are reused, or kept.
     private func prepare(_ interaction: Interaction, memo: Memo?) -> PreparedDonation {
@@ -208,7 +215,7 @@ public final class DonationPreparer: IntentMemo {
 @available(*, unavailable)
 extension DonationPreparer: Sendable {}
 
-extension DonationStore {
+extension SQLiteDonationStore {
     /// A preparer of donations for `importPreparedDonations`, with this store's content types, for one thread.
-    public func makePreparer() -> DonationPreparer { DonationPreparer(types: types) }
+    package func makePreparer() -> DonationPreparer { DonationPreparer(types: types) }
 }

@@ -1,31 +1,58 @@
 import SuggestCore
 
-/// The store's ranking state seen through `RankingSource`: SQLite's indexes give sorted access, a primary-key
-/// look-up gives random access. `TopKRanker` runs on it exactly as on `InMemoryRankingIndex`.
-struct StoredRankingSource: RankingSource {
+/// One account's ranking state in the store, seen through `RankingSource`: SQLite's indexes give sorted access (one
+/// per channel and scope), primary-key look-ups give random access. `TopKRanker` runs on it exactly as on any other
+/// source. Used inside one read transaction (`SQLiteDonationStore.withRankingSource`).
+public struct StoredRankingSource: RankingSource {
     let database: Database
     let account: String
 
-    func sortedAccess(channel: Int) throws -> any SortedAccessCursor {
-        // The column name comes from an integer below 4, never from input.
-        precondition((0..<FrecencyPolicy.maximumChannels).contains(channel))
-        let statement = try database.statement(
-            "SELECT id, c\(channel) FROM conversations INDEXED BY conversations_by_c\(channel) "
-                + "WHERE account = ? ORDER BY c\(channel) DESC")
-        try statement.reset([.text(account)])
-        return Cursor(statement: statement)
+    public func sortedAccess(_ lists: [SortedList]) throws -> [Cursor] {
+        var cursors: [Cursor] = []
+        cursors.reserveCapacity(lists.count)
+        var used: [String: Int] = [:]
+        for list in lists {
+            // The column and index names come from an integer below 4, never from input.
+            let channel = list.channel
+            guard (0..<FrecencyPolicy.maximumChannels).contains(channel) else {
+                throw StoreError(.failed, "the store keeps \(FrecencyPolicy.maximumChannels) channels; channel \(channel) was asked for")
+            }
+            let sql: String
+            let values: [Statement.Value]
+            switch list.scope {
+            case .all:
+                sql = "SELECT id, c\(channel) FROM conversations INDEXED BY conversations_by_c\(channel) "
+                    + "WHERE account = ? ORDER BY c\(channel) DESC"
+                values = [.text(account)]
+            case .service(let service):
+                sql = "SELECT id, c\(channel) FROM conversations INDEXED BY conversations_by_service_c\(channel) "
+                    + "WHERE account = ? AND service_name = ? ORDER BY c\(channel) DESC"
+                values = [.text(account), .text(service)]
+            case .contentKind(let kind):
+                sql = "SELECT conversation_id, c\(channel) FROM conversation_content "
+                    + "INDEXED BY conversation_content_by_c\(channel) WHERE account = ? AND kind = ? ORDER BY c\(channel) DESC"
+                values = [.text(account), .text(kind)]
+            }
+            // Cursors step side by side: two lists of one shape (two content kinds) need two statements.
+            let instance = used[sql, default: 0]
+            used[sql] = instance + 1
+            let statement = try database.statement(sql, instance: instance)
+            try statement.reset(values)
+            cursors.append(Cursor(statement: statement))
+        }
+        return cursors
     }
 
-    struct Cursor: SortedAccessCursor {
+    public struct Cursor: SortedAccessCursor {
         let statement: Statement
 
-        mutating func next() throws -> (key: Double, reference: Int64)? {
+        public mutating func next() throws -> SortedEntry? {
             guard try statement.step() else { return nil }
-            return (statement.double(1), statement.int(0))
+            return SortedEntry(key: statement.double(1), conversation: ConversationHandle(rawValue: statement.int(0)))
         }
     }
 
-    func candidate(_ reference: Int64, contentKinds: [String]) throws -> RankingCandidate? {
+    public func candidate(_ conversation: ConversationHandle, contentKinds: [String]) throws -> RankingCandidate? {
         let select = try database.statement(
             """
             SELECT c.conversation_identifier, c.c0, c.c1, c.c2, c.c3, c.last_date, c.last_outgoing_date,
@@ -35,7 +62,7 @@ struct StoredRankingSource: RankingSource {
                 ON p.account = c.account AND p.conversation_identifier = c.conversation_identifier
             WHERE c.id = ? AND c.account = ?
             """)
-        try select.reset([.integer(reference), .text(account)])
+        try select.reset([.integer(conversation.rawValue), .text(account)])
         defer { _ = try? select.reset() }
         guard try select.step(), let identifier = select.text(0) else { return nil }
         let state = ConversationState(
@@ -50,34 +77,52 @@ struct StoredRankingSource: RankingSource {
             let content = try database.statement(
                 "SELECT sum FROM conversation_content WHERE conversation_id = ? AND kind = ?")
             for kind in contentKinds {
-                try content.reset([.integer(reference), .text(kind)])
+                try content.reset([.integer(conversation.rawValue), .text(kind)])
                 sums.append(try content.step() ? content.double(0) : LogSpace.zero)
                 try content.reset()
             }
         }
         return RankingCandidate(
-            reference: reference, conversationIdentifier: identifier, state: state, contentSums: sums,
+            conversation: conversation, conversationIdentifier: identifier, state: state, contentSums: sums,
             serviceName: service)
     }
 
-    func conversations(withPerson key: String) throws -> [Int64] {
+    public func conversations(withPeople keys: [String]) throws -> [[ConversationHandle]] {
         let select = try database.statement(
             "SELECT conversation_id FROM conversation_people WHERE account = ? AND person_key = ?")
-        try select.reset([.text(account), .text(key)])
-        var references: [Int64] = []
-        while try select.step() { references.append(select.int(0)) }
-        return references
+        return try keys.map { key in
+            try select.reset([.text(account), .text(key)])
+            var conversations: [ConversationHandle] = []
+            while try select.step() { conversations.append(ConversationHandle(rawValue: select.int(0))) }
+            return conversations
+        }
     }
 
-    func conversationCount() throws -> Int {
+    public func conversation(identifiedBy conversationIdentifier: String) throws -> ConversationHandle? {
+        try database.statement("SELECT id FROM conversations WHERE account = ? AND conversation_identifier = ?")
+            .scalarInt([.text(account), .text(conversationIdentifier)]).map(ConversationHandle.init)
+    }
+
+    public func latestIntents(_ conversations: [ConversationHandle]) throws -> [SendMessageIntent?] {
+        let select = try database.statement(
+            "SELECT s.body FROM conversations c JOIN snapshots s ON s.id = c.latest_snapshot_id WHERE c.id = ?")
+        return try conversations.map { conversation in
+            try select.reset([.integer(conversation.rawValue)])
+            defer { _ = try? select.reset() }
+            guard try select.step(), let body = select.text(0) else { return nil }
+            return try SQLiteDonationStore.decodeSnapshot(body)
+        }
+    }
+
+    public func conversationCount() throws -> Int {
         Int(try database.statement("SELECT COUNT(*) FROM conversations WHERE account = ?").scalarInt([.text(account)]) ?? 0)
     }
 
-    func allReferences() throws -> [Int64] {
+    public func allConversations() throws -> [ConversationHandle] {
         let select = try database.statement("SELECT id FROM conversations WHERE account = ?")
         try select.reset([.text(account)])
-        var references: [Int64] = []
-        while try select.step() { references.append(select.int(0)) }
-        return references
+        var conversations: [ConversationHandle] = []
+        while try select.step() { conversations.append(ConversationHandle(rawValue: select.int(0))) }
+        return conversations
     }
 }

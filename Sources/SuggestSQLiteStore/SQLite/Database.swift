@@ -9,16 +9,16 @@ import SuggestCore
 /// rows are overwritten rather than left in free pages. Writes go through `write(_:)`, which begins with
 /// `BEGIN IMMEDIATE`: a writer takes the lock up front, so two writers queue instead of deadlocking on upgrade.
 /// Not `Sendable`: one connection per thread, like GRDB's `Database`.
-public final class Database {
+package final class Database {
     let handle: OpaquePointer
-    public let path: String
+    package let path: String
     private var statements: [String: Statement] = [:]
 
     /// How long a connection waits for another process's write lock before it reports "busy".
-    public static let busyTimeoutMilliseconds: Int32 = 30_000
+    package static let busyTimeoutMilliseconds: Int32 = 30_000
 
     /// Opens (and creates, unless `readOnly`) the database at `path`.
-    public init(path: String, readOnly: Bool = false) throws(SQLiteError) {
+    package init(path: String, readOnly: Bool = false) throws(SQLiteError) {
         var handle: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
         let code = sqlite3_open_v2(path, &handle, flags, nil)
@@ -46,7 +46,7 @@ public final class Database {
     }
 
     /// Runs one or more statements that return no rows.
-    public func execute(_ sql: String) throws(SQLiteError) {
+    package func execute(_ sql: String) throws(SQLiteError) {
         var message: UnsafeMutablePointer<CChar>?
         let code = sqlite3_exec(handle, sql, nil, nil, &message)
         guard code == SQLITE_OK else {
@@ -64,7 +64,7 @@ public final class Database {
     /// SQLite changes the journal mode under an exclusive lock that it tries once, without calling the busy
     /// handler: when several processes create the same store at once, all but one would fail at once with
     /// SQLITE_BUSY ("database is locked"). So this retries, every few milliseconds, up to the busy timeout.
-    public func enableWriteAheadLogging() throws(SQLiteError) {
+    package func enableWriteAheadLogging() throws(SQLiteError) {
         let pauseMilliseconds: Int32 = 5
         var waited: Int32 = 0
         while true {
@@ -78,10 +78,12 @@ public final class Database {
     }
 
     /// The cached prepared statement for `sql`, prepared on first use.
-    public func statement(_ sql: String) throws(SQLiteError) -> Statement {
-        if let cached = statements[sql] { return cached }
+    /// - Parameter instance: which of several statements of the same text, for cursors that step side by side.
+    package func statement(_ sql: String, instance: Int = 0) throws(SQLiteError) -> Statement {
+        let key = instance == 0 ? sql : sql + "\u{0}" + String(instance)
+        if let cached = statements[key] { return cached }
         let statement = try Statement(database: self, sql: sql)
-        statements[sql] = statement
+        statements[key] = statement
         return statement
     }
 
@@ -104,13 +106,13 @@ public final class Database {
     }
 
     /// A statement of its own, not shared through the cache: for cursors that step while others run.
-    public func uncachedStatement(_ sql: String) throws(SQLiteError) -> Statement {
+    package func uncachedStatement(_ sql: String) throws(SQLiteError) -> Statement {
         try Statement(database: self, sql: sql)
     }
 
     /// Runs `body` in a write transaction that begins with `BEGIN IMMEDIATE`; commits if it returns, rolls back if
     /// it throws. Either all of its changes are in the database or none are, even if the process is killed.
-    public func write<T>(_ body: () throws -> T) throws -> T {
+    package func write<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
@@ -123,22 +125,22 @@ public final class Database {
     }
 
     /// Runs `body` in a read transaction: one consistent snapshot even while other processes write.
-    public func read<T>(_ body: () throws -> T) throws -> T {
+    package func read<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN DEFERRED")
         defer { try? execute("COMMIT") }
         return try body()
     }
 
     /// The number of rows the last INSERT, UPDATE or DELETE changed.
-    public var changes: Int { Int(sqlite3_changes(handle)) }
+    package var changes: Int { Int(sqlite3_changes(handle)) }
 
-    public var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
+    package var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
     /// Whether closing this connection checkpoints the write-ahead log (SQLite's default). When it does, the last
     /// connection to close copies the log into the database with two `fdatasync`s and deletes it; when it does not,
     /// the log stays as it is (in the operating system's cache, so a crash of the process loses nothing) and is
     /// copied at the next automatic or explicit checkpoint.
-    public func setCheckpointOnClose(_ enabled: Bool) throws(SQLiteError) {
+    package func setCheckpointOnClose(_ enabled: Bool) throws(SQLiteError) {
         let applied = suggest_sqlite3_db_config_flag(handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, enabled ? 0 : 1)
         guard applied == (enabled ? 0 : 1) else {
             throw SQLiteError(
@@ -153,7 +155,7 @@ public final class Database {
     /// opens the store later cannot know it (the log's index in `-shm` is rebuilt from the log on the first open).
     /// Without a connection that lives on, the log would grow by every command's write, and every command would
     /// read it all at open.
-    public func truncateLogAfterCommits(reaching pages: Int) {
+    package func truncateLogAfterCommits(reaching pages: Int) {
         let hook: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32 = {
             context, handle, name, frames in
             guard Int(bitPattern: context) <= Int(frames) else { return SQLITE_OK }
@@ -167,7 +169,7 @@ public final class Database {
     }
 
     /// Copies the WAL into the database and truncates it to zero bytes, so that no old page stays on disk in it.
-    public func checkpointAndTruncate() throws(SQLiteError) {
+    package func checkpointAndTruncate() throws(SQLiteError) {
         let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
         guard code == SQLITE_OK else { throw error(code, sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
     }

@@ -3,7 +3,7 @@ import CSQLite
 /// A prepared statement, prepared once and reused (`sqlite3_prepare_v3` with `SQLITE_PREPARE_PERSISTENT`).
 ///
 /// Not `Sendable`: it belongs to its `Database` connection and is used from one thread at a time.
-public final class Statement {
+package final class Statement {
     let handle: OpaquePointer
     let sql: String
     unowned let database: Database
@@ -20,7 +20,7 @@ public final class Statement {
     deinit { sqlite3_finalize(handle) }
 
     /// A value that can be bound to a parameter.
-    public enum Value: Sendable, Equatable {
+    package enum Value: Sendable, Equatable {
         case null
         case integer(Int64)
         case real(Double)
@@ -30,14 +30,14 @@ public final class Statement {
 
     /// Clears the previous run and binds the parameters in order (`?1`, `?2`, …).
     @discardableResult
-    public func reset(_ values: [Value] = []) throws(SQLiteError) -> Statement {
+    package func reset(_ values: [Value] = []) throws(SQLiteError) -> Statement {
         sqlite3_reset(handle)
         sqlite3_clear_bindings(handle)
         for (index, value) in values.enumerated() { try bind(value, at: Int32(index + 1)) }
         return self
     }
 
-    public func bind(_ value: Value, at index: Int32) throws(SQLiteError) {
+    package func bind(_ value: Value, at index: Int32) throws(SQLiteError) {
         let code: Int32
         switch value {
         case .null: code = sqlite3_bind_null(handle, index)
@@ -59,7 +59,7 @@ public final class Statement {
     }
 
     /// Runs one step: `true` when a row is ready to read, `false` when the statement is done.
-    public func step() throws(SQLiteError) -> Bool {
+    package func step() throws(SQLiteError) -> Bool {
         let code = sqlite3_step(handle)
         switch code {
         case SQLITE_ROW: return true
@@ -72,30 +72,30 @@ public final class Statement {
     }
 
     /// Runs the statement to completion, ignoring any rows.
-    public func run(_ values: [Value] = []) throws(SQLiteError) {
+    package func run(_ values: [Value] = []) throws(SQLiteError) {
         try reset(values)
         while try step() {}
     }
 
-    public func int(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
-    public func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
-    public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    package func int(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    package func double(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
+    package func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
 
-    public func text(_ column: Int32) -> String? {
+    package func text(_ column: Int32) -> String? {
         guard let bytes = sqlite3_column_text(handle, column) else { return nil }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
     }
 
     /// A blob column's bytes, in SQLite's memory: valid until the next step or reset of this statement.
-    public func blob(_ column: Int32) -> UnsafeRawBufferPointer {
+    package func blob(_ column: Int32) -> UnsafeRawBufferPointer {
         let bytes = sqlite3_column_blob(handle, column)
         let count = Int(sqlite3_column_bytes(handle, column))
         return UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : count)
     }
 
     /// The first column of the first row, as an integer; `nil` when there is no row.
-    public func scalarInt(_ values: [Value] = []) throws(SQLiteError) -> Int64? {
+    package func scalarInt(_ values: [Value] = []) throws(SQLiteError) -> Int64? {
         try reset(values)
         defer { sqlite3_reset(handle) }
         return try step() ? int(0) : nil

@@ -160,6 +160,30 @@ enum Schema {
             "DROP TABLE donations;",
             nil
         ),
+        (
+            6,
+            // Sorted lists for the selective parts of a query (`SortedListScope`): a service's conversations in the
+            // order of each channel, and the conversations that received a content kind, with their channel keys
+            // beside their sum, in that order. Without them, a query for a rare service or a kind of content walked
+            // most of an account's conversations before it could stop (90 ms where a plain list takes 2).
+            """
+            CREATE INDEX conversations_by_service_c0 ON conversations(account, service_name, c0 DESC);
+            CREATE INDEX conversations_by_service_c1 ON conversations(account, service_name, c1 DESC);
+            CREATE INDEX conversations_by_service_c2 ON conversations(account, service_name, c2 DESC);
+            CREATE INDEX conversations_by_service_c3 ON conversations(account, service_name, c3 DESC);
+            ALTER TABLE conversation_content ADD COLUMN c0 REAL NOT NULL DEFAULT -9e999;
+            ALTER TABLE conversation_content ADD COLUMN c1 REAL NOT NULL DEFAULT -9e999;
+            ALTER TABLE conversation_content ADD COLUMN c2 REAL NOT NULL DEFAULT -9e999;
+            ALTER TABLE conversation_content ADD COLUMN c3 REAL NOT NULL DEFAULT -9e999;
+            UPDATE conversation_content SET (c0, c1, c2, c3) =
+                (SELECT c.c0, c.c1, c.c2, c.c3 FROM conversations c WHERE c.id = conversation_content.conversation_id);
+            CREATE INDEX conversation_content_by_c0 ON conversation_content(account, kind, c0 DESC);
+            CREATE INDEX conversation_content_by_c1 ON conversation_content(account, kind, c1 DESC);
+            CREATE INDEX conversation_content_by_c2 ON conversation_content(account, kind, c2 DESC);
+            CREATE INDEX conversation_content_by_c3 ON conversation_content(account, kind, c3 DESC);
+            """,
+            nil
+        ),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

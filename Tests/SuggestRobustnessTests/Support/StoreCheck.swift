@@ -24,11 +24,11 @@ enum StoreCheck {
     static func rankingDifferences(store: String, accounts: [String] = ["default"], at: Timestamp = Donations.at)
         throws -> [String]
     {
-        let opened = try DonationStore.open(StoreLocation(directory: store))
+        let opened = try SQLiteDonationStore.open(StoreLocation(directory: store))
         var problems: [String] = []
         for account in accounts {
             for context in contexts(at: at) {
-                let fast = try opened.suggestions(account: account, context: context).map(\.ranked)
+                let fast = try opened.rankedConversations(account: account, context: context)
                 let slow = try opened.suggestionsByBruteForce(account: account, context: context)
                 if fast != slow {
                     problems.append(
@@ -75,20 +75,20 @@ enum StoreCheck {
 
     /// How many donations the account holds, read in this process.
     static func count(store: String, account: String = "default") throws -> Int {
-        try DonationStore.open(StoreLocation(directory: store)).donationCount(account: account)
+        try SQLiteDonationStore.open(StoreLocation(directory: store)).donationCount(account: account)
     }
 
     /// The account's stored donations, read in this process.
     static func donations(store: String, account: String = "default") throws -> [Interaction] {
         var donations: [Interaction] = []
-        try DonationStore.open(StoreLocation(directory: store)).forEachDonation(account: account) { donations.append($0) }
+        try SQLiteDonationStore.open(StoreLocation(directory: store)).forEachDonation(account: account) { donations.append($0) }
         return donations
     }
 
     /// The identifiers of the account's stored donations, read in this process.
     static func identifiers(store: String, account: String = "default") throws -> Set<String> {
         var identifiers: Set<String> = []
-        try DonationStore.open(StoreLocation(directory: store)).forEachDonation(account: account) { donation in
+        try SQLiteDonationStore.open(StoreLocation(directory: store)).forEachDonation(account: account) { donation in
             if let identifier = donation.identifier { identifiers.insert(identifier) }
         }
         return identifiers

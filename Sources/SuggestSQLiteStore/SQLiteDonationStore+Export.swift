@@ -1,9 +1,13 @@
 import SuggestCore
 
-extension DonationStore {
+extension SQLiteDonationStore {
     /// Calls `body` with each stored donation of the account, oldest recorded first (the order `import` read
     /// them in), rebuilt as the donation that was recorded, minus its message text.
-    public func forEachDonation(account: String, _ body: (Interaction) throws -> Void) throws {
+    /// - Complexity: O(n log b) for n donations in b blocks; memory for the blocks whose runs overlap (a block spans
+    ///   at most 2^20 sequence numbers) and a bounded cache of decoded snapshots.
+    public func forEachDonation(
+        account: String, interruption: () throws -> Void, _ body: (Interaction) throws -> Void
+    ) throws {
         try translating {
             try database.read {
                 // Blocks in the order of their first donation, each a run of its conversation's donations in
@@ -21,6 +25,7 @@ extension DonationStore {
                 var decoded: [Int64: SendMessageIntent] = [:]
                 var merge = SequenceMerge()
                 var hasNextBlock = try select.step()
+                var count = 0
                 while true {
                     // A block joins once its first donation may be the next one: no later block can hold an earlier one.
                     while hasNextBlock, merge.nextSequence.map({ select.int(0) <= $0 }) ?? true {
@@ -28,15 +33,17 @@ extension DonationStore {
                         hasNextBlock = try select.step()
                     }
                     guard let donation = try merge.next() else { break }
+                    count += 1
+                    if count & 255 == 0 { try interruption() }
                     let intent: SendMessageIntent
                     if let known = decoded[donation.snapshotID] {
                         intent = known
                     } else {
                         try snapshot.reset([.integer(donation.snapshotID)])
                         guard try snapshot.step() else {
-                            throw StoreError(.notAStore, "a donation names a missing snapshot; the store needs repair")
+                            throw StoreError.damaged("a donation's snapshot")
                         }
-                        intent = try DonationStore.decodeSnapshot(snapshot.text(0) ?? "")
+                        intent = try SQLiteDonationStore.decodeSnapshot(snapshot.text(0) ?? "")
                         try snapshot.reset()
                         if decoded.count >= 16_384 { decoded.removeAll(keepingCapacity: true) }
                         decoded[donation.snapshotID] = intent
@@ -60,7 +67,7 @@ extension DonationStore {
         do {
             return try body.withUTF8 { bytes in try SendMessageIntent(jsonBytes: bytes, path: "intent") }
         } catch {
-            throw StoreError(.notAStore, "a stored snapshot is damaged (\(error)); the store needs repair")
+            throw StoreError.damaged("a stored snapshot (\(error))")
         }
     }
 

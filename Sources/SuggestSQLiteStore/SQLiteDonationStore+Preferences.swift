@@ -1,6 +1,6 @@
 import SuggestCore
 
-extension DonationStore {
+extension SQLiteDonationStore {
     /// Never suggest a conversation (or suggest it again). A block outlives new donations and deletion: it is the
     /// person's choice, not part of the history.
     public func setBlocked(_ blocked: Bool, conversation: String, account: String) throws {

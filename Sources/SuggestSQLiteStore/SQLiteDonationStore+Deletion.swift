@@ -1,35 +1,9 @@
 import SuggestCore
 
-/// What a deletion removed.
-public struct DeletionReport: Sendable, Equatable {
-    /// Donations deleted.
-    public var donations = 0
-    /// Conversations that lost donations, in byte-wise order.
-    public var conversations: [String] = []
-    /// Of those, the ones with no donation left: their names, people and pictures are gone too.
-    public var removedConversations: [String] = []
-    /// Whether the write-ahead log was emptied at once. It is not while another process holds a long read: the
-    /// deletion is committed all the same, and the log's old pages go at the next checkpoint.
-    public var logTruncated = true
-
-    public init() {}
-}
-
-/// Which donations of an account to delete (`INInteraction.delete(with:)` and friends).
-public enum DeletionSelector: Sendable, Equatable {
-    case conversation(String)
-    case identifier(String)
-    case groupIdentifier(String)
-    /// Donations dated before this moment.
-    case before(Timestamp)
-    /// Every donation of the account.
-    case all
-}
-
-extension DonationStore {
+extension SQLiteDonationStore {
     /// Deletes the selected donations of one account, recomputes the conversations they fed from what remains,
     /// drops conversations left empty with their metadata, and truncates the WAL so that no deleted byte stays
-    /// in the store's files.
+    /// in the store's files (`secure_delete` overwrites the freed pages).
     ///
     /// The recomputed state equals that of a history that never had the deleted donations: the remaining ones
     /// are replayed in the order they were recorded, as they were applied the first time.
@@ -70,8 +44,8 @@ extension DonationStore {
         }
     }
 
-    /// Deletes every donation of every account, every preference and every derived row: an empty store.
-    public func wipe() throws -> DeletionReport {
+    /// Deletes every donation of every account, every preference and every derived row: an empty store, vacuumed.
+    public func deleteEverything() throws -> DeletionReport {
         try translating {
             var report = DeletionReport()
             report.donations = Int(
@@ -209,10 +183,10 @@ extension DonationStore {
                 if known[donation.snapshotID] == nil {
                     try snapshot.reset([.integer(donation.snapshotID)])
                     guard try snapshot.step() else {
-                        throw StoreError(.notAStore, "a donation names a missing snapshot; the store needs repair")
+                        throw StoreError.damaged("a donation's snapshot")
                     }
                     known[donation.snapshotID] = (
-                        snapshot.int(0) != 0, try DonationStore.decodeSnapshot(snapshot.text(1) ?? "").serviceName
+                        snapshot.int(0) != 0, try SQLiteDonationStore.decodeSnapshot(snapshot.text(1) ?? "").serviceName
                     )
                     try snapshot.reset()
                 }
@@ -240,7 +214,7 @@ extension DonationStore {
         var kept: [SendMessageIntent] = []
         while try snapshots.step() {
             if snapshotIDs.contains(snapshots.int(0)) {
-                kept.append(try DonationStore.decodeSnapshot(snapshots.text(1) ?? ""))
+                kept.append(try SQLiteDonationStore.decodeSnapshot(snapshots.text(1) ?? ""))
             } else {
                 stale.append(snapshots.int(0))
             }
@@ -260,11 +234,9 @@ extension DonationStore {
         for group in groups { try insertGroup.run([.text(accountName), .text(group), .integer(id)]) }
         let update = try database.statement(DonationWriter.updateConversationSQL)
         try DonationWriter.write(conversation, id: id, update: update)
-        let content = try database.statement(
-            "INSERT INTO conversation_content(conversation_id, account, kind, sum) VALUES (?, ?, ?, ?)")
-        for (kind, sum) in conversation.contentSums.sorted(by: { $0.key < $1.key }) {
-            try content.run([.integer(id), .text(accountName), .text(kind), .real(sum)])
-        }
+        try DonationWriter.writeContent(
+            conversation.record, id: id, account: accountName,
+            with: try database.statement(DonationWriter.writeContentSQL))
         return true
     }
 }

@@ -1,6 +1,5 @@
 import Dispatch
 import SuggestCore
-import SuggestSQLiteStore
 
 /// The lines of an import, read and parsed on a second thread a batch at a time, handed to the store one by one.
 ///
@@ -32,7 +31,7 @@ final class ParsingLineFeed {
     /// Starts reading `source` on another thread; `source` must not be used elsewhere from now on.
     /// - Parameter parse: one non-blank line's bytes to a donation.
     init(
-        source: ByteSource,
+        source: any JSONLineSource,
         parse: @escaping @Sendable (UnsafeBufferPointer<UInt8>) -> Result<PreparedDonation, InputError>
     ) {
         // The reader thread is the only one that touches `source` from here on.
@@ -46,10 +45,8 @@ final class ParsingLineFeed {
                 do {
                     more = try source.nextLine { bytes in
                         if source.lineWasTooLong {
-                            let message = "the line is longer than \(source.maximumLineLength >> 20) MiB"
-                            lines.append(
-                                ParsedLine(
-                                    line: source.lineNumber, donation: .failure(InputError(field: nil, message: message))))
+                            let error = InputError(field: nil, message: "the line is longer than \(source.maximumLineLength >> 20) MiB")
+                            lines.append(ParsedLine(line: source.lineNumber, donation: .failure(error)))
                             return
                         }
                         if LineStream.isBlank(bytes) { return }  // blank lines are allowed

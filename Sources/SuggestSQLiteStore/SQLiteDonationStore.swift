@@ -2,13 +2,16 @@ import CSQLite
 import CSystem
 import SuggestCore
 
-/// The durable donation log of one store directory, and the ranking state derived from it.
+/// The embedded store: the durable donation log of one store directory, and the ranking state derived from it, in
+/// SQLite.
 ///
 /// Several processes may open the same store at once (an app and its share extension): SQLite's WAL lets readers
 /// run beside one writer, and every write is one `BEGIN IMMEDIATE` transaction, so a killed process leaves either
 /// all of its write or none. Each donation updates its conversation's ranking state in O(1) inside the same
 /// transaction, so ranking never rescans the history. Not `Sendable`: open one per thread or process.
-public final class DonationStore {
+///
+/// How the donations are kept (blocks per conversation, buckets of identifiers) is in docs/storage.md.
+public final class SQLiteDonationStore: DonationStore {
     public let location: StoreLocation
     public let policy: FrecencyPolicy
     public let types: UniformTypeTree
@@ -30,12 +33,15 @@ public final class DonationStore {
     }
 
     /// Opens the store, creating the directory and database if missing and migrating an older schema.
+    ///
+    /// Opening does no other work: state built under another policy is rebuilt by `maintain`, which a caller runs
+    /// when it chooses (a command before its work, a server between requests).
     /// - Throws: `StoreError` for a path that is a file, a file that is not a suggest store, a store of a newer
     ///   schema, a read-only or full disk.
     public static func open(
         _ location: StoreLocation, policy: FrecencyPolicy = .default, types: UniformTypeTree = .standard,
         checkpoints: CheckpointPolicy = .onClose
-    ) throws(StoreError) -> DonationStore {
+    ) throws(StoreError) -> SQLiteDonationStore {
         try location.createDirectory()
         try location.checkDatabasePath()
         let path = location.databasePath
@@ -44,7 +50,7 @@ public final class DonationStore {
         do {
             let database = try Database(path: path)
             if case .everyPages = checkpoints { try database.setCheckpointOnClose(false) }
-            let store = DonationStore(
+            let store = SQLiteDonationStore(
                 location: location, policy: policy, types: types, checkpoints: checkpoints, database: database)
             do {
                 try store.prepare()
@@ -79,9 +85,8 @@ public final class DonationStore {
     /// durable, and no old page stays in the log. `suggest import` ends with one; deletions run one themselves.
     /// - Returns: `false` when another process's read keeps the log busy (the log is then copied and emptied at a
     ///   later checkpoint).
-    @discardableResult
-    public func checkpoint() throws -> Bool {
-        try translating { try truncateLog() }
+    public func checkpoint() throws {
+        _ = try translating { try truncateLog() }
     }
 
     /// Configures the connection, checks the schema, migrates, and brings derived state in line with the policy.
@@ -96,9 +101,7 @@ public final class DonationStore {
             names.insert(name)
             if name == "schema_migrations" { migrationsTable = tables.text(1) }
         }
-        let foreign = StoreError(
-            .foreignDatabase,
-            "\(database.path) is a SQLite database but not a suggest store; move it away or choose another --store")
+        let foreign = StoreError(.foreignDatabase, "\(database.path) is a SQLite database but not a suggest store")
         // Other tools keep a `schema_migrations` table too (Rails, Ecto, golang-migrate): suggest's has `version` and
         // `applied_at`. Nothing is written before these checks, so another application's file is left exactly as it
         // was. The table's CREATE text comes with the names: `PRAGMA table_info` would be one more statement, and
@@ -116,7 +119,7 @@ public final class DonationStore {
             throw StoreError(
                 .newerSchema,
                 "the store at \(location.directory) was written by a newer suggest (schema \(applied); this one knows "
-                    + "\(Schema.latestVersion)); upgrade suggest to use it")
+                    + "\(Schema.latestVersion)); upgrade suggest to open it")
         }
         // A schema this version knows has only tables it makes (and SQLite's own); anything else is not ours to
         // migrate into.
@@ -138,9 +141,10 @@ public final class DonationStore {
                     try database.statement("INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)")
                         .run([.integer(Int64(migration.version)), .real(Timestamp.now().seconds)])
                 }
+                // A new store holds no state yet: it is built under this policy from its first donation.
+                if current == 0 { try setSetting("ranking.policy", policyFingerprint) }
             }
         }
-        try reconcilePolicy()
     }
 
     /// The fingerprint of the policy whose channels the stored state holds.
@@ -164,24 +168,6 @@ public final class DonationStore {
         return text + "content:" + policy.contentHalfLife.description
     }
 
-    /// Recomputes every conversation's state when the stored one was built under other channel parameters (a new
-    /// release retuned the default), so that stored order always matches the policy in use.
-    private func reconcilePolicy() throws {
-        guard try setting("ranking.policy") != policyFingerprint else { return }
-        let recomputed = try database.write {
-            guard try setting("ranking.policy") != policyFingerprint else { return 0 }
-            let all = try database.statement("SELECT id FROM conversations")
-            try all.reset()
-            var ids: [Int64] = []
-            while try all.step() { ids.append(all.int(0)) }
-            for id in ids { try recompute(conversationID: id) }
-            try setSetting("ranking.policy", policyFingerprint)
-            return ids.count
-        }
-        // Every conversation was rewritten: a log that size should not wait for the next checkpoint.
-        if recomputed > 0 { _ = try truncateLog() }
-    }
-
     // MARK: Settings
 
     func setting(_ name: String) throws -> String? { try database.setting(name) }
@@ -199,7 +185,7 @@ public final class DonationStore {
 }
 
 @available(*, unavailable)
-extension DonationStore: Sendable {}
+extension SQLiteDonationStore: Sendable {}
 
 /// The store's `settings` table, read and written from the connection: the store's own settings (retention, the
 /// policy's fingerprint) and the donation log's next sequence number (`BlockLog`) share it.

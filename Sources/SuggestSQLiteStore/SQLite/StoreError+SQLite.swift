@@ -1,38 +1,14 @@
 import CSystem
+import SuggestCore
 
-/// Why the store cannot do what was asked: each case reads as one line that says what is wrong and what to do.
-public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: Sendable, Equatable {
-        case notADirectory
-        case notAStore
-        case foreignDatabase
-        case newerSchema
-        case readOnly
-        case diskFull
-        case busy
-        case failed
-    }
-
-    public var kind: Kind
-    public var message: String
-
-    public init(_ kind: Kind, _ message: String) {
-        self.kind = kind
-        self.message = message
-    }
-
-    public var description: String { message }
-
+extension StoreError {
     /// Translates a SQLite failure at `path` into words a person can act on.
     static func from(_ error: SQLiteError, path: String) -> StoreError {
         switch error.primaryCode {
         case 26, 11:  // SQLITE_NOTADB, SQLITE_CORRUPT
-            return StoreError(
-                .notAStore,
-                "\(path) is not a suggest store or is damaged (\(error.message)); move it away or choose another --store")
+            return StoreError(.notAStore, "\(path) is not a suggest store or is damaged (\(error.message))")
         case 8, 3, 23:  // SQLITE_READONLY, SQLITE_PERM, SQLITE_AUTH
-            return StoreError(
-                .readOnly, "the store at \(path) is read-only (\(error.message)); check its permissions or choose another --store")
+            return StoreError(.readOnly, "the store at \(path) is read-only (\(error.message)); check its permissions")
         case 13:  // SQLITE_FULL
             return StoreError(.diskFull, "the disk holding \(path) is full; nothing was changed; free some space and retry")
         case 5, 6:  // SQLITE_BUSY, SQLITE_LOCKED

@@ -1,0 +1,65 @@
+/// The lines of a JSON Lines input, one donation per non-blank line: what a store's batch import reads, from a
+/// file (the command line's `ByteSource`), a request body (`MemoryJSONLines`) or anything else that hands out lines.
+public protocol JSONLineSource: AnyObject {
+    /// Calls `body` with the next line's bytes (without its line break), or returns `false` at the end.
+    /// - Throws: when reading fails; what the error is belongs to the source.
+    func nextLine(_ body: (UnsafeBufferPointer<UInt8>) -> Void) throws -> Bool
+    /// The number of the line `nextLine` handed out last (1-based, blank lines counted).
+    var lineNumber: Int { get }
+    /// Bytes read so far, for progress.
+    var bytesRead: Int { get }
+    /// The size of the whole input, when known.
+    var totalBytes: Int? { get }
+    /// Whether the line handed out last was longer than `maximumLineLength` (and was not kept).
+    var lineWasTooLong: Bool { get }
+    /// The longest line kept whole.
+    var maximumLineLength: Int { get }
+}
+
+extension JSONLineSource {
+    /// The next donation line, decoded: its number and the donation, or why it is not one; `nil` at the end. Blank
+    /// lines are skipped.
+    public func nextDonation(defaultAccount: String) throws -> (line: Int, donation: Result<Interaction, InputError>)? {
+        var result: Result<Interaction, InputError>?
+        while result == nil {
+            let more = try nextLine { bytes in
+                if lineWasTooLong {
+                    result = .failure(Self.tooLong(maximumLineLength))
+                } else if !LineStream.isBlank(bytes) {
+                    result = Result { () throws(InputError) in try Interaction(jsonBytes: bytes, defaultAccount: defaultAccount) }
+                }
+            }
+            guard more else { return nil }
+        }
+        return result.map { (lineNumber, $0) }
+    }
+
+    /// The error for a line over the limit.
+    public static func tooLong(_ limit: Int) -> InputError {
+        InputError(field: nil, message: "the line is longer than \(limit >> 20) MiB")
+    }
+}
+
+/// JSON Lines held in memory, such as a request's body.
+public final class MemoryJSONLines: JSONLineSource {
+    private let lines: LineStream
+    public let maximumLineLength: Int
+
+    /// - Parameter maximumLineLength: the longest line kept whole (64 MiB, as `suggest import`).
+    public init(bytes: [UInt8], maximumLineLength: Int = 64 << 20) {
+        lines = LineStream(bytes: bytes, maximumLineLength: maximumLineLength, carriageReturns: .dropBeforeNewline)
+        self.maximumLineLength = maximumLineLength
+        totalBytes = bytes.count
+    }
+
+    public let totalBytes: Int?
+    public var lineNumber: Int { lines.lineNumber }
+    public var bytesRead: Int { lines.bytesRead }
+    public var lineWasTooLong: Bool { lines.lineWasTooLong }
+
+    public func nextLine(_ body: (UnsafeBufferPointer<UInt8>) -> Void) throws -> Bool {
+        guard let line = try lines.nextLine() else { return false }
+        body(line)
+        return true
+    }
+}

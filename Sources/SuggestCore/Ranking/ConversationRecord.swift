@@ -1,0 +1,44 @@
+/// Everything a store derives from one conversation's donations: its ranking state, its content sums per kind, and
+/// the service of its latest donation.
+///
+/// Every store folds a conversation's donations into a record with `apply`, in the order they were recorded, when
+/// it records them and again when it recomputes the conversation after a deletion: one fold, so every store (and a
+/// recomputation) reaches the same bits.
+public struct ConversationRecord: Sendable, Equatable {
+    public var state: ConversationState
+    /// `ln Σ e^(λ_c·t)` over the donations of each content kind (`public.image`), with the content half-life.
+    public var contentSums: [String: Double]
+    /// The service of the latest donation (either direction), `nil` when it named none.
+    public var serviceName: String?
+
+    public init(state: ConversationState = .empty, contentSums: [String: Double] = [:], serviceName: String? = nil) {
+        self.state = state
+        self.contentSums = contentSums
+        self.serviceName = serviceName
+    }
+
+    /// A conversation with no donation yet.
+    public static let empty = ConversationRecord()
+
+    /// Folds one donation in.
+    /// - Parameter contentKinds: the distinct kinds of the donation's content types (`UniformTypeTree.contentKinds`).
+    /// - Returns: whether the donation is now the conversation's latest (at least as late as every earlier one: the
+    ///   later recorded wins a tie), whose names and pictures the conversation shows. An older donation arriving
+    ///   late changes the scores, not what the conversation looks like.
+    /// - Complexity: O(c + k) for c channels and k kinds.
+    @discardableResult
+    public mutating func apply(
+        date: Timestamp, direction: InteractionDirection, isEngagedSuggestion: Bool, isGroup: Bool,
+        contentKinds: [String], serviceName: String?, policy: FrecencyPolicy
+    ) -> Bool {
+        let isLatest = date >= state.lastDate
+        state.apply(
+            .init(date: date, direction: direction, isEngagedSuggestion: isEngagedSuggestion, isGroup: isGroup),
+            policy: policy)
+        for kind in contentKinds {
+            contentSums[kind] = ConversationState.applyContent(contentSums[kind] ?? LogSpace.zero, at: date, policy: policy)
+        }
+        if isLatest { self.serviceName = serviceName }
+        return isLatest
+    }
+}

@@ -1,0 +1,57 @@
+/// The rules every store applies to a donation before recording it, against the moment of recording.
+///
+/// **Dates from the future.** A donation may be dated at most `clockSkewTolerance` after the store's clock (the
+/// skew of an ordinary phone or server clock); such a donation is recorded as of the moment of recording, so that it
+/// can never rank above one that is truly the latest. One dated later than that is refused: it is a clock that is
+/// wrong, or a date in the wrong unit (milliseconds read as seconds), and a donation from the future would take the
+/// first place until that date, then linger.
+///
+/// **Retention.** A donation older than the store keeps is not recorded (`DonationOutcome.expired`).
+public enum DonationAdmission {
+    /// How far ahead of the store's clock a donation's date may be: 10 minutes.
+    public static let clockSkewTolerance = 600.0
+
+    /// What to do with one donation.
+    public enum Decision: Sendable, Equatable {
+        /// Record it, with this date (its own, or the moment of recording for a date just ahead of it).
+        case record(Interaction)
+        /// Older than the retention: not kept.
+        case expired
+    }
+
+    /// Applies the rules.
+    /// - Parameters:
+    ///   - oldestKept: the oldest date the retention keeps at `now`, if any.
+    ///   - roundsToExportPrecision: keep the date at the precision `export` writes (microseconds), so that exporting
+    ///     and importing gives the same store: for a single donation, often dated by a clock's nanoseconds. An
+    ///     import keeps its lines' dates as they are.
+    /// - Throws: `InputError` on `date` for a donation dated more than `clockSkewTolerance` after `now`.
+    public static func decide(
+        _ interaction: Interaction, now: Timestamp, oldestKept: Timestamp?, roundsToExportPrecision: Bool = false
+    ) throws(InputError) -> Decision {
+        var interaction = interaction
+        if interaction.date > now {
+            let ahead = interaction.date.seconds - now.seconds
+            guard ahead <= clockSkewTolerance else {
+                throw InputError(
+                    field: "date",
+                    message: "\(interaction.date.rfc3339) is \(describe(ahead)) after the store's clock "
+                        + "(\(now.rfc3339)); a donation may be at most 10 minutes ahead: check the sending clock, and "
+                        + "that the date is in seconds, not milliseconds")
+            }
+            interaction.date = now
+        }
+        if roundsToExportPrecision { interaction.date = Timestamp(rfc3339: interaction.date.rfc3339) ?? interaction.date }
+        if let oldestKept, interaction.date < oldestKept { return .expired }
+        return .record(interaction)
+    }
+
+    /// "3 days", "2 hours", "11 minutes".
+    static func describe(_ seconds: Double) -> String {
+        let (value, unit): (Double, String) =
+            seconds >= 2 * 86_400 ? (seconds / 86_400, "day") : seconds >= 2 * 3_600 ? (seconds / 3_600, "hour")
+            : (seconds / 60, "minute")
+        let whole = value >= 1e15 ? "more than a million million" : String(Int(value))
+        return whole + " " + unit + (Int(value) == 1 ? "" : "s")
+    }
+}

@@ -1,0 +1,67 @@
+/// The outcome of recording one donation.
+public enum DonationOutcome: Sendable, Equatable {
+    /// Recorded under this identifier (the donation's own, or one the store generated).
+    case recorded(identifier: String)
+    /// The account already had a donation with this identifier: nothing changed.
+    case duplicate(identifier: String)
+    /// Older than the store's retention allows: not kept.
+    case expired
+}
+
+/// What an import (a batch of donations, all or nothing) did.
+public struct ImportReport: Sendable, Equatable {
+    /// Lines read, blank lines excluded.
+    public var read = 0
+    public var recorded = 0
+    /// Donations whose identifier the account already had: no-ops.
+    public var duplicates = 0
+    /// Donations older than the store's retention: not kept.
+    public var expired = 0
+    /// Lines refused (only with `skipInvalid`; otherwise the first one aborts the import).
+    public var rejected: [InputError] = []
+
+    public init() {}
+}
+
+/// How a batch of donations is recorded.
+public struct ImportOptions: Sendable {
+    /// Keep the valid donations and report the invalid ones instead of recording nothing.
+    public var skipInvalid: Bool
+    /// The account of donations that name none.
+    public var defaultAccount: String
+    /// When set, a donation naming another account is invalid (an explicit `--account`, a route's account).
+    public var requiredAccount: String?
+    /// The moment of recording: retention and the future-date rule are taken against it.
+    public var now: Timestamp
+    /// Roughly how many donations are coming, when known: a store may prepare for a large import.
+    public var expectedDonations: Int?
+    /// `progress` is called every this many lines.
+    public var progressInterval: Int
+
+    public init(
+        skipInvalid: Bool = false, defaultAccount: String = Interaction.defaultAccount, requiredAccount: String? = nil,
+        now: Timestamp = .now(), expectedDonations: Int? = nil, progressInterval: Int = 100_000
+    ) {
+        self.skipInvalid = skipInvalid
+        self.defaultAccount = defaultAccount
+        self.requiredAccount = requiredAccount
+        self.now = now
+        self.expectedDonations = expectedDonations
+        self.progressInterval = progressInterval
+    }
+}
+
+/// How far an import has come, for progress reports.
+public struct ImportProgress: Sendable, Equatable {
+    /// Lines read so far.
+    public var lines: Int
+    /// Bytes read so far, and the input's size when known.
+    public var bytesRead: Int
+    public var totalBytes: Int?
+
+    public init(lines: Int, bytesRead: Int, totalBytes: Int?) {
+        self.lines = lines
+        self.bytesRead = bytesRead
+        self.totalBytes = totalBytes
+    }
+}

@@ -1,0 +1,186 @@
+/// A durable history of donations and the ranking state derived from it: what every front end (an app, the command
+/// line, the server) talks to, whichever store holds the data.
+///
+/// Two stores implement it: the embedded SQLite store (`SQLiteDonationStore`, the default) and the Redis Cluster
+/// store (`RedisDonationStore`); `InMemoryDonationStore` holds the same history in memory, for tests and as the
+/// reference the others are checked against. Every one ranks with `RankingEngine` over its own `RankingSource`, and
+/// folds donations with `ConversationRecord`, so all give the same suggestions to the bit from the same history.
+///
+/// A store value is one connection: not `Sendable`, used by one thread at a time. Several processes (an app and its
+/// share extension) may each open their own on the same data. `SuggestionService` (module `Suggest`) wraps one for
+/// async code.
+///
+/// Errors: `StoreError` when the store fails (nothing half-written), `InputError` for a donation or a query that
+/// breaks the contract (nothing changed), `CancellationError` when a caller's `interruption` check throws it.
+public protocol DonationStore: AnyObject {
+    associatedtype Source: RankingSource
+
+    /// The policy the ranking state is built with.
+    var policy: FrecencyPolicy { get }
+    /// The type tree content types are read with.
+    var types: UniformTypeTree { get }
+
+    // MARK: Recording
+
+    /// Records one donation and updates its conversation's ranking state, atomically.
+    /// - Parameter now: the moment of recording: the future-date rule and retention are taken against it
+    ///   (`DonationAdmission`).
+    /// - Complexity: independent of the history's length.
+    func record(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome
+
+    /// Records a batch of donations, all of them or, if anything fails, none (with `skipInvalid`, the valid ones).
+    /// - Parameters:
+    ///   - next: the next line's number and donation (or why the line is not one), `nil` at the end.
+    ///   - interruption: asked every few hundred donations; throwing (`CancellationError`) abandons the batch,
+    ///     recording nothing.
+    /// - Throws: the first `InputError` (with its line) unless `skipInvalid`; `StoreError`.
+    func importDonations(
+        _ options: ImportOptions, progress: (ImportProgress) -> Void, interruption: () throws -> Void,
+        next: () throws -> (line: Int, donation: Result<Interaction, InputError>)?
+    ) throws -> ImportReport
+
+    /// Records a batch given as the contract's JSON Lines, as `importDonations`: a store may parse on another
+    /// thread while it writes. The default decodes each line with `Interaction(jsonBytes:defaultAccount:)`.
+    func importJSONLines(
+        from lines: some JSONLineSource, options: ImportOptions, progress: (ImportProgress) -> Void,
+        interruption: () throws -> Void
+    ) throws -> ImportReport
+
+    // MARK: Ranking
+
+    /// Runs `body` with one account's ranking state, read consistently (one snapshot, even while other processes
+    /// write).
+    func withRankingSource<T>(account: String, _ body: (Source) throws -> T) throws -> T
+
+    /// Whether the person blocked the conversation (a block outlives its donations).
+    func isBlocked(conversation: String, account: String) throws -> Bool
+
+    // MARK: Reading
+
+    /// Calls `body` with each stored donation of the account, oldest recorded first (the order they were recorded
+    /// in), rebuilt as it was recorded, minus its message text: `export`.
+    /// - Parameter interruption: asked every few hundred donations; throwing ends the read.
+    func forEachDonation(account: String, interruption: () throws -> Void, _ body: (Interaction) throws -> Void) throws
+
+    /// How many donations the account holds.
+    func donationCount(account: String) throws -> Int
+
+    /// The accounts that have donations, in byte-wise order.
+    func accounts() throws -> [String]
+
+    // MARK: Deleting
+
+    /// Deletes the selected donations of one account and everything derived from them; the conversations they fed
+    /// are recomputed from what remains, exactly as if the deleted ones had never been recorded, and conversations
+    /// left empty lose their names, people and pictures. What is deleted leaves every byte the store keeps.
+    func delete(_ selector: DeletionSelector, account: String) throws -> DeletionReport
+
+    /// Deletes every donation of every account, every preference and every derived value: an empty store.
+    func deleteEverything() throws -> DeletionReport
+
+    // MARK: Preferences
+
+    /// Never suggest a conversation (or suggest it again); a block outlives new donations and deletion.
+    func setBlocked(_ blocked: Bool, conversation: String, account: String) throws
+
+    /// The conversations of an account that the person blocked, in byte-wise order.
+    func blockedConversations(account: String) throws -> [String]
+
+    /// Records one "Suggest Less": the conversation's score is multiplied by the policy's `lessFactor` once more.
+    /// - Returns: how many times it has now been asked.
+    @discardableResult
+    func suggestLess(conversation: String, account: String) throws -> Int
+
+    /// Forgets "Suggest Less" for a conversation.
+    func resetFeedback(conversation: String, account: String) throws
+
+    // MARK: Retention and maintenance
+
+    /// The store's retention settings (every account's).
+    func retention() throws -> Retention
+
+    /// Changes the retention settings and applies the new maximum age at once, to every account.
+    /// - Returns: what the new maximum age deleted.
+    @discardableResult
+    func setRetention(_ retention: Retention, now: Timestamp) throws -> DeletionReport
+
+    /// One bounded step of the upkeep reads never do: deleting the account's donations that have outlived the
+    /// retention, and rebuilding state built under another policy (a release that retuned the default). A command
+    /// runs one unbounded step before its work; a server schedules small ones.
+    /// - Parameter account: whose expired donations to delete; `nil` for every account's.
+    func maintain(account: String?, now: Timestamp, budget: MaintenanceBudget) throws -> MaintenanceReport
+
+    /// Makes everything recorded so far durable against a power loss, now (an embedded store copies its
+    /// write-ahead log into the database; a server-backed store waits for its server).
+    func checkpoint() throws
+}
+
+extension DonationStore {
+    public func importJSONLines(
+        from lines: some JSONLineSource, options: ImportOptions, progress: (ImportProgress) -> Void,
+        interruption: () throws -> Void
+    ) throws -> ImportReport {
+        try importDonations(options, progress: progress, interruption: interruption) {
+            try lines.nextDonation(defaultAccount: options.defaultAccount)
+        }
+    }
+
+    /// The top suggestions of an account at `context.at`, under the store's retention: conversations idle for
+    /// longer than it allows are left out unless the context says otherwise.
+    /// - Throws: `InputError` for a context over `RankingContext.Limits`; `StoreError`.
+    /// - Complexity: independent of the history's length: a few index steps per suggestion (`TopKRanker`).
+    public func suggestions(account: String, context: RankingContext, explain: Bool = false) throws -> SuggestionList {
+        try context.validate()
+        var context = context
+        if context.notIdleSince == nil { context.notIdleSince = try retention().notIdleSince(at: context.at) }
+        let engine = RankingEngine(policy: policy, types: types)
+        return try withRankingSource(account: account) { source in
+            try engine.suggestions(account: account, in: source, context: context, explain: explain)
+        }
+    }
+
+    /// The exact top K by the threshold walk, as ranked conversations (no retention applied): what `suggestions`
+    /// shows, in the form `suggestionsByBruteForce` is compared with.
+    public func rankedConversations(account: String, context: RankingContext) throws -> [RankedConversation] {
+        try withRankingSource(account: account) { source in
+            try TopKRanker(policy: policy, context: context, tree: types).top(in: source)
+        }
+    }
+
+    /// The same ranking by scoring every conversation: the reference `suggestions` must equal.
+    public func suggestionsByBruteForce(account: String, context: RankingContext) throws -> [RankedConversation] {
+        try withRankingSource(account: account) { source in
+            try TopKRanker(policy: policy, context: context, tree: types).bruteForce(in: source)
+        }
+    }
+
+    /// Looks up one conversation as the share extension receives it in the intent.
+    public func conversationStatus(account: String, conversationIdentifier: String, at: Timestamp) throws
+        -> ConversationStatus
+    {
+        let engine = RankingEngine(policy: policy, types: types)
+        return try withRankingSource(account: account) { source in
+            try engine.status(of: conversationIdentifier, in: source, at: at) {
+                try isBlocked(conversation: conversationIdentifier, account: account)
+            }
+        }
+    }
+
+    /// `record(_:now:)` at the current time.
+    public func record(_ donation: Interaction) throws -> DonationOutcome { try record(donation, now: .now()) }
+
+    /// `forEachDonation` without interruption.
+    public func forEachDonation(account: String, _ body: (Interaction) throws -> Void) throws {
+        try forEachDonation(account: account, interruption: {}, body)
+    }
+
+    /// Records donations from memory as one batch (all or nothing).
+    public func importDonations(_ donations: [Interaction], options: ImportOptions = ImportOptions()) throws
+        -> ImportReport
+    {
+        var iterator = donations.enumerated().makeIterator()
+        return try importDonations(options, progress: { _ in }, interruption: {}) {
+            iterator.next().map { ($0.offset + 1, .success($0.element)) }
+        }
+    }
+}

@@ -1,0 +1,381 @@
+/// A donation store held in memory: for tests, for apps that keep their own log elsewhere, and as the reference the
+/// durable stores are checked against.
+///
+/// It keeps only the donations, in the order they were recorded, and derives everything else from them when a query
+/// needs it (after a write, the next query folds the account's donations again): the simplest store that can be
+/// right, at O(n) per query after a write. Identifiers, accounts and conversations are compared byte for byte, as
+/// the durable stores compare them. Nothing is durable; `checkpoint()` does nothing.
+public final class InMemoryDonationStore: DonationStore {
+    public let policy: FrecencyPolicy
+    public let types: UniformTypeTree
+    private var histories: [ByteKey: AccountHistory] = [:]
+    private var preferences: [ByteKey: [ByteKey: Preference]] = [:]
+    private var retentionSetting = Retention.default
+    private var random = SystemRandomNumberGenerator()
+
+    /// One account's donations in recording order, and what is derived from them (`nil` after a write).
+    private struct AccountHistory {
+        var donations: [Interaction] = []
+        var identifiers: Set<ByteKey> = []
+        var derived: DerivedState?
+    }
+
+    private struct Preference: Equatable {
+        var blocked = false
+        var lessFeedback = 0
+        var isEmpty: Bool { !blocked && lessFeedback == 0 }
+    }
+
+    public init(policy: FrecencyPolicy = .default, types: UniformTypeTree = .standard) {
+        self.policy = policy
+        self.types = types
+    }
+
+    // MARK: Recording
+
+    public func record(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome {
+        switch try DonationAdmission.decide(
+            donation, now: now, oldestKept: retentionSetting.oldestKept(at: now), roundsToExportPrecision: true)
+        {
+        case .expired: return .expired
+        case .record(let interaction):
+            var history = histories[ByteKey(interaction.account)] ?? AccountHistory()
+            let outcome = append(interaction, to: &history)
+            histories[ByteKey(interaction.account)] = history
+            return outcome
+        }
+    }
+
+    public func importDonations(
+        _ options: ImportOptions, progress: (ImportProgress) -> Void, interruption: () throws -> Void,
+        next: () throws -> (line: Int, donation: Result<Interaction, InputError>)?
+    ) throws -> ImportReport {
+        var staged = histories
+        var report = ImportReport()
+        let oldestKept = retentionSetting.oldestKept(at: options.now)
+        while let (line, parsed) = try next() {
+            report.read += 1
+            if report.read % 256 == 0 { try interruption() }
+            if report.read % options.progressInterval == 0 {
+                progress(ImportProgress(lines: report.read, bytesRead: 0, totalBytes: nil))
+            }
+            do {
+                var interaction = try parsed.get()
+                if let required = options.requiredAccount, !interaction.account.hasSameBytes(as: required) {
+                    throw InputError(field: "account", message: "'\(interaction.account.prefix(60))' differs from \(required)")
+                }
+                switch try DonationAdmission.decide(interaction, now: options.now, oldestKept: oldestKept) {
+                case .expired:
+                    report.expired += 1
+                    continue
+                case .record(let admitted): interaction = admitted
+                }
+                var history = staged[ByteKey(interaction.account)] ?? AccountHistory()
+                switch append(interaction, to: &history) {
+                case .recorded: report.recorded += 1
+                case .duplicate: report.duplicates += 1
+                case .expired: report.expired += 1
+                }
+                staged[ByteKey(interaction.account)] = history
+            } catch let error as InputError {
+                guard options.skipInvalid else { throw error.at(line: line) }
+                report.rejected.append(error.at(line: line))
+            }
+        }
+        histories = staged
+        return report
+    }
+
+    private func append(_ interaction: Interaction, to history: inout AccountHistory) -> DonationOutcome {
+        var interaction = interaction
+        if let identifier = interaction.identifier {
+            guard history.identifiers.insert(ByteKey(identifier)).inserted else {
+                return .duplicate(identifier: identifier)
+            }
+        } else {
+            let identifier = generateIdentifier()
+            interaction.identifier = identifier
+            history.identifiers.insert(ByteKey(identifier))
+        }
+        history.donations.append(interaction)
+        history.derived = nil
+        return .recorded(identifier: interaction.identifier ?? "")
+    }
+
+    private func generateIdentifier() -> String {
+        let high = random.next() as UInt64
+        let low = random.next() as UInt64
+        return "m-" + String(high, radix: 16) + String(low, radix: 16)
+    }
+
+    // MARK: Ranking
+
+    public func withRankingSource<T>(account: String, _ body: (DerivedState) throws -> T) throws -> T {
+        try body(derived(account))
+    }
+
+    private func derived(_ account: String) -> DerivedState {
+        let key = ByteKey(account)
+        guard var history = histories[key] else {
+            return DerivedState(donations: [], preferences: [:], policy: policy, types: types)
+        }
+        if let derived = history.derived { return derived }
+        let derived = DerivedState(
+            donations: history.donations, preferences: (preferences[key] ?? [:]).mapValues { ($0.blocked, $0.lessFeedback) },
+            policy: policy, types: types)
+        history.derived = derived
+        histories[key] = history
+        return derived
+    }
+
+    public func isBlocked(conversation: String, account: String) throws -> Bool {
+        preferences[ByteKey(account)]?[ByteKey(conversation)]?.blocked ?? false
+    }
+
+    // MARK: Reading
+
+    public func forEachDonation(account: String, interruption: () throws -> Void, _ body: (Interaction) throws -> Void)
+        throws
+    {
+        for (offset, donation) in (histories[ByteKey(account)]?.donations ?? []).enumerated() {
+            if offset % 256 == 255 { try interruption() }
+            try body(donation)
+        }
+    }
+
+    public func donationCount(account: String) throws -> Int { histories[ByteKey(account)]?.donations.count ?? 0 }
+
+    public func accounts() throws -> [String] {
+        histories.values.compactMap(\.donations.first?.account).sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    // MARK: Deleting
+
+    public func delete(_ selector: DeletionSelector, account: String) throws -> DeletionReport {
+        let matches: (Interaction) -> Bool
+        switch selector {
+        case .conversation(let id): matches = { $0.conversationIdentifier.hasSameBytes(as: id) }
+        case .identifier(let id): matches = { $0.identifier?.hasSameBytes(as: id) == true }
+        case .groupIdentifier(let id): matches = { $0.groupIdentifier?.hasSameBytes(as: id) == true }
+        case .before(let date): matches = { $0.date < date }
+        case .all: matches = { _ in true }
+        }
+        return removeDonations(of: [ByteKey(account)], where: matches)
+    }
+
+    public func deleteEverything() throws -> DeletionReport {
+        var report = DeletionReport()
+        report.donations = histories.values.reduce(0) { $0 + $1.donations.count }
+        histories = [:]
+        preferences = [:]
+        return report
+    }
+
+    /// Removes the matching donations of the accounts, with the preferences the contract says go with them.
+    private func removeDonations(of accounts: [ByteKey], where matches: (Interaction) -> Bool) -> DeletionReport {
+        var report = DeletionReport()
+        for account in accounts {
+            guard var history = histories[account] else { continue }
+            var touched: Set<ByteKey> = []
+            var kept: [Interaction] = []
+            for donation in history.donations {
+                if matches(donation) {
+                    touched.insert(ByteKey(donation.conversationIdentifier))
+                    report.donations += 1
+                } else {
+                    kept.append(donation)
+                }
+            }
+            guard !touched.isEmpty else { continue }
+            let remaining = Set(kept.map { ByteKey($0.conversationIdentifier) })
+            history.donations = kept
+            history.identifiers = Set(kept.compactMap(\.identifier).map(ByteKey.init))
+            history.derived = nil
+            histories[account] = kept.isEmpty ? nil : history
+            for conversation in touched {
+                report.conversations.append(conversation.string)
+                guard !remaining.contains(conversation) else { continue }
+                report.removedConversations.append(conversation.string)
+                // "Suggest Less" was about the deleted conversation; a block is a standing choice and stays.
+                preferences[account]?[conversation]?.lessFeedback = 0
+                history.derived = nil
+                if preferences[account]?[conversation]?.isEmpty == true { preferences[account]?[conversation] = nil }
+            }
+        }
+        report.conversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        report.removedConversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        return report
+    }
+
+    // MARK: Preferences
+
+    public func setBlocked(_ blocked: Bool, conversation: String, account: String) throws {
+        updatePreference(conversation: conversation, account: account) { $0.blocked = blocked }
+    }
+
+    public func blockedConversations(account: String) throws -> [String] {
+        (preferences[ByteKey(account)] ?? [:]).filter(\.value.blocked).map(\.key.string)
+            .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    public func suggestLess(conversation: String, account: String) throws -> Int {
+        updatePreference(conversation: conversation, account: account) { $0.lessFeedback += 1 }
+        return preferences[ByteKey(account)]?[ByteKey(conversation)]?.lessFeedback ?? 0
+    }
+
+    public func resetFeedback(conversation: String, account: String) throws {
+        updatePreference(conversation: conversation, account: account) { $0.lessFeedback = 0 }
+    }
+
+    private func updatePreference(conversation: String, account: String, _ change: (inout Preference) -> Void) {
+        var preference = preferences[ByteKey(account)]?[ByteKey(conversation)] ?? Preference()
+        change(&preference)
+        preferences[ByteKey(account), default: [:]][ByteKey(conversation)] = preference.isEmpty ? nil : preference
+        histories[ByteKey(account)]?.derived = nil
+    }
+
+    // MARK: Retention and maintenance
+
+    public func retention() throws -> Retention { retentionSetting }
+
+    public func setRetention(_ retention: Retention, now: Timestamp) throws -> DeletionReport {
+        try retention.validate()
+        retentionSetting = retention
+        return expire(accounts: Array(histories.keys), now: now)
+    }
+
+    public func maintain(account: String?, now: Timestamp, budget: MaintenanceBudget) throws -> MaintenanceReport {
+        var report = MaintenanceReport()
+        report.expired = expire(accounts: account.map { [ByteKey($0)] } ?? Array(histories.keys), now: now)
+        return report
+    }
+
+    private func expire(accounts: [ByteKey], now: Timestamp) -> DeletionReport {
+        guard let cutoff = retentionSetting.oldestKept(at: now) else { return DeletionReport() }
+        return removeDonations(of: accounts) { $0.date < cutoff }
+    }
+
+    public func checkpoint() throws {}
+}
+
+/// A string's bytes as a dictionary key: `String`'s `==` takes canonically equivalent spellings ("é" and "e" with a
+/// combining accent) for one, the stores compare bytes.
+struct ByteKey: Hashable, Sendable {
+    let bytes: [UInt8]
+    init(_ string: String) { bytes = Array(string.utf8) }
+    var string: String { String(decoding: bytes, as: UTF8.self) }
+}
+
+extension InMemoryDonationStore {
+    /// What one account's donations amount to, folded in recording order: a ranking source.
+    public struct DerivedState: RankingSource {
+        private var identifiers: [String] = []
+        private var records: [ConversationRecord] = []
+        private var latest: [SendMessageIntent?] = []
+        private var slots: [ByteKey: Int] = [:]
+        private var people: [String: [Int]] = [:]
+        private let policy: FrecencyPolicy
+
+        init(
+            donations: [Interaction], preferences: [ByteKey: (blocked: Bool, less: Int)], policy: FrecencyPolicy,
+            types: UniformTypeTree
+        ) {
+            self.policy = policy
+            var peopleSeen: [Set<String>] = []
+            for donation in donations {
+                let key = ByteKey(donation.conversationIdentifier)
+                let slot: Int
+                if let known = slots[key] {
+                    slot = known
+                } else {
+                    slot = identifiers.count
+                    slots[key] = slot
+                    identifiers.append(donation.conversationIdentifier)
+                    records.append(.empty)
+                    latest.append(nil)
+                    peopleSeen.append([])
+                }
+                let isLatest = records[slot].apply(
+                    date: donation.date, direction: donation.direction,
+                    isEngagedSuggestion: donation.isEngagedSuggestion, isGroup: donation.intent.isGroup,
+                    contentKinds: types.contentKinds(of: donation.intent.contentTypes),
+                    serviceName: donation.intent.serviceName, policy: policy)
+                if isLatest {
+                    var intent = donation.intent
+                    intent.contentTypes = []
+                    latest[slot] = intent
+                }
+                for person in donation.intent.recipients {
+                    for match in person.matchKeys where peopleSeen[slot].insert(match).inserted {
+                        people[match, default: []].append(slot)
+                    }
+                }
+            }
+            for (conversation, preference) in preferences {
+                guard let slot = slots[conversation] else { continue }
+                records[slot].state.isBlocked = preference.blocked
+                records[slot].state.lessFeedback = preference.less
+            }
+        }
+
+        public struct Cursor: SortedAccessCursor {
+            let entries: [SortedEntry]
+            var position = 0
+
+            public mutating func next() -> SortedEntry? {
+                guard position < entries.count else { return nil }
+                defer { position += 1 }
+                return entries[position]
+            }
+        }
+
+        public func sortedAccess(_ lists: [SortedList]) -> [Cursor] {
+            lists.map { list in
+                var entries: [SortedEntry] = []
+                for slot in records.indices where holds(list.scope, slot) {
+                    entries.append(
+                        SortedEntry(key: records[slot].state.channels[list.channel], conversation: handle(slot)))
+                }
+                // Best first; equal keys in slot order, as the other stores break them (any order is exact).
+                entries.sort { $0.key > $1.key || ($0.key == $1.key && $0.conversation < $1.conversation) }
+                return Cursor(entries: entries)
+            }
+        }
+
+        private func holds(_ scope: SortedListScope, _ slot: Int) -> Bool {
+            switch scope {
+            case .all: return true
+            case .service(let service): return records[slot].serviceName.map { ByteKey($0) } == ByteKey(service)
+            case .contentKind(let kind): return records[slot].contentSums[kind] != nil
+            }
+        }
+
+        private func handle(_ slot: Int) -> ConversationHandle { ConversationHandle(rawValue: Int64(slot)) }
+
+        public func candidate(_ conversation: ConversationHandle, contentKinds: [String]) -> RankingCandidate? {
+            let slot = Int(conversation.rawValue)
+            guard records.indices.contains(slot) else { return nil }
+            let record = records[slot]
+            return RankingCandidate(
+                conversation: conversation, conversationIdentifier: identifiers[slot], state: record.state,
+                contentSums: contentKinds.map { record.contentSums[$0] ?? LogSpace.zero },
+                serviceName: record.serviceName)
+        }
+
+        public func conversations(withPeople keys: [String]) -> [[ConversationHandle]] {
+            keys.map { key in (people[key] ?? []).map(handle) }
+        }
+
+        public func conversation(identifiedBy conversationIdentifier: String) -> ConversationHandle? {
+            slots[ByteKey(conversationIdentifier)].map(handle)
+        }
+
+        public func latestIntents(_ conversations: [ConversationHandle]) -> [SendMessageIntent?] {
+            conversations.map { latest.indices.contains(Int($0.rawValue)) ? latest[Int($0.rawValue)] : nil }
+        }
+
+        public func allConversations() -> [ConversationHandle] { records.indices.map(handle) }
+
+        public func conversationCount() -> Int { records.count }
+    }
+}

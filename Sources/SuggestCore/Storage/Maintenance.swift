@@ -1,0 +1,26 @@
+/// How much one maintenance step may do: a server runs many small steps between requests, a command runs one
+/// that finishes the work.
+public struct MaintenanceBudget: Sendable, Equatable {
+    /// Conversations whose state may be recomputed in this step (expiry recomputes the ones it touched, a new policy
+    /// every one).
+    public var conversations: Int
+
+    public init(conversations: Int) { self.conversations = conversations }
+
+    /// A step that finishes whatever there is to do.
+    public static let unbounded = MaintenanceBudget(conversations: .max)
+    /// A step short enough to run between requests (a few milliseconds on an embedded store).
+    public static let step = MaintenanceBudget(conversations: 256)
+}
+
+/// What a maintenance step did, and whether work is left.
+public struct MaintenanceReport: Sendable, Equatable {
+    /// Donations deleted for being older than the retention allows.
+    public var expired = DeletionReport()
+    /// Conversations whose state was rebuilt under the store's current policy.
+    public var recomputedConversations = 0
+    /// Whether nothing is left to do for the account (until time passes or the policy changes again).
+    public var isComplete = true
+
+    public init() {}
+}

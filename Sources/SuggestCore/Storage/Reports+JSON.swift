@@ -1,0 +1,64 @@
+/// The JSON of what a write did, written once here so that every front end writes the same bytes.
+extension DeletionReport {
+    /// Writes `{"account": ..., "donations": N, "conversations": [...], "removedConversations": [...]}`.
+    /// - Parameter account: the account deleted from, `nil` for a deletion of everything.
+    public func write(to writer: inout JSONWriter, account: String?) {
+        writer.beginObject()
+        writer.key("account")
+        if let account { writer.string(account) } else { writer.null() }
+        writer.key("donations")
+        writer.integer(donations)
+        writer.key("conversations")
+        writer.beginArray()
+        for id in conversations { writer.string(id) }
+        writer.endArray()
+        writer.key("removedConversations")
+        writer.beginArray()
+        for id in removedConversations { writer.string(id) }
+        writer.endArray()
+        writer.endObject()
+    }
+
+    /// The report's JSON text, without a line break.
+    public func jsonText(account: String?) -> String {
+        var writer = JSONWriter()
+        write(to: &writer, account: account)
+        return writer.text
+    }
+}
+
+extension ImportReport {
+    /// Writes `{"recorded": N, "duplicates": M, "expired": E}`, with the rejected lines when there are any.
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("recorded")
+        writer.integer(recorded)
+        writer.key("duplicates")
+        writer.integer(duplicates)
+        writer.key("expired")
+        writer.integer(expired)
+        if !rejected.isEmpty {
+            writer.key("rejected")
+            writer.beginArray()
+            for error in rejected {
+                writer.beginObject()
+                if let line = error.line {
+                    writer.key("line")
+                    writer.integer(line)
+                }
+                writer.optional("field", error.field)
+                writer.key("message")
+                writer.string(error.message)
+                writer.endObject()
+            }
+            writer.endArray()
+        }
+        writer.endObject()
+    }
+
+    public var jsonText: String {
+        var writer = JSONWriter()
+        write(to: &writer)
+        return writer.text
+    }
+}

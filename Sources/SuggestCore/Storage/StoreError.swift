@@ -1,0 +1,44 @@
+/// Why a store cannot do what was asked, in the words of the library: what is wrong, and what can be done about it
+/// without naming any command-line flag (front ends add their own, by `kind`).
+public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// Reading a store that does not exist (a read never creates one).
+        case noSuchStore
+        /// A path that must be a directory is a file.
+        case notADirectory
+        /// The file is not a suggest store, or is damaged.
+        case notAStore
+        /// The file is another application's SQLite database.
+        case foreignDatabase
+        /// The store was written by a newer suggest.
+        case newerSchema
+        /// The store cannot be written: permissions, a read-only file system.
+        case readOnly
+        /// The disk (or the server's memory) is full; nothing was changed.
+        case diskFull
+        /// Another process held the store's lock too long.
+        case busy
+        /// The store's server cannot be reached, or refused the credentials.
+        case unavailable
+        /// The store's server is configured so that it cannot keep the store's promises (durability).
+        case misconfigured
+        /// Anything else the store reported.
+        case failed
+    }
+
+    public var kind: Kind
+    /// One line: what is wrong and, where the library knows, what to do.
+    public var message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    /// The error for a damaged part of a store's data.
+    public static func damaged(_ what: String) -> StoreError {
+        StoreError(.notAStore, "\(what) is damaged; the store needs repair (export what can be read and import it into a new store)")
+    }
+}

@@ -1,0 +1,110 @@
+/// One suggested conversation as the share sheet shows it: what to display and, when asked, why it ranks there.
+public struct Suggestion: Sendable, Equatable {
+    /// 1 for the first suggestion; 0 for a conversation looked up on its own (a preselection).
+    public var rank: Int
+    public var conversationIdentifier: String
+    public var speakableGroupName: String?
+    public var recipients: [Person]
+    /// The conversation's picture, else the first recipient's (the avatar fallback order of share suggestions).
+    public var image: String?
+    /// The conversation's own picture as last donated, without the fallback: what a new donation repeats.
+    public var conversationImage: String?
+    public var serviceName: String?
+    public var isGroup: Bool
+    /// The latest donation, either direction.
+    public var lastDate: Timestamp
+    /// The score relative to the first suggestion's: 1 for the first, between 0 and 1 for the others (0 when it is
+    /// too small for a `Double`). Raw scores span many orders of magnitude (a conversation's terms differ by 20);
+    /// the ratio says how close a suggestion came to the first. The raw score is in `explanation`.
+    public var score: Double
+    /// Every part of the score, when the query asked for it.
+    public var explanation: Explanation?
+
+    public init(
+        rank: Int, conversationIdentifier: String, speakableGroupName: String?, recipients: [Person], image: String?,
+        conversationImage: String?, serviceName: String?, isGroup: Bool, lastDate: Timestamp, score: Double,
+        explanation: Explanation?
+    ) {
+        self.rank = rank
+        self.conversationIdentifier = conversationIdentifier
+        self.speakableGroupName = speakableGroupName
+        self.recipients = recipients
+        self.image = image
+        self.conversationImage = conversationImage
+        self.serviceName = serviceName
+        self.isGroup = isGroup
+        self.lastDate = lastDate
+        self.score = score
+        self.explanation = explanation
+    }
+
+    /// Why a suggestion scored what it did.
+    public struct Explanation: Sendable, Equatable {
+        /// `ln` of the raw score: what the ranking compares (scores of long-idle conversations underflow, their
+        /// logarithms stay ordered).
+        public var logScore: Double
+        /// The additive terms (each decay channel, and the people term when the query names people) at the query's
+        /// moment, as raw values.
+        public var terms: [ScoreBreakdown.Term]
+        /// The product of the multiplicative factors (content, group preference, "suggest less").
+        public var factor: Double
+        /// The decayed share of the conversation's donations that carried the kinds being shared.
+        public var contentShare: Double
+        /// How many of the query's people take part in the conversation.
+        public var matchedPeople: Int
+        /// How many times the person asked to see it less.
+        public var lessFeedback: Int
+        public var outgoingCount: Int
+        public var incomingCount: Int
+        /// Shares that started from a suggestion of it.
+        public var engagedCount: Int
+        public var lastOutgoingDate: Timestamp?
+
+        public init(_ ranked: RankedConversation) {
+            logScore = ranked.logScore
+            terms = ranked.breakdown.terms
+            factor = ranked.breakdown.factor
+            contentShare = ranked.breakdown.contentShare
+            matchedPeople = ranked.breakdown.matchedPeople
+            lessFeedback = ranked.breakdown.lessFeedback
+            outgoingCount = ranked.state.outgoingCount
+            incomingCount = ranked.state.incomingCount
+            engagedCount = ranked.state.engagedCount
+            lastOutgoingDate = ranked.state.lastOutgoingDate
+        }
+    }
+
+    /// The name a person reads for the conversation: its group name, else its recipients, else its identifier.
+    public var title: String {
+        if let speakableGroupName { return speakableGroupName }
+        guard !recipients.isEmpty else { return conversationIdentifier }
+        // Appended one by one: `joined(separator:)` searches the run-time conformance tables on its first use.
+        var title = ""
+        for person in recipients {
+            if !title.isEmpty { title += ", " }
+            title += person.displayName ?? person.customIdentifier ?? person.personHandle?.value ?? "?"
+        }
+        return title
+    }
+}
+
+/// The top suggestions of one account at one moment: what `suggest list --json` prints.
+public struct SuggestionList: Sendable, Equatable {
+    public var account: String
+    public var at: Timestamp
+    /// Best first.
+    public var suggestions: [Suggestion]
+
+    public init(account: String, at: Timestamp, suggestions: [Suggestion]) {
+        self.account = account
+        self.at = at
+        self.suggestions = suggestions
+    }
+}
+
+/// The list reads as its suggestions, best first.
+extension SuggestionList: RandomAccessCollection {
+    public var startIndex: Int { suggestions.startIndex }
+    public var endIndex: Int { suggestions.endIndex }
+    public subscript(position: Int) -> Suggestion { suggestions[position] }
+}

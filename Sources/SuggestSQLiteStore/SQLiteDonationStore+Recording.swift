@@ -1,0 +1,141 @@
+import SuggestCore
+
+extension SQLiteDonationStore {
+    /// Records one donation and updates its conversation's ranking state, in one transaction.
+    /// - Complexity: O(log n) in the store's size (index look-ups, one block and one bucket of identifiers read and
+    ///   rewritten); independent of the history's length.
+    public func record(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome {
+        try translating {
+            let interaction: Interaction
+            switch try DonationAdmission.decide(
+                donation, now: now, oldestKept: try retention().oldestKept(at: now), roundsToExportPrecision: true)
+            {
+            case .expired: return .expired
+            case .record(let admitted): interaction = admitted
+            }
+            return try database.write {
+                let writer = DonationWriter(database: database, policy: policy, types: types)
+                let identifier = try writer.record(interaction)
+                try writer.flush()
+                if let identifier { return .recorded(identifier: identifier) }
+                return .duplicate(identifier: interaction.identifier ?? "")
+            }
+        }
+    }
+
+    public func importDonations(
+        _ options: ImportOptions, progress: (ImportProgress) -> Void, interruption: () throws -> Void,
+        next: () throws -> (line: Int, donation: Result<Interaction, InputError>)?
+    ) throws -> ImportReport {
+        let preparer = makePreparer()
+        return try importPreparedDonations(options, progress: progress, interruption: interruption) {
+            try next().map { ($0.line, $0.donation.map(preparer.prepare)) }
+        }
+    }
+
+    /// Records JSON Lines with two threads: this one writes while another reads, decodes and prepares the lines
+    /// (`ParsingLineFeed`), so that the parsing overlaps SQLite's work.
+    public func importJSONLines(
+        from lines: some JSONLineSource, options: ImportOptions, progress: (ImportProgress) -> Void,
+        interruption: () throws -> Void
+    ) throws -> ImportReport {
+        // Used by the parsing thread alone, from here on.
+        nonisolated(unsafe) let preparer = makePreparer()
+        let defaultAccount = options.defaultAccount
+        let requiredAccount = options.requiredAccount
+        let total = lines.totalBytes
+        let feed = ParsingLineFeed(source: lines) { bytes in
+            preparer.prepare(line: bytes, defaultAccount: defaultAccount) { (interaction) throws(InputError) in
+                if let requiredAccount { try Self.check(interaction, account: requiredAccount) }
+            }
+        }
+        var options = options
+        // Donation lines run to a few hundred bytes; a rough count is all the store needs.
+        if options.expectedDonations == nil { options.expectedDonations = total.map { $0 / 400 } }
+        return try importPreparedDonations(
+            options, progress: { report in progress(ImportProgress(lines: report.lines, bytesRead: feed.bytesRead, totalBytes: total)) },
+            interruption: interruption
+        ) {
+            // Moved out, not copied: copying a donation retains and releases each of its strings and arrays.
+            guard let parsed = try feed.next() else { return nil }
+            let line = parsed.line
+            return (line, (consume parsed).donation)
+        }
+    }
+
+    /// Refuses a donation that names another account than the one required.
+    static func check(_ interaction: Interaction, account: String) throws(InputError) {
+        // Byte for byte, as the store compares accounts (`!=` takes canonically equivalent spellings for one).
+        guard !interaction.account.hasSameBytes(as: account) else { return }
+        throw InputError(field: "account", message: "'\(interaction.account.prefix(60))' differs from \(account)")
+    }
+
+    /// `importDonations` for donations prepared ahead by a preparer of this store (`makePreparer()`), typically on
+    /// the thread that parses them: the same records, with less work left for the writing thread.
+    func importPreparedDonations(
+        _ options: ImportOptions, progress: (ImportProgress) -> Void, interruption: () throws -> Void,
+        next: () throws -> (line: Int, donation: Result<PreparedDonation, InputError>)?
+    ) throws -> ImportReport {
+        try translating {
+            let cutoff = try retention().oldestKept(at: options.now)
+            // A large import touches many pages; a larger page cache keeps them from being spilled to the WAL
+            // more than once. Restored afterwards: a share extension's memory is precious.
+            try database.execute("PRAGMA cache_size = -262144")
+            defer { try? database.execute("PRAGMA cache_size = -2000") }
+            return try database.write {
+                var report = ImportReport()
+                let writer = DonationWriter(database: database, policy: policy, types: types)
+                // How many donations the store holds, from the size of its buckets of identifiers (a sum over the
+                // blocks would read the whole log): read only when the import may be large.
+                let expected = options.expectedDonations ?? 0
+                let stored =
+                    expected < 100_000
+                    ? 0
+                    : Int(
+                        try database.statement(
+                            "SELECT COALESCE(SUM(length(entries)), 0) / \(IdentifierIndex.entrySize) FROM donation_identifiers"
+                        ).scalarInt() ?? 0)
+                if expected >= max(100_000, stored / 2) {
+                    try writer.loadIdentifierKeys(stored: stored, expected: expected)
+                }
+                while let (line, parsed) = try next() {
+                    report.read += 1
+                    if report.read & 255 == 0 { try interruption() }
+                    if report.read % options.progressInterval == 0 {
+                        progress(ImportProgress(lines: report.read, bytesRead: 0, totalBytes: nil))
+                    }
+                    // Consumed: binding the donation out of a borrowed result copied it, every string and array.
+                    switch consume parsed {
+                    case .failure(let error):
+                        guard options.skipInvalid else { throw error.at(line: line) }
+                        report.rejected.append(error.at(line: line))
+                    case .success(let donation):
+                        do {
+                            let date = donation.interaction.date
+                            // The future-date rule, without copying a donation that passes it (nearly all do).
+                            if date > options.now {
+                                _ = try DonationAdmission.decide(donation.interaction, now: options.now, oldestKept: nil)
+                                if try writer.record(donation.dated(options.now)) != nil {
+                                    report.recorded += 1
+                                } else {
+                                    report.duplicates += 1
+                                }
+                            } else if let cutoff, date < cutoff {
+                                report.expired += 1
+                            } else if try writer.record(donation) != nil {
+                                report.recorded += 1
+                            } else {
+                                report.duplicates += 1
+                            }
+                        } catch let error as InputError {
+                            guard options.skipInvalid else { throw error.at(line: line) }
+                            report.rejected.append(error.at(line: line))
+                        }
+                    }
+                }
+                try writer.flush()
+                return report
+            }
+        }
+    }
+}

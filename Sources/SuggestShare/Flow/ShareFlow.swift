@@ -1,0 +1,200 @@
+import SuggestCore
+
+/// The share flow, from the shared items to the preselected recipient and back to a donation: what a share
+/// extension does when the person taps Share, and what `suggest share` and the server's share route run.
+///
+/// 1. The target's activation rule decides whether it applies to the shared items; when it does not, nothing else
+///    happens and the result says which part of the rule refused them.
+/// 2. The suggestions are ranked for this content: the items' types lift conversations that received such content.
+/// 3. The chosen conversation (the intent the extension received, or a rank of the list) is checked: deleted,
+///    blocked, excluded or unknown conversations are never preselected, and never swapped for another one; the
+///    result says why, and the list is the fallback.
+/// 4. Sending records one outgoing donation to it, with the shared types, marked as an engaged suggestion, dated
+///    when it is sent (whatever moment the suggestions were ranked for); cancelling records nothing.
+public struct ShareFlow: Sendable {
+    public var target: ShareTarget
+
+    public init(target: ShareTarget = .acceptingAnything) { self.target = target }
+
+    /// Which conversation the person chose.
+    public enum Choice: Sendable, Equatable {
+        /// None yet: the share sheet is showing the suggestions.
+        case none
+        /// The conversation identifier of the intent the extension received (a picked suggestion).
+        case conversation(String)
+        /// The suggestion at this rank of the list (1 = first).
+        case rank(Int)
+    }
+
+    /// How the request ends.
+    public enum Action: String, Sendable, Equatable, CaseIterable {
+        case preview
+        case send
+        case cancel
+    }
+
+    /// Runs the flow against a store.
+    /// - Parameters:
+    ///   - context: the ranking context without the shared types (they are added from `request`); its `at` is the
+    ///     moment the suggestions are ranked for.
+    ///   - now: the moment a sent share is recorded at.
+    ///   - explain: attach each score's parts to the suggestions.
+    /// - Throws: `InputError` for a context over its limits; `StoreError`.
+    public func run(
+        _ request: ShareRequest, choice: Choice, action: Action, account: String, context: RankingContext,
+        in store: some DonationStore, now: Timestamp = .now(), explain: Bool = false
+    ) throws -> ShareResult {
+        var context = context
+        context.contentTypes += request.contentTypes.filter { type in
+            !context.contentTypes.contains { $0.lowercased() == type.lowercased() }
+        }
+        let decision = target.evaluate(request)
+        var result = ShareResult(
+            activated: decision.activated, suggestions: [], preselected: nil, reason: decision.reason,
+            outcome: action == .cancel ? .cancelled : .preview, contentTypes: request.contentTypes, failure: nil)
+        guard decision.activated else {
+            if action == .send { result.failure = "nothing was sent: the target does not apply to these items" }
+            return result
+        }
+        result.suggestions = try store.suggestions(account: account, context: context, explain: explain).suggestions
+        try choose(choice, account: account, context: context, store: store, into: &result)
+        if action == .send {
+            if let chosen = result.preselected {
+                switch try store.record(donation(to: chosen, request: request, account: account, at: now), now: now) {
+                case .recorded(let identifier):
+                    result.outcome = .sent(identifier: identifier)
+                case .duplicate, .expired:
+                    result.failure = "nothing was sent: the store did not record the share"
+                }
+            } else {
+                result.failure = "nothing was sent: "
+                    + (result.reason ?? "no conversation was chosen; choose one by its identifier or by its rank")
+            }
+        }
+        return result
+    }
+
+    /// Resolves the chosen conversation and checks that it may be preselected; otherwise says why.
+    private func choose(
+        _ choice: Choice, account: String, context: RankingContext, store: some DonationStore,
+        into result: inout ShareResult
+    ) throws {
+        switch choice {
+        case .none:
+            return
+        case .rank(let rank):
+            guard let picked = result.suggestions.first(where: { $0.rank == rank }) else {
+                result.reason = "there is no suggestion at rank \(rank) (the list has \(result.suggestions.count)); "
+                    + "pick from the list"
+                return
+            }
+            result.preselected = picked
+        case .conversation(let conversation):
+            guard target.supportsSendMessageIntent else {
+                result.reason = "the extension does not list INSendMessageIntent in IntentsSupported, so it never "
+                    + "receives a suggestion's intent; showing the list"
+                return
+            }
+            if context.excluded.contains(conversation) {
+                result.reason = "conversation \(conversation) is excluded here; pick from the list"
+                return
+            }
+            switch try store.conversationStatus(account: account, conversationIdentifier: conversation, at: context.at) {
+            case .available(let suggestion):
+                result.preselected = suggestion
+            case .blocked:
+                result.reason = "conversation \(conversation) is blocked (unblocking it allows it); pick from the list"
+            case .unknown:
+                result.reason = "conversation \(conversation) is not in account \(account): it was deleted, expired or "
+                    + "never donated; pick from the list"
+            }
+        }
+    }
+
+    /// The donation a sent share records: outgoing, engaged, with the shared types and the conversation's latest
+    /// names, people and picture.
+    func donation(to chosen: Suggestion, request: ShareRequest, account: String, at date: Timestamp) -> Interaction {
+        Interaction(
+            account: account, date: date, direction: .outgoing,
+            intent: SendMessageIntent(
+                conversationIdentifier: chosen.conversationIdentifier, speakableGroupName: chosen.speakableGroupName,
+                serviceName: chosen.serviceName, recipients: chosen.recipients, image: chosen.conversationImage,
+                contentTypes: request.contentTypes),
+            isEngagedSuggestion: true)
+    }
+}
+
+/// What the share flow did: the contract's `suggest share --json` result.
+public struct ShareResult: Sendable, Equatable {
+    /// Whether the target's activation rule accepts the shared items.
+    public var activated: Bool
+    /// The suggestions for this content (empty when the target does not apply).
+    public var suggestions: [Suggestion]
+    /// The conversation the chosen intent or rank names, when it exists and may be suggested.
+    public var preselected: Suggestion?
+    /// Why nothing is preselected, or which part of the rule refused the items.
+    public var reason: String?
+    public var outcome: Outcome
+    /// The shared items' types, each once.
+    public var contentTypes: [String]
+    /// When the action was to send and nothing was sent: why (the front end reports it as a failure).
+    public var failure: String?
+
+    public enum Outcome: Sendable, Equatable {
+        case preview
+        /// One outgoing donation recorded, with this identifier.
+        case sent(identifier: String)
+        /// Nothing recorded.
+        case cancelled
+
+        /// The contract's word for it.
+        public var name: String {
+            switch self {
+            case .preview: return "preview"
+            case .sent: return "sent"
+            case .cancelled: return "cancelled"
+            }
+        }
+    }
+}
+
+extension ShareResult {
+    /// Writes the contract's result object.
+    public func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.key("activated")
+        writer.bool(activated)
+        writer.key("suggestions")
+        writer.beginArray()
+        for suggestion in suggestions { suggestion.write(to: &writer) }
+        writer.endArray()
+        writer.key("preselected")
+        if let preselected {
+            writer.beginObject()
+            preselected.writeConversation(to: &writer)
+            writer.endObject()
+        } else {
+            writer.null()
+        }
+        writer.key("reason")
+        if let reason { writer.string(reason) } else { writer.null() }
+        writer.key("outcome")
+        writer.string(outcome.name)
+        writer.key("contentTypes")
+        writer.beginArray()
+        for type in contentTypes { writer.string(type) }
+        writer.endArray()
+        if case .sent(let identifier) = outcome {
+            writer.key("donation")
+            writer.string(identifier)
+        }
+        writer.endObject()
+    }
+
+    /// The contract's result text, without a line break.
+    public var jsonText: String {
+        var writer = JSONWriter()
+        write(to: &writer)
+        return writer.text
+    }
+}
