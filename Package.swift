@@ -65,6 +65,10 @@ let package = Package(
         .testTarget(
             name: "SuggestCLITests", dependencies: ["SuggestCLI", "SuggestSQLiteStore", "SuggestTestSupport"],
             swiftSettings: strict),
+        // Every store against the in-memory reference, operation by operation.
+        .testTarget(
+            name: "DonationStoreConformanceTests",
+            dependencies: ["SuggestCore", "SuggestSQLiteStore", "SuggestTestSupport"], swiftSettings: strict),
         // Faults, concurrency, kills and hostile input, run against the built `suggest` binary.
         .testTarget(
             name: "SuggestRobustnessTests",

@@ -124,7 +124,11 @@ extension SQLiteDonationStore {
     /// Runs `body` inside one read transaction, with the account's ranking state.
     public func withRankingSource<T>(account: String, _ body: (StoredRankingSource) throws -> T) throws -> T {
         try translating {
-            try database.read { try body(StoredRankingSource(database: database, account: account)) }
+            try database.read {
+                let source = StoredRankingSource(database: database, account: account)
+                defer { source.finish() }
+                return try body(source)
+            }
         }
     }
 }

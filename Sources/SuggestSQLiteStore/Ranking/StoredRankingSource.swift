@@ -2,10 +2,24 @@ import SuggestCore
 
 /// One account's ranking state in the store, seen through `RankingSource`: SQLite's indexes give sorted access (one
 /// per channel and scope), primary-key look-ups give random access. `TopKRanker` runs on it exactly as on any other
-/// source. Used inside one read transaction (`SQLiteDonationStore.withRankingSource`).
-public struct StoredRankingSource: RankingSource {
+/// source. Used inside one read transaction (`SQLiteDonationStore.withRankingSource`), which resets its cursors'
+/// statements when it ends: a walk stops part-way down its lists, and a statement left stepping would hold the
+/// read open, and with it the write-ahead log, which a deletion must empty.
+public final class StoredRankingSource: RankingSource {
     let database: Database
     let account: String
+    private var cursorStatements: [Statement] = []
+
+    init(database: Database, account: String) {
+        self.database = database
+        self.account = account
+    }
+
+    /// Ends every cursor the source opened.
+    func finish() {
+        for statement in cursorStatements { _ = try? statement.reset() }
+        cursorStatements.removeAll()
+    }
 
     public func sortedAccess(_ lists: [SortedList]) throws -> [Cursor] {
         var cursors: [Cursor] = []
@@ -38,6 +52,7 @@ public struct StoredRankingSource: RankingSource {
             used[sql] = instance + 1
             let statement = try database.statement(sql, instance: instance)
             try statement.reset(values)
+            cursorStatements.append(statement)
             cursors.append(Cursor(statement: statement))
         }
         return cursors

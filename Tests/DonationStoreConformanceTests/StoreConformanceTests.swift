@@ -1,0 +1,217 @@
+import SuggestCore
+import SuggestSQLiteStore
+import SuggestTestSupport
+import Testing
+
+/// Every store gives the same answers to the bit from the same history: the same suggestions (scores, explanations,
+/// tie-breaks) for every context, the same export bytes, the same reports, through recordings, imports, deletions of
+/// every kind, blocks, feedback and retention. `InMemoryDonationStore` is the reference: it keeps the donations alone
+/// and folds them again for every query, so it is right by construction; each durable store must match it.
+@Suite struct StoreConformanceTests {
+    /// The end of the generated histories: every query runs near it.
+    static let end = Timestamp(seconds: 1_796_000_000)
+
+    /// The stores under test, each fresh: SQLite in a temporary directory (and the Redis Cluster store, when one is
+    /// running, in `RedisConformanceTests`).
+    static func sqliteStore() throws -> (SQLiteDonationStore, TemporaryDirectory) {
+        let directory = try TemporaryDirectory("conformance")
+        return (try SQLiteDonationStore.open(StoreLocation(directory: directory.path)), directory)
+    }
+
+    @Test(arguments: [UInt64(1), 2, 3, 4, 5, 6])
+    func sqliteMatchesTheReference(seed: UInt64) throws {
+        let (sqlite, directory) = try Self.sqliteStore()
+        defer { withExtendedLifetime(directory) {} }
+        try StoreConformance(seed: seed).run(reference: InMemoryDonationStore(), candidate: sqlite)
+    }
+}
+
+/// A seeded script of operations run against two stores side by side, comparing everything they answer after each
+/// step. Shared by the conformance tests of every store.
+struct StoreConformance {
+    let seed: UInt64
+    static let accounts = ["default", "alice", "Ålice"]
+    static let services = ["sms", "chat.example", "mail"]
+    static let types = ["public.jpeg", "public.png", "public.url", "com.adobe.pdf", "public.movie", "org.example.custom"]
+
+    /// Runs the script.
+    /// - Parameter steps: how many operations after the first import.
+    func run(reference: some DonationStore, candidate: some DonationStore, steps: Int = 40) throws {
+        var random = SeededRandom(seed: seed)
+        let retention = Retention(maximumAgeDays: 0, idleDays: 0)
+        try expectEqual(
+            try reference.setRetention(retention, now: StoreConformanceTests.end),
+            try candidate.setRetention(retention, now: StoreConformanceTests.end), "retention off")
+        var next = 0
+        let first = (0..<300).map { _ in donation(&random, number: &next) }
+        try expectEqual(
+            try reference.importDonations(first), try candidate.importDonations(first), "the first import")
+        try compare(reference, candidate, &random, step: "after the first import")
+        for step in 0..<steps {
+            let label = "step \(step)"
+            switch Int.random(in: 0..<12, using: &random) {
+            case 0, 1, 2:
+                let donation = donation(&random, number: &next)
+                try expectEqual(
+                    try reference.record(donation, now: StoreConformanceTests.end),
+                    try candidate.record(donation, now: StoreConformanceTests.end), "\(label): record")
+            case 3:
+                // A batch with repeats of known identifiers: duplicates, never second donations.
+                var batch = (0..<Int.random(in: 1...40, using: &random)).map { _ in donation(&random, number: &next) }
+                if next > 10 { batch.append(donation(&random, number: &next, repeating: Int.random(in: 0..<(next - 5), using: &random))) }
+                try expectEqual(
+                    try reference.importDonations(batch, options: ImportOptions(now: StoreConformanceTests.end)),
+                    try candidate.importDonations(batch, options: ImportOptions(now: StoreConformanceTests.end)),
+                    "\(label): import")
+            case 4, 5:
+                let account = Self.accounts.randomElement(using: &random) ?? "default"
+                let selector = deletion(&random, numbered: next)
+                try expectEqual(
+                    try reference.delete(selector, account: account), try candidate.delete(selector, account: account),
+                    "\(label): delete \(selector) in \(account)")
+            case 6:
+                let account = Self.accounts.randomElement(using: &random) ?? "default"
+                let conversation = "c\(Int.random(in: 0..<25, using: &random))"
+                let blocked = Bool.random(using: &random)
+                try reference.setBlocked(blocked, conversation: conversation, account: account)
+                try candidate.setBlocked(blocked, conversation: conversation, account: account)
+            case 7:
+                let account = Self.accounts.randomElement(using: &random) ?? "default"
+                let conversation = "c\(Int.random(in: 0..<25, using: &random))"
+                if Bool.random(using: &random) {
+                    try expectEqual(
+                        try reference.suggestLess(conversation: conversation, account: account),
+                        try candidate.suggestLess(conversation: conversation, account: account), "\(label): less")
+                } else {
+                    try reference.resetFeedback(conversation: conversation, account: account)
+                    try candidate.resetFeedback(conversation: conversation, account: account)
+                }
+            case 8:
+                // Retention: a maximum age that expires the oldest donations, then maintenance of one account.
+                let days = Double(Int.random(in: 20...60, using: &random))
+                let change = Retention(maximumAgeDays: days, idleDays: Double(Int.random(in: 0...40, using: &random)))
+                try expectEqual(
+                    try reference.setRetention(change, now: StoreConformanceTests.end),
+                    try candidate.setRetention(change, now: StoreConformanceTests.end), "\(label): retention")
+                let later = StoreConformanceTests.end.adding(Double(Int.random(in: 1...5, using: &random)) * 86_400)
+                let account = Self.accounts.randomElement(using: &random)
+                try expectEqual(
+                    try reference.maintain(account: account, now: later, budget: .unbounded).expired,
+                    try candidate.maintain(account: account, now: later, budget: .unbounded).expired,
+                    "\(label): maintenance")
+                try reference.setRetention(retention, now: StoreConformanceTests.end)
+                try candidate.setRetention(retention, now: StoreConformanceTests.end)
+            case 9:
+                // Invalid lines: all or nothing, then the valid ones with skipInvalid.
+                var batch = (0..<5).map { _ in donation(&random, number: &next) }
+                batch.insert(
+                    Interaction(
+                        account: "default", identifier: "future-\(next)", date: StoreConformanceTests.end.adding(86_400),
+                        direction: .outgoing, intent: SendMessageIntent(conversationIdentifier: "c1")), at: 2)
+                for skip in [false, true] {
+                    let options = ImportOptions(skipInvalid: skip, now: StoreConformanceTests.end)
+                    let expected = Result { try reference.importDonations(batch, options: options) }
+                    let actual = Result { try candidate.importDonations(batch, options: options) }
+                    #expect(
+                        String(describing: expected) == String(describing: actual), "\(label): import, skip \(skip)")
+                }
+            default:
+                try compare(reference, candidate, &random, step: label)
+            }
+        }
+        try compare(reference, candidate, &random, step: "at the end")
+    }
+
+    /// One random donation: a few accounts, conversations with groups and renames, content, services, people.
+    func donation(_ random: inout SeededRandom, number: inout Int, repeating: Int? = nil) -> Interaction {
+        let index = repeating ?? number
+        if repeating == nil { number += 1 }
+        var local = SeededRandom(seed: seed &* 1_000_003 &+ UInt64(index))
+        let conversation = Int.random(in: 0..<25, using: &local)
+        let isGroup = conversation % 4 == 0
+        let recipients = (0..<(isGroup ? 3 : 1)).map { offset in
+            Person(
+                customIdentifier: "p\((conversation + offset * 7) % 30)", displayName: "Person \(conversation + offset)",
+                personHandle: .init(value: "p\(conversation + offset)@example.com", type: .emailAddress))
+        }
+        // Dates on a coarse grid so that ties happen; a few out of order.
+        let date = StoreConformanceTests.end.adding(-Double(Int.random(in: 0..<400, using: &local)) * 3 * 3600)
+        return Interaction(
+            account: Self.accounts[Int.random(in: 0..<10, using: &local) < 7 ? 0 : Int.random(in: 1...2, using: &local)],
+            identifier: "d\(index)", groupIdentifier: Bool.random(using: &local) ? "g\(conversation % 5)" : nil, date: date,
+            direction: [InteractionDirection.outgoing, .incoming, .unspecified].randomElement(using: &local) ?? .outgoing,
+            intent: SendMessageIntent(
+                conversationIdentifier: "c\(conversation)",
+                speakableGroupName: isGroup ? "Group \(conversation) v\(Int.random(in: 0..<3, using: &local))" : nil,
+                serviceName: Self.services.randomElement(using: &local), recipients: recipients,
+                image: Bool.random(using: &local) ? "avatars/\(conversation).png" : nil,
+                contentTypes: Bool.random(using: &local) ? [Self.types.randomElement(using: &local) ?? "public.jpeg"] : []),
+            isEngagedSuggestion: Int.random(in: 0..<8, using: &local) == 0)
+    }
+
+    func deletion(_ random: inout SeededRandom, numbered count: Int) -> DeletionSelector {
+        switch Int.random(in: 0..<10, using: &random) {
+        case 0, 1, 2: return .conversation("c\(Int.random(in: 0..<25, using: &random))")
+        case 3, 4: return .identifier("d\(Int.random(in: 0..<max(count, 1), using: &random))")
+        case 5, 6: return .groupIdentifier("g\(Int.random(in: 0..<5, using: &random))")
+        case 7, 8: return .before(StoreConformanceTests.end.adding(-Double(Int.random(in: 20...50, using: &random)) * 86_400))
+        default: return .all
+        }
+    }
+
+    /// Everything both stores answer, compared.
+    func compare(
+        _ reference: some DonationStore, _ candidate: some DonationStore, _ random: inout SeededRandom, step: String
+    ) throws {
+        try expectEqual(try reference.accounts(), try candidate.accounts(), "\(step): accounts")
+        for account in Self.accounts {
+            try expectEqual(
+                try reference.donationCount(account: account), try candidate.donationCount(account: account),
+                "\(step): count of \(account)")
+            try expectEqual(try export(reference, account), try export(candidate, account), "\(step): export of \(account)")
+            try expectEqual(
+                try reference.blockedConversations(account: account), try candidate.blockedConversations(account: account),
+                "\(step): blocked in \(account)")
+            for context in contexts(&random) {
+                let expected = try reference.suggestions(account: account, context: context, explain: true)
+                let actual = try candidate.suggestions(account: account, context: context, explain: true)
+                try expectEqual(expected, actual, "\(step): suggestions of \(account) for \(context)")
+                try expectEqual(
+                    try candidate.rankedConversations(account: account, context: context),
+                    try candidate.suggestionsByBruteForce(account: account, context: context),
+                    "\(step): the walk against brute force in \(account) for \(context)")
+            }
+            for conversation in ["c0", "c3", "c24", "nobody"] {
+                try expectEqual(
+                    try reference.conversationStatus(account: account, conversationIdentifier: conversation, at: StoreConformanceTests.end),
+                    try candidate.conversationStatus(account: account, conversationIdentifier: conversation, at: StoreConformanceTests.end),
+                    "\(step): status of \(conversation) in \(account)")
+            }
+        }
+    }
+
+    func contexts(_ random: inout SeededRandom) -> [RankingContext] {
+        let at = StoreConformanceTests.end.adding(Double(Int.random(in: -48...48, using: &random)) * 3600)
+        return [
+            RankingContext(at: at),
+            RankingContext(at: at, limit: 30),
+            RankingContext(at: at, limit: 5, contentTypes: [Self.types.randomElement(using: &random) ?? "public.png"]),
+            RankingContext(at: at, limit: 6, contentTypes: ["public.url", "org.example.custom", "public.movie"]),
+            RankingContext(at: at, limit: 8, people: ["p3", "p7@example.com", "nobody"]),
+            RankingContext(at: at, limit: 8, serviceName: Self.services.randomElement(using: &random)),
+            RankingContext(at: at, limit: 4, contentTypes: ["public.jpeg"], serviceName: "sms", excluded: ["c1", "c2"]),
+            RankingContext(at: at, limit: 8, notIdleSince: at.adding(-10 * 86_400)),
+        ]
+    }
+
+    func export(_ store: some DonationStore, _ account: String) throws -> [String] {
+        var lines: [String] = []
+        try store.forEachDonation(account: account) { lines.append($0.jsonLine) }
+        return lines
+    }
+
+    func expectEqual<T: Equatable>(_ expected: T, _ actual: T, _ what: String) throws {
+        #expect(expected == actual, "\(what)")
+        if expected != actual { throw HarnessError("\(what): the stores differ; see the expectation above") }
+    }
+}
