@@ -8,6 +8,15 @@ let strict: [SwiftSetting] = [.treatAllWarnings(as: .error)]
 // at start, which is most of what a 2 ms `suggest list` costs. Apple's platforms have no static executables.
 let staticExecutable: [LinkerSetting] = [.unsafeFlags(["-static-executable"], .when(platforms: [.linux]))]
 
+// The embedded store's privacy manifest (it calls stat() on its own files) ships in Apple builds. A resource would
+// make SwiftPM generate a Foundation-based bundle accessor on Linux, a cost at every start for a file only Apple's
+// tools read, so elsewhere it is left out.
+#if os(macOS)
+    let privacyManifest: (resources: [Resource], exclude: [String]) = ([.copy("PrivacyInfo.xcprivacy")], [])
+#else
+    let privacyManifest: (resources: [Resource], exclude: [String]) = ([], ["PrivacyInfo.xcprivacy"])
+#endif
+
 let package = Package(
     name: "suggest",
     // The floor is set by `Synchronization.Mutex`, which the library's thread-safe types use: iOS 18 and macOS 15
@@ -20,6 +29,7 @@ let package = Package(
         .library(name: "SuggestSQLiteStore", targets: ["SuggestSQLiteStore"]),
         .library(name: "SuggestEval", targets: ["SuggestEval"]),
         .library(name: "SuggestCLI", targets: ["SuggestCLI"]),
+        .library(name: "Suggest", targets: ["Suggest"]),
         .executable(name: "suggest", targets: ["suggest"]),
         .executable(name: "suggest-bench", targets: ["SuggestBench"]),
     ],
@@ -36,7 +46,11 @@ let package = Package(
         .target(name: "SuggestShare", dependencies: ["SuggestCore", "CSystem"], swiftSettings: strict),
         // The embedded store: the donation log and its ranking state in SQLite.
         .target(
-            name: "SuggestSQLiteStore", dependencies: ["SuggestCore", "CSQLite", "CSystem"], swiftSettings: strict),
+            name: "SuggestSQLiteStore", dependencies: ["SuggestCore", "CSQLite", "CSystem"],
+            exclude: privacyManifest.exclude, resources: privacyManifest.resources, swiftSettings: strict),
+        // What an app imports: `SuggestionService`, the engine behind an async, Sendable face, on the embedded store.
+        .target(
+            name: "Suggest", dependencies: ["SuggestCore", "SuggestShare", "SuggestSQLiteStore"], swiftSettings: strict),
         // Replay evaluation, the anchor policies and converters from public message histories.
         .target(name: "SuggestEval", dependencies: ["SuggestCore", "CSystem"], swiftSettings: strict),
         // The command line: one file per subcommand; the executable below only calls it.
@@ -65,6 +79,7 @@ let package = Package(
         .testTarget(
             name: "SuggestCLITests", dependencies: ["SuggestCLI", "SuggestSQLiteStore", "SuggestTestSupport"],
             swiftSettings: strict),
+        .testTarget(name: "SuggestTests", dependencies: ["Suggest", "SuggestTestSupport", "CSystem"], swiftSettings: strict),
         // Every store against the in-memory reference, operation by operation.
         .testTarget(
             name: "DonationStoreConformanceTests",

@@ -1,0 +1,225 @@
+import Dispatch
+import Synchronization
+
+/// A donation store for async code: safe to share between tasks, every operation `async throws`, long ones
+/// (imports, exports) cancelled with their task.
+///
+/// A store value is one connection, used by one thread at a time; the service owns one and runs every operation on
+/// its own serial queue, so that a blocking SQLite call never holds a thread of Swift's cooperative pool, and tasks
+/// never need an actor of their own around it (as GRDB's `DatabaseQueue` does for a `Database`). An app and its
+/// share extension each make a service on the same store directory (the App Group container): SQLite's write-ahead
+/// log lets them read and write at once, across processes.
+///
+///     let suggest = try SuggestionService(directory: appGroup.appending("suggest"))
+///     try await suggest.donate(Interaction(
+///         date: .now(), direction: .outgoing,
+///         intent: SendMessageIntent(conversationIdentifier: "thread-42", speakableGroupName: "Climbing crew")))
+///     let row = try await suggest.suggestions(context: RankingContext(at: .now(), contentTypes: ["public.jpeg"]))
+///
+/// Maintenance (expiry, rebuilding state after an upgrade that changed the policy) is never done behind a read:
+/// call `maintain` when the app has time, for example when it comes to the foreground.
+public final class SuggestionService: Sendable {
+    private let queue: DispatchQueue
+    private let box: StoreBox
+
+    /// The store, touched only on `queue`: the queue is its lock.
+    private final class StoreBox: @unchecked Sendable {
+        let store: any DonationStore
+        init(_ store: any DonationStore) { self.store = store }
+    }
+
+    /// Wraps a store; the service owns it from now on.
+    public init(store: sending any DonationStore, label: String = "suggest") {
+        box = StoreBox(store)
+        queue = DispatchQueue(label: label)
+    }
+
+    /// Opens (creating it if missing) the embedded store in `directory`.
+    /// - Parameter label: the name of the service's queue, as debuggers show it.
+    /// - Throws: `StoreError` when the directory or its database cannot be used.
+    public convenience init(directory: String, policy: FrecencyPolicy = .default, label: String = "suggest") throws {
+        self.init(
+            store: try SQLiteDonationStore.open(
+                StoreLocation(directory: directory), policy: policy, checkpoints: .everyPages(100)),
+            label: label)
+    }
+
+    // MARK: Recording
+
+    /// Records one donation (a message sent or received), now.
+    public func donate(_ donation: Interaction) async throws -> DonationOutcome {
+        try await perform { store, _ in try store.record(donation, now: .now()) }
+    }
+
+    /// Records donations as one batch: all of them or none (with `options.skipInvalid`, the valid ones). Cancelling
+    /// the task abandons the batch and records nothing.
+    public func importDonations(_ donations: [Interaction], options: ImportOptions = ImportOptions()) async throws
+        -> ImportReport
+    {
+        try await perform { store, flag in
+            var iterator = donations.enumerated().makeIterator()
+            return try store.importDonations(options, progress: { _ in }, interruption: flag.check) {
+                iterator.next().map { ($0.offset + 1, .success($0.element)) }
+            }
+        }
+    }
+
+    /// Records the contract's JSON Lines (one donation a line) as one batch, as `importDonations`.
+    public func importJSONLines(_ bytes: [UInt8], options: ImportOptions = ImportOptions()) async throws -> ImportReport {
+        try await perform { store, flag in
+            try store.importJSONLines(
+                from: MemoryJSONLines(bytes: bytes), options: options, progress: { _ in }, interruption: flag.check)
+        }
+    }
+
+    // MARK: Ranking
+
+    /// The top suggestions of an account under `context`.
+    public func suggestions(
+        account: String = Interaction.defaultAccount, context: RankingContext, explain: Bool = false
+    ) async throws -> SuggestionList {
+        try await perform { store, _ in try store.suggestions(account: account, context: context, explain: explain) }
+    }
+
+    /// What the store knows of the conversation a share extension's intent names.
+    public func conversationStatus(
+        account: String = Interaction.defaultAccount, conversationIdentifier: String, at: Timestamp = .now()
+    ) async throws -> ConversationStatus {
+        try await perform { store, _ in
+            try store.conversationStatus(account: account, conversationIdentifier: conversationIdentifier, at: at)
+        }
+    }
+
+    /// Runs the share flow (`ShareFlow`): activation, suggestions for the shared items, the preselected recipient,
+    /// and, when sending, the engaged donation.
+    public func share(
+        _ request: ShareRequest, target: ShareTarget = .acceptingAnything, choice: ShareFlow.Choice = .none,
+        action: ShareFlow.Action = .preview, account: String = Interaction.defaultAccount, context: RankingContext
+    ) async throws -> ShareResult {
+        try await perform { store, _ in
+            try ShareFlow(target: target).run(
+                request, choice: choice, action: action, account: account, context: context, in: store)
+        }
+    }
+
+    // MARK: Reading
+
+    /// Calls `body` with each donation of the account in recording order, on the service's queue; cancelling the
+    /// task ends the export.
+    /// - Returns: how many donations were read.
+    @discardableResult
+    public func export(
+        account: String = Interaction.defaultAccount, _ body: @escaping @Sendable (Interaction) throws -> Void
+    ) async throws -> Int {
+        try await perform { store, flag in
+            var count = 0
+            try store.forEachDonation(account: account, interruption: flag.check) { donation in
+                try body(donation)
+                count += 1
+            }
+            return count
+        }
+    }
+
+    /// How many donations the account holds.
+    public func donationCount(account: String = Interaction.defaultAccount) async throws -> Int {
+        try await perform { store, _ in try store.donationCount(account: account) }
+    }
+
+    /// The accounts that have donations.
+    public func accounts() async throws -> [String] { try await perform { store, _ in try store.accounts() } }
+
+    // MARK: Deleting and preferences
+
+    /// Deletes donations and everything derived from them (`DonationStore.delete`).
+    public func delete(_ selector: DeletionSelector, account: String = Interaction.defaultAccount) async throws
+        -> DeletionReport
+    {
+        try await perform { store, _ in try store.delete(selector, account: account) }
+    }
+
+    /// Deletes everything the store holds, every account's.
+    public func deleteEverything() async throws -> DeletionReport {
+        try await perform { store, _ in try store.deleteEverything() }
+    }
+
+    /// Never suggest a conversation (or allow it again).
+    public func setBlocked(_ blocked: Bool, conversation: String, account: String = Interaction.defaultAccount)
+        async throws
+    {
+        try await perform { store, _ in try store.setBlocked(blocked, conversation: conversation, account: account) }
+    }
+
+    /// The blocked conversations of an account.
+    public func blockedConversations(account: String = Interaction.defaultAccount) async throws -> [String] {
+        try await perform { store, _ in try store.blockedConversations(account: account) }
+    }
+
+    /// "Suggest Less": returns how many times it has been asked for the conversation.
+    @discardableResult
+    public func suggestLess(conversation: String, account: String = Interaction.defaultAccount) async throws -> Int {
+        try await perform { store, _ in try store.suggestLess(conversation: conversation, account: account) }
+    }
+
+    /// Forgets "Suggest Less" for a conversation.
+    public func resetFeedback(conversation: String, account: String = Interaction.defaultAccount) async throws {
+        try await perform { store, _ in try store.resetFeedback(conversation: conversation, account: account) }
+    }
+
+    // MARK: Retention and maintenance
+
+    /// The store's retention settings.
+    public func retention() async throws -> Retention { try await perform { store, _ in try store.retention() } }
+
+    /// Changes the retention settings and applies the new maximum age at once.
+    @discardableResult
+    public func setRetention(_ retention: Retention) async throws -> DeletionReport {
+        try await perform { store, _ in try store.setRetention(retention, now: .now()) }
+    }
+
+    /// One step of upkeep (`DonationStore.maintain`); run steps until `isComplete`.
+    public func maintain(account: String? = nil, budget: MaintenanceBudget = .step) async throws -> MaintenanceReport {
+        try await perform { store, _ in try store.maintain(account: account, now: .now(), budget: budget) }
+    }
+
+    /// Makes everything recorded so far durable against a power loss now.
+    public func checkpoint() async throws { try await perform { store, _ in try store.checkpoint() } }
+
+    // MARK: Running on the queue
+
+    /// Runs `work` on the service's queue with the store, resuming the caller with its result. Cancelling the
+    /// calling task sets the flag `work`'s long loops check (`interruption`), and a job that has not started yet
+    /// does not start.
+    private func perform<T: Sendable>(
+        _ work: @escaping @Sendable (any DonationStore, CancellationFlag) throws -> T
+    ) async throws -> T {
+        let flag = CancellationFlag()
+        let box = self.box
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                queue.async {
+                    do {
+                        try flag.check()
+                        continuation.resume(returning: try work(box.store, flag))
+                    } catch {
+                        continuation.resume(throwing: error)
+                    }
+                }
+            }
+        } onCancel: {
+            flag.cancel()
+        }
+    }
+}
+
+/// Set when the task that asked for a job is cancelled; the job's loops ask it between donations.
+final class CancellationFlag: Sendable {
+    private let cancelled = Atomic(false)
+
+    func cancel() { cancelled.store(true, ordering: .relaxed) }
+
+    /// Throws `CancellationError` once the task is cancelled.
+    @Sendable func check() throws {
+        if cancelled.load(ordering: .relaxed) { throw CancellationError() }
+    }
+}

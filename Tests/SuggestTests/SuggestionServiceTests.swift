@@ -1,0 +1,94 @@
+import CSystem
+import Suggest
+import Synchronization
+import SuggestTestSupport
+import Testing
+
+/// The async face of a store: many tasks at once, two services on one directory (an app and its share extension),
+/// and cancellation that leaves nothing half-done.
+@Suite struct SuggestionServiceTests {
+    static let now = Timestamp.now()
+
+    static func donation(_ index: Int, conversation: String) -> Interaction {
+        Interaction(
+            identifier: "d-\(index)", date: now.adding(-Double(index)), direction: .outgoing,
+            intent: SendMessageIntent(conversationIdentifier: conversation))
+    }
+
+    @Test func manyTasksShareOneService() async throws {
+        let directory = try TemporaryDirectory("service")
+        let service = try SuggestionService(directory: directory.path)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    for index in 0..<25 {
+                        _ = try await service.donate(Self.donation(task * 100 + index, conversation: "c\(task)"))
+                        _ = try await service.suggestions(context: RankingContext(at: .now()))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await service.donationCount() == 200)
+        let row = try await service.suggestions(context: RankingContext(at: .now()))
+        #expect(Set(row.map(\.conversationIdentifier)) == Set((0..<8).map { "c\($0)" }))
+    }
+
+    @Test func anAppAndItsShareExtensionSeeEachOthersDonations() async throws {
+        let directory = try TemporaryDirectory("service")
+        let app = try SuggestionService(directory: directory.path, label: "app")
+        let shareExtension = try SuggestionService(directory: directory.path, label: "extension")
+        _ = try await app.donate(Self.donation(1, conversation: "thread-42"))
+        let status = try await shareExtension.conversationStatus(conversationIdentifier: "thread-42")
+        guard case .available(let suggestion) = status else {
+            Issue.record("the extension does not see the app's donation: \(status)")
+            return
+        }
+        #expect(suggestion.conversationIdentifier == "thread-42")
+        let result = try await shareExtension.share(
+            try ShareRequest(attachmentArguments: ["public.jpeg=photo.jpg"]), choice: .conversation("thread-42"),
+            action: .send, context: RankingContext(at: .now()))
+        guard case .sent = result.outcome else {
+            Issue.record("the share was not sent: \(result)")
+            return
+        }
+        #expect(try await app.donationCount() == 2)
+    }
+
+    @Test func aCancelledImportRecordsNothing() async throws {
+        let directory = try TemporaryDirectory("service")
+        let service = try SuggestionService(directory: directory.path)
+        // Seconds of work in a debug build: the cancellation always comes while the batch is being written.
+        let donations = (0..<400_000).map { Self.donation($0, conversation: "c\($0 % 1000)") }
+        let task = Task { try await service.importDonations(donations) }
+        try await Task.sleep(for: .milliseconds(100))
+        task.cancel()
+        let outcome = await task.result
+        #expect(throws: CancellationError.self) { try outcome.get() }
+        #expect(try await service.donationCount() == 0)
+        // The service goes on serving.
+        _ = try await service.donate(Self.donation(1, conversation: "after"))
+        #expect(try await service.donationCount() == 1)
+    }
+
+    @Test func aCancelledExportStops() async throws {
+        let directory = try TemporaryDirectory("service")
+        let service = try SuggestionService(directory: directory.path)
+        _ = try await service.importDonations((0..<5_000).map { Self.donation($0, conversation: "c\($0 % 50)") })
+        let seen = Counter()
+        // A slow reader: 5,000 donations take about a second, so the cancellation comes part-way.
+        let task = Task { try await service.export { _ in seen.increment(); usleep(200) } }
+        while seen.value < 500 { try await Task.sleep(for: .milliseconds(1)) }
+        task.cancel()
+        let outcome = await task.result
+        #expect(throws: CancellationError.self) { try outcome.get() }
+        #expect(seen.value < 5_000)
+    }
+}
+
+/// A counter shared with a closure that runs on another thread.
+final class Counter: Sendable {
+    private let count = Mutex(0)
+    var value: Int { count.withLock { $0 } }
+    func increment() { count.withLock { $0 += 1 } }
+}
