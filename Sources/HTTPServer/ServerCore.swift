@@ -268,7 +268,13 @@ private func collectHeader(
 ) -> MHD_Result {
     guard let fields, let key else { return .YES }
     let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
-    let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) } ?? ""
+    var text = ""
+    if let value {
+        // MHD drops the whitespace before a value but keeps what follows it, which is not part of the value.
+        var bytes = UnsafeRawBufferPointer(start: value, count: valueSize)
+        while let last = bytes.last, last == 32 || last == 9 { bytes = UnsafeRawBufferPointer(rebasing: bytes.dropLast()) }
+        text = String(decoding: bytes, as: UTF8.self)
+    }
     fields.assumingMemoryBound(to: [HTTPHeader].self).pointee.append(HTTPHeader(name: name, value: text))
     return .YES
 }
