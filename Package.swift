@@ -32,12 +32,16 @@ let package = Package(
         .library(name: "Suggest", targets: ["Suggest"]),
         .executable(name: "suggest", targets: ["suggest"]),
         .executable(name: "suggest-bench", targets: ["SuggestBench"]),
+        .executable(name: "http-probe", targets: ["HTTPProbe"]),
     ],
     targets: [
         // C libraries. None takes flags from pkg-config: on a Mac that would pull in Homebrew's copies, while an
         // Apple build must link the SDK's SQLite (as GRDB does). On Debian the headers are in /usr/include.
         .systemLibrary(name: "CSystem"),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        // GNU libmicrohttpd, linked dynamically: its static archive needs GnuTLS, so nothing that the static `suggest`
+        // executable links may depend on it (only HTTPServer, its tests and the executables that serve HTTP).
+        .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
 
         // The engine: the domain model, JSON, time, the ranking core and the storage seam. No SQLite, no
         // printing, no Foundation.
@@ -62,9 +66,18 @@ let package = Package(
             name: "suggest", dependencies: ["SuggestCLI", "CSystem"], swiftSettings: strict,
             linkerSettings: staticExecutable),
 
+        // A generic HTTP/1.1 server on libmicrohttpd: requests in, responses out, limits, graceful stop, signals. It
+        // knows nothing of suggest's API.
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CSystem"], swiftSettings: strict),
+
         .executableTarget(
             name: "SuggestBench", dependencies: ["SuggestCore", "SuggestSQLiteStore", "SuggestEval", "CSystem"],
             path: "Benchmarks/SuggestBench", swiftSettings: strict),
+
+        // A trivial server on HTTPServer: for wrk, perf, and the tests that need a process of its own (signals).
+        .executableTarget(
+            name: "HTTPProbe", dependencies: ["HTTPServer", "CSystem"], path: "Benchmarks/HTTPProbe",
+            swiftSettings: strict),
 
         // What several test targets share (a seeded generator, temporary directories, the built `suggest` run as a
         // child process); not a product.
@@ -84,6 +97,9 @@ let package = Package(
         .testTarget(
             name: "DonationStoreConformanceTests",
             dependencies: ["SuggestCore", "SuggestSQLiteStore", "SuggestTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "HTTPServerTests", dependencies: ["HTTPServer", "SuggestTestSupport", "CSystem"],
+            swiftSettings: strict),
         // Faults, concurrency, kills and hostile input, run against the built `suggest` binary.
         .testTarget(
             name: "SuggestRobustnessTests",

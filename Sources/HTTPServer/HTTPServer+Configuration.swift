@@ -1,0 +1,109 @@
+import CSystem
+
+extension HTTPServer {
+    /// Where the server listens and the limits it holds every client to.
+    ///
+    /// The defaults suit a service behind a load balancer on a small machine: a few thousand open connections, each
+    /// bounded in memory and idle time, and request bodies up to 8 MiB (a JSON Lines import of tens of thousands
+    /// of donations).
+    public struct Configuration: Sendable, Equatable {
+        /// The address to bind, exactly: an IPv4 literal (`127.0.0.1`, `0.0.0.0` for every interface), an IPv6
+        /// literal with or without brackets (`::1`, `[::]`; IPv6 only, never IPv4-mapped), or `localhost`, which
+        /// is `127.0.0.1`. Default `127.0.0.1`.
+        public var host: String
+        /// The TCP port; 0 asks the system for a free one (`HTTPServer.address` tells which). Default 8080.
+        public var port: Int
+        /// Threads that serve connections, each with its own epoll set; a handler runs on one of them, so a slow
+        /// handler holds up the other connections of its thread. Default: one per online processor.
+        public var workerThreads: Int
+        /// Connections open at once over all threads. At the limit the server stops accepting: further clients
+        /// wait in the listen backlog until a connection closes (a thread's share of the limit is the limit
+        /// divided by `workerThreads`). Default 1,000.
+        public var connectionLimit: Int
+        /// Connections open at once from one client address; one more is accepted and closed at once. `nil`
+        /// (the default) for no limit, since clients behind one proxy share its address.
+        public var perIPConnectionLimit: Int?
+        /// How long a connection may stay idle (no byte received or sent) before the server closes it: a client
+        /// that stops halfway through a request, or a keep-alive connection nobody uses. Whole seconds, rounded
+        /// up; `.zero` for none. Default 30 s.
+        public var connectionTimeout: Duration
+        /// Bytes each connection may use for its request line, headers and read buffer: the bound on a request's
+        /// head (longer ones get 414 or 431). At least 4,096. Default 64 KiB.
+        public var memoryLimitPerConnection: Int
+        /// The largest request body accepted; a larger one gets 413 before it is read (declared length) or as soon
+        /// as it crosses the limit (chunked), and never reaches the handler. Default 8 MiB.
+        public var maximumBodySize: Int
+        /// Connections the kernel may hold complete but not yet accepted. Default 1,024 (the kernel caps it at
+        /// `net.core.somaxconn`).
+        public var listenBacklog: Int
+
+        /// A configuration; every argument has the default described on its property.
+        /// - Parameters:
+        ///   - host: the address to bind.
+        ///   - port: the TCP port, 0 for a free one.
+        ///   - workerThreads: threads that serve connections.
+        ///   - connectionLimit: connections open at once.
+        ///   - perIPConnectionLimit: connections open at once from one address, `nil` for no limit.
+        ///   - connectionTimeout: idle time before a connection is closed.
+        ///   - memoryLimitPerConnection: bytes for a connection's request head and read buffer.
+        ///   - maximumBodySize: the largest request body accepted.
+        ///   - listenBacklog: the kernel's queue of connections not yet accepted.
+        public init(
+            host: String = "127.0.0.1", port: Int = 8080, workerThreads: Int = Configuration.onlineProcessors,
+            connectionLimit: Int = 1000, perIPConnectionLimit: Int? = nil, connectionTimeout: Duration = .seconds(30),
+            memoryLimitPerConnection: Int = 64 * 1024, maximumBodySize: Int = 8 * 1024 * 1024,
+            listenBacklog: Int = 1024
+        ) {
+            self.host = host
+            self.port = port
+            self.workerThreads = workerThreads
+            self.connectionLimit = connectionLimit
+            self.perIPConnectionLimit = perIPConnectionLimit
+            self.connectionTimeout = connectionTimeout
+            self.memoryLimitPerConnection = memoryLimitPerConnection
+            self.maximumBodySize = maximumBodySize
+            self.listenBacklog = listenBacklog
+        }
+
+        /// The processors online now, at least 1.
+        public static var onlineProcessors: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
+
+        /// The idle timeout in whole seconds, rounded up.
+        var timeoutSeconds: UInt32 {
+            let (seconds, attoseconds) = connectionTimeout.components
+            if seconds < 0 { return 0 }
+            let whole = seconds + (attoseconds > 0 ? 1 : 0)
+            return UInt32(clamping: whole)
+        }
+
+        /// Throws when a value is out of range, saying which and what it may be.
+        func validate() throws(HTTPServerError) {
+            func check(_ ok: Bool, _ message: @autoclosure () -> String) throws(HTTPServerError) {
+                if !ok { throw HTTPServerError(message()) }
+            }
+            try check((0...65535).contains(port), "port \(port) is out of range; give 0 to 65535 (0 for a free port)")
+            try check(
+                (1...256).contains(workerThreads), "workerThreads \(workerThreads) is out of range; give 1 to 256")
+            try check(
+                (1...1_000_000).contains(connectionLimit),
+                "connectionLimit \(connectionLimit) is out of range; give 1 to 1000000")
+            try check(
+                workerThreads <= connectionLimit,
+                "connectionLimit \(connectionLimit) is below workerThreads \(workerThreads); give each thread one")
+            if let perIP = perIPConnectionLimit {
+                try check(
+                    (1...1_000_000).contains(perIP),
+                    "perIPConnectionLimit \(perIP) is out of range; give 1 to 1000000, or nil for no limit")
+            }
+            try check(
+                connectionTimeout >= .zero, "connectionTimeout is negative; give a duration, or .zero for none")
+            try check(
+                (4096...(1 << 30)).contains(memoryLimitPerConnection),
+                "memoryLimitPerConnection \(memoryLimitPerConnection) is out of range; give 4096 to 1073741824 bytes")
+            try check(
+                maximumBodySize >= 0, "maximumBodySize \(maximumBodySize) is negative; give a number of bytes")
+            try check(
+                (1...65535).contains(listenBacklog), "listenBacklog \(listenBacklog) is out of range; give 1 to 65535")
+        }
+    }
+}

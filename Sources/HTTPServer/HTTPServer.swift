@@ -1,0 +1,136 @@
+import CMicroHTTPD
+import CSystem
+import Synchronization
+
+/// An HTTP/1.1 server on GNU libmicrohttpd: it accepts connections on its own threads, reads each request whole and
+/// hands it to one handler, which answers with a response.
+///
+/// The handler runs on MHD's worker threads (a pool, each thread with its own epoll set), once per request, after
+/// the whole body has arrived. MHD parses the protocol and answers malformed requests itself (400, 414, 431, 505);
+/// the server adds the body limit (413 without reading a declared body, or as soon as a chunked one crosses it),
+/// percent-decoding of the target, and a graceful stop.
+///
+/// ```swift
+/// let server = try HTTPServer(configuration: .init(port: 0)) { request in
+///     request.pathSegments == ["v1", "version"] ? .json(#"{"version":"1.0"}"#) : .text("no such route", status: .notFound)
+/// }
+/// print("listening on http://\(server.address)")
+/// server.stop(gracePeriod: .seconds(10))
+/// ```
+public final class HTTPServer: Sendable {
+    /// Answers one request; called on a worker thread, concurrently with other requests.
+    public typealias Handler = @Sendable (HTTPRequest) -> HTTPResponse
+    /// Receives one line per event worth logging, from MHD (a refused connection, a malformed request) or from the
+    /// server (a refused body, a response the handler got wrong); called on any thread.
+    public typealias LogHandler = @Sendable (String) -> Void
+
+    /// The configuration the server runs with.
+    public let configuration: Configuration
+    /// The address the server listens on, with the port chosen when `configuration.port` was 0.
+    public let address: SocketAddress
+
+    private let core: ServerCore
+    private let running: Mutex<Daemon?>
+
+    /// The parts of a running server that `stop` takes down.
+    private struct Daemon {
+        let daemon: OpaquePointer
+        /// The listening socket, ours to shut down and close.
+        let socket: Int32
+        /// The same socket under the descriptor MHD was given; MHD leaves it open once quiesced.
+        let daemonSocket: Int32
+    }
+
+    /// Starts a server: binds the address, starts the worker threads, and returns once it accepts connections.
+    ///
+    /// The worker threads start with SIGTERM, SIGINT and SIGHUP blocked, whatever the calling thread blocks, so
+    /// that those signals go to whoever waits for them (`ProcessSignals`), never to a thread in the middle of a
+    /// request.
+    /// - Parameters:
+    ///   - configuration: where to listen and the limits.
+    ///   - log: where log lines go; nowhere unless given.
+    ///   - handler: answers each request.
+    /// - Throws: `HTTPServerError` when the configuration is out of range, the address cannot be bound, or MHD
+    ///   cannot start its threads.
+    public init(
+        configuration: Configuration = Configuration(), log: @escaping LogHandler = { _ in },
+        handler: @escaping Handler
+    ) throws(HTTPServerError) {
+        try configuration.validate()
+        let listener = try ListeningSocket.open(
+            host: configuration.host, port: configuration.port, backlog: configuration.listenBacklog)
+        // MHD may close the descriptor it is given when it fails to start, and closes it when stopped without a
+        // quiesce: it gets a duplicate, so this one stays ours whatever happens.
+        let daemonSocket = suggest_dup_cloexec(listener.descriptor)
+        guard daemonSocket >= 0 else {
+            let reason = ListeningSocket.lastError()
+            close(listener.descriptor)
+            throw HTTPServerError("cannot start the HTTP server on \(listener.address): \(reason)")
+        }
+        let core = ServerCore(handler: handler, log: log, maximumBodySize: configuration.maximumBodySize)
+        var options = suggest_mhd_options(
+            listen_socket: daemonSocket, thread_pool_size: UInt32(configuration.workerThreads),
+            connection_limit: UInt32(configuration.connectionLimit),
+            per_ip_connection_limit: UInt32(configuration.perIPConnectionLimit ?? 0),
+            connection_timeout: configuration.timeoutSeconds,
+            connection_memory_limit: configuration.memoryLimitPerConnection)
+        var flags =
+            MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
+            | MHD_USE_ERROR_LOG.rawValue
+        if listener.address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
+        let started = ProcessSignals.withSignalsBlocked {
+            suggest_mhd_start(flags, &options, mhdAccess, mhdRequestEnded, mhdRequestStarted, mhdLog, core.closure)
+        }
+        guard let started else {
+            if ListeningSocket.sameFile(daemonSocket, listener.descriptor) { close(daemonSocket) }
+            close(listener.descriptor)
+            throw HTTPServerError(
+                "cannot start the HTTP server on \(listener.address): libmicrohttpd refused to start (see its log "
+                    + "lines); check the thread and connection limits against this machine's")
+        }
+        self.configuration = configuration
+        self.address = listener.address
+        self.core = core
+        running = Mutex(Daemon(daemon: started, socket: listener.descriptor, daemonSocket: daemonSocket))
+    }
+
+    deinit {
+        stop(gracePeriod: .zero)
+    }
+
+    /// Requests under way now: their request line has arrived and they have not been answered (or cut off).
+    public var requestsInFlight: Int { core.inFlight.load(ordering: .relaxed) }
+
+    /// Whether a stop has begun (the server no longer accepts connections, or soon will not).
+    public var isStopping: Bool { core.draining.load(ordering: .relaxed) }
+
+    /// Stops the server gracefully: refuses new connections at once, lets the requests in flight finish for up to
+    /// `gracePeriod`, then closes every connection and ends the worker threads.
+    ///
+    /// From the first moment, every response closes its connection, so keep-alive clients go elsewhere. A request
+    /// still running when the grace period ends is cut off, except that a handler already running is always let
+    /// return (MHD joins its threads). A second call, or one on a stopped server, returns 0 at once.
+    /// - Parameter gracePeriod: how long to wait for the requests in flight.
+    /// - Returns: how many requests were still in flight when the grace period ended (0 when all finished).
+    @discardableResult
+    public func stop(gracePeriod: Duration = .seconds(10)) -> Int {
+        guard let daemon = running.withLock({ $0.take() }) else { return 0 }
+        core.draining.store(true, ordering: .relaxed)
+        // No thread polls the socket once quiesced; shutting it down makes the kernel refuse new connections and
+        // reset the ones waiting in the backlog, while the descriptor stays open (MHD's threads may still hold its
+        // number until they are joined).
+        _ = MHD_quiesce_daemon(daemon.daemon)
+        _ = shutdown(daemon.socket, Int32(SHUT_RDWR))
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: gracePeriod)
+        while core.inFlight.load(ordering: .relaxed) > 0 && clock.now < deadline {
+            var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+            _ = nanosleep(&pause, nil)
+        }
+        let abandoned = core.inFlight.load(ordering: .relaxed)
+        MHD_stop_daemon(daemon.daemon)
+        close(daemon.daemonSocket)
+        close(daemon.socket)
+        return abandoned
+    }
+}

@@ -1,0 +1,147 @@
+import CMicroHTTPD
+import CSystem
+import Synchronization
+
+/// Waits for SIGTERM, SIGINT and SIGHUP on a thread of its own and calls a handler for each, in order.
+///
+/// A signal handler may only do what is async-signal-safe; a thread that waits with `sigwait` may do anything,
+/// such as stop a server gracefully or reload a file. For that the signals must be blocked in every thread, or the
+/// kernel delivers them to one that does not block them: make the watcher first thing in `main`, before any
+/// thread starts, and every later thread inherits the blocked set. (`HTTPServer` also starts its workers with them
+/// blocked.) The signals stay blocked after `stop()`.
+///
+/// ```swift
+/// let signals = try ProcessSignals { signal in
+///     if signal == .hangUp { reloadKeys() } else { server.stop(gracePeriod: .seconds(10)); finished.signal() }
+/// }
+/// ```
+public final class ProcessSignals: Sendable {
+    /// A signal the watcher can wait for.
+    public struct Signal: Hashable, Sendable, CustomStringConvertible {
+        /// The signal's number.
+        public let number: Int32
+
+        private init(_ number: Int32) { self.number = number }
+
+        /// SIGTERM: the service manager asks the process to stop.
+        public static let terminate = Signal(SIGTERM)
+        /// SIGINT: Ctrl-C.
+        public static let interrupt = Signal(SIGINT)
+        /// SIGHUP: by convention, reload the configuration.
+        public static let hangUp = Signal(SIGHUP)
+
+        /// The three signals, in that order.
+        public static let all: [Signal] = [.terminate, .interrupt, .hangUp]
+
+        public var description: String {
+            switch number {
+            case SIGTERM: "SIGTERM"
+            case SIGINT: "SIGINT"
+            case SIGHUP: "SIGHUP"
+            default: "signal \(number)"
+            }
+        }
+    }
+
+    private let waiter: Waiter
+    private let thread: Mutex<pthread_t?>
+
+    /// What the waiting thread holds: the set it waits for, the handler, and whether to stop.
+    private final class Waiter: Sendable {
+        let signals: [Signal]
+        let handler: @Sendable (Signal) -> Void
+        let stopping = Atomic<Bool>(false)
+
+        init(signals: [Signal], handler: @escaping @Sendable (Signal) -> Void) {
+            self.signals = signals
+            self.handler = handler
+        }
+
+        var set: sigset_t {
+            var set = sigset_t()
+            sigemptyset(&set)
+            for signal in signals { sigaddset(&set, signal.number) }
+            return set
+        }
+
+        func run() {
+            var waited = set
+            while true {
+                var number: Int32 = 0
+                let result = sigwait(&waited, &number)
+                if stopping.load(ordering: .acquiring) { return }
+                guard result == 0, let signal = signals.first(where: { $0.number == number }) else { continue }
+                handler(signal)
+            }
+        }
+    }
+
+    /// Blocks `signals` in the calling thread (and so in every thread it starts from now on) and starts the thread
+    /// that waits for them.
+    /// - Parameters:
+    ///   - signals: the signals to wait for; all three unless given.
+    ///   - handler: called on the waiting thread for each signal, one at a time; it may block (a graceful stop),
+    ///     and signals that arrive meanwhile wait (one of each kind is kept).
+    /// - Throws: `HTTPServerError` when no signal is given or the thread cannot start.
+    public init(_ signals: [Signal] = Signal.all, handler: @escaping @Sendable (Signal) -> Void) throws(HTTPServerError)
+    {
+        guard let first = signals.first else {
+            throw HTTPServerError("no signal to wait for; give at least one of SIGTERM, SIGINT and SIGHUP")
+        }
+        _ = first
+        let waiter = Waiter(signals: signals, handler: handler)
+        var set = waiter.set
+        let blocked = pthread_sigmask(SIG_BLOCK, &set, nil)
+        guard blocked == 0 else {
+            throw HTTPServerError("cannot block signals: \(String(cString: strerror(blocked)))")
+        }
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(waiter).toOpaque()
+        let created = pthread_create(
+            &thread, nil,
+            { raw in
+                guard let raw else { return nil }
+                let waiter = Unmanaged<Waiter>.fromOpaque(raw).takeRetainedValue()
+                waiter.run()
+                return nil
+            }, context)
+        guard created == 0 else {
+            Unmanaged<Waiter>.fromOpaque(context).release()
+            throw HTTPServerError(
+                "cannot start the thread that waits for signals: \(String(cString: strerror(created)))")
+        }
+        self.waiter = waiter
+        self.thread = Mutex(thread)
+    }
+
+    deinit { stop() }
+
+    /// Ends the waiting thread and waits for it (unless called from the handler itself, which returns first).
+    /// Signals stay blocked: one that arrives from now on stays pending.
+    public func stop() {
+        guard let thread = self.thread.withLock({ $0.take() }) else { return }
+        waiter.stopping.store(true, ordering: .releasing)
+        // Wakes the waiting thread: a signal sent to that thread alone, which it takes from sigwait and, seeing
+        // the flag, returns.
+        _ = pthread_kill(thread, waiter.signals[0].number)
+        if pthread_equal(thread, pthread_self()) != 0 {
+            pthread_detach(thread)
+        } else {
+            pthread_join(thread, nil)
+        }
+    }
+
+    /// Runs `body` with SIGTERM, SIGINT and SIGHUP blocked in the calling thread, so that threads it starts begin
+    /// with them blocked; the calling thread's mask is restored afterwards.
+    /// - Parameter body: the work, typically starting threads.
+    /// - Returns: what `body` returns.
+    public static func withSignalsBlocked<Result>(_ body: () -> Result) -> Result {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for signal in Signal.all { sigaddset(&set, signal.number) }
+        var previous = sigset_t()
+        pthread_sigmask(SIG_BLOCK, &set, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        return body()
+    }
+}

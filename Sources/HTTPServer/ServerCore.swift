@@ -1,0 +1,280 @@
+import CMicroHTTPD
+import CSystem
+import Synchronization
+
+/// What MHD's callbacks share: the handler, the limits and the counters. MHD holds an unretained pointer to it; the
+/// `HTTPServer` that owns it stops the daemon before letting it go.
+final class ServerCore: Sendable {
+    let handler: HTTPServer.Handler
+    let log: HTTPServer.LogHandler
+    let maximumBodySize: Int
+    /// Requests whose request line has arrived and that have not ended (answered, failed or cut off).
+    let inFlight = Atomic<Int>(0)
+    /// Set once a stop begins: every response from then on closes its connection.
+    let draining = Atomic<Bool>(false)
+
+    init(handler: @escaping HTTPServer.Handler, log: @escaping HTTPServer.LogHandler, maximumBodySize: Int) {
+        self.handler = handler
+        self.log = log
+        self.maximumBodySize = maximumBodySize
+    }
+
+    /// The pointer MHD passes back to the callbacks.
+    var closure: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+    static func from(_ pointer: UnsafeMutableRawPointer) -> ServerCore {
+        Unmanaged<ServerCore>.fromOpaque(pointer).takeUnretainedValue()
+    }
+
+    /// One call of MHD's access handler: the first when the headers are in, one per piece of body, a last one when
+    /// the body is complete.
+    func handle(
+        _ connection: OpaquePointer, _ context: RequestContext, method: UnsafePointer<CChar>?,
+        version: UnsafePointer<CChar>?, upload: UnsafePointer<CChar>?, uploadSize: UnsafeMutablePointer<Int>
+    ) -> MHD_Result {
+        if !context.headersSeen {
+            context.headersSeen = true
+            let declared = declaredLength(connection)
+            if declared > maximumBodySize {
+                // Queued before any of the body is read: MHD sends it and closes the connection, never reading on.
+                return queue(bodyTooLarge(), on: connection)
+            }
+            // A request without a body is answered on the next call, not this one: a response queued now would make
+            // MHD close the connection afterwards (it cannot tell that no body follows).
+            if declared > 0 && lookUp("Transfer-Encoding", on: connection) == nil {
+                context.body.reserveCapacity(declared)
+            }
+            return .YES
+        }
+        let size = uploadSize.pointee
+        if size > 0 {
+            guard let upload else { return .NO }
+            // Only a chunked body gets here past the limit: MHD never passes more than a declared length.
+            if context.body.count + size > maximumBodySize {
+                refuseStreamedBody(on: connection)
+                return .NO
+            }
+            context.body.append(contentsOf: UnsafeRawBufferPointer(start: upload, count: size))
+            uploadSize.pointee = 0
+            return .YES
+        }
+        return respond(connection, context, method: method, version: version)
+    }
+
+    /// Builds the request, runs the handler and queues its response.
+    private func respond(
+        _ connection: OpaquePointer, _ context: RequestContext, method: UnsafePointer<CChar>?,
+        version: UnsafePointer<CChar>?
+    ) -> MHD_Result {
+        guard let target = context.target else {
+            return queue(
+                .error(
+                    status: .badRequest, code: "invalid_target",
+                    message: "the request target is not UTF-8; percent-encode it"),
+                on: connection)
+        }
+        var fields: [HTTPHeader] = []
+        _ = withUnsafeMutablePointer(to: &fields) { pointer in
+            MHD_get_connection_values_n(connection, .HEADER_KIND, collectHeader, pointer)
+        }
+        let body = context.body
+        context.body = []
+        let request: HTTPRequest
+        do {
+            request = try HTTPRequest(
+                method: HTTPMethod(method.map { String(cString: $0) } ?? "GET"), target: target,
+                headers: HTTPHeaders(fields), body: body,
+                clientAddress: suggest_mhd_client_address(connection).flatMap(SocketAddress.init),
+                version: HTTPVersion(parsing: version))
+        } catch {
+            return queue(.error(status: .badRequest, code: "invalid_target", message: error.message), on: connection)
+        }
+        return queue(handler(request), on: connection)
+    }
+
+    /// Hands `response` to MHD, which copies the body; a response MHD refuses becomes a 500.
+    private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+        if let problem = ServerCore.problem(with: response) {
+            log("answered 500 instead of the handler's response: \(problem); fix the handler")
+            return queue(
+                .error(status: .internalServerError, code: "internal", message: "the server could not answer"),
+                on: connection)
+        }
+        let made = response.body.withUnsafeBytes { bytes in
+            MHD_create_response_from_buffer(
+                bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+        }
+        guard let made else {
+            log("cannot make a response: out of memory; the connection is closed")
+            return .NO
+        }
+        defer { MHD_destroy_response(made) }
+        for field in response.headers {
+            let added = field.name.withCString { name in
+                field.value.withCString { value in MHD_add_response_header(made, name, value) }
+            }
+            guard added == .YES else {
+                log(
+                    "answered 500 instead of the handler's response: MHD refused its header field \(field.name) "
+                        + "(Content-Length and Transfer-Encoding are MHD's to set); fix the handler")
+                return queue(
+                    .error(status: .internalServerError, code: "internal", message: "the server could not answer"),
+                    on: connection)
+            }
+        }
+        if draining.load(ordering: .relaxed) {
+            _ = MHD_add_response_header(made, "Connection", "close")
+        }
+        return MHD_queue_response(connection, UInt32(response.status.code), made)
+    }
+
+    /// Why MHD could not send `response` as it is, or `nil` when it can.
+    private static func problem(with response: HTTPResponse) -> String? {
+        guard (200...999).contains(response.status.code) else {
+            return "status \(response.status.code) is not a final status (200 to 999)"
+        }
+        for field in response.headers {
+            let name = field.name.utf8
+            if name.isEmpty || name.contains(where: { $0 <= 32 || $0 == 58 || $0 >= 127 }) {
+                return "header field name \"\(field.name)\" is not a token"
+            }
+            if field.value.utf8.contains(where: { $0 == 0 || $0 == 10 || $0 == 13 }) {
+                return "header field \(field.name) has a NUL, CR or LF in its value"
+            }
+        }
+        return nil
+    }
+
+    /// The 413 for a body over the limit.
+    private func bodyTooLarge() -> HTTPResponse {
+        var response = HTTPResponse.error(
+            status: .contentTooLarge, code: "body_too_large",
+            message: "the request body is over the limit of \(maximumBodySize) bytes; send a smaller body")
+        response.headers.append(name: "Connection", value: "close")
+        return response
+    }
+
+    /// Answers 413 to a chunked body that has crossed the limit, then lets MHD close the connection.
+    ///
+    /// MHD accepts a response only before the body or after all of it, and reading an endless body to its end is
+    /// what the limit is there to prevent. So the answer is written to the socket here, in one non-blocking send
+    /// (a connection still reading its request has nothing else queued), and the handler returns `.NO`, on which
+    /// MHD closes the connection. A client that is still sending may see the close before it reads the 413.
+    private func refuseStreamedBody(on connection: OpaquePointer) {
+        let response = bodyTooLarge()
+        var bytes = Array(
+            ("HTTP/1.1 413 Content Too Large\r\nConnection: close\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(response.body.count)\r\n\r\n").utf8)
+        bytes += response.body
+        let socket = suggest_mhd_connection_socket(connection)
+        var sent = -1
+        if socket >= 0 {
+            sent = bytes.withUnsafeBytes { raw in
+                send(socket, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+            }
+        }
+        let outcome = sent == bytes.count ? "answered 413" : "could not send the 413"
+        log("a chunked request body crossed the limit of \(maximumBodySize) bytes: \(outcome), closing the connection")
+    }
+
+    /// The declared `Content-Length`, 0 without one, `Int.max` past `Int.max` (MHD has refused a malformed one).
+    private func declaredLength(_ connection: OpaquePointer) -> Int {
+        guard let text = lookUp("Content-Length", on: connection) else { return 0 }
+        var value = 0
+        var index = 0
+        while text[index] != 0 {
+            let digit = Int(text[index]) - 48
+            guard (0...9).contains(digit) else { return value }
+            let (times, overflowTimes) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflowSum) = times.addingReportingOverflow(digit)
+            if overflowTimes || overflowSum { return Int.max }
+            value = sum
+            index += 1
+        }
+        return value
+    }
+
+    private func lookUp(_ name: StaticString, on connection: OpaquePointer) -> UnsafePointer<CChar>? {
+        name.withUTF8Buffer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { chars in
+                MHD_lookup_connection_value(connection, .HEADER_KIND, chars.baseAddress)
+            }
+        }
+    }
+}
+
+/// Per request: the raw target from MHD's URI callback and the body as it arrives. Only the thread that owns the
+/// request's connection touches it (MHD runs each connection on one worker).
+final class RequestContext {
+    /// The target as sent, or `nil` when it is not UTF-8.
+    let target: String?
+    var headersSeen = false
+    var body: [UInt8] = []
+
+    init(target: String?) { self.target = target }
+}
+
+/// MHD's URI callback: a request line has arrived. Its result is the request's context pointer.
+func mhdRequestStarted(
+    _ closure: UnsafeMutableRawPointer?, _ uri: UnsafePointer<CChar>?, _ connection: OpaquePointer?
+) -> UnsafeMutableRawPointer? {
+    guard let closure else { return nil }
+    ServerCore.from(closure).inFlight.add(1, ordering: .relaxed)
+    let context = RequestContext(target: uri.flatMap { String(validatingCString: $0) })
+    return Unmanaged.passRetained(context).toOpaque()
+}
+
+/// MHD's access handler.
+func mhdAccess(
+    _ closure: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ url: UnsafePointer<CChar>?,
+    _ method: UnsafePointer<CChar>?, _ version: UnsafePointer<CChar>?, _ upload: UnsafePointer<CChar>?,
+    _ uploadSize: UnsafeMutablePointer<Int>?, _ contextPointer: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+) -> MHD_Result {
+    guard let closure, let connection, let uploadSize, let stored = contextPointer?.pointee else { return .NO }
+    let context = Unmanaged<RequestContext>.fromOpaque(stored).takeUnretainedValue()
+    return ServerCore.from(closure).handle(
+        connection, context, method: method, version: version, upload: upload, uploadSize: uploadSize)
+}
+
+/// MHD's completion callback: the request has ended, however it ended.
+func mhdRequestEnded(
+    _ closure: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ contextPointer: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ reason: MHD_RequestTerminationCode
+) {
+    guard let closure, let contextPointer, let stored = contextPointer.pointee else { return }
+    contextPointer.pointee = nil
+    Unmanaged<RequestContext>.fromOpaque(stored).release()
+    ServerCore.from(closure).inFlight.subtract(1, ordering: .relaxed)
+}
+
+/// MHD's error log: one formatted line to the caller's log handler.
+func mhdLog(_ closure: UnsafeMutableRawPointer?, _ format: UnsafePointer<CChar>?, _ arguments: CVaListPointer?) {
+    guard let closure, let format, let arguments else { return }
+    var buffer = [CChar](repeating: 0, count: 1024)
+    let length = Int(vsnprintf(&buffer, buffer.count, format, arguments))
+    guard length >= 0 else { return }
+    var bytes = buffer.prefix(min(length, buffer.count - 1)).map { UInt8(bitPattern: $0) }
+    while let last = bytes.last, last == 10 || last == 13 || last == 32 { bytes.removeLast() }
+    let line = String(decoding: bytes, as: UTF8.self)
+    // The handler returns MHD_NO only after logging why; MHD's generic line for it would say the same, wrongly.
+    if line.hasPrefix("Application reported internal error") { return }
+    ServerCore.from(closure).log(line)
+}
+
+/// Collects one header field for `HTTPRequest.headers`.
+private func collectHeader(
+    _ fields: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?, _ keySize: Int,
+    _ value: UnsafePointer<CChar>?, _ valueSize: Int
+) -> MHD_Result {
+    guard let fields, let key else { return .YES }
+    let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
+    var text = ""
+    if let value {
+        // MHD drops the whitespace before a value but keeps what follows it, which is not part of the value.
+        var bytes = UnsafeRawBufferPointer(start: value, count: valueSize)
+        while let last = bytes.last, last == 32 || last == 9 { bytes = UnsafeRawBufferPointer(rebasing: bytes.dropLast()) }
+        text = String(decoding: bytes, as: UTF8.self)
+    }
+    fields.assumingMemoryBound(to: [HTTPHeader].self).pointee.append(HTTPHeader(name: name, value: text))
+    return .YES
+}

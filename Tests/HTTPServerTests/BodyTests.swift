@@ -1,0 +1,142 @@
+import HTTPServer
+import SuggestTestSupport
+import Testing
+
+/// Request bodies (declared and chunked), the body limit, and responses the handler gets wrong.
+@Suite struct BodyTests {
+    @Test(arguments: [0, 1, 4096, 300_000])
+    func aDeclaredBodyArrivesWhole(size: Int) throws {
+        let body = randomBytes(size, seed: 0x5EED_0000 + UInt64(size))
+        try withServer(handler: echoHandler) { server in
+            let connection = try TestConnection.connected(port: server.address.port)
+            try connection.send("POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: \(size)\r\n\r\n")
+            try connection.send(body)
+            let response = try connection.readResponse()
+            #expect(response.status == 200)
+            #expect(echoed("body", in: response) == ["\(size) \(fnv1a(body))"])
+            // The connection stays usable after a body.
+            let next = try connection.exchange("GET /after HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(echoed("path", in: next) == ["/after"])
+        }
+    }
+
+    @Test func aChunkedBodyArrivesWhole() throws {
+        var generator = SeededRandom(seed: 0xC4C4)
+        let body = randomBytes(200_000, seed: 0xC4C5)
+        try withServer(handler: echoHandler) { server in
+            let connection = try TestConnection.connected(port: server.address.port)
+            try connection.send("POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+            var offset = 0
+            while offset < body.count {
+                let size = min(body.count - offset, Int.random(in: 1...20_000, using: &generator))
+                try connection.send(Array(String(size, radix: 16).utf8) + [13, 10])
+                try connection.send(Array(body[offset..<(offset + size)]) + [13, 10])
+                offset += size
+            }
+            try connection.send("0\r\n\r\n")
+            let response = try connection.readResponse()
+            #expect(response.status == 200)
+            #expect(echoed("body", in: response) == ["\(body.count) \(fnv1a(body))"])
+            let next = try connection.exchange("GET /after HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(echoed("path", in: next) == ["/after"])
+        }
+    }
+
+    @Test func aDeclaredBodyOverTheLimitIs413WithoutReadingIt() throws {
+        let calls = CallCounter()
+        let configuration = testConfiguration(maximumBodySize: 1000)
+        try withServer(configuration, handler: { request in
+            calls.increment()
+            return echoHandler(request)
+        }) { server in
+            let connection = try TestConnection.connected(port: server.address.port)
+            // No body is sent at all: a server that waited for it would time out here.
+            try connection.send("POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: 10000000\r\n\r\n")
+            let response = try connection.readResponse()
+            #expect(response.status == 413)
+            #expect(response.text.contains(#""code":"body_too_large""#))
+            #expect(response.text.contains("1000 bytes"))
+            #expect(response.header("connection")?.lowercased() == "close")
+            #expect(connection.closesWithoutData(within: 3))
+
+            // With Expect: 100-continue the client never gets the go-ahead.
+            let expecting = try TestConnection.connected(port: server.address.port)
+            try expecting.send(
+                "POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: 1001\r\nExpect: 100-continue\r\n\r\n")
+            #expect(try expecting.readResponse().status == 413)
+
+            // At the limit exactly, the body is taken.
+            let atLimit = try TestConnection.connected(port: server.address.port)
+            try atLimit.send("POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n")
+            try atLimit.send([UInt8](repeating: 65, count: 1000))
+            #expect(try atLimit.readResponse().status == 200)
+            #expect(calls.count == 1)
+        }
+    }
+
+    @Test func aChunkedBodyIs413AsSoonAsItCrossesTheLimit() throws {
+        let calls = CallCounter()
+        let log = LogLines()
+        let configuration = testConfiguration(maximumBodySize: 1000)
+        try withServer(configuration, log: log, handler: { request in
+            calls.increment()
+            return echoHandler(request)
+        }) { server in
+            let connection = try TestConnection.connected(port: server.address.port)
+            try connection.send("POST /stream HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+            // 1,200 bytes in four chunks and no last chunk: the answer must come without the end of the body.
+            for _ in 0..<4 {
+                try connection.send("12c\r\n" + String(repeating: "z", count: 300) + "\r\n")
+            }
+            let response = try connection.readResponse()
+            #expect(response.status == 413)
+            #expect(response.text.contains(#""code":"body_too_large""#))
+            #expect(connection.closesWithoutData(within: 3))
+            #expect(calls.count == 0)
+            #expect(log.contains("chunked request body crossed the limit of 1000 bytes: answered 413"))
+            #expect(!log.contains("Application reported internal error"))
+
+            // The server goes on serving, and a chunked body at the limit is taken.
+            let next = try TestConnection.connected(port: server.address.port)
+            try next.send("POST /ok HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+            try next.send("3e8\r\n" + String(repeating: "y", count: 1000) + "\r\n0\r\n\r\n")
+            let taken = try next.readResponse()
+            #expect(taken.status == 200)
+            #expect(echoed("body", in: taken).first?.hasPrefix("1000 ") == true)
+            #expect(calls.count == 1)
+        }
+    }
+
+    @Test func aLargeResponseArrivesWhole() throws {
+        let payload = randomBytes(3_000_000, seed: 0xB16)
+        try withServer(handler: { _ in HTTPResponse(headers: ["Content-Type": "application/octet-stream"], body: payload) }) {
+            server in
+            let connection = try TestConnection.connected(port: server.address.port)
+            let response = try connection.exchange("GET /large HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(response.body.count == payload.count)
+            #expect(response.body == payload)
+        }
+    }
+
+    @Test func aResponseMHDCannotSendBecomes500AndALogLine() throws {
+        let log = LogLines()
+        let handler: HTTPServer.Handler = { request in
+            switch request.path {
+            case "/length": HTTPResponse(headers: ["Content-Length": "5"], body: Array("hello".utf8))
+            case "/newline": HTTPResponse(headers: ["X-Bad": "a\r\nInjected: yes"])
+            case "/status": HTTPResponse(status: 42)
+            default: .text("fine")
+            }
+        }
+        try withServer(log: log, handler: handler) { server in
+            let connection = try TestConnection.connected(port: server.address.port)
+            for path in ["/length", "/newline", "/status"] {
+                let response = try connection.exchange("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(response.status == 500, "\(path)")
+                #expect(response.header("injected") == nil)
+            }
+            #expect(log.all.filter { $0.contains("answered 500 instead of the handler's response") }.count == 3)
+            #expect(try connection.exchange("GET /fine HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
+        }
+    }
+}

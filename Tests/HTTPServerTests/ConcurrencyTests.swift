@@ -1,0 +1,50 @@
+import Dispatch
+import HTTPServer
+import Synchronization
+import SuggestTestSupport
+import Testing
+
+/// Many clients at once, each checking that every answer is its own.
+@Suite struct ConcurrencyTests {
+    @Test(arguments: [1, 2, 4])
+    func manyConcurrentRequestsAreAllAnsweredCorrectly(workerThreads: Int) throws {
+        let clients = 8
+        let requestsPerClient = 60
+        let failures = Mutex<[String]>([])
+        let answered = Atomic<Int>(0)
+        try withServer(testConfiguration(workerThreads: workerThreads), handler: echoHandler) { server in
+            let port = server.address.port
+            DispatchQueue.concurrentPerform(iterations: clients) { client in
+                var generator = SeededRandom(seed: 0xC0DE + UInt64(client))
+                do {
+                    var connection = try TestConnection.connected(port: port)
+                    for index in 0..<requestsPerClient {
+                        // Now and then a fresh connection, and sometimes a body.
+                        if index % 17 == 16 { connection = try TestConnection.connected(port: port) }
+                        let size = Int.random(in: 0...3000, using: &generator)
+                        let body = (0..<size).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                        let path = "/c\(client)/r\(index)"
+                        try connection.send(
+                            "POST \(path)?client=\(client)&n=\(index) HTTP/1.1\r\nHost: x\r\n"
+                                + "Content-Length: \(size)\r\n\r\n")
+                        try connection.send(body)
+                        let response = try connection.readResponse()
+                        let expected = ["\(size) \(fnv1a(body))"]
+                        if response.status != 200 || echoed("path", in: response) != [path]
+                            || echoed("body", in: response) != expected
+                            || echoed("item", in: response) != ["[client]=[\(client)]", "[n]=[\(index)]"]
+                        {
+                            failures.withLock { $0.append("client \(client) request \(index): \(response)") }
+                        }
+                        answered.add(1, ordering: .relaxed)
+                    }
+                } catch {
+                    failures.withLock { $0.append("client \(client): \(error)") }
+                }
+            }
+            #expect(eventually { server.requestsInFlight == 0 })
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(3) })")
+        #expect(answered.load(ordering: .relaxed) == clients * requestsPerClient)
+    }
+}

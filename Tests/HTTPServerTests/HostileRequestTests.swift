@@ -1,0 +1,139 @@
+import HTTPServer
+import SuggestTestSupport
+import Testing
+
+/// Malformed requests, connection limits and clients that stop halfway: the server answers or closes, and goes on
+/// serving everyone else.
+@Suite struct HostileRequestTests {
+    /// Requests MHD refuses, with the statuses it may answer; for a request line it cannot split into three
+    /// parts MHD closes the connection without a word, which is as good.
+    @Test(arguments: [
+        ("GARBAGE\r\n\r\n", 400...499, true),
+        ("GET\r\n\r\n", 400...499, true),
+        ("GET / HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n", 400...400, false),
+        ("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400...400, false),
+        ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400...400, false),
+        ("GET / HTTP/9.9\r\nHost: x\r\n\r\n", 505...505, false),
+        ("GET / HTTP/1.1\r\nHost: x\r\nX-Long: " + String(repeating: "a", count: 70_000) + "\r\n\r\n", 431...431, false),
+        ("GET /" + String(repeating: "a", count: 70_000) + " HTTP/1.1\r\nHost: x\r\n\r\n", 414...414, false),
+    ] as [(String, ClosedRange<Int>, Bool)])
+    func aMalformedRequestIsRefusedByMHDAndTheServerGoesOn(
+        request: String, statuses: ClosedRange<Int>, mayCloseSilently: Bool
+    ) throws {
+        let calls = CallCounter()
+        try withServer(handler: { request in
+            calls.increment()
+            return echoHandler(request)
+        }) { server in
+            let connection = try TestConnection.connected(port: server.address.port)
+            try connection.send(request)
+            if mayCloseSilently && connection.closesWithoutData(within: 3) {
+                // Closed, unanswered: allowed for this one.
+            } else {
+                connection.setTimeout(5)
+                let response = try connection.readResponse()
+                #expect(statuses.contains(response.status), "\(response.status) for \(request.prefix(60))")
+            }
+            #expect(calls.count == 0)
+            let next = try TestConnection.connected(port: server.address.port)
+            #expect(try next.exchange("GET /fine HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
+            #expect(calls.count == 1)
+        }
+    }
+
+    @Test func bytesThatAreNotHTTPAtAllGetTheConnectionClosed() throws {
+        try withServer(handler: echoHandler) { server in
+            let connection = try TestConnection.connected(port: server.address.port)
+            try connection.send(randomBytes(5000, seed: 0xBAD) + [13, 10, 13, 10])
+            // Either a 4xx or a plain close; never a 2xx, never a hang.
+            if let response = try? connection.readResponse() {
+                #expect((400..<500).contains(response.status))
+            }
+            let next = try TestConnection.connected(port: server.address.port)
+            #expect(try next.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
+        }
+    }
+
+    @Test func theConnectionLimitHolds() throws {
+        // One thread, so that the whole limit is that thread's.
+        let configuration = testConfiguration(workerThreads: 1, connectionLimit: 2)
+        try withServer(configuration, handler: echoHandler) { server in
+            let port = server.address.port
+            let first = try TestConnection.connected(port: port)
+            #expect(try first.exchange("GET /1 HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
+            let second = try TestConnection.connected(port: port)
+            #expect(try second.exchange("GET /2 HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
+            // The kernel completes the handshake, but the server does not accept a third connection: its request
+            // waits unanswered while the other two are open.
+            let third = try TestConnection.connected(port: port)
+            try third.send("GET /3 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(third.staysSilent(for: 0.7))
+            third.setTimeout(5)
+            // One closes: the third is accepted and answered.
+            first.close()
+            let answer = try third.readResponse()
+            #expect(answer.status == 200)
+            #expect(echoed("path", in: answer) == ["/3"])
+            second.close()
+        }
+    }
+
+    @Test func thePerAddressLimitHolds() throws {
+        let log = LogLines()
+        let configuration = testConfiguration(connectionLimit: 64, perIPConnectionLimit: 2)
+        try withServer(configuration, log: log, handler: echoHandler) { server in
+            let port = server.address.port
+            let first = try TestConnection.connected(port: port)
+            #expect(try first.exchange("GET /1 HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
+            let second = try TestConnection.connected(port: port)
+            #expect(try second.exchange("GET /2 HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
+            // A third from the same address is accepted and closed at once, unanswered.
+            let third = try TestConnection.connected(port: port)
+            try? third.send("GET /3 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(third.closesWithoutData(within: 3))
+            #expect(log.contains("connection limit"))
+            // Once one of the two closes, a new one is served.
+            first.close()
+            #expect(eventually { server.requestsInFlight == 0 })
+            var served = false
+            for _ in 0..<50 where !served {
+                let next = try TestConnection.connected(port: port)
+                served = (try? next.exchange("GET /4 HTTP/1.1\r\nHost: x\r\n\r\n"))?.status == 200
+                if !served { sleepSeconds(0.02) }
+            }
+            #expect(served)
+            second.close()
+        }
+    }
+
+    @Test func aClientThatStopsHalfwayIsClosedAfterTheTimeout() throws {
+        let configuration = testConfiguration(connectionTimeout: .seconds(1))
+        try withServer(configuration, handler: echoHandler) { server in
+            let port = server.address.port
+            // Slowloris: half a request line, then nothing.
+            let stalled = try TestConnection.connected(port: port)
+            let started = monotonicSeconds()
+            try stalled.send("GET /slow HT")
+            #expect(stalled.closesWithoutData(within: 5))
+            let elapsed = monotonicSeconds() - started
+            #expect(elapsed >= 0.9, "closed after \(elapsed) s, before the 1 s timeout")
+            #expect(elapsed < 4, "closed after \(elapsed) s")
+
+            // Headers that stop before their blank line, the same.
+            let halfHeaders = try TestConnection.connected(port: port)
+            try halfHeaders.send("GET / HTTP/1.1\r\nHost: x\r\nX-A: 1\r\n")
+            #expect(halfHeaders.closesWithoutData(within: 5))
+
+            // A body that stops short of its declared length, the same, and the handler never sees it.
+            let shortBody = try TestConnection.connected(port: port)
+            try shortBody.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nonly a part")
+            #expect(shortBody.closesWithoutData(within: 5))
+
+            // And a kept-alive connection that idles after its request.
+            let idle = try TestConnection.connected(port: port)
+            #expect(try idle.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
+            #expect(idle.closesWithoutData(within: 5))
+            #expect(eventually { server.requestsInFlight == 0 })
+        }
+    }
+}

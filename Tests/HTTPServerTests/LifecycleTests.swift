@@ -1,0 +1,167 @@
+import Dispatch
+import HTTPServer
+import Synchronization
+import SuggestTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Binding, the configuration's checks, the graceful stop, and the worker threads' signal mask.
+@Suite struct LifecycleTests {
+    @Test func portZeroGivesARealPortAndATakenPortIsAClearError() throws {
+        try withServer(handler: echoHandler) { server in
+            #expect(server.address.port > 0)
+            #expect(server.address.host == "127.0.0.1")
+            let connection = try TestConnection.connected(port: server.address.port)
+            #expect(try connection.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
+
+            var taken = testConfiguration()
+            taken.port = server.address.port
+            #expect {
+                _ = try HTTPServer(configuration: taken, handler: echoHandler)
+            } throws: { error in
+                let message = (error as? HTTPServerError)?.message ?? ""
+                return message.contains("127.0.0.1:\(server.address.port)") && message.contains("in use")
+                    && message.contains("choose another port")
+            }
+        }
+    }
+
+    @Test func localhostIsIPv4Loopback() throws {
+        try withServer(testConfiguration(host: "localhost"), handler: echoHandler) { server in
+            #expect(server.address.host == "127.0.0.1")
+            let connection = try TestConnection.connected(port: server.address.port)
+            #expect(try connection.exchange("GET / HTTP/1.1\r\n\r\n").status == 200)
+        }
+    }
+
+    @Test(.enabled(if: ipv6LoopbackAvailable), arguments: ["::1", "[::1]"])
+    func bindsIPv6Loopback(host: String) throws {
+        try withServer(testConfiguration(host: host), handler: echoHandler) { server in
+            #expect(server.address.host == "::1")
+            #expect(server.address.isIPv6)
+            #expect(server.address.description == "[::1]:\(server.address.port)")
+            let connection = try TestConnection.connected(host: "::1", port: server.address.port)
+            let response = try connection.exchange("GET /six HTTP/1.1\r\nHost: [::1]\r\n\r\n")
+            #expect(response.status == 200)
+            #expect(echoed("client", in: response).first?.hasPrefix("[::1]:") == true)
+            // Exactly that address: IPv4 loopback on the same port is not served.
+            let ipv4 = TestConnection.open(port: server.address.port)
+            if case .failure(let failure) = ipv4 { #expect(failure.refused) } else { Issue.record("IPv4 connected") }
+        }
+    }
+
+    @Test(arguments: [
+        ("example.com", "is not an IPv4 or IPv6 address"), ("", "is not an IPv4 or IPv6 address"),
+        ("127.0.0.256", "is not an IPv4 or IPv6 address"), ("192.0.2.1", "give an address of this machine"),
+    ])
+    func aHostThatCannotBeBoundIsAClearError(host: String, expected: String) {
+        #expect {
+            _ = try HTTPServer(configuration: testConfiguration(host: host), handler: echoHandler)
+        } throws: { error in
+            (error as? HTTPServerError)?.message.contains(expected) == true
+        }
+    }
+
+    @Test func anOutOfRangeConfigurationIsAClearError() {
+        var configurations: [(HTTPServer.Configuration, String)] = []
+        var configuration = testConfiguration()
+        configuration.port = 70_000
+        configurations.append((configuration, "port 70000"))
+        configuration = testConfiguration(workerThreads: 0)
+        configurations.append((configuration, "workerThreads 0"))
+        configuration = testConfiguration(connectionLimit: 0)
+        configurations.append((configuration, "connectionLimit 0"))
+        configuration = testConfiguration(perIPConnectionLimit: 0)
+        configurations.append((configuration, "perIPConnectionLimit 0"))
+        configuration = testConfiguration(maximumBodySize: -1)
+        configurations.append((configuration, "maximumBodySize -1"))
+        configuration = testConfiguration()
+        configuration.memoryLimitPerConnection = 100
+        configurations.append((configuration, "memoryLimitPerConnection 100"))
+        for (configuration, expected) in configurations {
+            #expect {
+                _ = try HTTPServer(configuration: configuration, handler: echoHandler)
+            } throws: { error in
+                (error as? HTTPServerError)?.message.contains(expected) == true
+            }
+        }
+    }
+
+    @Test func aGracefulStopFinishesTheRequestInFlightAndRefusesNewConnections() throws {
+        let handler: HTTPServer.Handler = { request in
+            if request.path == "/slow" { sleepSeconds(1.0) }
+            return .text("done \(request.path)\n")
+        }
+        let server = try HTTPServer(configuration: testConfiguration(), handler: handler)
+        defer { server.stop(gracePeriod: .zero) }
+        let port = server.address.port
+        let idle = try TestConnection.connected(port: port)
+        #expect(try idle.exchange("GET /warm HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
+
+        let slow = try TestConnection.connected(port: port)
+        try slow.send("GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(eventually { server.requestsInFlight == 1 })
+        let abandoned = Atomic<Int>(-1)
+        let stopped = DispatchSemaphore(value: 0)
+        let started = monotonicSeconds()
+        let stopper = try TestThread {
+            abandoned.store(server.stop(gracePeriod: .seconds(10)), ordering: .relaxed)
+            stopped.signal()
+        }
+        defer { stopper.join() }
+        // New connections are refused while the slow request is still running.
+        #expect(eventually(within: 0.8) { if case .failure(let f) = TestConnection.open(port: port) { f.refused } else { false } })
+        #expect(server.isStopping)
+        #expect(server.requestsInFlight == 1)
+        let response = try slow.readResponse()
+        #expect(response.status == 200)
+        #expect(response.text == "done /slow\n")
+        #expect(response.header("connection")?.lowercased() == "close")
+        #expect(stopped.wait(timeout: .now() + 5) == .success)
+        #expect(abandoned.load(ordering: .relaxed) == 0)
+        #expect(monotonicSeconds() - started < 3)
+        // The idle kept-alive connection is closed by the stop.
+        #expect(idle.closesWithoutData(within: 2))
+        #expect(server.stop() == 0)
+    }
+
+    @Test func aGracePeriodThatRunsOutCountsTheRequestsCutOff() throws {
+        let handler: HTTPServer.Handler = { request in
+            sleepSeconds(0.6)
+            return .text("late\n")
+        }
+        let server = try HTTPServer(configuration: testConfiguration(), handler: handler)
+        let slow = try TestConnection.connected(port: server.address.port)
+        try slow.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(eventually { server.requestsInFlight == 1 })
+        #expect(server.stop(gracePeriod: .milliseconds(50)) == 1)
+        #expect(server.requestsInFlight == 0)
+    }
+
+    @Test func workerThreadsHaveTheStopSignalsBlocked() throws {
+        // This test's thread blocks none of them; the workers must all the same.
+        var none = sigset_t()
+        sigemptyset(&none)
+        var previous = sigset_t()
+        pthread_sigmask(SIG_SETMASK, &none, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        let handler: HTTPServer.Handler = { _ in
+            var mask = sigset_t()
+            pthread_sigmask(SIG_BLOCK, nil, &mask)
+            let blocked = [SIGTERM, SIGINT, SIGHUP].map { sigismember(&mask, $0) == 1 }
+            return .text(blocked.map { $0 ? "1" : "0" }.joined())
+        }
+        try withServer(testConfiguration(workerThreads: 2), handler: handler) { server in
+            for _ in 0..<4 {
+                let connection = try TestConnection.connected(port: server.address.port)
+                #expect(try connection.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").text == "111")
+            }
+        }
+        var after = sigset_t()
+        pthread_sigmask(SIG_BLOCK, nil, &after)
+        #expect(sigismember(&after, SIGTERM) == 0, "the caller's mask is restored")
+    }
+}
