@@ -31,6 +31,7 @@ let package = Package(
         .library(name: "SuggestCLI", targets: ["SuggestCLI"]),
         .library(name: "Suggest", targets: ["Suggest"]),
         .executable(name: "suggest", targets: ["suggest"]),
+        .executable(name: "suggest-serve", targets: ["suggest-serve"]),
         .executable(name: "suggest-bench", targets: ["SuggestBench"]),
         .executable(name: "http-probe", targets: ["HTTPProbe"]),
     ],
@@ -69,6 +70,18 @@ let package = Package(
         // A generic HTTP/1.1 server on libmicrohttpd: requests in, responses out, limits, graceful stop, signals. It
         // knows nothing of suggest's API.
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CSystem"], swiftSettings: strict),
+
+        // The HTTP API of `suggest serve`: routes, tenants and keys, metrics, the OpenAPI document.
+        .target(
+            name: "SuggestServer", dependencies: ["SuggestCore", "SuggestShare", "HTTPServer", "CSystem"],
+            exclude: ["Resources"], swiftSettings: strict, plugins: ["EmbedResources"]),
+        // The server's executable, which `suggest serve` runs: linked dynamically (libmicrohttpd needs gnutls), with
+        // the Swift runtime linked in so that it runs without the toolchain installed.
+        .executableTarget(
+            name: "suggest-serve", dependencies: ["SuggestCLI", "SuggestServer", "CSystem"], swiftSettings: strict,
+            linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux]))]),
+        .plugin(name: "EmbedResources", capability: .buildTool(), dependencies: ["ResourceEmbedder"]),
+        .executableTarget(name: "ResourceEmbedder", path: "Plugins/ResourceEmbedder"),
 
         .executableTarget(
             name: "SuggestBench", dependencies: ["SuggestCore", "SuggestSQLiteStore", "SuggestEval", "CSystem"],

@@ -18,6 +18,8 @@ public struct OptionSpec: Sendable {
 /// A command line split into options, flags and positional arguments, checked against the command's options.
 public struct ParsedArguments {
     public let command: String
+    /// The arguments as given, after the command name.
+    public let arguments: [String]
     private var values: [String: [String]] = [:]
     private var flags: Set<String> = []
     public private(set) var positionals: [String] = []
@@ -27,6 +29,7 @@ public struct ParsedArguments {
     /// - Throws: `CommandError.usage` for an unknown option, a missing value, or a repeated single option.
     public init(command: String, arguments: [String], options: [OptionSpec]) throws(CommandError) {
         self.command = command
+        self.arguments = arguments
         var specs: [String: OptionSpec] = [:]
         for spec in options { specs[spec.name] = spec }
         var index = 0

@@ -73,6 +73,19 @@ enum StoreOptions {
     static let checkpointPages = 100
 }
 
+/// How a program other than `suggest` (the server's executable) opens the store that `--store` and the environment
+/// name, as the commands do.
+public enum StoreOpening {
+    /// What opens a connection to the store the options name: the embedded store in a directory, created if
+    /// missing. Nothing is opened until it is called.
+    public static func opener(_ arguments: ParsedArguments, environment: [String: String]) -> @Sendable () throws
+        -> any DonationStore
+    {
+        let location = StoreLocation.resolve(explicit: arguments.value("--store"), environment: environment)
+        return { try SQLiteDonationStore.open(location, checkpoints: .everyPages(StoreOptions.checkpointPages)) }
+    }
+}
+
 /// Parsing of values that several commands take.
 enum ValueParsing {
     /// A date as the contract accepts it: RFC 3339 with a zone, or Unix seconds.

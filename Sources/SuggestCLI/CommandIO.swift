@@ -62,16 +62,21 @@ public struct CommandIO {
     public var environment: [String: String]
     /// The working directory for relative paths (for example `SampleData/`).
     public var currentDirectory: String
+    /// What runs `suggest serve` in this process: set by the server's executable (`suggest-serve`), which links the
+    /// HTTP server; without it, `serve` runs that executable from beside this one.
+    public var serve: (@Sendable (ParsedArguments, CommandIO) throws -> Int32)?
 
     public init(
         standardOutput: OutputSink, standardError: OutputSink, standardInput: ByteSource,
-        environment: [String: String], currentDirectory: String = "."
+        environment: [String: String], currentDirectory: String = ".",
+        serve: (@Sendable (ParsedArguments, CommandIO) throws -> Int32)? = nil
     ) {
         self.standardOutput = standardOutput
         self.standardError = standardError
         self.standardInput = standardInput
         self.environment = environment
         self.currentDirectory = currentDirectory
+        self.serve = serve
     }
 
     /// The environment variables commands read (where the store is): all a process needs to gather.

@@ -8,7 +8,7 @@ public enum SuggestCommandLine {
 
     static let commands: [any Command.Type] = [
         Donate.self, Import.self, Export.self, List.self, Share.self, Delete.self, Block.self, Unblock.self,
-        Feedback.self, Config.self, Eval.self, Convert.self, Demo.self,
+        Feedback.self, Config.self, Eval.self, Convert.self, Serve.self, Demo.self,
     ]
 
     static var help: String {

@@ -1,0 +1,75 @@
+import CSystem
+import SuggestCore
+
+/// `suggest serve`: the HTTP API of the contract, for messaging backends.
+///
+/// The HTTP server (GNU libmicrohttpd, which brings gnutls) is linked into a second executable, `suggest-serve`,
+/// so that every other command stays one static binary that starts in a millisecond or two. This command only
+/// checks that it can find that executable, beside its own, and replaces itself with it (same process, same
+/// arguments), which parses the options and serves.
+enum Serve: Command {
+    static let name = "serve"
+    static let summary = "Serve the HTTP API (donations, suggestions, share, deletion) until SIGTERM or SIGINT."
+    static let usage = "[--host H] [--port N] [--keys FILE] [--store DIR|redis://...] [OPTIONS]"
+    static let options: [OptionSpec] = [
+        .option("--host", "H", "The address to listen on (default 127.0.0.1; $SUGGEST_HOST). Without --keys, loopback only."),
+        .option("--port", "N", "The port (default 8080; 0 picks a free one; $SUGGEST_PORT)."),
+        .option("--keys", "FILE", "API keys and their tenants: {\"keys\": [{\"tenant\": \"acme\", \"key\": \"...\"}]} ($SUGGEST_KEYS); mode 600."),
+        StoreOptions.store,
+        .option("--workers", "N", "Threads answering requests (default: one per core; $SUGGEST_WORKERS)."),
+        .option("--max-body-bytes", "N", "The largest request body (default 33554432, 32 MiB); larger is 413."),
+        .option("--max-connections", "N", "Connections open at once (default 1024)."),
+        .option("--max-connections-per-ip", "N", "Connections from one address (default 256; 0 = no limit, behind a proxy)."),
+        .option("--timeout", "SECONDS", "Idle time before a connection is closed (default 30)."),
+        .option("--grace", "SECONDS", "How long requests in flight may finish after SIGTERM (default 10)."),
+        .flag("--no-access-log", "No line per request on standard error."),
+    ]
+    static let discussion = """
+        Prints 'listening on http://HOST:PORT' on standard error once it accepts connections. Routes, bodies and
+        errors: docs/serving.md and GET /v1/openapi.json. SIGTERM or SIGINT: readiness goes 503, no new
+        connections, requests in flight finish, exit 0. SIGHUP (or a change of the keys file) reloads the keys.
+
+        Examples:
+          suggest serve --port 8080 --store /var/lib/suggest
+          suggest serve --host 0.0.0.0 --keys /etc/suggest/keys.json --workers 4
+        """
+
+    /// The server's executable, beside this one.
+    static let serverExecutable = "suggest-serve"
+
+    static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
+        if let serve = io.serve { return try serve(arguments, io) }
+        guard let directory = ownDirectory() else {
+            throw CommandError.failure("cannot find this executable's directory to start \(serverExecutable)")
+        }
+        let path = directory + "/" + serverExecutable
+        guard access(path, X_OK) == 0 else {
+            throw CommandError.failure(
+                "\(path) is missing: 'suggest serve' runs it; build it with the rest (swift build -c release) and "
+                    + "install it beside suggest")
+        }
+        io.standardOutput.flush()
+        io.standardError.flush()
+        let argv = [serverExecutable, name] + arguments.arguments
+        var pointers = argv.map { strdup($0) }
+        pointers.append(nil)
+        execv(path, pointers)
+        let reason = String(cString: strerror(system_errno()))
+        for pointer in pointers { free(pointer) }
+        throw CommandError.failure("cannot run \(path): \(reason)")
+    }
+
+    /// The directory of the running executable (`/proc/self/exe`'s target on Linux).
+    static func ownDirectory() -> String? {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+        let path: String
+        if count > 0 {
+            path = String(decoding: buffer[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        } else {
+            path = CommandLine.arguments.first ?? ""
+        }
+        guard let slash = path.lastIndex(of: "/") else { return path.isEmpty ? nil : "." }
+        return String(path[..<slash])
+    }
+}

@@ -1,0 +1,132 @@
+import CSystem
+import HTTPServer
+import SuggestCore
+import Synchronization
+
+/// The suggest HTTP API (the contract's "suggest serve"): every request goes through `answer`, which finds the
+/// route, checks the key, runs the endpoint with a store connection of its own, and turns every failure into the
+/// contract's JSON error; then counts it and logs it.
+final class API: Sendable {
+    let configuration: ServerConfiguration
+    let pool: StorePool
+    let metrics = Metrics()
+    let log: AccessLog
+    let router: Router
+    /// `nil` without `--keys`: one tenant, no key.
+    private let keys: Mutex<KeyRing?>
+    /// Ready once the store answered; not while draining or while the store fails.
+    private let state = Mutex(Readiness.starting)
+
+    enum Readiness: Sendable, Equatable {
+        case starting
+        case ready
+        case storeUnavailable(String)
+        case draining
+    }
+
+    init(configuration: ServerConfiguration, keys: KeyRing?, pool: StorePool, log: AccessLog) {
+        self.configuration = configuration
+        self.keys = Mutex(keys)
+        self.pool = pool
+        self.log = log
+        router = Router(routes: Routes.all)
+    }
+
+    var hasKeys: Bool { keys.withLock { $0 != nil } }
+
+    func replaceKeys(_ ring: KeyRing) { keys.withLock { $0 = ring } }
+
+    var readiness: Readiness {
+        get { state.withLock { $0 } }
+        set { state.withLock { if $0 != .draining { $0 = newValue } } }
+    }
+
+    func startDraining() { state.withLock { $0 = .draining } }
+
+    /// Answers one request; called on a worker thread.
+    func answer(_ request: HTTPRequest) -> HTTPResponse {
+        let started = ContinuousClock.now
+        metrics.requestStarted()
+        let requestID = Self.requestID(request.headers["x-request-id"])
+        var template = "unmatched"
+        var tenant: String?
+        var response: HTTPResponse
+        do {
+            guard let (route, parameters) = router.route(for: request.pathSegments) else {
+                throw APIError.notFound("no route \(request.method) \(String(request.path.prefix(200))); see /v1/openapi.json")
+            }
+            template = route.template
+            guard let endpoint = route.methods[request.method] else {
+                throw APIError(
+                    .methodNotAllowed, "method_not_allowed",
+                    "\(request.method) is not allowed on \(route.template); allowed: \(route.allow)",
+                    headers: ["Allow": route.allow])
+            }
+            if route.needsKey { tenant = try authenticate(request) }
+            var call = Call(request: request, parameters: parameters, tenant: tenant, api: self)
+            response = try endpoint(&call)
+        } catch let error as APIError {
+            response = error.response
+        } catch let error as InputError {
+            response = APIError.invalid("invalid_request", error).response
+        } catch let error as StoreError {
+            metrics.storeError(kind: "\(error.kind)")
+            response = APIError.store(error).response
+        } catch {
+            response = APIError(.internalServerError, "internal", "the server failed: \(error)").response
+        }
+        response.headers.set(name: "X-Request-Id", value: requestID)
+        let seconds = Self.seconds(since: started)
+        metrics.requestFinished(
+            route: template, method: request.method.rawValue, status: response.status.code, seconds: seconds)
+        log.record(
+            AccessLog.Entry(
+                requestID: requestID, method: request.method.rawValue, route: template, status: response.status.code,
+                seconds: seconds, tenant: tenant, bytes: response.body.count))
+        return response
+    }
+
+    /// The tenant of the request's key.
+    private func authenticate(_ request: HTTPRequest) throws -> String? {
+        guard let ring = keys.withLock({ $0 }) else { return nil }
+        let challenge: HTTPHeaders = ["WWW-Authenticate": "Bearer realm=\"suggest\""]
+        guard let header = request.headers["authorization"] else {
+            throw APIError(.unauthorized, "unauthorized", "this route needs Authorization: Bearer KEY", headers: challenge)
+        }
+        let scheme = "bearer "
+        guard header.utf8.count > scheme.utf8.count,
+            String(decoding: header.utf8.prefix(scheme.utf8.count), as: UTF8.self).lowercased() == scheme
+        else {
+            throw APIError(.unauthorized, "unauthorized", "the Authorization header must be Bearer KEY", headers: challenge)
+        }
+        guard let tenant = ring.tenant(forKey: header.utf8.dropFirst(scheme.utf8.count)) else {
+            throw APIError(.unauthorized, "unauthorized", "the key is not known", headers: challenge)
+        }
+        return tenant
+    }
+
+    /// Runs `body` with a store connection.
+    func withStore<T>(_ body: (any DonationStore) throws -> T) throws -> T { try pool.withStore(body) }
+
+    /// The request's own id when it gives a usable one (`X-Request-Id`, up to 128 letters, digits, `.`, `_`, `-`),
+    /// else a new random one.
+    static func requestID(_ given: String?) -> String {
+        if let given, (1...128).contains(given.utf8.count),
+            given.utf8.allSatisfy({ byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A) || byte == 0x2E
+                    || byte == 0x5F || byte == 0x2D
+            })
+        {
+            return given
+        }
+        var random = SystemRandomNumberGenerator()
+        let value = random.next() as UInt64
+        let text = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - text.count) + text
+    }
+
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,95 @@
+import HTTPServer
+import SuggestCore
+
+/// The routes of the API: path templates, the methods each answers, and whether a key is needed.
+///
+/// A path is matched segment by segment (segments are percent-decoded, so `%2F` is a slash inside an identifier);
+/// a template's `{name}` takes one segment. A path that no template matches is 404; a matching path with another
+/// method is 405 with `Allow`.
+struct Router: Sendable {
+    /// One segment of a template.
+    enum Segment: Sendable, Equatable {
+        case literal(String)
+        case parameter(String)
+    }
+
+    struct Route: Sendable {
+        /// The template as written in the contract and the OpenAPI document: what metrics and logs name.
+        let template: String
+        let segments: [Segment]
+        let methods: [HTTPMethod: Endpoint]
+        /// Routes under `/v1/accounts/` need a key when the server has keys.
+        let needsKey: Bool
+
+        init(_ template: String, needsKey: Bool, _ methods: [HTTPMethod: Endpoint]) {
+            self.template = template
+            self.needsKey = needsKey
+            self.methods = methods
+            segments = template.split(separator: "/").map { part in
+                part.hasPrefix("{") && part.hasSuffix("}")
+                    ? .parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
+            }
+        }
+
+        /// The parameters when `path` matches, else `nil`.
+        func match(_ path: [String]) -> [String: String]? {
+            guard path.count == segments.count else { return nil }
+            var parameters: [String: String] = [:]
+            for (segment, part) in zip(segments, path) {
+                switch segment {
+                case .literal(let literal): guard part == literal else { return nil }
+                case .parameter(let name): parameters[name] = part
+                }
+            }
+            return parameters
+        }
+
+        /// The `Allow` header's value.
+        var allow: String {
+            methods.keys.map(\.rawValue).sorted().joined(separator: ", ")
+        }
+    }
+
+    /// What answers one method of one route.
+    typealias Endpoint = @Sendable (inout Call) throws -> HTTPResponse
+
+    let routes: [Route]
+
+    /// The route and parameters for a path, if any template matches.
+    func route(for path: [String]) -> (Route, [String: String])? {
+        for route in routes { if let parameters = route.match(path) { return (route, parameters) } }
+        return nil
+    }
+}
+
+/// One request on its way through the API: what the route matched, who is asking, and where to answer from.
+struct Call {
+    let request: HTTPRequest
+    let parameters: [String: String]
+    /// The key's tenant; `nil` on a server without keys (and on routes that need no key).
+    let tenant: String?
+    let api: API
+
+    /// The account the path names, checked, in the caller's tenant.
+    func account() throws -> TenantAccount {
+        TenantAccount(tenant: tenant, account: try parameter("account", code: "invalid_account"))
+    }
+
+    /// A path parameter, checked like the contract's identifiers: non-empty, at most 4096 bytes, no control
+    /// characters.
+    func parameter(_ name: String, code: String) throws -> String {
+        guard let value = parameters[name], !value.isEmpty else {
+            throw APIError.badRequest(code, "\(name) must not be empty")
+        }
+        guard value.utf8.count <= 4096 else { throw APIError.badRequest(code, "\(name) is longer than 4096 bytes") }
+        guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
+            throw APIError.badRequest(code, "\(name) holds a control character")
+        }
+        return value
+    }
+
+    /// Runs `body` with a store connection of this request's own, counting the store's failures.
+    func withStore<T>(_ body: (any DonationStore) throws -> T) throws -> T {
+        try api.withStore(body)
+    }
+}

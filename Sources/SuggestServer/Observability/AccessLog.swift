@@ -1,0 +1,102 @@
+import CSystem
+import SuggestCore
+import Synchronization
+
+/// One JSON line per request on standard error: when, the request id, method, route template, status, time taken,
+/// tenant and response size. Never the raw path or query (they hold account and conversation names), never a key.
+///
+/// Lines are buffered and written every 100 ms or every 64 KiB, so that logging costs a request a copy, not a
+/// system call.
+final class AccessLog: Sendable {
+    private let buffer = Mutex([UInt8]())
+    private let descriptor: Int32
+    private let enabled: Bool
+    private let flusher: Mutex<PeriodicTask?> = Mutex(nil)
+
+    init(descriptor: Int32 = 2, enabled: Bool = true) {
+        self.descriptor = descriptor
+        self.enabled = enabled
+        guard enabled else { return }
+        let task = PeriodicTask(label: "suggest.access-log", every: .milliseconds(100)) { [weak self] in self?.flush() }
+        flusher.withLock { $0 = task }
+        task.start()
+    }
+
+    deinit {
+        flusher.withLock { $0 }?.stop()
+        flush()
+    }
+
+    struct Entry {
+        var requestID: String
+        var method: String
+        var route: String
+        var status: Int
+        var seconds: Double
+        var tenant: String?
+        var bytes: Int
+    }
+
+    func record(_ entry: Entry) {
+        guard enabled else { return }
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("time")
+        writer.string(Timestamp.now().rfc3339)
+        writer.key("requestId")
+        writer.string(entry.requestID)
+        writer.key("method")
+        writer.string(entry.method)
+        writer.key("route")
+        writer.string(entry.route)
+        writer.key("status")
+        writer.integer(entry.status)
+        writer.key("ms")
+        writer.number(entry.seconds * 1000, significantDigits: 3)
+        writer.optional("tenant", entry.tenant)
+        writer.key("bytes")
+        writer.integer(entry.bytes)
+        writer.endObject()
+        let full = buffer.withLock { buffer in
+            buffer += writer.bytes
+            buffer.append(0x0A)
+            return buffer.count >= 1 << 16
+        }
+        if full { flush() }
+    }
+
+    /// A line of the server's own (start, stop, reload), in the same format.
+    func event(_ message: String, _ fields: [(String, String)] = []) {
+        var writer = JSONWriter()
+        writer.beginObject()
+        writer.key("time")
+        writer.string(Timestamp.now().rfc3339)
+        writer.key("event")
+        writer.string(message)
+        for (name, value) in fields {
+            writer.key(name)
+            writer.string(value)
+        }
+        writer.endObject()
+        buffer.withLock { buffer in
+            buffer += writer.bytes
+            buffer.append(0x0A)
+        }
+        flush()
+    }
+
+    /// Writes what is buffered.
+    func flush() {
+        let bytes = buffer.withLock { buffer -> [UInt8] in
+            defer { buffer.removeAll(keepingCapacity: true) }
+            return buffer
+        }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { CSystem.write(descriptor, $0.baseAddress! + offset, bytes.count - offset) }
+            if written < 0 && system_errno() == EINTR { continue }
+            guard written > 0 else { return }  // standard error is gone: nothing more can be said
+            offset += written
+        }
+    }
+}

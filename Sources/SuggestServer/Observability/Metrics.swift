@@ -1,0 +1,101 @@
+import Synchronization
+
+/// The server's counters, in Prometheus' text format at `/metrics`: requests by route template, method and status
+/// (never by raw path: a path holds account names), a latency histogram per route, donations recorded and
+/// duplicated, store errors by kind, and the requests in flight.
+final class Metrics: Sendable {
+    /// The upper bounds of the latency buckets, in seconds: from 100 µs (a warm top 8) to 10 s.
+    static let buckets: [Double] = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 10]
+
+    private struct RequestKey: Hashable {
+        var route: String
+        var method: String
+        var status: Int
+    }
+
+    private struct Histogram {
+        var counts = [Int](repeating: 0, count: Metrics.buckets.count + 1)
+        var sum = 0.0
+        var total = 0
+    }
+
+    private struct State {
+        var requests: [RequestKey: Int] = [:]
+        var latency: [String: Histogram] = [:]
+        var recorded = 0
+        var duplicates = 0
+        var storeErrors: [String: Int] = [:]
+    }
+
+    private let state = Mutex(State())
+    private let inFlight = Atomic(0)
+
+    func requestStarted() { inFlight.add(1, ordering: .relaxed) }
+
+    /// Counts one finished request.
+    func requestFinished(route: String, method: String, status: Int, seconds: Double) {
+        inFlight.subtract(1, ordering: .relaxed)
+        let bucket = Metrics.buckets.firstIndex { seconds <= $0 } ?? Metrics.buckets.count
+        state.withLock { state in
+            state.requests[RequestKey(route: route, method: method, status: status), default: 0] += 1
+            state.latency[route, default: Histogram()].counts[bucket] += 1
+            state.latency[route, default: Histogram()].sum += seconds
+            state.latency[route, default: Histogram()].total += 1
+        }
+    }
+
+    func donations(recorded: Int, duplicates: Int) {
+        state.withLock { state in
+            state.recorded += recorded
+            state.duplicates += duplicates
+        }
+    }
+
+    func storeError(kind: String) { state.withLock { $0.storeErrors[kind, default: 0] += 1 } }
+
+    /// The exposition text.
+    func text() -> String {
+        let snapshot = state.withLock { $0 }
+        var text = """
+            # HELP suggest_http_requests_total HTTP requests answered, by route template, method and status.
+            # TYPE suggest_http_requests_total counter
+
+            """
+        for (key, count) in snapshot.requests.sorted(by: { ($0.key.route, $0.key.method, $0.key.status) < ($1.key.route, $1.key.method, $1.key.status) }) {
+            text += "suggest_http_requests_total{route=\"\(key.route)\",method=\"\(key.method)\",status=\"\(key.status)\"} \(count)\n"
+        }
+        text += """
+            # HELP suggest_http_request_duration_seconds Time from a request's arrival to its response, by route template.
+            # TYPE suggest_http_request_duration_seconds histogram
+
+            """
+        for (route, histogram) in snapshot.latency.sorted(by: { $0.key < $1.key }) {
+            var cumulative = 0
+            for (index, bound) in Metrics.buckets.enumerated() {
+                cumulative += histogram.counts[index]
+                text += "suggest_http_request_duration_seconds_bucket{route=\"\(route)\",le=\"\(bound)\"} \(cumulative)\n"
+            }
+            text += "suggest_http_request_duration_seconds_bucket{route=\"\(route)\",le=\"+Inf\"} \(histogram.total)\n"
+            text += "suggest_http_request_duration_seconds_sum{route=\"\(route)\"} \(histogram.sum)\n"
+            text += "suggest_http_request_duration_seconds_count{route=\"\(route)\"} \(histogram.total)\n"
+        }
+        text += """
+            # HELP suggest_http_requests_in_flight Requests being answered now.
+            # TYPE suggest_http_requests_in_flight gauge
+            suggest_http_requests_in_flight \(inFlight.load(ordering: .relaxed))
+            # HELP suggest_donations_recorded_total Donations recorded (acknowledged after their commit).
+            # TYPE suggest_donations_recorded_total counter
+            suggest_donations_recorded_total \(snapshot.recorded)
+            # HELP suggest_donations_duplicate_total Donations whose identifier was already recorded: no-ops.
+            # TYPE suggest_donations_duplicate_total counter
+            suggest_donations_duplicate_total \(snapshot.duplicates)
+            # HELP suggest_store_errors_total Store failures, by kind.
+            # TYPE suggest_store_errors_total counter
+
+            """
+        for (kind, count) in snapshot.storeErrors.sorted(by: { $0.key < $1.key }) {
+            text += "suggest_store_errors_total{kind=\"\(kind)\"} \(count)\n"
+        }
+        return text
+    }
+}

@@ -1,0 +1,140 @@
+import HTTPServer
+import SuggestCore
+
+extension Routes {
+    /// `POST /v1/accounts/{account}/donations`: one donation (`application/json`) or JSON Lines
+    /// (`application/x-ndjson`, all or nothing). 201 once every donation is committed.
+    static let recordDonations: Router.Endpoint = { call in
+        let account = try call.account()
+        try checkQuery(call.request, allowed: [])
+        let now = Timestamp.now()
+        let body = call.request.body
+        guard !body.isEmpty else { throw APIError.badRequest("invalid_donation", "the body is empty; it must hold a donation") }
+        let report: ImportReport
+        switch mediaType(call.request) {
+        case "application/json":
+            let donation = try Self.donation(body, line: nil, in: account)
+            report = try call.withStore { store in
+                var report = ImportReport()
+                report.read = 1
+                switch try store.record(donation, now: now) {
+                case .recorded: report.recorded = 1
+                case .duplicate: report.duplicates = 1
+                case .expired: report.expired = 1
+                }
+                return report
+            }
+        case "application/x-ndjson":
+            let lines = MemoryJSONLines(bytes: body)
+            report = try call.withStore { store in
+                try store.importDonations(ImportOptions(now: now), progress: { _ in }, interruption: {}) {
+                    while true {
+                        var parsed: (line: Int, donation: Result<Interaction, InputError>)?
+                        let more = try lines.nextLine { bytes in
+                            guard !LineStream.isBlank(bytes) else { return }
+                            let line = lines.lineNumber
+                            if lines.lineWasTooLong {
+                                parsed = (line, .failure(MemoryJSONLines.tooLong(lines.maximumLineLength)))
+                                return
+                            }
+                            parsed = (line, Result { () throws(InputError) in try Self.donation(bytes, in: account) })
+                        }
+                        if let parsed { return parsed }
+                        if !more { return nil }
+                    }
+                }
+            }
+        default:
+            throw APIError(
+                .unsupportedMediaType, "unsupported_media_type",
+                "the body must be application/json (one donation) or application/x-ndjson (JSON Lines); got "
+                    + String((call.request.headers["content-type"] ?? "no Content-Type").prefix(60)))
+        }
+        call.api.metrics.donations(recorded: report.recorded, duplicates: report.duplicates)
+        return json({ report.write(to: &$0) }, status: .created)
+    }
+
+    /// One donation from its JSON, in the route's account: a donation naming another account is refused.
+    static func donation(_ bytes: [UInt8], line: Int?, in account: TenantAccount) throws -> Interaction {
+        do {
+            return try bytes.withUnsafeBufferPointer { buffer throws(InputError) in try donation(buffer, in: account) }
+        } catch {
+            throw APIError.invalid("invalid_donation", line.map { error.at(line: $0) } ?? error)
+        }
+    }
+
+    static func donation(_ bytes: UnsafeBufferPointer<UInt8>, in account: TenantAccount) throws(InputError) -> Interaction {
+        var interaction = try Interaction(jsonBytes: bytes, defaultAccount: account.account)
+        // Byte for byte, as the store compares accounts.
+        guard interaction.account.hasSameBytes(as: account.account) else {
+            throw InputError(
+                field: "account", message: "'\(interaction.account.prefix(60))' differs from the route's account")
+        }
+        interaction.account = account.storeAccount
+        return interaction
+    }
+
+    /// `GET /v1/accounts/{account}/donations`: the account's donations as JSON Lines, as `suggest export` writes
+    /// them.
+    static let exportDonations: Router.Endpoint = { call in
+        let account = try call.account()
+        try checkQuery(call.request, allowed: [])
+        var bytes: [UInt8] = []
+        try call.withStore { store in
+            try store.forEachDonation(account: account.storeAccount) { donation in
+                var donation = donation
+                donation.account = account.account
+                bytes += donation.jsonLine.utf8
+                bytes.append(0x0A)
+            }
+        }
+        return HTTPResponse(status: .ok, headers: ["Content-Type": "application/x-ndjson"], body: bytes)
+    }
+
+    /// `DELETE /v1/accounts/{account}/donations?before=DATE`.
+    static let deleteDonationsBefore: Router.Endpoint = { call in
+        let account = try call.account()
+        try checkQuery(call.request, allowed: ["before"])
+        guard let text = call.request.queryValue("before") else {
+            throw APIError.badRequest(
+                "invalid_query",
+                "say what to delete: ?before=DATE, or DELETE a conversation, a donation, a group or the account")
+        }
+        return try delete(.before(try date(text, name: "before")), in: account, call)
+    }
+
+    /// `DELETE /v1/accounts/{account}/donations/{identifier}`.
+    static let deleteDonation: Router.Endpoint = { call in
+        let account = try call.account()
+        try checkQuery(call.request, allowed: [])
+        return try delete(.identifier(try call.parameter("identifier", code: "invalid_identifier")), in: account, call)
+    }
+
+    /// `DELETE /v1/accounts/{account}/groups/{groupIdentifier}`.
+    static let deleteGroup: Router.Endpoint = { call in
+        let account = try call.account()
+        try checkQuery(call.request, allowed: [])
+        let group = try call.parameter("groupIdentifier", code: "invalid_group_identifier")
+        return try delete(.groupIdentifier(group), in: account, call)
+    }
+
+    /// `DELETE /v1/accounts/{account}`: every donation of the account, and its preferences.
+    static let deleteAccount: Router.Endpoint = { call in
+        let account = try call.account()
+        try checkQuery(call.request, allowed: [])
+        let response = try delete(.all, in: account, call)
+        // The person's standing choices go with the account, as with `suggest delete --all`.
+        try call.withStore { store in
+            for conversation in try store.blockedConversations(account: account.storeAccount) {
+                try store.setBlocked(false, conversation: conversation, account: account.storeAccount)
+            }
+        }
+        return response
+    }
+
+    /// Runs a deletion and answers with its report, in the tenant's names.
+    static func delete(_ selector: DeletionSelector, in account: TenantAccount, _ call: Call) throws -> HTTPResponse {
+        let report = try call.withStore { store in try store.delete(selector, account: account.storeAccount) }
+        return json { report.write(to: &$0, account: account.account) }
+    }
+}

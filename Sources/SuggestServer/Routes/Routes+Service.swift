@@ -1,0 +1,68 @@
+import HTTPServer
+import SuggestCore
+
+extension Routes {
+    /// `GET /v1/health/live`: the process answers.
+    static let live: Router.Endpoint = { _ in
+        json { writer in
+            writer.beginObject()
+            writer.key("status")
+            writer.string("live")
+            writer.endObject()
+        }
+    }
+
+    /// `GET /v1/health/ready`: 200 while the server takes traffic; 503 while it starts, drains, or cannot reach its
+    /// store (asked again at every call, so a store that comes back makes the server ready again).
+    static let ready: Router.Endpoint = { call in
+        let api = call.api
+        if api.readiness != .draining {
+            do {
+                _ = try call.withStore { store in try store.retention() }
+                api.readiness = .ready
+            } catch {
+                api.readiness = .storeUnavailable("\(error)")
+            }
+        }
+        let readiness = api.readiness
+        let (status, word, reason): (HTTPStatus, String, String?) =
+            switch readiness {
+            case .ready: (.ok, "ready", nil)
+            case .starting: (.serviceUnavailable, "starting", nil)
+            case .draining: (.serviceUnavailable, "draining", "the server is stopping")
+            case .storeUnavailable(let why): (.serviceUnavailable, "store_unavailable", why)
+            }
+        return json(
+            { writer in
+                writer.beginObject()
+                writer.key("status")
+                writer.string(word)
+                writer.optional("reason", reason)
+                writer.endObject()
+            }, status: status)
+    }
+
+    /// `GET /v1/version`.
+    static let version: Router.Endpoint = { _ in
+        json { writer in
+            writer.beginObject()
+            writer.key("name")
+            writer.string("suggest")
+            writer.key("version")
+            writer.string(SuggestServer.version)
+            writer.key("api")
+            writer.string("v1")
+            writer.endObject()
+        }
+    }
+
+    /// `GET /v1/openapi.json`: the OpenAPI 3.1 document of this API.
+    static let openAPI: Router.Endpoint = { _ in
+        HTTPResponse(status: .ok, headers: ["Content-Type": "application/json"], body: OpenAPIDocument.bytes)
+    }
+
+    /// `GET /metrics`: Prometheus' text format.
+    static let metrics: Router.Endpoint = { call in
+        HTTPResponse.text(call.api.metrics.text(), contentType: "text/plain; version=0.0.4; charset=utf-8")
+    }
+}

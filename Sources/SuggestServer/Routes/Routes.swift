@@ -1,0 +1,97 @@
+import HTTPServer
+import SuggestCore
+
+/// Every route of the API, as the contract lists them; each endpoint lives in a file of its resource
+/// (`Routes+Donations.swift`, `Routes+Suggestions.swift`, `Routes+Share.swift`, `Routes+Conversations.swift`,
+/// `Routes+Service.swift`).
+enum Routes {
+    static let all: [Router.Route] = [
+        Router.Route(
+            "/v1/accounts/{account}/donations", needsKey: true,
+            [.post: recordDonations, .get: exportDonations, .delete: deleteDonationsBefore]),
+        Router.Route("/v1/accounts/{account}/donations/{identifier}", needsKey: true, [.delete: deleteDonation]),
+        Router.Route("/v1/accounts/{account}/suggestions", needsKey: true, [.get: suggestions]),
+        Router.Route("/v1/accounts/{account}/share", needsKey: true, [.post: share]),
+        Router.Route("/v1/accounts/{account}/conversations/{id}", needsKey: true, [.delete: deleteConversation]),
+        Router.Route(
+            "/v1/accounts/{account}/conversations/{id}/block", needsKey: true, [.put: block, .delete: unblock]),
+        Router.Route("/v1/accounts/{account}/conversations/{id}/feedback", needsKey: true, [.post: feedback]),
+        Router.Route("/v1/accounts/{account}/groups/{groupIdentifier}", needsKey: true, [.delete: deleteGroup]),
+        Router.Route("/v1/accounts/{account}", needsKey: true, [.delete: deleteAccount]),
+        Router.Route("/v1/health/live", needsKey: false, [.get: live]),
+        Router.Route("/v1/health/ready", needsKey: false, [.get: ready]),
+        Router.Route("/v1/version", needsKey: false, [.get: version]),
+        Router.Route("/v1/openapi.json", needsKey: false, [.get: openAPI]),
+        Router.Route("/metrics", needsKey: false, [.get: metrics]),
+    ]
+
+    // MARK: What several endpoints share
+
+    /// The query items a route takes, each at most once unless `repeatable`; any other is refused, so that a typo
+    /// (`contentTypes=`) is an error rather than a silently ignored filter.
+    static func checkQuery(_ request: HTTPRequest, allowed: Set<String>, repeatable: Set<String> = []) throws {
+        var seen: Set<String> = []
+        for item in request.queryItems {
+            guard allowed.contains(item.name) else {
+                let known = allowed.sorted().joined(separator: ", ")
+                throw APIError.badRequest(
+                    "invalid_query", "unknown query parameter '\(item.name.prefix(60))'"
+                        + (known.isEmpty ? "; this route takes none" : "; this route takes \(known)"))
+            }
+            guard seen.insert(item.name).inserted || repeatable.contains(item.name) else {
+                throw APIError.badRequest("invalid_query", "\(item.name) may be given only once")
+            }
+        }
+    }
+
+    /// A date as the contract writes them: RFC 3339 with a zone, or Unix seconds in plain decimal.
+    static func date(_ text: String, name: String) throws -> Timestamp {
+        let date: Timestamp
+        if let parsed = Timestamp(rfc3339: text) {
+            date = parsed
+        } else if let first = text.utf8.first, first == UInt8(ascii: "-") || (first >= 0x30 && first <= 0x39),
+            text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x2D }), let seconds = Double(text),
+            seconds.isFinite
+        {
+            date = Timestamp(seconds: seconds)
+        } else {
+            throw APIError.badRequest(
+                "invalid_query", "\(name): '\(text.prefix(60))' is not a date; use RFC 3339 with a zone (2026-11-30T09:00:00Z) or Unix seconds")
+        }
+        guard Timestamp.acceptedRange.contains(date) else {
+            throw APIError.badRequest("invalid_query", "\(name): '\(text.prefix(60))' is outside the years 0001 to 9999")
+        }
+        return date
+    }
+
+    /// The media type of the request's body, without parameters, lowercased.
+    static func mediaType(_ request: HTTPRequest) -> String? {
+        guard let header = request.headers["content-type"] else { return nil }
+        let type = header.split(separator: ";", maxSplits: 1).first.map(String.init) ?? header
+        return type.trimmingPrefix(while: { $0 == " " }).lowercased().filter { $0 != " " }
+    }
+
+    /// The body as one JSON document of `application/json`.
+    static func jsonBody(_ request: HTTPRequest, code: String) throws -> JSONValue {
+        guard mediaType(request) == "application/json" else {
+            throw APIError(
+                .unsupportedMediaType, "unsupported_media_type",
+                "the body must be application/json (Content-Type: \(String((request.headers["content-type"] ?? "none").prefix(60))))")
+        }
+        guard !request.body.isEmpty else { throw APIError.badRequest(code, "the body is empty; it must be a JSON object") }
+        do {
+            return try request.body.withUnsafeBufferPointer { buffer throws(JSONParser.Error) in
+                try JSONParser.parse(bytes: buffer)
+            }
+        } catch {
+            throw APIError.badRequest(code, "the body is not valid JSON: \(error)")
+        }
+    }
+
+    /// A JSON document as a 200 (or other) response.
+    static func json(_ write: (inout JSONWriter) -> Void, status: HTTPStatus = .ok) -> HTTPResponse {
+        var writer = JSONWriter()
+        write(&writer)
+        return HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: writer.bytes)
+    }
+}

@@ -1,0 +1,34 @@
+/// How `suggest serve` runs: where it listens, which keys open which tenants, and its limits. Every setting has a
+/// flag and an environment variable (the flag wins); the defaults suit one machine behind a reverse proxy.
+public struct ServerConfiguration: Sendable, Equatable {
+    /// The address to listen on (`--host`, `SUGGEST_HOST`): 127.0.0.1 unless given. Without keys, only a loopback
+    /// address is allowed.
+    public var host = "127.0.0.1"
+    /// The port (`--port`, `SUGGEST_PORT`): 8080 unless given; 0 picks a free one.
+    public var port = 8080
+    /// The keys file (`--keys`, `SUGGEST_KEYS`), re-read on SIGHUP and when it changes.
+    public var keysPath: String?
+    /// Worker threads answering requests (`--workers`, `SUGGEST_WORKERS`): one per core unless given.
+    public var workers = 2
+    /// The largest request body accepted (`--max-body-bytes`, `SUGGEST_MAX_BODY_BYTES`): 32 MiB unless given; a larger
+    /// one is refused with 413 before it is read.
+    public var maximumBodyBytes = 32 << 20
+    /// Connections open at once (`--max-connections`): 1024 unless given.
+    public var connectionLimit = 1024
+    /// Connections from one address at once (`--max-connections-per-ip`): 256 unless given; 0 for no limit (behind a
+    /// reverse proxy every connection comes from its address).
+    public var perIPConnectionLimit = 256
+    /// Seconds an idle connection stays open (`--timeout`): 30 unless given.
+    public var connectionTimeoutSeconds = 30
+    /// Seconds the requests in flight get to finish after SIGTERM (`--grace`): 10 unless given.
+    public var gracePeriodSeconds = 10
+    /// One JSON line per request on standard error (`--no-access-log` turns it off).
+    public var accessLog = true
+
+    public init() {}
+
+    /// Whether `host` names only this machine, so that a server without keys reaches no one else.
+    public var isLoopback: Bool {
+        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    }
+}

@@ -1,0 +1,183 @@
+import CSystem
+import Dispatch
+import HTTPServer
+import SuggestCore
+import Synchronization
+
+/// `suggest serve`: the HTTP API of the contract, on a store, until SIGTERM or SIGINT.
+///
+/// Worker threads answer requests, each with a store connection of its own from a pool; a background step keeps
+/// the store maintained (expiry, policy rebuilds) in small pieces, never behind a request. On SIGTERM readiness
+/// goes 503, the server stops accepting, lets the requests in flight finish (up to the grace period) and returns.
+/// SIGHUP, or a change of the keys file, reloads the keys without a restart.
+public enum SuggestServer {
+    public static let version = "0.2.0"
+
+    /// Opens a store connection; called once per worker, and again when a connection is needed.
+    public typealias StoreOpener = @Sendable () throws -> any DonationStore
+
+    /// Why the server could not start.
+    public struct StartError: Error, Sendable, CustomStringConvertible {
+        public var description: String
+        public init(_ description: String) { self.description = description }
+    }
+
+    /// Serves until SIGTERM or SIGINT.
+    /// - Parameters:
+    ///   - announce: receives `listening on http://HOST:PORT` once connections are accepted.
+    /// - Throws: `StartError` when the configuration is refused, the keys cannot be read, the store cannot be opened
+    ///   or the address cannot be bound.
+    public static func run(
+        _ configuration: ServerConfiguration, openStore: @escaping StoreOpener, announce: (String) -> Void
+    ) throws {
+        guard configuration.keysPath != nil || configuration.isLoopback else {
+            throw StartError(
+                "without --keys the server serves only a loopback host (127.0.0.1, ::1, localhost), not \(configuration.host); "
+                    + "give --keys FILE to serve others")
+        }
+        var keys: KeyRing?
+        var keysModified: Timestamp?
+        if let path = configuration.keysPath {
+            do {
+                (keys, keysModified) = try KeyRing.load(path: path)
+            } catch {
+                throw StartError(error.description)
+            }
+        }
+        let pool = StorePool(capacity: configuration.workers + 2, open: openStore)
+        do {
+            try pool.warm()
+        } catch {
+            throw StartError("cannot open the store: \(error)")
+        }
+        let log = AccessLog(enabled: configuration.accessLog)
+        let api = API(configuration: configuration, keys: keys, pool: pool, log: log)
+        let done = DispatchSemaphore(value: 0)
+        let server: HTTPServer
+        do {
+            server = try HTTPServer(
+                configuration: HTTPServer.Configuration(
+                    host: configuration.host, port: configuration.port, workerThreads: configuration.workers,
+                    connectionLimit: configuration.connectionLimit,
+                    perIPConnectionLimit: configuration.perIPConnectionLimit == 0 ? nil : configuration.perIPConnectionLimit,
+                    connectionTimeout: .seconds(configuration.connectionTimeoutSeconds),
+                    maximumBodySize: configuration.maximumBodyBytes),
+                log: { line in log.event("http", [("message", line)]) }, handler: api.answer)
+        } catch {
+            throw StartError(error.description)
+        }
+        let keysWatch = KeysWatch(path: configuration.keysPath, modified: keysModified, api: api)
+        let signals: ProcessSignals
+        do {
+            signals = try ProcessSignals { signal in
+                if signal == .hangUp {
+                    keysWatch.reload(reason: "SIGHUP")
+                    return
+                }
+                log.event("draining", [("signal", signal.description)])
+                api.startDraining()
+                let abandoned = server.stop(gracePeriod: .seconds(configuration.gracePeriodSeconds))
+                log.event("stopped", [("abandonedRequests", String(abandoned))])
+                done.signal()
+            }
+        } catch {
+            server.stop(gracePeriod: .zero)
+            throw StartError(error.description)
+        }
+        let maintenance = Maintenance(pool: pool, log: log)
+        maintenance.start()
+        keysWatch.start()
+        api.readiness = .ready
+        log.event("listening", [("address", "http://\(server.address)")])
+        announce("listening on http://\(server.address)")
+        done.wait()
+        maintenance.stop()
+        keysWatch.stop()
+        signals.stop()
+        log.flush()
+    }
+}
+
+/// Re-reads the keys file when it changes (checked every 2 seconds) or on SIGHUP; a file that cannot be used leaves
+/// the keys as they were, and says why.
+final class KeysWatch: Sendable {
+    private let path: String?
+    private let modified: Mutex<Timestamp?>
+    private let api: API
+    private let task: Mutex<PeriodicTask?> = Mutex(nil)
+
+    init(path: String?, modified: Timestamp?, api: API) {
+        self.path = path
+        self.modified = Mutex(modified)
+        self.api = api
+    }
+
+    func start() {
+        guard path != nil else { return }
+        let task = PeriodicTask(label: "suggest.keys", every: .seconds(2)) { [self] in
+            if let current = Self.modificationTime(path), modified.withLock({ $0 }) != current {
+                reload(reason: "the file changed")
+            }
+        }
+        self.task.withLock { $0 = task }
+        task.start()
+    }
+
+    func stop() { task.withLock { $0 }?.stop() }
+
+    static func modificationTime(_ path: String?) -> Timestamp? {
+        guard let path else { return nil }
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Timestamp(seconds: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
+    }
+
+    func reload(reason: String) {
+        guard let path else {
+            api.log.event("keys not reloaded", [("reason", "the server has no keys file")])
+            return
+        }
+        do {
+            let (ring, time) = try KeyRing.load(path: path)
+            api.replaceKeys(ring)
+            modified.withLock { $0 = time }
+            api.log.event("keys reloaded", [("why", reason), ("tenants", String(Set(ring.entries.map(\.tenant)).count))])
+        } catch {
+            // The time is taken anyway, so that a broken file is reported once, not every 2 seconds.
+            let time = Self.modificationTime(path)
+            modified.withLock { $0 = time }
+            api.log.event("keys not reloaded; the old keys stay", [("error", error.description)])
+        }
+    }
+}
+
+/// The store's upkeep in the background: small maintenance steps (`MaintenanceBudget.step`) every few seconds,
+/// each on a connection of its own, so that expiry and policy rebuilds never run behind a request.
+final class Maintenance: Sendable {
+    private let task: PeriodicTask
+
+    init(pool: StorePool, log: AccessLog) {
+        task = PeriodicTask(label: "suggest.maintenance", every: .seconds(5)) {
+            // Steps until the work is done or a second has gone, then waits for the next run.
+            let started = ContinuousClock.now
+            do {
+                while ContinuousClock.now - started < .seconds(1) {
+                    let report = try pool.withStore { store in try store.maintain(account: nil, now: .now(), budget: .step) }
+                    if report.expired.donations > 0 || report.recomputedConversations > 0 {
+                        log.event(
+                            "maintenance",
+                            [("expiredDonations", String(report.expired.donations)),
+                             ("recomputedConversations", String(report.recomputedConversations))])
+                    }
+                    if report.isComplete { break }
+                }
+            } catch {
+                log.event("maintenance failed", [("error", "\(error)")])
+            }
+        }
+    }
+
+    func start() { task.start() }
+
+    func stop() { task.stop() }
+}

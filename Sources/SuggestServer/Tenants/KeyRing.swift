@@ -1,0 +1,123 @@
+import CSystem
+import SuggestCore
+
+/// The API keys a server accepts, each opening one tenant: `{"keys": [{"tenant": "acme", "key": "SECRET"}]}`.
+///
+/// A key is found by comparing the presented one with every key in constant time (the time depends only on the
+/// length of what was presented), so that how long a refusal takes says nothing about the keys.
+public struct KeyRing: Sendable, Equatable {
+    /// One key and the tenant it opens.
+    public struct Entry: Sendable, Equatable {
+        public var tenant: String
+        var key: [UInt8]
+
+        public init(tenant: String, key: String) {
+            self.tenant = tenant
+            self.key = Array(key.utf8)
+        }
+    }
+
+    public private(set) var entries: [Entry]
+
+    public init(entries: [Entry]) { self.entries = entries }
+
+    /// The tenant a presented key opens, or `nil`.
+    /// - Complexity: O(k · n) for k keys and a presented key of n bytes, whatever matches.
+    public func tenant(forKey presented: some Collection<UInt8>) -> String? {
+        var found: String?
+        let presented = Array(presented)
+        for entry in entries where Self.constantTimeEqual(presented, entry.key) && found == nil { found = entry.tenant }
+        return found
+    }
+
+    /// Whether two byte strings are equal, in a time that depends only on the length of `presented`.
+    static func constantTimeEqual(_ presented: [UInt8], _ secret: [UInt8]) -> Bool {
+        guard !secret.isEmpty else { return false }
+        var difference = UInt8(presented.count == secret.count ? 0 : 1)
+        for index in presented.indices { difference |= presented[index] ^ secret[index % secret.count] }
+        return difference == 0
+    }
+
+    /// A tenant's name: letters, digits, `.`, `_` and `-`, 1 to 64 of them. It prefixes the tenant's accounts in the
+    /// store (`acme:alice`), so it may not hold the `:` that ends it.
+    public static func isValidTenant(_ name: String) -> Bool {
+        (1...64).contains(name.utf8.count)
+            && name.utf8.allSatisfy { byte in
+                (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+                    || byte == 0x2E || byte == 0x5F || byte == 0x2D
+            }
+    }
+
+    /// Reads a keys document.
+    /// - Throws: `KeyRingError` naming what is wrong: not JSON, no `keys` array, an entry without a valid tenant or
+    ///   a key of at least 16 bytes, a key given twice.
+    public init(json bytes: [UInt8], name: String) throws(KeyRingError) {
+        let document: JSONValue
+        do {
+            document = try bytes.withUnsafeBufferPointer { buffer throws(JSONParser.Error) in
+                try JSONParser.parse(bytes: buffer)
+            }
+        } catch {
+            throw KeyRingError("\(name) is not JSON (\(error)); it holds {\"keys\": [{\"tenant\": \"acme\", \"key\": \"...\"}]}")
+        }
+        guard case .array(let keys)? = document["keys"] else { throw KeyRingError("\(name) has no \"keys\" array; it holds {\"keys\": [{\"tenant\": \"acme\", \"key\": \"...\"}]}") }
+        var entries: [Entry] = []
+        for (index, key) in keys.enumerated() {
+            guard case .string(let tenant)? = key["tenant"], case .string(let secret)? = key["key"] else { throw KeyRingError("\(name): keys[\(index)] needs a \"tenant\" and a \"key\", both strings") }
+            guard Self.isValidTenant(tenant) else {
+                throw KeyRingError(
+                    "\(name): keys[\(index)].tenant must be 1 to 64 letters, digits, '.', '_' or '-'")
+            }
+            guard secret.utf8.count >= 16, secret.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                throw KeyRingError(
+                    "\(name): keys[\(index)].key must be at least 16 printable characters without spaces "
+                        + "(a random one: openssl rand -hex 24)")
+            }
+            guard !entries.contains(where: { $0.key == Array(secret.utf8) }) else {
+                throw KeyRingError("\(name): keys[\(index)] repeats an earlier key; each key opens one tenant")
+            }
+            entries.append(Entry(tenant: tenant, key: secret))
+        }
+        guard !entries.isEmpty else { throw KeyRingError("\(name) lists no key; without keys, leave out --keys") }
+        self.entries = entries
+    }
+
+    /// Reads the keys file at `path`, refusing one that other users can read or write.
+    /// - Throws: `KeyRingError` when the file cannot be read, is readable by others, or does not parse.
+    public static func load(path: String) throws(KeyRingError) -> (ring: KeyRing, modified: Timestamp) {
+        let descriptor = system_open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw KeyRingError("cannot read the keys file \(path): \(String(cString: strerror(system_errno())))")
+        }
+        defer { close(descriptor) }
+        var info = stat()
+        guard fstat(descriptor, &info) == 0, system_is_regular_file(info.st_mode) != 0 else {
+            throw KeyRingError("the keys file \(path) is not a regular file")
+        }
+        guard info.st_mode & 0o077 == 0 else {
+            throw KeyRingError(
+                "the keys file \(path) can be read or written by other users (mode \(String(info.st_mode & 0o777, radix: 8))); "
+                    + "make it private: chmod 600 \(path)")
+        }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
+            if count < 0 && system_errno() == EINTR { continue }
+            guard count >= 0 else {
+                throw KeyRingError("cannot read the keys file \(path): \(String(cString: strerror(system_errno())))")
+            }
+            if count == 0 { break }
+            bytes += chunk[0..<count]
+            guard bytes.count <= 1 << 20 else { throw KeyRingError("the keys file \(path) is over 1 MiB") }
+        }
+        let modified = Timestamp(seconds: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
+        return (try KeyRing(json: bytes, name: path), modified)
+    }
+}
+
+/// Why a keys file cannot be used.
+public struct KeyRingError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}

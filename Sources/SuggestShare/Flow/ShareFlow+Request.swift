@@ -1,0 +1,61 @@
+import SuggestCore
+
+extension ShareFlow {
+    /// A whole share request as one JSON document, the body of the server's share route:
+    ///
+    ///     {"items": [{"attachments": [{"type": "public.jpeg", "file": "photo.jpg"}]}],
+    ///      "rule": "SUBQUERY(...).@count == 1", "conversationIdentifier": "thread-42", "action": "send"}
+    ///
+    /// `items` as `ShareRequest(json:)` reads them; `rule` (optional: a predicate string or the dictionary form as
+    /// an object; without it the target accepts anything); `conversationIdentifier` or `pick` (optional, not
+    /// both); `action` (`preview`, `send` or `cancel`; default `preview`).
+    public struct Request: Sendable {
+        public var items: ShareRequest
+        public var target: ShareTarget
+        public var choice: Choice
+        public var action: Action
+
+        /// Reads the request.
+        /// - Throws: `InputError` naming the member that is wrong.
+        public init(json: JSONValue) throws(InputError) {
+            items = try ShareRequest(json: json)
+            if let rule = json["rule"], rule != .null {
+                target = ShareTarget(activationRule: try ActivationRule(json: rule), intentsSupported: ["INSendMessageIntent"])
+            } else {
+                target = .acceptingAnything
+            }
+            let conversation = json["conversationIdentifier"]
+            let pick = json["pick"]
+            switch (conversation, pick) {
+            case (nil, nil), (.null?, nil), (nil, .null?), (.null?, .null?):
+                choice = .none
+            case (.string(let identifier)?, nil), (.string(let identifier)?, .null?):
+                guard !identifier.isEmpty else {
+                    throw InputError(field: "conversationIdentifier", message: "must not be empty")
+                }
+                choice = .conversation(identifier)
+            case (nil, .number(let rank)?), (.null?, .number(let rank)?):
+                guard rank == rank.rounded(), rank >= 1, rank <= Double(RankingContext.Limits.suggestions) else {
+                    throw InputError(field: "pick", message: "must be a whole number from 1 to \(RankingContext.Limits.suggestions)")
+                }
+                choice = .rank(Int(rank))
+            case (let conversation?, nil), (let conversation?, .null?):
+                throw InputError(field: "conversationIdentifier", message: "expected a string, found \(conversation.kindName)")
+            case (nil, let pick?), (.null?, let pick?):
+                throw InputError(field: "pick", message: "expected a number, found \(pick.kindName)")
+            default:
+                throw InputError(field: "pick", message: "choose with conversationIdentifier or pick, not both")
+            }
+            switch json["action"] {
+            case nil, .null?: action = .preview
+            case .string(let name)?:
+                guard let parsed = Action(rawValue: name) else {
+                    throw InputError(field: "action", message: "'\(name.prefix(40))' is not preview, send or cancel")
+                }
+                action = parsed
+            case let other?:
+                throw InputError(field: "action", message: "expected preview, send or cancel, found \(other.kindName)")
+            }
+        }
+    }
+}
