@@ -18,6 +18,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Connections from one address at once (`--max-connections-per-ip`): 256 unless given; 0 for no limit (behind a
     /// reverse proxy every connection comes from its address).
     public var perIPConnectionLimit = 256
+    /// Bytes a connection may use for its request line and header fields (`--max-header-bytes`): 256 KiB unless
+    /// given. A longer request target is refused with 414, larger headers with 431.
+    public var headerBytesLimit = 256 << 10
     /// Seconds an idle connection stays open (`--timeout`): 30 unless given.
     public var connectionTimeoutSeconds = 30
     /// Seconds the requests in flight get to finish after SIGTERM (`--grace`): 10 unless given.

@@ -61,6 +61,7 @@ public enum SuggestServer {
                     connectionLimit: configuration.connectionLimit,
                     perIPConnectionLimit: configuration.perIPConnectionLimit == 0 ? nil : configuration.perIPConnectionLimit,
                     connectionTimeout: .seconds(configuration.connectionTimeoutSeconds),
+                    memoryLimitPerConnection: configuration.headerBytesLimit,
                     maximumBodySize: configuration.maximumBodyBytes),
                 log: { line in log.event("http", [("message", line)]) }, handler: api.answer)
         } catch {

@@ -50,8 +50,9 @@ public struct RankingContext: Sendable, Hashable {
         public static let contentTypes = 32
         /// Distinct people per query.
         public static let people = 32
-        /// Excluded conversations per query.
-        public static let excluded = 1000
+        /// Excluded conversations per query: a share sheet hides the few it shows elsewhere (each may cost the walk a
+        /// step past it).
+        public static let excluded = 100
         /// Bytes of any one identifier or type, as for a donation's strings.
         public static let stringBytes = 4096
     }

@@ -75,15 +75,15 @@ struct Call {
         TenantAccount(tenant: tenant, account: try parameter("account", code: "invalid_account"))
     }
 
-    /// A path parameter, checked like the contract's identifiers: non-empty, at most 4096 bytes, no control
-    /// characters.
+    /// A path parameter, checked like the contract's identifiers: non-empty, at most 4096 bytes (the decoded
+    /// segment is UTF-8 already). Any other character is allowed, as in a donation: a conversation whose identifier
+    /// holds a line break must still be deletable.
     func parameter(_ name: String, code: String) throws -> String {
         guard let value = parameters[name], !value.isEmpty else {
             throw APIError.badRequest(code, "\(name) must not be empty")
         }
-        guard value.utf8.count <= 4096 else { throw APIError.badRequest(code, "\(name) is longer than 4096 bytes") }
-        guard !value.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-            throw APIError.badRequest(code, "\(name) holds a control character")
+        guard value.utf8.count <= Interaction.maximumStringBytes else {
+            throw APIError.badRequest(code, "\(name) is longer than \(Interaction.maximumStringBytes) bytes")
         }
         return value
     }

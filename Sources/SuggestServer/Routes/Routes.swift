@@ -32,6 +32,10 @@ enum Routes {
     static func checkQuery(_ request: HTTPRequest, allowed: Set<String>, repeatable: Set<String> = []) throws {
         var seen: Set<String> = []
         for item in request.queryItems {
+            guard item.value.utf8.count <= queryValueBytes else {
+                throw APIError.badRequest(
+                    "invalid_query", "\(item.name.prefix(60)) is longer than \(queryValueBytes) bytes; a longer value goes in a body")
+            }
             guard allowed.contains(item.name) else {
                 let known = allowed.sorted().joined(separator: ", ")
                 throw APIError.badRequest(
@@ -43,6 +47,10 @@ enum Routes {
             }
         }
     }
+
+    /// The longest value of one query item: identifiers in a query are short (a type, a person's key, a
+    /// conversation to leave out), and every byte of a target counts against the connection's header limit.
+    static let queryValueBytes = 1024
 
     /// A date as the contract writes them: RFC 3339 with a zone, or Unix seconds in plain decimal.
     static func date(_ text: String, name: String) throws -> Timestamp {
