@@ -110,6 +110,8 @@ let package = Package(
         .testTarget(
             name: "DonationStoreConformanceTests",
             dependencies: ["SuggestCore", "SuggestSQLiteStore", "SuggestTestSupport"], swiftSettings: strict),
+        // `suggest serve` end to end: the built binaries, real HTTP over loopback, a real store.
+        .testTarget(name: "SuggestServerTests", dependencies: ["SuggestTestSupport"], swiftSettings: strict),
         .testTarget(
             name: "HTTPServerTests", dependencies: ["HTTPServer", "SuggestTestSupport", "CSystem"],
             swiftSettings: strict),

@@ -25,7 +25,8 @@ for path in arguments.dropFirst() {
     let hashes = String(repeating: "#", count: longest + 1)
     let name = url.deletingPathExtension().lastPathComponent.filter { $0.isLetter || $0.isNumber }
     text += "    /// The text of \(url.lastPathComponent).\n"
-    text += "    static let \(name) = \(hashes)\"\"\"\n\(content)\(content.hasSuffix("\n") ? "" : "\n")\"\"\"\(hashes)\n"
+    // The line break before the closing delimiter is not part of a multi-line literal: one more keeps the text's own.
+    text += "    static let \(name) = \(hashes)\"\"\"\n\(content)\n\"\"\"\(hashes)\n"
 }
 text += "}\n"
 do {

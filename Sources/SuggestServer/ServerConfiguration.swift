@@ -23,6 +23,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var headerBytesLimit = 256 << 10
     /// Seconds an idle connection stays open (`--timeout`): 30 unless given.
     public var connectionTimeoutSeconds = 30
+    /// Seconds between SIGTERM and the moment the server stops accepting connections (`--drain-delay`): 0 unless
+    /// given. Readiness is 503 from SIGTERM on, so a load balancer that probes it has this long to stop sending
+    /// new requests before connections are refused.
+    public var drainDelaySeconds = 0
     /// Seconds the requests in flight get to finish after SIGTERM (`--grace`): 10 unless given.
     public var gracePeriodSeconds = 10
     /// One JSON line per request on standard error (`--no-access-log` turns it off).

@@ -77,6 +77,10 @@ public enum SuggestServer {
                 }
                 log.event("draining", [("signal", signal.description)])
                 api.startDraining()
+                if configuration.drainDelaySeconds > 0 {
+                    var pause = timespec(tv_sec: configuration.drainDelaySeconds, tv_nsec: 0)
+                    _ = nanosleep(&pause, nil)
+                }
                 let abandoned = server.stop(gracePeriod: .seconds(configuration.gracePeriodSeconds))
                 log.event("stopped", [("abandonedRequests", String(abandoned))])
                 done.signal()

@@ -59,6 +59,8 @@ enum ServeOptions {
         configuration.connectionTimeoutSeconds =
             try number(arguments, "--timeout", nil, 1...3600) ?? configuration.connectionTimeoutSeconds
         configuration.gracePeriodSeconds = try number(arguments, "--grace", nil, 0...3600) ?? configuration.gracePeriodSeconds
+        configuration.drainDelaySeconds =
+            try number(arguments, "--drain-delay", nil, 0...600) ?? configuration.drainDelaySeconds
         configuration.accessLog = !arguments.flag("--no-access-log")
         return configuration
     }

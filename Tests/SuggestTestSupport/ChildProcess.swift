@@ -88,6 +88,9 @@ public final class ChildProcess {
         unlink(errorPath)
     }
 
+    /// What the child has written to standard error so far (while it runs, too).
+    public func standardErrorSoFar() -> String { String(decoding: (try? readFile(errorPath)) ?? [], as: UTF8.self) }
+
     /// Sends `signal` to the child (no effect once it has been reaped).
     public func send(_ signal: Int32) {
         guard finished == nil else { return }

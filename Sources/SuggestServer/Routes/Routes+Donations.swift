@@ -14,7 +14,7 @@ extension Routes {
         switch mediaType(call.request) {
         case "application/json":
             let donation = try Self.donation(body, line: nil, in: account)
-            report = try call.withStore { store in
+            report = try refusingDonations { try call.withStore { store in
                 var report = ImportReport()
                 report.read = 1
                 switch try store.record(donation, now: now) {
@@ -23,10 +23,10 @@ extension Routes {
                 case .expired: report.expired = 1
                 }
                 return report
-            }
+            } }
         case "application/x-ndjson":
             let lines = MemoryJSONLines(bytes: body)
-            report = try call.withStore { store in
+            report = try refusingDonations { try call.withStore { store in
                 try store.importDonations(ImportOptions(now: now), progress: { _ in }, interruption: {}) {
                     while true {
                         var parsed: (line: Int, donation: Result<Interaction, InputError>)?
@@ -43,7 +43,7 @@ extension Routes {
                         if !more { return nil }
                     }
                 }
-            }
+            } }
         default:
             throw APIError(
                 .unsupportedMediaType, "unsupported_media_type",
@@ -52,6 +52,15 @@ extension Routes {
         }
         call.api.metrics.donations(recorded: report.recorded, duplicates: report.duplicates)
         return json({ report.write(to: &$0) }, status: .created)
+    }
+
+    /// The store's refusal of a donation (a date from the future, a line of a batch) as the route's error.
+    static func refusingDonations<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as InputError {
+            throw APIError.invalid("invalid_donation", error)
+        }
     }
 
     /// One donation from its JSON, in the route's account: a donation naming another account is refused.

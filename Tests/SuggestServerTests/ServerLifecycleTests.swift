@@ -1,0 +1,116 @@
+import Dispatch
+import SuggestTestSupport
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The server's promises about its life: an acknowledged donation survives `kill -9`; SIGTERM drains (readiness
+/// 503, requests in flight finish, exit 0); and a client nobody here wrote (schemathesis) finds nothing wrong.
+@Suite(.serialized) struct ServerLifecycleTests {
+    @Test func noAcknowledgedDonationIsLostWhenTheServerIsKilled() throws {
+        let scratch = try TemporaryDirectory("lifecycle")
+        let server = try ServeProcess(["--store", scratch("store"), "--no-access-log"], scratch: scratch.path)
+        let client = server.client
+        let acknowledged = Mutex<[String]>([])
+        let stop = Atomic(false)
+        let donors = DispatchGroup()
+        for donor in 0..<8 {
+            DispatchQueue.global().async(group: donors) {
+                var index = 0
+                while !stop.load(ordering: .relaxed) {
+                    index += 1
+                    let id = "k\(donor)-\(index)"
+                    let body = ServerRoutesTests.donation(id, "c\(index % 40)", ago: 5)
+                    guard let reply = try? client.send("POST", "/v1/accounts/a/donations", json: body) else { return }
+                    if reply.status == 201 && reply.text.contains(#""recorded":1"#) { acknowledged.withLock { $0.append(id) } }
+                }
+            }
+        }
+        // Let the donors run, then kill the server in the middle of their stream.
+        while acknowledged.withLock({ $0.count }) < 300 { sleepSeconds(0.01) }
+        server.process.send(SIGKILL)
+        let outcome = server.process.wait(timeout: 10)
+        stop.store(true, ordering: .relaxed)
+        donors.wait()
+        #expect(outcome.signal == SIGKILL)
+        let acknowledgedIDs = acknowledged.withLock { $0 }
+        // Every acknowledged donation is in the store, read by a new server and by the command line.
+        let restarted = try ServeProcess(["--store", scratch("store"), "--no-access-log"], scratch: scratch.path)
+        let export = try restarted.client.request("GET", "/v1/accounts/a/donations").text
+        var stored: Set<String> = []
+        for line in export.split(separator: "\n") {
+            if let range = line.firstRange(of: #""identifier":""#) {
+                stored.insert(String(line[range.upperBound...].prefix(while: { $0 != "\"" })))
+            }
+        }
+        let lost = acknowledgedIDs.filter { !stored.contains($0) }
+        #expect(lost.isEmpty, "\(lost.count) of \(acknowledgedIDs.count) acknowledged donations lost: \(lost.prefix(5))")
+        #expect(acknowledgedIDs.count >= 300)
+        let check = try Suggest.run(["export", "--store", scratch("store"), "--account", "a"], scratch: scratch.path)
+        #expect(check.status == 0 && check.output == export)
+    }
+
+    @Test func sigtermDrainsAndExitsZero() throws {
+        let scratch = try TemporaryDirectory("lifecycle")
+        let server = try ServeProcess(
+            ["--store", scratch("store"), "--drain-delay", "1", "--no-access-log"], scratch: scratch.path)
+        let client = server.client
+        // A batch that takes the server a while (a second or more in a debug build).
+        let lines = (0..<40_000).map { ServerRoutesTests.donation("b\($0)", "c\($0 % 500)", ago: 30) }
+        let body = lines.joined(separator: "\n")
+        let reply = Mutex<HTTPReply?>(nil)
+        let sender = DispatchGroup()
+        DispatchQueue.global().async(group: sender) {
+            let answer = try? client.send("POST", "/v1/accounts/a/donations", json: body, contentType: "application/x-ndjson")
+            reply.withLock { $0 = answer }
+        }
+        // Once the batch is being written, SIGTERM.
+        var inFlight = false
+        for _ in 0..<500 where !inFlight {
+            let metrics = (try? client.request("GET", "/metrics").text) ?? ""
+            inFlight = metrics.contains("suggest_http_requests_in_flight 2")
+            if !inFlight { sleepSeconds(0.005) }
+        }
+        #expect(inFlight, "the batch was in flight")
+        server.process.send(SIGTERM)
+        sleepSeconds(0.2)
+        // Draining: readiness says 503 while connections are still accepted.
+        let ready = try client.request("GET", "/v1/health/ready")
+        #expect(ready.status == 503 && ready.text.contains("draining"))
+        sender.wait()
+        let answer = try #require(reply.withLock { $0 })
+        #expect(answer.status == 201 && answer.text.contains(#""recorded":40000"#), "\(answer)")
+        let outcome = server.process.wait(timeout: 30)
+        #expect(outcome.status == 0, "\(outcome)")
+        #expect(client.isRefused())
+        let count = try Suggest.run(["export", "--store", scratch("store"), "--account", "a"], scratch: scratch.path)
+        #expect(count.output.split(separator: "\n").count == 40_000)
+    }
+
+    /// schemathesis (PyPI) against the live server, with keys: no 5xx, and no response outside the OpenAPI
+    /// document (status codes, content types, bodies, headers), in a bounded run.
+    @Test func schemathesisFindsNothingOutsideTheDocument() throws {
+        let scratch = try TemporaryDirectory("lifecycle")
+        let keys = try TenantWallTests.keysFile(scratch, [("acme", TenantWallTests.acme)])
+        let server = try ServeProcess(["--store", scratch("store"), "--keys", keys, "--no-access-log"], scratch: scratch.path)
+        let candidates: [String] = ["/usr/local/bin/schemathesis", "/root/.pyenv/shims/schemathesis", "/usr/bin/schemathesis"]
+        let executable = candidates.first { path in access(path, X_OK) == 0 }
+        let found = try #require(executable, "schemathesis is not installed: pip install schemathesis (.ci/run does)")
+        let run = try ChildProcess(
+            executable: found,
+            arguments: [
+                "run", "http://127.0.0.1:\(server.port)/v1/openapi.json", "-H", "Authorization: Bearer \(TenantWallTests.acme)",
+                "--max-examples", "8", "--seed", "1", "--checks",
+                "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance",
+            ],
+            environment: ["PATH": "/usr/local/bin:/usr/bin:/bin:/root/.pyenv/shims", "HOME": scratch.path, "NO_COLOR": "1"],
+            inputPath: nil, scratch: scratch.path)
+        let outcome = run.wait(timeout: 600)
+        #expect(outcome.status == 0, "schemathesis: \(outcome.output.suffix(3000))")
+        #expect(outcome.output.contains("passed"))
+        server.stop()
+    }
+}

@@ -1,0 +1,222 @@
+import SuggestTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// `suggest serve` end to end: the built binary on a free loopback port, a real store, real HTTP. Every route of
+/// the contract with its results, and every kind of bad input with its error (and nothing changed).
+@Suite struct ServerRoutesTests {
+    static let now = "2026-12-01T10:00:00Z"
+
+    /// A recent moment (so that retention keeps it) in RFC 3339.
+    static func recent(_ secondsAgo: Int) -> String {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        var moment = time_t(time.tv_sec - secondsAgo)
+        var parts = tm()
+        gmtime_r(&moment, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):"
+            + "\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+    }
+
+    static func donation(_ id: String, _ conversation: String, ago: Int, direction: String = "outgoing", extra: String = "")
+        -> String
+    {
+        #"{"identifier":"\#(id)","date":"\#(recent(ago))","direction":"\#(direction)","intent":{"conversationIdentifier":"\#(conversation)"\#(extra)}}"#
+    }
+
+    @Test func donationsSuggestionsExportAndDeletion() throws {
+        let scratch = try TemporaryDirectory("serve")
+        let server = try ServeProcess(["--store", scratch("store")], scratch: scratch.path)
+        let client = server.client
+        // One donation, then a batch in JSON Lines.
+        let one = try client.send("POST", "/v1/accounts/alice/donations", json: Self.donation("d1", "thread-42", ago: 60, extra: #","speakableGroupName":"Climbing crew","recipients":[{"customIdentifier":"u-17","displayName":"Juan"},{"customIdentifier":"u-18"}]"#))
+        #expect(one.status == 201)
+        #expect(one.text == #"{"recorded":1,"duplicates":0,"expired":0}"#)
+        let batch = [
+            Self.donation("d2", "u-17", ago: 50, direction: "incoming"), Self.donation("d3", "u-17", ago: 40),
+            Self.donation("d1", "thread-42", ago: 60), "", Self.donation("d4", "u-9", ago: 3000),
+        ].joined(separator: "\n")
+        let many = try client.send("POST", "/v1/accounts/alice/donations", json: batch, contentType: "application/x-ndjson")
+        #expect(many.status == 201)
+        #expect(many.text == #"{"recorded":3,"duplicates":1,"expired":0}"#)
+        // The same identifier again: a duplicate, never a second donation.
+        let again = try client.send("POST", "/v1/accounts/alice/donations", json: Self.donation("d3", "u-17", ago: 40))
+        #expect(again.text == #"{"recorded":0,"duplicates":1,"expired":0}"#)
+
+        let list = try client.request("GET", "/v1/accounts/alice/suggestions?limit=2&explain=true")
+        #expect(list.status == 200)
+        #expect(list.header("Content-Type") == "application/json")
+        #expect(list.text.hasPrefix(#"{"account":"alice","at":"#))
+        // The reply waiting for an answer first; a group's message counts as an hour older than a person's.
+        #expect(list.text.contains(#""rank":1,"conversationIdentifier":"u-17""#))
+        #expect(list.text.contains(#""rank":2,"conversationIdentifier":"u-9""#))
+        #expect(list.text.contains(#""score":1,"#) && list.text.contains(#""logScore":"#))
+        #expect(!list.text.contains("thread-42"), "limit=2")
+        let three = try client.request("GET", "/v1/accounts/alice/suggestions?limit=3")
+        #expect(three.text.contains(#""rank":3,"conversationIdentifier":"thread-42","speakableGroupName":"Climbing crew","recipients":[{"customIdentifier":"u-17","displayName":"Juan"},{"customIdentifier":"u-18"}]"#))
+        // The CLI on the same store writes the same bytes for the same moment.
+        let at = try #require(list.text.firstRange(of: #""at":""#).map { range in
+            String(list.text[range.upperBound...].prefix(while: { $0 != "\"" }))
+        })
+        let listed = try Suggest.run(
+            ["list", "--store", scratch("store"), "--account", "alice", "--limit", "2", "--explain", "--json", "--at", at],
+            scratch: scratch.path)
+        let atTheSameMoment = try client.request("GET", "/v1/accounts/alice/suggestions?limit=2&explain=1&at=\(percentEncoded(at))")
+        #expect(listed.output == atTheSameMoment.text + "\n")
+
+        // The export: JSON Lines, in recording order, in the account's own name.
+        let export = try client.request("GET", "/v1/accounts/alice/donations")
+        #expect(export.status == 200)
+        #expect(export.header("Content-Type") == "application/x-ndjson")
+        let lines = export.text.split(separator: "\n")
+        #expect(lines.count == 4)
+        #expect(lines.allSatisfy { $0.hasPrefix(#"{"account":"alice","identifier":"d"#) })
+
+        // Deletion by conversation, identifier, group, date and account, each answered with its report.
+        let conversation = try client.request("DELETE", "/v1/accounts/alice/conversations/u-9")
+        #expect(conversation.text == #"{"account":"alice","donations":1,"conversations":["u-9"],"removedConversations":["u-9"]}"#)
+        let identifier = try client.request("DELETE", "/v1/accounts/alice/donations/d2")
+        #expect(identifier.text == #"{"account":"alice","donations":1,"conversations":["u-17"],"removedConversations":[]}"#)
+        let group = try client.request("DELETE", "/v1/accounts/alice/groups/none")
+        #expect(group.text == #"{"account":"alice","donations":0,"conversations":[],"removedConversations":[]}"#)
+        let before = try client.request("DELETE", "/v1/accounts/alice/donations?before=\(percentEncoded(Self.recent(45)))")
+        #expect(before.text.contains(#""donations":1,"conversations":["thread-42"]"#))
+        let account = try client.request("DELETE", "/v1/accounts/alice")
+        #expect(account.text == #"{"account":"alice","donations":1,"conversations":["u-17"],"removedConversations":["u-17"]}"#)
+        #expect(try client.request("GET", "/v1/accounts/alice/donations").body.isEmpty)
+        #expect(server.stop().status == 0)
+    }
+
+    @Test func blockFeedbackAndTheShareFlow() throws {
+        let scratch = try TemporaryDirectory("serve")
+        let server = try ServeProcess(["--store", scratch("store")], scratch: scratch.path)
+        let client = server.client
+        let batch = [
+            Self.donation("1", "u-juan", ago: 300, extra: #","recipients":[{"customIdentifier":"u-juan","displayName":"Juan"}],"contentTypes":["public.jpeg"]"#),
+            Self.donation("2", "u-mom", ago: 200), Self.donation("3", "g-work", ago: 100),
+        ].joined(separator: "\n")
+        #expect(try client.send("POST", "/v1/accounts/me/donations", json: batch, contentType: "application/x-ndjson").status == 201)
+
+        let blocked = try client.request("PUT", "/v1/accounts/me/conversations/g-work/block")
+        #expect(blocked.text == #"{"conversationIdentifier":"g-work","blocked":true}"#)
+        #expect(!(try client.request("GET", "/v1/accounts/me/suggestions").text.contains("g-work")))
+        #expect(try client.request("DELETE", "/v1/accounts/me/conversations/g-work/block").text.contains(#""blocked":false"#))
+        #expect(try client.request("GET", "/v1/accounts/me/suggestions").text.contains("g-work"))
+
+        let less = try client.send("POST", "/v1/accounts/me/conversations/u-mom/feedback", json: #"{"less": true}"#)
+        #expect(less.text == #"{"conversationIdentifier":"u-mom","suggestLess":1}"#)
+        let explained = try client.request("GET", "/v1/accounts/me/suggestions?explain=true").text
+        #expect(explained.contains(#""suggestLess":1"#))
+        #expect(try client.send("POST", "/v1/accounts/me/conversations/u-mom/feedback", json: #"{"reset": true}"#).status == 200)
+        let wrong = try client.send("POST", "/v1/accounts/me/conversations/u-mom/feedback", json: #"{"less": false}"#)
+        #expect(wrong.status == 400 && wrong.text.contains("invalid_feedback"))
+
+        // The share flow: a PDF-only rule (dictionary form) refuses a photo and says why; a predicate accepts it.
+        let photo = #""items": [{"attachments": [{"type": "public.jpeg", "file": "beach.jpg"}]}]"#
+        let refused = try client.send(
+            "POST", "/v1/accounts/me/share",
+            json: #"{\#(photo), "rule": {"NSExtensionActivationSupportsFileWithMaxCount": 1, "NSExtensionActivationSupportsImageWithMaxCount": 0}}"#)
+        #expect(refused.status == 200)
+        #expect(refused.text.hasPrefix(#"{"activated":false,"suggestions":[],"preselected":null,"reason":""#))
+        let preview = try client.send(
+            "POST", "/v1/accounts/me/share",
+            json: #"{\#(photo), "rule": "SUBQUERY(extensionItems, $e, SUBQUERY($e.attachments, $a, ANY $a.registeredTypeIdentifiers UTI-CONFORMS-TO \"public.image\").@count == 1).@count == 1", "conversationIdentifier": "u-juan"}"#)
+        #expect(preview.text.contains(#""activated":true"#))
+        #expect(preview.text.contains(#""preselected":{"conversationIdentifier":"u-juan""#))
+        #expect(preview.text.contains(#""outcome":"preview""#))
+        // A conversation that received photos comes first for a photo: the pick sends to it.
+        let sent = try client.send("POST", "/v1/accounts/me/share", json: #"{\#(photo), "pick": 1, "action": "send"}"#)
+        #expect(sent.text.contains(#""preselected":{"conversationIdentifier":"u-juan""#))
+        #expect(sent.text.contains(#""outcome":"sent""#) && sent.text.contains(#""donation":""#))
+        let cancelled = try client.send("POST", "/v1/accounts/me/share", json: #"{\#(photo), "pick": 1, "action": "cancel"}"#)
+        #expect(cancelled.text.contains(#""outcome":"cancelled""#))
+        // The deleted conversation is never preselected, nor swapped for another.
+        _ = try client.request("DELETE", "/v1/accounts/me/conversations/u-juan")
+        let gone = try client.send("POST", "/v1/accounts/me/share", json: #"{\#(photo), "conversationIdentifier": "u-juan"}"#)
+        #expect(gone.text.contains(#""preselected":null"#) && gone.text.contains("deleted"))
+        // u-juan's donations went with it (the sent share among them); the cancelled share recorded nothing.
+        let export = try client.request("GET", "/v1/accounts/me/donations").text
+        #expect(export.split(separator: "\n").count == 2)
+    }
+
+    @Test func badInputGetsAJSONErrorAndChangesNothing() throws {
+        let scratch = try TemporaryDirectory("serve")
+        let server = try ServeProcess(["--store", scratch("store"), "--max-body-bytes", "4096"], scratch: scratch.path)
+        let client = server.client
+        func expectError(_ reply: HTTPReply, _ status: Int, _ code: String, sourceLocation: SourceLocation = #_sourceLocation) {
+            #expect(reply.status == status, "\(reply)", sourceLocation: sourceLocation)
+            #expect(reply.header("Content-Type") == "application/json", sourceLocation: sourceLocation)
+            #expect(reply.text.hasPrefix(#"{"error":{"code":"\#(code)","message":""#), "\(reply)", sourceLocation: sourceLocation)
+        }
+        let path = "/v1/accounts/alice/donations"
+        expectError(try client.send("POST", path, json: "{not json"), 400, "invalid_donation")
+        expectError(try client.send("POST", path, json: #"{"date":"yesterday","intent":{"conversationIdentifier":"x"}}"#), 400, "invalid_donation")
+        expectError(try client.send("POST", path, json: Self.donation("x", "y", ago: 1), contentType: "text/plain"), 415, "unsupported_media_type")
+        expectError(
+            try client.send("POST", path, json: #"{"account":"bob","date":"\#(Self.recent(1))","intent":{"conversationIdentifier":"x"}}"#),
+            400, "invalid_donation")
+        // A batch with one bad line records nothing, and says which line.
+        let batch = [Self.donation("a", "c", ago: 5), Self.donation("b", "c", ago: 4), #"{"date": 1}"#].joined(separator: "\n")
+        let refused = try client.send("POST", path, json: batch, contentType: "application/x-ndjson")
+        expectError(refused, 400, "invalid_donation")
+        #expect(refused.text.contains("line 3: "))
+        // A donation from the far future is refused; one from just ahead is recorded as of now.
+        expectError(try client.send("POST", path, json: #"{"date":"2099-01-01T00:00:00Z","intent":{"conversationIdentifier":"x"}}"#), 400, "invalid_donation")
+        #expect(try client.request("GET", path).body.isEmpty)
+        // An oversized body: 413 before it is read.
+        let big = String(repeating: " ", count: 5000) + Self.donation("big", "c", ago: 1)
+        expectError(try client.send("POST", path, json: big), 413, "body_too_large")
+        // Routes and methods.
+        expectError(try client.request("GET", "/v1/nothing"), 404, "not_found")
+        let method = try client.request("PATCH", "/v1/accounts/alice/conversations/x/block")
+        expectError(method, 405, "method_not_allowed")
+        #expect(method.header("Allow") == "DELETE, PUT")
+        expectError(try client.request("GET", "/v1/accounts//suggestions"), 400, "invalid_account")
+        expectError(try client.request("GET", "/v1/accounts/\(String(repeating: "a", count: 5000))/suggestions"), 400, "invalid_account")
+        // Queries over the limits the command line enforces, and unknown parameters.
+        expectError(try client.request("GET", "/v1/accounts/alice/suggestions?limit=0"), 400, "invalid_query")
+        expectError(try client.request("GET", "/v1/accounts/alice/suggestions?limit=1001"), 400, "invalid_query")
+        let types = (0..<33).map { "contentType=org.example.t\($0)" }.joined(separator: "&")
+        expectError(try client.request("GET", "/v1/accounts/alice/suggestions?\(types)"), 400, "invalid_query")
+        expectError(try client.request("GET", "/v1/accounts/alice/suggestions?contentTypes=public.jpeg"), 400, "invalid_query")
+        expectError(try client.request("GET", "/v1/accounts/alice/suggestions?at=yesterday"), 400, "invalid_query")
+        expectError(try client.request("DELETE", "/v1/accounts/alice/donations"), 400, "invalid_query")
+        expectError(try client.send("POST", "/v1/accounts/alice/share", json: #"{"items": [], "rule": "TRUEPREDICATE AND"}"#), 400, "invalid_share")
+        expectError(try client.send("POST", "/v1/accounts/alice/share", json: #"{"items": [], "pick": 1, "conversationIdentifier": "x"}"#), 400, "invalid_share")
+        #expect(try client.request("GET", path).body.isEmpty, "nothing was recorded by any refused request")
+        // The server is still well.
+        #expect(try client.request("GET", "/v1/health/ready").text == #"{"status":"ready"}"#)
+    }
+
+    @Test func serviceRoutes() throws {
+        let scratch = try TemporaryDirectory("serve")
+        let server = try ServeProcess(["--store", scratch("store")], scratch: scratch.path)
+        let client = server.client
+        #expect(try client.request("GET", "/v1/health/live").text == #"{"status":"live"}"#)
+        #expect(try client.request("GET", "/v1/version").text.hasPrefix(#"{"name":"suggest","version":""#))
+        let document = try client.request("GET", "/v1/openapi.json")
+        #expect(document.status == 200)
+        #expect(document.body == (try readFile(Suggest.packageRoot + "/Sources/SuggestServer/Resources/openapi.json")))
+        // A request id given is echoed; one is made up otherwise.
+        let echoed = try client.request("GET", "/v1/health/live", headers: [("X-Request-Id", "abc-123")])
+        #expect(echoed.header("X-Request-Id") == "abc-123")
+        #expect((try client.request("GET", "/v1/health/live").header("X-Request-Id")?.count ?? 0) == 16)
+        _ = try client.send("POST", "/v1/accounts/a/donations", json: Self.donation("1", "c", ago: 1))
+        _ = try client.request("GET", "/v1/accounts/a/suggestions")
+        let metrics = try client.request("GET", "/metrics")
+        #expect(metrics.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
+        #expect(metrics.text.contains(#"suggest_http_requests_total{route="/v1/accounts/{account}/suggestions",method="GET",status="200"} 1"#))
+        #expect(metrics.text.contains(#"suggest_http_request_duration_seconds_bucket{route="/v1/accounts/{account}/donations",le="+Inf"} 1"#))
+        #expect(metrics.text.contains("suggest_donations_recorded_total 1"))
+        #expect(!metrics.text.contains("/v1/accounts/a/"), "metrics name route templates, never raw paths")
+        // The access log: one JSON line per request, with its route template, never its path.
+        server.stop()
+        let log = server.process.standardErrorSoFar()
+        #expect(log.contains(#""requestId":"abc-123","method":"GET","route":"/v1/health/live","status":200"#))
+        #expect(!log.contains("/v1/accounts/a/"))
+    }
+}

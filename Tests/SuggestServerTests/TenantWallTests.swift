@@ -1,0 +1,136 @@
+import SuggestTestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Keys open tenants, and tenants are walls: a key reaches only its own tenant's accounts, whatever route it
+/// tries; keys come from a private file, reloaded without a restart.
+@Suite struct TenantWallTests {
+    static let acme = "acme-key-0123456789abcdef"
+    static let other = "other-key-fedcba9876543210"
+
+    static func keysFile(_ scratch: TemporaryDirectory, _ entries: [(String, String)], mode: mode_t = 0o600) throws -> String {
+        let path = scratch("keys.json")
+        let keys = entries.map { #"{"tenant": "\#($0.0)", "key": "\#($0.1)"}"# }.joined(separator: ", ")
+        try writeFile(path, #"{"keys": [\#(keys)]}"#)
+        chmod(path, mode)
+        return path
+    }
+
+    static func bearer(_ key: String) -> [(String, String)] { [("Authorization", "Bearer \(key)")] }
+
+    @Test func oneTenantsKeyGetsNothingOfAnothersAccountOnAnyRoute() throws {
+        let scratch = try TemporaryDirectory("tenants")
+        let keys = try Self.keysFile(scratch, [("acme", Self.acme), ("other", Self.other)])
+        let server = try ServeProcess(["--store", scratch("store"), "--keys", keys], scratch: scratch.path)
+        let client = server.client
+        let acme = Self.bearer(Self.acme)
+        let other = Self.bearer(Self.other)
+        // acme's alice has a history; other's alice (the same name) does not.
+        let batch = (0..<5).map { ServerRoutesTests.donation("d\($0)", "c\($0 % 2)", ago: 100 - $0, extra: #","groupIdentifier":"g""#) }
+            .joined(separator: "\n")
+        let recorded = try client.request(
+            "POST", "/v1/accounts/alice/donations", headers: acme + [("Content-Type", "application/x-ndjson")],
+            body: Array(batch.utf8))
+        #expect(recorded.status == 201)
+        _ = try client.request("PUT", "/v1/accounts/alice/conversations/c0/block", headers: acme)
+        let before = try client.request("GET", "/v1/accounts/alice/donations", headers: acme).text
+
+        // Every route, with the other tenant's key, on "alice": nothing of acme's comes back or changes.
+        #expect(try client.request("GET", "/v1/accounts/alice/donations", headers: other).body.isEmpty)
+        #expect(try client.request("GET", "/v1/accounts/alice/suggestions?limit=100", headers: other).text
+            .contains(#""suggestions":[]"#))
+        let share = try client.send(
+            "POST", "/v1/accounts/alice/share", json: #"{"items": [], "conversationIdentifier": "c1"}"#, headers: other)
+        #expect(share.text.contains(#""suggestions":[]"#) && share.text.contains(#""preselected":null"#))
+        for (method, path) in [
+            ("DELETE", "/v1/accounts/alice/conversations/c1"), ("DELETE", "/v1/accounts/alice/donations/d1"),
+            ("DELETE", "/v1/accounts/alice/groups/g"), ("DELETE", "/v1/accounts/alice/donations?before=2100-01-01T00:00:00Z"),
+            ("DELETE", "/v1/accounts/alice"), ("DELETE", "/v1/accounts/alice/conversations/c0/block"),
+        ] {
+            let reply = try client.request(method, path, headers: other)
+            #expect(reply.status == 200, "\(method) \(path): \(reply)")
+            #expect(!reply.text.contains(#""donations":"#) || reply.text.contains(#""donations":0"#), "\(method) \(path): \(reply)")
+        }
+        _ = try client.send("POST", "/v1/accounts/alice/conversations/c1/feedback", json: #"{"less": true}"#, headers: other)
+        _ = try client.send(
+            "POST", "/v1/accounts/alice/donations", json: ServerRoutesTests.donation("x", "intruder", ago: 1), headers: other)
+        // acme's alice is as it was: same donations, c0 still blocked, no feedback, no intruder.
+        #expect(try client.request("GET", "/v1/accounts/alice/donations", headers: acme).text == before)
+        let explained = try client.request("GET", "/v1/accounts/alice/suggestions?explain=true", headers: acme).text
+        #expect(!explained.contains(#""conversationIdentifier":"c0""#), "the block stayed")
+        #expect(!explained.contains(#""suggestLess":1"#) && !explained.contains("intruder"))
+        // And the other tenant's alice holds only what it wrote.
+        #expect(try client.request("GET", "/v1/accounts/alice/donations", headers: other).text.contains("intruder"))
+        #expect(!(try client.request("GET", "/v1/accounts/alice/donations", headers: other).text.contains(#""c1""#)))
+
+        // Without a key, with an unknown one, or with another scheme: 401, nothing done.
+        for headers in [[], Self.bearer("not-a-key-at-all-000000"), [("Authorization", "Basic \(Self.acme)")], Self.bearer("")] {
+            let reply = try client.request("GET", "/v1/accounts/alice/donations", headers: headers)
+            #expect(reply.status == 401 && reply.text.contains(#""code":"unauthorized""#), "\(headers): \(reply)")
+            #expect(reply.header("WWW-Authenticate")?.hasPrefix("Bearer") == true)
+        }
+        // Service routes need no key.
+        #expect(try client.request("GET", "/v1/health/ready").status == 200)
+        // No key in the log.
+        server.stop()
+        let log = server.process.standardErrorSoFar()
+        #expect(!log.contains(Self.acme) && !log.contains(Self.other))
+        #expect(log.contains(#""tenant":"acme""#))
+    }
+
+    @Test func aKeysFileOthersCanReadIsRefused() throws {
+        let scratch = try TemporaryDirectory("tenants")
+        let keys = try Self.keysFile(scratch, [("acme", Self.acme)], mode: 0o644)
+        let outcome = try Suggest.run(["serve", "--port", "0", "--store", scratch("store"), "--keys", keys], scratch: scratch.path, timeout: 30)
+        #expect(outcome.status == 1)
+        #expect(outcome.error.contains("can be read or written by other users") && outcome.error.contains("chmod 600"))
+        let short = try Self.keysFile(scratch, [("acme", "short")])
+        let refused = try Suggest.run(["serve", "--port", "0", "--store", scratch("store"), "--keys", short], scratch: scratch.path, timeout: 30)
+        #expect(refused.status == 1 && refused.error.contains("at least 16"))
+    }
+
+    @Test func withoutKeysOnlyALoopbackHostIsServed() throws {
+        let scratch = try TemporaryDirectory("tenants")
+        let outcome = try Suggest.run(["serve", "--host", "0.0.0.0", "--port", "0", "--store", scratch("store")], scratch: scratch.path, timeout: 30)
+        #expect(outcome.status == 1)
+        #expect(outcome.error.contains("without --keys the server serves only a loopback host"))
+    }
+
+    @Test func keysAreReloadedOnSIGHUPAndWhenTheFileChanges() throws {
+        let scratch = try TemporaryDirectory("tenants")
+        let keys = try Self.keysFile(scratch, [("acme", Self.acme)])
+        let server = try ServeProcess(["--store", scratch("store"), "--keys", keys], scratch: scratch.path)
+        let client = server.client
+        #expect(try client.request("GET", "/v1/accounts/a/donations", headers: Self.bearer(Self.acme)).status == 200)
+        #expect(try client.request("GET", "/v1/accounts/a/donations", headers: Self.bearer(Self.other)).status == 401)
+        // A new file, then SIGHUP: the new key works at once, the old one no more.
+        _ = try Self.keysFile(scratch, [("acme", Self.other)])
+        server.process.send(SIGHUP)
+        var reloaded = false
+        for _ in 0..<100 where !reloaded {
+            reloaded = try client.request("GET", "/v1/accounts/a/donations", headers: Self.bearer(Self.other)).status == 200
+            if !reloaded { sleepSeconds(0.05) }
+        }
+        #expect(reloaded)
+        #expect(try client.request("GET", "/v1/accounts/a/donations", headers: Self.bearer(Self.acme)).status == 401)
+        // A broken file leaves the keys as they were; a fixed one is picked up by the watch, without a signal.
+        try writeFile(keys, "{ not json")
+        server.process.send(SIGHUP)
+        sleepSeconds(0.3)
+        #expect(try client.request("GET", "/v1/accounts/a/donations", headers: Self.bearer(Self.other)).status == 200)
+        sleepSeconds(1.1)  // a different modification time, whatever the file system's resolution
+        _ = try Self.keysFile(scratch, [("acme", Self.acme), ("second", Self.other)])
+        var watched = false
+        for _ in 0..<100 where !watched {
+            let reply = try client.request("GET", "/v1/accounts/a/donations", headers: Self.bearer(Self.acme))
+            watched = reply.status == 200
+            if !watched { sleepSeconds(0.1) }
+        }
+        #expect(watched, "the changed file was picked up within 10 s")
+        server.stop()
+        #expect(server.process.standardErrorSoFar().contains("keys not reloaded; the old keys stay"))
+    }
+}
