@@ -3,13 +3,14 @@ import Dispatch
 import HTTPServer
 import Synchronization
 
-/// `http-probe [--host H] [--port N] [--threads N] [--port-file PATH] [--quiet]`
+/// `http-probe [--host H] [--port N] [--threads N] [--memory BYTES] [--port-file PATH] [--quiet]`
 ///
 /// Serves until SIGTERM or SIGINT, then stops gracefully (10 s) and exits 0. Routes:
 /// - `GET /`: `ok`, the trivial route that wrk measures;
 /// - `GET /json`: a small JSON document;
 /// - `GET /slow?ms=N`: answers after N milliseconds;
 /// - `GET /reloads`: how many SIGHUPs arrived;
+/// - `GET /inflight`: the server's requests in flight, this one included;
 /// - `GET /mask`: whether SIGTERM, SIGINT and SIGHUP are blocked on the worker thread that answers.
 enum Probe {
     static func run(_ arguments: [String]) -> Int32 {
@@ -32,6 +33,7 @@ enum Probe {
             case "--host": configuration.host = value ?? ""
             case "--port": configuration.port = value.flatMap { Int($0) } ?? -1
             case "--threads": configuration.workerThreads = value.flatMap { Int($0) } ?? -1
+            case "--memory": configuration.memoryLimitPerConnection = value.flatMap { Int($0) } ?? -1
             case "--port-file": portFile = value
             case "--quiet":
                 quiet = true
@@ -79,6 +81,7 @@ enum Probe {
             _ = nanosleep(&pause, nil)
             return .text("slept \(milliseconds) ms\n")
         case ["reloads"]: return .text("\(state.reloads)\n")
+        case ["inflight"]: return .text("\(state.requestsInFlight)\n")
         case ["mask"]:
             var mask = sigset_t()
             pthread_sigmask(SIG_BLOCK, nil, &mask)
@@ -101,6 +104,8 @@ final class ProbeState: Sendable {
     let finished = DispatchSemaphore(value: 0)
 
     var reloads: Int { reloadCount.load(ordering: .relaxed) }
+
+    var requestsInFlight: Int { server.withLock { $0?.requestsInFlight ?? 0 } }
 
     func serve(_ server: HTTPServer) { self.server.withLock { $0 = server } }
 

@@ -110,10 +110,16 @@ public final class HTTPServer: Sendable {
     /// From the first moment, every response closes its connection, so keep-alive clients go elsewhere. A request
     /// still running when the grace period ends is cut off, except that a handler already running is always let
     /// return (MHD joins its threads). A second call, or one on a stopped server, returns 0 at once.
+    ///
+    /// Call it from any thread but a worker: from inside the handler it would wait for its own request and then
+    /// join its own thread, so it stops the process there instead (a programming error, not a condition).
     /// - Parameter gracePeriod: how long to wait for the requests in flight.
     /// - Returns: how many requests were still in flight when the grace period ended (0 when all finished).
     @discardableResult
     public func stop(gracePeriod: Duration = .seconds(10)) -> Int {
+        precondition(
+            !core.isInsideHandler,
+            "HTTPServer.stop called from inside its handler; call it from another thread (a signal handler's)")
         guard let daemon = running.withLock({ $0.take() }) else { return 0 }
         core.draining.store(true, ordering: .relaxed)
         // No thread polls the socket once quiesced; shutting it down makes the kernel refuse new connections and

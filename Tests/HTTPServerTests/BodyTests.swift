@@ -125,17 +125,19 @@ import Testing
             case "/length": HTTPResponse(headers: ["Content-Length": "5"], body: Array("hello".utf8))
             case "/newline": HTTPResponse(headers: ["X-Bad": "a\r\nInjected: yes"])
             case "/status": HTTPResponse(status: 42)
+            case "/empty": HTTPResponse(headers: ["X-Empty": ""])
+            case "/name": HTTPResponse(headers: ["Bad Name": "v"])
             default: .text("fine")
             }
         }
         try withServer(log: log, handler: handler) { server in
             let connection = try TestConnection.connected(port: server.address.port)
-            for path in ["/length", "/newline", "/status"] {
+            for path in ["/length", "/newline", "/status", "/empty", "/name"] {
                 let response = try connection.exchange("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
                 #expect(response.status == 500, "\(path)")
                 #expect(response.header("injected") == nil)
             }
-            #expect(log.all.filter { $0.contains("answered 500 instead of the handler's response") }.count == 3)
+            #expect(log.all.filter { $0.contains("answered 500 instead of the handler's response") }.count == 5)
             #expect(try connection.exchange("GET /fine HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
         }
     }

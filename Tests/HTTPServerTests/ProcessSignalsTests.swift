@@ -57,7 +57,8 @@ import Testing
 
         let slow = try TestConnection.connected(port: port)
         try slow.send("GET /slow?ms=1500 HTTP/1.1\r\nHost: x\r\n\r\n")
-        sleepSeconds(0.3)
+        // The slow request and the asking one.
+        #expect(eventually { (try? ProcessSignalsTests.get("/inflight", port: port))?.text == "2\n" })
         child.send(SIGTERM)
         #expect(
             eventually(within: 1) {
