@@ -291,7 +291,9 @@ private func collectHeader(
     if let value {
         // MHD drops the whitespace before a value but keeps what follows it, which is not part of the value.
         var bytes = UnsafeRawBufferPointer(start: value, count: valueSize)
-        while let last = bytes.last, last == 32 || last == 9 { bytes = UnsafeRawBufferPointer(rebasing: bytes.dropLast()) }
+        while let last = bytes.last, last == 32 || last == 9 {
+            bytes = UnsafeRawBufferPointer(rebasing: bytes.dropLast())
+        }
         text = String(decoding: bytes, as: UTF8.self)
     }
     fields.assumingMemoryBound(to: [HTTPHeader].self).pointee.append(HTTPHeader(name: name, value: text))

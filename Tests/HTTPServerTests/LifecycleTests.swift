@@ -1,7 +1,7 @@
 import Dispatch
 import HTTPServer
-import Synchronization
 import SuggestTestSupport
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -115,7 +115,10 @@ import Testing
         }
         defer { stopper.join() }
         // New connections are refused while the slow request is still running.
-        #expect(eventually(within: 0.8) { if case .failure(let f) = TestConnection.open(port: port) { f.refused } else { false } })
+        #expect(
+            eventually(within: 0.8) {
+                if case .failure(let f) = TestConnection.open(port: port) { f.refused } else { false }
+            })
         #expect(server.isStopping)
         #expect(server.requestsInFlight == 1)
         #expect(slow.staysSilent(for: 0.1))
