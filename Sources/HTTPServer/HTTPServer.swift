@@ -10,6 +10,9 @@ import Synchronization
 /// the server adds the body limit (413 without reading a declared body, or as soon as a chunked one crosses it),
 /// percent-decoding of the target, and a graceful stop.
 ///
+/// Keep the server alive with a reference outside the handler, and stop it from outside the handler: stopping
+/// (or letting the last reference go, which stops it) from a worker thread would wait for itself.
+///
 /// ```swift
 /// let server = try HTTPServer(configuration: .init(port: 0)) { request in
 ///     request.pathSegments == ["v1", "version"] ? .json(#"{"version":"1.0"}"#) : .text("no such route", status: .notFound)

@@ -60,7 +60,10 @@ final class ServerCore: Sendable {
         }
         let size = uploadSize.pointee
         if size > 0 {
-            guard let upload else { return .NO }
+            guard let upload else {
+                log("libmicrohttpd passed \(size) bytes of body without the bytes; the connection is closed")
+                return .NO
+            }
             // Only a chunked body gets here past the limit: MHD never passes more than a declared length.
             if context.body.count + size > maximumBodySize {
                 refuseStreamedBody(on: connection)
