@@ -34,7 +34,8 @@ extension HTTPServer {
         /// as well as memory: with 64 KiB that `memset` was 13 % of the probe's profile on a trivial route.
         public var memoryLimitPerConnection: Int
         /// The largest request body accepted; a larger one gets 413 before it is read (declared length) or as soon
-        /// as it crosses the limit (chunked), and never reaches the handler. Default 8 MiB.
+        /// as it crosses the limit (chunked), and never reaches the handler. A body is held whole in memory until
+        /// its handler returns, so the worst case is `connectionLimit` times this. Default 8 MiB.
         public var maximumBodySize: Int
         /// Connections the kernel may hold complete but not yet accepted. Default 1,024 (the kernel caps it at
         /// `net.core.somaxconn`).
