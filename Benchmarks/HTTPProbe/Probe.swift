@@ -3,12 +3,13 @@ import Dispatch
 import HTTPServer
 import Synchronization
 
-/// `http-probe [--host H] [--port N] [--threads N] [--port-file PATH] [--quiet]`
+/// `http-probe [--host H] [--port N] [--threads N] [--memory BYTES] [--port-file PATH]
+/// [--events-file PATH] [--quiet]`
 ///
 /// Serves until SIGTERM or SIGINT, then stops gracefully (10 s) and exits 0. Routes:
 /// - `GET /`: `ok`, the trivial route that wrk measures;
 /// - `GET /json`: a small JSON document;
-/// - `GET /slow?ms=N`: answers after N milliseconds;
+/// - `GET /slow?ms=N`: answers after N milliseconds (and notes its start in the events file);
 /// - `GET /reloads`: how many SIGHUPs arrived;
 /// - `GET /mask`: whether SIGTERM, SIGINT and SIGHUP are blocked on the worker thread that answers.
 enum Probe {
@@ -32,7 +33,9 @@ enum Probe {
             case "--host": configuration.host = value ?? ""
             case "--port": configuration.port = value.flatMap { Int($0) } ?? -1
             case "--threads": configuration.workerThreads = value.flatMap { Int($0) } ?? -1
+            case "--memory": configuration.memoryLimitPerConnection = value.flatMap { Int($0) } ?? -1
             case "--port-file": portFile = value
+            case "--events-file": value.map(state.writeEvents(to:))
             case "--quiet":
                 quiet = true
                 index += 1
@@ -75,6 +78,7 @@ enum Probe {
         case ["json"]: return .json(#"{"ok":true,"server":"http-probe"}"#)
         case ["slow"]:
             let milliseconds = request.queryValue("ms").flatMap { Int($0) } ?? 500
+            state.note("slow \(milliseconds) started")
             var pause = timespec(tv_sec: milliseconds / 1000, tv_nsec: (milliseconds % 1000) * 1_000_000)
             _ = nanosleep(&pause, nil)
             return .text("slept \(milliseconds) ms\n")
@@ -101,6 +105,22 @@ final class ProbeState: Sendable {
     let finished = DispatchSemaphore(value: 0)
 
     var reloads: Int { reloadCount.load(ordering: .relaxed) }
+
+    private let eventsFile = Mutex<String?>(nil)
+
+    /// Where `note` appends its lines (`--events-file`).
+    func writeEvents(to path: String) { eventsFile.withLock { $0 = path } }
+
+    /// Appends one line to the events file, if there is one: how a test learns that a request has begun when
+    /// asking the server would wait behind that very request on a busy worker thread.
+    func note(_ event: String) {
+        guard let path = eventsFile.withLock({ $0 }) else { return }
+        let descriptor = system_open_creating(path, O_WRONLY | O_APPEND | O_CREAT, 0o644)
+        guard descriptor >= 0 else { return }
+        let bytes = Array((event + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        close(descriptor)
+    }
 
     func serve(_ server: HTTPServer) { self.server.withLock { $0 = server } }
 

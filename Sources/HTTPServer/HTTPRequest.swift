@@ -54,7 +54,7 @@ public struct HTTPRequest: Sendable {
     /// - Throws: `HTTPServerError` when a decoded segment or query item is not UTF-8.
     public init(
         method: HTTPMethod, target: String, headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
-        clientAddress: SocketAddress? = nil, version: HTTPVersion = .http1_1
+        clientAddress: SocketAddress? = nil, version: HTTPVersion = .http11
     ) throws(HTTPServerError) {
         let parts = try RequestTarget(target)
         self.method = method

@@ -10,6 +10,9 @@ import Synchronization
 /// the server adds the body limit (413 without reading a declared body, or as soon as a chunked one crosses it),
 /// percent-decoding of the target, and a graceful stop.
 ///
+/// Keep the server alive with a reference outside the handler, and stop it from outside the handler: stopping
+/// (or letting the last reference go, which stops it) from a worker thread would wait for itself.
+///
 /// ```swift
 /// let server = try HTTPServer(configuration: .init(port: 0)) { request in
 ///     request.pathSegments == ["v1", "version"] ? .json(#"{"version":"1.0"}"#) : .text("no such route", status: .notFound)
@@ -110,10 +113,16 @@ public final class HTTPServer: Sendable {
     /// From the first moment, every response closes its connection, so keep-alive clients go elsewhere. A request
     /// still running when the grace period ends is cut off, except that a handler already running is always let
     /// return (MHD joins its threads). A second call, or one on a stopped server, returns 0 at once.
+    ///
+    /// Call it from any thread but a worker: from inside the handler it would wait for its own request and then
+    /// join its own thread, so it stops the process there instead (a programming error, not a condition).
     /// - Parameter gracePeriod: how long to wait for the requests in flight.
     /// - Returns: how many requests were still in flight when the grace period ended (0 when all finished).
     @discardableResult
     public func stop(gracePeriod: Duration = .seconds(10)) -> Int {
+        precondition(
+            !core.isInsideHandler,
+            "HTTPServer.stop called from inside its handler; call it from another thread (a signal handler's)")
         guard let daemon = running.withLock({ $0.take() }) else { return 0 }
         core.draining.store(true, ordering: .relaxed)
         // No thread polls the socket once quiesced; shutting it down makes the kernel refuse new connections and

@@ -17,9 +17,9 @@ public struct HTTPVersion: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// `HTTP/1.0`: no keep-alive unless the client asks for it.
-    public static let http1_0 = HTTPVersion(major: 1, minor: 0)
+    public static let http10 = HTTPVersion(major: 1, minor: 0)
     /// `HTTP/1.1`.
-    public static let http1_1 = HTTPVersion(major: 1, minor: 1)
+    public static let http11 = HTTPVersion(major: 1, minor: 1)
 
     /// `HTTP/1.1` and the like.
     public var description: String { "HTTP/\(major).\(minor)" }
@@ -28,7 +28,7 @@ public struct HTTPVersion: Hashable, Sendable, CustomStringConvertible {
     /// else reads as HTTP/1.0.
     init(parsing text: UnsafePointer<CChar>?) {
         guard let text, strlen(text) == 8 else {
-            self = .http1_0
+            self = .http10
             return
         }
         let prefix: [CChar] = [72, 84, 84, 80, 47]  // "HTTP/"
@@ -37,7 +37,7 @@ public struct HTTPVersion: Hashable, Sendable, CustomStringConvertible {
         guard (0..<5).allSatisfy({ text[$0] == prefix[$0] }), text[6] == 46, (0...9).contains(major),
             (0...9).contains(minor)
         else {
-            self = .http1_0
+            self = .http10
             return
         }
         self.init(major: major, minor: minor)

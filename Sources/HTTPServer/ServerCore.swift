@@ -13,11 +13,23 @@ final class ServerCore: Sendable {
     /// Set once a stop begins: every response from then on closes its connection.
     let draining = Atomic<Bool>(false)
 
+    /// Set (to any non-null value) on a thread while it runs the handler, so that `stop` can tell it is called
+    /// from inside a request, where it would wait for itself.
+    private let insideHandler: pthread_key_t
+
     init(handler: @escaping HTTPServer.Handler, log: @escaping HTTPServer.LogHandler, maximumBodySize: Int) {
         self.handler = handler
         self.log = log
         self.maximumBodySize = maximumBodySize
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        insideHandler = key
     }
+
+    deinit { pthread_key_delete(insideHandler) }
+
+    /// Whether the calling thread is running this server's handler.
+    var isInsideHandler: Bool { pthread_getspecific(insideHandler) != nil }
 
     /// The pointer MHD passes back to the callbacks.
     var closure: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
@@ -48,7 +60,10 @@ final class ServerCore: Sendable {
         }
         let size = uploadSize.pointee
         if size > 0 {
-            guard let upload else { return .NO }
+            guard let upload else {
+                log("libmicrohttpd passed \(size) bytes of body without the bytes; the connection is closed")
+                return .NO
+            }
             // Only a chunked body gets here past the limit: MHD never passes more than a declared length.
             if context.body.count + size > maximumBodySize {
                 refuseStreamedBody(on: connection)
@@ -89,7 +104,10 @@ final class ServerCore: Sendable {
         } catch {
             return queue(.error(status: .badRequest, code: "invalid_target", message: error.message), on: connection)
         }
-        return queue(handler(request), on: connection)
+        pthread_setspecific(insideHandler, UnsafeRawPointer(bitPattern: 1))
+        let response = handler(request)
+        pthread_setspecific(insideHandler, nil)
+        return queue(response, on: connection)
     }
 
     /// Hands `response` to MHD, which copies the body; a response MHD refuses becomes a 500.
@@ -134,13 +152,17 @@ final class ServerCore: Sendable {
             return "status \(response.status.code) is not a final status (200 to 999)"
         }
         for field in response.headers {
-            let name = field.name.utf8
-            if name.isEmpty || name.contains(where: { $0 <= 32 || $0 == 58 || $0 >= 127 }) {
-                return "header field name \"\(field.name)\" is not a token"
+            var name = field.name
+            let nameIsToken = name.withUTF8 { bytes in
+                !bytes.isEmpty && !bytes.contains { $0 <= 32 || $0 == 58 || $0 >= 127 }
             }
-            if field.value.utf8.contains(where: { $0 == 0 || $0 == 10 || $0 == 13 }) {
-                return "header field \(field.name) has a NUL, CR or LF in its value"
+            if !nameIsToken { return "header field name \"\(field.name)\" is not a token" }
+            var value = field.value
+            // MHD 0.9.75 refuses an empty value; a NUL would cut the value short in C.
+            let valueIsSendable = value.withUTF8 { bytes in
+                !bytes.isEmpty && !bytes.contains { $0 == 0 || $0 == 10 || $0 == 13 }
             }
+            if !valueIsSendable { return "header field \(field.name) has an empty value or a NUL, CR or LF in it" }
         }
         return nil
     }
@@ -272,7 +294,9 @@ private func collectHeader(
     if let value {
         // MHD drops the whitespace before a value but keeps what follows it, which is not part of the value.
         var bytes = UnsafeRawBufferPointer(start: value, count: valueSize)
-        while let last = bytes.last, last == 32 || last == 9 { bytes = UnsafeRawBufferPointer(rebasing: bytes.dropLast()) }
+        while let last = bytes.last, last == 32 || last == 9 {
+            bytes = UnsafeRawBufferPointer(rebasing: bytes.dropLast())
+        }
         text = String(decoding: bytes, as: UTF8.self)
     }
     fields.assumingMemoryBound(to: [HTTPHeader].self).pointee.append(HTTPHeader(name: name, value: text))

@@ -24,21 +24,30 @@ public struct SocketAddress: Hashable, Sendable, CustomStringConvertible {
 
     /// The address in a `sockaddr_in` or `sockaddr_in6`; `nil` for any other family.
     init?(_ address: UnsafePointer<sockaddr>) {
-        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN) + 1)
+        let raw = UnsafeRawPointer(address)
+        let host: String?
         switch Int32(address.pointee.sa_family) {
         case AF_INET:
-            let ipv4 = UnsafeRawPointer(address).assumingMemoryBound(to: sockaddr_in.self)
+            let ipv4 = raw.assumingMemoryBound(to: sockaddr_in.self)
             var bytes = ipv4.pointee.sin_addr
-            guard inet_ntop(AF_INET, &bytes, &text, socklen_t(text.count)) != nil else { return nil }
+            host = SocketAddress.format(AF_INET, &bytes)
             port = Int(UInt16(bigEndian: ipv4.pointee.sin_port))
         case AF_INET6:
-            let ipv6 = UnsafeRawPointer(address).assumingMemoryBound(to: sockaddr_in6.self)
+            let ipv6 = raw.assumingMemoryBound(to: sockaddr_in6.self)
             var bytes = ipv6.pointee.sin6_addr
-            guard inet_ntop(AF_INET6, &bytes, &text, socklen_t(text.count)) != nil else { return nil }
+            host = SocketAddress.format(AF_INET6, &bytes)
             port = Int(UInt16(bigEndian: ipv6.pointee.sin6_port))
         default:
             return nil
         }
-        host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        guard let host else { return nil }
+        self.host = host
+    }
+
+    /// An address's text, formatted on the stack (this runs once per request).
+    private static func format(_ family: Int32, _ bytes: UnsafeRawPointer) -> String? {
+        withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(INET6_ADDRSTRLEN) + 1) { text in
+            inet_ntop(family, bytes, text.baseAddress, socklen_t(text.count)).map { String(cString: $0) }
+        }
     }
 }

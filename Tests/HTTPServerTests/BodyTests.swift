@@ -45,10 +45,7 @@ import Testing
     @Test func aDeclaredBodyOverTheLimitIs413WithoutReadingIt() throws {
         let calls = CallCounter()
         let configuration = testConfiguration(maximumBodySize: 1000)
-        try withServer(configuration, handler: { request in
-            calls.increment()
-            return echoHandler(request)
-        }) { server in
+        try withServer(configuration, handler: counting(calls)) { server in
             let connection = try TestConnection.connected(port: server.address.port)
             // No body is sent at all: a server that waited for it would time out here.
             try connection.send("POST /big HTTP/1.1\r\nHost: x\r\nContent-Length: 10000000\r\n\r\n")
@@ -78,10 +75,7 @@ import Testing
         let calls = CallCounter()
         let log = LogLines()
         let configuration = testConfiguration(maximumBodySize: 1000)
-        try withServer(configuration, log: log, handler: { request in
-            calls.increment()
-            return echoHandler(request)
-        }) { server in
+        try withServer(configuration, log: log, handler: counting(calls)) { server in
             let connection = try TestConnection.connected(port: server.address.port)
             try connection.send("POST /stream HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
             // 1,200 bytes in four chunks and no last chunk: the answer must come without the end of the body.
@@ -109,8 +103,10 @@ import Testing
 
     @Test func aLargeResponseArrivesWhole() throws {
         let payload = randomBytes(3_000_000, seed: 0xB16)
-        try withServer(handler: { _ in HTTPResponse(headers: ["Content-Type": "application/octet-stream"], body: payload) }) {
-            server in
+        let handler: HTTPServer.Handler = { _ in
+            HTTPResponse(headers: ["Content-Type": "application/octet-stream"], body: payload)
+        }
+        try withServer(handler: handler) { server in
             let connection = try TestConnection.connected(port: server.address.port)
             let response = try connection.exchange("GET /large HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(response.body.count == payload.count)
@@ -125,17 +121,19 @@ import Testing
             case "/length": HTTPResponse(headers: ["Content-Length": "5"], body: Array("hello".utf8))
             case "/newline": HTTPResponse(headers: ["X-Bad": "a\r\nInjected: yes"])
             case "/status": HTTPResponse(status: 42)
+            case "/empty": HTTPResponse(headers: ["X-Empty": ""])
+            case "/name": HTTPResponse(headers: ["Bad Name": "v"])
             default: .text("fine")
             }
         }
         try withServer(log: log, handler: handler) { server in
             let connection = try TestConnection.connected(port: server.address.port)
-            for path in ["/length", "/newline", "/status"] {
+            for path in ["/length", "/newline", "/status", "/empty", "/name"] {
                 let response = try connection.exchange("GET \(path) HTTP/1.1\r\nHost: x\r\n\r\n")
                 #expect(response.status == 500, "\(path)")
                 #expect(response.header("injected") == nil)
             }
-            #expect(log.all.filter { $0.contains("answered 500 instead of the handler's response") }.count == 3)
+            #expect(log.all.filter { $0.contains("answered 500 instead of the handler's response") }.count == 5)
             #expect(try connection.exchange("GET /fine HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
         }
     }

@@ -1,7 +1,7 @@
 import Dispatch
 import HTTPServer
-import Synchronization
 import SuggestTestSupport
+import Synchronization
 import Testing
 
 /// Many clients at once, each checking that every answer is its own.

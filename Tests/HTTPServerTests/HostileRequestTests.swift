@@ -7,24 +7,25 @@ import Testing
 @Suite struct HostileRequestTests {
     /// Requests MHD refuses, with the statuses it may answer; for a request line it cannot split into three
     /// parts MHD closes the connection without a word, which is as good.
-    @Test(arguments: [
-        ("GARBAGE\r\n\r\n", 400...499, true),
-        ("GET\r\n\r\n", 400...499, true),
-        ("GET / HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n", 400...400, false),
-        ("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400...400, false),
-        ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400...400, false),
-        ("GET / HTTP/9.9\r\nHost: x\r\n\r\n", 505...505, false),
-        ("GET / HTTP/1.1\r\nHost: x\r\nX-Long: " + String(repeating: "a", count: 70_000) + "\r\n\r\n", 431...431, false),
-        ("GET /" + String(repeating: "a", count: 70_000) + " HTTP/1.1\r\nHost: x\r\n\r\n", 414...414, false),
-    ] as [(String, ClosedRange<Int>, Bool)])
+    @Test(
+        arguments: [
+            ("GARBAGE\r\n\r\n", 400...499, true),
+            ("GET\r\n\r\n", 400...499, true),
+            ("GET / HTTP/1.1\r\nHost: x\r\nNo colon here\r\n\r\n", 400...400, false),
+            ("GET / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n", 400...400, false),
+            ("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400...400, false),
+            ("GET / HTTP/9.9\r\nHost: x\r\n\r\n", 505...505, false),
+            (
+                "GET / HTTP/1.1\r\nHost: x\r\nX-Long: " + String(repeating: "a", count: 70_000) + "\r\n\r\n", 431...431,
+                false
+            ),
+            ("GET /" + String(repeating: "a", count: 70_000) + " HTTP/1.1\r\nHost: x\r\n\r\n", 414...414, false),
+        ] as [(String, ClosedRange<Int>, Bool)])
     func aMalformedRequestIsRefusedByMHDAndTheServerGoesOn(
         request: String, statuses: ClosedRange<Int>, mayCloseSilently: Bool
     ) throws {
         let calls = CallCounter()
-        try withServer(handler: { request in
-            calls.increment()
-            return echoHandler(request)
-        }) { server in
+        try withServer(handler: counting(calls)) { server in
             let connection = try TestConnection.connected(port: server.address.port)
             try connection.send(request)
             if mayCloseSilently && connection.closesWithoutData(within: 3) {
@@ -114,10 +115,10 @@ import Testing
             let stalled = try TestConnection.connected(port: port)
             let started = monotonicSeconds()
             try stalled.send("GET /slow HT")
-            #expect(stalled.closesWithoutData(within: 5))
+            #expect(stalled.closesWithoutData(within: 8))
             let elapsed = monotonicSeconds() - started
             #expect(elapsed >= 0.9, "closed after \(elapsed) s, before the 1 s timeout")
-            #expect(elapsed < 4, "closed after \(elapsed) s")
+            #expect(elapsed < 6, "closed after \(elapsed) s")
 
             // Headers that stop before their blank line, the same.
             let halfHeaders = try TestConnection.connected(port: port)

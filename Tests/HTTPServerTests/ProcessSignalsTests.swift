@@ -25,7 +25,10 @@ import Testing
             throw HarnessError("no http-probe at \(probe); run 'swift build --build-tests' first")
         }
         let child = try ChildProcess(
-            executable: probe, arguments: ["--port", "0", "--threads", "2", "--port-file", scratch("port")],
+            executable: probe,
+            arguments: [
+                "--port", "0", "--threads", "2", "--port-file", scratch("port"), "--events-file", scratch("events"),
+            ],
             environment: ["PATH": "/usr/bin:/bin", "SWIFT_BACKTRACE": "enable=no"], inputPath: nil,
             scratch: scratch.path)
         var port: Int?
@@ -57,7 +60,11 @@ import Testing
 
         let slow = try TestConnection.connected(port: port)
         try slow.send("GET /slow?ms=1500 HTTP/1.1\r\nHost: x\r\n\r\n")
-        sleepSeconds(0.3)
+        // Its handler has begun (asking the server could wait behind it, on its worker thread).
+        #expect(
+            eventually {
+                (try? readFile(scratch("events"))).map { String(decoding: $0, as: UTF8.self) } == "slow 1500 started\n"
+            })
         child.send(SIGTERM)
         #expect(
             eventually(within: 1) {

@@ -49,7 +49,8 @@ import Testing
             let response = try connection.exchange(
                 "GET /v1/acc%20ounts/al%2Fice/?a=1&a=2&b=%20x&c=a+b&d=%2B&e=%zz&f=%4&g HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(response.status == 200)
-            #expect(echoed("target", in: response) == ["/v1/acc%20ounts/al%2Fice/?a=1&a=2&b=%20x&c=a+b&d=%2B&e=%zz&f=%4&g"])
+            #expect(
+                echoed("target", in: response) == ["/v1/acc%20ounts/al%2Fice/?a=1&a=2&b=%20x&c=a+b&d=%2B&e=%zz&f=%4&g"])
             #expect(echoed("path", in: response) == ["/v1/acc%20ounts/al%2Fice/"])
             #expect(echoed("segments", in: response) == ["[v1][acc ounts][al/ice][]"])
             #expect(
@@ -61,10 +62,7 @@ import Testing
 
     @Test func aTargetThatIsNotUTF8OnceDecodedGets400AndNoHandler() throws {
         let calls = CallCounter()
-        try withServer(handler: { request in
-            calls.increment()
-            return echoHandler(request)
-        }) { server in
+        try withServer(handler: counting(calls)) { server in
             let connection = try TestConnection.connected(port: server.address.port)
             let bad = try connection.exchange("GET /x?name=%FF HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(bad.status == 400)

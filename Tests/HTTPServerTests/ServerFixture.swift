@@ -1,6 +1,6 @@
 import HTTPServer
-import Synchronization
 import SuggestTestSupport
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -57,6 +57,14 @@ let echoHandler: HTTPServer.Handler = { request in
     lines.append("client: \(request.clientAddress.map(\.description) ?? "<none>")")
     for header in request.headers { lines.append("header: \(header.name)=\(header.value)") }
     return .text(lines.joined(separator: "\n") + "\n")
+}
+
+/// The echo handler, counting its calls in `calls`.
+func counting(_ calls: CallCounter) -> HTTPServer.Handler {
+    { request in
+        calls.increment()
+        return echoHandler(request)
+    }
 }
 
 /// The lines of an echo that start with `key: `, without it.

@@ -40,8 +40,9 @@ final class TestConnection {
     private var start = 0
 
     /// Connects to `host:port` (an IPv4 or IPv6 literal); every read and write gives up after `timeout` seconds.
-    static func open(host: String = "127.0.0.1", port: Int, timeout: Double = 5) -> Result<TestConnection, ConnectFailure>
-    {
+    static func open(host: String = "127.0.0.1", port: Int, timeout: Double = 5) -> Result<
+        TestConnection, ConnectFailure
+    > {
         let ipv6 = host.contains(":")
         let descriptor = socket(ipv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { return .failure(ConnectFailure(code: errno)) }
@@ -115,7 +116,8 @@ final class TestConnection {
         var offset = 0
         while offset < bytes.count {
             let sent = bytes.withUnsafeBytes { raw in
-                raw.baseAddress.map { Glibc.send(descriptor, $0 + offset, raw.count - offset, Int32(MSG_NOSIGNAL)) } ?? 0
+                raw.baseAddress.map { Glibc.send(descriptor, $0 + offset, raw.count - offset, Int32(MSG_NOSIGNAL)) }
+                    ?? 0
             }
             if sent < 0 && errno == EINTR { continue }
             guard sent > 0 else { throw HarnessError("send failed: \(String(cString: strerror(errno)))") }
