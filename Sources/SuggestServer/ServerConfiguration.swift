@@ -18,9 +18,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Connections from one address at once (`--max-connections-per-ip`): 256 unless given; 0 for no limit (behind a
     /// reverse proxy every connection comes from its address).
     public var perIPConnectionLimit = 256
-    /// Bytes a connection may use for its request line and header fields (`--max-header-bytes`): 256 KiB unless
-    /// given. A longer request target is refused with 414, larger headers with 431.
-    public var headerBytesLimit = 256 << 10
+    /// Bytes a connection may use for its request line and header fields (`--max-header-bytes`): 64 KiB unless
+    /// given. A longer request target is refused with 414, larger headers with 431. libmicrohttpd clears this much
+    /// memory before every request of a kept-alive connection, so a larger limit costs every request.
+    public var headerBytesLimit = 64 << 10
     /// Seconds an idle connection stays open (`--timeout`): 30 unless given.
     public var connectionTimeoutSeconds = 30
     /// Seconds between SIGTERM and the moment the server stops accepting connections (`--drain-delay`): 0 unless

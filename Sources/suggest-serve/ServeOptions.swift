@@ -55,7 +55,7 @@ enum ServeOptions {
         configuration.perIPConnectionLimit =
             try number(arguments, "--max-connections-per-ip", nil, 0...100_000) ?? configuration.perIPConnectionLimit
         configuration.headerBytesLimit =
-            try number(arguments, "--max-header-bytes", nil, 8192...(16 << 20)) ?? configuration.headerBytesLimit
+            try number(arguments, "--max-header-bytes", nil, 16384...(16 << 20)) ?? configuration.headerBytesLimit
         configuration.connectionTimeoutSeconds =
             try number(arguments, "--timeout", nil, 1...3600) ?? configuration.connectionTimeoutSeconds
         configuration.gracePeriodSeconds = try number(arguments, "--grace", nil, 0...3600) ?? configuration.gracePeriodSeconds

@@ -18,7 +18,7 @@ enum Serve: Command {
         StoreOptions.store,
         .option("--workers", "N", "Threads answering requests (default: one per core; $SUGGEST_WORKERS)."),
         .option("--max-body-bytes", "N", "The largest request body (default 33554432, 32 MiB); larger is 413."),
-        .option("--max-header-bytes", "N", "Bytes for a request's target and header fields (default 262144); more is 414 or 431."),
+        .option("--max-header-bytes", "N", "Bytes for a request's target and header fields (default 65536); more is 414 or 431."),
         .option("--max-connections", "N", "Connections open at once (default 1024)."),
         .option("--max-connections-per-ip", "N", "Connections from one address (default 256; 0 = no limit, behind a proxy)."),
         .option("--timeout", "SECONDS", "Idle time before a connection is closed (default 30)."),

@@ -45,12 +45,20 @@ enum Routes {
             guard seen.insert(item.name).inserted || repeatable.contains(item.name) else {
                 throw APIError.badRequest("invalid_query", "\(item.name) may be given only once")
             }
+            guard request.queryItems.count(where: { $0.name == item.name }) <= repeatedValues else {
+                throw APIError.badRequest(
+                    "invalid_query", "\(item.name.prefix(60)) is given more than \(repeatedValues) times; a longer list goes in a body")
+            }
         }
     }
 
     /// The longest value of one query item: identifiers in a query are short (a type, a person's key, a
     /// conversation to leave out), and every byte of a target counts against the connection's header limit.
-    static let queryValueBytes = 1024
+    static let queryValueBytes = 256
+
+    /// The most values one repeatable query item may have (`contentType`, `person`, `exclude`): a longer list goes
+    /// in a share request's body.
+    static let repeatedValues = 32
 
     /// A date as the contract writes them: RFC 3339 with a zone, or Unix seconds in plain decimal.
     static func date(_ text: String, name: String) throws -> Timestamp {
