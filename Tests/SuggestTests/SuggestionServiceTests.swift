@@ -1,4 +1,5 @@
 import CSystem
+import Dispatch
 import Suggest
 import Synchronization
 import SuggestTestSupport
@@ -76,10 +77,18 @@ import Testing
         let service = try SuggestionService(directory: directory.path)
         _ = try await service.importDonations((0..<5_000).map { Self.donation($0, conversation: "c\($0 % 50)") })
         let seen = Counter()
-        // A slow reader: 5,000 donations take about a second, so the cancellation comes part-way.
-        let task = Task { try await service.export { _ in seen.increment(); usleep(200) } }
+        // The reader stops at the 500th donation until the task has been cancelled: however the machine schedules
+        // the test, the cancellation comes part-way.
+        let cancelled = DispatchSemaphore(value: 0)
+        let task = Task {
+            try await service.export { _ in
+                seen.increment()
+                if seen.value == 500 { cancelled.wait() }
+            }
+        }
         while seen.value < 500 { try await Task.sleep(for: .milliseconds(1)) }
         task.cancel()
+        cancelled.signal()
         let outcome = await task.result
         #expect(throws: CancellationError.self) { try outcome.get() }
         #expect(seen.value < 5_000)
