@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "SuggestSQLiteStore", targets: ["SuggestSQLiteStore"]),
         .library(name: "SuggestEval", targets: ["SuggestEval"]),
         .library(name: "SuggestCLI", targets: ["SuggestCLI"]),
+        .library(name: "RedisCluster", targets: ["RedisCluster"]),
         .executable(name: "suggest", targets: ["suggest"]),
         .executable(name: "suggest-bench", targets: ["SuggestBench"]),
     ],
@@ -28,6 +29,7 @@ let package = Package(
         // Apple build must link the SDK's SQLite (as GRDB does). On Debian the headers are in /usr/include.
         .systemLibrary(name: "CSystem"),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
 
         // The engine: the domain model, JSON, time, the ranking core and the storage seam. No SQLite, no
         // printing, no Foundation.
@@ -39,6 +41,10 @@ let package = Package(
             name: "SuggestSQLiteStore", dependencies: ["SuggestCore", "CSQLite", "CSystem"], swiftSettings: strict),
         // Replay evaluation, the anchor policies and converters from public message histories.
         .target(name: "SuggestEval", dependencies: ["SuggestCore", "CSystem"], swiftSettings: strict),
+        // A Redis Cluster client on hiredis: slot routing, redirections, failover, pipelines and scripts. No
+        // Foundation; shared by every thread of a server.
+        .target(
+            name: "RedisCluster", dependencies: ["CHiredis", "CSystem"], swiftSettings: strict),
         // The command line: one file per subcommand; the executable below only calls it.
         .target(
             name: "SuggestCLI",
@@ -65,6 +71,10 @@ let package = Package(
         .testTarget(
             name: "SuggestCLITests", dependencies: ["SuggestCLI", "SuggestSQLiteStore", "SuggestTestSupport"],
             swiftSettings: strict),
+        // The Redis client against real local servers and clusters that the tests start (redis-server must be
+        // installed).
+        .testTarget(
+            name: "RedisClusterTests", dependencies: ["RedisCluster", "SuggestTestSupport"], swiftSettings: strict),
         // Faults, concurrency, kills and hostile input, run against the built `suggest` binary.
         .testTarget(
             name: "SuggestRobustnessTests",

@@ -1,0 +1,64 @@
+import RedisCluster
+import SuggestTestSupport
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The cluster most suites share (3 masters, 3 replicas): started once per test process, in ~3 s.
+func sharedCluster() throws -> LocalRedisCluster {
+    try LocalRedisCluster.shared("redis-cluster-tests")
+}
+
+/// A client for a local cluster, with short limits so that a failing test fails quickly.
+func makeClient(
+    _ cluster: LocalRedisCluster, _ adjust: (inout RedisClusterConfiguration) -> Void = { _ in }
+) throws -> RedisClusterClient {
+    var configuration = try RedisClusterConfiguration(url: cluster.url)
+    configuration.retryTimeout = .seconds(5)
+    adjust(&configuration)
+    return try RedisClusterClient(configuration: configuration)
+}
+
+/// Keys that differ per run of a test (a seeded prefix), so that tests sharing a cluster never touch each other's.
+func uniquePrefix(_ label: String) -> String {
+    var generator = SystemRandomNumberGenerator()
+    return "\(label)-\(UInt32.random(in: 0...UInt32.max, using: &generator))"
+}
+
+/// Runs `body(index)` on `count` real threads at once (not the test runner's few cooperative ones) and waits for all.
+/// - Returns: what each thread threw, in order (`nil` for none).
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Void) -> [String?] {
+    final class Work: Sendable {
+        let body: @Sendable (Int) throws -> Void
+        let index: Int
+        let failure = Mutex<String?>(nil)
+        init(_ body: @escaping @Sendable (Int) throws -> Void, _ index: Int) {
+            self.body = body
+            self.index = index
+        }
+    }
+    let works = (0..<count).map { Work(body, $0) }
+    var threads: [pthread_t] = []
+    for work in works {
+        var thread = pthread_t()
+        let box = Unmanaged.passRetained(work).toOpaque()
+        pthread_create(
+            &thread, nil,
+            { raw in
+                guard let raw else { return nil }
+                let work = Unmanaged<Work>.fromOpaque(raw).takeRetainedValue()
+                do { try work.body(work.index) } catch { work.failure.withLock { $0 = "\(error)" } }
+                return nil
+            }, box)
+        threads.append(thread)
+    }
+    for thread in threads { pthread_join(thread, nil) }
+    return works.map { $0.failure.withLock { $0 } }
+}
+
+extension RedisValue {
+    /// A bulk string from text, for comparisons.
+    static func bulk(_ text: String) -> RedisValue { .bulkString(Array(text.utf8)) }
+}
