@@ -69,6 +69,7 @@ logfile $dir/$port/redis.log
 cluster-enabled yes
 cluster-config-file nodes.conf
 cluster-node-timeout 2000
+repl-diskless-sync-delay 0
 appendonly yes
 appendfsync always
 save ""
@@ -123,6 +124,25 @@ EOF
         [ "$known" -eq "$expected" ] ||
             fail "node $port knows $known replicas, not $expected, after 10 s; stop with '$0 stop $dir'"
     done
+    # Redis 7.0 lists a replica in CLUSTER SLOTS only once its master has written something (replication offset
+    # above 0): a FLUSHALL on each new, empty master does, and clients then see the replicas too.
+    if [ "$replicas" -gt 0 ]; then
+        for port in "${ports[@]}"; do
+            if redis-cli -p "$port" role 2>/dev/null | head -1 | grep -q '^master$'; then
+                redis-cli -p "$port" flushall >/dev/null
+            fi
+        done
+        for port in "${ports[@]}"; do
+            local listed=0 attempt
+            for attempt in $(seq 1 200); do
+                listed=$(redis-cli -p "$port" cluster slots 2>/dev/null | grep -cE '^[0-9a-f]{40}$' || true)
+                [ "$listed" -eq "$count" ] && break
+                sleep 0.05
+            done
+            [ "$listed" -eq "$count" ] ||
+                fail "node $port lists $listed nodes in CLUSTER SLOTS, not $count, after 10 s; stop with '$0 stop $dir'"
+        done
+    fi
     local IFS=,
     echo "${addresses[*]}"
 }

@@ -51,6 +51,8 @@ extension RedisClusterClient {
         var replies = [RedisValue?](repeating: nil, count: count)
         var repliedBy = [RedisEndpoint?](repeating: nil, count: count)
         var askTargets = [RedisEndpoint?](repeating: nil, count: count)
+        // A keyless command keeps the master it was first sent to, so that a `NOSCRIPT` is answered where it arose.
+        var keylessTargets = [RedisEndpoint?](repeating: nil, count: count)
         var redirects = [UInt8](repeating: 0, count: count)
         var scriptLoads = [UInt8](repeating: 0, count: count)
         var pending = Array(0..<count)
@@ -83,6 +85,9 @@ extension RedisClusterClient {
                     }
                     endpoint = owner.node.endpoint
                     pool = owner.pool
+                } else if let kept = keylessTargets[index], let keptPool = topology.pool(for: kept) {
+                    endpoint = kept
+                    pool = keptPool
                 } else {
                     if masters == nil { masters = topology.masterIndexes }
                     let choices = masters ?? []
@@ -90,6 +95,7 @@ extension RedisClusterClient {
                     let chosen = choices.isEmpty ? 0 : choices[turn]
                     endpoint = topology.nodes[chosen].endpoint
                     pool = topology.pools[chosen]
+                    keylessTargets[index] = endpoint
                 }
                 if let at = batches.firstIndex(where: { $0.endpoint == endpoint }) {
                     batches[at].items.append((index, asking))
@@ -232,10 +238,12 @@ extension RedisClusterClient {
                 _ = try? refresh(minimumInterval: 0.1, waitForOthers: false)
             }
             if round.backOff {
-                if monotonicSeconds() + pause > deadline {
+                // The last try comes at the deadline, not one pause before it.
+                let now = monotonicSeconds()
+                if now >= deadline {
                     throw round.lastProblem ?? .clusterDown(nil, message: "the cluster did not serve the command")
                 }
-                sleep(seconds: pause)
+                sleep(seconds: min(pause, deadline - now))
                 pause = min(pause * 2, 0.25)
             }
         }

@@ -1,4 +1,8 @@
 /// One node of the cluster as the client last saw it in `CLUSTER SLOTS`.
+///
+/// Redis 7.0 leaves out of `CLUSTER SLOTS` a replica that is marked failed or has not yet received anything from
+/// its master (replication offset 0, as on a new, empty cluster): such a replica is not among the client's nodes
+/// until its master has written something.
 public struct RedisNode: Sendable, Hashable, CustomStringConvertible {
     /// Whether a node serves its slots or copies a master.
     public enum Role: String, Sendable, Hashable {

@@ -323,6 +323,21 @@ public final class LocalRedisCluster: Sendable {
                 sleepSeconds(0.05)
             }
         }
+        // Redis 7.0 lists a replica in CLUSTER SLOTS only once its replication offset is above 0, that is once its
+        // master has written something: a FLUSHALL on each (empty) master does, and every node then lists them all.
+        guard replicas > 0 else { return }
+        for (master, _) in try self.masters() { _ = try cli(master, "FLUSHALL") }
+        for node in nodes {
+            while true {
+                let slots = (try? cli(node, "CLUSTER", "SLOTS")) ?? ""
+                let listed = slots.split(separator: "\n").filter { $0.count == 40 && $0.allSatisfy(\.isHexDigit) }.count
+                if listed == masters + replicas { break }
+                guard monotonicSeconds() - start < 30 else {
+                    throw HarnessError("\(node) lists \(listed) nodes in CLUSTER SLOTS, not \(masters + replicas), after 30 s")
+                }
+                sleepSeconds(0.05)
+            }
+        }
     }
 
     private static func startNode(in directory: String, cluster: Bool, password: String?, settings: [String])
@@ -344,7 +359,11 @@ public final class LocalRedisCluster: Sendable {
                 "logfile \(nodeDirectory)/redis.log", "appendonly yes", "appendfsync always", "save \"\"",
             ]
             if cluster {
-                lines += ["cluster-enabled yes", "cluster-config-file nodes.conf", "cluster-node-timeout 2000"]
+                // No wait for more replicas before a full sync (5 s by default): a replica is linked at once.
+                lines += [
+                    "cluster-enabled yes", "cluster-config-file nodes.conf", "cluster-node-timeout 2000",
+                    "repl-diskless-sync-delay 0",
+                ]
             }
             if let password { lines += ["requirepass \(password)", "masterauth \(password)"] }
             lines += settings
