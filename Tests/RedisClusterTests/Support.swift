@@ -58,6 +58,46 @@ func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) throws -> Void) -
     return works.map { $0.failure.withLock { $0 } }
 }
 
+/// A Redis call on a thread of its own, joined later: what a test waits for while it does something else. Not a
+/// `Task`: the tests block their threads on purpose, and a task could wait behind them for one of the runner's few
+/// threads.
+final class BackgroundCall: Sendable {
+    private let body: @Sendable () throws -> RedisValue
+    private let outcome = Mutex<Result<RedisValue, any Error>?>(nil)
+    private let thread = Mutex<pthread_t?>(nil)
+
+    init(_ body: @escaping @Sendable () throws -> RedisValue) {
+        self.body = body
+        let started = BackgroundCall.start(self)
+        thread.withLock { $0 = started }
+    }
+
+    private static func start(_ call: BackgroundCall) -> pthread_t {
+        var thread = pthread_t()
+        pthread_create(&thread, nil, { raw in
+            guard let raw else { return nil }
+            Unmanaged<BackgroundCall>.fromOpaque(raw).takeRetainedValue().run()
+            return nil
+        }, Unmanaged.passRetained(call).toOpaque())
+        return thread
+    }
+
+    private func run() {
+        let result: Result<RedisValue, any Error>
+        do { result = .success(try body()) } catch { result = .failure(error) }
+        outcome.withLock { $0 = result }
+    }
+
+    /// Waits for the thread and returns what the call returned or threw.
+    func join() -> Result<RedisValue, any Error> {
+        if let thread = thread.withLock({ $0 }) {
+            pthread_join(thread, nil)
+            self.thread.withLock { $0 = nil }
+        }
+        return outcome.withLock { $0 } ?? .failure(HarnessError("the thread was already joined"))
+    }
+}
+
 extension RedisValue {
     /// A bulk string from text, for comparisons.
     static func bulk(_ text: String) -> RedisValue { .bulkString(Array(text.utf8)) }
