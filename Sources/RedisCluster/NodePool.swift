@@ -23,12 +23,14 @@ final class NodePool: Sendable {
 
     /// A connection for one caller's exclusive use; give it back with ``release(_:)``.
     /// - Throws: ``RedisError/timeout(_:seconds:waitingFor:)`` when no connection comes free in time, or the
-    ///   error of opening a new one (``RedisError/unreachable(_:reason:)``, ``RedisError/authenticationFailed(_:reason:)``).
+    ///   error of opening a new one (``RedisError/unreachable(_:reason:)``,
+    ///   ``RedisError/authenticationFailed(_:reason:)``).
     func acquire(configuration: RedisClusterConfiguration) throws(RedisError) -> RedisConnection {
         if permits.wait(timeout: .now() + configuration.commandTimeout.dispatchInterval) == .timedOut {
             throw .timeout(
                 endpoint, seconds: configuration.commandTimeout.seconds,
-                waitingFor: "free connection (all \(configuration.connectionsPerNode) in use; raise connectionsPerNode)")
+                waitingFor: "free connection (all \(configuration.connectionsPerNode) in use; raise connectionsPerNode)"
+            )
         }
         while let connection = idle.withLock({ $0.popLast() }) {
             if !connection.isStale { return connection }
@@ -54,11 +56,10 @@ final class NodePool: Sendable {
 
     /// Closes every idle connection: after one failed, the others to the same server are likely dead too.
     func closeIdle() {
-        let closing = idle.withLock { connections in
-            defer { connections.removeAll() }
-            return connections
-        }
-        _ = closing
+        // Taken out under the lock, closed (by going away) after it: closing a socket is a system call.
+        var closing: [RedisConnection] = []
+        idle.withLock { swap(&closing, &$0) }
+        closing.removeAll()
     }
 
     /// Records that a connection to this node failed now.
@@ -76,9 +77,8 @@ final class NodePool: Sendable {
 }
 
 extension Duration {
-    /// The duration for Dispatch's deadlines.
+    /// The duration for Dispatch's deadlines (at most about 292 years, which no timeout comes near).
     var dispatchInterval: DispatchTimeInterval {
-        let parts = components
-        return .nanoseconds(Int(min(parts.seconds, Int64(Int.max / 1_000_000_000 - 1))) * 1_000_000_000 + Int(parts.attoseconds / 1_000_000_000))
+        .nanoseconds(Int(min(seconds * 1e9, Double(Int.max / 2))))
     }
 }

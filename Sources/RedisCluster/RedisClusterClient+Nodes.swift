@@ -85,14 +85,18 @@ extension RedisClusterClient {
         for entry in connections {
             do {
                 let reply = try entry.connection.readReply(timeout: configuration.commandTimeout)
-                results[entry.index] = Result { () throws(RedisError) in try reply.checked(from: nodes[entry.index].endpoint) }
+                results[entry.index] = Result { () throws(RedisError) in
+                    try reply.checked(from: nodes[entry.index].endpoint)
+                }
             } catch {
                 results[entry.index] = .failure(error)
             }
             entry.pool.release(entry.connection)
         }
         return nodes.indices.map { index in
-            RedisNodeReply(node: nodes[index], result: results[index] ?? .failure(.unreachable([nodes[index].endpoint], reason: "not asked")))
+            RedisNodeReply(
+                node: nodes[index],
+                result: results[index] ?? .failure(.unreachable([nodes[index].endpoint], reason: "not asked")))
         }
     }
 }

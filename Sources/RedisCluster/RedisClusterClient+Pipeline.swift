@@ -251,7 +251,8 @@ extension RedisClusterClient {
         var final: [RedisValue] = []
         final.reserveCapacity(count)
         for reply in replies { final.append(reply ?? .null) }
-        return Outcome(replies: final, repliedBy: repliedBy, replicas: wait == nil || replicas == Int.max ? 0 : replicas)
+        return Outcome(
+            replies: final, repliedBy: repliedBy, replicas: wait == nil || replicas == Int.max ? 0 : replicas)
     }
 
     /// The slot and node of a `MOVED` or `ASK` reply (`MOVED 3999 127.0.0.1:6381`). An empty host (a node with an

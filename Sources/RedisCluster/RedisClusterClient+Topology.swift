@@ -1,7 +1,8 @@
 extension RedisClusterClient {
     /// Asks the cluster for its layout now (`CLUSTER SLOTS`), from the known masters, then the seeds, then the
     /// replicas, whichever answers first; nodes that failed lately are asked last.
-    /// - Throws: ``RedisError/unreachable(_:reason:)`` when no node answers, ``RedisError/authenticationFailed(_:reason:)``,
+    /// - Throws: ``RedisError/unreachable(_:reason:)`` when no node answers,
+    ///   ``RedisError/authenticationFailed(_:reason:)``,
     ///   or ``RedisError/notACluster(_:reason:)`` when a standalone server is not acceptable.
     public func refreshTopology() throws(RedisError) {
         _ = try refresh(minimumInterval: 0, waitForOthers: true)
@@ -100,7 +101,8 @@ extension RedisClusterClient {
             do {
                 let connection = try pool.acquire(configuration: configuration)
                 defer { pool.release(connection) }
-                reply = try connection.roundTrip(RedisCommand("CLUSTER", "SLOTS"), timeout: configuration.commandTimeout)
+                reply = try connection.roundTrip(
+                    RedisCommand("CLUSTER", "SLOTS"), timeout: configuration.commandTimeout)
             } catch {
                 switch error {
                 case .authenticationFailed, .invalidConfiguration: throw error

@@ -13,7 +13,8 @@ extension RedisClusterConfiguration {
         }
         guard lowered.hasPrefix("redis://") else {
             throw .invalidConfiguration(
-                "'\(RedisClusterConfiguration.masked(url))' is not a redis:// URL: write redis://HOST:PORT[,HOST:PORT...]"
+                "'\(RedisClusterConfiguration.masked(url))' is not a redis:// URL:"
+                    + " write redis://HOST:PORT[,HOST:PORT...]"
             )
         }
         var rest = Substring(url).dropFirst("redis://".count)
@@ -54,7 +55,8 @@ extension RedisClusterConfiguration {
         var seeds: [RedisEndpoint] = []
         for item in rest.split(separator: ",", omittingEmptySubsequences: false) {
             guard !item.isEmpty else {
-                throw .invalidConfiguration("the URL's address list has an empty entry: separate HOST:PORT by one comma")
+                throw .invalidConfiguration(
+                    "the URL's address list has an empty entry: separate HOST:PORT by one comma")
             }
             guard let endpoint = RedisEndpoint(parsing: item) else {
                 throw .invalidConfiguration(

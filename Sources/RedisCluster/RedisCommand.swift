@@ -111,7 +111,9 @@ public struct RedisCommand: Sendable, Hashable, CustomStringConvertible {
         let start = bytes.count
         append(key)
         if routingSlot < 0 {
-            routingSlot = bytes.withUnsafeBytes { RedisHashSlot.slot(ofBytes: UnsafeRawBufferPointer(rebasing: $0[start...])) }
+            routingSlot = bytes.withUnsafeBytes {
+                RedisHashSlot.slot(ofBytes: UnsafeRawBufferPointer(rebasing: $0[start...]))
+            }
         }
     }
 

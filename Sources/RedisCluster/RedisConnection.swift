@@ -57,9 +57,6 @@ final class RedisConnection: Sendable {
         state.withLock { state in state.broken || chiredis_socket_is_readable(state.context.pointee.fd) != 0 }
     }
 
-    /// Marks the connection unusable (its replies can no longer be matched to commands).
-    func markBroken() { state.withLock { $0.broken = true } }
-
     /// Queues a command in the output buffer; nothing is sent until ``flush(timeout:)`` or ``readReply(timeout:)``.
     /// - Throws: ``RedisError/connectionLost(_:reason:mayHaveRun:)`` if hiredis cannot take the command.
     func append(_ command: RedisCommand) throws(RedisError) {
@@ -134,7 +131,8 @@ final class RedisConnection: Sendable {
         case REDIS_REPLY_STRING:
             return .bulkString(Array(UnsafeRawBufferPointer(start: item.str, count: item.len)))
         case REDIS_REPLY_STATUS:
-            return .simpleString(String(decoding: UnsafeRawBufferPointer(start: item.str, count: item.len), as: UTF8.self))
+            return .simpleString(
+                String(decoding: UnsafeRawBufferPointer(start: item.str, count: item.len), as: UTF8.self))
         case REDIS_REPLY_ERROR:
             return .error(String(decoding: UnsafeRawBufferPointer(start: item.str, count: item.len), as: UTF8.self))
         case REDIS_REPLY_INTEGER:
@@ -160,12 +158,15 @@ final class RedisConnection: Sendable {
         let code = context.pointee.err
         let text = errorText(context)
         let number = system_errno()
-        if code == REDIS_ERR_IO && (number == EAGAIN || number == EWOULDBLOCK || text == "Resource temporarily unavailable") {
+        if code == REDIS_ERR_IO
+            && (number == EAGAIN || number == EWOULDBLOCK || text == "Resource temporarily unavailable")
+        {
             return .timeout(endpoint, seconds: timeout.seconds, waitingFor: waitingFor)
         }
         switch code {
         case REDIS_ERR_PROTOCOL: return .protocolError(endpoint, reason: text)
-        case REDIS_ERR_EOF: return .connectionLost(endpoint, reason: "the server closed the connection", mayHaveRun: true)
+        case REDIS_ERR_EOF:
+            return .connectionLost(endpoint, reason: "the server closed the connection", mayHaveRun: true)
         default: return .connectionLost(endpoint, reason: text.isEmpty ? "I/O error" : text, mayHaveRun: true)
         }
     }

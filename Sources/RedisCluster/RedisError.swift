@@ -21,11 +21,13 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     case connectionLost(RedisEndpoint, reason: String, mayHaveRun: Bool)
     /// The server sent bytes that are not the Redis protocol (not a Redis server, or a corrupted stream).
     case protocolError(RedisEndpoint, reason: String)
-    /// No reply (or no free connection) within the time allowed.
+    /// No reply (or no free connection) within the time allowed. A command whose reply did not come may have run;
+    /// it is not sent again.
     case timeout(RedisEndpoint, seconds: Double, waitingFor: String)
     /// A command was redirected (`MOVED`, `ASK`) more times than ``RedisClusterConfiguration/maxRedirects``.
     case tooManyRedirects(count: Int, last: String)
 
+    /// One line: what went wrong, where, and what to do about it.
     public var description: String {
         switch self {
         case .invalidConfiguration(let message):

@@ -30,7 +30,9 @@ public struct RedisNode: Sendable, Hashable, CustomStringConvertible {
     ///   - role: master or replica.
     ///   - masterID: a replica's master.
     ///   - slots: a master's slot ranges.
-    public init(endpoint: RedisEndpoint, id: String, role: Role, masterID: String? = nil, slots: [ClosedRange<Int>] = []) {
+    public init(
+        endpoint: RedisEndpoint, id: String, role: Role, masterID: String? = nil, slots: [ClosedRange<Int>] = []
+    ) {
         self.endpoint = endpoint
         self.id = id
         self.role = role

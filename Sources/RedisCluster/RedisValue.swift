@@ -75,7 +75,8 @@ extension RedisValue: CustomStringConvertible {
     /// A short rendering for messages and test failures: strings quoted, bytes that are not printable escaped.
     public var description: String {
         switch self {
-        case .bulkString(let bytes): return "\"" + RedisValue.escaped(bytes.prefix(200)) + (bytes.count > 200 ? "…" : "") + "\""
+        case .bulkString(let bytes):
+            return "\"" + RedisValue.escaped(bytes.prefix(200)) + (bytes.count > 200 ? "…" : "") + "\""
         case .simpleString(let text): return text
         case .integer(let value): return "(integer) \(value)"
         case .array(let elements): return "[" + elements.map(\.description).joined(separator: ", ") + "]"

@@ -35,8 +35,11 @@ struct ClusterClientTests {
         #expect(try client.send(RedisCommand("INCR", key: "\(prefix):counter")) == .integer(1))
         #expect(try client.send(RedisCommand("INCRBY", key: "\(prefix):counter", 41)) == .integer(42))
         _ = try client.send(RedisCommand("RPUSH", key: "\(prefix):list", "a", "b", "c"))
-        #expect(try client.send(RedisCommand("LRANGE", key: "\(prefix):list", 0, -1)) == .array([.bulk("a"), .bulk("b"), .bulk("c")]))
-        let nested = try client.eval(RedisScript("return {1, {2, 'x'}, redis.status_reply('fine')}"), keys: ["\(prefix):any"])
+        #expect(
+            try client.send(RedisCommand("LRANGE", key: "\(prefix):list", 0, -1))
+                == .array([.bulk("a"), .bulk("b"), .bulk("c")]))
+        let nested = try client.eval(
+            RedisScript("return {1, {2, 'x'}, redis.status_reply('fine')}"), keys: ["\(prefix):any"])
         #expect(nested == .array([.integer(1), .array([.integer(2), .bulk("x")]), .simpleString("fine")]))
 
         let binary = (0...255).map { UInt8($0) } + [13, 10, 0]
@@ -99,7 +102,8 @@ struct ClusterClientTests {
         let client = try makeClient(cluster)
         let prefix = uniquePrefix("wait")
         let written = try client.pipeline(
-            (0..<30).map { RedisCommand("SET", key: "\(prefix):\($0)", $0) }, waitingForReplicas: 1, timeout: .seconds(2))
+            (0..<30).map { RedisCommand("SET", key: "\(prefix):\($0)", $0) }, waitingForReplicas: 1,
+            timeout: .seconds(2))
         #expect(written.replies.allSatisfy { $0 == .simpleString("OK") })
         #expect(written.replicas == 1)
         // Asking for more replicas than there are: WAIT gives up at its timeout with the one it has.
@@ -126,7 +130,9 @@ struct ClusterClientTests {
             #expect(role == (reply.node.role == .master ? "master" : "slave"))
         }
         let master = try #require(client.nodes().first)
-        #expect(try client.send(RedisCommand("CONFIG", "GET", "appendfsync"), to: master.endpoint) == .array([.bulk("appendfsync"), .bulk("always")]))
+        #expect(
+            try client.send(RedisCommand("CONFIG", "GET", "appendfsync"), to: master.endpoint)
+                == .array([.bulk("appendfsync"), .bulk("always")]))
     }
 
     @Test("SCRIPT FLUSH on every master does not surface: the script is loaded again")

@@ -45,7 +45,8 @@ struct CommandTests {
         let master = try #require(try client.nodes().first)
         var generator = SeededRandom(seed: 0x5C819)
         for length in [0, 1, 55, 56, 63, 64, 65, 119, 120, 1000, 5000] {
-            let body = String((0..<length).map { _ in Character(Unicode.Scalar(UInt8.random(in: 97...122, using: &generator))) })
+            let body = String(
+                (0..<length).map { _ in Character(Unicode.Scalar(UInt8.random(in: 97...122, using: &generator))) })
             let script = RedisScript("return '\(body)'")
             let loaded = try client.send(RedisCommand("SCRIPT", "LOAD", script.source), to: master.endpoint)
             #expect(loaded.string == script.sha1, "length \(length)")

@@ -52,7 +52,8 @@ struct FailoverTests {
         let client = try makeClient(cluster) { $0.retryTimeout = .seconds(30) }
         let prefix = uniquePrefix("underload")
         let keys = (0..<60).map { "\(prefix):\($0)" }
-        _ = try client.pipeline(keys.map { RedisCommand("SET", key: $0, $0) }, waitingForReplicas: 1, timeout: .seconds(2))
+        _ = try client.pipeline(
+            keys.map { RedisCommand("SET", key: $0, $0) }, waitingForReplicas: 1, timeout: .seconds(2))
         let victim = try cluster.owner(ofSlot: RedisHashSlot.of(keys[0])).node
         let heir = try cluster.replica(of: victim)
 

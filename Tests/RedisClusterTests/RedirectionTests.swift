@@ -3,17 +3,18 @@ import SuggestTestSupport
 import Testing
 
 /// Slots moved under a client that still has the old layout: `MOVED` after a move, `ASK` and `TRYAGAIN` during one.
-/// Each test moves a slot of its own (a hash tag unique to the run), so the shared cluster stays whole.
+/// Each test moves a slot of its own (a hash tag unique to the run) on a cluster kept for these tests.
 @Suite("MOVED, ASK and TRYAGAIN")
 struct RedirectionTests {
     @Test("MOVED after a slot moved: the command follows it and the client's map is updated")
     func moved() throws {
-        let cluster = try sharedCluster()
+        let cluster = try migrationCluster()
         let client = try makeClient(cluster)
         let tag = uniquePrefix("moved")
         let keys = (0..<20).map { "{\(tag)}:\($0)" }
         let slot = RedisHashSlot.of(tag)
-        #expect(try client.pipeline(keys.map { RedisCommand("SET", key: $0, $0) }).allSatisfy { $0 == .simpleString("OK") })
+        #expect(
+            try client.pipeline(keys.map { RedisCommand("SET", key: $0, $0) }).allSatisfy { $0 == .simpleString("OK") })
         let source = try cluster.owner(ofSlot: slot).node
         let target = try #require(try cluster.masters().map(\.node).first { $0 != source })
         #expect(try client.master(forSlot: slot)?.endpoint.port == source.port)
@@ -22,7 +23,8 @@ struct RedirectionTests {
         // The client was told nothing: its map still says `source`, so the next command meets MOVED.
         #expect(try client.master(forSlot: slot)?.endpoint.port == source.port)
         let other = "\(tag)-elsewhere"
-        let replies = try client.pipeline(keys.map { RedisCommand("GET", key: $0) } + [RedisCommand("SET", key: other, 1)])
+        let replies = try client.pipeline(
+            keys.map { RedisCommand("GET", key: $0) } + [RedisCommand("SET", key: other, 1)])
         #expect(Array(replies.prefix(20)) == keys.map { .bulk($0) })
         #expect(replies.last == .simpleString("OK"))
         #expect(try client.master(forSlot: slot)?.endpoint.port == target.port)
@@ -37,7 +39,7 @@ struct RedirectionTests {
 
     @Test("ASK while a slot is migrating: ASKING on the target for moved keys, the map left alone")
     func ask() throws {
-        let cluster = try sharedCluster()
+        let cluster = try migrationCluster()
         let client = try makeClient(cluster) { $0.retryTimeout = .seconds(20) }
         let tag = uniquePrefix("ask")
         let keys = (0..<10).map { "{\(tag)}:\($0)" }
@@ -72,7 +74,7 @@ struct RedirectionTests {
 
     @Test("TRYAGAIN past the retry time gives its own error")
     func tryAgainRunsOut() throws {
-        let cluster = try sharedCluster()
+        let cluster = try migrationCluster()
         let client = try makeClient(cluster) { $0.retryTimeout = .milliseconds(300) }
         let tag = uniquePrefix("tryagain")
         let keys = ["{\(tag)}:a", "{\(tag)}:b"]

@@ -6,9 +6,15 @@ import Synchronization
     import Glibc
 #endif
 
-/// The cluster most suites share (3 masters, 3 replicas): started once per test process, in ~3 s.
+/// The cluster most suites share (3 masters, 3 replicas): started once per test process, in ~5 s. Its slots
+/// never move, so tests may compare the client's layout with the cluster's.
 func sharedCluster() throws -> LocalRedisCluster {
     try LocalRedisCluster.shared("redis-cluster-tests")
+}
+
+/// The cluster the slot-moving tests share, apart from the others so that no layout moves under them.
+func migrationCluster() throws -> LocalRedisCluster {
+    try LocalRedisCluster.shared("redis-migration-tests")
 }
 
 /// A client for a local cluster, with short limits so that a failing test fails quickly.
@@ -74,11 +80,13 @@ final class BackgroundCall: Sendable {
 
     private static func start(_ call: BackgroundCall) -> pthread_t {
         var thread = pthread_t()
-        pthread_create(&thread, nil, { raw in
-            guard let raw else { return nil }
-            Unmanaged<BackgroundCall>.fromOpaque(raw).takeRetainedValue().run()
-            return nil
-        }, Unmanaged.passRetained(call).toOpaque())
+        pthread_create(
+            &thread, nil,
+            { raw in
+                guard let raw else { return nil }
+                Unmanaged<BackgroundCall>.fromOpaque(raw).takeRetainedValue().run()
+                return nil
+            }, Unmanaged.passRetained(call).toOpaque())
         return thread
     }
 

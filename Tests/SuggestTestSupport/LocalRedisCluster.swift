@@ -26,18 +26,23 @@ public final class LocalRedisCluster: Sendable {
         public let directory: String
         /// `127.0.0.1:PORT`.
         public var address: String { "127.0.0.1:\(port)" }
+        /// `127.0.0.1:PORT`.
         public var description: String { address }
     }
 
     /// One line of `CLUSTER NODES`: a node as the cluster sees it.
     public struct ClusterNodeLine: Sendable, Hashable {
+        /// The node's cluster ID.
         public var id: String
+        /// Its client port.
         public var port: Int
+        /// `myself`, `master`, `slave`, `fail?`, `fail`, ...
         public var flags: [String]
         /// The master's ID for a replica; `nil` for a master.
         public var masterID: String?
         /// The slots a master serves (migration markers left out).
         public var slots: [ClosedRange<Int>]
+        /// Whether the node is a master.
         public var isMaster: Bool { flags.contains("master") }
         /// Whether the cluster has marked the node failed (`fail`, or `fail?` when only suspected).
         public var isFailing: Bool { flags.contains("fail") || flags.contains("fail?") }
@@ -80,7 +85,9 @@ public final class LocalRedisCluster: Sendable {
         var started: [Node] = []
         do {
             for _ in 0..<(masters * (1 + replicasPerMaster)) {
-                started.append(try LocalRedisCluster.startNode(in: directory, cluster: true, password: password, settings: settings))
+                started.append(
+                    try LocalRedisCluster.startNode(
+                        in: directory, cluster: true, password: password, settings: settings))
             }
             nodes = started
             try create(masters: masters, replicasPerMaster: replicasPerMaster)
@@ -112,7 +119,8 @@ public final class LocalRedisCluster: Sendable {
         let outcome: Result<LocalRedisCluster, HarnessError> = sharedClusters.withLock { clusters in
             if let cluster = clusters[name] { return .success(cluster) }
             do throws(HarnessError) {
-                let cluster = try LocalRedisCluster(masters: masters, replicasPerMaster: replicasPerMaster, password: password)
+                let cluster = try LocalRedisCluster(
+                    masters: masters, replicasPerMaster: replicasPerMaster, password: password)
                 clusters[name] = cluster
                 return .success(cluster)
             } catch {
@@ -144,8 +152,11 @@ public final class LocalRedisCluster: Sendable {
     // MARK: - redis-cli
 
     /// Runs `redis-cli -p PORT ARGUMENTS` against a node (with the password, if any, through `REDISCLI_AUTH`).
-    public func redisCLI(_ node: Node, _ arguments: [String], timeout: Double = 30) throws(HarnessError) -> ProcessOutcome {
-        try LocalRedisCluster.redisCLI(port: node.port, password: password, arguments, scratch: node.directory, timeout: timeout)
+    public func redisCLI(_ node: Node, _ arguments: [String], timeout: Double = 30) throws(HarnessError)
+        -> ProcessOutcome
+    {
+        try LocalRedisCluster.redisCLI(
+            port: node.port, password: password, arguments, scratch: node.directory, timeout: timeout)
     }
 
     /// Runs `redis-cli` against a node and returns its standard output without the final newline.
@@ -174,7 +185,11 @@ public final class LocalRedisCluster: Sendable {
             var slots: [ClosedRange<Int>] = []
             for field in fields.dropFirst(8) where !field.hasPrefix("[") {
                 let bounds = field.split(separator: "-").compactMap { Int($0) }
-                if bounds.count == 2 { slots.append(bounds[0]...bounds[1]) } else if bounds.count == 1 { slots.append(bounds[0]...bounds[0]) }
+                if bounds.count == 2 {
+                    slots.append(bounds[0]...bounds[1])
+                } else if bounds.count == 1 {
+                    slots.append(bounds[0]...bounds[0])
+                }
             }
             lines.append(
                 ClusterNodeLine(
@@ -277,7 +292,8 @@ public final class LocalRedisCluster: Sendable {
     /// and every other master.
     public func finishMigration(slot: Int, from source: Node, to target: Node) throws(HarnessError) {
         while true {
-            let keys = try cli(source, "CLUSTER", "GETKEYSINSLOT", String(slot), "100").split(separator: "\n").map(String.init)
+            let keys = try cli(source, "CLUSTER", "GETKEYSINSLOT", String(slot), "100").split(separator: "\n").map(
+                String.init)
             if keys.isEmpty { break }
             try migrate(keys: keys, from: source, to: target)
         }
@@ -302,7 +318,9 @@ public final class LocalRedisCluster: Sendable {
     private func create(masters: Int, replicasPerMaster: Int) throws(HarnessError) {
         let outcome = try LocalRedisCluster.redisCLI(
             port: nil, password: password,
-            ["--cluster", "create"] + nodes.map(\.address) + ["--cluster-replicas", String(replicasPerMaster), "--cluster-yes"],
+            ["--cluster", "create"] + nodes.map(\.address) + [
+                "--cluster-replicas", String(replicasPerMaster), "--cluster-yes",
+            ],
             scratch: directory, timeout: 60)
         guard outcome.status == 0 else { throw HarnessError("redis-cli --cluster create failed: \(outcome)") }
         let replicas = masters * replicasPerMaster
@@ -333,7 +351,8 @@ public final class LocalRedisCluster: Sendable {
                 let listed = slots.split(separator: "\n").filter { $0.count == 40 && $0.allSatisfy(\.isHexDigit) }.count
                 if listed == masters + replicas { break }
                 guard monotonicSeconds() - start < 30 else {
-                    throw HarnessError("\(node) lists \(listed) nodes in CLUSTER SLOTS, not \(masters + replicas), after 30 s")
+                    throw HarnessError(
+                        "\(node) lists \(listed) nodes in CLUSTER SLOTS, not \(masters + replicas), after 30 s")
                 }
                 sleepSeconds(0.05)
             }
@@ -409,7 +428,8 @@ public final class LocalRedisCluster: Sendable {
     }
 
     static func isErrorReply(_ output: String) -> Bool {
-        for prefix in ["ERR", "MOVED", "ASK", "WRONGPASS", "NOAUTH", "CLUSTERDOWN", "(error)"] where output.hasPrefix(prefix) {
+        for prefix in ["ERR", "MOVED", "ASK", "WRONGPASS", "NOAUTH", "CLUSTERDOWN", "(error)"]
+        where output.hasPrefix(prefix) {
             return true
         }
         return false
