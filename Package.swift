@@ -30,6 +30,7 @@ let package = Package(
         .library(name: "SuggestEval", targets: ["SuggestEval"]),
         .library(name: "SuggestCLI", targets: ["SuggestCLI"]),
         .library(name: "Suggest", targets: ["Suggest"]),
+        .library(name: "RedisCluster", targets: ["RedisCluster"]),
         .executable(name: "suggest", targets: ["suggest"]),
         .executable(name: "suggest-serve", targets: ["suggest-serve"]),
         .executable(name: "suggest-bench", targets: ["SuggestBench"]),
@@ -43,6 +44,7 @@ let package = Package(
         // GNU libmicrohttpd, linked dynamically: its static archive needs GnuTLS, so nothing that the static `suggest`
         // executable links may depend on it (only HTTPServer, its tests and the executables that serve HTTP).
         .systemLibrary(name: "CMicroHTTPD", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CHiredis", providers: [.apt(["libhiredis-dev"])]),
 
         // The engine: the domain model, JSON, time, the ranking core and the storage seam. No SQLite, no
         // printing, no Foundation.
@@ -58,6 +60,10 @@ let package = Package(
             name: "Suggest", dependencies: ["SuggestCore", "SuggestShare", "SuggestSQLiteStore"], swiftSettings: strict),
         // Replay evaluation, the anchor policies and converters from public message histories.
         .target(name: "SuggestEval", dependencies: ["SuggestCore", "CSystem"], swiftSettings: strict),
+        // A Redis Cluster client on hiredis: slot routing, redirections, failover, pipelines and scripts. No
+        // Foundation; shared by every thread of a server.
+        .target(
+            name: "RedisCluster", dependencies: ["CHiredis", "CSystem"], swiftSettings: strict),
         // The command line: one file per subcommand; the executable below only calls it.
         .target(
             name: "SuggestCLI",
@@ -115,6 +121,10 @@ let package = Package(
         .testTarget(
             name: "HTTPServerTests", dependencies: ["HTTPServer", "SuggestTestSupport", "CSystem"],
             swiftSettings: strict),
+        // The Redis client against real local servers and clusters that the tests start (redis-server must be
+        // installed).
+        .testTarget(
+            name: "RedisClusterTests", dependencies: ["RedisCluster", "SuggestTestSupport"], swiftSettings: strict),
         // Faults, concurrency, kills and hostile input, run against the built `suggest` binary.
         .testTarget(
             name: "SuggestRobustnessTests",

@@ -1,0 +1,102 @@
+/// One node's reply to a command sent to several nodes.
+public struct RedisNodeReply: Sendable {
+    /// The node.
+    public var node: RedisNode
+    /// Its reply, or why there is none; an error reply is a failure (``RedisError/server(_:message:)``, ...).
+    public var result: Result<RedisValue, RedisError>
+}
+
+extension RedisClusterClient {
+    /// Sends a command to one node, whatever it serves, and follows no redirection: for commands about the node
+    /// itself (`CONFIG GET`, `INFO persistence`, `BGREWRITEAOF`, `CLUSTER NODES`).
+    ///
+    /// A read (``RedisCommand/isIdempotent``) whose connection broke is sent once more on a new connection.
+    /// - Parameters:
+    ///   - command: the command.
+    ///   - endpoint: the node.
+    /// - Returns: the reply; never ``RedisValue/error(_:)``.
+    /// - Throws: the reply's error as ``RedisError``, or what kept the command from a reply.
+    public func send(_ command: RedisCommand, to endpoint: RedisEndpoint) throws(RedisError) -> RedisValue {
+        let pool = pool(for: endpoint)
+        var attempt = 0
+        while true {
+            attempt += 1
+            let connection = try pool.acquire(configuration: configuration)
+            let outcome: Result<RedisValue, RedisError>
+            do {
+                outcome = .success(try connection.roundTrip(command, timeout: configuration.commandTimeout))
+            } catch {
+                outcome = .failure(error)
+            }
+            pool.release(connection)
+            switch outcome {
+            case .success(let reply):
+                return try reply.checked(from: endpoint)
+            case .failure(.connectionLost(_, _, _)) where command.isIdempotent && attempt == 1:
+                continue
+            case .failure(let error):
+                throw error
+            }
+        }
+    }
+
+    /// Sends a command to every master at once (each gets it on one of its connections) and collects the replies.
+    ///
+    /// Uses the layout the client has; call ``refreshTopology()`` first for the newest.
+    /// - Parameter command: the command, such as `BGREWRITEAOF` or `INFO persistence`.
+    /// - Returns: one reply per master, in the order of ``nodes()``.
+    /// - Throws: only when the layout cannot be had; a node's own failure is in its reply.
+    public func sendToEveryMaster(_ command: RedisCommand) throws(RedisError) -> [RedisNodeReply] {
+        broadcast(command, to: try currentTopology().nodes.filter { $0.role == .master })
+    }
+
+    /// Sends a command to every node, replicas included, at once: for settings that each node has on its own
+    /// (`CONFIG GET appendonly`, `INFO persistence`).
+    /// - Parameter command: the command.
+    /// - Returns: one reply per node, masters first, in the order of ``nodes()``.
+    /// - Throws: only when the layout cannot be had; a node's own failure is in its reply.
+    public func sendToEveryNode(_ command: RedisCommand) throws(RedisError) -> [RedisNodeReply] {
+        broadcast(command, to: try currentTopology().nodes)
+    }
+
+    /// Writes `command` to every node before reading any reply.
+    private func broadcast(_ command: RedisCommand, to nodes: [RedisNode]) -> [RedisNodeReply] {
+        var results = [Result<RedisValue, RedisError>?](repeating: nil, count: nodes.count)
+        var connections: [(index: Int, pool: NodePool, connection: RedisConnection)] = []
+        // In endpoint order, as pipelines take them.
+        for index in nodes.indices.sorted(by: { nodes[$0].endpoint < nodes[$1].endpoint }) {
+            let pool = pool(for: nodes[index].endpoint)
+            let connection: RedisConnection
+            do {
+                connection = try pool.acquire(configuration: configuration)
+            } catch {
+                results[index] = .failure(error)
+                continue
+            }
+            do {
+                try connection.append(command)
+                try connection.flush(timeout: configuration.commandTimeout)
+                connections.append((index, pool, connection))
+            } catch {
+                results[index] = .failure(error)
+                pool.release(connection)
+            }
+        }
+        for entry in connections {
+            do {
+                let reply = try entry.connection.readReply(timeout: configuration.commandTimeout)
+                results[entry.index] = Result { () throws(RedisError) in
+                    try reply.checked(from: nodes[entry.index].endpoint)
+                }
+            } catch {
+                results[entry.index] = .failure(error)
+            }
+            entry.pool.release(entry.connection)
+        }
+        return nodes.indices.map { index in
+            RedisNodeReply(
+                node: nodes[index],
+                result: results[index] ?? .failure(.unreachable([nodes[index].endpoint], reason: "not asked")))
+        }
+    }
+}

@@ -1,0 +1,243 @@
+import RedisCluster
+import SuggestTestSupport
+import Testing
+
+/// One plain redis-server (`cluster-enabled no`): served as one node owning every slot, and the errors a user
+/// meets first (wrong password, nothing listening, out of memory, a slow reply, a connection killed).
+@Suite("A standalone server and the errors users meet")
+struct StandaloneTests {
+    @Test("a server without cluster support is one node that owns every slot")
+    func standalone() throws {
+        let server = try LocalRedisCluster(standaloneWithPassword: nil)
+        let client = try makeClient(server)
+        #expect(try client.isCluster() == false)
+        let nodes = try client.nodes()
+        #expect(nodes.count == 1 && nodes[0].slots == [0...16383] && nodes[0].endpoint.port == server.nodes[0].port)
+        #expect(try client.master(forSlot: 12345)?.endpoint.port == server.nodes[0].port)
+        let keys = (0..<100).map { "plain:\($0)" }
+        #expect(
+            try client.pipeline(keys.map { RedisCommand("SET", key: $0, $0) }).allSatisfy { $0 == .simpleString("OK") })
+        #expect(try client.pipeline(keys.map { RedisCommand("GET", key: $0) }) == keys.map { .bulk($0) })
+        // Keys of different slots in one command: fine on one server.
+        #expect(
+            try client.send(RedisCommand("MGET", key: keys[0], keys[1])) == .array([.bulk(keys[0]), .bulk(keys[1])]))
+        let script = RedisScript("return redis.call('GET', KEYS[1])")
+        #expect(try client.eval(script, keys: [keys[2]]) == .bulk(keys[2]))
+        _ = try client.send(RedisCommand("SCRIPT", "FLUSH"))
+        #expect(try client.eval(script, keys: [keys[3]]) == .bulk(keys[3]))
+        #expect(
+            try client.sendToEveryNode(RedisCommand("CONFIG", "GET", "appendonly")).map { try $0.result.get() } == [
+                .array([.bulk("appendonly"), .bulk("yes")])
+            ])
+    }
+
+    @Test("a standalone server where a cluster is required, or among several seeds, is refused")
+    func notACluster() throws {
+        let server = try LocalRedisCluster(standaloneWithPassword: nil)
+        let strict = try makeClient(server) { $0.requiresCluster = true }
+        #expect {
+            try strict.send(RedisCommand("PING"))
+        } throws: { error in
+            guard case .notACluster(let endpoint, _) = error as? RedisError else { return false }
+            return endpoint.port == server.nodes[0].port && !"\(error)".contains("\n")
+        }
+        let several = try RedisClusterClient(url: "redis://\(server.seeds),127.0.0.1:1")
+        #expect {
+            try several.send(RedisCommand("PING"))
+        } throws: { error in
+            guard case .notACluster = error as? RedisError else { return false }
+            return "\(error)".contains("2 seeds")
+        }
+    }
+
+    @Test("wrong, missing and needless passwords: one line each, never the password")
+    func passwords() throws {
+        let server = try LocalRedisCluster(standaloneWithPassword: "right-pw-1234")
+        let address = server.seeds
+        #expect(
+            try RedisClusterClient(url: "redis://:right-pw-1234@\(address)").send(RedisCommand("PING"))
+                == .simpleString("PONG"))
+
+        func refusal(_ url: String) throws -> RedisError? {
+            do {
+                _ = try RedisClusterClient(url: url).send(RedisCommand("PING"))
+                return nil
+            } catch {
+                return error
+            }
+        }
+        let wrong = try #require(try refusal("redis://:wrong-pw-5678@\(address)"))
+        guard case .authenticationFailed = wrong else { throw HarnessError("not an authentication error: \(wrong)") }
+        #expect(wrong.description.contains("wrong password"))
+        #expect(!wrong.description.contains("wrong-pw-5678") && !wrong.description.contains("right-pw-1234"))
+        #expect(!wrong.description.contains("\n"))
+
+        let missing = try #require(try refusal("redis://\(address)"))
+        guard case .authenticationFailed = missing else {
+            throw HarnessError("not an authentication error: \(missing)")
+        }
+        #expect(missing.description.contains("needs a password"))
+
+        // An ACL user.
+        _ = try server.cli(server.nodes[0], "ACL", "SETUSER", "alice", "on", ">alice-pw", "~*", "+@all")
+        #expect(
+            try RedisClusterClient(url: "redis://alice:alice-pw@\(address)").send(RedisCommand("PING"))
+                == .simpleString("PONG"))
+        let badUser = try #require(try refusal("redis://alice:not-alice@\(address)"))
+        guard case .authenticationFailed = badUser else {
+            throw HarnessError("not an authentication error: \(badUser)")
+        }
+        #expect(!badUser.description.contains("not-alice"))
+
+        let open = try LocalRedisCluster(standaloneWithPassword: nil)
+        let needless = try #require(try refusal("redis://:some-pw@\(open.seeds)"))
+        guard case .authenticationFailed = needless else {
+            throw HarnessError("not an authentication error: \(needless)")
+        }
+        #expect(needless.description.contains("no password"))
+        #expect(!needless.description.contains("some-pw"))
+    }
+
+    @Test("seeds where nothing listens: one line naming every address")
+    func unreachable() throws {
+        // Ports 1 and 2 on loopback: nothing listens there, the connection is refused at once.
+        let client = try RedisClusterClient(url: "redis://127.0.0.1:1,127.0.0.1:2")
+        let started = monotonicSeconds()
+        #expect {
+            try client.send(RedisCommand("GET", key: "k"))
+        } throws: { error in
+            guard case .unreachable(let endpoints, let reason) = error as? RedisError else { return false }
+            let text = "\(error)"
+            return endpoints.map(\.port) == [1, 2] && reason.contains("refused")
+                && text.contains("127.0.0.1:1, 127.0.0.1:2")
+                && !text.contains("\n")
+        }
+        #expect(monotonicSeconds() - started < 2)
+        #expect(throws: RedisError.self) { try client.refreshTopology() }
+    }
+
+    @Test("maxmemory with noeviction: writes get the out-of-memory error, reads still work")
+    func outOfMemory() throws {
+        let server = try LocalRedisCluster(
+            standaloneWithPassword: nil, settings: ["maxmemory 1mb", "maxmemory-policy noeviction"])
+        let client = try makeClient(server)
+        let value = [UInt8](repeating: 0x61, count: 16 * 1024)
+        var refusal: RedisError?
+        for index in 0..<500 {
+            do {
+                _ = try client.send(RedisCommand("SET", key: "fill:\(index)", value))
+            } catch {
+                refusal = error
+                break
+            }
+        }
+        let error = try #require(refusal)
+        guard case .outOfMemory(let endpoint, let message) = error else { throw HarnessError("not OOM: \(error)") }
+        #expect(endpoint?.port == server.nodes[0].port)
+        #expect(message.hasPrefix("OOM"))
+        #expect(error.description.contains("maxmemory") && !error.description.contains("\n"))
+        // In a pipeline it is that command's reply; checked() gives the same typed error.
+        let replies = try client.pipeline([
+            RedisCommand("SET", key: "one-more", value), RedisCommand("GET", key: "fill:0"),
+        ])
+        #expect(replies[0].errorMessage?.hasPrefix("OOM") == true)
+        #expect(replies[1] == .bulkString(value))
+        #expect {
+            try replies[0].checked()
+        } throws: { error in
+            if case .outOfMemory = error as? RedisError { return true }
+            return false
+        }
+    }
+
+    @Test("a reply slower than the command timeout: the timeout error, and the client still works")
+    func timeout() throws {
+        let server = try LocalRedisCluster(standaloneWithPassword: nil)
+        let client = try makeClient(server) { $0.commandTimeout = .milliseconds(300) }
+        let started = monotonicSeconds()
+        #expect {
+            try client.send(RedisCommand("BLPOP", key: "never-pushed", 3))
+        } throws: { error in
+            guard case .timeout(let endpoint, let seconds, _) = error as? RedisError else { return false }
+            return endpoint.port == server.nodes[0].port && seconds == 0.3
+        }
+        let waited = monotonicSeconds() - started
+        #expect(waited >= 0.25 && waited < 2.5, "waited \(waited) s")
+        #expect(try client.send(RedisCommand("PING")) == .simpleString("PONG"))
+    }
+
+    @Test("connections killed by the server: idle ones are replaced, an in-flight write says it may have run")
+    func killedConnections() throws {
+        let server = try LocalRedisCluster(standaloneWithPassword: nil)
+        let client = try makeClient(server)
+        #expect(try client.send(RedisCommand("SET", key: "k", "v")) == .simpleString("OK"))
+        // Idle pooled connections, closed by the server: found dead before use, so even a write just goes on.
+        _ = try server.cli(server.nodes[0], "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+        #expect(try client.send(RedisCommand("INCR", key: "n")) == .integer(1))
+
+        // A write in flight when its connection is killed: it may have run, so it is not sent again.
+        let blocked = BackgroundCall { try client.send(RedisCommand("BLPOP", key: "list-never-pushed", 10)) }
+        var killed = false
+        for _ in 0..<100 where !killed {
+            sleepSeconds(0.05)
+            let clients = try server.cli(server.nodes[0], "CLIENT", "LIST")
+            if clients.contains("cmd=blpop") {
+                _ = try server.cli(server.nodes[0], "CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes")
+                killed = true
+            }
+        }
+        #expect(killed)
+        let outcome = blocked.join()
+        guard case .failure(let error) = outcome, case .connectionLost(_, _, let mayHaveRun) = error as? RedisError
+        else {
+            throw HarnessError("expected a lost connection, got \(outcome)")
+        }
+        #expect(mayHaveRun)
+        #expect(try client.send(RedisCommand("GET", key: "k")) == .bulk("v"))
+    }
+}
+
+@Suite("Redirect limits and idle connections")
+struct RedirectLimitTests {
+    @Test("a redirection that never ends stops at maxRedirects", arguments: ["MOVED", "ASK"])
+    func endlessRedirection(kind: String) throws {
+        let server = try LocalRedisCluster(standaloneWithPassword: nil)
+        let client = try makeClient(server) { $0.maxRedirects = 3 }
+        // A script whose error reply is a redirection back to the same server: the client follows it each time.
+        let script = RedisScript("return redis.error_reply('\(kind) 7 127.0.0.1:\(server.nodes[0].port)')")
+        let started = monotonicSeconds()
+        #expect {
+            try client.eval(script, keys: ["k"])
+        } throws: { error in
+            guard case .tooManyRedirects(let count, let last) = error as? RedisError else { return false }
+            return count == 4 && last.hasPrefix(kind) && !"\(error)".contains("\n")
+        }
+        #expect(monotonicSeconds() - started < 2)
+        #expect(try client.send(RedisCommand("PING")) == .simpleString("PONG"))
+    }
+
+    @Test("closeIdleConnections closes the pooled connections")
+    func closeIdle() throws {
+        let server = try LocalRedisCluster(standaloneWithPassword: nil)
+        let client = try makeClient(server)
+        _ = onThreads(4) { _ in
+            for _ in 0..<50 { _ = try client.send(RedisCommand("PING")) }
+        }
+        func clients() throws -> Int {
+            // redis-cli's own connection is one of them.
+            try server.cli(server.nodes[0], "CLIENT", "LIST").split(separator: "\n").count - 1
+        }
+        let open = try clients()
+        #expect(open >= 1 && open <= 4)
+        client.closeIdleConnections()
+        // The server sees the closed sockets on its next turn: give it a moment.
+        var left = try clients()
+        for _ in 0..<100 where left != 0 {
+            sleepSeconds(0.02)
+            left = try clients()
+        }
+        #expect(left == 0)
+        #expect(try client.send(RedisCommand("PING")) == .simpleString("PONG"))
+        #expect(try clients() == 1)
+    }
+}
