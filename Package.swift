@@ -31,6 +31,7 @@ let package = Package(
         .library(name: "SuggestCLI", targets: ["SuggestCLI"]),
         .library(name: "Suggest", targets: ["Suggest"]),
         .library(name: "RedisCluster", targets: ["RedisCluster"]),
+        .library(name: "SuggestRedisStore", targets: ["SuggestRedisStore"]),
         .executable(name: "suggest", targets: ["suggest"]),
         .executable(name: "suggest-serve", targets: ["suggest-serve"]),
         .executable(name: "suggest-bench", targets: ["SuggestBench"]),
@@ -64,10 +65,16 @@ let package = Package(
         // Foundation; shared by every thread of a server.
         .target(
             name: "RedisCluster", dependencies: ["CHiredis", "CSystem"], swiftSettings: strict),
+        // The store on a Redis Cluster: the same ranking and export as the embedded store, partitioned by account.
+        .target(
+            name: "SuggestRedisStore", dependencies: ["SuggestCore", "RedisCluster", "CSystem"], swiftSettings: strict),
         // The command line: one file per subcommand; the executable below only calls it.
         .target(
             name: "SuggestCLI",
-            dependencies: ["SuggestCore", "SuggestSQLiteStore", "SuggestShare", "SuggestEval", "CSystem"],
+            dependencies: [
+                "SuggestCore", "SuggestSQLiteStore", "SuggestRedisStore", "RedisCluster", "SuggestShare", "SuggestEval",
+                "CSystem",
+            ],
             swiftSettings: strict),
         .executableTarget(
             name: "suggest", dependencies: ["SuggestCLI", "CSystem"], swiftSettings: strict,
@@ -115,7 +122,10 @@ let package = Package(
         // Every store against the in-memory reference, operation by operation.
         .testTarget(
             name: "DonationStoreConformanceTests",
-            dependencies: ["SuggestCore", "SuggestSQLiteStore", "SuggestTestSupport"], swiftSettings: strict),
+            dependencies: [
+                "SuggestCore", "SuggestSQLiteStore", "SuggestRedisStore", "RedisCluster", "SuggestTestSupport",
+            ],
+            swiftSettings: strict),
         // `suggest serve` end to end: the built binaries, real HTTP over loopback, a real store.
         .testTarget(name: "SuggestServerTests", dependencies: ["SuggestTestSupport"], swiftSettings: strict),
         .testTarget(

@@ -1,4 +1,6 @@
+import RedisCluster
 import SuggestCore
+import SuggestRedisStore
 import SuggestSQLiteStore
 
 /// One subcommand of `suggest`: its name, help and options, and what it does.
@@ -63,9 +65,16 @@ enum StoreOptions {
     static func open(_ arguments: ParsedArguments, _ io: CommandIO, maintaining account: String?) throws
         -> any DonationStore
     {
-        let store = try SQLiteDonationStore.open(location(arguments, io), checkpoints: .everyPages(checkpointPages))
+        let store = try StoreOpening.opener(arguments, environment: io.environment)()
         _ = try store.maintain(account: account, now: .now(), budget: .unbounded)
         return store
+    }
+
+    /// Whether the store named is a Redis Cluster (`redis://HOST:PORT[,HOST:PORT...]`) rather than a directory.
+    static func redisURL(_ arguments: ParsedArguments, environment: [String: String]) -> String? {
+        let named = arguments.value("--store") ?? environment["SUGGEST_STORE"]
+        guard let named, named.hasPrefix("redis://") else { return nil }
+        return named
     }
 
     /// About 400 KB of log at most (a donation writes 10 to 20 pages): every command reads the whole log when it
@@ -78,9 +87,21 @@ enum StoreOptions {
 public enum StoreOpening {
     /// What opens a connection to the store the options name: the embedded store in a directory, created if
     /// missing. Nothing is opened until it is called.
-    public static func opener(_ arguments: ParsedArguments, environment: [String: String]) -> @Sendable () throws
-        -> any DonationStore
+    /// What opens a connection to the store the options name: the embedded store in a directory (created if
+    /// missing), or the store on the Redis Cluster a `redis://` URL names (one client, shared by every connection the
+    /// opener makes). Nothing is opened until it is called.
+    public static func opener(_ arguments: ParsedArguments, environment: [String: String]) throws
+        -> @Sendable () throws -> any DonationStore
     {
+        if let url = StoreOptions.redisURL(arguments, environment: environment) {
+            let client: RedisClusterClient
+            do {
+                client = try RedisClusterClient(url: url)
+            } catch {
+                throw CommandError.usage("--store: \(error)")
+            }
+            return { try RedisDonationStore.open(client: client) }
+        }
         let location = StoreLocation.resolve(explicit: arguments.value("--store"), environment: environment)
         return { try SQLiteDonationStore.open(location, checkpoints: .everyPages(StoreOptions.checkpointPages)) }
     }

@@ -22,7 +22,7 @@ enum ServeOptions {
         let configuration = try configuration(arguments, environment: io.environment)
         do {
             try SuggestServer.run(
-                configuration, openStore: StoreOpening.opener(arguments, environment: io.environment)
+                configuration, openStore: try StoreOpening.opener(arguments, environment: io.environment)
             ) { line in
                 io.standardError.write(line + "\n")
                 io.standardError.flush()

@@ -1,0 +1,201 @@
+import RedisCluster
+import SuggestCore
+
+/// One conversation as the store read it before a change: its version, record and indexes. The change is computed
+/// from it in Swift and applied by `RedisScripts.apply` only if the version is still this one.
+struct StoredConversation {
+    var number: Int64
+    /// 0 when the conversation has no hash yet.
+    var version: Int64
+    var record: ConversationRecord
+    var people: [String]
+    var groups: [String]
+    /// The sequence number of its last donation (0 for none).
+    var lastSequence: Int64
+
+    var isNew: Bool { version == 0 }
+}
+
+/// The operations of one `RedisScripts.apply` call: the keys it names, its checks, and what it writes.
+struct ScriptBuilder {
+    private(set) var keys: [String]
+    private var keyIndex: [String: Int] = [:]
+    private(set) var operations: [[UInt8]] = []
+    let expectedVersion: Int64
+    var firstSequence: Int64 = 0
+    var checkedIdentifiers: [String] = []
+
+    init(conversationKey: String, identifiersKey: String, expectedVersion: Int64) {
+        keys = [conversationKey, identifiersKey]
+        keyIndex = [conversationKey: 1, identifiersKey: 2]
+        self.expectedVersion = expectedVersion
+    }
+
+    private mutating func index(_ key: String) -> [UInt8] {
+        if let known = keyIndex[key] { return Array(String(known).utf8) }
+        keys.append(key)
+        keyIndex[key] = keys.count
+        return Array(String(keys.count).utf8)
+    }
+
+    mutating func zadd(_ key: String, _ score: Double, _ member: Int64) {
+        operations += [Array("Z".utf8), index(key), Self.score(score), Array(String(member).utf8)]
+    }
+
+    mutating func zaddLess(_ key: String, _ score: Double, _ member: Int64) {
+        operations += [Array("L".utf8), index(key), Self.score(score), Array(String(member).utf8)]
+    }
+
+    mutating func zrem(_ key: String, _ member: Int64) {
+        operations += [Array("z".utf8), index(key), Array(String(member).utf8)]
+    }
+
+    mutating func sadd(_ key: String, _ member: Int64) {
+        operations += [Array("S".utf8), index(key), Array(String(member).utf8)]
+    }
+
+    mutating func srem(_ key: String, _ member: Int64) {
+        operations += [Array("s".utf8), index(key), Array(String(member).utf8)]
+    }
+
+    mutating func hset(_ key: String, _ field: String, _ value: [UInt8]) {
+        operations += [Array("H".utf8), index(key), Array(field.utf8), value]
+    }
+
+    mutating func hsetnx(_ key: String, _ field: String, _ value: [UInt8]) {
+        operations += [Array("N".utf8), index(key), Array(field.utf8), value]
+    }
+
+    mutating func hdel(_ key: String, _ field: String) {
+        operations += [Array("h".utf8), index(key), Array(field.utf8)]
+    }
+
+    mutating func delete(_ key: String) {
+        operations += [Array("D".utf8), index(key)]
+    }
+
+    mutating func rpush(_ key: String, _ values: [[UInt8]]) {
+        guard !values.isEmpty else { return }
+        operations += [Array("R".utf8), index(key), Array(String(values.count).utf8)]
+        operations += values
+    }
+
+    /// A score as Redis reads it back exactly: the shortest text that round-trips the `Double`.
+    static func score(_ value: Double) -> [UInt8] {
+        if value == -.infinity { return Array("-inf".utf8) }
+        if value == .infinity { return Array("inf".utf8) }
+        return Array(value.description.utf8)
+    }
+
+    /// The `EVALSHA` command.
+    var command: RedisCommand {
+        var command = RedisCommand(script: RedisScripts.apply, keys: keys)
+        command.append(String(expectedVersion))
+        command.append(String(firstSequence))
+        command.append(checkedIdentifiers.count)
+        for identifier in checkedIdentifiers { command.append(identifier) }
+        for operation in operations { command.append(operation) }
+        return command
+    }
+}
+
+extension RedisDonationStore {
+    /// What the script answered.
+    enum ApplyOutcome: Equatable {
+        case applied
+        case conflict
+        case duplicate
+    }
+
+    static func applyOutcome(_ reply: RedisValue) throws(StoreError) -> ApplyOutcome {
+        if let message = reply.errorMessage { throw StoreError(.failed, "Redis refused a change: \(message)") }
+        switch reply.string {
+        case "OK": return .applied
+        case "CONFLICT": return .conflict
+        case "DUPLICATE": return .duplicate
+        default: throw StoreError(.failed, "Redis answered a change with \(reply)")
+        }
+    }
+
+    /// Reads conversations before a change, in one round trip.
+    func readConversations(_ numbers: [Int64], keys: RedisKeys) throws(StoreError) -> [StoredConversation] {
+        let replies = try pipeline(
+            numbers.map { RedisCommand("HMGET", key: keys.conversation($0), "v", "r", "pk", "gk", "ls") })
+        var conversations: [StoredConversation] = []
+        conversations.reserveCapacity(numbers.count)
+        for (number, reply) in zip(numbers, replies) {
+            guard let fields = try reply.checkedArray(), fields.count == 5 else {
+                throw StoreError.damaged("a conversation's hash in Redis")
+            }
+            guard let version = fields[0].string.flatMap(Int64.init), let record = fields[1].bytes else {
+                conversations.append(
+                    StoredConversation(number: number, version: 0, record: .empty, people: [], groups: [], lastSequence: 0))
+                continue
+            }
+            conversations.append(
+                StoredConversation(
+                    number: number, version: version, record: try RecordCoding.decodeRecord(record),
+                    people: try fields[2].bytes.map(RecordCoding.decodeStrings) ?? [],
+                    groups: try fields[3].bytes.map(RecordCoding.decodeStrings) ?? [],
+                    lastSequence: fields[4].string.flatMap(Int64.init) ?? 0))
+        }
+        return conversations
+    }
+
+    /// Writes a conversation's new state: its record, and every sorted set and index that depends on it, moving it
+    /// out of the lists of a service or content kinds it no longer has.
+    func writeState(
+        of conversation: StoredConversation, to record: ConversationRecord, keys: RedisKeys, into script: inout ScriptBuilder
+    ) {
+        let number = conversation.number
+        script.hset(keys.conversation(number), "r", RecordCoding.encode(record))
+        let channels = policy.channels.count
+        for channel in 0..<channels {
+            let key = record.state.channels[channel]
+            script.zadd(keys.list(SortedList(channel: channel, scope: .all)), key, number)
+            if let service = record.serviceName {
+                script.zadd(keys.list(SortedList(channel: channel, scope: .service(service))), key, number)
+            }
+            for kind in record.contentSums.keys {
+                script.zadd(keys.list(SortedList(channel: channel, scope: .contentKind(kind))), key, number)
+            }
+        }
+        if let old = conversation.record.serviceName, record.serviceName?.hasSameBytes(as: old) != true {
+            for channel in 0..<channels {
+                script.zrem(keys.list(SortedList(channel: channel, scope: .service(old))), number)
+            }
+        }
+        for kind in conversation.record.contentSums.keys where record.contentSums[kind] == nil {
+            for channel in 0..<channels {
+                script.zrem(keys.list(SortedList(channel: channel, scope: .contentKind(kind))), number)
+            }
+        }
+    }
+
+    /// Removes a conversation and everything that names it (its record, donations, snapshots, lists, indexes), as
+    /// when its last donation is deleted.
+    func removeConversation(
+        _ conversation: StoredConversation, identifier: String, donationIdentifiers: [String], keys: RedisKeys,
+        into script: inout ScriptBuilder
+    ) {
+        let number = conversation.number
+        let channels = policy.channels.count
+        for channel in 0..<channels {
+            script.zrem(keys.list(SortedList(channel: channel, scope: .all)), number)
+            if let service = conversation.record.serviceName {
+                script.zrem(keys.list(SortedList(channel: channel, scope: .service(service))), number)
+            }
+            for kind in conversation.record.contentSums.keys {
+                script.zrem(keys.list(SortedList(channel: channel, scope: .contentKind(kind))), number)
+            }
+        }
+        for person in conversation.people { script.srem(keys.person(person), number) }
+        for group in conversation.groups { script.srem(keys.group(group), number) }
+        for donation in donationIdentifiers { script.hdel(keys.identifiers, donation) }
+        script.zrem(keys.oldest, number)
+        script.hdel(keys.conversationNumbers, identifier)
+        script.delete(keys.donations(number))
+        script.delete(keys.snapshots(number))
+        script.delete(keys.conversation(number))
+    }
+}

@@ -1,0 +1,254 @@
+import CSystem
+import RedisCluster
+import SuggestCore
+
+extension RedisDonationStore {
+    /// Deletes the selected donations of one account; each conversation they fed is recomputed from its remaining
+    /// donations, in recording order (the fold the embedded store replays), by one script, and a conversation left
+    /// without donations is removed with its names, people, pictures and indexes. Then every node rewrites its
+    /// append-only file (and snapshot, when it keeps one), so that the deleted bytes leave the nodes' files.
+    ///
+    /// A deletion that spans several conversations is atomic per conversation, and safe to repeat.
+    public func delete(_ selector: DeletionSelector, account: String) throws -> DeletionReport {
+        let keys = RedisKeys(account: account)
+        let numbers: [Int64]
+        let drops: (RecordCoding.Entry) -> Bool
+        switch selector {
+        case .conversation(let identifier):
+            numbers = try send(RedisCommand("HGET", key: keys.conversationNumbers, identifier)).string.flatMap(Int64.init)
+                .map { [$0] } ?? []
+            drops = { _ in true }
+        case .identifier(let identifier):
+            numbers = try send(RedisCommand("HGET", key: keys.identifiers, identifier)).string.flatMap(Int64.init)
+                .map { [$0] } ?? []
+            drops = { $0.identifier.hasSameBytes(as: identifier) }
+        case .groupIdentifier(let group):
+            numbers = try members(RedisCommand("SMEMBERS", key: keys.group(group)))
+            drops = { $0.groupIdentifier?.hasSameBytes(as: group) == true }
+        case .before(let date):
+            numbers = try members(
+                RedisCommand("ZRANGEBYSCORE", key: keys.oldest, "-inf", "(" + String(decoding: ScriptBuilder.score(date.seconds), as: UTF8.self)))
+            drops = { $0.date < date.seconds }
+        case .all:
+            numbers = try members(RedisCommand("HVALS", key: keys.conversationNumbers))
+            drops = { _ in true }
+        }
+        var report = DeletionReport()
+        for number in numbers.sorted() {
+            let outcome = try rewrite(number, keys: keys, dropping: drops)
+            guard outcome.removed > 0 else { continue }
+            report.donations += outcome.removed
+            report.conversations.append(outcome.identifier)
+            if outcome.isGone { report.removedConversations.append(outcome.identifier) }
+        }
+        if case .all = selector {
+            // Numbers whose conversation never got a hash (a write that failed after the number was given).
+            _ = try write([RedisCommand("DEL", key: keys.conversationNumbers)])
+        }
+        report.conversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        report.removedConversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        if report.donations > 0 { report.logTruncated = rewriteFiles() }
+        return report
+    }
+
+    /// Deletes every account's keys (preferences included): an empty store, with its settings kept.
+    public func deleteEverything() throws -> DeletionReport {
+        var report = DeletionReport()
+        for account in try accountNames() { report.donations += try donationCount(account: account) }
+        // Every key of suggest's is `sg:` and a tag: scan each master for them.
+        let masters: [RedisNode]
+        do {
+            masters = try client.nodes().filter { $0.role == .master }
+        } catch {
+            throw Self.translate(error)
+        }
+        for master in masters {
+            var cursor = "0"
+            repeat {
+                let reply: RedisValue
+                do {
+                    reply = try client.send(RedisCommand("SCAN", cursor, "MATCH", "sg:{*", "COUNT", 1000), to: master.endpoint)
+                } catch {
+                    throw Self.translate(error)
+                }
+                guard let parts = try reply.checkedArray(), parts.count == 2, let next = parts[0].string else {
+                    throw StoreError(.failed, "Redis answered SCAN with \(reply)")
+                }
+                cursor = next
+                let found = (parts[1].array ?? []).compactMap(\.bytes)
+                if !found.isEmpty { _ = try write(found.map { RedisCommand("UNLINK", key: $0) }) }
+            } while cursor != "0"
+        }
+        _ = try write([RedisCommand("DEL", key: RedisKeys.accounts)])
+        report.logTruncated = rewriteFiles()
+        return report
+    }
+
+    /// The numbers a reply of a set, hash or sorted set lists.
+    func members(_ command: RedisCommand) throws(StoreError) -> [Int64] {
+        (try send(command).checkedArray() ?? []).compactMap { $0.string.flatMap(Int64.init) }
+    }
+
+    /// What a rewrite did to one conversation.
+    struct Rewrite {
+        var identifier = ""
+        var removed = 0
+        var isGone = false
+    }
+
+    /// Rewrites one conversation without the donations `dropping` selects: its list, record, latest intent,
+    /// snapshots, people, groups, identifiers and sorted sets, from the donations that remain, by one script that
+    /// checks nobody changed it meanwhile (else it is read and computed again).
+    /// - Parameter rebuildingAnyway: recompute the conversation even when nothing is dropped (a new policy).
+    func rewrite(
+        _ number: Int64, keys: RedisKeys, dropping drops: (RecordCoding.Entry) -> Bool, rebuildingAnyway: Bool = false
+    ) throws(StoreError) -> Rewrite {
+        for _ in 0..<50 {
+            let replies = try pipeline([
+                RedisCommand("HMGET", key: keys.conversation(number), "v", "r", "pk", "gk", "ls", "id"),
+                RedisCommand("LRANGE", key: keys.donations(number), 0, -1),
+                RedisCommand("HGETALL", key: keys.snapshots(number)),
+            ])
+            guard let fields = try replies[0].checkedArray(), fields.count == 6 else {
+                throw StoreError.damaged("a conversation's hash in Redis")
+            }
+            guard let version = fields[0].string.flatMap(Int64.init), let recordBytes = fields[1].bytes,
+                let identifier = fields[5].string
+            else { return Rewrite() }  // no such conversation (any more)
+            let stored = StoredConversation(
+                number: number, version: version, record: try RecordCoding.decodeRecord(recordBytes),
+                people: try fields[2].bytes.map(RecordCoding.decodeStrings) ?? [],
+                groups: try fields[3].bytes.map(RecordCoding.decodeStrings) ?? [],
+                lastSequence: fields[4].string.flatMap(Int64.init) ?? 0)
+            let entries = try (try replies[1].checkedArray() ?? []).map { value throws(StoreError) in
+                try RecordCoding.decodeEntry(value.bytes ?? [])
+            }
+            var snapshots: [String: [UInt8]] = [:]
+            let pairs = try replies[2].checkedArray() ?? []
+            for index in stride(from: 0, to: pairs.count - 1, by: 2) {
+                if let key = pairs[index].string, let body = pairs[index + 1].bytes { snapshots[key] = body }
+            }
+            let kept = entries.filter { !drops($0) }
+            let removed = entries.filter(drops)
+            guard !removed.isEmpty || rebuildingAnyway else { return Rewrite(identifier: identifier) }
+            var script = ScriptBuilder(
+                conversationKey: keys.conversation(number), identifiersKey: keys.identifiers, expectedVersion: version)
+            if kept.isEmpty {
+                removeConversation(
+                    stored, identifier: identifier, donationIdentifiers: removed.map(\.identifier), keys: keys,
+                    into: &script)
+            } else {
+                try recompute(stored, kept: kept, removed: removed, snapshots: snapshots, keys: keys, into: &script)
+            }
+            let reply = try write([script.command])[0]
+            switch try Self.applyOutcome(reply) {
+            case .applied:
+                if kept.isEmpty {
+                    // "Suggest Less" was about the deleted conversation; a block is a standing choice and stays.
+                    _ = try write([
+                        RedisCommand(script: RedisScripts.preference, keys: [keys.preferences], arguments: identifier, "forget-less")
+                    ])
+                }
+                return Rewrite(identifier: identifier, removed: removed.count, isGone: kept.isEmpty)
+            case .conflict, .duplicate:
+                continue
+            }
+        }
+        throw StoreError(.busy, "a conversation kept changing while it was being rewritten; retry in a moment")
+    }
+
+    /// The operations that rebuild a conversation from the donations it keeps, in recording order.
+    private func recompute(
+        _ stored: StoredConversation, kept: [RecordCoding.Entry], removed: [RecordCoding.Entry],
+        snapshots: [String: [UInt8]], keys: RedisKeys, into script: inout ScriptBuilder
+    ) throws(StoreError) {
+        let number = stored.number
+        var record = ConversationRecord.empty
+        var latest: [UInt8]?
+        var people: [String] = []
+        var peopleSeen: Set<[UInt8]> = []
+        var groups: [String] = []
+        var intents: [String: SendMessageIntent] = [:]
+        var oldest = Double.infinity
+        for entry in kept {
+            guard let body = snapshots[entry.snapshot] else { throw StoreError.damaged("a donation's snapshot in Redis") }
+            let intent: SendMessageIntent
+            if let known = intents[entry.snapshot] {
+                intent = known
+            } else {
+                intent = try Self.decodeIntent(body)
+                intents[entry.snapshot] = intent
+                for person in intent.recipients {
+                    for key in person.matchKeys where peopleSeen.insert(Array(key.utf8)).inserted { people.append(key) }
+                }
+            }
+            if record.apply(
+                date: Timestamp(seconds: entry.date), direction: entry.direction, isEngagedSuggestion: entry.engaged,
+                isGroup: intent.isGroup, contentKinds: types.contentKinds(of: entry.contentTypes),
+                serviceName: intent.serviceName, policy: policy)
+            {
+                latest = body
+            }
+            if let group = entry.groupIdentifier, !groups.contains(where: { $0.hasSameBytes(as: group) }) {
+                groups.append(group)
+            }
+            oldest = min(oldest, entry.date)
+        }
+        let hash = keys.conversation(number)
+        if let latest { script.hset(hash, "i", latest) }
+        script.hset(hash, "pk", RecordCoding.encode(strings: people))
+        script.hset(hash, "gk", RecordCoding.encode(strings: groups))
+        for person in stored.people where !peopleSeen.contains(Array(person.utf8)) {
+            script.srem(keys.person(person), number)
+        }
+        for group in stored.groups where !groups.contains(where: { $0.hasSameBytes(as: group) }) {
+            script.srem(keys.group(group), number)
+        }
+        for entry in removed { script.hdel(keys.identifiers, entry.identifier) }
+        for snapshot in snapshots.keys.sorted() where intents[snapshot] == nil {
+            script.hdel(keys.snapshots(number), snapshot)
+        }
+        script.delete(keys.donations(number))
+        script.rpush(keys.donations(number), kept.map(RecordCoding.encode))
+        writeState(of: stored, to: record, keys: keys, into: &script)
+        script.zadd(keys.oldest, oldest, number)
+    }
+
+    /// Asks every node (masters and replicas) to rewrite its append-only file, and to write a new snapshot when it
+    /// keeps them, so that deleted values leave the nodes' files as well as their memory.
+    ///
+    /// A rewrite already under way began before the deletion (its copy of the data may hold what was deleted), so a
+    /// node busy with one is asked again once it has finished, for up to 5 seconds; a node still busy then is noted
+    /// (`files.rewrite` in the settings) and asked again by the next maintenance step.
+    /// - Returns: whether every node started (or scheduled) a rewrite that follows the deletion.
+    func rewriteFiles() -> Bool {
+        guard let nodes = try? client.nodes() else { return false }
+        var done = true
+        for node in nodes {
+            let deadline = ContinuousClock.now + .seconds(5)
+            var started = false
+            while !started && ContinuousClock.now < deadline {
+                do {
+                    _ = try client.send(RedisCommand("BGREWRITEAOF"), to: node.endpoint)
+                    started = true
+                } catch {
+                    guard case .server(_, let message) = error, message.contains("already in progress") else { break }
+                    var pause = timespec(tv_sec: 0, tv_nsec: 20_000_000)
+                    _ = nanosleep(&pause, nil)
+                }
+            }
+            if !started { done = false }
+            if let save = try? client.send(RedisCommand("CONFIG", "GET", "save"), to: node.endpoint),
+                let pairs = save.array, pairs.count == 2, let schedule = pairs[1].string, !schedule.isEmpty
+            {
+                _ = try? client.send(RedisCommand("BGSAVE", "SCHEDULE"), to: node.endpoint)
+            }
+        }
+        _ = try? write([
+            done
+                ? RedisCommand("HDEL", key: RedisKeys.settings, "files.rewrite")
+                : RedisCommand("HSET", key: RedisKeys.settings, "files.rewrite", "1")
+        ])
+        return done
+    }
+}

@@ -1,0 +1,125 @@
+import RedisCluster
+import SuggestCore
+
+extension RedisDonationStore {
+    public func withRankingSource<T>(account: String, _ body: (RedisRankingSource) throws -> T) throws -> T {
+        try body(RedisRankingSource(store: self, keys: RedisKeys(account: account)))
+    }
+
+    /// The account's donations in recording order, as the embedded store exports them: each conversation's list
+    /// read (64 conversations per round trip), then merged by sequence number.
+    public func forEachDonation(
+        account: String, interruption: () throws -> Void, _ body: (Interaction) throws -> Void
+    ) throws {
+        let keys = RedisKeys(account: account)
+        let numbers = try members(RedisCommand("HVALS", key: keys.conversationNumbers)).sorted()
+        var donations: [(entry: RecordCoding.Entry, intent: SendMessageIntent)] = []
+        var start = 0
+        while start < numbers.count {
+            try interruption()
+            let batch = numbers[start..<min(start + 64, numbers.count)]
+            start += batch.count
+            let replies = try pipeline(
+                batch.flatMap { number in
+                    [
+                        RedisCommand("LRANGE", key: keys.donations(number), 0, -1),
+                        RedisCommand("HGETALL", key: keys.snapshots(number)),
+                    ]
+                })
+            for index in batch.indices.map({ $0 - batch.startIndex }) {
+                var intents: [String: SendMessageIntent] = [:]
+                let pairs = try replies[2 * index + 1].checkedArray() ?? []
+                for offset in stride(from: 0, to: pairs.count - 1, by: 2) {
+                    guard let key = pairs[offset].string, let snapshot = pairs[offset + 1].bytes else { continue }
+                    intents[key] = try Self.decodeIntent(snapshot)
+                }
+                for value in try replies[2 * index].checkedArray() ?? [] {
+                    let entry = try RecordCoding.decodeEntry(value.bytes ?? [])
+                    guard let intent = intents[entry.snapshot] else {
+                        throw StoreError.damaged("a donation's snapshot in Redis")
+                    }
+                    donations.append((entry, intent))
+                }
+            }
+        }
+        donations.sort { $0.entry.sequence < $1.entry.sequence }
+        for (offset, donation) in donations.enumerated() {
+            if offset & 255 == 255 { try interruption() }
+            var intent = donation.intent
+            if !donation.entry.contentTypes.isEmpty { intent.contentTypes = donation.entry.contentTypes }
+            try body(
+                Interaction(
+                    account: account, identifier: donation.entry.identifier, groupIdentifier: donation.entry.groupIdentifier,
+                    date: Timestamp(seconds: donation.entry.date), direction: donation.entry.direction, intent: intent,
+                    isEngagedSuggestion: donation.entry.engaged))
+        }
+    }
+
+    public func donationCount(account: String) throws -> Int {
+        let keys = RedisKeys(account: account)
+        let numbers = try members(RedisCommand("HVALS", key: keys.conversationNumbers))
+        var count = 0
+        var start = 0
+        while start < numbers.count {
+            let batch = numbers[start..<min(start + 512, numbers.count)]
+            start += batch.count
+            for reply in try pipeline(batch.map { RedisCommand("LLEN", key: keys.donations($0)) }) {
+                count += Int(reply.integer ?? 0)
+            }
+        }
+        return count
+    }
+
+    public func accounts() throws -> [String] { try accountNames() }
+
+    /// The accounts with donations, in byte-wise order.
+    func accountNames() throws(StoreError) -> [String] {
+        let names = (try send(RedisCommand("SMEMBERS", key: RedisKeys.accounts)).checkedArray() ?? []).compactMap(\.string)
+        let sizes = try pipeline(names.map { RedisCommand("HLEN", key: RedisKeys(account: $0).conversationNumbers) })
+        return zip(names, sizes).filter { ($0.1.integer ?? 0) > 0 }.map(\.0)
+            .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    // MARK: Preferences
+
+    public func isBlocked(conversation: String, account: String) throws -> Bool {
+        guard let value = try send(RedisCommand("HGET", key: RedisKeys(account: account).preferences, conversation)).string
+        else { return false }
+        return Self.preference(value).blocked
+    }
+
+    public func setBlocked(_ blocked: Bool, conversation: String, account: String) throws {
+        try changePreference(blocked ? "block" : "unblock", conversation: conversation, account: account)
+    }
+
+    public func blockedConversations(account: String) throws -> [String] {
+        let pairs = try send(RedisCommand("HGETALL", key: RedisKeys(account: account).preferences)).checkedArray() ?? []
+        var blocked: [String] = []
+        for index in stride(from: 0, to: pairs.count - 1, by: 2) {
+            if let conversation = pairs[index].string, let value = pairs[index + 1].string, Self.preference(value).blocked {
+                blocked.append(conversation)
+            }
+        }
+        return blocked.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    @discardableResult
+    public func suggestLess(conversation: String, account: String) throws -> Int {
+        try changePreference("less", conversation: conversation, account: account)
+    }
+
+    public func resetFeedback(conversation: String, account: String) throws {
+        try changePreference("reset", conversation: conversation, account: account)
+    }
+
+    @discardableResult
+    private func changePreference(_ operation: String, conversation: String, account: String) throws(StoreError) -> Int {
+        let keys = RedisKeys(account: account)
+        let replies = try write([
+            RedisCommand("SADD", key: RedisKeys.accounts, account),
+            RedisCommand(script: RedisScripts.preference, keys: [keys.preferences], arguments: conversation, operation),
+        ])
+        if let message = replies[1].errorMessage { throw StoreError(.failed, "Redis refused a preference: \(message)") }
+        return Int(replies[1].integer ?? 0)
+    }
+}

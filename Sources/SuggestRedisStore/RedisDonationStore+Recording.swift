@@ -1,0 +1,414 @@
+import CSystem
+import RedisCluster
+import SuggestCore
+
+extension RedisDonationStore {
+    public func record(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome {
+        switch try DonationAdmission.decide(
+            donation, now: now, oldestKept: try retention().oldestKept(at: now), roundsToExportPrecision: true)
+        {
+        case .expired: return .expired
+        case .record(let interaction): return try writeDonations([interaction])[0]
+        }
+    }
+
+    /// Records a batch: every donation is read and checked first (an invalid one, unless skipped, stops the batch
+    /// before anything is written), then they are written a chunk at a time, each conversation's part of a chunk by
+    /// one script.
+    ///
+    /// Redis has no transaction across a batch's scripts: a batch is all or nothing for invalid input, but a store
+    /// that fails part-way (a node lost for longer than the client's retries) leaves the chunks already written.
+    /// Importing the same donations again records the rest (a donation's identifier makes it a no-op the second
+    /// time; give identifiers to donations that must be recorded exactly once).
+    public func importDonations(
+        _ options: ImportOptions, progress: (ImportProgress) -> Void, interruption: () throws -> Void,
+        next: () throws -> (line: Int, donation: Result<Interaction, InputError>)?
+    ) throws -> ImportReport {
+        var report = ImportReport()
+        var accepted: [Interaction] = []
+        let oldestKept = try retention().oldestKept(at: options.now)
+        while let (line, parsed) = try next() {
+            report.read += 1
+            if report.read & 255 == 0 { try interruption() }
+            if report.read % options.progressInterval == 0 {
+                progress(ImportProgress(lines: report.read, bytesRead: 0, totalBytes: nil))
+            }
+            switch try Self.admit(parsed, line: line, options: options, oldestKept: oldestKept, into: &report) {
+            case .some(let interaction): accepted.append(interaction)
+            case .none: break
+            }
+        }
+        try write(accepted, into: &report, interruption: interruption)
+        return report
+    }
+
+    /// JSON Lines in two passes over the input: the first reads and checks every line, keeping the valid ones in a
+    /// temporary file (an invalid line stops the import before anything is written); the second records them from
+    /// that file, a chunk at a time.
+    public func importJSONLines(
+        from lines: some JSONLineSource, options: ImportOptions, progress: (ImportProgress) -> Void,
+        interruption: () throws -> Void
+    ) throws -> ImportReport {
+        var report = ImportReport()
+        let oldestKept = try retention().oldestKept(at: options.now)
+        let spool = try Spool()
+        while let (line, parsed) = try lines.nextDonation(defaultAccount: options.defaultAccount) {
+            report.read += 1
+            if report.read & 255 == 0 { try interruption() }
+            if report.read % options.progressInterval == 0 {
+                progress(ImportProgress(lines: report.read, bytesRead: lines.bytesRead, totalBytes: lines.totalBytes))
+            }
+            if let interaction = try Self.admit(parsed, line: line, options: options, oldestKept: oldestKept, into: &report) {
+                var writer = JSONWriter()
+                interaction.write(to: &writer)
+                try spool.append(writer.bytes)
+            }
+        }
+        try spool.rewind()
+        var chunk: [Interaction] = []
+        while let bytes = try spool.next() {
+            let interaction = try bytes.withUnsafeBufferPointer { buffer throws(InputError) in
+                try Interaction(jsonBytes: buffer, defaultAccount: options.defaultAccount)
+            }
+            chunk.append(interaction)
+            if chunk.count == Self.chunkSize {
+                try write(chunk, into: &report, interruption: interruption)
+                chunk.removeAll(keepingCapacity: true)
+            }
+        }
+        try write(chunk, into: &report, interruption: interruption)
+        return report
+    }
+
+    /// Donations written per round of scripts.
+    static let chunkSize = 5_000
+
+    /// Checks one line: the required account, the future-date rule and retention.
+    /// - Returns: the donation to record, or `nil` when it is counted as expired or (with `skipInvalid`) rejected.
+    static func admit(
+        _ parsed: Result<Interaction, InputError>, line: Int, options: ImportOptions, oldestKept: Timestamp?,
+        into report: inout ImportReport
+    ) throws(InputError) -> Interaction? {
+        do throws(InputError) {
+            let interaction = try parsed.get()
+            if let required = options.requiredAccount, !interaction.account.hasSameBytes(as: required) {
+                throw InputError(field: "account", message: "'\(interaction.account.prefix(60))' differs from \(required)")
+            }
+            switch try DonationAdmission.decide(interaction, now: options.now, oldestKept: oldestKept) {
+            case .expired:
+                report.expired += 1
+                return nil
+            case .record(let admitted):
+                return admitted
+            }
+        } catch {
+            guard options.skipInvalid else { throw error.at(line: line) }
+            report.rejected.append(error.at(line: line))
+            return nil
+        }
+    }
+
+    /// Writes checked donations, a chunk at a time, counting what was recorded and what was already there.
+    private func write(_ donations: [Interaction], into report: inout ImportReport, interruption: () throws -> Void)
+        throws
+    {
+        var start = 0
+        while start < donations.count {
+            try interruption()
+            let end = min(start + Self.chunkSize, donations.count)
+            for outcome in try writeDonations(Array(donations[start..<end])) {
+                switch outcome {
+                case .recorded: report.recorded += 1
+                case .duplicate: report.duplicates += 1
+                case .expired: report.expired += 1
+                }
+            }
+            start = end
+        }
+    }
+
+    /// Records donations (of any accounts), each conversation's part by one script, retrying a conversation another
+    /// client changed meanwhile.
+    /// - Returns: each donation's outcome, in order.
+    func writeDonations(_ donations: [Interaction]) throws(StoreError) -> [DonationOutcome] {
+        var outcomes = [DonationOutcome](repeating: .expired, count: donations.count)
+        var byAccount: [[UInt8]: [Int]] = [:]
+        var accountOrder: [[UInt8]] = []
+        for (index, donation) in donations.enumerated() {
+            let key = Array(donation.account.utf8)
+            if byAccount[key] == nil { accountOrder.append(key) }
+            byAccount[key, default: []].append(index)
+        }
+        var random = SystemRandomNumberGenerator()
+        var named = donations
+        for index in named.indices where named[index].identifier == nil {
+            named[index].identifier = Self.generatedIdentifier(&random)
+        }
+        for account in accountOrder {
+            let indices = byAccount[account] ?? []
+            let keys = RedisKeys(account: String(decoding: account, as: UTF8.self))
+            for (offset, outcome) in try writeDonations(indices.map { named[$0] }, keys: keys).enumerated() {
+                outcomes[indices[offset]] = outcome
+            }
+        }
+        return outcomes
+    }
+
+    /// Records one account's donations.
+    private func writeDonations(_ donations: [Interaction], keys: RedisKeys) throws(StoreError) -> [DonationOutcome] {
+        var outcomes = [DonationOutcome?](repeating: nil, count: donations.count)
+        // Within the batch, the first donation of an identifier is the one; later ones are duplicates.
+        var firstOfIdentifier: Set<[UInt8]> = []
+        var groups: [[Int]] = []
+        var groupOf: [[UInt8]: Int] = [:]
+        for (index, donation) in donations.enumerated() {
+            guard firstOfIdentifier.insert(Array((donation.identifier ?? "").utf8)).inserted else {
+                outcomes[index] = .duplicate(identifier: donation.identifier ?? "")
+                continue
+            }
+            let conversation = Array(donation.conversationIdentifier.utf8)
+            if let group = groupOf[conversation] {
+                groups[group].append(index)
+            } else {
+                groupOf[conversation] = groups.count
+                groups.append([index])
+            }
+        }
+        guard !groups.isEmpty else { return outcomes.map { $0 ?? .duplicate(identifier: "") } }
+        _ = try write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)])
+        var pending = groups
+        var rounds = 0
+        while !pending.isEmpty {
+            rounds += 1
+            guard rounds <= 50 else {
+                throw StoreError(.busy, "the account's conversations kept changing under this write; retry in a moment")
+            }
+            let total = pending.reduce(0) { $0 + $1.count }
+            var numbers = RedisCommand(script: RedisScripts.numbers, keys: [keys.conversationNumbers, keys.meta])
+            numbers.append(total)
+            for group in pending { numbers.append(donations[group[0]].conversationIdentifier) }
+            guard let reserved = try send(numbers).checkedArray(), reserved.count == pending.count + 1,
+                let last = reserved[0].integer
+            else { throw StoreError.damaged("a reply of Redis to a reservation of numbers") }
+            let conversationNumbers = reserved.dropFirst().map { $0.integer ?? 0 }
+            let stored = try readConversations(Array(conversationNumbers), keys: keys)
+            var known = RedisCommand("HMGET", key: keys.identifiers)
+            for group in pending { for index in group { known.append(donations[index].identifier ?? "") } }
+            guard let existing = try send(known).checkedArray() else {
+                throw StoreError.damaged("a reply of Redis to a read of identifiers")
+            }
+            // Sequence numbers in the order of the batch (the export's order), whatever the grouping.
+            var sequenceOf: [Int: Int64] = [:]
+            for (offset, index) in pending.flatMap({ $0 }).sorted().enumerated() {
+                sequenceOf[index] = last - Int64(total) + 1 + Int64(offset)
+            }
+            var position = 0
+            var commands: [RedisCommand] = []
+            var applied: [[Int]] = []
+            for (group, conversation) in zip(pending, stored) {
+                var script = ScriptBuilder(
+                    conversationKey: keys.conversation(conversation.number), identifiersKey: keys.identifiers,
+                    expectedVersion: conversation.version)
+                var recorded: [Int] = []
+                var record = conversation.record
+                var entries: [[UInt8]] = []
+                var snapshots: [String: [UInt8]] = [:]
+                var latest: [UInt8]?
+                var people = conversation.people
+                var peopleSeen = Set(people.map { Array($0.utf8) })
+                var groupsOfConversation = conversation.groups
+                var oldest = Double.infinity
+                var lastSequence: Int64 = 0
+                for index in group {
+                    defer { position += 1 }
+                    let donation = donations[index]
+                    let sequence = sequenceOf[index] ?? 0
+                    let identifier = donation.identifier ?? ""
+                    guard existing[position].isNull else {
+                        outcomes[index] = .duplicate(identifier: identifier)
+                        continue
+                    }
+                    let body = Self.snapshotBody(of: donation.intent)
+                    let snapshot = Self.snapshotKey(body)
+                    if record.apply(
+                        date: donation.date, direction: donation.direction,
+                        isEngagedSuggestion: donation.isEngagedSuggestion, isGroup: donation.intent.isGroup,
+                        contentKinds: types.contentKinds(of: donation.intent.contentTypes),
+                        serviceName: donation.intent.serviceName, policy: policy)
+                    {
+                        latest = body
+                    }
+                    if script.firstSequence == 0 { script.firstSequence = sequence }
+                    entries.append(
+                        RecordCoding.encode(
+                            RecordCoding.Entry(
+                                sequence: sequence, identifier: identifier, groupIdentifier: donation.groupIdentifier,
+                                date: donation.date.seconds, direction: donation.direction,
+                                engaged: donation.isEngagedSuggestion, contentTypes: donation.intent.contentTypes,
+                                snapshot: snapshot)))
+                    script.checkedIdentifiers.append(identifier)
+                    script.hset(keys.identifiers, identifier, Array(String(conversation.number).utf8))
+                    snapshots[snapshot] = body
+                    for person in donation.intent.recipients {
+                        for key in person.matchKeys where peopleSeen.insert(Array(key.utf8)).inserted {
+                            people.append(key)
+                            script.sadd(keys.person(key), conversation.number)
+                        }
+                    }
+                    if let groupIdentifier = donation.groupIdentifier,
+                        !groupsOfConversation.contains(where: { $0.hasSameBytes(as: groupIdentifier) })
+                    {
+                        groupsOfConversation.append(groupIdentifier)
+                        script.sadd(keys.group(groupIdentifier), conversation.number)
+                    }
+                    oldest = min(oldest, donation.date.seconds)
+                    lastSequence = sequence
+                    recorded.append(index)
+                }
+                guard !recorded.isEmpty else { continue }
+                let hash = keys.conversation(conversation.number)
+                script.hset(hash, "id", Array(donations[group[0]].conversationIdentifier.utf8))
+                script.hset(hash, "ls", Array(String(lastSequence).utf8))
+                if let latest { script.hset(hash, "i", latest) }
+                if people.count != conversation.people.count { script.hset(hash, "pk", RecordCoding.encode(strings: people)) }
+                if groupsOfConversation.count != conversation.groups.count {
+                    script.hset(hash, "gk", RecordCoding.encode(strings: groupsOfConversation))
+                }
+                for (snapshot, body) in snapshots.sorted(by: { $0.key < $1.key }) {
+                    script.hsetnx(keys.snapshots(conversation.number), snapshot, body)
+                }
+                script.rpush(keys.donations(conversation.number), entries)
+                writeState(of: conversation, to: record, keys: keys, into: &script)
+                script.zaddLess(keys.oldest, oldest, conversation.number)
+                commands.append(script.command)
+                applied.append(recorded)
+            }
+            var retry: [[Int]] = []
+            let replies = try write(commands)
+            for (reply, recorded) in zip(replies, applied) {
+                switch try Self.applyOutcome(reply) {
+                case .applied:
+                    for index in recorded { outcomes[index] = .recorded(identifier: donations[index].identifier ?? "") }
+                case .conflict, .duplicate:
+                    // Another client changed the conversation: read it again, with new sequence numbers.
+                    for index in recorded { outcomes[index] = nil }
+                    retry.append(recorded)
+                }
+            }
+            pending = retry
+        }
+        return outcomes.map { $0 ?? .duplicate(identifier: "") }
+    }
+
+    /// The intent without its content types, as JSON: what a snapshot holds.
+    static func snapshotBody(of intent: SendMessageIntent) -> [UInt8] {
+        var metadata = intent
+        metadata.contentTypes = []
+        var writer = JSONWriter()
+        metadata.write(to: &writer)
+        return writer.bytes
+    }
+
+    /// A snapshot's key in its conversation's `sn` hash: 128 bits of two FNV-1a hashes of its body (two bodies of one
+    /// conversation that share both are as likely as a collision of random 128-bit values).
+    static func snapshotKey(_ body: [UInt8]) -> String {
+        var first = StableHash()
+        var second = StableHash()
+        body.withUnsafeBufferPointer { bytes in
+            first.combine(utf8: bytes)
+            [UInt8(0x5A)].withUnsafeBufferPointer { second.combine(utf8: $0) }
+            second.combine(utf8: bytes)
+        }
+        func hex(_ value: UInt64) -> String {
+            let text = String(value, radix: 16)
+            return String(repeating: "0", count: 16 - text.count) + text
+        }
+        return hex(first.value) + hex(second.value)
+    }
+
+    /// A random identifier in UUID form, for a donation that comes without one.
+    static func generatedIdentifier(_ random: inout SystemRandomNumberGenerator) -> String {
+        let high = random.next() as UInt64
+        let low = random.next() as UInt64
+        func hex(_ value: UInt64) -> [Character] {
+            let text = String(value, radix: 16, uppercase: true)
+            return Array(String(repeating: "0", count: 16 - text.count) + text)
+        }
+        let characters = hex(high) + hex(low)
+        return String(characters[0..<8]) + "-" + String(characters[8..<12]) + "-" + String(characters[12..<16]) + "-"
+            + String(characters[16..<20]) + "-" + String(characters[20..<32])
+    }
+
+    /// The intent a snapshot holds.
+    static func decodeIntent(_ bytes: [UInt8]) throws(StoreError) -> SendMessageIntent {
+        do {
+            return try bytes.withUnsafeBufferPointer { buffer throws(InputError) in
+                try SendMessageIntent(jsonBytes: buffer, path: "intent")
+            }
+        } catch {
+            throw StoreError.damaged("a snapshot in Redis (\(error))")
+        }
+    }
+
+    /// A preference as the `pref` hash holds it: `BLOCKED,LESS`.
+    static func preference(_ text: String) -> (blocked: Bool, less: Int) {
+        let parts = text.split(separator: ",")
+        return (parts.first == "1", parts.count > 1 ? Int(parts[1]) ?? 0 : 0)
+    }
+}
+
+/// A temporary file of lines, written once and read back in order: the valid lines of an import between its two
+/// passes. Removed when the value goes away.
+final class Spool {
+    private let descriptor: Int32
+    private var buffer: [UInt8] = []
+    private var reading: LineStream?
+
+    init() throws(StoreError) {
+        var template = Array("/tmp/suggest-import-XXXXXX".utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard descriptor >= 0 else {
+            throw StoreError(.failed, "cannot create a temporary file for the import: \(String(cString: strerror(system_errno())))")
+        }
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        self.descriptor = descriptor
+    }
+
+    deinit { close(descriptor) }
+
+    func append(_ line: [UInt8]) throws(StoreError) {
+        buffer += line
+        buffer.append(0x0A)
+        if buffer.count >= 1 << 20 { try flush() }
+    }
+
+    private func flush() throws(StoreError) {
+        var offset = 0
+        while offset < buffer.count {
+            let written = buffer.withUnsafeBytes { CSystem.write(descriptor, $0.baseAddress! + offset, buffer.count - offset) }
+            if written < 0 && system_errno() == EINTR { continue }
+            guard written > 0 else {
+                throw StoreError(
+                    .diskFull, "cannot write the import's temporary file: \(String(cString: strerror(system_errno())))")
+            }
+            offset += written
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    func rewind() throws(StoreError) {
+        try flush()
+        guard lseek(descriptor, 0, SEEK_SET) == 0 else {
+            throw StoreError(.failed, "cannot read back the import's temporary file")
+        }
+        reading = LineStream(descriptor: descriptor, closesDescriptor: false, carriageReturns: .keep)
+    }
+
+    func next() throws(StoreError) -> [UInt8]? {
+        do {
+            return try reading?.nextLine().map(Array.init)
+        } catch {
+            throw StoreError(.failed, "cannot read back the import's temporary file: \(error.reason)")
+        }
+    }
+}

@@ -1,0 +1,157 @@
+import RedisCluster
+import SuggestCore
+
+/// One account's ranking state in Redis, seen through `RankingSource`: its sorted sets give sorted access, in pages
+/// (every list's first page in one round trip), and a script gives random access to a batch of conversations with
+/// their preferences in one round trip. A handle is the conversation's number in the account.
+///
+/// Redis has no snapshot across round trips: a query that pages while another client writes the account may meet a
+/// conversation twice (the walk counts it once) or miss one that moved up meanwhile. A query with no concurrent write
+/// is exact, as on every store.
+public final class RedisRankingSource: RankingSource {
+    let store: RedisDonationStore
+    let keys: RedisKeys
+
+    /// The first page of each list: enough for a top 8 to end within it, most of the time.
+    static let firstPage = 16
+
+    init(store: RedisDonationStore, keys: RedisKeys) {
+        self.store = store
+        self.keys = keys
+    }
+
+    public var randomAccessBatchSize: Int { 16 }
+
+    public func sortedAccess(_ lists: [SortedList]) throws -> [Cursor] {
+        let commands = lists.map { list in
+            RedisCommand("ZREVRANGE", key: keys.list(list), 0, Self.firstPage - 1, "WITHSCORES")
+        }
+        let replies = try store.pipeline(commands)
+        return try zip(lists, replies).map { list, reply in
+            Cursor(source: self, key: keys.list(list), page: try Self.entries(reply), offset: Self.firstPage)
+        }
+    }
+
+    /// A list's entries from a `ZREVRANGE ... WITHSCORES` reply.
+    static func entries(_ reply: RedisValue) throws(StoreError) -> [SortedEntry] {
+        guard let items = try reply.checkedArray() else { return [] }
+        var entries: [SortedEntry] = []
+        entries.reserveCapacity(items.count / 2)
+        for index in stride(from: 0, to: items.count - 1, by: 2) {
+            guard let member = items[index].string, let number = Int64(member), let score = items[index + 1].string,
+                let key = parseScore(score)
+            else { throw StoreError.damaged("a sorted list in Redis") }
+            entries.append(SortedEntry(key: key, conversation: ConversationHandle(rawValue: number)))
+        }
+        return entries
+    }
+
+    /// A score as Redis writes it (`%.17g`, `inf`, `-inf`): the `Double` that was stored, to the bit.
+    static func parseScore(_ text: String) -> Double? {
+        switch text {
+        case "inf", "+inf": return .infinity
+        case "-inf": return -.infinity
+        default: return Double(text)
+        }
+    }
+
+    /// Pages through one sorted set, each next page twice the last.
+    public struct Cursor: SortedAccessCursor {
+        let source: RedisRankingSource
+        let key: String
+        var page: [SortedEntry]
+        var position = 0
+        var offset: Int
+        var pageSize = RedisRankingSource.firstPage
+        var exhausted: Bool
+
+        init(source: RedisRankingSource, key: String, page: [SortedEntry], offset: Int) {
+            self.source = source
+            self.key = key
+            self.page = page
+            self.offset = offset
+            exhausted = page.count < RedisRankingSource.firstPage
+        }
+
+        public mutating func next() throws -> SortedEntry? {
+            if position == page.count {
+                guard !exhausted else { return nil }
+                pageSize = min(pageSize * 2, 4096)
+                let reply = try source.store.send(
+                    RedisCommand("ZREVRANGE", key: key, offset, offset + pageSize - 1, "WITHSCORES"))
+                page = try RedisRankingSource.entries(reply)
+                position = 0
+                offset += page.count
+                exhausted = page.count < pageSize
+                guard !page.isEmpty else { return nil }
+            }
+            defer { position += 1 }
+            return page[position]
+        }
+    }
+
+    public func candidate(_ conversation: ConversationHandle, contentKinds: [String]) throws -> RankingCandidate? {
+        try candidates([conversation], contentKinds: contentKinds)[0]
+    }
+
+    public func candidates(_ conversations: [ConversationHandle], contentKinds: [String]) throws -> [RankingCandidate?] {
+        guard !conversations.isEmpty else { return [] }
+        let reply = try store.send(
+            RedisCommand(
+                script: RedisScripts.candidates,
+                keys: [keys.preferences] + conversations.map { keys.conversation($0.rawValue) }))
+        guard let items = try reply.checkedArray(), items.count == 3 * conversations.count else {
+            throw StoreError.damaged("a reply of Redis to a read of conversations")
+        }
+        return try conversations.indices.map { index in
+            guard let identifier = items[3 * index].string, let bytes = items[3 * index + 1].bytes else { return nil }
+            var record = try RecordCoding.decodeRecord(bytes)
+            if let preference = items[3 * index + 2].string {
+                let (blocked, less) = RedisDonationStore.preference(preference)
+                record.state.isBlocked = blocked
+                record.state.lessFeedback = less
+            }
+            return RankingCandidate(
+                conversation: conversations[index], conversationIdentifier: identifier, state: record.state,
+                contentSums: contentKinds.map { record.contentSums[$0] ?? LogSpace.zero }, serviceName: record.serviceName)
+        }
+    }
+
+    public func conversations(withPeople people: [String]) throws -> [[ConversationHandle]] {
+        let replies = try store.pipeline(people.map { RedisCommand("SMEMBERS", key: keys.person($0)) })
+        return try replies.map { reply in
+            (try reply.checkedArray() ?? []).compactMap { $0.string.flatMap(Int64.init) }.map(ConversationHandle.init)
+        }
+    }
+
+    public func conversation(identifiedBy conversationIdentifier: String) throws -> ConversationHandle? {
+        try store.send(RedisCommand("HGET", key: keys.conversationNumbers, conversationIdentifier)).string
+            .flatMap(Int64.init).map(ConversationHandle.init)
+    }
+
+    public func latestIntents(_ conversations: [ConversationHandle]) throws -> [SendMessageIntent?] {
+        let replies = try store.pipeline(conversations.map { RedisCommand("HGET", key: keys.conversation($0.rawValue), "i") })
+        return try replies.map { reply in
+            guard let bytes = reply.bytes else { return nil }
+            return try RedisDonationStore.decodeIntent(bytes)
+        }
+    }
+
+    public func allConversations() throws -> [ConversationHandle] {
+        let reply = try store.send(RedisCommand("HVALS", key: keys.conversationNumbers))
+        return (try reply.checkedArray() ?? []).compactMap { $0.string.flatMap(Int64.init) }.sorted()
+            .map(ConversationHandle.init)
+    }
+
+    public func conversationCount() throws -> Int {
+        Int(try store.send(RedisCommand("HLEN", key: keys.conversationNumbers)).integer ?? 0)
+    }
+}
+
+extension RedisValue {
+    /// The elements of an array reply (`nil` for a nil reply); an error reply is thrown as the store's error.
+    func checkedArray() throws(StoreError) -> [RedisValue]? {
+        if let message = errorMessage { throw StoreError(.failed, "Redis refused a command: \(message)") }
+        return array
+    }
+}

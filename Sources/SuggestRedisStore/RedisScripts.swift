@@ -1,0 +1,120 @@
+import RedisCluster
+
+/// The Lua scripts the store runs on the node that holds an account's slot. Each runs atomically, and touches only
+/// keys it is given (so that a slot being migrated answers `ASK` or `TRYAGAIN` rather than half of them).
+enum RedisScripts {
+    /// Finds (or gives) each conversation identifier its number, and reserves sequence numbers.
+    ///
+    /// KEYS: `cid`, `m`. ARGV: how many sequence numbers to reserve, then the conversation identifiers.
+    /// Returns the last reserved sequence number (0 when none was asked), then each identifier's number.
+    static let numbers = RedisScript(
+        """
+        local out = {}
+        local reserve = tonumber(ARGV[1])
+        if reserve > 0 then out[1] = redis.call('HINCRBY', KEYS[2], 'seq', reserve) else out[1] = 0 end
+        for i = 2, #ARGV do
+          local number = redis.call('HGET', KEYS[1], ARGV[i])
+          if not number then
+            number = redis.call('HINCRBY', KEYS[2], 'next', 1)
+            redis.call('HSET', KEYS[1], ARGV[i], number)
+          end
+          out[i] = tonumber(number)
+        end
+        return out
+        """)
+
+    /// Applies one conversation's change, after checking that nobody changed it meanwhile: its version is the one
+    /// the change was computed from, no identifier being recorded is there already, and the donations appended
+    /// come after the conversation's last one. Then runs the change's operations, in order.
+    ///
+    /// KEYS: the conversation's hash, `ids`, then the keys the operations name (by their index in KEYS).
+    /// ARGV: the expected version (`0`: the conversation has no hash yet), the first sequence number of the donations
+    /// appended (0 for none; the conversation's last one, field `ls`, must be below it), how many identifiers to
+    /// check, the identifiers, then the operations:
+    ///   `Z k score member` ZADD, `L k score member` ZADD LT, `z k member` ZREM, `S k member` SADD,
+    ///   `s k member` SREM, `H k field value` HSET, `N k field value` HSETNX, `h k field` HDEL, `D k` DEL,
+    ///   `R k count value...` RPUSH.
+    /// Returns `OK`, `CONFLICT` (changed meanwhile: read it again) or `DUPLICATE` (an identifier arrived
+    /// meanwhile).
+    static let apply = RedisScript(
+        """
+        local version = redis.call('HGET', KEYS[1], 'v') or '0'
+        if version ~= ARGV[1] then return 'CONFLICT' end
+        local first = tonumber(ARGV[2])
+        if first > 0 then
+          local last = tonumber(redis.call('HGET', KEYS[1], 'ls') or '0')
+          if last >= first then return 'CONFLICT' end
+        end
+        local checks = tonumber(ARGV[3])
+        for i = 1, checks do
+          if redis.call('HEXISTS', KEYS[2], ARGV[3 + i]) == 1 then return 'DUPLICATE' end
+        end
+        local p = 4 + checks
+        local deleted = false
+        while p <= #ARGV do
+          local op = ARGV[p]
+          local key = KEYS[tonumber(ARGV[p + 1])]
+          if op == 'Z' then redis.call('ZADD', key, ARGV[p + 2], ARGV[p + 3]); p = p + 4
+          elseif op == 'L' then redis.call('ZADD', key, 'LT', ARGV[p + 2], ARGV[p + 3]); p = p + 4
+          elseif op == 'z' then redis.call('ZREM', key, ARGV[p + 2]); p = p + 3
+          elseif op == 'S' then redis.call('SADD', key, ARGV[p + 2]); p = p + 3
+          elseif op == 's' then redis.call('SREM', key, ARGV[p + 2]); p = p + 3
+          elseif op == 'H' then redis.call('HSET', key, ARGV[p + 2], ARGV[p + 3]); p = p + 4
+          elseif op == 'N' then redis.call('HSETNX', key, ARGV[p + 2], ARGV[p + 3]); p = p + 4
+          elseif op == 'h' then redis.call('HDEL', key, ARGV[p + 2]); p = p + 3
+          elseif op == 'D' then
+            redis.call('DEL', key)
+            if key == KEYS[1] then deleted = true end
+            p = p + 2
+          elseif op == 'R' then
+            local count = tonumber(ARGV[p + 2])
+            for i = 1, count, 512 do
+              redis.call('RPUSH', key, unpack(ARGV, p + 2 + i, p + 2 + math.min(i + 511, count)))
+            end
+            p = p + 3 + count
+          else return redis.error_reply('unknown operation ' .. op) end
+        end
+        if not deleted then redis.call('HINCRBY', KEYS[1], 'v', 1) end
+        return 'OK'
+        """)
+
+    /// Reads what random access needs of several conversations, with their preferences, in one round trip.
+    ///
+    /// KEYS: `pref`, then the conversations' hashes. Returns, for each: its identifier, its record and its
+    /// preference (each `nil` when missing).
+    static let candidates = RedisScript(
+        """
+        local out = {}
+        for i = 2, #KEYS do
+          local fields = redis.call('HMGET', KEYS[i], 'id', 'r')
+          local preference = false
+          if fields[1] then preference = redis.call('HGET', KEYS[1], fields[1]) end
+          out[#out + 1] = fields[1]
+          out[#out + 1] = fields[2]
+          out[#out + 1] = preference
+        end
+        return out
+        """)
+
+    /// Changes one conversation's preference atomically.
+    ///
+    /// KEYS: `pref`. ARGV: the conversation identifier, then `block`, `unblock`, `less`, `reset` (forget "suggest
+    /// less") or `forget-less` (the same, when the conversation's last donation was deleted). The value is
+    /// `BLOCKED,LESS`; a preference with neither is removed. Returns the "suggest less" count now.
+    static let preference = RedisScript(
+        """
+        local value = redis.call('HGET', KEYS[1], ARGV[1]) or '0,0'
+        local comma = string.find(value, ',', 1, true)
+        local blocked = string.sub(value, 1, comma - 1)
+        local less = tonumber(string.sub(value, comma + 1))
+        local op = ARGV[2]
+        if op == 'block' then blocked = '1'
+        elseif op == 'unblock' then blocked = '0'
+        elseif op == 'less' then less = less + 1
+        elseif op == 'reset' or op == 'forget-less' then less = 0
+        else return redis.error_reply('unknown preference operation ' .. op) end
+        if blocked == '0' and less == 0 then redis.call('HDEL', KEYS[1], ARGV[1])
+        else redis.call('HSET', KEYS[1], ARGV[1], blocked .. ',' .. less) end
+        return less
+        """)
+}

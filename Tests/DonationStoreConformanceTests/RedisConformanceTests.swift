@@ -1,0 +1,53 @@
+import RedisCluster
+import SuggestCore
+import SuggestRedisStore
+import SuggestSQLiteStore
+import SuggestTestSupport
+import Testing
+
+/// The Redis Cluster store against the reference, on a real local cluster of 3 masters and 3 replicas (started by
+/// the suite, stopped when the tests end): the same scripts as the SQLite store's, and the same export and ranking
+/// as the SQLite store on the public histories.
+@Suite(.serialized) struct RedisConformanceTests {
+    /// A cluster shared by the Redis tests, emptied before each test.
+    static func emptyCluster() throws -> LocalRedisCluster {
+        let cluster = try LocalRedisCluster.shared("conformance")
+        let client = try RedisClusterClient(url: cluster.url)
+        for reply in try client.sendToEveryMaster(RedisCommand("FLUSHALL")) { _ = try reply.result.get() }
+        return cluster
+    }
+
+    @Test(arguments: [UInt64(1), 2, 3])
+    func redisMatchesTheReference(seed: UInt64) throws {
+        let cluster = try Self.emptyCluster()
+        let store = try RedisDonationStore.open(url: cluster.url)
+        try StoreConformance(seed: seed).run(reference: InMemoryDonationStore(), candidate: store, steps: 30)
+    }
+
+    @Test func redisMatchesSQLiteOnTheSampleHistory() throws {
+        let cluster = try Self.emptyCluster()
+        let redis = try RedisDonationStore.open(url: cluster.url)
+        let directory = try TemporaryDirectory("conformance")
+        let sqlite = try SQLiteDonationStore.open(StoreLocation(directory: directory.path))
+        let keepEverything = Retention(maximumAgeDays: 0, idleDays: 0)
+        _ = try redis.setRetention(keepEverything, now: .now())
+        _ = try sqlite.setRetention(keepEverything, now: .now())
+        let path = Suggest.packageRoot + "/SampleData/donations.jsonl"
+        for store in [redis as any DonationStore, sqlite] {
+            let lines = MemoryJSONLines(bytes: try readFile(path))
+            let report = try store.importJSONLines(
+                from: lines, options: ImportOptions(now: Timestamp(seconds: 1_796_000_000)), progress: { _ in },
+                interruption: {})
+            #expect(report.recorded == 238)
+        }
+        let conformance = StoreConformance(seed: 7)
+        var random = SeededRandom(seed: 7)
+        try conformance.compare(sqlite, redis, &random, step: "the sample history")
+        for selector in [DeletionSelector.conversation("u-juan"), .groupIdentifier("g-work"), .before(Timestamp(seconds: 1_795_000_000))] {
+            try conformance.expectEqual(
+                try sqlite.delete(selector, account: "default"), try redis.delete(selector, account: "default"),
+                "delete \(selector)")
+            try conformance.compare(sqlite, redis, &random, step: "after \(selector)")
+        }
+    }
+}
