@@ -126,6 +126,10 @@ let package = Package(
                 "SuggestCore", "SuggestSQLiteStore", "SuggestRedisStore", "RedisCluster", "SuggestTestSupport",
             ],
             swiftSettings: strict),
+        // The Redis store's faults on a real local cluster: failover, resharding, deletion from the nodes' files.
+        .testTarget(
+            name: "SuggestRedisStoreTests",
+            dependencies: ["SuggestCore", "SuggestRedisStore", "RedisCluster", "SuggestTestSupport"], swiftSettings: strict),
         // `suggest serve` end to end: the built binaries, real HTTP over loopback, a real store.
         .testTarget(name: "SuggestServerTests", dependencies: ["SuggestTestSupport"], swiftSettings: strict),
         .testTarget(

@@ -87,9 +87,12 @@ struct ScriptBuilder {
         return Array(value.description.utf8)
     }
 
+    /// Whether the script may run on a server at its `maxmemory` (to undo a failed import).
+    var allowsOutOfMemory = false
+
     /// The `EVALSHA` command.
     var command: RedisCommand {
-        var command = RedisCommand(script: RedisScripts.apply, keys: keys)
+        var command = RedisCommand(script: allowsOutOfMemory ? RedisScripts.applyAllowingOOM : RedisScripts.apply, keys: keys)
         command.append(String(expectedVersion))
         command.append(String(firstSequence))
         command.append(checkedIdentifiers.count)
@@ -108,13 +111,23 @@ extension RedisDonationStore {
     }
 
     static func applyOutcome(_ reply: RedisValue) throws(StoreError) -> ApplyOutcome {
-        if let message = reply.errorMessage { throw StoreError(.failed, "Redis refused a change: \(message)") }
+        if let message = reply.errorMessage { throw refusal(message) }
         switch reply.string {
         case "OK": return .applied
         case "CONFLICT": return .conflict
         case "DUPLICATE": return .duplicate
         default: throw StoreError(.failed, "Redis answered a change with \(reply)")
         }
+    }
+
+    /// The store's error for an error reply to a write.
+    static func refusal(_ message: String) -> StoreError {
+        if message.hasPrefix("OOM") {
+            return StoreError(
+                .diskFull,
+                "Redis is out of memory and refuses writes (\(message.prefix(80))): raise maxmemory, add nodes, or delete data")
+        }
+        return StoreError(.failed, "Redis refused a change: \(message)")
     }
 
     /// Reads conversations before a change, in one round trip.

@@ -100,8 +100,10 @@ extension RedisDonationStore {
     /// snapshots, people, groups, identifiers and sorted sets, from the donations that remain, by one script that
     /// checks nobody changed it meanwhile (else it is read and computed again).
     /// - Parameter rebuildingAnyway: recompute the conversation even when nothing is dropped (a new policy).
+    /// - Parameter allowingOutOfMemory: run even on a server at its `maxmemory` (undoing a failed import).
     func rewrite(
-        _ number: Int64, keys: RedisKeys, dropping drops: (RecordCoding.Entry) -> Bool, rebuildingAnyway: Bool = false
+        _ number: Int64, keys: RedisKeys, dropping drops: (RecordCoding.Entry) -> Bool, rebuildingAnyway: Bool = false,
+        allowingOutOfMemory: Bool = false
     ) throws(StoreError) -> Rewrite {
         for _ in 0..<50 {
             let replies = try pipeline([
@@ -133,6 +135,7 @@ extension RedisDonationStore {
             guard !removed.isEmpty || rebuildingAnyway else { return Rewrite(identifier: identifier) }
             var script = ScriptBuilder(
                 conversationKey: keys.conversation(number), identifiersKey: keys.identifiers, expectedVersion: version)
+            script.allowsOutOfMemory = allowingOutOfMemory
             if kept.isEmpty {
                 removeConversation(
                     stored, identifier: identifier, donationIdentifiers: removed.map(\.identifier), keys: keys,
@@ -143,7 +146,7 @@ extension RedisDonationStore {
             let reply = try write([script.command])[0]
             switch try Self.applyOutcome(reply) {
             case .applied:
-                if kept.isEmpty {
+                if kept.isEmpty && !allowingOutOfMemory {
                     // "Suggest Less" was about the deleted conversation; a block is a standing choice and stays.
                     _ = try write([
                         RedisCommand(script: RedisScripts.preference, keys: [keys.preferences], arguments: identifier, "forget-less")

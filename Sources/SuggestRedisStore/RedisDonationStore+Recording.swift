@@ -16,10 +16,12 @@ extension RedisDonationStore {
     /// before anything is written), then they are written a chunk at a time, each conversation's part of a chunk by
     /// one script.
     ///
-    /// Redis has no transaction across a batch's scripts: a batch is all or nothing for invalid input, but a store
-    /// that fails part-way (a node lost for longer than the client's retries) leaves the chunks already written.
-    /// Importing the same donations again records the rest (a donation's identifier makes it a no-op the second
-    /// time; give identifiers to donations that must be recorded exactly once).
+    /// Redis has no transaction across a batch's scripts: a batch is all or nothing for invalid input (nothing is
+    /// written before every donation is checked), and when the store fails part-way (a full server, a node lost for
+    /// longer than the client's retries) or the caller interrupts it, what the batch had recorded is deleted again.
+    /// Other clients may have seen those donations meanwhile; and if the undoing fails too, the error says so:
+    /// importing the same donations again then completes the batch (a donation's identifier makes it a no-op the
+    /// second time).
     public func importDonations(
         _ options: ImportOptions, progress: (ImportProgress) -> Void, interruption: () throws -> Void,
         next: () throws -> (line: Int, donation: Result<Interaction, InputError>)?
@@ -38,7 +40,9 @@ extension RedisDonationStore {
             case .none: break
             }
         }
-        try write(accepted, into: &report, interruption: interruption)
+        try undoingOnFailure { written in
+            try write(accepted, into: &report, written: &written, interruption: interruption)
+        }
         return report
     }
 
@@ -65,18 +69,20 @@ extension RedisDonationStore {
             }
         }
         try spool.rewind()
-        var chunk: [Interaction] = []
-        while let bytes = try spool.next() {
-            let interaction = try bytes.withUnsafeBufferPointer { buffer throws(InputError) in
-                try Interaction(jsonBytes: buffer, defaultAccount: options.defaultAccount)
+        try undoingOnFailure { written in
+            var chunk: [Interaction] = []
+            while let bytes = try spool.next() {
+                let interaction = try bytes.withUnsafeBufferPointer { buffer throws(InputError) in
+                    try Interaction(jsonBytes: buffer, defaultAccount: options.defaultAccount)
+                }
+                chunk.append(interaction)
+                if chunk.count == Self.chunkSize {
+                    try write(chunk, into: &report, written: &written, interruption: interruption)
+                    chunk.removeAll(keepingCapacity: true)
+                }
             }
-            chunk.append(interaction)
-            if chunk.count == Self.chunkSize {
-                try write(chunk, into: &report, interruption: interruption)
-                chunk.removeAll(keepingCapacity: true)
-            }
+            try write(chunk, into: &report, written: &written, interruption: interruption)
         }
-        try write(chunk, into: &report, interruption: interruption)
         return report
     }
 
@@ -108,15 +114,18 @@ extension RedisDonationStore {
         }
     }
 
-    /// Writes checked donations, a chunk at a time, counting what was recorded and what was already there.
-    private func write(_ donations: [Interaction], into report: inout ImportReport, interruption: () throws -> Void)
-        throws
-    {
+    /// Writes checked donations, a chunk at a time, counting what was recorded and what was already there, and
+    /// noting what was recorded (to undo it if a later chunk fails).
+    private func write(
+        _ donations: [Interaction], into report: inout ImportReport, written: inout ImportLedger,
+        interruption: () throws -> Void
+    ) throws {
         var start = 0
         while start < donations.count {
             try interruption()
             let end = min(start + Self.chunkSize, donations.count)
-            for outcome in try writeDonations(Array(donations[start..<end])) {
+            let chunk = donations[start..<end]
+            for outcome in try writeDonations(Array(chunk), ledger: &written) {
                 switch outcome {
                 case .recorded: report.recorded += 1
                 case .duplicate: report.duplicates += 1
@@ -127,10 +136,86 @@ extension RedisDonationStore {
         }
     }
 
+    /// What an import has recorded so far, by account.
+    struct ImportLedger {
+        private(set) var identifiers: [[UInt8]: [String]] = [:]
+
+        mutating func note(account: String, identifier: String) {
+            identifiers[Array(account.utf8), default: []].append(identifier)
+        }
+    }
+
+    /// Runs an import's writes; when they fail (or are interrupted) part-way, deletes what they had recorded, so that
+    /// the import leaves nothing, then throws.
+    private func undoingOnFailure(_ body: (inout ImportLedger) throws -> Void) throws {
+        var written = ImportLedger()
+        do {
+            try body(&written)
+        } catch {
+            let undone = undo(written)
+            guard let store = error as? StoreError, !undone else { throw error }
+            throw StoreError(
+                store.kind, store.message + "; the donations this import had recorded stayed, import the same file again to "
+                    + "complete it")
+        }
+    }
+
+    /// Deletes the donations an import recorded, conversation by conversation.
+    /// - Returns: whether every one was deleted.
+    private func undo(_ ledger: ImportLedger) -> Bool {
+        var complete = true
+        for (account, identifiers) in ledger.identifiers {
+            let keys = RedisKeys(account: String(decoding: account, as: UTF8.self))
+            let doomed = Set(identifiers.map { Array($0.utf8) })
+            var numbers: Set<Int64> = []
+            var start = 0
+            while start < identifiers.count {
+                var lookup = RedisCommand("HMGET", key: keys.identifiers)
+                for identifier in identifiers[start..<min(start + 1000, identifiers.count)] { lookup.append(identifier) }
+                start += 1000
+                guard let reply = try? send(lookup).checkedArray() else { return false }
+                for value in reply { if let number = value.string.flatMap(Int64.init) { numbers.insert(number) } }
+            }
+            for number in numbers.sorted() {
+                let rewritten = try? rewrite(
+                    number, keys: keys, dropping: { doomed.contains(Array($0.identifier.utf8)) }, allowingOutOfMemory: true)
+                if rewritten == nil { complete = false }
+            }
+            if (try? forgetNumbersWithoutConversations(keys)) == nil { complete = false }
+        }
+        return complete
+    }
+
+    /// Removes the numbers given to conversations that never got a hash (their writes failed): no conversation
+    /// identifier of a failed import stays behind.
+    private func forgetNumbersWithoutConversations(_ keys: RedisKeys) throws(StoreError) {
+        let pairs = try send(RedisCommand("HGETALL", key: keys.conversationNumbers)).checkedArray() ?? []
+        var identifiers: [[UInt8]] = []
+        var numbers: [Int64] = []
+        for index in stride(from: 0, to: pairs.count - 1, by: 2) {
+            if let identifier = pairs[index].bytes, let number = pairs[index + 1].string.flatMap(Int64.init) {
+                identifiers.append(identifier)
+                numbers.append(number)
+            }
+        }
+        let exists = try pipeline(numbers.map { RedisCommand("EXISTS", key: keys.conversation($0)) })
+        let orphans = zip(identifiers, exists).filter { $0.1.integer == 0 }.map(\.0)
+        guard !orphans.isEmpty else { return }
+        var forget = RedisCommand("HDEL", key: keys.conversationNumbers)
+        for identifier in orphans { forget.append(identifier) }
+        _ = try write([forget])
+    }
+
     /// Records donations (of any accounts), each conversation's part by one script, retrying a conversation another
     /// client changed meanwhile.
+    /// - Parameter ledger: notes every donation recorded, also when a later script fails (so that it can be undone).
     /// - Returns: each donation's outcome, in order.
     func writeDonations(_ donations: [Interaction]) throws(StoreError) -> [DonationOutcome] {
+        var ledger = ImportLedger()
+        return try writeDonations(donations, ledger: &ledger)
+    }
+
+    func writeDonations(_ donations: [Interaction], ledger: inout ImportLedger) throws(StoreError) -> [DonationOutcome] {
         var outcomes = [DonationOutcome](repeating: .expired, count: donations.count)
         var byAccount: [[UInt8]: [Int]] = [:]
         var accountOrder: [[UInt8]] = []
@@ -147,7 +232,7 @@ extension RedisDonationStore {
         for account in accountOrder {
             let indices = byAccount[account] ?? []
             let keys = RedisKeys(account: String(decoding: account, as: UTF8.self))
-            for (offset, outcome) in try writeDonations(indices.map { named[$0] }, keys: keys).enumerated() {
+            for (offset, outcome) in try writeDonations(indices.map { named[$0] }, keys: keys, ledger: &ledger).enumerated() {
                 outcomes[indices[offset]] = outcome
             }
         }
@@ -155,7 +240,9 @@ extension RedisDonationStore {
     }
 
     /// Records one account's donations.
-    private func writeDonations(_ donations: [Interaction], keys: RedisKeys) throws(StoreError) -> [DonationOutcome] {
+    private func writeDonations(_ donations: [Interaction], keys: RedisKeys, ledger: inout ImportLedger)
+        throws(StoreError) -> [DonationOutcome]
+    {
         var outcomes = [DonationOutcome?](repeating: nil, count: donations.count)
         // Within the batch, the first donation of an identifier is the one; later ones are duplicates.
         var firstOfIdentifier: Set<[UInt8]> = []
@@ -285,16 +372,30 @@ extension RedisDonationStore {
             }
             var retry: [[Int]] = []
             let replies = try write(commands)
+            // Every reply is read before an error is thrown, so that the ledger holds every script that ran.
+            var refusal: StoreError?
             for (reply, recorded) in zip(replies, applied) {
-                switch try Self.applyOutcome(reply) {
+                let outcome: ApplyOutcome
+                do {
+                    outcome = try Self.applyOutcome(reply)
+                } catch {
+                    refusal = refusal ?? error
+                    continue
+                }
+                switch outcome {
                 case .applied:
-                    for index in recorded { outcomes[index] = .recorded(identifier: donations[index].identifier ?? "") }
+                    for index in recorded {
+                        let identifier = donations[index].identifier ?? ""
+                        outcomes[index] = .recorded(identifier: identifier)
+                        ledger.note(account: keys.account, identifier: identifier)
+                    }
                 case .conflict, .duplicate:
                     // Another client changed the conversation: read it again, with new sequence numbers.
                     for index in recorded { outcomes[index] = nil }
                     retry.append(recorded)
                 }
             }
+            if let refusal { throw refusal }
             pending = retry
         }
         return outcomes.map { $0 ?? .duplicate(identifier: "") }

@@ -1,7 +1,9 @@
 import RedisCluster
 
 /// The Lua scripts the store runs on the node that holds an account's slot. Each runs atomically, and touches only
-/// keys it is given (so that a slot being migrated answers `ASK` or `TRYAGAIN` rather than half of them).
+/// keys it is given (so that a slot being migrated answers `ASK` or `TRYAGAIN` rather than half of them). Each
+/// starts with a `#!lua` line, so that Redis checks its memory limit once, before the script runs: without one, a
+/// script that crossed `maxmemory` half-way would stop with half of its writes done.
 enum RedisScripts {
     /// Finds (or gives) each conversation identifier its number, and reserves sequence numbers.
     ///
@@ -9,6 +11,7 @@ enum RedisScripts {
     /// Returns the last reserved sequence number (0 when none was asked), then each identifier's number.
     static let numbers = RedisScript(
         """
+        #!lua
         local out = {}
         local reserve = tonumber(ARGV[1])
         if reserve > 0 then out[1] = redis.call('HINCRBY', KEYS[2], 'seq', reserve) else out[1] = 0 end
@@ -36,8 +39,13 @@ enum RedisScripts {
     ///   `R k count value...` RPUSH.
     /// Returns `OK`, `CONFLICT` (changed meanwhile: read it again) or `DUPLICATE` (an identifier arrived
     /// meanwhile).
-    static let apply = RedisScript(
-        """
+    static let apply = RedisScript("#!lua\n" + applySource)
+
+    /// `apply` for undoing a failed import: it runs even when the server is at its `maxmemory` (it mostly deletes),
+    /// where `apply` is refused.
+    static let applyAllowingOOM = RedisScript("#!lua flags=allow-oom\n" + applySource)
+
+    private static let applySource = """
         local version = redis.call('HGET', KEYS[1], 'v') or '0'
         if version ~= ARGV[1] then return 'CONFLICT' end
         local first = tonumber(ARGV[2])
@@ -76,7 +84,7 @@ enum RedisScripts {
         end
         if not deleted then redis.call('HINCRBY', KEYS[1], 'v', 1) end
         return 'OK'
-        """)
+        """
 
     /// Reads what random access needs of several conversations, with their preferences, in one round trip.
     ///
@@ -84,6 +92,7 @@ enum RedisScripts {
     /// preference (each `nil` when missing).
     static let candidates = RedisScript(
         """
+        #!lua flags=no-writes
         local out = {}
         for i = 2, #KEYS do
           local fields = redis.call('HMGET', KEYS[i], 'id', 'r')
@@ -103,6 +112,7 @@ enum RedisScripts {
     /// `BLOCKED,LESS`; a preference with neither is removed. Returns the "suggest less" count now.
     static let preference = RedisScript(
         """
+        #!lua
         local value = redis.call('HGET', KEYS[1], ARGV[1]) or '0,0'
         local comma = string.find(value, ',', 1, true)
         local blocked = string.sub(value, 1, comma - 1)

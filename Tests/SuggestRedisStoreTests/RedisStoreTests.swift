@@ -1,0 +1,220 @@
+import Dispatch
+import RedisCluster
+import SuggestCore
+import SuggestRedisStore
+import SuggestTestSupport
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The store on a real local Redis Cluster (3 masters, 3 replicas, started by the tests): nothing acknowledged is
+/// lost when a master is killed or a slot moves, deleted data leaves every node's files, and every fault a user
+/// meets is one line.
+@Suite(.serialized) struct RedisStoreTests {
+    static let now = Timestamp.now()
+
+    static func donation(_ id: String, account: String, conversation: String, secret: String = "") -> Interaction {
+        Interaction(
+            account: account, identifier: id, groupIdentifier: secret.isEmpty ? nil : "group-" + secret,
+            date: now.adding(-60), direction: .outgoing,
+            intent: SendMessageIntent(
+                conversationIdentifier: conversation, speakableGroupName: secret.isEmpty ? nil : "Name " + secret,
+                recipients: [Person(customIdentifier: "person-" + secret, displayName: "Display " + secret)]))
+    }
+
+    /// Donors record donations across many accounts from several threads until told to stop, counting what was
+    /// acknowledged and every error a user would have seen.
+    final class Donors: Sendable {
+        let acknowledged = Mutex<[(account: String, identifier: String)]>([])
+        let errors = Mutex<[String]>([])
+        let stopping = Atomic(false)
+        let group = DispatchGroup()
+
+        init(url: String, threads: Int, accounts: Int, listing: Bool = false) {
+            for thread in 0..<threads {
+                DispatchQueue.global().async(group: group) { [self] in
+                    let store: RedisDonationStore
+                    do {
+                        store = try RedisDonationStore.open(url: url)
+                    } catch {
+                        errors.withLock { $0.append("open: \(error)") }
+                        return
+                    }
+                    var index = 0
+                    while !stopping.load(ordering: .relaxed) {
+                        index += 1
+                        let account = "account-\(index % accounts)"
+                        let identifier = "t\(thread)-\(index)"
+                        do {
+                            let outcome = try store.record(
+                                RedisStoreTests.donation(identifier, account: account, conversation: "c\(index % 7)"))
+                            if case .recorded = outcome { acknowledged.withLock { $0.append((account, identifier)) } }
+                            if listing { _ = try store.suggestions(account: account, context: RankingContext(at: .now())) }
+                        } catch {
+                            errors.withLock { $0.append("\(error)") }
+                        }
+                    }
+                }
+            }
+        }
+
+        func stop() {
+            stopping.store(true, ordering: .relaxed)
+            group.wait()
+        }
+
+        var count: Int { acknowledged.withLock { $0.count } }
+    }
+
+    /// Every acknowledged donation is in the store.
+    static func expectAllStored(_ acknowledged: [(account: String, identifier: String)], url: String) throws {
+        let store = try RedisDonationStore.open(url: url)
+        var stored: [String: Set<String>] = [:]
+        for account in Set(acknowledged.map(\.account)) {
+            var identifiers: Set<String> = []
+            try store.forEachDonation(account: account) { identifiers.insert($0.identifier ?? "") }
+            stored[account] = identifiers
+        }
+        let lost = acknowledged.filter { stored[$0.account]?.contains($0.identifier) != true }
+        #expect(lost.isEmpty, "\(lost.count) of \(acknowledged.count) acknowledged donations lost: \(lost.prefix(5))")
+    }
+
+    @Test func aKilledMasterLosesNothingAcknowledged() throws {
+        let cluster = try LocalRedisCluster(masters: 3, replicasPerMaster: 1)
+        defer { cluster.stop() }
+        // Writes go first to fill the masters, so that every replica is in the topology.
+        let donors = Donors(url: cluster.url, threads: 4, accounts: 30)
+        while donors.count < 400 { sleepSeconds(0.01) }
+        let victim = try cluster.masters()[0]
+        let replica = try cluster.replica(of: victim.node)
+        cluster.kill(victim.node)
+        let waited = try cluster.waitForPromotion(of: replica)
+        let afterPromotion = donors.count
+        while donors.count < afterPromotion + 400 { sleepSeconds(0.01) }
+        donors.stop()
+        #expect(waited < 30)
+        try Self.expectAllStored(donors.acknowledged.withLock { $0 }, url: cluster.url)
+    }
+
+    @Test func aSlotMovedUnderDonorsAndListersLosesNothingAndShowsNoError() throws {
+        let cluster = try LocalRedisCluster.shared("store-reshard")
+        let donors = Donors(url: cluster.url, threads: 3, accounts: 3, listing: true)
+        while donors.count < 200 { sleepSeconds(0.01) }
+        // The slot of one account's keys moves to another master, keys and all, while writes and reads go on.
+        let slot = RedisHashSlot.of("sg:{account-1}:m")
+        let owner = try cluster.owner(ofSlot: slot)
+        let target = try cluster.masters().first { $0.node.port != owner.node.port }
+        try cluster.moveSlot(slot, to: try #require(target).node)
+        let moved = donors.count
+        while donors.count < moved + 200 { sleepSeconds(0.01) }
+        donors.stop()
+        #expect(donors.errors.withLock { $0 }.isEmpty, "\(donors.errors.withLock { $0.prefix(3) })")
+        #expect(try cluster.owner(ofSlot: slot).node.port != owner.node.port)
+        try Self.expectAllStored(donors.acknowledged.withLock { $0 }, url: cluster.url)
+    }
+
+    @Test func deletedDataLeavesEveryFileOfEveryNode() throws {
+        let cluster = try LocalRedisCluster.shared("store-files")
+        let store = try RedisDonationStore.open(url: cluster.url)
+        let secret = "Zq\(UInt32.random(in: 100_000...999_999))x"
+        for index in 0..<20 {
+            _ = try store.record(Self.donation("secret-id-\(secret)-\(index)", account: "victim", conversation: "conv-\(secret)", secret: secret))
+        }
+        _ = try store.record(Self.donation("kept", account: "victim", conversation: "other"))
+        // The secrets are in the files before the deletion (the append-only files hold every write).
+        try Self.waitForRewrites(cluster)
+        #expect(try Self.filesHolding(secret, in: cluster).count >= 2)
+        let report = try store.delete(.conversation("conv-\(secret)"), account: "victim")
+        #expect(report.donations == 20 && report.removedConversations == ["conv-\(secret)"])
+        try Self.waitForRewrites(cluster)
+        let holding = try Self.filesHolding(secret, in: cluster)
+        #expect(holding.isEmpty, "the deleted names are still in \(holding)")
+        #expect(try store.donationCount(account: "victim") == 1)
+    }
+
+    /// Waits until no node has an append-only rewrite under way or scheduled.
+    static func waitForRewrites(_ cluster: LocalRedisCluster) throws {
+        let deadline = monotonicSeconds() + 30
+        for node in cluster.liveNodes {
+            while true {
+                let info = try cluster.cli(node, "INFO", "persistence")
+                if info.contains("aof_rewrite_in_progress:0") && info.contains("aof_rewrite_scheduled:0")
+                    && info.contains("rdb_bgsave_in_progress:0")
+                {
+                    break
+                }
+                guard monotonicSeconds() < deadline else { throw HarnessError("node \(node) kept rewriting") }
+                sleepSeconds(0.05)
+            }
+        }
+    }
+
+    /// The files under the nodes' directories that contain `text`.
+    static func filesHolding(_ text: String, in cluster: LocalRedisCluster) throws -> [String] {
+        var found: [String] = []
+        let needle = Array(text.utf8)
+        func visit(_ path: String) throws {
+            var info = stat()
+            guard lstat(path, &info) == 0 else { return }
+            if info.st_mode & S_IFMT == S_IFDIR {
+                for name in directoryEntries(path) { try visit(path + "/" + name) }
+            } else if info.st_mode & S_IFMT == S_IFREG {
+                let bytes = try readFile(path)
+                if bytes.count >= needle.count,
+                    (0...(bytes.count - needle.count)).contains(where: { bytes[$0] == needle[0] && Array(bytes[$0..<($0 + needle.count)]) == needle })
+                {
+                    found.append(path)
+                }
+            }
+        }
+        for node in cluster.liveNodes { try visit(node.directory) }
+        return found
+    }
+
+    @Test func faultsAreOneLineAndExitOne() throws {
+        let scratch = try TemporaryDirectory("redis-faults")
+        func run(_ store: String, _ arguments: [String] = ["list"]) throws -> ProcessOutcome {
+            try Suggest.run(arguments + ["--store", store], scratch: scratch.path, timeout: 60)
+        }
+        let unreachable = try run("redis://127.0.0.1:1")
+        #expect(unreachable.status == 1 && unreachable.errorLines.count == 1)
+        #expect(unreachable.error.contains("cannot reach Redis at 127.0.0.1:1"))
+
+        let guarded = try LocalRedisCluster(standaloneWithPassword: "right-password-123")
+        defer { guarded.stop() }
+        let wrong = try run("redis://:wrong-password@\(guarded.seeds)")
+        #expect(wrong.status == 1 && wrong.errorLines.count == 1 && wrong.error.contains("refused the login"))
+        #expect(!wrong.error.contains("wrong-password"), "no password in a message")
+        let right = try run("redis://:right-password-123@\(guarded.seeds)", ["donate", "--conversation", "c"])
+        #expect(right.status == 0, "\(right)")
+
+        // A server that would lose acknowledged donations is refused: no append-only file.
+        let volatile = try LocalRedisCluster(standaloneWithPassword: nil, settings: ["appendonly no"])
+        defer { volatile.stop() }
+        let refused = try run("redis://\(volatile.seeds)")
+        #expect(refused.status == 1 && refused.error.contains("appendonly yes"))
+
+        // A full server: the import fails with one line, and what it wrote is undone.
+        let full = try LocalRedisCluster(standaloneWithPassword: nil, settings: ["maxmemory 2mb", "maxmemory-policy noeviction"])
+        defer { full.stop() }
+        let url = "redis://\(full.seeds)"
+        #expect(try run(url, ["config", "--max-age-days", "0", "--idle-days", "0"]).status == 0)
+        #expect(try run(url, ["donate", "--conversation", "before", "--identifier", "before"]).status == 0)
+        var lines = ""
+        for index in 0..<20_000 {
+            lines += #"{"identifier":"bulk-\#(index)","date":1795000000,"intent":{"conversationIdentifier":"c\#(index % 3000)","speakableGroupName":"\#(String(repeating: "n", count: 200))"}}"# + "\n"
+        }
+        try writeFile(scratch("big.jsonl"), lines)
+        let oom = try run(url, ["import", scratch("big.jsonl"), "--quiet"])
+        #expect(oom.status == 1 && oom.errorLines.count == 1 && oom.error.contains("out of memory"), "\(oom)")
+        let left = try run(url, ["export"])
+        #expect(left.output.split(separator: "\n").count == 1, "only the donation from before stays: \(left.output.prefix(300))")
+
+        // A script flushed from the server is loaded again, unseen.
+        _ = try full.cli(full.nodes[0], "SCRIPT", "FLUSH")
+        #expect(try run(url, ["donate", "--conversation", "after", "--identifier", "after"]).status == 0)
+    }
+}
