@@ -40,53 +40,77 @@ public enum SuggestCommandLine {
     }
 
     /// Runs one command line and returns the exit code.
+    ///
+    /// A result that cannot be written (a full disk, a closed standard output) fails the command with exit 1, at the
+    /// first write that fails or at the final flush; a closed pipe (`suggest export | head -1`) ends it at once and
+    /// quietly.
     /// - Parameter arguments: the arguments after the program name.
     public static func run(_ arguments: [String], io: CommandIO) -> Int32 {
-        defer {
-            io.standardOutput.flush()
-            io.standardError.flush()
+        var code = dispatch(arguments, io: io)
+        do {
+            try io.standardOutput.flush()
+        } catch {
+            // A failure already reported (or a command that failed anyway) keeps its own exit code.
+            if code == ExitCode.success {
+                code = report(error, command: commands.first(where: { $0.name == arguments.first })?.name, io: io)
+            }
         }
+        try? io.standardError.flush()
+        return code
+    }
+
+    /// Finds the command and runs it, every error turned into its line and exit code.
+    private static func dispatch(_ arguments: [String], io: CommandIO) -> Int32 {
         guard let first = arguments.first else {
             io.err("suggest: no command given; see 'suggest --help'\n")
             return ExitCode.usage
         }
-        if first == "--help" || first == "-h" || first == "help" {
-            if first == "help", arguments.count > 1, let command = commands.first(where: { $0.name == arguments[1] }) {
-                io.out(command.help)
-            } else {
-                io.out(help)
-            }
-            return ExitCode.success
-        }
-        if first == "--version" {
-            io.out("suggest \(version)\n")
-            return ExitCode.success
-        }
-        guard let command = commands.first(where: { $0.name == first }) else {
-            io.err(oneLine("suggest: unknown command '\(first.prefix(60))'; see 'suggest --help' for the commands"))
-            return ExitCode.usage
-        }
-        let rest = Array(arguments.dropFirst())
-        if rest.contains("--help") || rest.contains("-h") {
-            io.out(command.help)
-            return ExitCode.success
-        }
+        let command = commands.first(where: { $0.name == first })
         do {
+            if first == "--help" || first == "-h" || first == "help" {
+                if first == "help", arguments.count > 1, let command = commands.first(where: { $0.name == arguments[1] }) {
+                    try io.out(command.help)
+                } else {
+                    try io.out(help)
+                }
+                return ExitCode.success
+            }
+            if first == "--version" {
+                try io.out("suggest \(version)\n")
+                return ExitCode.success
+            }
+            guard let command else {
+                io.err(oneLine("suggest: unknown command '\(first.prefix(60))'; see 'suggest --help' for the commands"))
+                return ExitCode.usage
+            }
+            let rest = Array(arguments.dropFirst())
+            if rest.contains("--help") || rest.contains("-h") {
+                try io.out(command.help)
+                return ExitCode.success
+            }
             let parsed = try ParsedArguments(command: command.name, arguments: rest, options: command.options)
             return try command.run(parsed, io)
+        } catch let error as OutputError {
+            return report(error, command: command?.name, io: io)
         } catch let error as CommandError {
-            io.err(oneLine("suggest \(command.name): \(error)"))
+            io.err(oneLine("suggest \(first): \(error)"))
             return error.exitCode
         } catch let error as InputError {
-            io.err(oneLine("suggest \(command.name): invalid input: \(error)"))
+            io.err(oneLine("suggest \(first): invalid input: \(error)"))
             return ExitCode.usage
         } catch let error as StoreError {
-            io.err(oneLine("suggest \(command.name): \(error)"))
+            io.err(oneLine("suggest \(first): \(error)"))
             return ExitCode.failure
         } catch {
-            io.err(oneLine("suggest \(command.name): \(error)"))
+            io.err(oneLine("suggest \(first): \(error)"))
             return ExitCode.failure
         }
+    }
+
+    /// Says that standard output failed, unless its reader went away, and returns the failure's exit code.
+    private static func report(_ error: OutputError, command: String?, io: CommandIO) -> Int32 {
+        if !error.isBrokenPipe { io.err(oneLine((command.map { "suggest \($0)" } ?? "suggest") + ": \(error)")) }
+        return ExitCode.failure
     }
 
     /// An error is one line on standard error, even when it quotes input with line breaks in it.

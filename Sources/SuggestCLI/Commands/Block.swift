@@ -17,12 +17,12 @@ enum Block: Command {
         let account = try StoreOptions.account(arguments)
         if arguments.flag("--list") {
             let store = try StoreOptions.open(arguments, io)
-            for id in try store.blockedConversations(account: account) { io.out(id + "\n") }
+            for id in try store.blockedConversations(account: account) { try io.out(id + "\n") }
             return ExitCode.success
         }
         let conversation = try requiredConversation(arguments, command: name)
         try StoreOptions.open(arguments, io).setBlocked(true, conversation: conversation, account: account)
-        io.out("blocked \(conversation): it will not be suggested\n")
+        try io.out("blocked \(conversation): it will not be suggested\n")
         return ExitCode.success
     }
 
@@ -47,7 +47,7 @@ enum Unblock: Command {
         let account = try StoreOptions.account(arguments)
         let conversation = try Block.requiredConversation(arguments, command: name)
         try StoreOptions.open(arguments, io).setBlocked(false, conversation: conversation, account: account)
-        io.out("unblocked \(conversation)\n")
+        try io.out("unblocked \(conversation)\n")
         return ExitCode.success
     }
 }

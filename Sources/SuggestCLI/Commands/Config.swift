@@ -41,11 +41,11 @@ enum Config: Command {
             writer.key("idleDays")
             writer.number(retention.idleDays)
             writer.endObject()
-            io.out(writer.text + "\n")
+            try io.out(writer.text + "\n")
         } else {
-            io.out("store         \(store.location.directory)\n")
-            io.out("max-age-days  \(describe(retention.maximumAgeDays, off: "keep forever"))\n")
-            io.out("idle-days     \(describe(retention.idleDays, off: "no limit"))\n")
+            try io.out("store         \(store.location.directory)\n")
+            try io.out("max-age-days  \(describe(retention.maximumAgeDays, off: "keep forever"))\n")
+            try io.out("idle-days     \(describe(retention.idleDays, off: "no limit"))\n")
         }
         return ExitCode.success
     }

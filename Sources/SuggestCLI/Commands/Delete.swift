@@ -65,11 +65,11 @@ enum Delete: Command {
             for id in report.removedConversations { writer.string(id) }
             writer.endArray()
             writer.endObject()
-            io.out(writer.text + "\n")
+            try io.out(writer.text + "\n")
         } else if everything {
-            io.out("wiped the store: \(report.donations) donations deleted\n")
+            try io.out("wiped the store: \(report.donations) donations deleted\n")
         } else if report.donations == 0 {
-            io.out("nothing to delete in account \(account)\n")
+            try io.out("nothing to delete in account \(account)\n")
         } else {
             var text = "deleted \(report.donations) donation\(report.donations == 1 ? "" : "s") from "
             text += "\(report.conversations.count) conversation\(report.conversations.count == 1 ? "" : "s")"
@@ -77,7 +77,7 @@ enum Delete: Command {
             if !report.removedConversations.isEmpty {
                 text += "removed entirely (no donation left): " + named(report.removedConversations) + "\n"
             }
-            io.out(text)
+            try io.out(text)
         }
         return ExitCode.success
     }

@@ -63,13 +63,13 @@ enum Demo: Command {
               "--limit", "3"]),
         ]
         for (explanation, command) in steps {
-            if !explanation.isEmpty { io.out("\n# \(explanation)\n") }
-            io.out("$ suggest " + command.map(quoted).joined(separator: " ") + " --store $STORE\n")
-            io.standardOutput.flush()
+            if !explanation.isEmpty { try io.out("\n# \(explanation)\n") }
+            try io.out("$ suggest " + command.map(quoted).joined(separator: " ") + " --store $STORE\n")
+            try io.standardOutput.flush()
             let code = SuggestCommandLine.run(command + common, io: io)
             guard code == ExitCode.success else { return code }
         }
-        io.out(arguments.flag("--keep") ? "\nThe store is kept at \(store)\n" : "\nThe throwaway store was removed.\n")
+        try io.out(arguments.flag("--keep") ? "\nThe store is kept at \(store)\n" : "\nThe throwaway store was removed.\n")
         return ExitCode.success
     }
 

@@ -45,9 +45,9 @@ enum Eval: Command {
             io.err("suggest eval: wrote \(page)\n")
         }
         if arguments.flag("--json") {
-            for result in results { io.out(result.jsonText + "\n") }
+            for result in results { try io.out(result.jsonText + "\n") }
         } else {
-            io.out(EvalResult.table(results))
+            try io.out(EvalResult.table(results))
         }
         return ExitCode.success
     }

@@ -17,7 +17,7 @@ enum Export: Command {
         let account = try StoreOptions.account(arguments)
         let store = try StoreOptions.open(arguments, io)
         try store.expireDonations()
-        try store.forEachDonation(account: account) { interaction in io.out(interaction.jsonLine + "\n") }
+        try store.forEachDonation(account: account) { interaction in try io.out(interaction.jsonLine + "\n") }
         return ExitCode.success
     }
 }

@@ -47,7 +47,7 @@ enum Import: Command {
                 var line = "suggest import: \(count) lines read"
                 if let total, total > 0 { line += " (\(feed.bytesRead * 100 / total)%)" }
                 io.err(line + "\n")
-                io.standardError.flush()
+                try? io.standardError.flush()
             },
             next: {
                 // Moved out, not copied: copying a donation retains and releases each of its strings and arrays.
@@ -67,7 +67,7 @@ enum Import: Command {
             summary += ", \(report.expired) older than the retention period (not kept; see 'suggest config')"
         }
         if !report.rejected.isEmpty { summary += ", \(report.rejected.count) invalid lines skipped" }
-        io.out(summary + "\n")
+        try io.out(summary + "\n")
         return ExitCode.success
     }
 

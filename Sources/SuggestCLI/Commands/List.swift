@@ -51,9 +51,9 @@ enum List: Command {
             for suggestion in suggestions { SuggestionOutput.write(suggestion, explain: explain, to: &writer) }
             writer.endArray()
             writer.endObject()
-            io.out(writer.text + "\n")
+            try io.out(writer.text + "\n")
         } else {
-            io.out(SuggestionOutput.table(suggestions, explain: explain, at: context.at))
+            try io.out(SuggestionOutput.table(suggestions, explain: explain, at: context.at))
         }
         return ExitCode.success
     }

@@ -98,9 +98,9 @@ enum Share: Command {
             failure = "nothing was sent: the target does not apply to these items"
         }
         if readsJSON || arguments.flag("--json-output") {
-            io.out(json(result, explain: arguments.flag("--explain")) + "\n")
+            try io.out(json(result, explain: arguments.flag("--explain")) + "\n")
         } else {
-            io.out(text(result, at: context.at, explain: arguments.flag("--explain")))
+            try io.out(text(result, at: context.at, explain: arguments.flag("--explain")))
         }
         if let failure {
             io.err("suggest share: \(failure)\n")
