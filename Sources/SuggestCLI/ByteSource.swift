@@ -2,8 +2,8 @@ import CSystem
 import SuggestCore
 
 /// A stream of bytes read in chunks: a file, standard input, or bytes in memory (tests). The lines are
-/// `LineStream`'s, read as `import` always has: in 64 KiB reads, a `\r` dropped only before a `\n`, lines over
-/// 64 MiB cut. A failed read is an error that names the input (exit 1), never a quiet end of it.
+/// `LineStream`'s, read as `import` always has: in 64 KiB reads, a `\r` dropped only before a `\n`; a line over
+/// 64 MiB ends the input. A failed read is an error that names the input (exit 1), never a quiet end of it.
 public final class ByteSource {
     private let lines: LineStream
     /// How errors name the input: its path, or "standard input".
@@ -12,13 +12,14 @@ public final class ByteSource {
     public var lineNumber: Int { lines.lineNumber }
     /// Bytes consumed so far, for progress.
     public var bytesRead: Int { lines.bytesRead }
-    /// Lines longer than this are not kept whole: `nextLine` hands over an empty line and sets `lineWasTooLong`.
+    /// A line longer than this ends the input: `nextLine` hands it over empty, sets `lineWasTooLong`, and reads
+    /// nothing more.
     public let maximumLineLength = ByteSource.lineLimit
-    /// Whether the line `nextLine` returned last was cut for being longer than `maximumLineLength`.
+    /// Whether the line `nextLine` returned last was longer than `maximumLineLength` (and so the last).
     public var lineWasTooLong: Bool { lines.lineWasTooLong }
 
     private static let chunkSize = 1 << 16
-    private static let lineLimit = 64 << 20
+    private static let lineLimit = LineStream.donationLineLimit
 
     private init(descriptor: Int32, closesDescriptor: Bool, name: String) {
         lines = LineStream(
