@@ -123,6 +123,7 @@ public struct CommandIO {
     /// - Throws: `OutputError` when standard output refuses it (a full disk, a closed pipe): the command stops.
     func out(_ text: String) throws(OutputError) { try standardOutput.write(text) }
 
-    /// Writes a message or progress. A standard error that cannot be written has nowhere left to complain.
-    func err(_ text: String) { try? standardError.write(text) }
+    /// Writes a message or progress as one line, its control characters escaped (`TerminalText.line`). A standard
+    /// error that cannot be written has nowhere left to complain.
+    func err(_ text: String) { try? standardError.write(TerminalText.line(text)) }
 }

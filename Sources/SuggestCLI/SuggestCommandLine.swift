@@ -113,16 +113,7 @@ public enum SuggestCommandLine {
         return ExitCode.failure
     }
 
-    /// An error is one line on standard error, even when it quotes input with line breaks in it.
-    static func oneLine(_ message: String) -> String {
-        var text = ""
-        for scalar in message.unicodeScalars {
-            switch scalar {
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            default: text.unicodeScalars.append(scalar)
-            }
-        }
-        return text + "\n"
-    }
+    /// An error is one line on standard error, even when it quotes input with line breaks or escape sequences in
+    /// it (`TerminalText.line`).
+    static func oneLine(_ message: String) -> String { TerminalText.line(message) }
 }

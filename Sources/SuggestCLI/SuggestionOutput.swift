@@ -64,18 +64,21 @@ enum SuggestionOutput {
             .joined()
     }
 
-    /// The name a person reads for a conversation.
+    /// The name a person reads for a conversation, escaped for a terminal (names come from other people).
     static func title(_ suggestion: Suggestion) -> String {
-        if let name = suggestion.speakableGroupName { return name }
-        guard !suggestion.recipients.isEmpty else { return suggestion.conversationIdentifier }
+        if let name = suggestion.speakableGroupName { return TerminalText.escaped(name) }
+        guard !suggestion.recipients.isEmpty else { return TerminalText.escaped(suggestion.conversationIdentifier) }
         // Appended one by one: `joined(separator:)` searches the run-time conformance tables on its first use.
         var title = ""
         for person in suggestion.recipients {
             if !title.isEmpty { title += ", " }
             title += person.displayName ?? person.customIdentifier ?? person.personHandle?.value ?? "?"
         }
-        return title
+        return TerminalText.escaped(title)
     }
+
+    /// How the table shows a conversation identifier: escaped, in brackets.
+    static func identifier(_ identifier: String) -> String { "[" + TerminalText.escaped(identifier) + "]" }
 
     /// The table `list` prints for people.
     ///
@@ -84,20 +87,21 @@ enum SuggestionOutput {
     static func table(_ suggestions: [Suggestion], explain: Bool, at: Timestamp) -> String {
         guard !suggestions.isEmpty else { return "No suggestions.\n" }
         let logUnit = suggestions[0].ranked.logScore
-        let titles = suggestions.map { String(title($0).prefix(40)) }
-        let width = max(titles.map(\.count).max() ?? 0, 12)
+        // Columns as the terminal draws them: a CJK name or an emoji takes two per character.
+        let titles = suggestions.map { TerminalText.prefix(title($0), columns: 40) }
+        let width = max(titles.map(TerminalText.width).max() ?? 0, 12)
         var text = ""
         for (suggestion, title) in zip(suggestions, titles) {
             let rank = String(suggestion.rank)
-            text += String(repeating: " ", count: max(0, 3 - rank.count)) + rank + "  " + title
-                + String(repeating: " ", count: width - title.count + 2)
+            text += String(repeating: " ", count: max(0, 3 - rank.count)) + rank + "  "
+                + TerminalText.padded(title, to: width + 2)
             text += "score " + format(LogSpace.value(suggestion.ranked.logScore - logUnit)) + "  "
                 + (suggestion.isGroup ? "group" : "person")
             // Counted when the title does not say it all, and only when the intents named anyone.
             if !suggestion.recipients.isEmpty && (suggestion.speakableGroupName != nil || suggestion.recipients.count != 1) {
                 text += " · \(suggestion.recipients.count) " + (suggestion.recipients.count == 1 ? "person" : "people")
             }
-            text += "  [\(suggestion.conversationIdentifier)]\n"
+            text += "  " + identifier(suggestion.conversationIdentifier) + "\n"
             if explain { text += explanation(suggestion.ranked, at: at, unit: LogSpace.value(logUnit)) }
         }
         return text

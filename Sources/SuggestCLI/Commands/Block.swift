@@ -17,12 +17,13 @@ enum Block: Command {
         let account = try StoreOptions.account(arguments)
         if arguments.flag("--list") {
             let store = try StoreOptions.open(arguments, io)
-            for id in try store.blockedConversations(account: account) { try io.out(id + "\n") }
+            // One per line: an identifier with a line break in it must not read as two.
+            for id in try store.blockedConversations(account: account) { try io.out(TerminalText.escaped(id) + "\n") }
             return ExitCode.success
         }
         let conversation = try requiredConversation(arguments, command: name)
         try StoreOptions.open(arguments, io).setBlocked(true, conversation: conversation, account: account)
-        try io.out("blocked \(conversation): it will not be suggested\n")
+        try io.out("blocked \(TerminalText.escaped(conversation)): it will not be suggested\n")
         return ExitCode.success
     }
 
@@ -47,7 +48,7 @@ enum Unblock: Command {
         let account = try StoreOptions.account(arguments)
         let conversation = try Block.requiredConversation(arguments, command: name)
         try StoreOptions.open(arguments, io).setBlocked(false, conversation: conversation, account: account)
-        try io.out("unblocked \(conversation)\n")
+        try io.out("unblocked \(TerminalText.escaped(conversation))\n")
         return ExitCode.success
     }
 }

@@ -43,7 +43,7 @@ enum Config: Command {
             writer.endObject()
             try io.out(writer.text + "\n")
         } else {
-            try io.out("store         \(store.location.directory)\n")
+            try io.out("store         \(TerminalText.escaped(store.location.directory))\n")
             try io.out("max-age-days  \(describe(retention.maximumAgeDays, off: "keep forever"))\n")
             try io.out("idle-days     \(describe(retention.idleDays, off: "no limit"))\n")
         }

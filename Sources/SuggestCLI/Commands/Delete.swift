@@ -69,7 +69,7 @@ enum Delete: Command {
         } else if everything {
             try io.out("wiped the store: \(report.donations) donations deleted\n")
         } else if report.donations == 0 {
-            try io.out("nothing to delete in account \(account)\n")
+            try io.out("nothing to delete in account \(TerminalText.escaped(account))\n")
         } else {
             var text = "deleted \(report.donations) donation\(report.donations == 1 ? "" : "s") from "
             text += "\(report.conversations.count) conversation\(report.conversations.count == 1 ? "" : "s")"
@@ -86,10 +86,10 @@ enum Delete: Command {
     /// touch tens of thousands, which no one reads on one line.
     static let namedConversations = 10
 
-    /// The first identifiers, and how many more there are (`--json` gives them all).
+    /// The first identifiers, escaped for a terminal, and how many more there are (`--json` gives them all).
     static func named(_ identifiers: [String]) -> String {
-        guard identifiers.count > namedConversations else { return identifiers.joined(separator: ", ") }
-        let rest = identifiers.count - namedConversations
-        return identifiers.prefix(namedConversations).joined(separator: ", ") + " and \(rest) more (--json lists them all)"
+        let shown = identifiers.prefix(namedConversations).map(TerminalText.escaped).joined(separator: ", ")
+        guard identifiers.count > namedConversations else { return shown }
+        return shown + " and \(identifiers.count - namedConversations) more (--json lists them all)"
     }
 }

@@ -36,8 +36,9 @@ enum Donate: Command {
         let interaction = try arguments.flag("--json") ? fromJSON(arguments, io) : fromFlags(arguments)
         let store = try StoreOptions.open(arguments, io)
         switch try store.donate(interaction) {
-        case .recorded(let identifier): try io.out("recorded \(identifier)\n")
-        case .duplicate(let identifier): try io.out("already recorded \(identifier); nothing changed\n")
+        case .recorded(let identifier): try io.out("recorded \(TerminalText.escaped(identifier))\n")
+        case .duplicate(let identifier):
+            try io.out("already recorded \(TerminalText.escaped(identifier)); nothing changed\n")
         case .expired:
             let days = try store.retention().maximumAgeDays
             try io.out("not recorded: older than the store keeps donations (\(JSONWriter.format(days)) days; see 'suggest config')\n")

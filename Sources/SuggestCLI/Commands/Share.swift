@@ -77,8 +77,10 @@ enum Share: Command {
         let account = try StoreOptions.account(arguments)
         let context = try List.rankingContext(arguments, extraContentTypes: request.contentTypes)
         let decision = target.evaluate(request)
+        // A rule's refusal can quote the rule, and a rule can be megabytes long: the reason is one readable line.
         var result = Outcome(
-            activated: decision.activated, suggestions: [], preselected: nil, reason: decision.reason,
+            activated: decision.activated, suggestions: [], preselected: nil,
+            reason: decision.reason.map { TerminalText.capped($0, Self.maximumReasonLength) },
             outcome: arguments.flag("--cancel") ? "cancelled" : "preview", contentTypes: request.contentTypes,
             donation: nil)
         var failure: String?
@@ -108,6 +110,9 @@ enum Share: Command {
         }
         return ExitCode.success
     }
+
+    /// The longest refusal reason shown, in characters.
+    static let maximumReasonLength = 500
 
     /// Resolves the chosen conversation and checks that it may be preselected; otherwise says why.
     static func choose(
@@ -194,24 +199,26 @@ enum Share: Command {
         return writer.text
     }
 
+    /// The result for people: everything that came from the request, the rule or the store escaped for a terminal.
     static func text(_ result: Outcome, at: Timestamp, explain: Bool) -> String {
+        let escaped = TerminalText.escaped
         guard result.activated else {
-            return "The target does not apply to these items: \(result.reason ?? "its activation rule refused them").\n"
+            return "The target does not apply to these items: \(escaped(result.reason ?? "its activation rule refused them")).\n"
         }
         var text = "Suggestions for this share"
-        if !result.contentTypes.isEmpty { text += " (" + result.contentTypes.joined(separator: ", ") + ")" }
+        if !result.contentTypes.isEmpty { text += " (" + escaped(result.contentTypes.joined(separator: ", ")) + ")" }
         text += ":\n" + SuggestionOutput.table(result.suggestions, explain: explain, at: at)
         if let chosen = result.preselected {
-            text += "\nPreselected: \(SuggestionOutput.title(chosen)) [\(chosen.conversationIdentifier)]"
+            text += "\nPreselected: \(SuggestionOutput.title(chosen)) \(SuggestionOutput.identifier(chosen.conversationIdentifier))"
             let people = chosen.recipients.map { $0.displayName ?? $0.customIdentifier ?? "?" }
-            if !people.isEmpty { text += "\n  recipients: " + people.joined(separator: ", ") }
-            if let image = chosen.image { text += "\n  image: \(image)" }
+            if !people.isEmpty { text += "\n  recipients: " + escaped(people.joined(separator: ", ")) }
+            if let image = chosen.image { text += "\n  image: \(escaped(image))" }
             text += "\n"
         } else if let reason = result.reason {
-            text += "\nNothing preselected: \(reason).\n"
+            text += "\nNothing preselected: \(escaped(reason)).\n"
         }
         switch result.outcome {
-        case "sent": text += "Sent: recorded donation \(result.donation ?? "?") as an engaged suggestion.\n"
+        case "sent": text += "Sent: recorded donation \(escaped(result.donation ?? "?")) as an engaged suggestion.\n"
         case "cancelled": text += "Cancelled: nothing was recorded.\n"
         default: if result.preselected != nil { text += "Preview only: --send completes the share, --cancel cancels it.\n" }
         }

@@ -1,0 +1,47 @@
+import Testing
+
+@testable import SuggestCLI
+
+/// Escaping and measuring text from other people for a terminal (issue 13, item 5 and the wide characters).
+@Suite struct TerminalTextTests {
+    @Test(arguments: [
+        ("plain", "plain"), ("a\nb", "a\\nb"), ("a\r\nb\tc", "a\\r\\nb\\tc"), ("\u{1B}[2J\u{1B}[31mEVIL", "\\u{1B}[2J\\u{1B}[31mEVIL"),
+        ("nul\u{0}", "nul\\u{0}"), ("del\u{7F}", "del\\u{7F}"), ("csi\u{9B}2J", "csi\\u{9B}2J"),
+        ("abc\u{202E}fed", "abc\\u{202E}fed"), ("iso\u{2066}late\u{2069}", "iso\\u{2066}late\\u{2069}"),
+        ("line\u{2028}sep", "line\\u{2028}sep"), ("Zoë 漢字 🧗 \u{200F}", "Zoë 漢字 🧗 \u{200F}"), ("back\\slash", "back\\slash"),
+    ])
+    func controlCharactersAreEscapedAndTheRestKept(_ text: String, _ expected: String) {
+        #expect(TerminalText.escaped(text) == expected)
+        // Escaping is idempotent: an escaped text has nothing left to escape.
+        #expect(TerminalText.escaped(expected) == expected)
+        #expect(!TerminalText.escaped(text).unicodeScalars.contains(where: TerminalText.needsEscape))
+    }
+
+    @Test(arguments: [
+        ("abc", 3), ("", 0), ("漢字", 4), ("グループ", 8), ("한국어", 6), ("ＡＢ", 4), ("🧗", 2), ("👨‍👩‍👧", 2), ("🇫🇷", 2),
+        ("❤️", 2), ("e\u{301}", 1), ("Zoë", 3), ("\u{200B}", 0), ("Ünïcödé", 7), ("a漢b🧗c", 7),
+    ])
+    func widthsAreTheColumnsATerminalDraws(_ text: String, _ columns: Int) {
+        #expect(TerminalText.width(text) == columns, "\(text.debugDescription)")
+    }
+
+    @Test func prefixesCutWholeCharactersWithinTheColumns() {
+        #expect(TerminalText.prefix("漢字漢字", columns: 5) == "漢字")
+        #expect(TerminalText.prefix("ab🧗cd", columns: 3) == "ab")
+        #expect(TerminalText.prefix("short", columns: 40) == "short")
+        #expect(TerminalText.padded("漢字", to: 6) == "漢字  ")
+    }
+
+    @Test func anErrorLineIsOneLineAndCapped() {
+        #expect(TerminalText.line("a\nb\n") == "a\\nb\n")
+        let long = TerminalText.line(String(repeating: "x", count: 10_000))
+        #expect(long.count == 2_001 && long.hasSuffix("…\n"))
+    }
+
+    /// The sorted, disjoint ranges the binary search needs.
+    @Test func theWideRangesAreSortedAndDisjoint() {
+        for (low, high) in zip(TerminalText.wideRanges, TerminalText.wideRanges.dropFirst()) {
+            #expect(low.upperBound < high.lowerBound)
+        }
+    }
+}
