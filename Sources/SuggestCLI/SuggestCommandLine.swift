@@ -39,6 +39,54 @@ public enum SuggestCommandLine {
         return text
     }
 
+    /// Runs a command line as the process received it, as bytes, and returns the exit code.
+    ///
+    /// An argument or an environment variable that is not valid UTF-8 is refused (exit 64), as an invalid donation
+    /// is: `CommandLine.arguments` would repair it into U+FFFD, so that two different byte strings (`a\xFFb` and
+    /// `a\xFEb`) became one identifier, or a store path another directory.
+    /// - Parameters:
+    ///   - rawArguments: the arguments after the program name, as bytes.
+    ///   - rawEnvironment: the values of `CommandIO.environmentVariables` that are set, as bytes; they replace
+    ///     `io.environment`.
+    public static func run(rawArguments: [[UInt8]], rawEnvironment: [String: [UInt8]], io: CommandIO) -> Int32 {
+        var arguments: [String] = []
+        for (index, bytes) in rawArguments.enumerated() {
+            guard let argument = String(validating: bytes, as: UTF8.self) else {
+                let command = arguments.first.flatMap { first in commands.first(where: { $0.name == first }) }
+                io.err(
+                    (command.map { "suggest \($0.name)" } ?? "suggest")
+                        + ": argument \(index + 1) ('\(shown(bytes))') is not valid UTF-8; give identifiers, names and "
+                        + "paths as UTF-8 text")
+                return ExitCode.usage
+            }
+            arguments.append(argument)
+        }
+        var io = io
+        io.environment = [:]
+        for (name, bytes) in rawEnvironment.sorted(by: { $0.key < $1.key }) {
+            guard let value = String(validating: bytes, as: UTF8.self) else {
+                io.err("suggest: the environment variable \(name) ('\(shown(bytes))') is not valid UTF-8; set it to a UTF-8 path")
+                return ExitCode.usage
+            }
+            io.environment[name] = value
+        }
+        return run(arguments, io: io)
+    }
+
+    /// Bytes as a person can read them in an error: printable ASCII as it is, anything else as `\xFF`; 60 at most.
+    static func shown(_ bytes: [UInt8]) -> String {
+        var text = ""
+        for byte in bytes.prefix(60) {
+            if byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\\") {
+                text.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = String(byte, radix: 16, uppercase: true)
+                text += "\\x" + (hex.count == 1 ? "0" : "") + hex
+            }
+        }
+        return bytes.count > 60 ? text + "…" : text
+    }
+
     /// Runs one command line and returns the exit code.
     ///
     /// A result that cannot be written (a full disk, a closed standard output) fails the command with exit 1, at the

@@ -45,3 +45,34 @@ import Testing
         }
     }
 }
+
+/// Command lines as bytes (issue 13, item 6), in this process.
+@Suite struct RawArgumentTests {
+    static func run(_ arguments: [[UInt8]], environment: [String: [UInt8]] = [:]) -> (code: Int32, error: String) {
+        let error = CapturedOutput()
+        let io = CommandIO(
+            standardOutput: CapturedOutput(), standardError: error, standardInput: ByteSource(text: ""),
+            environment: ["SUGGEST_STORE": "/nonexistent-should-not-be-used"])
+        return (SuggestCommandLine.run(rawArguments: arguments, rawEnvironment: environment, io: io), error.text)
+    }
+
+    @Test func invalidUTF8IsRefusedAndNamed() {
+        let refused = Self.run([Array("donate".utf8), Array("--conversation".utf8), [0x61, 0xFF, 0x62]])
+        #expect(refused.code == 64)
+        #expect(
+            refused.error
+                == "suggest donate: argument 3 ('a\\xFFb') is not valid UTF-8; give identifiers, names and paths as UTF-8 text\n")
+        let overlong = Self.run([[0xC0, 0x80]])
+        #expect(overlong.code == 64 && overlong.error.hasPrefix("suggest: argument 1 ('\\xC0\\x80')"))
+    }
+
+    @Test func validUTF8RunsAsBefore() {
+        #expect(Self.run([Array("--version".utf8)]).code == 0)
+        #expect(Self.run([Array("list".utf8), Array("--limit".utf8), Array("zéro".utf8)]).code == 64)
+    }
+
+    @Test func theEnvironmentIsCheckedAndReplaced() {
+        let refused = Self.run([Array("--version".utf8)], environment: ["HOME": [0x2F, 0xFE]])
+        #expect(refused.code == 64 && refused.error.contains("HOME ('/\\xFE') is not valid UTF-8"))
+    }
+}
