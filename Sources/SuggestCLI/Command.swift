@@ -47,8 +47,21 @@ enum StoreOptions {
         return account
     }
 
-    static func location(_ arguments: ParsedArguments, _ io: CommandIO) -> StoreLocation {
-        StoreLocation.resolve(explicit: arguments.value("--store"), environment: io.environment)
+    /// The store directory the options and the environment name.
+    /// - Throws: `CommandError.usage` when they name none (an empty `--store`, `HOME` unset) or name it through a
+    ///   variable that is not UTF-8.
+    static func location(_ arguments: ParsedArguments, _ io: CommandIO) throws(CommandError) -> StoreLocation {
+        let location: StoreLocation
+        do {
+            location = try StoreLocation.resolve(explicit: arguments.value("--store"), environment: io.environment)
+        } catch {
+            throw CommandError.usage(error.message)
+        }
+        if let variable = location.variable, let bytes = io.unreadableVariables[variable] {
+            throw CommandError.usage(
+                "the environment variable \(variable) ('\(bytes)') is not valid UTF-8; set it to a UTF-8 path or give --store DIR")
+        }
+        return location
     }
 
     /// Opens the store the options name.
@@ -58,8 +71,12 @@ enum StoreOptions {
     /// leaves `checkpointPages` pages in the log checkpoints and truncates it instead. A crash of the process loses
     /// nothing; a power loss may lose the writes since the last checkpoint. `import`, every deletion and every
     /// expiry checkpoint and truncate the log at once (docs/robustness.md, "Durability").
-    static func open(_ arguments: ParsedArguments, _ io: CommandIO) throws -> DonationStore {
-        try DonationStore.open(location(arguments, io), checkpoints: .everyPages(checkpointPages))
+    /// - Parameter creating: whether a missing store is created. Only commands that record something create one
+    ///   (`donate`, `import`, `block`, `feedback --less`, `config` with a setting); the others, which read or remove,
+    ///   say "no such store" (exit 1) instead of leaving an empty store behind a mistyped `--store`.
+    static func open(_ arguments: ParsedArguments, _ io: CommandIO, creating: Bool) throws -> DonationStore {
+        try DonationStore.open(
+            location(arguments, io), checkpoints: .everyPages(checkpointPages), createIfMissing: creating)
     }
 
     /// About 400 KB of log at most (a donation writes 10 to 20 pages): every command reads the whole log when it

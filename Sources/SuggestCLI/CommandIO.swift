@@ -104,6 +104,9 @@ public struct CommandIO {
     public var environment: [String: String]
     /// The working directory for relative paths (for example `SampleData/`).
     public var currentDirectory: String
+    /// The variables of `environment` whose bytes were not UTF-8, with the bytes as an error shows them: a command
+    /// that would find its store through one refuses to run (exit 64) rather than use the repaired path.
+    public var unreadableVariables: [String: String] = [:]
 
     public init(
         standardOutput: OutputSink, standardError: OutputSink, standardInput: ByteSource,

@@ -41,9 +41,10 @@ public enum SuggestCommandLine {
 
     /// Runs a command line as the process received it, as bytes, and returns the exit code.
     ///
-    /// An argument or an environment variable that is not valid UTF-8 is refused (exit 64), as an invalid donation
-    /// is: `CommandLine.arguments` would repair it into U+FFFD, so that two different byte strings (`a\xFFb` and
-    /// `a\xFEb`) became one identifier, or a store path another directory.
+    /// An argument that is not valid UTF-8 is refused (exit 64), as an invalid donation is: `CommandLine.arguments`
+    /// would repair it into U+FFFD, so that two different byte strings (`a\xFFb` and `a\xFEb`) became one
+    /// identifier. An environment variable that is not UTF-8 is refused by the command that would use it to find
+    /// the store (a repaired path is another directory); `--store` or `--version` need none.
     /// - Parameters:
     ///   - rawArguments: the arguments after the program name, as bytes.
     ///   - rawEnvironment: the values of `CommandIO.environmentVariables` that are set, as bytes; they replace
@@ -63,12 +64,15 @@ public enum SuggestCommandLine {
         }
         var io = io
         io.environment = [:]
-        for (name, bytes) in rawEnvironment.sorted(by: { $0.key < $1.key }) {
-            guard let value = String(validating: bytes, as: UTF8.self) else {
-                io.err("suggest: the environment variable \(name) ('\(shown(bytes))') is not valid UTF-8; set it to a UTF-8 path")
-                return ExitCode.usage
+        io.unreadableVariables = [:]
+        for (name, bytes) in rawEnvironment {
+            if let value = String(validating: bytes, as: UTF8.self) {
+                io.environment[name] = value
+            } else {
+                // Kept (repaired) so that the store's location is resolved as it would be, then refused there.
+                io.environment[name] = String(decoding: bytes, as: UTF8.self)
+                io.unreadableVariables[name] = shown(bytes)
             }
-            io.environment[name] = value
         }
         return run(arguments, io: io)
     }

@@ -29,14 +29,17 @@ public final class DonationStore {
         case everyPages(Int)
     }
 
-    /// Opens the store, creating the directory and database if missing and migrating an older schema.
+    /// Opens the store, creating the directory and database if missing (unless `createIfMissing` is `false`) and
+    /// migrating an older schema.
+    /// - Parameter createIfMissing: whether a store that does not exist is created; `false` for a caller that only
+    ///   reads or removes, which gets "no such store" instead of a new empty one.
     /// - Throws: `StoreError` for a path that is a file, a file that is not a suggest store, a store of a newer
-    ///   schema, a read-only or full disk.
+    ///   schema, a read-only or full disk, a missing parent directory, or a missing store.
     public static func open(
         _ location: StoreLocation, policy: FrecencyPolicy = .default, types: UniformTypeTree = .standard,
-        checkpoints: CheckpointPolicy = .onClose
+        checkpoints: CheckpointPolicy = .onClose, createIfMissing: Bool = true
     ) throws(StoreError) -> DonationStore {
-        try location.createDirectory()
+        if createIfMissing { try location.createDirectory() } else { try location.checkExists() }
         try location.checkDatabasePath()
         let path = location.databasePath
         var info = stat()

@@ -71,8 +71,15 @@ import Testing
         #expect(Self.run([Array("list".utf8), Array("--limit".utf8), Array("zéro".utf8)]).code == 64)
     }
 
-    @Test func theEnvironmentIsCheckedAndReplaced() {
-        let refused = Self.run([Array("--version".utf8)], environment: ["HOME": [0x2F, 0xFE]])
-        #expect(refused.code == 64 && refused.error.contains("HOME ('/\\xFE') is not valid UTF-8"))
+    /// A variable that is not UTF-8 is refused by a command that would find the store through it, and by no other.
+    @Test func theEnvironmentIsCheckedWhereItIsUsed() {
+        let home: [String: [UInt8]] = ["HOME": [0x2F, 0xFE]]
+        let refused = Self.run([Array("list".utf8)], environment: home)
+        #expect(refused.code == 64 && refused.error.contains("HOME ('/\\xFE') is not valid UTF-8"), "\(refused.error)")
+        #expect(Self.run([Array("--version".utf8)], environment: home).code == 0)
+        // The variables given replace the ones in `io`: SUGGEST_STORE from there is not used.
+        let explicit = Self.run(
+            [Array("list".utf8), Array("--store".utf8), Array("/nonexistent-h3/s".utf8)], environment: home)
+        #expect(explicit.code == 1 && explicit.error.contains("no such store: /nonexistent-h3/s"), "\(explicit.error)")
     }
 }

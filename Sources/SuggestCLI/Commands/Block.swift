@@ -16,13 +16,14 @@ enum Block: Command {
         try arguments.expectPositionals(atMost: 0)
         let account = try StoreOptions.account(arguments)
         if arguments.flag("--list") {
-            let store = try StoreOptions.open(arguments, io)
+            let store = try StoreOptions.open(arguments, io, creating: false)
             // One per line: an identifier with a line break in it must not read as two.
             for id in try store.blockedConversations(account: account) { try io.out(TerminalText.escaped(id) + "\n") }
             return ExitCode.success
         }
         let conversation = try requiredConversation(arguments, command: name)
-        try StoreOptions.open(arguments, io).setBlocked(true, conversation: conversation, account: account)
+        // A block may come before any donation: it outlives them anyway.
+        try StoreOptions.open(arguments, io, creating: true).setBlocked(true, conversation: conversation, account: account)
         try io.out("blocked \(TerminalText.escaped(conversation)): it will not be suggested\n")
         return ExitCode.success
     }
@@ -47,7 +48,7 @@ enum Unblock: Command {
         try arguments.expectPositionals(atMost: 0)
         let account = try StoreOptions.account(arguments)
         let conversation = try Block.requiredConversation(arguments, command: name)
-        try StoreOptions.open(arguments, io).setBlocked(false, conversation: conversation, account: account)
+        try StoreOptions.open(arguments, io, creating: false).setBlocked(false, conversation: conversation, account: account)
         try io.out("unblocked \(TerminalText.escaped(conversation))\n")
         return ExitCode.success
     }

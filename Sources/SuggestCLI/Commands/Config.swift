@@ -19,10 +19,11 @@ enum Config: Command {
 
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
         try arguments.expectPositionals(atMost: 0)
-        let store = try StoreOptions.open(arguments, io)
-        var retention = try store.retention()
         let maxAge = try days(arguments, "--max-age-days")
         let idle = try days(arguments, "--idle-days")
+        // Settings may come first (the demo keeps everything before it imports); showing them needs a store.
+        let store = try StoreOptions.open(arguments, io, creating: maxAge != nil || idle != nil)
+        var retention = try store.retention()
         if maxAge != nil || idle != nil {
             if let maxAge { retention.maximumAgeDays = maxAge }
             if let idle { retention.idleDays = idle }

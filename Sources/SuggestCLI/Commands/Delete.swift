@@ -42,7 +42,7 @@ enum Delete: Command {
             throw CommandError.usage("--everything wipes every account; leave out --account (or use --all for one account)")
         }
         let account = try StoreOptions.account(arguments)
-        let store = try StoreOptions.open(arguments, io)
+        let store = try StoreOptions.open(arguments, io, creating: false)
         let report = try everything ? store.wipe() : store.delete(selectors[0], account: account)
         if !report.logTruncated {
             io.err(

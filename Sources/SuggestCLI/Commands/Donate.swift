@@ -34,7 +34,7 @@ enum Donate: Command {
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
         try arguments.expectPositionals(atMost: 0)
         let interaction = try arguments.flag("--json") ? fromJSON(arguments, io) : fromFlags(arguments)
-        let store = try StoreOptions.open(arguments, io)
+        let store = try StoreOptions.open(arguments, io, creating: true)
         switch try store.donate(interaction) {
         case .recorded(let identifier): try io.out("recorded \(TerminalText.escaped(identifier))\n")
         case .duplicate(let identifier):

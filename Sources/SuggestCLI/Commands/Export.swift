@@ -15,7 +15,7 @@ enum Export: Command {
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
         try arguments.expectPositionals(atMost: 0)
         let account = try StoreOptions.account(arguments)
-        let store = try StoreOptions.open(arguments, io)
+        let store = try StoreOptions.open(arguments, io, creating: false)
         try store.expireDonations()
         try store.forEachDonation(account: account) { interaction in try io.out(interaction.jsonLine + "\n") }
         return ExitCode.success

@@ -20,7 +20,7 @@ enum Feedback: Command {
         }
         let account = try StoreOptions.account(arguments)
         let conversation = try Block.requiredConversation(arguments, command: name)
-        let store = try StoreOptions.open(arguments, io)
+        let store = try StoreOptions.open(arguments, io, creating: arguments.flag("--less"))
         if arguments.flag("--less") {
             let times = try store.suggestLess(conversation: conversation, account: account)
             let factor = store.policy.lessFactor

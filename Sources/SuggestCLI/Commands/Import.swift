@@ -29,7 +29,7 @@ enum Import: Command {
         let account = try StoreOptions.account(arguments)
         let enforceAccount = arguments.value("--account") != nil
         let quiet = arguments.flag("--quiet")
-        let store = try StoreOptions.open(arguments, io)
+        let store = try StoreOptions.open(arguments, io, creating: true)
         let total = source.totalBytes
         // Used by the parsing thread alone, from here on.
         nonisolated(unsafe) let preparer = store.makePreparer()

@@ -37,7 +37,7 @@ enum List: Command {
         let account = try StoreOptions.account(arguments)
         let context = try rankingContext(arguments)
         let explain = arguments.flag("--explain")
-        let store = try StoreOptions.open(arguments, io)
+        let store = try StoreOptions.open(arguments, io, creating: false)
         let suggestions = try store.suggestions(account: account, context: context, explain: explain)
         if arguments.flag("--json") {
             var writer = JSONWriter()

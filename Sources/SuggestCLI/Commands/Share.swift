@@ -85,7 +85,7 @@ enum Share: Command {
             donation: nil)
         var failure: String?
         if decision.activated {
-            let store = try StoreOptions.open(arguments, io)
+            let store = try StoreOptions.open(arguments, io, creating: false)
             result.suggestions = try store.suggestions(account: account, context: context, explain: arguments.flag("--explain"))
             try choose(arguments, pick: pick, target: target, store: store, account: account, context: context, into: &result)
             if arguments.flag("--send") {
