@@ -6,7 +6,8 @@ import SuggestCore
 /// Lines end at `\n`; a `\r` before it is dropped, and a last line without `\n` still counts (its final `\r`
 /// dropped too). Line numbers are 1-based, as error messages show them. The bytes handed to the body are valid only
 /// during the call. A line longer than `LineStream.donationLineLimit` (64 MiB, the limit of `suggest import`) ends
-/// the reading with an error: memory stays bounded whatever the input (`suggest eval /dev/zero`).
+/// the reading with an error: memory stays bounded whatever the input (`suggest eval /dev/zero`). A UTF-8
+/// byte-order mark at the start of the input is dropped.
 public enum LineReader {
     /// Where lines come from.
     public enum Source: Sendable {
@@ -62,14 +63,14 @@ public enum LineReader {
         switch source {
         case .file(let path):
             do {
-                return try LineStream(path: path, maximumLineLength: limit)
+                return try LineStream(path: path, maximumLineLength: limit, skipsByteOrderMark: true)
             } catch {
                 throw FileError(path: path, operation: "open", reason: error.reason)
             }
         case .fileDescriptor(let descriptor, _):
-            return LineStream(descriptor: descriptor, maximumLineLength: limit)
+            return LineStream(descriptor: descriptor, maximumLineLength: limit, skipsByteOrderMark: true)
         case .text(let text):
-            return LineStream(bytes: Array(text.utf8), maximumLineLength: limit)
+            return LineStream(bytes: Array(text.utf8), maximumLineLength: limit, skipsByteOrderMark: true)
         }
     }
 

@@ -71,6 +71,8 @@ public final class LineStream {
     private let memoryCount: Int?
     /// Whether the stream stopped at a line longer than `maximumLineLength`: it hands out nothing more.
     private var stoppedAtLongLine = false
+    /// Whether a UTF-8 byte-order mark at the start of the input is still to be looked for (and dropped).
+    private var byteOrderMarkPending: Bool
 
     /// The longest line (`nil`: no limit), in bytes without its line break, that the stream hands out. A longer line
     /// ends the stream as soon as its length is known to pass the limit (after at most one more read): `nextLine`
@@ -89,11 +91,15 @@ public final class LineStream {
     /// - Parameters:
     ///   - closesDescriptor: whether the stream closes `descriptor` when it goes.
     ///   - chunkSize: the size of one `read`.
+    ///   - skipsByteOrderMark: whether a UTF-8 byte-order mark (`EF BB BF`) at the very start of the input is
+    ///     dropped, as editors on Windows write one; it is not part of the first line then, nor of `bytesRead`'s
+    ///     lines (it counts as read).
     public init(
         descriptor: Int32, closesDescriptor: Bool = false, chunkSize: Int = 1 << 20,
         maximumLineLength: Int? = nil, carriageReturns: CarriageReturns = .drop,
-        onReadError: OnReadError = .throwError
+        onReadError: OnReadError = .throwError, skipsByteOrderMark: Bool = false
     ) {
+        byteOrderMarkPending = skipsByteOrderMark
         self.descriptor = descriptor
         self.closesDescriptor = closesDescriptor
         self.chunkSize = max(chunkSize, 1)
@@ -109,8 +115,10 @@ public final class LineStream {
 
     /// Reads bytes in memory, all of them at once.
     public init(
-        bytes: [UInt8], maximumLineLength: Int? = nil, carriageReturns: CarriageReturns = .drop
+        bytes: [UInt8], maximumLineLength: Int? = nil, carriageReturns: CarriageReturns = .drop,
+        skipsByteOrderMark: Bool = false
     ) {
+        byteOrderMarkPending = skipsByteOrderMark
         descriptor = -1
         closesDescriptor = false
         chunkSize = 1
@@ -130,13 +138,15 @@ public final class LineStream {
     /// - Throws: `SystemError` when `open` fails.
     public convenience init(
         path: String, chunkSize: Int = 1 << 20, maximumLineLength: Int? = nil,
-        carriageReturns: CarriageReturns = .drop, onReadError: OnReadError = .throwError
+        carriageReturns: CarriageReturns = .drop, onReadError: OnReadError = .throwError,
+        skipsByteOrderMark: Bool = false
     ) throws(SystemError) {
         let descriptor = system_open(path, O_RDONLY)
         guard descriptor >= 0 else { throw .current }
         self.init(
             descriptor: descriptor, closesDescriptor: true, chunkSize: chunkSize,
-            maximumLineLength: maximumLineLength, carriageReturns: carriageReturns, onReadError: onReadError)
+            maximumLineLength: maximumLineLength, carriageReturns: carriageReturns, onReadError: onReadError,
+            skipsByteOrderMark: skipsByteOrderMark)
     }
 
     deinit {
@@ -159,6 +169,7 @@ public final class LineStream {
     /// - Complexity: O(n) in the length of the line, amortised.
     public func nextLine() throws(SystemError) -> UnsafeBufferPointer<UInt8>? {
         guard !stoppedAtLongLine else { return nil }
+        try dropByteOrderMark()
         var newline = firstNewline()
         while newline == nil && !atEnd {
             // One byte of slack: a `\r` that the line break would drop does not count.
@@ -208,6 +219,7 @@ public final class LineStream {
     /// - Complexity: O(n) in the bytes of the batch.
     public func nextBatch(minimumBytes: Int) throws(SystemError) -> LineBatch? {
         guard !stoppedAtLongLine else { return nil }
+        try dropByteOrderMark()
         // `whole`: how many bytes from `start` are whole lines; `scanned`: how far the search for the last line
         // break got. Both are offsets from `start`, which `fill` may move.
         var whole = 0
@@ -280,6 +292,7 @@ public final class LineStream {
     /// - Throws: `SystemError` when a `read` fails and the stream was made with `.throwError`.
     public func readAll() throws(SystemError) -> [UInt8]? {
         guard !stoppedAtLongLine else { return nil }
+        try dropByteOrderMark()
         while !atEnd, try fill() {
             if let maximumLineLength, end - start > maximumLineLength { return nil }
         }
@@ -290,6 +303,19 @@ public final class LineStream {
         searched = 0
         bytesRead += rest.count
         return rest
+    }
+
+    /// Drops a UTF-8 byte-order mark at the very start of the input, when the stream was made to, once.
+    private func dropByteOrderMark() throws(SystemError) {
+        guard byteOrderMarkPending else { return }
+        while end - start < 3 && !atEnd {
+            if !(try fill()) { atEnd = true }
+        }
+        byteOrderMarkPending = false
+        if end - start >= 3 && storage[start] == 0xEF && storage[start + 1] == 0xBB && storage[start + 2] == 0xBF {
+            start += 3
+            bytesRead += 3
+        }
     }
 
     private func endsInCarriageReturn(_ lineStart: Int, _ lineEnd: Int) -> Bool {
