@@ -99,7 +99,7 @@ enum SuggestionOutput {
                 + (suggestion.isGroup ? "group" : "person")
             // Counted when the title does not say it all, and only when the intents named anyone.
             if !suggestion.recipients.isEmpty && (suggestion.speakableGroupName != nil || suggestion.recipients.count != 1) {
-                text += " · \(suggestion.recipients.count) " + (suggestion.recipients.count == 1 ? "person" : "people")
+                text += " · " + counted(suggestion.recipients.count, "person", plural: "people")
             }
             text += "  " + identifier(suggestion.conversationIdentifier) + "\n"
             if explain { text += explanation(suggestion.ranked, at: at, unit: LogSpace.value(logUnit)) }

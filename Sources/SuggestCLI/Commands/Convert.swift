@@ -42,8 +42,8 @@ enum Convert: Command {
         }
         // The donations are all out before the summary says so.
         try io.standardOutput.flush()
-        var line = "suggest convert: \(summary.messages) messages, \(summary.donations) donations"
-        if summary.skipped > 0 { line += ", \(summary.skipped) messages skipped (no recipient)" }
+        var line = "suggest convert: \(counted(summary.messages, "message")), \(counted(summary.donations, "donation"))"
+        if summary.skipped > 0 { line += ", \(counted(summary.skipped, "message")) skipped (no recipient)" }
         io.err(line + "\n")
         return ExitCode.success
     }

@@ -67,12 +67,12 @@ enum Delete: Command {
             writer.endObject()
             try io.out(writer.text + "\n")
         } else if everything {
-            try io.out("wiped the store: \(report.donations) donations deleted\n")
+            try io.out("wiped the store: \(counted(report.donations, "donation")) deleted\n")
         } else if report.donations == 0 {
             try io.out("nothing to delete in account \(TerminalText.escaped(account))\n")
         } else {
-            var text = "deleted \(report.donations) donation\(report.donations == 1 ? "" : "s") from "
-            text += "\(report.conversations.count) conversation\(report.conversations.count == 1 ? "" : "s")"
+            var text = "deleted \(counted(report.donations, "donation")) from "
+            text += counted(report.conversations.count, "conversation")
             text += ": " + named(report.conversations) + "\n"
             if !report.removedConversations.isEmpty {
                 text += "removed entirely (no donation left): " + named(report.removedConversations) + "\n"

@@ -59,14 +59,14 @@ enum Import: Command {
         if report.recorded > 0 { try store.checkpoint() }
         for error in report.rejected.prefix(20) { io.err("suggest import: skipped \(error)\n") }
         if report.rejected.count > 20 {
-            io.err("suggest import: skipped \(report.rejected.count - 20) more invalid lines\n")
+            io.err("suggest import: skipped \(counted(report.rejected.count - 20, "more invalid line"))\n")
         }
-        var summary = "imported \(report.recorded) donation\(report.recorded == 1 ? "" : "s")"
+        var summary = "imported \(counted(report.recorded, "donation"))"
         if report.duplicates > 0 { summary += ", \(report.duplicates) already recorded" }
         if report.expired > 0 {
             summary += ", \(report.expired) older than the retention period (not kept; see 'suggest config')"
         }
-        if !report.rejected.isEmpty { summary += ", \(report.rejected.count) invalid lines skipped" }
+        if !report.rejected.isEmpty { summary += ", \(counted(report.rejected.count, "invalid line")) skipped" }
         try io.out(summary + "\n")
         return ExitCode.success
     }
