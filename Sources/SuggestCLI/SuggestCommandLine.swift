@@ -33,7 +33,10 @@ public enum SuggestCommandLine {
               --version  Show the version.
 
             The store is a directory: --store DIR, else $SUGGEST_STORE, else $XDG_DATA_HOME/suggest, else
-            ~/.local/share/suggest. Exit codes: 0 success, 1 failure, 64 bad usage or invalid input.
+            ~/.local/share/suggest. Commands that record (donate, import, block, feedback --less, config with a
+            setting) create it, and only its own directory; the others say "no such store" where there is none.
+            Exit codes: 0 success, 1 failure (a store that cannot be opened, output that cannot be written),
+            64 bad usage or invalid input.
 
             """
         return text

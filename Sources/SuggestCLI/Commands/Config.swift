@@ -29,7 +29,7 @@ enum Config: Command {
             if let idle { retention.idleDays = idle }
             let report = try store.setRetention(retention)
             if report.donations > 0 {
-                io.err("suggest config: deleted \(report.donations) donations older than \(JSONWriter.format(retention.maximumAgeDays)) days\n")
+                io.err("suggest config: deleted \(counted(report.donations, "donation")) older than \(JSONWriter.format(retention.maximumAgeDays)) days\n")
             }
         }
         if arguments.flag("--json") {
@@ -53,10 +53,7 @@ enum Config: Command {
 
     static func days(_ arguments: ParsedArguments, _ name: String) throws(CommandError) -> Double? {
         guard let text = arguments.value(name) else { return nil }
-        guard let value = Double(text), value.isFinite, value >= 0, value <= 1_000_000 else {
-            throw CommandError.usage("\(name) takes a number of days from 0 to 1000000, not '\(text.prefix(40))'")
-        }
-        return value
+        return try ValueParsing.number(text, option: name, of: "days", in: 0...1_000_000)
     }
 
     static func describe(_ days: Double, off: String) -> String {

@@ -54,7 +54,7 @@ enum Donate: Command {
         if let given = flagOptions.first(where: { !arguments.values($0).isEmpty }) {
             throw CommandError.usage("\(given) cannot be combined with --json; put it in the JSON object")
         }
-        let bytes = try io.standardInput.readAll()
+        let bytes = try io.standardInput.readAll(what: "one donation JSON object (docs/donation-format.md)")
         let account = try StoreOptions.account(arguments)
         let interaction = try bytes.withUnsafeBufferPointer { buffer throws(InputError) in
             try Interaction(jsonBytes: buffer, defaultAccount: account)

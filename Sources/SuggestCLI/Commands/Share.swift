@@ -57,6 +57,11 @@ enum Share: Command {
         guard arguments.value("--conversation") == nil || arguments.value("--pick") == nil else {
             throw CommandError.usage("choose with --conversation ID or --pick N, not both")
         }
+        // A usage error, known before anything is read: what --send would send to is not on the command line.
+        guard !arguments.flag("--send") || arguments.value("--conversation") != nil || arguments.value("--pick") != nil
+        else {
+            throw CommandError.usage("--send needs the chosen conversation: give --conversation ID or --pick N")
+        }
         let readsJSON = arguments.flag("--json")
         if readsJSON, !arguments.values("--attachment").isEmpty || arguments.value("--text") != nil {
             throw CommandError.usage("--attachment and --text cannot be combined with --json; put them in the request")
@@ -71,9 +76,12 @@ enum Share: Command {
         }
         let request =
             readsJSON
-            ? try ShareRequest(jsonText: String(decoding: try io.standardInput.readAll(), as: UTF8.self))
+            ? try ShareRequest(
+                jsonText: String(
+                    decoding: try io.standardInput.readAll(what: "a share request JSON object (docs/share-flow.md)"),
+                    as: UTF8.self))
             : try ShareRequest(attachmentArguments: arguments.values("--attachment"), contentText: arguments.value("--text"))
-        let pick = try arguments.positiveInteger("--pick")
+        let pick = try arguments.wholeNumber("--pick", in: 1...List.maximumLimit)
         let account = try StoreOptions.account(arguments)
         let context = try List.rankingContext(arguments, extraContentTypes: request.contentTypes)
         let decision = target.evaluate(request)
@@ -93,7 +101,7 @@ enum Share: Command {
                     result.donation = try send(to: chosen, request: request, account: account, at: context.at, store: store)
                     result.outcome = "sent"
                 } else {
-                    failure = "nothing was sent: " + (result.reason ?? "no conversation was chosen; give --conversation ID or --pick N")
+                    failure = "nothing was sent: " + (result.reason ?? "the chosen conversation cannot be suggested")
                 }
             }
         } else if arguments.flag("--send") {
