@@ -50,12 +50,12 @@ public enum SuggestCommandLine {
     /// the store (a repaired path is another directory); `--store` or `--version` need none.
     /// - Parameters:
     ///   - rawArguments: the arguments after the program name, as bytes.
-    ///   - rawEnvironment: the values of `CommandIO.environmentVariables` that are set, as bytes; they replace
-    ///     `io.environment`.
-    public static func run(rawArguments: [[UInt8]], rawEnvironment: [String: [UInt8]], io: CommandIO) -> Int32 {
+    ///   - rawEnvironment: the variables of `CommandIO.environmentVariables` that are set, as `NAME=VALUE` bytes;
+    ///     they replace `io.environment`.
+    public static func run(rawArguments: [[UInt8]], rawEnvironment: [[UInt8]], io: CommandIO) -> Int32 {
         var arguments: [String] = []
         for (index, bytes) in rawArguments.enumerated() {
-            guard let argument = String(validating: bytes, as: UTF8.self) else {
+            guard let argument = validUTF8(bytes) else {
                 let command = arguments.first.flatMap { first in commands.first(where: { $0.name == first }) }
                 io.err(
                     (command.map { "suggest \($0.name)" } ?? "suggest")
@@ -68,8 +68,11 @@ public enum SuggestCommandLine {
         var io = io
         io.environment = [:]
         io.unreadableVariables = [:]
-        for (name, bytes) in rawEnvironment {
-            if let value = String(validating: bytes, as: UTF8.self) {
+        for entry in rawEnvironment {
+            guard let equals = entry.firstIndex(of: UInt8(ascii: "=")) else { continue }
+            let name = String(decoding: entry[..<equals], as: UTF8.self)
+            let bytes = Array(entry[(equals + 1)...])
+            if let value = validUTF8(bytes) {
                 io.environment[name] = value
             } else {
                 // Kept (repaired) so that the store's location is resolved as it would be, then refused there.
@@ -78,6 +81,12 @@ public enum SuggestCommandLine {
             }
         }
         return run(arguments, io: io)
+    }
+
+    /// The text `bytes` spell, or `nil` when they are not UTF-8 (`UTF8Validation`, not `String(validating:as:)`,
+    /// whose generic look-ups every start would pay for).
+    static func validUTF8(_ bytes: [UInt8]) -> String? {
+        UTF8Validation.firstInvalidOffset(in: bytes) == nil ? String(decoding: bytes, as: UTF8.self) : nil
     }
 
     /// Bytes as a person can read them in an error: printable ASCII as it is, anything else as `\xFF`; 60 at most.

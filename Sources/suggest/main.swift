@@ -13,12 +13,14 @@ func rawArguments() -> [[UInt8]] {
     return arguments
 }
 
-// Only the variables suggest reads: every process start pays for what it copies.
-func rawEnvironment() -> [String: [UInt8]] {
-    var environment: [String: [UInt8]] = [:]
+// Only the variables suggest reads, as `NAME=VALUE` entries: every process start pays for what it copies (and a
+// dictionary of another type than the library's own costs a conformance look-up at start).
+func rawEnvironment() -> [[UInt8]] {
+    var environment: [[UInt8]] = []
     for name in CommandIO.environmentVariables {
         if let value = getenv(name) {
-            environment[name] = Array(UnsafeBufferPointer(start: value, count: strlen(value))).map { UInt8(bitPattern: $0) }
+            environment.append(
+                Array((name + "=").utf8) + UnsafeBufferPointer(start: value, count: strlen(value)).map { UInt8(bitPattern: $0) })
         }
     }
     return environment

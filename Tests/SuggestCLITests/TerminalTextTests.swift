@@ -49,11 +49,12 @@ import Testing
 /// Command lines as bytes (issue 13, item 6), in this process.
 @Suite struct RawArgumentTests {
     static func run(_ arguments: [[UInt8]], environment: [String: [UInt8]] = [:]) -> (code: Int32, error: String) {
+        let entries = environment.map { Array(($0.key + "=").utf8) + $0.value }
         let error = CapturedOutput()
         let io = CommandIO(
             standardOutput: CapturedOutput(), standardError: error, standardInput: ByteSource(text: ""),
             environment: ["SUGGEST_STORE": "/nonexistent-should-not-be-used"])
-        return (SuggestCommandLine.run(rawArguments: arguments, rawEnvironment: environment, io: io), error.text)
+        return (SuggestCommandLine.run(rawArguments: arguments, rawEnvironment: entries, io: io), error.text)
     }
 
     @Test func invalidUTF8IsRefusedAndNamed() {

@@ -123,7 +123,7 @@ enum Demo: Command {
                 base.withMemoryRebound(to: CChar.self, capacity: raw.count) { readlink("/proc/self/exe", $0, raw.count - 1) }
             } ?? -1
         }
-        guard count > 0, let path = String(validating: buffer.prefix(count), as: UTF8.self),
+        guard count > 0, let path = SuggestCommandLine.validUTF8(Array(buffer.prefix(count))),
             let slash = path.lastIndex(of: "/"), slash != path.startIndex
         else { return nil }
         return String(path[..<slash])
@@ -150,7 +150,7 @@ enum Demo: Command {
             } ?? false
         }
         guard found else { return nil }
-        return String(validating: buffer.prefix(while: { $0 != 0 }), as: UTF8.self)
+        return SuggestCommandLine.validUTF8(Array(buffer.prefix(while: { $0 != 0 })))
     }
 
     /// `word` as a POSIX shell reads it back: as it is when it holds only safe characters, else in single quotes.

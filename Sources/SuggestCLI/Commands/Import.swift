@@ -64,7 +64,10 @@ enum Import: Command {
         var summary = "imported \(counted(report.recorded, "donation"))"
         if report.duplicates > 0 { summary += ", \(report.duplicates) already recorded" }
         if report.expired > 0 {
-            summary += ", \(report.expired) older than the retention period (not kept; see 'suggest config')"
+            // A public history (CollegeMsg is from 2004) is all older than the default 90 days: say how to keep it.
+            let days = JSONWriter.format(try store.retention().maximumAgeDays)
+            summary += ", \(report.expired) older than the store keeps (\(days) days; not kept: 'suggest config "
+                + "--max-age-days 0' keeps everything)"
         }
         if !report.rejected.isEmpty { summary += ", \(counted(report.rejected.count, "invalid line")) skipped" }
         try io.out(summary + "\n")
