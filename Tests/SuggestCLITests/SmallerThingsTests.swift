@@ -157,4 +157,13 @@ import Testing
         let fits = SuggestProcess.run(Array(arguments.dropLast(2)) + ["--store", store])
         #expect(fits.status == 0, "\(fits.standardError)")
     }
+
+    /// A history older than the retention (CollegeMsg is from 2004) is not kept, and the summary says how to keep it.
+    @Test func anOldHistorySaysHowToKeepIt() {
+        let old = #"{"date":"2004-04-15T14:56:01Z","intent":{"conversationIdentifier":"u2"}}"#
+        let result = SuggestProcess.run(["import", "-", "--store", directory.path + "/fresh"], input: old + "\n")
+        #expect(
+            result.standardOutput
+                == "imported 0 donations, 1 not kept: older than the store keeps donations (90 days; 'suggest config --max-age-days 0' keeps everything)\n")
+    }
 }
