@@ -117,10 +117,13 @@ import Testing
         }
     }
 
-    @Test(arguments: ["--person", "--service", "--exclude"])
-    func emptyContextValuesAreRefused(_ option: String) {
-        let result = suggest("list", option, "")
-        #expect(result.status == 64 && result.standardError == "suggest list: \(option) must not be empty\n")
+    @Test(arguments: [
+        ("list", "--person"), ("list", "--service"), ("list", "--exclude"), ("delete", "--conversation"),
+        ("delete", "--identifier"), ("delete", "--group-identifier"),
+    ])
+    func emptyValuesThatNameNothingAreRefused(_ command: String, _ option: String) {
+        let result = suggest(command, option, "")
+        #expect(result.status == 64 && result.standardError == "suggest \(command): \(option) must not be empty\n")
     }
 
     /// The help describes the policy in use: its channels by name and half-life, not "two half-lives".

@@ -26,6 +26,11 @@ enum Delete: Command {
 
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
         try arguments.expectPositionals(atMost: 0)
+        // An empty identifier names nothing: refused, not reported as "nothing to delete" (a script that lost a
+        // variable would take that for done).
+        for option in ["--conversation", "--identifier", "--group-identifier"] where arguments.value(option) == "" {
+            throw CommandError.usage("\(option) must not be empty")
+        }
         var selectors: [DeletionSelector] = []
         if let id = arguments.value("--conversation") { selectors.append(.conversation(id)) }
         if let id = arguments.value("--identifier") { selectors.append(.identifier(id)) }
