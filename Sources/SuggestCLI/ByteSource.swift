@@ -38,7 +38,8 @@ public final class ByteSource {
     /// Reads from bytes in memory.
     public init(bytes: [UInt8]) {
         lines = LineStream(
-            bytes: bytes, maximumLineLength: Self.lineLimit, carriageReturns: .dropBeforeNewline, skipsByteOrderMark: true)
+            bytes: bytes, maximumLineLength: Self.lineLimit, carriageReturns: .dropBeforeNewline,
+            skipsByteOrderMark: true)
         name = "input"
     }
 

@@ -75,7 +75,8 @@ enum StoreOptions {
         }
         if let variable = location.variable, let bytes = io.unreadableVariables[variable] {
             throw CommandError.usage(
-                "the environment variable \(variable) ('\(bytes)') is not valid UTF-8; set it to a UTF-8 path or give --store DIR")
+                "the environment variable \(variable) ('\(bytes)') is not valid UTF-8; set it to a UTF-8 path or give "
+                    + "--store DIR")
         }
         return location
     }
@@ -112,16 +113,17 @@ enum ValueParsing {
     static func wholeNumber(_ text: String, option: String, in range: ClosedRange<Int>) throws(CommandError) -> Int {
         guard isDecimal(text, fractions: false), let number = Int(text), range.contains(number) else {
             throw CommandError.usage(
-                "\(option) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text.prefix(40))'")
+                "\(option) takes a whole number from \(range.lowerBound) to \(range.upperBound), not "
+                    + "'\(text.prefix(40))'")
         }
         return number
     }
 
     /// A number in `range`, fractions allowed (`1.5`).
     /// - Throws: `CommandError.usage` naming `option`, what the number counts, and the range.
-    static func number(_ text: String, option: String, of unit: String, in range: ClosedRange<Double>) throws(CommandError)
-        -> Double
-    {
+    static func number(
+        _ text: String, option: String, of unit: String, in range: ClosedRange<Double>
+    ) throws(CommandError) -> Double {
         guard isDecimal(text, fractions: true), let number = Double(text), range.contains(number) else {
             throw CommandError.usage(
                 "\(option) takes a number of \(unit) from \(JSONWriter.format(range.lowerBound)) to "

@@ -132,7 +132,9 @@ public enum SuggestCommandLine {
         let command = commands.first(where: { $0.name == first })
         do {
             if first == "--help" || first == "-h" || first == "help" {
-                if first == "help", arguments.count > 1, let command = commands.first(where: { $0.name == arguments[1] }) {
+                if first == "help", arguments.count > 1,
+                    let command = commands.first(where: { $0.name == arguments[1] })
+                {
                     try io.out(command.help)
                 } else {
                     try io.out(help)

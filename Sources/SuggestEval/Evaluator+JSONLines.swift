@@ -88,7 +88,8 @@ extension Evaluator {
                     // After the lines before it, so that an earlier invalid line is the error reported.
                     if let line = batch.overlongLine {
                         let limit = LineStream.donationLineLimit >> 20
-                        throw InputError(field: nil, message: "the line is longer than \(limit) MiB (a donation is a few KB)", line: line)
+                        let message = "the line is longer than \(limit) MiB (a donation is a few KB)"
+                        throw InputError(field: nil, message: message, line: line)
                     }
                 }
                 _ = pipe.put(nil)

@@ -57,13 +57,16 @@ public struct StoreLocation: Sendable, Equatable {
     public static func resolve(explicit: String?, environment: [String: String]) throws(Problem) -> StoreLocation {
         if let explicit {
             guard !explicit.isEmpty else {
-                throw Problem("--store is empty; give the store's directory, or leave --store out for the default store")
+                throw Problem(
+                    "--store is empty; give the store's directory, or leave --store out for the default store")
             }
             return StoreLocation(directory: explicit, origin: .explicit)
         }
         if let fromEnvironment = environment["SUGGEST_STORE"] {
             guard !fromEnvironment.isEmpty else {
-                throw Problem("SUGGEST_STORE is set but empty; set it to the store's directory, or unset it for the default store")
+                throw Problem(
+                    "SUGGEST_STORE is set but empty; set it to the store's directory, or unset it for the default store"
+                )
             }
             return StoreLocation(directory: fromEnvironment, origin: .storeVariable)
         }
@@ -71,7 +74,9 @@ public struct StoreLocation: Sendable, Equatable {
             return StoreLocation(directory: dataHome + "/suggest", origin: .dataHome)
         }
         guard let home = environment["HOME"], home.hasPrefix("/") else {
-            let state = environment["HOME"].map { $0.isEmpty ? "empty" : "not an absolute path ('\($0.prefix(60))')" } ?? "not set"
+            let state =
+                environment["HOME"].map { $0.isEmpty ? "empty" : "not an absolute path ('\($0.prefix(60))')" }
+                ?? "not set"
             throw Problem(
                 "HOME is \(state) and XDG_DATA_HOME names no absolute directory, so there is no default store; "
                     + "give --store DIR or set SUGGEST_STORE")

@@ -8,7 +8,8 @@ func rawArguments() -> [[UInt8]] {
     var arguments: [[UInt8]] = []
     for index in 1..<Int(CommandLine.argc) {
         guard let argument = CommandLine.unsafeArgv[index] else { continue }
-        arguments.append(Array(UnsafeBufferPointer(start: argument, count: strlen(argument))).map { UInt8(bitPattern: $0) })
+        arguments.append(
+            Array(UnsafeBufferPointer(start: argument, count: strlen(argument))).map { UInt8(bitPattern: $0) })
     }
     return arguments
 }
@@ -20,7 +21,8 @@ func rawEnvironment() -> [[UInt8]] {
     for name in CommandIO.environmentVariables {
         if let value = getenv(name) {
             environment.append(
-                Array((name + "=").utf8) + UnsafeBufferPointer(start: value, count: strlen(value)).map { UInt8(bitPattern: $0) })
+                Array((name + "=").utf8)
+                    + UnsafeBufferPointer(start: value, count: strlen(value)).map { UInt8(bitPattern: $0) })
         }
     }
     return environment

@@ -11,21 +11,29 @@ import Testing
     /// Its output without the comments, the printed commands and blank lines; the donation `share --send` records
     /// has a new identifier each time.
     static func results(_ text: String) -> [String] {
-        text.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.hasPrefix("$ ") && !$0.contains("throwaway store") }
-            .map { line in
-                guard let range = line.firstRange(of: "recorded donation ") else { return String(line) }
-                return line[..<range.upperBound] + "ID" + (line.firstRange(of: " as an engaged").map { line[$0.lowerBound...] } ?? "")
-            }
+        text.split(separator: "\n").filter {
+            !$0.hasPrefix("#") && !$0.hasPrefix("$ ") && !$0.contains("throwaway store")
+        }
+        .map { line in
+            guard let range = line.firstRange(of: "recorded donation ") else { return String(line) }
+            return line[..<range.upperBound] + "ID"
+                + (line.firstRange(of: " as an engaged").map { line[$0.lowerBound...] } ?? "")
+        }
     }
 
     @Test func theDemoRunsAnywhereAndItsCommandsPasteAsPrinted() throws {
         let scratch = try TemporaryDirectory("cli-demo")
         // From the root directory, far from SampleData/.
-        let demo = try Suggest.run(["demo"], scratch: scratch.path, wrapper: ["/bin/sh", "-c", #"cd / && exec "$0" "$@""#])
+        let demo = try Suggest.run(
+            ["demo"], scratch: scratch.path, wrapper: ["/bin/sh", "-c", #"cd / && exec "$0" "$@""#])
         #expect(demo.status == 0, "\(demo)")
         let commands = demo.output.split(separator: "\n").filter { $0.hasPrefix("$ ") }.map { String($0.dropFirst(2)) }
-        #expect(commands.first?.hasPrefix("export PATH=") == true && commands.dropFirst().first?.hasPrefix("STORE=") == true)
-        #expect(commands.count > 10 && commands.dropFirst(2).allSatisfy { $0.hasPrefix("suggest ") && $0.hasSuffix(#" --store "$STORE""#) })
+        #expect(
+            commands.first?.hasPrefix("export PATH=") == true && commands.dropFirst().first?.hasPrefix("STORE=") == true
+        )
+        #expect(
+            commands.count > 10
+                && commands.dropFirst(2).allSatisfy { $0.hasPrefix("suggest ") && $0.hasSuffix(#" --store "$STORE""#) })
         let store = try #require(commands.dropFirst().first.map { String($0.dropFirst("STORE=".count)) })
         defer { removeTree(store) }
         #expect(access(store, F_OK) != 0, "the throwaway store is removed")
@@ -35,7 +43,8 @@ import Testing
         try writeFile(script, commands.joined(separator: "\n") + "\n")
         let pasted = try ChildProcess(
             executable: "/bin/sh", arguments: ["-e", "-c", #"cd / && . "$0""#, script],
-            environment: ["PATH": "/usr/bin:/bin", "HOME": scratch.path, "SWIFT_BACKTRACE": "enable=no"], inputPath: nil,
+            environment: ["PATH": "/usr/bin:/bin", "HOME": scratch.path, "SWIFT_BACKTRACE": "enable=no"],
+            inputPath: nil,
             scratch: scratch.path
         ).wait(timeout: 120)
         #expect(pasted.status == 0, "\(pasted)")
@@ -46,6 +55,10 @@ import Testing
     @Test func aHistoryThatCannotBeReadIsAUsageError() throws {
         let scratch = try TemporaryDirectory("cli-demo")
         let outcome = try Suggest.run(["demo", "--data", scratch.path + "/none.jsonl"], scratch: scratch.path)
-        #expect(outcome.status == 64 && outcome.error == "suggest demo: cannot read \(scratch.path)/none.jsonl; give --data a readable FILE\n")
+        #expect(
+            outcome.status == 64
+                && outcome.error
+                    == "suggest demo: cannot read \(scratch.path)/none.jsonl; give --data a readable FILE\n"
+        )
     }
 }

@@ -5,10 +5,12 @@ import Testing
 /// Escaping and measuring text from other people for a terminal (issue 13, item 5 and the wide characters).
 @Suite struct TerminalTextTests {
     @Test(arguments: [
-        ("plain", "plain"), ("a\nb", "a\\nb"), ("a\r\nb\tc", "a\\r\\nb\\tc"), ("\u{1B}[2J\u{1B}[31mEVIL", "\\u{1B}[2J\\u{1B}[31mEVIL"),
+        ("plain", "plain"), ("a\nb", "a\\nb"), ("a\r\nb\tc", "a\\r\\nb\\tc"),
+        ("\u{1B}[2J\u{1B}[31mEVIL", "\\u{1B}[2J\\u{1B}[31mEVIL"),
         ("nul\u{0}", "nul\\u{0}"), ("del\u{7F}", "del\\u{7F}"), ("csi\u{9B}2J", "csi\\u{9B}2J"),
         ("abc\u{202E}fed", "abc\\u{202E}fed"), ("iso\u{2066}late\u{2069}", "iso\\u{2066}late\\u{2069}"),
-        ("line\u{2028}sep", "line\\u{2028}sep"), ("Zoë 漢字 🧗 \u{200F}", "Zoë 漢字 🧗 \u{200F}"), ("back\\slash", "back\\slash"),
+        ("line\u{2028}sep", "line\\u{2028}sep"), ("Zoë 漢字 🧗 \u{200F}", "Zoë 漢字 🧗 \u{200F}"),
+        ("back\\slash", "back\\slash"),
     ])
     func controlCharactersAreEscapedAndTheRestKept(_ text: String, _ expected: String) {
         #expect(TerminalText.escaped(text) == expected)
@@ -62,7 +64,8 @@ import Testing
         #expect(refused.code == 64)
         #expect(
             refused.error
-                == "suggest donate: argument 3 ('a\\xFFb') is not valid UTF-8; give identifiers, names and paths as UTF-8 text\n")
+                == "suggest donate: argument 3 ('a\\xFFb') is not valid UTF-8; give identifiers, names and paths as UTF-8 text\n"
+        )
         let overlong = Self.run([[0xC0, 0x80]])
         #expect(overlong.code == 64 && overlong.error.hasPrefix("suggest: argument 1 ('\\xC0\\x80')"))
     }

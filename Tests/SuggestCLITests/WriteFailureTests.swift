@@ -54,7 +54,8 @@ import Testing
     func aFullDiskFailsTheCommandWithOneLine(_ command: [String]) throws {
         try writeFile(directory.path + "/college.txt", "1 2 1082040961\n2 1 1082155839\n")
         var arguments = command.map { word in
-            word == "HISTORY" ? directory.path + "/history.jsonl" : word == "COLLEGE" ? directory.path + "/college.txt" : word
+            word == "HISTORY"
+                ? directory.path + "/history.jsonl" : word == "COLLEGE" ? directory.path + "/college.txt" : word
         }
         if !["eval", "convert", "--help", "--version"].contains(command[0]) && !command.contains("--help") {
             arguments += ["--store", store]
@@ -62,7 +63,8 @@ import Testing
         let outcome = try intoAFullDisk(arguments)
         #expect(outcome.status == 1, "\(command): \(outcome)")
         let name = command[0].hasPrefix("-") ? "suggest" : "suggest \(command[0])"
-        #expect(outcome.errorLines.last == "\(name): cannot write standard output: No space left on device", "\(outcome)")
+        #expect(
+            outcome.errorLines.last == "\(name): cannot write standard output: No space left on device", "\(outcome)")
         // Progress and notices may come before it (convert's summary); the failure is the last line.
         #expect(outcome.error.hasSuffix("No space left on device\n"), "\(outcome)")
     }

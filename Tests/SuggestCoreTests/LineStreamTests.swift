@@ -81,22 +81,26 @@ import Testing
         // Bytes in memory, and a last line without a break, obey the same limit.
         let inMemory = try Self.lines(LineStream(bytes: Array(text.utf8), maximumLineLength: 10))
         #expect(inMemory.map(\.text) == ["short", exactly, ""])
-        #expect(try Self.lines(LineStream(bytes: Array("a\n\(long)".utf8), maximumLineLength: 10)).map(\.cut) == [false, true])
+        let lastLine = LineStream(bytes: Array("a\n\(long)".utf8), maximumLineLength: 10)
+        #expect(try Self.lines(lastLine).map(\.cut) == [false, true])
         // A `\r` before the break is not part of the line: ten bytes and a `\r` fit a limit of ten.
-        #expect(try Self.lines(LineStream(bytes: Array("\(exactly)\r\n".utf8), maximumLineLength: 10)).map(\.cut) == [false])
+        let withReturn = LineStream(bytes: Array("\(exactly)\r\n".utf8), maximumLineLength: 10)
+        #expect(try Self.lines(withReturn).map(\.cut) == [false])
     }
 
     /// An endless line is refused after about the limit's worth of bytes: the stream never holds much more.
     @Test func anEndlessLineIsRefusedInBoundedMemory() throws {
         let zero = open("/dev/zero", O_RDONLY)
         try #require(zero >= 0)
-        let stream = LineStream(descriptor: zero, closesDescriptor: true, chunkSize: 1 << 16, maximumLineLength: 1 << 20)
+        let stream = LineStream(
+            descriptor: zero, closesDescriptor: true, chunkSize: 1 << 16, maximumLineLength: 1 << 20)
         let line = try #require(try stream.nextLine())
         #expect(line.isEmpty && stream.lineWasTooLong && stream.lineNumber == 1)
         #expect(try stream.nextLine() == nil)
         let again = open("/dev/zero", O_RDONLY)
         try #require(again >= 0)
-        let batches = LineStream(descriptor: again, closesDescriptor: true, chunkSize: 1 << 16, maximumLineLength: 1 << 20)
+        let batches = LineStream(
+            descriptor: again, closesDescriptor: true, chunkSize: 1 << 16, maximumLineLength: 1 << 20)
         let batch = try #require(try batches.nextBatch(minimumBytes: 1 << 22))
         #expect(batch.bytes.isEmpty && batch.overlongLine == 1)
         #expect(try batches.nextBatch(minimumBytes: 1 << 22).map(\.bytes.count) == nil)

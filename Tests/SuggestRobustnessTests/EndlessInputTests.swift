@@ -25,10 +25,12 @@ import Testing
 
     static let tooLong = "the line is longer than 64 MiB"
 
-    @Test(arguments: [
-        (["import", "-"], "/dev/zero"), (["import", "/dev/zero"], nil), (["import", "-", "--skip-invalid"], "/dev/zero"),
-        (["import", "/dev/zero", "--skip-invalid", "--quiet"], nil),
-    ] as [([String], String?)])
+    @Test(
+        arguments: [
+            (["import", "-"], "/dev/zero"), (["import", "/dev/zero"], nil),
+            (["import", "-", "--skip-invalid"], "/dev/zero"),
+            (["import", "/dev/zero", "--skip-invalid", "--quiet"], nil),
+        ] as [([String], String?)])
     func importRefusesAnEndlessLine(_ arguments: [String], input: String?) throws {
         let fixture = try StoreFixture("endless-import")
         try fixture.keepEverything()
@@ -61,8 +63,11 @@ import Testing
         let path = fixture.scratch + "/long.jsonl"
         try writeFile(path, bytes)
         for extra in [[], ["--skip-invalid"]] {
-            let outcome = try Self.run(["import", path, "--store", fixture.store] + extra, inputPath: nil, fixture: fixture)
-            #expect(outcome.status == 64 && outcome.error.hasPrefix("suggest import: invalid input: line 3: \(Self.tooLong)"), "\(outcome)")
+            let outcome = try Self.run(
+                ["import", path, "--store", fixture.store] + extra, inputPath: nil, fixture: fixture)
+            #expect(
+                outcome.status == 64
+                    && outcome.error.hasPrefix("suggest import: invalid input: line 3: \(Self.tooLong)"), "\(outcome)")
             let evaluated = try Self.run(["eval", path], inputPath: nil, fixture: fixture)
             #expect(evaluated.status == 64 && evaluated.error.contains("line 3: \(Self.tooLong)"), "\(evaluated)")
         }
@@ -70,7 +75,9 @@ import Testing
         // An invalid second line is reported rather than the long third one.
         try writeFile(path, Array((good[0] + "\n{\n").utf8) + [UInt8](repeating: 0x20, count: 65 << 20))
         let invalid = try Self.run(["import", path, "--store", fixture.store], inputPath: nil, fixture: fixture)
-        #expect(invalid.status == 64 && invalid.error.hasPrefix("suggest import: invalid input: line 2: invalid JSON"), "\(invalid)")
+        #expect(
+            invalid.status == 64 && invalid.error.hasPrefix("suggest import: invalid input: line 2: invalid JSON"),
+            "\(invalid)")
         let evalInvalid = try Self.run(["eval", path], inputPath: nil, fixture: fixture)
         #expect(evalInvalid.status == 64 && evalInvalid.error.contains("line 2: invalid JSON"), "\(evalInvalid)")
     }

@@ -180,7 +180,9 @@ import Testing
     func recipientsAreCappedAlikeByBothDecoders(_ count: Int) throws {
         var people: [String] = []
         for index in 0..<count { people.append(#"{"customIdentifier":"u-\#(index)","displayName":"P \#(index)"}"#) }
-        let text = #"{"date":1,"intent":{"conversationIdentifier":"big","recipients":["# + people.joined(separator: ",") + "]}}"
+        let text =
+            #"{"date":1,"intent":{"conversationIdentifier":"big","recipients":["# + people.joined(separator: ",")
+            + "]}}"
         var copy = text
         let direct = copy.withUTF8 { bytes in Result { () throws(InputError) in try Interaction(jsonBytes: bytes) } }
         let tree = Self.donation(text)
@@ -191,7 +193,8 @@ import Testing
         case (.failure(let fast), .failure(let slow)):
             #expect(count > Interaction.maximumRecipients)
             #expect("input: \(fast)" == slow.description)
-            #expect(fast.field == "intent.recipients" && fast.message.hasPrefix("names \(count) people, more than the 1024"))
+            #expect(fast.field == "intent.recipients")
+            #expect(fast.message.hasPrefix("names \(count) people, more than the 1024"))
         default:
             Issue.record("the decoders disagree at \(count) recipients: \(direct) and \(tree)")
         }

@@ -53,16 +53,22 @@ import Testing
         #expect(try run(["donate", "--conversation", "c", "--store", root("one")]).status == 0)
         #expect(try run(["donate", "--conversation", "c", "--store", "relative"]).status == 0)
         #expect(fileExists(scratch + "/relative/suggest.sqlite"))
-        #expect(try run(["donate", "--conversation", "c"], variables: ["SUGGEST_STORE": root("one") + "/x/y"]).status == 1)
+        #expect(
+            try run(["donate", "--conversation", "c"], variables: ["SUGGEST_STORE": root("one") + "/x/y"]).status == 1)
         #expect(!fileExists(root("one") + "/x"))
     }
 
     @Test func withoutHomeThereIsNoDefaultStore() throws {
-        for variables: [String: String?] in [["HOME": nil], ["HOME": ""], ["HOME": "relative"], ["HOME": nil, "XDG_DATA_HOME": "rel"]] {
+        for variables: [String: String?] in [
+            ["HOME": nil], ["HOME": ""], ["HOME": "relative"], ["HOME": nil, "XDG_DATA_HOME": "rel"],
+        ] {
             let outcome = try run(["donate", "--conversation", "c"], variables: variables)
-            #expect(outcome.status == 64 && outcome.error.contains("give --store DIR or set SUGGEST_STORE"), "\(outcome)")
+            #expect(
+                outcome.status == 64 && outcome.error.contains("give --store DIR or set SUGGEST_STORE"), "\(outcome)")
         }
-        #expect(directoryEntries(scratch).filter { !$0.hasPrefix("in-") && !$0.hasPrefix("out-") && !$0.hasPrefix("err-") } == [])
+        #expect(
+            directoryEntries(scratch).filter { !$0.hasPrefix("in-") && !$0.hasPrefix("out-") && !$0.hasPrefix("err-") }
+                == [])
         // `--store` needs no HOME.
         #expect(try run(["donate", "--conversation", "c", "--store", root("s")], variables: ["HOME": nil]).status == 0)
     }
@@ -71,13 +77,17 @@ import Testing
         let home = root("home")
         mkdir(home, 0o755)
         let relative = try run(["config", "--idle-days", "1"], variables: ["HOME": home, "XDG_DATA_HOME": "data"])
-        #expect(relative.status == 0 && relative.output.contains("store         \(home)/.local/share/suggest\n"), "\(relative)")
+        #expect(
+            relative.status == 0 && relative.output.contains("store         \(home)/.local/share/suggest\n"),
+            "\(relative)")
         #expect(!fileExists(scratch + "/data"))
         var info = stat()
         #expect(stat(home + "/.local/share/suggest", &info) == 0 && info.st_mode & 0o777 == 0o700)
         // The default location makes the directories XDG asks for: XDG_DATA_HOME itself and suggest in it.
-        let absolute = try run(["config", "--idle-days", "1"], variables: ["HOME": home, "XDG_DATA_HOME": root("xdg")])
-        #expect(absolute.status == 0 && absolute.output.contains("store         \(root("xdg"))/suggest\n"), "\(absolute)")
+        let absolute = try run(
+            ["config", "--idle-days", "1"], variables: ["HOME": home, "XDG_DATA_HOME": root("xdg")])
+        #expect(
+            absolute.status == 0 && absolute.output.contains("store         \(root("xdg"))/suggest\n"), "\(absolute)")
         // But not a missing HOME.
         let missing = try run(["config", "--idle-days", "1"], variables: ["HOME": root("gone")])
         #expect(missing.status == 1 && missing.error.contains("\(root("gone")) does not exist"), "\(missing)")
@@ -95,7 +105,10 @@ import Testing
         let missing = root("missing")
         let outcome = try run(command + ["--store", missing])
         #expect(outcome.status == 1 && outcome.errorLines.count == 1, "\(outcome)")
-        #expect(outcome.error == "suggest \(command[0]): no such store: \(missing) holds no suggest store; record a donation first ('suggest donate' or 'suggest import') or check --store\n")
+        #expect(
+            outcome.error
+                == "suggest \(command[0]): no such store: \(missing) holds no suggest store; record a donation first ('suggest donate' or 'suggest import') or check --store\n"
+        )
         #expect(!fileExists(missing))
         // The default location likewise.
         let byDefault = try run(command, variables: ["HOME": scratch])
@@ -105,7 +118,8 @@ import Testing
 
     /// The commands that record something create the store.
     @Test(arguments: [
-        ["donate", "--conversation", "c"], ["block", "--conversation", "c"], ["feedback", "--less", "--conversation", "c"],
+        ["donate", "--conversation", "c"], ["block", "--conversation", "c"],
+        ["feedback", "--less", "--conversation", "c"],
         ["config", "--max-age-days", "0"], ["import", "-"],
     ])
     func recordingCreatesTheStore(_ command: [String]) throws {

@@ -25,7 +25,9 @@ import Testing
         try fixture.keepEverything()
         let date = "2026-11-29T10:00:00Z"
         try fixture.succeed(["donate", "--conversation", "x", "--recipient", Self.evil, "--date", date])
-        try fixture.succeed(["donate", "--conversation", "two\nlines", "--date", date, "--identifier", "id\u{1B}]0;title\u{7}"])
+        try fixture.succeed([
+            "donate", "--conversation", "two\nlines", "--date", date, "--identifier", "id\u{1B}]0;title\u{7}",
+        ])
         try fixture.succeed([
             "donate", "--conversation", "rtl", "--group-name", "abc\u{202E}fed\u{9B}31m", "--date", date,
             "--recipient", "u-1=\u{1B}(0lqk", "--content-type", "public.jpeg",
@@ -104,7 +106,9 @@ import Testing
         try fixture.keepEverything()
         // Display widths 4, 8, 4 and 5: the title column is 12 wide (its minimum) and 2 spaces follow.
         for (conversation, name) in [("c", "漢字"), ("a", "abcdefgh"), ("e", "🧗🧗"), ("k", "한국e")] {
-            try fixture.succeed(["donate", "--conversation", conversation, "--group-name", name, "--date", "2026-11-29T10:00:00Z"])
+            try fixture.succeed([
+                "donate", "--conversation", conversation, "--group-name", name, "--date", "2026-11-29T10:00:00Z",
+            ])
         }
         let table = try fixture.succeed(["list", "--at", Self.at])
         var padding: [String: Int] = [:]

@@ -23,7 +23,8 @@ enum Block: Command {
         }
         let conversation = try requiredConversation(arguments, command: name)
         // A block may come before any donation: it outlives them anyway.
-        try StoreOptions.open(arguments, io, creating: true).setBlocked(true, conversation: conversation, account: account)
+        try StoreOptions.open(arguments, io, creating: true)
+            .setBlocked(true, conversation: conversation, account: account)
         try io.out("blocked \(TerminalText.escaped(conversation)): it will not be suggested\n")
         return ExitCode.success
     }
@@ -48,7 +49,8 @@ enum Unblock: Command {
         try arguments.expectPositionals(atMost: 0)
         let account = try StoreOptions.account(arguments)
         let conversation = try Block.requiredConversation(arguments, command: name)
-        try StoreOptions.open(arguments, io, creating: false).setBlocked(false, conversation: conversation, account: account)
+        try StoreOptions.open(arguments, io, creating: false)
+            .setBlocked(false, conversation: conversation, account: account)
         try io.out("unblocked \(TerminalText.escaped(conversation))\n")
         return ExitCode.success
     }

@@ -26,7 +26,9 @@ enum Demo: Command {
         let sample = sampleDirectory(io)
         let data: String
         if let given = arguments.value("--data") {
-            guard access(given, R_OK) == 0 else { throw CommandError.usage("cannot read \(given); give --data a readable FILE") }
+            guard access(given, R_OK) == 0 else {
+                throw CommandError.usage("cannot read \(given); give --data a readable FILE")
+            }
             data = absolute(given, in: io)
         } else if let sample {
             data = sample + "/donations.jsonl"
@@ -35,7 +37,9 @@ enum Demo: Command {
                 "cannot find SampleData/donations.jsonl here or in the project suggest was built in; give --data FILE")
         }
         // The share steps need the sample's extensions; with another history they are left out.
-        let extensions = sample.map { $0 + "/extensions/" }.flatMap { access($0 + "signal.plist", R_OK) == 0 ? $0 : nil }
+        let extensions = sample.map { $0 + "/extensions/" }.flatMap { directory in
+            access(directory + "signal.plist", R_OK) == 0 ? directory : nil
+        }
         var template = Array("/tmp/suggest-demo-XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ buffer in buffer.baseAddress.flatMap { mkdtemp($0) } })
         else {
@@ -96,7 +100,8 @@ enum Demo: Command {
         try io.out(
             arguments.flag("--keep")
                 ? "\nThe store is kept at \(store)\n"
-                : "\nThe throwaway store was removed ('suggest demo --keep' keeps it; the commands above make it again).\n")
+                : "\nThe throwaway store was removed ('suggest demo --keep' keeps it; the commands above make it "
+                    + "again).\n")
         return ExitCode.success
     }
 
@@ -120,7 +125,9 @@ enum Demo: Command {
         var buffer = [UInt8](repeating: 0, count: 4096)
         let count = buffer.withUnsafeMutableBufferPointer { raw in
             raw.baseAddress.map { base in
-                base.withMemoryRebound(to: CChar.self, capacity: raw.count) { readlink("/proc/self/exe", $0, raw.count - 1) }
+                base.withMemoryRebound(to: CChar.self, capacity: raw.count) { path in
+                    readlink("/proc/self/exe", path, raw.count - 1)
+                }
             } ?? -1
         }
         guard count > 0, let path = SuggestCommandLine.validUTF8(Array(buffer.prefix(count))),
@@ -137,7 +144,9 @@ enum Demo: Command {
             return (base == "/" ? "" : base) + "/" + (path.hasPrefix("./") ? String(path.dropFirst(2)) : path)
         }
         if path.hasPrefix("/") { return path }
-        let base = io.currentDirectory.hasPrefix("/") ? io.currentDirectory : joined(workingDirectory() ?? ".", io.currentDirectory)
+        let base =
+            io.currentDirectory.hasPrefix("/")
+            ? io.currentDirectory : joined(workingDirectory() ?? ".", io.currentDirectory)
         return joined(base, path)
     }
 

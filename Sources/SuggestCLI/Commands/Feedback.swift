@@ -26,7 +26,9 @@ enum Feedback: Command {
             let factor = store.policy.lessFactor
             var product = 1.0
             for _ in 0..<times { product *= factor }
-            try io.out("\(TerminalText.escaped(conversation)) will be suggested less (asked \(times)×: score × \(JSONWriter.format(product)))\n")
+            try io.out(
+                "\(TerminalText.escaped(conversation)) will be suggested less (asked \(times)×: score × "
+                    + "\(JSONWriter.format(product)))\n")
         } else {
             try store.resetFeedback(conversation: conversation, account: account)
             try io.out("forgot the feedback on \(TerminalText.escaped(conversation))\n")

@@ -66,8 +66,9 @@ enum Import: Command {
         if report.expired > 0 {
             // A public history (CollegeMsg is from 2004) is all older than the default 90 days: say how to keep it.
             let days = JSONWriter.format(try store.retention().maximumAgeDays)
-            summary += ", \(report.expired) not kept: older than the store keeps donations (\(days) days; 'suggest "
-                + "config --max-age-days 0' keeps everything)"
+            summary +=
+                ", \(report.expired) not kept: older than the store keeps donations (\(days) days; "
+                + "'suggest config --max-age-days 0' keeps everything)"
         }
         if !report.rejected.isEmpty { summary += ", \(counted(report.rejected.count, "invalid line")) skipped" }
         try io.out(summary + "\n")

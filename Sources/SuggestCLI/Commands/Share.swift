@@ -211,13 +211,15 @@ enum Share: Command {
     static func text(_ result: Outcome, at: Timestamp, explain: Bool) -> String {
         let escaped = TerminalText.escaped
         guard result.activated else {
-            return "The target does not apply to these items: \(escaped(result.reason ?? "its activation rule refused them")).\n"
+            let reason = escaped(result.reason ?? "its activation rule refused them")
+            return "The target does not apply to these items: \(reason).\n"
         }
         var text = "Suggestions for this share"
         if !result.contentTypes.isEmpty { text += " (" + escaped(result.contentTypes.joined(separator: ", ")) + ")" }
         text += ":\n" + SuggestionOutput.table(result.suggestions, explain: explain, at: at)
         if let chosen = result.preselected {
-            text += "\nPreselected: \(SuggestionOutput.title(chosen)) \(SuggestionOutput.identifier(chosen.conversationIdentifier))"
+            text += "\nPreselected: \(SuggestionOutput.title(chosen)) "
+                + SuggestionOutput.identifier(chosen.conversationIdentifier)
             let people = chosen.recipients.map { $0.displayName ?? $0.customIdentifier ?? "?" }
             if !people.isEmpty { text += "\n  recipients: " + escaped(people.joined(separator: ", ")) }
             if let image = chosen.image { text += "\n  image: \(escaped(image))" }
