@@ -21,6 +21,9 @@ public struct OutputError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The `errno` of the failed `write`.
     public var code: Int32
 
+    /// - Parameters:
+    ///   - name: what messages call the stream.
+    ///   - code: the `errno` of the failed `write`.
     public init(name: String, code: Int32) {
         self.name = name
         self.code = code
@@ -30,6 +33,7 @@ public struct OutputError: Error, Sendable, Equatable, CustomStringConvertible {
     /// whoever closed the pipe asked for no more.
     public var isBrokenPipe: Bool { code == EPIPE }
 
+    /// `cannot write standard output: No space left on device`.
     public var description: String {
         "cannot write \(name): " + (strerror(code).map { String(cString: $0) } ?? "error \(code)")
     }

@@ -18,11 +18,15 @@ public struct StoreLocation: Sendable, Equatable {
 
     /// The directory, without repeated or trailing slashes.
     public var directory: String
+    /// Where the directory's name came from.
     public var origin: Origin
 
     /// The database file inside the directory.
     public var databasePath: String { (directory == "/" ? "" : directory) + "/suggest.sqlite" }
 
+    /// - Parameters:
+    ///   - directory: the store's directory; repeated and trailing slashes are dropped.
+    ///   - origin: where its name came from (`.explicit` for a library caller's own directory).
     public init(directory: String, origin: Origin = .explicit) {
         self.directory = Self.normalized(directory)
         self.origin = origin
@@ -43,8 +47,11 @@ public struct StoreLocation: Sendable, Equatable {
 
     /// Why no store directory can be named: a usage error, one line that says what to do.
     public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
+        /// What is wrong and what to do, on one line.
         public var message: String
+        /// - Parameter message: what is wrong and what to do, on one line.
         public init(_ message: String) { self.message = message }
+        /// The message.
         public var description: String { message }
     }
 
