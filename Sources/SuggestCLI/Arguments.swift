@@ -83,13 +83,13 @@ public struct ParsedArguments {
 
     public func values(_ name: String) -> [String] { values[name] ?? [] }
 
-    /// An option's value as a positive whole number.
-    public func positiveInteger(_ name: String) throws(CommandError) -> Int? {
+    /// An option's value as a whole number in `range`, written in the grammar every numeric option shares
+    /// (`ValueParsing.wholeNumber`).
+    /// - Returns: `nil` when the option is not given.
+    /// - Throws: `CommandError.usage` naming the option and the range.
+    public func wholeNumber(_ name: String, in range: ClosedRange<Int>) throws(CommandError) -> Int? {
         guard let text = value(name) else { return nil }
-        guard let number = Int(text), number > 0 else {
-            throw CommandError.usage("\(name) takes a positive whole number, not '\(text.prefix(40))'")
-        }
-        return number
+        return try ValueParsing.wholeNumber(text, option: name, in: range)
     }
 
     /// Refuses positional arguments beyond `count`.

@@ -2,8 +2,9 @@ import CSystem
 import SuggestCore
 
 /// A stream of bytes read in chunks: a file, standard input, or bytes in memory (tests). The lines are
-/// `LineStream`'s, read as `import` always has: in 64 KiB reads, a `\r` dropped only before a `\n`, lines over
-/// 64 MiB cut. A failed read is an error that names the input (exit 1), never a quiet end of it.
+/// `LineStream`'s, read as `import` always has: in 64 KiB reads, a `\r` dropped only before a `\n`; a line over
+/// 64 MiB ends the input; a UTF-8 byte-order mark at the start is dropped. A failed read is an error that names
+/// the input (exit 1), never a quiet end of it.
 public final class ByteSource {
     private let lines: LineStream
     /// How errors name the input: its path, or "standard input".
@@ -12,18 +13,20 @@ public final class ByteSource {
     public var lineNumber: Int { lines.lineNumber }
     /// Bytes consumed so far, for progress.
     public var bytesRead: Int { lines.bytesRead }
-    /// Lines longer than this are not kept whole: `nextLine` hands over an empty line and sets `lineWasTooLong`.
+    /// A line longer than this ends the input: `nextLine` hands it over empty, sets `lineWasTooLong`, and reads
+    /// nothing more.
     public let maximumLineLength = ByteSource.lineLimit
-    /// Whether the line `nextLine` returned last was cut for being longer than `maximumLineLength`.
+    /// Whether the line `nextLine` returned last was longer than `maximumLineLength` (and so the last).
     public var lineWasTooLong: Bool { lines.lineWasTooLong }
 
     private static let chunkSize = 1 << 16
-    private static let lineLimit = 64 << 20
+    private static let lineLimit = LineStream.donationLineLimit
 
     private init(descriptor: Int32, closesDescriptor: Bool, name: String) {
         lines = LineStream(
             descriptor: descriptor, closesDescriptor: closesDescriptor, chunkSize: Self.chunkSize,
-            maximumLineLength: Self.lineLimit, carriageReturns: .dropBeforeNewline, onReadError: .throwError)
+            maximumLineLength: Self.lineLimit, carriageReturns: .dropBeforeNewline, onReadError: .throwError,
+            skipsByteOrderMark: true)
         self.name = name
     }
 
@@ -34,7 +37,9 @@ public final class ByteSource {
 
     /// Reads from bytes in memory.
     public init(bytes: [UInt8]) {
-        lines = LineStream(bytes: bytes, maximumLineLength: Self.lineLimit, carriageReturns: .dropBeforeNewline)
+        lines = LineStream(
+            bytes: bytes, maximumLineLength: Self.lineLimit, carriageReturns: .dropBeforeNewline,
+            skipsByteOrderMark: true)
         name = "input"
     }
 
@@ -72,7 +77,20 @@ public final class ByteSource {
         return true
     }
 
-    /// Everything that is left, as bytes: one document (`donate --json`, `share --json`).
+    /// Everything that is left, as bytes, which must hold more than white space: one document (`donate --json`,
+    /// `share --json`).
+    /// - Parameter what: what the document should be, for the message when there is none.
+    /// - Throws: `CommandError.usage` when the input is empty or longer than `maximumLineLength`, `.failure` when
+    ///   reading fails.
+    public func readAll(what: String) throws(CommandError) -> [UInt8] {
+        let all = try readAll()
+        guard all.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) else {
+            throw CommandError.usage("\(name) is empty; give \(what)")
+        }
+        return all
+    }
+
+    /// Everything that is left, as bytes.
     /// - Throws: `CommandError.usage` when it is longer than `maximumLineLength`, `.failure` when reading fails.
     public func readAll() throws(CommandError) -> [UInt8] {
         let all: [UInt8]?

@@ -35,6 +35,22 @@ extension Command {
     }
 }
 
+/// `paragraph` broken into lines of at most `width` characters, at spaces: help built from values (the policy's
+/// channels) cannot be wrapped by hand.
+func wrapped(_ paragraph: String, width: Int = 110) -> String {
+    var lines: [String] = []
+    var line = ""
+    for word in paragraph.split(separator: " ") {
+        if !line.isEmpty && line.count + 1 + word.count > width {
+            lines.append(line)
+            line = ""
+        }
+        line += (line.isEmpty ? "" : " ") + word
+    }
+    if !line.isEmpty { lines.append(line) }
+    return lines.joined(separator: "\n")
+}
+
 /// Options that every command touching a store shares.
 enum StoreOptions {
     static let store = OptionSpec.option(
@@ -49,8 +65,22 @@ enum StoreOptions {
         return account
     }
 
-    static func location(_ arguments: ParsedArguments, _ io: CommandIO) -> StoreLocation {
-        StoreLocation.resolve(explicit: arguments.value("--store"), environment: io.environment)
+    /// The store directory the options and the environment name.
+    /// - Throws: `CommandError.usage` when they name none (an empty `--store`, `HOME` unset) or name it through a
+    ///   variable that is not UTF-8.
+    static func location(_ arguments: ParsedArguments, _ io: CommandIO) throws(CommandError) -> StoreLocation {
+        let location: StoreLocation
+        do {
+            location = try StoreLocation.resolve(explicit: arguments.value("--store"), environment: io.environment)
+        } catch {
+            throw CommandError.usage(error.message)
+        }
+        if let variable = location.variable, let bytes = io.unreadableVariables[variable] {
+            throw CommandError.usage(
+                "the environment variable \(variable) ('\(bytes)') is not valid UTF-8; set it to a UTF-8 path or give "
+                    + "--store DIR")
+        }
+        return location
     }
 
     /// Opens the store the options name and brings it up to date (`DonationStore.maintain` for the account: expired
@@ -61,11 +91,15 @@ enum StoreOptions {
     /// leaves `checkpointPages` pages in the log checkpoints and truncates it instead. A crash of the process loses
     /// nothing; a power loss may lose the writes since the last checkpoint. `import`, every deletion and every
     /// expiry checkpoint and truncate the log at once (docs/robustness.md, "Durability").
-    /// - Parameter account: whose expired donations to delete; `nil` for every account's.
-    static func open(_ arguments: ParsedArguments, _ io: CommandIO, maintaining account: String?) throws
+    /// - Parameters:
+    ///   - account: whose expired donations to delete; `nil` for every account's.
+    ///   - creating: whether a missing store is created. Only commands that record something create one (`donate`,
+    ///     `import`, `block`, `feedback --less`, `config` with a setting); the others, which read or remove, say "no
+    ///     such store" (exit 1) instead of leaving an empty store behind a mistyped `--store`.
+    static func open(_ arguments: ParsedArguments, _ io: CommandIO, maintaining account: String?, creating: Bool) throws
         -> any DonationStore
     {
-        let store = try StoreOpening.opener(arguments, environment: io.environment)()
+        let store = try StoreOpening.opener(arguments, io: io, creating: creating)()
         _ = try store.maintain(account: account, now: .now(), budget: .unbounded)
         return store
     }
@@ -77,6 +111,12 @@ enum StoreOptions {
         return named
     }
 
+    /// The store the options name, as `config` shows it: the directory, or the cluster's URL without its password.
+    static func describedLocation(_ arguments: ParsedArguments, _ io: CommandIO) throws(CommandError) -> String {
+        if let url = redisURL(arguments, environment: io.environment) { return RedisDonationStore.redacted(url) }
+        return try location(arguments, io).directory
+    }
+
     /// About 400 KB of log at most (a donation writes 10 to 20 pages): every command reads the whole log when it
     /// opens the store (SQLite rebuilds its index), so it is kept small.
     static let checkpointPages = 100
@@ -85,15 +125,16 @@ enum StoreOptions {
 /// How a program other than `suggest` (the server's executable) opens the store that `--store` and the environment
 /// name, as the commands do.
 public enum StoreOpening {
-    /// What opens a connection to the store the options name: the embedded store in a directory, created if
-    /// missing. Nothing is opened until it is called.
-    /// What opens a connection to the store the options name: the embedded store in a directory (created if
-    /// missing), or the store on the Redis Cluster a `redis://` URL names (one client, shared by every connection the
-    /// opener makes). Nothing is opened until it is called.
-    public static func opener(_ arguments: ParsedArguments, environment: [String: String]) throws
+    /// What opens a connection to the store the options name: the embedded store in a directory, or the store on the
+    /// Redis Cluster a `redis://` URL names (one client, shared by every connection the opener makes). Nothing is
+    /// opened until it is called.
+    /// - Parameter creating: whether a missing directory store is created (a cluster always exists).
+    /// - Throws: `CommandError.usage` when the options name no store (an empty `--store`), or a URL that does not
+    ///   parse.
+    public static func opener(_ arguments: ParsedArguments, io: CommandIO, creating: Bool = true) throws
         -> @Sendable () throws -> any DonationStore
     {
-        if let url = StoreOptions.redisURL(arguments, environment: environment) {
+        if let url = StoreOptions.redisURL(arguments, environment: io.environment) {
             let client: RedisClusterClient
             do {
                 client = try RedisClusterClient(url: url)
@@ -102,13 +143,62 @@ public enum StoreOpening {
             }
             return { try RedisDonationStore.open(client: client) }
         }
-        let location = StoreLocation.resolve(explicit: arguments.value("--store"), environment: environment)
-        return { try SQLiteDonationStore.open(location, checkpoints: .everyPages(StoreOptions.checkpointPages)) }
+        let location = try StoreOptions.location(arguments, io)
+        return {
+            try SQLiteDonationStore.open(
+                location, checkpoints: .everyPages(StoreOptions.checkpointPages), createIfMissing: creating)
+        }
     }
 }
 
 /// Parsing of values that several commands take.
+///
+/// Every numeric option has one grammar: ASCII digits, and for the few that take fractions (days) a `.` and more
+/// digits; no sign, no exponent, no spaces, no hexadecimal. `--limit +5` and `--max-age-days 1e3` are refused as
+/// `--limit 1e3` is, and the message gives the range. Dates are not options of this kind: they follow the donation
+/// format (RFC 3339, or Unix seconds as a JSON number).
 enum ValueParsing {
+    /// A whole number in `range`.
+    /// - Throws: `CommandError.usage` naming `option` and the range.
+    static func wholeNumber(_ text: String, option: String, in range: ClosedRange<Int>) throws(CommandError) -> Int {
+        guard isDecimal(text, fractions: false), let number = Int(text), range.contains(number) else {
+            throw CommandError.usage(
+                "\(option) takes a whole number from \(range.lowerBound) to \(range.upperBound), not "
+                    + "'\(text.prefix(40))'")
+        }
+        return number
+    }
+
+    /// A number in `range`, fractions allowed (`1.5`).
+    /// - Throws: `CommandError.usage` naming `option`, what the number counts, and the range.
+    static func number(
+        _ text: String, option: String, of unit: String, in range: ClosedRange<Double>
+    ) throws(CommandError) -> Double {
+        guard isDecimal(text, fractions: true), let number = Double(text), range.contains(number) else {
+            throw CommandError.usage(
+                "\(option) takes a number of \(unit) from \(JSONWriter.format(range.lowerBound)) to "
+                    + "\(JSONWriter.format(range.upperBound)) (fractions allowed, as in 1.5), not '\(text.prefix(40))'")
+        }
+        return number
+    }
+
+    /// Whether `text` is ASCII digits, optionally (with `fractions`) followed by `.` and more digits.
+    static func isDecimal(_ text: String, fractions: Bool) -> Bool {
+        var digitsBefore = 0
+        var digitsAfter = 0
+        var seenPoint = false
+        for byte in text.utf8 {
+            if byte >= 0x30 && byte <= 0x39 {
+                if seenPoint { digitsAfter += 1 } else { digitsBefore += 1 }
+            } else if byte == UInt8(ascii: "."), fractions, !seenPoint {
+                seenPoint = true
+            } else {
+                return false
+            }
+        }
+        return digitsBefore > 0 && (!seenPoint || digitsAfter > 0)
+    }
+
     /// A date as the contract accepts it: RFC 3339 with a zone, or Unix seconds.
     /// The same rules as the donation JSON: Unix seconds in plain decimal notation (no hex floats, no `nan`), or
     /// RFC 3339 with a zone, within the years 0001 to 9999.

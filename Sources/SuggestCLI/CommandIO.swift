@@ -5,38 +5,84 @@ import SuggestSQLiteStore
 ///
 /// The process uses file descriptors directly (no Foundation: start-up time); tests use `CapturedOutput`.
 public protocol OutputSink: AnyObject {
-    func write(_ text: String)
-    func flush()
+    /// Appends `text`; a buffering sink may write it later.
+    /// - Throws: `OutputError` when bytes cannot be written, now or at an earlier write: a sink that failed once
+    ///   writes nothing more.
+    func write(_ text: String) throws(OutputError)
+    /// Writes out everything buffered.
+    /// - Throws: `OutputError` as `write(_:)`.
+    func flush() throws(OutputError)
+}
+
+/// A write to standard output (or another stream) that failed: the stream's name and the system's error number.
+public struct OutputError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What messages call the stream: `standard output`.
+    public var name: String
+    /// The `errno` of the failed `write`.
+    public var code: Int32
+
+    /// - Parameters:
+    ///   - name: what messages call the stream.
+    ///   - code: the `errno` of the failed `write`.
+    public init(name: String, code: Int32) {
+        self.name = name
+        self.code = code
+    }
+
+    /// Whether the reader went away (`suggest export | head -1`): the command stops, and says nothing, since
+    /// whoever closed the pipe asked for no more.
+    public var isBrokenPipe: Bool { code == EPIPE }
+
+    /// `cannot write standard output: No space left on device`.
+    public var description: String {
+        "cannot write \(name): " + (strerror(code).map { String(cString: $0) } ?? "error \(code)")
+    }
 }
 
 /// A buffered writer on a file descriptor.
+///
+/// The first failed `write(2)` is kept: every later `write` and `flush` throws it and writes nothing, so a command
+/// stops at the next line it writes (an export into a full disk or a closed pipe ends at once, not at its end).
 public final class FileDescriptorOutput: OutputSink {
     private let descriptor: Int32
+    private let name: String
     private var buffer: [UInt8] = []
     private let autoFlush: Bool
+    private var failure: OutputError?
 
-    public init(descriptor: Int32, autoFlush: Bool = false) {
+    /// - Parameters:
+    ///   - descriptor: an open descriptor; it is not closed here.
+    ///   - name: what an error calls it (default: `standard output` for 1, `standard error` for 2).
+    ///   - autoFlush: write at every `write` instead of once 64 KiB are gathered (standard error).
+    public init(descriptor: Int32, name: String? = nil, autoFlush: Bool = false) {
         self.descriptor = descriptor
+        self.name = name ?? (descriptor == 1 ? "standard output" : descriptor == 2 ? "standard error" : "output")
         self.autoFlush = autoFlush
         buffer.reserveCapacity(1 << 16)
     }
 
-    deinit { flush() }
+    deinit { try? flush() }
 
-    public func write(_ text: String) {
+    public func write(_ text: String) throws(OutputError) {
+        if let failure { throw failure }
         buffer.append(contentsOf: text.utf8)
-        if autoFlush || buffer.count >= 1 << 16 { flush() }
+        if autoFlush || buffer.count >= 1 << 16 { try flush() }
     }
 
-    public func flush() {
+    public func flush() throws(OutputError) {
+        if let failure { throw failure }
         var offset = 0
         while offset < buffer.count {
             let written = buffer.withUnsafeBytes { raw in
                 CSystem.write(descriptor, raw.baseAddress.map { $0 + offset }, buffer.count - offset)
             }
             if written < 0 {
-                if system_errno() == EINTR { continue }
-                break  // a closed pipe: nothing more can be said
+                let code = system_errno()
+                if code == EINTR { continue }
+                buffer.removeAll()
+                let error = OutputError(name: name, code: code)
+                failure = error
+                throw error
             }
             offset += written
         }
@@ -65,6 +111,9 @@ public struct CommandIO {
     /// What runs `suggest serve` in this process: set by the server's executable (`suggest-serve`), which links the
     /// HTTP server; without it, `serve` runs that executable from beside this one.
     public var serve: (@Sendable (ParsedArguments, CommandIO) throws -> Int32)?
+    /// The variables of `environment` whose bytes were not UTF-8, with the bytes as an error shows them: a command
+    /// that would find its store through one refuses to run (exit 64) rather than use the repaired path.
+    public var unreadableVariables: [String: String] = [:]
 
     public init(
         standardOutput: OutputSink, standardError: OutputSink, standardInput: ByteSource,
@@ -82,6 +131,11 @@ public struct CommandIO {
     /// The environment variables commands read (where the store is): all a process needs to gather.
     public static var environmentVariables: [String] { StoreLocation.environmentVariables }
 
-    func out(_ text: String) { standardOutput.write(text) }
-    func err(_ text: String) { standardError.write(text) }
+    /// Writes a result.
+    /// - Throws: `OutputError` when standard output refuses it (a full disk, a closed pipe): the command stops.
+    func out(_ text: String) throws(OutputError) { try standardOutput.write(text) }
+
+    /// Writes a message or progress as one line, its control characters escaped (`TerminalText.line`). A standard
+    /// error that cannot be written has nowhere left to complain.
+    func err(_ text: String) { try? standardError.write(TerminalText.line(text)) }
 }

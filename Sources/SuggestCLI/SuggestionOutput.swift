@@ -1,10 +1,13 @@
 import SuggestCore
 
 /// How suggestions print for people: a table, and the `--explain` lines. (Their JSON is the library's:
-/// `SuggestionList.jsonText`.)
+/// `SuggestionList.jsonText`.) Names come from other people: everything shown is escaped for a terminal.
 enum SuggestionOutput {
-    /// The name a person reads for a conversation.
-    static func title(_ suggestion: Suggestion) -> String { suggestion.title }
+    /// The name a person reads for a conversation, escaped for a terminal.
+    static func title(_ suggestion: Suggestion) -> String { TerminalText.escaped(suggestion.title) }
+
+    /// How the table shows a conversation identifier: escaped, in brackets.
+    static func identifier(_ identifier: String) -> String { "[" + TerminalText.escaped(identifier) + "]" }
 
     /// The table `list` prints for people.
     ///
@@ -13,19 +16,20 @@ enum SuggestionOutput {
     static func table(_ suggestions: [Suggestion], at: Timestamp) -> String {
         guard !suggestions.isEmpty else { return "No suggestions.\n" }
         let unit = suggestions[0].explanation.map { LogSpace.value($0.logScore) } ?? 1
-        let titles = suggestions.map { String(title($0).prefix(40)) }
-        let width = max(titles.map(\.count).max() ?? 0, 12)
+        // Columns as the terminal draws them: a CJK name or an emoji takes two per character.
+        let titles = suggestions.map { TerminalText.prefix(title($0), columns: 40) }
+        let width = max(titles.map(TerminalText.width).max() ?? 0, 12)
         var text = ""
         for (suggestion, title) in zip(suggestions, titles) {
             let rank = String(suggestion.rank)
-            text += String(repeating: " ", count: max(0, 3 - rank.count)) + rank + "  " + title
-                + String(repeating: " ", count: width - title.count + 2)
+            text += String(repeating: " ", count: max(0, 3 - rank.count)) + rank + "  "
+                + TerminalText.padded(title, to: width + 2)
             text += "score " + format(suggestion.score) + "  " + (suggestion.isGroup ? "group" : "person")
             // Counted when the title does not say it all, and only when the intents named anyone.
             if !suggestion.recipients.isEmpty && (suggestion.speakableGroupName != nil || suggestion.recipients.count != 1) {
-                text += " · \(suggestion.recipients.count) " + (suggestion.recipients.count == 1 ? "person" : "people")
+                text += " · " + counted(suggestion.recipients.count, "person", plural: "people")
             }
-            text += "  [\(suggestion.conversationIdentifier)]\n"
+            text += "  " + identifier(suggestion.conversationIdentifier) + "\n"
             if let explanation = suggestion.explanation {
                 text += self.explanation(explanation, lastDate: suggestion.lastDate, at: at, unit: unit)
             }

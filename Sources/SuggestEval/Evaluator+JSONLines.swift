@@ -68,7 +68,11 @@ extension Evaluator {
     /// Evaluates policies on a JSON Lines source with two cores: a second thread reads and parses the next
     /// batches of lines while this one replays. Same results as `evaluate(_:policies:cutoffs:)`; parsing costs
     /// about as much as replaying, so this nearly halves the time of `suggest eval` on a big file.
-    /// - Throws: as `evaluate(_:policies:cutoffs:)`; the first invalid line stops the replay with its number.
+    ///
+    /// Memory is bounded whatever the input: two batches of about 4 MiB wait in the pipe, and a line longer than
+    /// `LineStream.donationLineLimit` stops the reading (`suggest eval /dev/zero`).
+    /// - Throws: as `evaluate(_:policies:cutoffs:)`; the first invalid line stops the replay with its number, and a
+    ///   line over the limit is an `InputError` at its number.
     public static func evaluatePipelined(
         _ source: LineReader.Source, policies: [RankingPolicy], cutoffs: [Int] = EvalResult.defaultCutoffs
     ) throws -> [EvalResult] {
@@ -81,6 +85,12 @@ extension Evaluator {
                 let lines = try LineReader.open(source)
                 while let batch = try LineReader.nextBatch(of: lines, from: source) {
                     guard pipe.put(.success(try batch.donations())) else { return }
+                    // After the lines before it, so that an earlier invalid line is the error reported.
+                    if let line = batch.overlongLine {
+                        let limit = LineStream.donationLineLimit >> 20
+                        let message = "the line is longer than \(limit) MiB (a donation is a few KB)"
+                        throw InputError(field: nil, message: message, line: line)
+                    }
                 }
                 _ = pipe.put(nil)
             } catch {

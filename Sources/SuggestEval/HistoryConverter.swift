@@ -120,8 +120,19 @@ public enum HistoryConverter {
         return date
     }
 
-    /// A field as text for an error message, cut short.
+    /// A field as text for an error message: 40 bytes at most, printable ASCII as it is and every other byte as
+    /// `\xHH`, so that a binary file given by mistake (`convert collegemsg /bin/ls`) leaves no raw bytes, escape
+    /// sequences or line breaks in the message.
     static func quoted(_ field: UnsafeBufferPointer<UInt8>) -> String {
-        "\"" + String(decoding: field.prefix(40), as: UTF8.self) + "\""
+        var text = "\""
+        for byte in field.prefix(40) {
+            if byte >= 0x20 && byte < 0x7F && byte != UInt8(ascii: "\"") && byte != UInt8(ascii: "\\") {
+                text.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                let hex = String(byte, radix: 16, uppercase: true)
+                text += "\\x" + (hex.count == 1 ? "0" : "") + hex
+            }
+        }
+        return text + (field.count > 40 ? "…\"" : "\"")
     }
 }

@@ -5,7 +5,9 @@ import SuggestCore
 ///
 /// Lines end at `\n`; a `\r` before it is dropped, and a last line without `\n` still counts (its final `\r`
 /// dropped too). Line numbers are 1-based, as error messages show them. The bytes handed to the body are valid only
-/// during the call.
+/// during the call. A line longer than `LineStream.donationLineLimit` (64 MiB, the limit of `suggest import`) ends
+/// the reading with an error: memory stays bounded whatever the input (`suggest eval /dev/zero`). A UTF-8
+/// byte-order mark at the start of the input is dropped.
 public enum LineReader {
     /// Where lines come from.
     public enum Source: Sendable {
@@ -30,7 +32,8 @@ public enum LineReader {
     static let batchSize = 4 << 20
 
     /// Calls `body` with each line's bytes and 1-based number.
-    /// - Throws: `FileError` when the file cannot be opened or read; whatever `body` throws, unchanged.
+    /// - Throws: `FileError` when the file cannot be opened or read, or has a line longer than the limit (the lines
+    ///   before it have been handed to `body`); whatever `body` throws, unchanged.
     /// - Complexity: O(n) in the size of the input.
     public static func forEachLine(
         in source: Source, _ body: (UnsafeBufferPointer<UInt8>, Int) throws -> Void
@@ -44,28 +47,35 @@ public enum LineReader {
                 throw FileError(path: source.name, operation: "read", reason: error.reason)
             }
             guard let line else { return }
+            if lines.lineWasTooLong {
+                throw FileError(
+                    path: source.name, operation: "read",
+                    reason: "line \(lines.lineNumber) is longer than \(LineStream.donationLineLimit >> 20) MiB")
+            }
             try body(line, lines.lineNumber)
         }
     }
 
-    /// A stream of `source`'s lines, `\r` dropped at their ends, read in 1 MiB reads.
+    /// A stream of `source`'s lines, `\r` dropped at their ends, read in 1 MiB reads, lines up to the limit.
     /// - Throws: `FileError` when the file cannot be opened.
     static func open(_ source: Source) throws(FileError) -> LineStream {
+        let limit = LineStream.donationLineLimit
         switch source {
         case .file(let path):
             do {
-                return try LineStream(path: path)
+                return try LineStream(path: path, maximumLineLength: limit, skipsByteOrderMark: true)
             } catch {
                 throw FileError(path: path, operation: "open", reason: error.reason)
             }
         case .fileDescriptor(let descriptor, _):
-            return LineStream(descriptor: descriptor)
+            return LineStream(descriptor: descriptor, maximumLineLength: limit, skipsByteOrderMark: true)
         case .text(let text):
-            return LineStream(bytes: Array(text.utf8))
+            return LineStream(bytes: Array(text.utf8), maximumLineLength: limit, skipsByteOrderMark: true)
         }
     }
 
     /// The next batch of whole lines of about `batchSize` bytes from `lines`, opened on `source`; `nil` at the end.
+    /// A batch that names an `overlongLine` is the last.
     /// - Throws: `FileError` when the source cannot be read.
     static func nextBatch(of lines: LineStream, from source: Source) throws(FileError) -> LineBatch? {
         do {

@@ -182,7 +182,7 @@ public final class RedisDonationStore: DonationStore {
     }
 
     /// A URL with its password hidden, for messages.
-    static func redacted(_ url: String) -> String {
+    public static func redacted(_ url: String) -> String {
         guard let at = url.lastIndex(of: "@"), let scheme = url.firstRange(of: "://") else { return url }
         return String(url[..<scheme.upperBound]) + "***" + String(url[at...])
     }

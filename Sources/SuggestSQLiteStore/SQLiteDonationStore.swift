@@ -32,17 +32,20 @@ public final class SQLiteDonationStore: DonationStore {
         case everyPages(Int)
     }
 
-    /// Opens the store, creating the directory and database if missing and migrating an older schema.
+    /// Opens the store, creating the directory and database if missing (unless `createIfMissing` is `false`) and
+    /// migrating an older schema.
     ///
     /// Opening does no other work: state built under another policy is rebuilt by `maintain`, which a caller runs
     /// when it chooses (a command before its work, a server between requests).
+    /// - Parameter createIfMissing: whether a store that does not exist is created; `false` for a caller that only
+    ///   reads or removes, which gets "no such store" instead of a new empty one.
     /// - Throws: `StoreError` for a path that is a file, a file that is not a suggest store, a store of a newer
-    ///   schema, a read-only or full disk.
+    ///   schema, a read-only or full disk, a missing parent directory, or a missing store.
     public static func open(
         _ location: StoreLocation, policy: FrecencyPolicy = .default, types: UniformTypeTree = .standard,
-        checkpoints: CheckpointPolicy = .onClose
+        checkpoints: CheckpointPolicy = .onClose, createIfMissing: Bool = true
     ) throws(StoreError) -> SQLiteDonationStore {
-        try location.createDirectory()
+        if createIfMissing { try location.createDirectory() } else { try location.checkExists() }
         try location.checkDatabasePath()
         let path = location.databasePath
         var info = stat()

@@ -5,27 +5,126 @@ import SuggestCore
 /// `~/.local/share/suggest` (the contract's order). The directory is like an App Group container: an app and its
 /// share extension name the same one.
 public struct StoreLocation: Sendable, Equatable {
+    /// Where the directory's name came from, which decides what may be created for it.
+    public enum Origin: Sendable, Equatable {
+        /// Named by the caller (`--store DIR`, or the library's own `init(directory:)`).
+        case explicit
+        /// `SUGGEST_STORE`.
+        case storeVariable
+        /// `$XDG_DATA_HOME/suggest`.
+        case dataHome
+        /// `$HOME/.local/share/suggest`.
+        case home
+    }
+
+    /// The directory, without repeated or trailing slashes.
     public var directory: String
+    /// Where the directory's name came from.
+    public var origin: Origin
 
     /// The database file inside the directory.
-    public var databasePath: String { directory + "/suggest.sqlite" }
+    public var databasePath: String { (directory == "/" ? "" : directory) + "/suggest.sqlite" }
 
-    public init(directory: String) { self.directory = directory }
+    /// - Parameters:
+    ///   - directory: the store's directory; repeated and trailing slashes are dropped.
+    ///   - origin: where its name came from (`.explicit` for a library caller's own directory).
+    public init(directory: String, origin: Origin = .explicit) {
+        self.directory = Self.normalized(directory)
+        self.origin = origin
+    }
 
     /// The environment variables `resolve(explicit:environment:)` reads, in its order.
     public static let environmentVariables = ["SUGGEST_STORE", "XDG_DATA_HOME", "HOME"]
 
+    /// The environment variable the directory came from, if one did.
+    public var variable: String? {
+        switch origin {
+        case .explicit: return nil
+        case .storeVariable: return "SUGGEST_STORE"
+        case .dataHome: return "XDG_DATA_HOME"
+        case .home: return "HOME"
+        }
+    }
+
+    /// Why no store directory can be named: a usage error, one line that says what to do.
+    public struct Problem: Error, Sendable, Equatable, CustomStringConvertible {
+        /// What is wrong and what to do, on one line.
+        public var message: String
+        /// - Parameter message: what is wrong and what to do, on one line.
+        public init(_ message: String) { self.message = message }
+        /// The message.
+        public var description: String { message }
+    }
+
     /// Resolves the directory from an explicit option and the environment.
-    public static func resolve(explicit: String?, environment: [String: String]) -> StoreLocation {
-        if let explicit, !explicit.isEmpty { return StoreLocation(directory: explicit) }
-        if let fromEnvironment = environment["SUGGEST_STORE"], !fromEnvironment.isEmpty {
-            return StoreLocation(directory: fromEnvironment)
+    ///
+    /// An empty `--store` or `SUGGEST_STORE` is refused, never taken for "the default". As the XDG Base Directory
+    /// specification says, an `XDG_DATA_HOME` that is empty or relative is ignored; without it, `HOME` must be an
+    /// absolute path (an unset `HOME` once put the store in `./.local/share/suggest`, wherever the command ran).
+    /// - Throws: `Problem` when the options and the environment name no usable directory.
+    public static func resolve(explicit: String?, environment: [String: String]) throws(Problem) -> StoreLocation {
+        if let explicit {
+            guard !explicit.isEmpty else {
+                throw Problem(
+                    "--store is empty; give the store's directory, or leave --store out for the default store")
+            }
+            return StoreLocation(directory: explicit, origin: .explicit)
         }
-        if let dataHome = environment["XDG_DATA_HOME"], !dataHome.isEmpty {
-            return StoreLocation(directory: dataHome + "/suggest")
+        if let fromEnvironment = environment["SUGGEST_STORE"] {
+            guard !fromEnvironment.isEmpty else {
+                throw Problem(
+                    "SUGGEST_STORE is set but empty; set it to the store's directory, or unset it for the default store"
+                )
+            }
+            return StoreLocation(directory: fromEnvironment, origin: .storeVariable)
         }
-        let home = environment["HOME"] ?? "."
-        return StoreLocation(directory: home + "/.local/share/suggest")
+        if let dataHome = environment["XDG_DATA_HOME"], dataHome.hasPrefix("/") {
+            return StoreLocation(directory: dataHome + "/suggest", origin: .dataHome)
+        }
+        guard let home = environment["HOME"], home.hasPrefix("/") else {
+            let state =
+                environment["HOME"].map { $0.isEmpty ? "empty" : "not an absolute path ('\($0.prefix(60))')" }
+                ?? "not set"
+            throw Problem(
+                "HOME is \(state) and XDG_DATA_HOME names no absolute directory, so there is no default store; "
+                    + "give --store DIR or set SUGGEST_STORE")
+        }
+        return StoreLocation(directory: home + "/.local/share/suggest", origin: .home)
+    }
+
+    /// `path` without repeated slashes and without a trailing one (`/tmp//a/` is `/tmp/a`), so that messages and the
+    /// database path never read `//tmp/…`.
+    static func normalized(_ path: String) -> String {
+        guard path.utf8.contains(UInt8(ascii: "/")) else { return path }
+        var result = ""
+        var previousWasSlash = false
+        for scalar in path.unicodeScalars {
+            let isSlash = scalar == "/"
+            if isSlash && previousWasSlash { continue }
+            result.unicodeScalars.append(scalar)
+            previousWasSlash = isSlash
+        }
+        if result.count > 1 && result.hasSuffix("/") { result.removeLast() }
+        return result
+    }
+
+    /// Whether the directory holds a store's database file.
+    public var exists: Bool {
+        var info = stat()
+        return stat(databasePath, &info) == 0
+    }
+
+    /// Refuses to open a store that is not there, for commands that only read (or remove) what a store holds: reading
+    /// a missing store is not a reason to create an empty one (a mistyped `--store` would leave a stray directory
+    /// behind and show an empty list as if it were the truth).
+    /// - Throws: `StoreError` saying that there is no such store and how to make one.
+    public func checkExists() throws(StoreError) {
+        guard !exists else { return }
+        try checkIsDirectoryIfPresent()
+        throw StoreError(
+            .failed,
+            "no such store: \(directory) holds no suggest store; record a donation first ('suggest donate' or "
+                + "'suggest import') or check --store")
     }
 
     /// Refuses a database path that is a directory: SQLite would only say "unable to open database file".
@@ -37,27 +136,75 @@ public struct StoreLocation: Sendable, Equatable {
             .notAStore, "\(databasePath) is a directory, not a file; move it away or choose another --store")
     }
 
-    /// Creates the directory and its parents if they are missing.
-    /// - Throws: `StoreError` when a path component is a file or cannot be created.
+    /// Refuses a directory path that names a file, or lies below one.
+    private func checkIsDirectoryIfPresent() throws(StoreError) {
+        // The nearest part of the path that exists: the directory itself, or the file a parent turned out to be.
+        var path = directory
+        var info = stat()
+        while stat(path, &info) != 0 {
+            let parent = Self.parent(of: path)
+            guard parent != path else { return }
+            path = parent
+        }
+        guard system_is_directory(info.st_mode) == 0 else { return }
+        throw StoreError(.notADirectory, "\(path) is a file, not a directory; --store names a directory")
+    }
+
+    /// Creates the directory if it is missing.
+    ///
+    /// Only the store's own directory is created for a directory the caller named (`--store`, `SUGGEST_STORE`): a
+    /// mistyped parent is an error, not a tree of new directories (as root, `--store /nonexistent/a/b` made
+    /// `/nonexistent`). For the default location, the XDG specification asks for the missing directories to be made,
+    /// mode 0700: those below `HOME` (which must exist), or `XDG_DATA_HOME` and `suggest` in it (its parent must).
+    /// - Throws: `StoreError` when a path component is a file, a parent is missing, or a directory cannot be created.
     public func createDirectory() throws(StoreError) {
         // Every command but the first finds it there: one system call, not one per path component.
         var existing = stat()
-        if stat(directory, &existing) == 0 && system_is_directory(existing.st_mode) != 0 { return }
-        var path = ""
-        for component in directory.split(separator: "/", omittingEmptySubsequences: false) {
-            path += path.isEmpty && directory.hasPrefix("/") ? "/" + component : (path.isEmpty ? "" : "/") + component
-            if path.isEmpty || path == "/" { continue }
-            var info = stat()
-            if stat(path, &info) == 0 {
-                guard system_is_directory(info.st_mode) != 0 else {
-                    throw StoreError(.notADirectory, "\(path) is a file, not a directory; --store names a directory")
-                }
-                continue
+        if stat(directory, &existing) == 0 {
+            guard system_is_directory(existing.st_mode) != 0 else {
+                throw StoreError(.notADirectory, "\(directory) is a file, not a directory; --store names a directory")
             }
-            if mkdir(path, 0o700) != 0 && system_errno() != EEXIST {
-                let reason = String(cString: strerror(system_errno()))
-                throw StoreError(.readOnly, "cannot create the store directory \(path): \(reason)")
-            }
+            return
         }
+        // The directories to make, outermost first: the store's own, and for the default location those below its
+        // base directory.
+        var missing = [directory]
+        let base: String? =
+            switch origin {
+            case .explicit, .storeVariable: nil
+            case .dataHome: Self.parent(of: Self.parent(of: directory))
+            case .home: Self.parent(of: Self.parent(of: Self.parent(of: directory)))
+            }
+        var parent = Self.parent(of: directory)
+        while let base, parent != base, !Self.isDirectory(parent) {
+            missing.insert(parent, at: 0)
+            parent = Self.parent(of: parent)
+        }
+        guard Self.isDirectory(parent) else {
+            var info = stat()
+            if stat(parent, &info) == 0 {
+                throw StoreError(.notADirectory, "\(parent) is a file, not a directory; --store names a directory")
+            }
+            let from = variable.map { " (from \($0))" } ?? ""
+            throw StoreError(
+                .failed,
+                "cannot create the store directory \(directory)\(from): \(parent) does not exist; create it first or "
+                    + "choose another --store")
+        }
+        for path in missing where mkdir(path, 0o700) != 0 && system_errno() != EEXIST {
+            let reason = String(cString: strerror(system_errno()))
+            throw StoreError(.readOnly, "cannot create the store directory \(path): \(reason)")
+        }
+    }
+
+    /// The directory holding `path` (`/` for `/a`, `.` for `a`).
+    static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+
+    static func isDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && system_is_directory(info.st_mode) != 0
     }
 }

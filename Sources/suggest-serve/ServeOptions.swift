@@ -22,10 +22,11 @@ enum ServeOptions {
         let configuration = try configuration(arguments, environment: io.environment)
         do {
             try SuggestServer.run(
-                configuration, openStore: try StoreOpening.opener(arguments, environment: io.environment)
+                configuration, openStore: try StoreOpening.opener(arguments, io: io)
             ) { line in
-                io.standardError.write(line + "\n")
-                io.standardError.flush()
+                // A log line that cannot be written (standard error closed) must not stop the server.
+                try? io.standardError.write(line + "\n")
+                try? io.standardError.flush()
             }
         } catch let error as SuggestServer.StartError {
             throw CommandError.failure(error.description)

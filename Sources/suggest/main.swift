@@ -2,11 +2,28 @@ import CSystem
 import SuggestCLI
 
 // The executable only gathers the process's surroundings and hands them to the library, which tests call directly.
-// Only the variables suggest reads: every process start pays for what it copies.
-func processEnvironment() -> [String: String] {
-    var environment: [String: String] = [:]
+// Arguments and variables go as the bytes the process received: the library refuses any that is not UTF-8, where
+// `CommandLine.arguments` and `String(cString:)` would have repaired it into another string.
+func rawArguments() -> [[UInt8]] {
+    var arguments: [[UInt8]] = []
+    for index in 1..<Int(CommandLine.argc) {
+        guard let argument = CommandLine.unsafeArgv[index] else { continue }
+        arguments.append(
+            Array(UnsafeBufferPointer(start: argument, count: strlen(argument))).map { UInt8(bitPattern: $0) })
+    }
+    return arguments
+}
+
+// Only the variables suggest reads, as `NAME=VALUE` entries: every process start pays for what it copies (and a
+// dictionary of another type than the library's own costs a conformance look-up at start).
+func rawEnvironment() -> [[UInt8]] {
+    var environment: [[UInt8]] = []
     for name in CommandIO.environmentVariables {
-        if let value = getenv(name) { environment[name] = String(cString: value) }
+        if let value = getenv(name) {
+            environment.append(
+                Array((name + "=").utf8)
+                    + UnsafeBufferPointer(start: value, count: strlen(value)).map { UInt8(bitPattern: $0) })
+        }
     }
     return environment
 }
@@ -16,5 +33,5 @@ system_ignore_signal(SIGPIPE)
 let io = CommandIO(
     standardOutput: FileDescriptorOutput(descriptor: 1),
     standardError: FileDescriptorOutput(descriptor: 2, autoFlush: true),
-    standardInput: ByteSource(descriptor: 0), environment: processEnvironment())
-exit(SuggestCommandLine.run(Array(CommandLine.arguments.dropFirst()), io: io))
+    standardInput: ByteSource(descriptor: 0), environment: [:])
+exit(SuggestCommandLine.run(rawArguments: rawArguments(), rawEnvironment: rawEnvironment(), io: io))

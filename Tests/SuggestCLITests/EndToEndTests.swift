@@ -109,7 +109,7 @@ import Testing
         #expect(suggest("export").standardOutput == before)
         let skipped = suggest("import", "-", "--skip-invalid", input: good + "\n" + line + "\n")
         #expect(skipped.status == 0)
-        #expect(skipped.standardOutput == "imported 1 donation, 1 invalid lines skipped\n")
+        #expect(skipped.standardOutput == "imported 1 donation, 1 invalid line skipped\n")
     }
 
     /// Input that cannot be read is an error that says so, not an empty import; input that is too long for one

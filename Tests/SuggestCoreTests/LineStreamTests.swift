@@ -63,18 +63,74 @@ import Testing
         #expect(stream.bytesRead == 7 && stream.totalBytes == 7)
     }
 
-    @Test func aLineOverTheLimitIsHandedOverEmptyAndTheNextOneWhole() throws {
+    /// A line over the limit is the last one: handed over empty and marked, and nothing after it is read (issue 13,
+    /// item 3: `import` read an endless line to its end).
+    @Test func aLineOverTheLimitEndsTheStream() throws {
         let long = String(repeating: "x", count: 40)
-        let text = "short\n\(long)\r\nafter\n\(long)"
+        let exactly = String(repeating: "y", count: 10)
+        let text = "short\n\(exactly)\r\n\(long)\r\nafter\n"
         let directory = try TemporaryDirectory("lines")
-        let read = try Self.lines(Self.file(text, in: directory, chunkSize: 4, maximumLineLength: 10))
-        #expect(read.map(\.text) == ["short", "", "after", ""])
-        #expect(read.map(\.cut) == [false, true, false, true])
-        #expect(read.map(\.number) == [1, 2, 3, 4])
-        // Bytes in memory are all there from the start: only a last line without a break is ever over the limit.
+        for chunkSize in [1, 4, 64, 1 << 20] {
+            let stream = try Self.file(text, in: directory, chunkSize: chunkSize, maximumLineLength: 10)
+            let read = try Self.lines(stream)
+            #expect(read.map(\.text) == ["short", exactly, ""], "chunk \(chunkSize)")
+            #expect(read.map(\.cut) == [false, false, true])
+            #expect(read.map(\.number) == [1, 2, 3])
+            #expect(try stream.readAll() == nil)
+        }
+        // Bytes in memory, and a last line without a break, obey the same limit.
         let inMemory = try Self.lines(LineStream(bytes: Array(text.utf8), maximumLineLength: 10))
-        #expect(inMemory.map(\.text) == ["short", long, "after", ""])
-        #expect(inMemory.map(\.cut) == [false, false, false, true])
+        #expect(inMemory.map(\.text) == ["short", exactly, ""])
+        let lastLine = LineStream(bytes: Array("a\n\(long)".utf8), maximumLineLength: 10)
+        #expect(try Self.lines(lastLine).map(\.cut) == [false, true])
+        // A `\r` before the break is not part of the line: ten bytes and a `\r` fit a limit of ten.
+        let withReturn = LineStream(bytes: Array("\(exactly)\r\n".utf8), maximumLineLength: 10)
+        #expect(try Self.lines(withReturn).map(\.cut) == [false])
+    }
+
+    /// An endless line is refused after about the limit's worth of bytes: the stream never holds much more.
+    @Test func anEndlessLineIsRefusedInBoundedMemory() throws {
+        let zero = open("/dev/zero", O_RDONLY)
+        try #require(zero >= 0)
+        let stream = LineStream(
+            descriptor: zero, closesDescriptor: true, chunkSize: 1 << 16, maximumLineLength: 1 << 20)
+        let line = try #require(try stream.nextLine())
+        #expect(line.isEmpty && stream.lineWasTooLong && stream.lineNumber == 1)
+        #expect(try stream.nextLine() == nil)
+        let again = open("/dev/zero", O_RDONLY)
+        try #require(again >= 0)
+        let batches = LineStream(
+            descriptor: again, closesDescriptor: true, chunkSize: 1 << 16, maximumLineLength: 1 << 20)
+        let batch = try #require(try batches.nextBatch(minimumBytes: 1 << 22))
+        #expect(batch.bytes.isEmpty && batch.overlongLine == 1)
+        #expect(try batches.nextBatch(minimumBytes: 1 << 22).map(\.bytes.count) == nil)
+    }
+
+    /// Batches stop before a line over the limit and name it; the lines before it are all there, in order.
+    @Test func batchesEndBeforeALineOverTheLimit() throws {
+        var random = SeededRandom(seed: 13)
+        let directory = try TemporaryDirectory("lines")
+        for round in 0..<40 {
+            var lines: [String] = []
+            for _ in 0..<Int.random(in: 1..<60, using: &random) {
+                lines.append(String(repeating: "z", count: Int.random(in: 0...20, using: &random)))
+            }
+            let overlong = Int.random(in: 0..<lines.count, using: &random)
+            lines[overlong] = String(repeating: "L", count: Int.random(in: 21...200, using: &random))
+            let ending = round % 2 == 0 ? "\n" : ""
+            let text = lines.joined(separator: round % 3 == 0 ? "\r\n" : "\n") + ending
+            let chunkSize = [1, 3, 16, 1 << 20][round % 4]
+            let stream = try Self.file(text, in: directory, chunkSize: chunkSize, maximumLineLength: 20)
+            var batched: [String] = []
+            var named: Int?
+            while let batch = try stream.nextBatch(minimumBytes: [1, 30, 1 << 20][round % 3]) {
+                #expect(named == nil, "no batch after the one naming the long line")
+                batch.forEachLine { line, _ in batched.append(String(decoding: line, as: UTF8.self)) }
+                named = batch.overlongLine
+            }
+            #expect(batched == Array(lines.prefix(overlong)), "round \(round)")
+            #expect(named == overlong + 1, "round \(round)")
+        }
     }
 
     @Test func batchesHoldWholeLinesNumberedAsTheLinesAre() throws {

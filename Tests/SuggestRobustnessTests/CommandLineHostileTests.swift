@@ -121,4 +121,36 @@ import SuggestTestSupport
         #expect(outcome.signal == nil && [0, 64].contains(outcome.status ?? -1), "\(outcome)")
         #expect(outcome.status == 0 || outcome.errorLines.count == 1, "\(outcome)")
     }
+
+    /// An argument that is not UTF-8 (issue 13, item 6): refused with exit 64 and nothing stored, where it used to be
+    /// repaired into U+FFFD, so that `a\xFFb` and `a\xFEb` became one conversation.
+    @Test(arguments: [
+        (["donate", "--conversation"], #"a\377b"#), (["donate", "--conversation", "c", "--group-name"], #"\300\200"#),
+        (["list", "--person"], #"\355\240\200"#), (["delete", "--conversation"], #"\377"#), ([], #"don\377ate"#),
+    ])
+    func argumentsThatAreNotUTF8AreRefused(_ arguments: [String], _ octal: String) throws {
+        let fixture = try StoreFixture("hostile-utf8")
+        try fixture.keepEverything()
+        // The shell appends the argument as raw bytes: a Swift string cannot hold them.
+        let outcome = try Suggest.run(
+            ["--store", fixture.store].prefix(arguments.isEmpty ? 0 : 2) + arguments, scratch: fixture.scratch,
+            wrapper: ["/bin/sh", "-c", #"exec "$0" "$@" "$(printf '\#(octal)')""#])
+        #expect(outcome.status == 64, "\(outcome)")
+        #expect(outcome.errorLines.count == 1 && outcome.error.contains("is not valid UTF-8"), "\(outcome)")
+        #expect(try fixture.succeed(["export"]) == "")
+    }
+
+    /// The same for the variables that name the store: a repaired path would be another directory.
+    @Test func aStoreVariableThatIsNotUTF8IsRefused() throws {
+        let fixture = try StoreFixture("hostile-utf8-env")
+        for variable in ["SUGGEST_STORE", "XDG_DATA_HOME", "HOME"] {
+            let outcome = try Suggest.run(
+                ["donate", "--conversation", "c"], scratch: fixture.scratch,
+                wrapper: ["/bin/sh", "-c", #"\#(variable)="$(printf '\#(fixture.root.path)/s\377')" exec "$0" "$@""#])
+            #expect(outcome.status == 64, "\(variable): \(outcome)")
+            let named = "\(variable) ('\(fixture.root.path)/s\\xFF') is not valid UTF-8"
+            #expect(outcome.error.contains(named), "\(outcome)")
+        }
+        #expect(directoryEntries(fixture.root.path) == ["scratch"])
+    }
 }

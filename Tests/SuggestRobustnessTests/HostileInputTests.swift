@@ -174,6 +174,32 @@ import Testing
         }
     }
 
+    /// A donation names at most 1,024 recipients (issue 13: 100,000 made `list --json --limit 3` 6.4 MB): the direct
+    /// decoder and the tree path give the same answer on each side of the limit.
+    @Test(arguments: [0, 1, 1_023, 1_024, 1_025, 5_000])
+    func recipientsAreCappedAlikeByBothDecoders(_ count: Int) throws {
+        var people: [String] = []
+        for index in 0..<count { people.append(#"{"customIdentifier":"u-\#(index)","displayName":"P \#(index)"}"#) }
+        let text =
+            #"{"date":1,"intent":{"conversationIdentifier":"big","recipients":["# + people.joined(separator: ",")
+            + "]}}"
+        var copy = text
+        let direct = copy.withUTF8 { bytes in Result { () throws(InputError) in try Interaction(jsonBytes: bytes) } }
+        let tree = Self.donation(text)
+        switch (direct, tree) {
+        case (.success(let fast), .success(let slow)):
+            #expect(count <= Interaction.maximumRecipients)
+            #expect(fast == slow && fast.intent.recipients.count == count)
+        case (.failure(let fast), .failure(let slow)):
+            #expect(count > Interaction.maximumRecipients)
+            #expect("input: \(fast)" == slow.description)
+            #expect(fast.field == "intent.recipients")
+            #expect(fast.message.hasPrefix("names \(count) people, more than the 1024"))
+        default:
+            Issue.record("the decoders disagree at \(count) recipients: \(direct) and \(tree)")
+        }
+    }
+
     /// What is accepted survives the trip through `export`'s JSON Lines unchanged, and a second trip gives the
     /// same text: the property the fuzz target checks on every input it finds.
     @Test func acceptedDonationsRoundTripThroughTheirJSONLine() throws {

@@ -15,13 +15,16 @@ enum Block: Command {
         try arguments.expectPositionals(atMost: 0)
         let account = try StoreOptions.account(arguments)
         if arguments.flag("--list") {
-            let store = try StoreOptions.open(arguments, io, maintaining: account)
-            for id in try store.blockedConversations(account: account) { io.out(id + "\n") }
+            let store = try StoreOptions.open(arguments, io, maintaining: account, creating: false)
+            // One per line: an identifier with a line break in it must not read as two.
+            for id in try store.blockedConversations(account: account) { try io.out(TerminalText.escaped(id) + "\n") }
             return ExitCode.success
         }
         let conversation = try requiredConversation(arguments, command: name)
-        try StoreOptions.open(arguments, io, maintaining: account).setBlocked(true, conversation: conversation, account: account)
-        io.out("blocked \(conversation): it will not be suggested\n")
+        // A block may come before any donation: it outlives them anyway.
+        try StoreOptions.open(arguments, io, maintaining: account, creating: true)
+            .setBlocked(true, conversation: conversation, account: account)
+        try io.out("blocked \(TerminalText.escaped(conversation)): it will not be suggested\n")
         return ExitCode.success
     }
 
@@ -45,8 +48,9 @@ enum Unblock: Command {
         try arguments.expectPositionals(atMost: 0)
         let account = try StoreOptions.account(arguments)
         let conversation = try Block.requiredConversation(arguments, command: name)
-        try StoreOptions.open(arguments, io, maintaining: account).setBlocked(false, conversation: conversation, account: account)
-        io.out("unblocked \(conversation)\n")
+        try StoreOptions.open(arguments, io, maintaining: account, creating: false)
+            .setBlocked(false, conversation: conversation, account: account)
+        try io.out("unblocked \(TerminalText.escaped(conversation))\n")
         return ExitCode.success
     }
 }

@@ -19,43 +19,41 @@ enum Config: Command {
 
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
         try arguments.expectPositionals(atMost: 0)
-        let store = try StoreOptions.open(arguments, io, maintaining: nil)
-        var retention = try store.retention()
         let maxAge = try days(arguments, "--max-age-days")
         let idle = try days(arguments, "--idle-days")
+        // Settings may come first (the demo keeps everything before it imports); showing them needs a store.
+        let store = try StoreOptions.open(arguments, io, maintaining: nil, creating: maxAge != nil || idle != nil)
+        var retention = try store.retention()
         if maxAge != nil || idle != nil {
             if let maxAge { retention.maximumAgeDays = maxAge }
             if let idle { retention.idleDays = idle }
             let report = try store.setRetention(retention, now: .now())
             if report.donations > 0 {
-                io.err("suggest config: deleted \(report.donations) donations older than \(JSONWriter.format(retention.maximumAgeDays)) days\n")
+                io.err("suggest config: deleted \(counted(report.donations, "donation")) older than \(JSONWriter.format(retention.maximumAgeDays)) days\n")
             }
         }
         if arguments.flag("--json") {
             var writer = JSONWriter()
             writer.beginObject()
             writer.key("store")
-            writer.string(StoreOptions.location(arguments, io).directory)
+            writer.string(try StoreOptions.describedLocation(arguments, io))
             writer.key("maxAgeDays")
             writer.number(retention.maximumAgeDays)
             writer.key("idleDays")
             writer.number(retention.idleDays)
             writer.endObject()
-            io.out(writer.text + "\n")
+            try io.out(writer.text + "\n")
         } else {
-            io.out("store         \(StoreOptions.location(arguments, io).directory)\n")
-            io.out("max-age-days  \(describe(retention.maximumAgeDays, off: "keep forever"))\n")
-            io.out("idle-days     \(describe(retention.idleDays, off: "no limit"))\n")
+            try io.out("store         \(TerminalText.escaped(try StoreOptions.describedLocation(arguments, io)))\n")
+            try io.out("max-age-days  \(describe(retention.maximumAgeDays, off: "keep forever"))\n")
+            try io.out("idle-days     \(describe(retention.idleDays, off: "no limit"))\n")
         }
         return ExitCode.success
     }
 
     static func days(_ arguments: ParsedArguments, _ name: String) throws(CommandError) -> Double? {
         guard let text = arguments.value(name) else { return nil }
-        guard let value = Double(text), value.isFinite, value >= 0, value <= 1_000_000 else {
-            throw CommandError.usage("\(name) takes a number of days from 0 to 1000000, not '\(text.prefix(40))'")
-        }
-        return value
+        return try ValueParsing.number(text, option: name, of: "days", in: 0...1_000_000)
     }
 
     static func describe(_ days: Double, off: String) -> String {

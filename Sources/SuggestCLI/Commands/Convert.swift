@@ -27,7 +27,7 @@ enum Convert: Command {
         }
         let format = arguments.positionals[0]
         let path = arguments.positionals[1]
-        let emit: (Interaction) -> Void = { io.out($0.jsonLine + "\n") }
+        let emit: (Interaction) throws -> Void = { try io.out($0.jsonLine + "\n") }
         let summary: HistoryConverter.Summary
         do {
             switch format {
@@ -40,8 +40,10 @@ enum Convert: Command {
         } catch let error as ConversionError {
             throw CommandError.usage(error.description)
         }
-        var line = "suggest convert: \(summary.messages) messages, \(summary.donations) donations"
-        if summary.skipped > 0 { line += ", \(summary.skipped) messages skipped (no recipient)" }
+        // The donations are all out before the summary says so.
+        try io.standardOutput.flush()
+        var line = "suggest convert: \(counted(summary.messages, "message")), \(counted(summary.donations, "donation"))"
+        if summary.skipped > 0 { line += ", \(counted(summary.skipped, "message")) skipped (no recipient)" }
         io.err(line + "\n")
         return ExitCode.success
     }

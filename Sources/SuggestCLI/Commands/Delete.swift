@@ -25,6 +25,11 @@ enum Delete: Command {
 
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
         try arguments.expectPositionals(atMost: 0)
+        // An empty identifier names nothing: refused, not reported as "nothing to delete" (a script that lost a
+        // variable would take that for done).
+        for option in ["--conversation", "--identifier", "--group-identifier"] where arguments.value(option) == "" {
+            throw CommandError.usage("\(option) must not be empty")
+        }
         var selectors: [DeletionSelector] = []
         if let id = arguments.value("--conversation") { selectors.append(.conversation(id)) }
         if let id = arguments.value("--identifier") { selectors.append(.identifier(id)) }
@@ -41,7 +46,7 @@ enum Delete: Command {
             throw CommandError.usage("--everything wipes every account; leave out --account (or use --all for one account)")
         }
         let account = try StoreOptions.account(arguments)
-        let store = try StoreOptions.open(arguments, io, maintaining: everything ? nil : account)
+        let store = try StoreOptions.open(arguments, io, maintaining: everything ? nil : account, creating: false)
         let report = try everything ? store.deleteEverything() : store.delete(selectors[0], account: account)
         if !report.logTruncated {
             io.err(
@@ -49,19 +54,19 @@ enum Delete: Command {
                     + "next checkpoint (run any suggest command later)\n")
         }
         if arguments.flag("--json") {
-            io.out(report.jsonText(account: everything ? nil : account) + "\n")
+            try io.out(report.jsonText(account: everything ? nil : account) + "\n")
         } else if everything {
-            io.out("wiped the store: \(report.donations) donations deleted\n")
+            try io.out("wiped the store: \(counted(report.donations, "donation")) deleted\n")
         } else if report.donations == 0 {
-            io.out("nothing to delete in account \(account)\n")
+            try io.out("nothing to delete in account \(TerminalText.escaped(account))\n")
         } else {
-            var text = "deleted \(report.donations) donation\(report.donations == 1 ? "" : "s") from "
-            text += "\(report.conversations.count) conversation\(report.conversations.count == 1 ? "" : "s")"
+            var text = "deleted \(counted(report.donations, "donation")) from "
+            text += counted(report.conversations.count, "conversation")
             text += ": " + named(report.conversations) + "\n"
             if !report.removedConversations.isEmpty {
                 text += "removed entirely (no donation left): " + named(report.removedConversations) + "\n"
             }
-            io.out(text)
+            try io.out(text)
         }
         return ExitCode.success
     }
@@ -70,10 +75,10 @@ enum Delete: Command {
     /// touch tens of thousands, which no one reads on one line.
     static let namedConversations = 10
 
-    /// The first identifiers, and how many more there are (`--json` gives them all).
+    /// The first identifiers, escaped for a terminal, and how many more there are (`--json` gives them all).
     static func named(_ identifiers: [String]) -> String {
-        guard identifiers.count > namedConversations else { return identifiers.joined(separator: ", ") }
-        let rest = identifiers.count - namedConversations
-        return identifiers.prefix(namedConversations).joined(separator: ", ") + " and \(rest) more (--json lists them all)"
+        let shown = identifiers.prefix(namedConversations).map(TerminalText.escaped).joined(separator: ", ")
+        guard identifiers.count > namedConversations else { return shown }
+        return shown + " and \(identifiers.count - namedConversations) more (--json lists them all)"
     }
 }

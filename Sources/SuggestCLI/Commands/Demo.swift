@@ -8,12 +8,14 @@ enum Demo: Command {
     static let summary = "Import the bundled sample history into a throwaway store and show the ranking at work."
     static let usage = "[--data FILE] [--keep]"
     static let options: [OptionSpec] = [
-        .option("--data", "FILE", "The history to use (default: SampleData/donations.jsonl)."),
+        .option("--data", "FILE", "The history to use (default: the project's SampleData/donations.jsonl)."),
         .flag("--keep", "Keep the throwaway store and print its path."),
     ]
     static let discussion = """
-        Run it from the project's root (where SampleData/ is): swift run -c release suggest demo
-        Every step is a real 'suggest' command line, printed before its output, so you can repeat it by hand.
+        Runs from any directory: the sample data is found in SampleData/ of the working directory, else of the
+        project the binary was built in (swift run -c release suggest demo). Every step is a real 'suggest'
+        command line, printed before its output with absolute paths, so you can paste it to repeat it by hand,
+        after the STORE=... line it prints first.
         """
 
     /// The moment the demo ranks at: the morning after the sample history ends.
@@ -21,10 +23,22 @@ enum Demo: Command {
 
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
         try arguments.expectPositionals(atMost: 0)
-        let data = arguments.value("--data") ?? "SampleData/donations.jsonl"
-        guard access(data, R_OK) == 0 else {
+        let sample = sampleDirectory(io)
+        let data: String
+        if let given = arguments.value("--data") {
+            guard access(given, R_OK) == 0 else {
+                throw CommandError.usage("cannot read \(given); give --data a readable FILE")
+            }
+            data = absolute(given, in: io)
+        } else if let sample {
+            data = sample + "/donations.jsonl"
+        } else {
             throw CommandError.usage(
-                "cannot read \(data); run the demo from the project's root or give --data FILE")
+                "cannot find SampleData/donations.jsonl here or in the project suggest was built in; give --data FILE")
+        }
+        // The share steps need the sample's extensions; with another history they are left out.
+        let extensions = sample.map { $0 + "/extensions/" }.flatMap { directory in
+            access(directory + "signal.plist", R_OK) == 0 ? directory : nil
         }
         var template = Array("/tmp/suggest-demo-XXXXXX".utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ buffer in buffer.baseAddress.flatMap { mkdtemp($0) } })
@@ -34,7 +48,7 @@ enum Demo: Command {
         let store = String(cString: made)
         defer { if !arguments.flag("--keep") { removeTree(store) } }
         let common = ["--store", store]
-        let steps: [(String, [String])] = [
+        var steps: [(String, [String])] = [
             ("The sample history is dated November 2026; keep all of it, whatever today's date.",
              ["config", "--max-age-days", "0", "--idle-days", "0"]),
             ("Record the history: people and groups, sent and received, renames and new pictures.",
@@ -49,12 +63,18 @@ enum Demo: Command {
              ["feedback", "--less", "--conversation", "g-climbing"]),
             ("", ["block", "--conversation", "g-work"]),
             ("", ["list", "--at", demoMoment, "--limit", "5"]),
-            ("The share flow: Signal's activation rule accepts a photo; the person picked Juan's suggestion; send it.",
-             ["share", "--extension", "SampleData/extensions/signal.plist", "--attachment", "public.jpeg=beach.jpg",
-              "--conversation", "u-juan", "--at", demoMoment, "--limit", "3", "--send"]),
-            ("A PDF-only extension does not apply to a photo.",
-             ["share", "--extension", "SampleData/extensions/apple-pdf-example.plist",
-              "--attachment", "public.jpeg=beach.jpg", "--at", demoMoment]),
+        ]
+        if let extensions {
+            steps += [
+                ("The share flow: Signal's activation rule accepts a photo; the person picked Juan's suggestion; send it.",
+                 ["share", "--extension", extensions + "signal.plist", "--attachment", "public.jpeg=beach.jpg",
+                  "--conversation", "u-juan", "--at", demoMoment, "--limit", "3", "--send"]),
+                ("A PDF-only extension does not apply to a photo.",
+                 ["share", "--extension", extensions + "apple-pdf-example.plist",
+                  "--attachment", "public.jpeg=beach.jpg", "--at", demoMoment]),
+            ]
+        }
+        steps += [
             ("Deleting a chat removes it from the ranking and from the disk, at once.",
              ["delete", "--conversation", "u-juan"]),
             ("", ["list", "--at", demoMoment, "--limit", "5"]),
@@ -62,19 +82,96 @@ enum Demo: Command {
              ["share", "--attachment", "public.jpeg=beach.jpg", "--conversation", "u-juan", "--at", demoMoment,
               "--limit", "3"]),
         ]
+        // Pasted in order, from any directory, these lines repeat the demo: `suggest` found as the demo was, and
+        // the store named once.
+        try io.out("# Each step below is a command you can paste to repeat it, from any directory.\n")
+        if let directory = executableDirectory() {
+            try io.out("# The first puts this suggest on your PATH, if it is not there yet.\n")
+            try io.out("$ export PATH=\(quoted(directory)):\"$PATH\"\n")
+        }
+        try io.out("$ STORE=\(quoted(store))\n")
         for (explanation, command) in steps {
-            if !explanation.isEmpty { io.out("\n# \(explanation)\n") }
-            io.out("$ suggest " + command.map(quoted).joined(separator: " ") + " --store $STORE\n")
-            io.standardOutput.flush()
+            if !explanation.isEmpty { try io.out("\n# \(explanation)\n") }
+            try io.out("$ suggest " + command.map(quoted).joined(separator: " ") + " --store \"$STORE\"\n")
+            try io.standardOutput.flush()
             let code = SuggestCommandLine.run(command + common, io: io)
             guard code == ExitCode.success else { return code }
         }
-        io.out(arguments.flag("--keep") ? "\nThe store is kept at \(store)\n" : "\nThe throwaway store was removed.\n")
+        try io.out(
+            arguments.flag("--keep")
+                ? "\nThe store is kept at \(store)\n"
+                : "\nThe throwaway store was removed ('suggest demo --keep' keeps it; the commands above make it "
+                    + "again).\n")
         return ExitCode.success
     }
 
+    /// `SampleData` in the working directory, else in the project the running binary was built in (it lives in
+    /// `.build/<triple>/<configuration>/` there), else `nil`.
+    static func sampleDirectory(_ io: CommandIO) -> String? {
+        var candidates = [absolute("SampleData", in: io)]
+        if var directory = executableDirectory() {
+            for _ in 0..<4 {
+                candidates.append(directory + "/SampleData")
+                guard let slash = directory.lastIndex(of: "/"), slash != directory.startIndex else { break }
+                directory = String(directory[..<slash])
+            }
+        }
+        return candidates.first { access($0 + "/donations.jsonl", R_OK) == 0 }
+    }
+
+    /// The directory of the running executable, from `/proc/self/exe` (links resolved), or `nil` where there is
+    /// none to read.
+    static func executableDirectory() -> String? {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let count = buffer.withUnsafeMutableBufferPointer { raw in
+            raw.baseAddress.map { base in
+                base.withMemoryRebound(to: CChar.self, capacity: raw.count) { path in
+                    readlink("/proc/self/exe", path, raw.count - 1)
+                }
+            } ?? -1
+        }
+        guard count > 0, let path = SuggestCommandLine.validUTF8(Array(buffer.prefix(count))),
+            let slash = path.lastIndex(of: "/"), slash != path.startIndex
+        else { return nil }
+        return String(path[..<slash])
+    }
+
+    /// `path` made absolute against `io.currentDirectory` (itself against the process's working directory), so
+    /// that a printed command works from anywhere.
+    static func absolute(_ path: String, in io: CommandIO) -> String {
+        func joined(_ base: String, _ path: String) -> String {
+            if path == "." { return base }
+            return (base == "/" ? "" : base) + "/" + (path.hasPrefix("./") ? String(path.dropFirst(2)) : path)
+        }
+        if path.hasPrefix("/") { return path }
+        let base =
+            io.currentDirectory.hasPrefix("/")
+            ? io.currentDirectory : joined(workingDirectory() ?? ".", io.currentDirectory)
+        return joined(base, path)
+    }
+
+    /// The process's working directory.
+    static func workingDirectory() -> String? {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let found = buffer.withUnsafeMutableBufferPointer { raw in
+            raw.baseAddress.map { base in
+                base.withMemoryRebound(to: CChar.self, capacity: raw.count) { getcwd($0, raw.count) != nil }
+            } ?? false
+        }
+        guard found else { return nil }
+        return SuggestCommandLine.validUTF8(Array(buffer.prefix(while: { $0 != 0 })))
+    }
+
+    /// `word` as a POSIX shell reads it back: as it is when it holds only safe characters, else in single quotes.
     static func quoted(_ word: String) -> String {
-        word.contains(" ") || word.isEmpty ? "'" + word + "'" : word
+        let safe = word.unicodeScalars.allSatisfy { scalar in
+            (scalar >= "a" && scalar <= "z") || (scalar >= "A" && scalar <= "Z") || (scalar >= "0" && scalar <= "9")
+                || "-_./:=,+@%".unicodeScalars.contains(scalar)
+        }
+        if safe && !word.isEmpty { return word }
+        var quoted = "'"
+        for character in word { quoted += character == "'" ? "'\\''" : String(character) }
+        return TerminalText.escaped(quoted + "'")
     }
 
     /// Removes the throwaway store directory and its files (it holds only files, no subdirectories).

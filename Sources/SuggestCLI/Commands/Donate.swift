@@ -33,13 +33,14 @@ enum Donate: Command {
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
         try arguments.expectPositionals(atMost: 0)
         let interaction = try arguments.flag("--json") ? fromJSON(arguments, io) : fromFlags(arguments)
-        let store = try StoreOptions.open(arguments, io, maintaining: interaction.account)
+        let store = try StoreOptions.open(arguments, io, maintaining: interaction.account, creating: true)
         switch try store.record(interaction) {
-        case .recorded(let identifier): io.out("recorded \(identifier)\n")
-        case .duplicate(let identifier): io.out("already recorded \(identifier); nothing changed\n")
+        case .recorded(let identifier): try io.out("recorded \(TerminalText.escaped(identifier))\n")
+        case .duplicate(let identifier):
+            try io.out("already recorded \(TerminalText.escaped(identifier)); nothing changed\n")
         case .expired:
             let days = try store.retention().maximumAgeDays
-            io.out("not recorded: older than the store keeps donations (\(JSONWriter.format(days)) days; see 'suggest config')\n")
+            try io.out("not recorded: older than the store keeps donations (\(JSONWriter.format(days)) days; see 'suggest config')\n")
         }
         return ExitCode.success
     }
@@ -52,7 +53,7 @@ enum Donate: Command {
         if let given = flagOptions.first(where: { !arguments.values($0).isEmpty }) {
             throw CommandError.usage("\(given) cannot be combined with --json; put it in the JSON object")
         }
-        let bytes = try io.standardInput.readAll()
+        let bytes = try io.standardInput.readAll(what: "one donation JSON object (docs/donation-format.md)")
         let account = try StoreOptions.account(arguments)
         let interaction = try bytes.withUnsafeBufferPointer { buffer throws(InputError) in
             try Interaction(jsonBytes: buffer, defaultAccount: account)

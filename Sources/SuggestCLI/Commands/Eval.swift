@@ -30,8 +30,7 @@ enum Eval: Command {
             throw CommandError.usage("eval needs a FILE of donation JSON Lines; see 'suggest eval --help'")
         }
         let policies = try policies(arguments.value("--policy") ?? "default")
-        let cutoffs = try arguments.value("--k").map { text throws(InputError) in try Evaluator.parseCutoffs(text) }
-            ?? EvalResult.defaultCutoffs
+        let cutoffs = try arguments.value("--k").map(cutoffs) ?? EvalResult.defaultCutoffs
         let source: LineReader.Source = path == "-" ? .fileDescriptor(0, name: "standard input") : .file(path)
         let results: [EvalResult]
         do {
@@ -45,11 +44,20 @@ enum Eval: Command {
             io.err("suggest eval: wrote \(page)\n")
         }
         if arguments.flag("--json") {
-            for result in results { io.out(result.jsonText + "\n") }
+            for result in results { try io.out(result.jsonText + "\n") }
         } else {
-            io.out(EvalResult.table(results))
+            try io.out(EvalResult.table(results))
         }
         return ExitCode.success
+    }
+
+    /// `--k 1,3,8`: whole numbers in the grammar of every numeric option, spaces allowed after the commas.
+    static func cutoffs(_ text: String) throws -> [Int] {
+        for part in text.split(separator: ",", omittingEmptySubsequences: false) {
+            _ = try ValueParsing.wholeNumber(
+                String(part.trimmingPrefix(while: { $0 == " " })), option: "--k", in: 1...List.maximumLimit)
+        }
+        return try Evaluator.parseCutoffs(text)
     }
 
     static func policies(_ text: String) throws -> [RankingPolicy] {

@@ -14,8 +14,8 @@ enum Export: Command {
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
         try arguments.expectPositionals(atMost: 0)
         let account = try StoreOptions.account(arguments)
-        let store = try StoreOptions.open(arguments, io, maintaining: account)
-        try store.forEachDonation(account: account) { interaction in io.out(interaction.jsonLine + "\n") }
+        let store = try StoreOptions.open(arguments, io, maintaining: account, creating: false)
+        try store.forEachDonation(account: account) { interaction in try io.out(interaction.jsonLine + "\n") }
         return ExitCode.success
     }
 }

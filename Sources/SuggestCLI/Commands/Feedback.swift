@@ -19,16 +19,18 @@ enum Feedback: Command {
         }
         let account = try StoreOptions.account(arguments)
         let conversation = try Block.requiredConversation(arguments, command: name)
-        let store = try StoreOptions.open(arguments, io, maintaining: account)
+        let store = try StoreOptions.open(arguments, io, maintaining: account, creating: arguments.flag("--less"))
         if arguments.flag("--less") {
             let times = try store.suggestLess(conversation: conversation, account: account)
             let factor = store.policy.lessFactor
             var product = 1.0
             for _ in 0..<times { product *= factor }
-            io.out("\(conversation) will be suggested less (asked \(times)×: score × \(JSONWriter.format(product)))\n")
+            try io.out(
+                "\(TerminalText.escaped(conversation)) will be suggested less (asked \(times)×: score × "
+                    + "\(JSONWriter.format(product)))\n")
         } else {
             try store.resetFeedback(conversation: conversation, account: account)
-            io.out("forgot the feedback on \(conversation)\n")
+            try io.out("forgot the feedback on \(TerminalText.escaped(conversation))\n")
         }
         return ExitCode.success
     }

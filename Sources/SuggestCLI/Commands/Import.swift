@@ -28,7 +28,7 @@ enum Import: Command {
         let account = try StoreOptions.account(arguments)
         let enforceAccount = arguments.value("--account") != nil
         let quiet = arguments.flag("--quiet")
-        let store = try StoreOptions.open(arguments, io, maintaining: account)
+        let store = try StoreOptions.open(arguments, io, maintaining: account, creating: true)
         let options = ImportOptions(
             skipInvalid: arguments.flag("--skip-invalid"), defaultAccount: account,
             requiredAccount: enforceAccount ? account : nil)
@@ -37,21 +37,25 @@ enum Import: Command {
             var line = "suggest import: \(progress.lines) lines read"
             if let total = progress.totalBytes, total > 0 { line += " (\(progress.bytesRead * 100 / total)%)" }
             io.err(line + "\n")
-            io.standardError.flush()
+            try? io.standardError.flush()
         }, interruption: {})
         // Durable before it is reported, and a large import's log does not stay on disk for later commands to read.
         if report.recorded > 0 { try store.checkpoint() }
         for error in report.rejected.prefix(20) { io.err("suggest import: skipped \(error)\n") }
         if report.rejected.count > 20 {
-            io.err("suggest import: skipped \(report.rejected.count - 20) more invalid lines\n")
+            io.err("suggest import: skipped \(counted(report.rejected.count - 20, "more invalid line"))\n")
         }
-        var summary = "imported \(report.recorded) donation\(report.recorded == 1 ? "" : "s")"
+        var summary = "imported \(counted(report.recorded, "donation"))"
         if report.duplicates > 0 { summary += ", \(report.duplicates) already recorded" }
         if report.expired > 0 {
-            summary += ", \(report.expired) older than the retention period (not kept; see 'suggest config')"
+            // A public history (CollegeMsg is from 2004) is all older than the default 90 days: say how to keep it.
+            let days = JSONWriter.format(try store.retention().maximumAgeDays)
+            summary +=
+                ", \(report.expired) not kept: older than the store keeps donations (\(days) days; "
+                + "'suggest config --max-age-days 0' keeps everything)"
         }
-        if !report.rejected.isEmpty { summary += ", \(report.rejected.count) invalid lines skipped" }
-        io.out(summary + "\n")
+        if !report.rejected.isEmpty { summary += ", \(counted(report.rejected.count, "invalid line")) skipped" }
+        try io.out(summary + "\n")
         return ExitCode.success
     }
 }

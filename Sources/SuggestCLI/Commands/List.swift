@@ -1,4 +1,5 @@
 import SuggestCore
+import SuggestShare
 
 /// `suggest list`: the share sheet's row of suggestions now.
 enum List: Command {
@@ -9,7 +10,7 @@ enum List: Command {
     static let rankingOptions: [OptionSpec] = [
         .option("--limit", "N", "How many suggestions (default 8)."),
         .flag("--json", "Print the contract's JSON instead of a table."),
-        .flag("--explain", "Show each part of every score: short-term, long-term, content, people, feedback."),
+        .flag("--explain", "Show each part of every score: \(channelNames), content, people, feedback."),
         .option(
             "--at", "DATE",
             "Rank as of this moment instead of now (RFC 3339 or Unix seconds); donations dated after it count as fresher than fresh."),
@@ -20,39 +21,83 @@ enum List: Command {
         .option("--service", "NAME", "Only conversations of this service."),
         .option("--exclude", "ID", "A conversation not to suggest here.", repeatable: true),
     ]
-    static let discussion = """
-        Scores blend a short half-life (who you talk to this week) and a long one (who matters to you), with sent
-        messages counting more than received ones; see docs/ranking.md. Blocked conversations, and conversations
-        idle for longer than the store's idle limit, are never listed. The table shows each score relative to the
-        first suggestion's (1 = as strong as the first), as does the JSON's score; --explain adds every part, and the
-        raw log-score in the JSON.
+    /// The default policy's channels, `reply, latest, memory`: built every time a command that ranks starts, so
+    /// appended in a loop (a key path and `joined(separator:)` cost a search of the run-time conformance tables).
+    static var channelNames: String {
+        var names = ""
+        for channel in FrecencyPolicy.default.channels { names += (names.isEmpty ? "" : ", ") + channel.name }
+        return names
+    }
 
-        Examples:
-          suggest list --limit 5 --explain
-          suggest list --content-type public.jpeg --person u-17 --json
-        """
+    /// The help's account of the score, with the channels of the policy in use (names and half-lives from
+    /// `FrecencyPolicy.default`, so that the help cannot fall behind a retuned policy).
+    static var discussion: String {
+        let channels = FrecencyPolicy.default.channels
+        var names: [String] = []
+        for channel in channels {
+            var name = "\(channel.name) (half-life \(duration(channel.halfLife))"
+            if channel.aggregation == .latest { name += ", each conversation's latest message only" }
+            names.append(name + ")")
+        }
+        let paragraph =
+            "Scores add \(channels.count) channels, each decaying with its own half-life and each taking over where the "
+            + "faster one has faded: \(names.joined(separator: ", ")). Sent and received messages, groups and people "
+            + "weigh differently in each; content of the shared kind and people in the shared content raise a "
+            + "conversation; see docs/ranking.md. Blocked conversations, and conversations idle for longer than the "
+            + "store's idle limit, are never listed. Scores are relative to the first suggestion's (1 = as strong as "
+            + "the first), in the table and in --json; --explain adds every part, and in --json the raw log-score."
+        return wrapped(paragraph) + """
+
+
+            Examples:
+              suggest list --limit 5 --explain
+              suggest list --content-type public.jpeg --person u-17 --json
+            """
+    }
+
+    /// `300` seconds as `5 min`, `86400` as `1 d`.
+    static func duration(_ seconds: Double) -> String {
+        for (unit, name) in [(86_400.0, "d"), (3_600, "h"), (60, "min")] where seconds >= unit {
+            return JSONWriter.decimal(seconds / unit, significantDigits: 3) + " " + name
+        }
+        return JSONWriter.decimal(seconds, significantDigits: 3) + " s"
+    }
 
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
         try arguments.expectPositionals(atMost: 0)
         let account = try StoreOptions.account(arguments)
         let context = try rankingContext(arguments)
         let explain = arguments.flag("--explain")
-        let store = try StoreOptions.open(arguments, io, maintaining: account)
+        let store = try StoreOptions.open(arguments, io, maintaining: account, creating: false)
         let list = try store.suggestions(account: account, context: context, explain: explain)
         if arguments.flag("--json") {
-            io.out(list.jsonText + "\n")
+            try io.out(list.jsonText + "\n")
         } else {
-            io.out(SuggestionOutput.table(list.suggestions, at: context.at))
+            try io.out(SuggestionOutput.table(list.suggestions, at: context.at))
         }
         return ExitCode.success
     }
 
+    /// The most suggestions one request may ask for.
+    static let maximumLimit = RankingContext.Limits.suggestions
+
     /// The ranking context from the options `list` and `share` share.
+    ///
+    /// `--content-type` is checked as `share` checks an attachment's type (`Attachment.problem(withTypeIdentifier:)`):
+    /// one rule for a UTI on every way in. An empty `--person`, `--service` or `--exclude` names nothing and is
+    /// refused rather than silently matching nothing.
     static func rankingContext(_ arguments: ParsedArguments, extraContentTypes: [String] = []) throws(CommandError)
         -> RankingContext
     {
-        let limit = try arguments.positiveInteger("--limit") ?? 8
-        guard limit <= 1000 else { throw CommandError.usage("--limit is at most 1000") }
+        let limit = try arguments.wholeNumber("--limit", in: 1...maximumLimit) ?? 8
+        for type in arguments.values("--content-type") {
+            if let problem = Attachment.problem(withTypeIdentifier: type) {
+                throw CommandError.usage("--content-type: \(problem)")
+            }
+        }
+        for option in ["--person", "--service", "--exclude"] where arguments.values(option).contains("") {
+            throw CommandError.usage("\(option) must not be empty")
+        }
         return RankingContext(
             at: try ValueParsing.at(arguments), limit: limit,
             contentTypes: arguments.values("--content-type") + extraContentTypes, people: arguments.values("--person"),

@@ -50,8 +50,8 @@ enum Serve: Command {
                 "\(path) is missing: 'suggest serve' runs it; build it with the rest (swift build -c release) and "
                     + "install it beside suggest")
         }
-        io.standardOutput.flush()
-        io.standardError.flush()
+        try io.standardOutput.flush()
+        try io.standardError.flush()
         let argv = [serverExecutable, name] + arguments.arguments
         var pointers = argv.map { strdup($0) }
         pointers.append(nil)

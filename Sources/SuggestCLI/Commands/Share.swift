@@ -45,6 +45,11 @@ enum Share: Command {
         guard arguments.value("--conversation") == nil || arguments.value("--pick") == nil else {
             throw CommandError.usage("choose with --conversation ID or --pick N, not both")
         }
+        // A usage error, known before anything is read: what --send would send to is not on the command line.
+        guard !arguments.flag("--send") || arguments.value("--conversation") != nil || arguments.value("--pick") != nil
+        else {
+            throw CommandError.usage("--send needs the chosen conversation: give --conversation ID or --pick N")
+        }
         let readsJSON = arguments.flag("--json")
         if readsJSON, !arguments.values("--attachment").isEmpty || arguments.value("--text") != nil {
             throw CommandError.usage("--attachment and --text cannot be combined with --json; put them in the request")
@@ -59,10 +64,13 @@ enum Share: Command {
         }
         let request =
             readsJSON
-            ? try ShareRequest(jsonText: String(decoding: try io.standardInput.readAll(), as: UTF8.self))
+            ? try ShareRequest(
+                jsonText: String(
+                    decoding: try io.standardInput.readAll(what: "a share request JSON object (docs/share-flow.md)"),
+                    as: UTF8.self))
             : try ShareRequest(attachmentArguments: arguments.values("--attachment"), contentText: arguments.value("--text"))
         let choice: ShareFlow.Choice
-        if let pick = try arguments.positiveInteger("--pick") {
+        if let pick = try arguments.wholeNumber("--pick", in: 1...List.maximumLimit) {
             choice = .rank(pick)
         } else if let conversation = arguments.value("--conversation") {
             choice = .conversation(conversation)
@@ -72,14 +80,14 @@ enum Share: Command {
         let action: ShareFlow.Action = arguments.flag("--send") ? .send : arguments.flag("--cancel") ? .cancel : .preview
         let account = try StoreOptions.account(arguments)
         let context = try List.rankingContext(arguments)
-        let store = try StoreOptions.open(arguments, io, maintaining: account)
+        let store = try StoreOptions.open(arguments, io, maintaining: account, creating: false)
         let explain = arguments.flag("--explain")
         let result = try ShareFlow(target: target).run(
             request, choice: choice, action: action, account: account, context: context, in: store, explain: explain)
         if readsJSON || arguments.flag("--json-output") {
-            io.out(result.jsonText + "\n")
+            try io.out(result.jsonText + "\n")
         } else {
-            io.out(text(result, at: context.at))
+            try io.out(text(result, at: context.at))
         }
         if let failure = result.failure {
             io.err("suggest share: \(failure)\n")
@@ -88,25 +96,28 @@ enum Share: Command {
         return ExitCode.success
     }
 
-    /// The result for people.
+    /// The result for people: everything that came from the request, the rule or the store escaped for a terminal.
     static func text(_ result: ShareResult, at: Timestamp) -> String {
+        let escaped = TerminalText.escaped
         guard result.activated else {
-            return "The target does not apply to these items: \(result.reason ?? "its activation rule refused them").\n"
+            let reason = escaped(result.reason ?? "its activation rule refused them")
+            return "The target does not apply to these items: \(reason).\n"
         }
         var text = "Suggestions for this share"
-        if !result.contentTypes.isEmpty { text += " (" + result.contentTypes.joined(separator: ", ") + ")" }
+        if !result.contentTypes.isEmpty { text += " (" + escaped(result.contentTypes.joined(separator: ", ")) + ")" }
         text += ":\n" + SuggestionOutput.table(result.suggestions, at: at)
         if let chosen = result.preselected {
-            text += "\nPreselected: \(SuggestionOutput.title(chosen)) [\(chosen.conversationIdentifier)]"
+            text += "\nPreselected: \(SuggestionOutput.title(chosen)) "
+                + SuggestionOutput.identifier(chosen.conversationIdentifier)
             let people = chosen.recipients.map { $0.displayName ?? $0.customIdentifier ?? "?" }
-            if !people.isEmpty { text += "\n  recipients: " + people.joined(separator: ", ") }
-            if let image = chosen.image { text += "\n  image: \(image)" }
+            if !people.isEmpty { text += "\n  recipients: " + escaped(people.joined(separator: ", ")) }
+            if let image = chosen.image { text += "\n  image: \(escaped(image))" }
             text += "\n"
         } else if let reason = result.reason {
-            text += "\nNothing preselected: \(reason).\n"
+            text += "\nNothing preselected: \(escaped(reason)).\n"
         }
         switch result.outcome {
-        case .sent(let identifier): text += "Sent: recorded donation \(identifier) as an engaged suggestion.\n"
+        case .sent(let identifier): text += "Sent: recorded donation \(escaped(identifier)) as an engaged suggestion.\n"
         case .cancelled: text += "Cancelled: nothing was recorded.\n"
         case .preview:
             if result.preselected != nil { text += "Preview only: --send completes the share, --cancel cancels it.\n" }

@@ -19,16 +19,20 @@ public protocol JSONLineSource: AnyObject {
 extension JSONLineSource {
     /// The next donation line, decoded: its number and the donation, or why it is not one; `nil` at the end. Blank
     /// lines are skipped.
+    /// - Throws: `InputError` for a line longer than `maximumLineLength`: not a line an import could skip, since
+    ///   reading it to its end could take forever (`/dev/zero`); and what `nextLine` throws.
     public func nextDonation(defaultAccount: String) throws -> (line: Int, donation: Result<Interaction, InputError>)? {
         var result: Result<Interaction, InputError>?
+        var overlong = false
         while result == nil {
             let more = try nextLine { bytes in
                 if lineWasTooLong {
-                    result = .failure(Self.tooLong(maximumLineLength))
+                    overlong = true
                 } else if !LineStream.isBlank(bytes) {
                     result = Result { () throws(InputError) in try Interaction(jsonBytes: bytes, defaultAccount: defaultAccount) }
                 }
             }
+            if overlong { throw Self.tooLong(maximumLineLength).at(line: lineNumber) }
             guard more else { return nil }
         }
         return result.map { (lineNumber, $0) }
@@ -36,7 +40,7 @@ extension JSONLineSource {
 
     /// The error for a line over the limit.
     public static func tooLong(_ limit: Int) -> InputError {
-        InputError(field: nil, message: "the line is longer than \(limit >> 20) MiB")
+        InputError(field: nil, message: "the line is longer than \(limit >> 20) MiB (a donation is a few KB); nothing was imported")
     }
 }
 

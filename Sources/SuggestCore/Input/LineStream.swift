@@ -7,6 +7,9 @@ import CSystem
 /// before the line break, to a line longer than a limit and to a failed `read` is the caller's choice, because the
 /// commands that read lines have always differed there (see `CarriageReturns`, `maximumLineLength`, `OnReadError`).
 /// Line numbers are 1-based and count every line, blank ones too.
+///
+/// A line longer than `maximumLineLength` ends the stream: it is never read to its end, so an endless line
+/// (`suggest import /dev/zero`) is refused after the limit's worth of bytes, in bounded memory.
 public final class LineStream {
     /// Whether a line is blank: only spaces, tabs and `\r` (the end of a line written on Windows), which every
     /// JSON Lines reader here skips.
@@ -45,6 +48,10 @@ public final class LineStream {
         public var reason: String { strerror(code).map { String(cString: $0) } ?? "error \(code)" }
     }
 
+    /// The longest line of donation JSON Lines that `import` and `eval` read (64 MiB): a donation is a few KB, and a
+    /// line past this is not one.
+    public static let donationLineLimit = 64 << 20
+
     /// The descriptor read, or -1 for bytes in memory.
     private let descriptor: Int32
     private let closesDescriptor: Bool
@@ -62,14 +69,18 @@ public final class LineStream {
     private var searched = 0
     private var atEnd = false
     private let memoryCount: Int?
-    private var skippingLongLine = false
+    /// Whether the stream stopped at a line longer than `maximumLineLength`: it hands out nothing more.
+    private var stoppedAtLongLine = false
+    /// Whether a UTF-8 byte-order mark at the start of the input is still to be looked for (and dropped).
+    private var byteOrderMarkPending: Bool
 
-    /// Lines longer than this (`nil`: no limit) are not kept whole: `nextLine` hands over an empty line and sets
-    /// `lineWasTooLong`. The part read so far is dropped whenever it passes the limit before its line break comes,
-    /// so memory stays bounded (`import /dev/zero`); with reads of `chunkSize`, a line up to a read longer than the
-    /// limit may still pass whole.
+    /// The longest line (`nil`: no limit), in bytes without its line break, that the stream hands out. A longer line
+    /// ends the stream as soon as its length is known to pass the limit (after at most one more read): `nextLine`
+    /// hands it over empty with `lineWasTooLong` set, `nextBatch` names it in `LineBatch.overlongLine`, and nothing
+    /// after it is read. The stream holds at most the limit plus one read.
     public let maximumLineLength: Int?
-    /// Whether the line `nextLine` returned last was cut for being longer than `maximumLineLength`.
+    /// Whether the line `nextLine` returned last was longer than `maximumLineLength`: it was handed over empty, and
+    /// the stream ends there.
     public private(set) var lineWasTooLong = false
     /// The number of the line handed out last (1-based); after a batch, of the batch's last line.
     public private(set) var lineNumber = 0
@@ -80,11 +91,15 @@ public final class LineStream {
     /// - Parameters:
     ///   - closesDescriptor: whether the stream closes `descriptor` when it goes.
     ///   - chunkSize: the size of one `read`.
+    ///   - skipsByteOrderMark: whether a UTF-8 byte-order mark (`EF BB BF`) at the very start of the input is
+    ///     dropped, as editors on Windows write one; it is not part of the first line then, nor of `bytesRead`'s
+    ///     lines (it counts as read).
     public init(
         descriptor: Int32, closesDescriptor: Bool = false, chunkSize: Int = 1 << 20,
         maximumLineLength: Int? = nil, carriageReturns: CarriageReturns = .drop,
-        onReadError: OnReadError = .throwError
+        onReadError: OnReadError = .throwError, skipsByteOrderMark: Bool = false
     ) {
+        byteOrderMarkPending = skipsByteOrderMark
         self.descriptor = descriptor
         self.closesDescriptor = closesDescriptor
         self.chunkSize = max(chunkSize, 1)
@@ -100,8 +115,10 @@ public final class LineStream {
 
     /// Reads bytes in memory, all of them at once.
     public init(
-        bytes: [UInt8], maximumLineLength: Int? = nil, carriageReturns: CarriageReturns = .drop
+        bytes: [UInt8], maximumLineLength: Int? = nil, carriageReturns: CarriageReturns = .drop,
+        skipsByteOrderMark: Bool = false
     ) {
+        byteOrderMarkPending = skipsByteOrderMark
         descriptor = -1
         closesDescriptor = false
         chunkSize = 1
@@ -121,13 +138,15 @@ public final class LineStream {
     /// - Throws: `SystemError` when `open` fails.
     public convenience init(
         path: String, chunkSize: Int = 1 << 20, maximumLineLength: Int? = nil,
-        carriageReturns: CarriageReturns = .drop, onReadError: OnReadError = .throwError
+        carriageReturns: CarriageReturns = .drop, onReadError: OnReadError = .throwError,
+        skipsByteOrderMark: Bool = false
     ) throws(SystemError) {
         let descriptor = system_open(path, O_RDONLY)
         guard descriptor >= 0 else { throw .current }
         self.init(
             descriptor: descriptor, closesDescriptor: true, chunkSize: chunkSize,
-            maximumLineLength: maximumLineLength, carriageReturns: carriageReturns, onReadError: onReadError)
+            maximumLineLength: maximumLineLength, carriageReturns: carriageReturns, onReadError: onReadError,
+            skipsByteOrderMark: skipsByteOrderMark)
     }
 
     deinit {
@@ -144,56 +163,125 @@ public final class LineStream {
     }
 
     /// The next line's bytes, without its line break, or `nil` at the end of the input. The bytes are valid until
-    /// the next call on this stream.
+    /// the next call on this stream. A line longer than `maximumLineLength` is handed over empty, with
+    /// `lineWasTooLong` set, and is the last one.
     /// - Throws: `SystemError` when a `read` fails and the stream was made with `.throwError`.
     /// - Complexity: O(n) in the length of the line, amortised.
     public func nextLine() throws(SystemError) -> UnsafeBufferPointer<UInt8>? {
+        guard !stoppedAtLongLine else { return nil }
+        try dropByteOrderMark()
         var newline = firstNewline()
         while newline == nil && !atEnd {
-            if try fill(droppingLongLine: true) { newline = firstNewline() } else { atEnd = true }
+            // One byte of slack: a `\r` that the line break would drop does not count.
+            if let maximumLineLength, end - start > maximumLineLength + 1 { return cutLongLine() }
+            if try fill() { newline = firstNewline() } else { atEnd = true }
         }
         let lineEnd: Int
+        let consumed: Int
         if let newline {
-            bytesRead += newline + 1 - start
+            consumed = newline + 1 - start
             lineEnd = newline - (carriageReturns != .keep && endsInCarriageReturn(start, newline) ? 1 : 0)
         } else {
             // The input has ended: what is left is a last line without a line break, if anything.
-            guard start < end || skippingLongLine else { return nil }
-            bytesRead += end - start
+            guard start < end else { return nil }
+            consumed = end - start
             lineEnd = end - (carriageReturns == .drop && endsInCarriageReturn(start, end) ? 1 : 0)
         }
+        if let maximumLineLength, lineEnd - start > maximumLineLength { return cutLongLine() }
+        bytesRead += consumed
         lineNumber += 1
-        let lineStart = skippingLongLine ? lineEnd : start
+        let lineStart = start
         start = newline.map { $0 + 1 } ?? end
         searched = 0
-        lineWasTooLong = skippingLongLine
-        skippingLongLine = false
+        lineWasTooLong = false
         return UnsafeBufferPointer(start: storage + lineStart, count: lineEnd - lineStart)
     }
 
+    /// Ends the stream at the line that begins at `start`, which is longer than `maximumLineLength`, and hands it
+    /// over empty.
+    private func cutLongLine() -> UnsafeBufferPointer<UInt8> {
+        lineNumber += 1
+        lineWasTooLong = true
+        stoppedAtLongLine = true
+        atEnd = true
+        start = end
+        searched = 0
+        return UnsafeBufferPointer(start: storage + start, count: 0)
+    }
+
     /// The next run of whole lines, at least `minimumBytes` long unless the input ends first (a line longer than
-    /// that makes a batch of its own), or `nil` at the end of the input. `maximumLineLength` does not apply.
+    /// that makes a batch of its own), or `nil` at the end of the input.
+    ///
+    /// A line longer than `maximumLineLength` ends the stream: the batch holds the lines before it (perhaps none) and
+    /// names it in `overlongLine`, and the next call returns `nil`.
     /// - Throws: `SystemError` when a `read` fails and the stream was made with `.throwError`; the lines read since
     ///   the last batch are then not handed out.
+    /// - Complexity: O(n) in the bytes of the batch.
     public func nextBatch(minimumBytes: Int) throws(SystemError) -> LineBatch? {
-        while !atEnd && (end - start < minimumBytes || firstNewline() == nil) {
-            if !(try fill(droppingLongLine: false)) { atEnd = true }
+        guard !stoppedAtLongLine else { return nil }
+        try dropByteOrderMark()
+        // `whole`: how many bytes from `start` are whole lines; `scanned`: how far the search for the last line
+        // break got. Both are offsets from `start`, which `fill` may move.
+        var whole = 0
+        var scanned = 0
+        func scan() {
+            var from = start + scanned
+            while from < end, let found = memchr(storage + from, 0x0A, end - from) {
+                from = UnsafeRawPointer(storage).distance(to: UnsafeRawPointer(found)) + 1
+                whole = from - start
+            }
+            scanned = end - start
         }
-        var cut = end
-        if !atEnd {
-            while storage[cut - 1] != 0x0A { cut -= 1 }
+        scan()
+        var unfinishedTooLong = false
+        while !atEnd {
+            if whole > 0 && end - start >= minimumBytes { break }
+            if let maximumLineLength, end - start - whole > maximumLineLength + 1 {
+                unfinishedTooLong = true
+                break
+            }
+            if try fill() { scan() } else { atEnd = true }
         }
-        guard cut > start else { return nil }
-        let lines = UnsafeBufferPointer(start: storage + start, count: cut - start)
-        let batch = LineBatch(bytes: Array(lines), firstLine: lineNumber + 1, carriageReturns: carriageReturns)
-        var breaks = 0
-        for byte in lines where byte == 0x0A { breaks += 1 }
-        lineNumber += breaks + (storage[cut - 1] == 0x0A ? 0 : 1)
-        bytesRead += cut - start
+        // What the batch may hold: its whole lines, and at the end of the input the last line without a break.
+        let cut = atEnd && !unfinishedTooLong ? end : start + whole
+        var overlong: Int?
+        var lineStart = start
+        var lines = 0
+        while lineStart < cut {
+            let found = memchr(storage + lineStart, 0x0A, cut - lineStart)
+            let lineEnd = found.map { UnsafeRawPointer(storage).distance(to: UnsafeRawPointer($0)) } ?? cut
+            if let maximumLineLength {
+                let dropsReturn = found == nil ? carriageReturns == .drop : carriageReturns != .keep
+                let length = lineEnd - lineStart - (dropsReturn && endsInCarriageReturn(lineStart, lineEnd) ? 1 : 0)
+                if length > maximumLineLength {
+                    overlong = lineNumber + lines + 1
+                    break
+                }
+            }
+            lines += 1
+            lineStart = lineEnd + 1
+        }
+        let batchEnd = min(lineStart, cut)
+        if overlong == nil && unfinishedTooLong { overlong = lineNumber + lines + 1 }
+        guard batchEnd > start || overlong != nil else { return nil }
+        let batch = LineBatch(
+            bytes: Array(UnsafeBufferPointer(start: storage + start, count: batchEnd - start)),
+            firstLine: lineNumber + 1, carriageReturns: carriageReturns, overlongLine: overlong)
+        lineNumber += lines
+        bytesRead += batchEnd - start
+        if let overlong {
+            lineNumber = overlong
+            lineWasTooLong = true
+            stoppedAtLongLine = true
+            atEnd = true
+            start = end
+            searched = 0
+            return batch
+        }
         // What is left is the start of one line: move it to the front now, while it is short, so that the reads
         // for the next batch do not have to move a batch's worth of lines.
-        memmove(storage, storage + cut, end - cut)
-        end -= cut
+        memmove(storage, storage + batchEnd, end - batchEnd)
+        end -= batchEnd
         start = 0
         searched = 0
         return batch
@@ -203,7 +291,9 @@ public final class LineStream {
     /// than `maximumLineLength`, which the caller reports: it never gets a part of the input as if it were all.
     /// - Throws: `SystemError` when a `read` fails and the stream was made with `.throwError`.
     public func readAll() throws(SystemError) -> [UInt8]? {
-        while !atEnd, try fill(droppingLongLine: false) {
+        guard !stoppedAtLongLine else { return nil }
+        try dropByteOrderMark()
+        while !atEnd, try fill() {
             if let maximumLineLength, end - start > maximumLineLength { return nil }
         }
         atEnd = true
@@ -213,6 +303,19 @@ public final class LineStream {
         searched = 0
         bytesRead += rest.count
         return rest
+    }
+
+    /// Drops a UTF-8 byte-order mark at the very start of the input, when the stream was made to, once.
+    private func dropByteOrderMark() throws(SystemError) {
+        guard byteOrderMarkPending else { return }
+        while end - start < 3 && !atEnd {
+            if !(try fill()) { atEnd = true }
+        }
+        byteOrderMarkPending = false
+        if end - start >= 3 && storage[start] == 0xEF && storage[start + 1] == 0xBB && storage[start + 2] == 0xBF {
+            start += 3
+            bytesRead += 3
+        }
     }
 
     private func endsInCarriageReturn(_ lineStart: Int, _ lineEnd: Int) -> Bool {
@@ -230,14 +333,8 @@ public final class LineStream {
     }
 
     /// Reads one more chunk after `end`.
-    /// - Parameter droppingLongLine: whether an unfinished line past `maximumLineLength` is dropped first.
     /// - Returns: `false` at the end of the input (or at a failed `read`, with `.endInput`).
-    private func fill(droppingLongLine: Bool) throws(SystemError) -> Bool {
-        if droppingLongLine, let maximumLineLength, end - start > maximumLineLength {
-            end = start
-            searched = 0
-            skippingLongLine = true
-        }
+    private func fill() throws(SystemError) -> Bool {
         guard descriptor >= 0 else { return false }
         if capacity - end < chunkSize {
             let kept = end - start
@@ -274,11 +371,17 @@ public struct LineBatch: Sendable {
     public var firstLine: Int
     /// What the stream does to a `\r` at the end of a line, done here too.
     public var carriageReturns: LineStream.CarriageReturns
+    /// The number of the line right after these when it is longer than the stream's `maximumLineLength`: the stream
+    /// stopped there, and that line is in no batch.
+    public var overlongLine: Int?
 
-    public init(bytes: [UInt8], firstLine: Int, carriageReturns: LineStream.CarriageReturns = .drop) {
+    public init(
+        bytes: [UInt8], firstLine: Int, carriageReturns: LineStream.CarriageReturns = .drop, overlongLine: Int? = nil
+    ) {
         self.bytes = bytes
         self.firstLine = firstLine
         self.carriageReturns = carriageReturns
+        self.overlongLine = overlongLine
     }
 
     /// Calls `body` with each line's bytes (without its line break, `\r` as the stream treats it) and number.

@@ -4,6 +4,12 @@ extension Interaction {
     /// The longest string the contract accepts, in UTF-8 bytes.
     public static let maximumStringBytes = 4096
 
+    /// The most recipients one donation may name (docs/donation-format.md): as many as the largest groups of the
+    /// common messengers hold (Signal's and WhatsApp's 1,024). A suggestion shows its conversation's people, so a
+    /// donation naming 100,000 made `list --json --limit 3` 6.4 MB; a larger group is donated with its name and a
+    /// part of its members.
+    public static let maximumRecipients = 1024
+
     /// Reads one donation from parsed JSON, validating it exactly as the contract says.
     ///
     /// Unknown members are ignored so that newer writers can add fields. `content` (the message text) is read
@@ -39,6 +45,14 @@ extension Interaction {
             throw InputError(field: "intent", message: "is required (an object with conversationIdentifier)")
         }
         let intent = try SendMessageIntent(json: intentValue, path: "intent")
+        // Checked on the donation, not in `SendMessageIntent(json:path:)`: the store reads the intents it kept
+        // through that, and one kept before the limit must still read.
+        guard intent.recipients.count <= Interaction.maximumRecipients else {
+            throw InputError(
+                field: "intent.recipients",
+                message: "names \(intent.recipients.count) people, more than the \(Interaction.maximumRecipients) a "
+                    + "donation may name; give a large group's speakableGroupName and a part of its members")
+        }
         let engaged = try reader.bool(json, "engagedSuggestion") ?? false
         self.init(
             account: account, identifier: identifier, groupIdentifier: groupIdentifier, date: date,

@@ -90,6 +90,8 @@ struct InteractionDecoder {
         }
         let resolvedAccount = account ?? defaultAccount
         guard !resolvedAccount.isEmpty, identifier != "", let date, let intent else { throw GiveUp() }
+        // The tree path's limit on a donation's recipients (not on an intent read alone: the store's kept intents).
+        guard intent.recipients.count <= Interaction.maximumRecipients else { throw GiveUp() }
         return Interaction(
             account: resolvedAccount, identifier: identifier, groupIdentifier: groupIdentifier, date: date,
             direction: direction, intent: intent, isEngagedSuggestion: engaged)

@@ -42,11 +42,11 @@ final class ParsingLineFeed {
             lines.reserveCapacity(Self.batchSize)
             var more = true
             while more {
+                var overlong = false
                 do {
                     more = try source.nextLine { bytes in
                         if source.lineWasTooLong {
-                            let error = InputError(field: nil, message: "the line is longer than \(source.maximumLineLength >> 20) MiB")
-                            lines.append(ParsedLine(line: source.lineNumber, donation: .failure(error)))
+                            overlong = true
                             return
                         }
                         if LineStream.isBlank(bytes) { return }  // blank lines are allowed
@@ -57,6 +57,17 @@ final class ParsingLineFeed {
                     lines.reverse()
                     if !lines.isEmpty, !pipe.put(.success(Batch(lines: lines, bytesRead: source.bytesRead))) { return }
                     _ = pipe.put(.failure(error))
+                    return
+                }
+                if overlong {
+                    // Not a line `--skip-invalid` could skip: the stream stops there rather than read an endless
+                    // line to its end. The lines before it first, so that an earlier invalid line is the error.
+                    lines.reverse()
+                    if !lines.isEmpty, !pipe.put(.success(Batch(lines: lines, bytesRead: source.bytesRead))) { return }
+                    let message =
+                        "the line is longer than \(source.maximumLineLength >> 20) MiB (a donation is a few KB); "
+                        + "nothing was imported"
+                    _ = pipe.put(.failure(InputError(field: nil, message: message, line: source.lineNumber)))
                     return
                 }
                 if lines.count >= Self.batchSize || (!more && !lines.isEmpty) {

@@ -49,8 +49,10 @@ public struct ShareFlow: Sendable {
             !context.contentTypes.contains { $0.lowercased() == type.lowercased() }
         }
         let decision = target.evaluate(request)
+        // A rule's refusal can quote the rule, and a rule can be megabytes long: the reason stays readable.
         var result = ShareResult(
-            activated: decision.activated, suggestions: [], preselected: nil, reason: decision.reason,
+            activated: decision.activated, suggestions: [], preselected: nil,
+            reason: decision.reason.map { Self.capped($0) },
             outcome: action == .cancel ? .cancelled : .preview, contentTypes: request.contentTypes, failure: nil)
         guard decision.activated else {
             if action == .send { result.failure = "nothing was sent: the target does not apply to these items" }
@@ -72,6 +74,14 @@ public struct ShareFlow: Sendable {
             }
         }
         return result
+    }
+
+    /// The longest reason a result gives, in characters.
+    public static let maximumReasonLength = 500
+
+    static func capped(_ reason: String) -> String {
+        guard reason.count > maximumReasonLength else { return reason }
+        return String(reason.prefix(maximumReasonLength - 1)) + "…"
     }
 
     /// Resolves the chosen conversation and checks that it may be preselected; otherwise says why.

@@ -1,0 +1,205 @@
+import SuggestCore
+import SuggestTestSupport
+import Testing
+
+@testable import SuggestCLI
+
+/// The "smaller things" of issue 13, through the built binary: each with the exact output a newcomer sees.
+@Suite struct SmallerThingsTests {
+    let directory: TemporaryDirectory
+    var store: String { directory.path + "/store" }
+
+    init() throws {
+        directory = try TemporaryDirectory("cli-small")
+        let setup = SuggestProcess.run(["config", "--max-age-days", "0", "--idle-days", "0", "--store", store])
+        guard setup.status == 0 else { throw HarnessError(setup.standardError) }
+    }
+
+    func suggest(_ arguments: String..., input: String = "") -> SuggestProcess.Result {
+        SuggestProcess.run(arguments + ["--store", store], input: input)
+    }
+
+    /// `share --send` without a choice is a usage error, found before anything is read.
+    @Test func shareSendWithoutAPickIsAUsageError() {
+        let result = suggest("share", "--attachment", "public.jpeg=a", "--send")
+        #expect(result.status == 64)
+        #expect(
+            result.standardError
+                == "suggest share: --send needs the chosen conversation: give --conversation ID or --pick N\n")
+        #expect(result.standardOutput.isEmpty)
+    }
+
+    /// One number grammar, with the range in the message.
+    @Test(arguments: [
+        (
+            ["list", "--limit", "99999999999999999999"],
+            "suggest list: --limit takes a whole number from 1 to 1000, not '99999999999999999999'"
+        ),
+        (["list", "--limit", "+5"], "suggest list: --limit takes a whole number from 1 to 1000, not '+5'"),
+        (["list", "--limit", "1e3"], "suggest list: --limit takes a whole number from 1 to 1000, not '1e3'"),
+        (["list", "--limit", " 5"], "suggest list: --limit takes a whole number from 1 to 1000, not ' 5'"),
+        (["list", "--limit", "0"], "suggest list: --limit takes a whole number from 1 to 1000, not '0'"),
+        (["list", "--limit", "1001"], "suggest list: --limit takes a whole number from 1 to 1000, not '1001'"),
+        (["share", "--pick", "0x1"], "suggest share: --pick takes a whole number from 1 to 1000, not '0x1'"),
+        (
+            ["config", "--max-age-days", "1e3"],
+            "suggest config: --max-age-days takes a number of days from 0 to 1000000 (fractions allowed, as in 1.5), not '1e3'"
+        ),
+        (
+            ["config", "--idle-days", "-1"],
+            "suggest config: --idle-days takes a number of days from 0 to 1000000 (fractions allowed, as in 1.5), not '-1'"
+        ),
+        (
+            ["config", "--idle-days", "1."],
+            "suggest config: --idle-days takes a number of days from 0 to 1000000 (fractions allowed, as in 1.5), not '1.'"
+        ),
+    ])
+    func numbersHaveOneGrammarAndSayTheirRange(_ arguments: [String], _ message: String) {
+        let result = SuggestProcess.run(arguments + ["--store", store])
+        #expect(result.status == 64)
+        #expect(result.standardError == message + "\n")
+    }
+
+    @Test func numbersInTheGrammarAreAccepted() {
+        #expect(suggest("list", "--limit", "1000").status == 0)
+        #expect(suggest("list", "--limit", "007").status == 0)
+        let config = suggest("config", "--idle-days", "1.5")
+        #expect(config.status == 0 && config.standardOutput.contains("idle-days     1.5\n"), "\(config.standardOutput)")
+        let sample = Suggest.packageRoot + "/SampleData/donations.jsonl"
+        #expect(SuggestProcess.run(["eval", sample, "--k", "1, 3,5"]).status == 0)
+        #expect(
+            SuggestProcess.run(["eval", sample, "--k", "1,+3"]).standardError
+                == "suggest eval: --k takes a whole number from 1 to 1000, not '+3'\n")
+    }
+
+    /// "1 invalid line", not "1 invalid lines"; plurals everywhere a count is printed.
+    @Test func countsOfOneAreSingular() throws {
+        let good = #"{"date":"2026-11-29T10:00:00Z","intent":{"conversationIdentifier":"c"}}"#
+        let skipped = suggest("import", "-", "--skip-invalid", input: good + "\n{\n")
+        #expect(skipped.standardOutput == "imported 1 donation, 1 invalid line skipped\n")
+        try writeFile(directory.path + "/college.txt", "1 2 1082040961\n")
+        let converted = SuggestProcess.run(["convert", "collegemsg", directory.path + "/college.txt"])
+        #expect(converted.standardError == "suggest convert: 1 message, 2 donations\n")
+        #expect(
+            counted(1, "person", plural: "people") == "1 person" && counted(2, "person", plural: "people") == "2 people"
+        )
+    }
+
+    /// `donate --json` and `share --json` with nothing on standard input say so.
+    @Test func emptyStandardInputSaysItIsEmpty() {
+        let donate = suggest("donate", "--json", input: "")
+        #expect(donate.status == 64)
+        #expect(
+            donate.standardError
+                == "suggest donate: standard input is empty; give one donation JSON object (docs/donation-format.md)\n")
+        let blank = suggest("donate", "--json", input: " \n\t\r\n")
+        #expect(blank.status == 64 && blank.standardError.hasPrefix("suggest donate: standard input is empty"))
+        let share = suggest("share", "--json", input: "")
+        #expect(share.status == 64 && share.standardError.hasPrefix("suggest share: standard input is empty"))
+    }
+
+    /// A UTF-8 byte-order mark at the start of a file is accepted by import and eval (and the converters and
+    /// `donate --json`); elsewhere it is still not JSON.
+    @Test func aByteOrderMarkAtTheStartIsAccepted() throws {
+        let line =
+            #"{"identifier":"b-1","date":"2026-11-29T10:00:00Z","direction":"outgoing","intent":{"conversationIdentifier":"c"}}"#
+        let second =
+            #"{"identifier":"b-2","date":"2026-11-29T11:00:00Z","direction":"outgoing","intent":{"conversationIdentifier":"c"}}"#
+        let path = directory.path + "/bom.jsonl"
+        try writeFile(path, [0xEF, 0xBB, 0xBF] + Array((line + "\n" + second + "\n").utf8))
+        let imported = suggest("import", path)
+        #expect(
+            imported.status == 0 && imported.standardOutput == "imported 2 donations\n", "\(imported.standardError)")
+        let fromStandardInput = suggest("import", "-", input: "\u{FEFF}" + line + "\n")
+        #expect(fromStandardInput.status == 0, "\(fromStandardInput.standardError)")
+        let evaluated = SuggestProcess.run(["eval", path, "--json"])
+        #expect(
+            evaluated.status == 0 && evaluated.standardOutput.contains(#""donations":2"#), "\(evaluated.standardError)")
+        let donated = suggest("donate", "--json", input: "\u{FEFF}" + line)
+        #expect(donated.status == 0 && donated.standardOutput == "already recorded b-1; nothing changed\n")
+        // Only at the very start: on the second line it is an invalid character, named by its line.
+        let later = suggest("import", "-", input: line + "\n\u{FEFF}" + second + "\n")
+        #expect(
+            later.status == 64 && later.standardError.hasPrefix("suggest import: invalid input: line 2: invalid JSON"))
+    }
+
+    /// `list --content-type` checks a UTI as `share --attachment` does; empty context values are refused.
+    @Test(arguments: ["a b", "", "public/jpeg", "a\u{1B}b"])
+    func contentTypesAreCheckedAsShareChecksThem(_ type: String) {
+        let list = suggest("list", "--content-type", type)
+        let share = suggest("share", "--attachment", type + "=x")
+        #expect(list.status == 64 && share.status == 64, "\(list.standardError) \(share.standardError)")
+        #expect(list.standardError.hasPrefix("suggest list: --content-type: "), "\(list.standardError)")
+        #expect(share.standardError.contains("--attachment: "), "\(share.standardError)")
+        if !type.isEmpty {
+            // The same words for the same identifier.
+            let listReason = list.standardError.split(separator: ": ", maxSplits: 2).last
+            let shareReason = share.standardError.split(separator: ": ").last
+            #expect(listReason == shareReason, "\(list.standardError) \(share.standardError)")
+        }
+    }
+
+    @Test(arguments: [
+        ("list", "--person"), ("list", "--service"), ("list", "--exclude"), ("delete", "--conversation"),
+        ("delete", "--identifier"), ("delete", "--group-identifier"),
+    ])
+    func emptyValuesThatNameNothingAreRefused(_ command: String, _ option: String) {
+        let result = suggest(command, option, "")
+        #expect(result.status == 64 && result.standardError == "suggest \(command): \(option) must not be empty\n")
+    }
+
+    /// The help describes the policy in use: its channels by name and half-life, not "two half-lives".
+    @Test func helpDescribesTheChannelsOfThePolicy() {
+        // Read as one paragraph: the help is wrapped at spaces.
+        let help = SuggestProcess.run(["list", "--help"]).standardOutput.split(separator: "\n").joined(separator: " ")
+        #expect(!help.contains("short-term") && !help.contains("long one") && !help.contains("two half-lives"))
+        for channel in FrecencyPolicy.default.channels {
+            #expect(help.contains(channel.name + " (half-life "), "\(channel.name)")
+        }
+        #expect(help.contains("reply (half-life 5 min), latest (half-life 1 d"), "\(help)")
+        #expect(
+            help.contains(
+                "--explain           Show each part of every score: reply, latest, memory, content, people, feedback."))
+        let share = SuggestProcess.run(["share", "--help"]).standardOutput
+        #expect(share.contains("reply, latest, memory") && !share.contains("short-term"))
+    }
+
+    /// `convert` quotes a field of a binary file as escapes, 40 bytes at most.
+    @Test func convertQuotesBinaryBytesAsEscapes() throws {
+        let path = directory.path + "/binary.txt"
+        try writeFile(
+            path,
+            Array("1 2 ".utf8) + [0x1B, 0x5B, 0x32, 0x4A, 0x7F, 0x00, 0xFF] + Array(repeating: 0x41, count: 60) + [0x0A]
+        )
+        let result = SuggestProcess.run(["convert", "collegemsg", path])
+        #expect(result.status == 64)
+        #expect(
+            result.standardError
+                == "suggest convert: \(path), line 1: UNIXTS \"\\x1B[2J\\x7F\\x00\\xFF"
+                + String(repeating: "A", count: 33)
+                + "…\" is not a Unix time\n")
+    }
+
+    /// A donation naming more than 1,024 recipients is refused by name, from flags and from a file.
+    @Test func aDonationNamesAtMost1024Recipients() {
+        var arguments = ["donate", "--conversation", "crowd"]
+        for index in 0..<1_025 { arguments += ["--recipient", "u-\(index)"] }
+        let flags = SuggestProcess.run(arguments + ["--store", store])
+        #expect(flags.status == 64)
+        #expect(
+            flags.standardError.hasPrefix(
+                "suggest donate: invalid input: intent.recipients: names 1025 people, more than the 1024"))
+        let fits = SuggestProcess.run(Array(arguments.dropLast(2)) + ["--store", store])
+        #expect(fits.status == 0, "\(fits.standardError)")
+    }
+
+    /// A history older than the retention (CollegeMsg is from 2004) is not kept, and the summary says how to keep it.
+    @Test func anOldHistorySaysHowToKeepIt() {
+        let old = #"{"date":"2004-04-15T14:56:01Z","intent":{"conversationIdentifier":"u2"}}"#
+        let result = SuggestProcess.run(["import", "-", "--store", directory.path + "/fresh"], input: old + "\n")
+        #expect(
+            result.standardOutput
+                == "imported 0 donations, 1 not kept: older than the store keeps donations (90 days; 'suggest config --max-age-days 0' keeps everything)\n"
+        )
+    }
+}
