@@ -90,7 +90,7 @@ final class AnchorReplay: AccountReplay {
                 }
             }
         }
-        return RankedTarget(rank: before + 1, covered: covered)
+        return RankedTarget(rank: before + 1, covered: covered, lastDate: Timestamp(seconds: last))
     }
 
     /// zoxide's factor for the age of the last access (here: the last outgoing donation).

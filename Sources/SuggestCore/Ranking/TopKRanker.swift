@@ -15,6 +15,12 @@ public struct TopKRanker {
         scorer = Scorer(policy: policy, context: context, tree: tree)
     }
 
+    /// A ranker that scores with `scorer`: for channel weights of the query's own, such as an account's learned
+    /// weights (`Scorer.init(policy:context:channelWeights:tree:)`).
+    public init(scorer: Scorer) {
+        self.scorer = scorer
+    }
+
     /// Statistics of one query, for benchmarks.
     public struct Statistics: Sendable, Equatable {
         public var sortedAccesses = 0
@@ -54,12 +60,16 @@ public struct TopKRanker {
     /// when the context does not admit it. Replay evaluation asks this at every outgoing donation.
     ///
     /// A small source is scanned: scoring a few dozen conversations costs less than opening the sorted lists.
-    /// A larger one is walked only as far as a conversation could still rank before the target.
+    /// A larger one is walked only as far as a conversation could still rank before the target, and never past
+    /// `depth` conversations that do: a rank of `depth + 1` means "deeper than `depth`", so that the cost of a
+    /// target in the tail of a large account stays bounded by the depth instead of growing with its rank.
+    /// - Parameter depth: the deepest rank reported exactly (at least 1); `Int.max` for the exact rank always.
     /// - Complexity: O(n) for n ≤ `scanLimit` conversations; otherwise like `countRankingBefore`.
-    public func rank(of reference: Int64, in source: some RankingSource) throws -> (Int, RankedConversation)? {
+    public func rank(of reference: Int64, in source: some RankingSource, depth: Int = .max) throws -> (Int, RankedConversation)? {
+        precondition(depth >= 1, "a depth of at least 1")
         guard let target = try rank(reference, in: source, matchedPeople: 0, explain: false) else { return nil }
         guard try source.conversationCount() <= Self.scanLimit else {
-            return (try countRankingBefore(target, in: source) + 1, target)
+            return (try countRankingBefore(target, in: source, limit: depth) + 1, target)
         }
         var before = 0
         for other in try source.allReferences() where other != reference {
@@ -69,17 +79,22 @@ public struct TopKRanker {
                 before += 1
             }
         }
-        return (before + 1, target)
+        return (min(before, depth) + 1, target)
     }
 
     /// Up to this many conversations, `rank(of:in:)` scans rather than walks (measured on CollegeMsg replay).
     public static let scanLimit = 64
 
     /// How many admitted conversations rank before `target` (so its rank is this plus one), walking the sorted
-    /// lists only as far as a conversation could still beat it. Replay evaluation uses it for targets outside the
-    /// top K. The context must have no people: their term is not in the lists.
-    /// - Complexity: like `top`, with K the number of conversations that rank before the target.
-    public func countRankingBefore(_ target: RankedConversation, in source: some RankingSource) throws -> Int {
+    /// lists only as far as a conversation could still beat it, and stopping once `limit` of them are found.
+    /// Replay evaluation uses it for targets outside the top K. The context must have no people: their term is
+    /// not in the lists.
+    /// - Parameter limit: the most that are counted; the result is `min(count, limit)`.
+    /// - Complexity: like `top`, with K the smaller of `limit` and the number of conversations that rank before
+    ///   the target.
+    public func countRankingBefore(_ target: RankedConversation, in source: some RankingSource, limit: Int = .max) throws
+        -> Int
+    {
         precondition(scorer.context.people.isEmpty, "people terms are not bounded by the sorted lists")
         var seen = Self.seenTable()
         seen.set(1, for: target.reference)
@@ -89,7 +104,7 @@ public struct TopKRanker {
         // walk goes on while the threshold reaches the target's score, with a relative slack of 1e-6 so that
         // rounding in the bound can never end it early; each conversation met is compared exactly.
         try walk(source, seen: &seen, statistics: &statistics) { threshold in
-            threshold + 1e-6 < target.logScore
+            count >= limit || threshold + 1e-6 < target.logScore
         } visit: { reference in
             if let ranked = try rank(reference, in: source, matchedPeople: 0, explain: false),
                 RankedConversation.ranksBefore(ranked, target)
@@ -97,7 +112,7 @@ public struct TopKRanker {
                 count += 1
             }
         }
-        return count
+        return min(count, limit)
     }
 
     /// The conversations a walk has met: keys of a table whose values are all 1 (`Int64KeyTable` says why not a
