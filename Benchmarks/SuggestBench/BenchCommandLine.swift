@@ -24,6 +24,9 @@ enum BenchCommandLine {
             name: "parse", summary: "Time the JSON half of 'suggest import' on a JSON Lines file.",
             usage: ParseBenchmark.usage, run: ParseBenchmark.run),
         Subcommand(
+            name: "replay", summary: "Time 'suggest eval' under each policy against 'suggest import' of the same file.",
+            usage: ReplayBenchmark.usage, run: ReplayBenchmark.run),
+        Subcommand(
             name: "time", summary: "Time whole processes (wall, cpu, peak RSS), optionally A against B in turn.",
             usage: ProcessTimer.usage, run: ProcessTimer.run),
     ]

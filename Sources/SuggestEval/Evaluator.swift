@@ -129,10 +129,10 @@ public final class Evaluator {
         switch policy.rule {
         case .frecency(let frecency): return FrecencyReplay(policy: frecency, depth: depth)
         case .learned(let learned): return LearnedReplay(policy: learned, depth: depth)
-        case .recency: return AnchorReplay(rule: .recency)
-        case .frequency: return AnchorReplay(rule: .frequency)
-        case .zoxide: return AnchorReplay(rule: .zoxide)
-        case .android: return AnchorReplay(rule: .android)
+        case .recency: return RecencyReplay(depth: depth)
+        case .frequency: return FrequencyReplay(depth: depth)
+        case .zoxide: return ZoxideReplay(depth: depth)
+        case .android: return SharesheetReplay(depth: depth)
         }
     }
 }

@@ -66,10 +66,18 @@ public struct TopKRanker {
     /// - Parameter depth: the deepest rank reported exactly (at least 1); `Int.max` for the exact rank always.
     /// - Complexity: O(n) for n ≤ `scanLimit` conversations; otherwise like `countRankingBefore`.
     public func rank(of reference: Int64, in source: some RankingSource, depth: Int = .max) throws -> (Int, RankedConversation)? {
+        var statistics = Statistics()
+        return try rank(of: reference, in: source, depth: depth, statistics: &statistics)
+    }
+
+    /// `rank(of:in:depth:)`, counting the walk's accesses into `statistics` (a scan counts none), for benchmarks.
+    public func rank(of reference: Int64, in source: some RankingSource, depth: Int = .max, statistics: inout Statistics)
+        throws -> (Int, RankedConversation)?
+    {
         precondition(depth >= 1, "a depth of at least 1")
         guard let target = try rank(reference, in: source, matchedPeople: 0, explain: false) else { return nil }
         guard try source.conversationCount() <= Self.scanLimit else {
-            return (try countRankingBefore(target, in: source, limit: depth) + 1, target)
+            return (try countRankingBefore(target, in: source, limit: depth, statistics: &statistics) + 1, target)
         }
         var before = 0
         for other in try source.allReferences() where other != reference {
@@ -95,22 +103,68 @@ public struct TopKRanker {
     public func countRankingBefore(_ target: RankedConversation, in source: some RankingSource, limit: Int = .max) throws
         -> Int
     {
+        var statistics = Statistics()
+        return try countRankingBefore(target, in: source, limit: limit, statistics: &statistics)
+    }
+
+    /// `countRankingBefore(_:in:limit:)`, counting the walk's accesses into `statistics`.
+    ///
+    /// The threshold algorithm's walk, with the threshold kept relative to the target's score in linear space:
+    /// each channel's bound is `e^(bound − score)`, computed once when its list advances, and the walk stops when
+    /// their sum is below 1 (by a relative slack of 1e-6, so that rounding can never stop it early). A top-K
+    /// query sums the bounds in log space at every step; a rank deep in a large account takes thousands of steps,
+    /// and there that sum was most of the cost.
+    public func countRankingBefore(
+        _ target: RankedConversation, in source: some RankingSource, limit: Int = .max, statistics: inout Statistics
+    ) throws -> Int {
         precondition(scorer.context.people.isEmpty, "people terms are not bounded by the sorted lists")
         var seen = Self.seenTable()
         seen.set(1, for: target.reference)
-        var statistics = Statistics()
         var count = 0
-        // A conversation scoring exactly the target's score may still rank before it on the tie-breakers, so the
-        // walk goes on while the threshold reaches the target's score, with a relative slack of 1e-6 so that
-        // rounding in the bound can never end it early; each conversation met is compared exactly.
-        try walk(source, seen: &seen, statistics: &statistics) { threshold in
-            count >= limit || threshold + 1e-6 < target.logScore
-        } visit: { reference in
-            if let ranked = try rank(reference, in: source, matchedPeople: 0, explain: false),
-                RankedConversation.ranksBefore(ranked, target)
-            {
-                count += 1
+        let isBefore = { (reference: Int64) throws -> Bool in
+            guard let ranked = try self.rank(reference, in: source, matchedPeople: 0, explain: false) else { return false }
+            return RankedConversation.ranksBefore(ranked, target)
+        }
+        guard target.logScore > LogSpace.zero else {
+            // A target that scores 0 ties with every conversation the lists hold nothing for: only the
+            // tie-breakers tell them apart, so every conversation is met.
+            try walk(source, seen: &seen, statistics: &statistics) { _ in count >= limit } visit: { reference in
+                if try isBefore(reference) { count += 1 }
             }
+            return min(count, limit)
+        }
+        let channels = scorer.policy.channels.count
+        let offset = scorer.logMaximumFactor - target.logScore
+        var cursors: [any SortedAccessCursor] = []
+        var heads: [(key: Double, reference: Int64)?] = []
+        var relative: [Double] = []
+        cursors.reserveCapacity(channels)
+        heads.reserveCapacity(channels)
+        relative.reserveCapacity(channels)
+        for channel in 0..<channels {
+            var cursor = try source.sortedAccess(channel: channel)
+            let head = try cursor.next()
+            heads.append(head)
+            relative.append(head.map { LogSpace.value(scorer.channelBound(channel, key: $0.key) + offset) } ?? 0)
+            cursors.append(cursor)
+            statistics.sortedAccesses += 1
+        }
+        let stopBelow = 1 - 1e-6
+        while count < limit {
+            var sum = 0.0
+            var widest = -1
+            for channel in 0..<channels where heads[channel] != nil {
+                sum += relative[channel]
+                if widest < 0 || relative[channel] > relative[widest] { widest = channel }
+            }
+            guard widest >= 0, let head = heads[widest], !(sum < stopBelow) else { break }
+            let next = try cursors[widest].next()
+            heads[widest] = next
+            relative[widest] = next.map { LogSpace.value(scorer.channelBound(widest, key: $0.key) + offset) } ?? 0
+            statistics.sortedAccesses += 1
+            guard seen.set(1, for: head.reference) else { continue }  // met before
+            statistics.randomAccesses += 1
+            if try isBefore(head.reference) { count += 1 }
         }
         return min(count, limit)
     }
