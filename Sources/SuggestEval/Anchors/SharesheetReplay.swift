@@ -122,12 +122,13 @@ final class SharesheetReplay: AccountReplay {
             recencyLinks.insert(slot, into: &recencyOrder) { conversations.recencyPrecedes($0, slot) }
         }
         if donation.event.direction == .outgoing { addShare(donation.event.date.seconds, of: slot, hadShares: hadShares) }
-        if conversations.outgoingCount[index] > 0,
-            !hadShares || conversations.lastOutgoing[index] != oldLastOutgoing
-                || conversations.lastDate[index] != oldLastDate
-        {
+        if !hadShares || conversations.lastOutgoing[index] != oldLastOutgoing {
+            guard conversations.outgoingCount[index] > 0 else { return }
             if hadShares { shareLinks.remove(slot, from: &shareOrder) }
             shareLinks.insert(slot, into: &shareOrder) { self.sharesLater($0, than: slot) }
+        } else if hadShares, conversations.lastDate[index] != oldLastDate {
+            // A later donation that is not a share only moves it ahead of those whose latest share is as late.
+            shareLinks.moveTowardsHead(slot, in: &shareOrder) { self.sharesLater(slot, than: $0) }
         }
     }
 

@@ -45,6 +45,21 @@ struct SlotLinks {
         link(slot, between: before, and: after, in: &list)
     }
 
+    /// Moves `slot`, which is in `list`, towards the head past every slot just before it for which
+    /// `comesAfter(x)` is true: for a slot whose key rose but that can only pass a few neighbours.
+    /// - Complexity: O(p) for the p slots it passes.
+    mutating func moveTowardsHead(_ slot: Int32, in list: inout SlotList, past comesAfter: (Int32) -> Bool) {
+        var after = slot
+        var before = previous[Int(slot)]
+        while before >= 0, comesAfter(before) {
+            after = before
+            before = previous[Int(before)]
+        }
+        guard after != slot else { return }
+        remove(slot, from: &list)
+        link(slot, between: before, and: after, in: &list)
+    }
+
     /// Puts `slot` at the front of `list`.
     mutating func pushFront(_ slot: Int32, into list: inout SlotList) {
         link(slot, between: -1, and: list.head, in: &list)
