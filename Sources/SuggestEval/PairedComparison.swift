@@ -79,7 +79,14 @@ public struct PairedComparison: Sendable, Equatable {
     public struct Difference: Sendable, Equatable {
         /// `policy − baseline`, averaged over the sends.
         public var mean: Double
+        /// The standard error of `mean`.
         public var standardError: Double
+
+        /// A difference and its standard error.
+        public init(mean: Double, standardError: Double) {
+            self.mean = mean
+            self.standardError = standardError
+        }
         /// `mean − 1.96 · standardError`.
         public var low: Double { mean - 1.96 * standardError }
         /// `mean + 1.96 · standardError`.
