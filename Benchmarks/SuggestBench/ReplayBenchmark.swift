@@ -5,6 +5,7 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
+import SuggestCore
 import SuggestEval
 
 /// `suggest-bench replay`: what replaying a history costs against recording it, as whole processes in the same
@@ -41,6 +42,16 @@ enum ReplayBenchmark {
         } else {
             var named: [RankingPolicy] = []
             for name in names.split(separator: ",") {
+                if name == "default-3" {
+                    // The learned default without its engaged channel: what the fourth channel costs.
+                    let base = LearnedPolicy.default.base
+                    let three = FrecencyPolicy(
+                        channels: Array(base.channels.prefix(3)), contentWeight: base.contentWeight,
+                        contentHalfLife: base.contentHalfLife, peopleWeight: base.peopleWeight,
+                        groupFactor: base.groupFactor, lessFactor: base.lessFactor)
+                    named.append(.learned(LearnedPolicy(base: three), name: "default-3"))
+                    continue
+                }
                 do {
                     named.append(try RankingPolicy.named(String(name)))
                 } catch {

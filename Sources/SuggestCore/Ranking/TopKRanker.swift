@@ -143,7 +143,9 @@ public struct TopKRanker {
         relative.reserveCapacity(channels)
         for channel in 0..<channels {
             var cursor = try source.sortedAccess(channel: channel)
-            let head = try cursor.next()
+            // A channel whose weight is 0 for every conversation (a learned channel with no mass yet) bounds
+            // nothing: its list is not walked.
+            let head = scorer.channelBound(channel, key: 0) == LogSpace.zero ? nil : try cursor.next()
             heads.append(head)
             relative.append(head.map { LogSpace.value(scorer.channelBound(channel, key: $0.key) + offset) } ?? 0)
             cursors.append(cursor)
