@@ -18,6 +18,9 @@ enum BenchCommandLine {
             name: "learn", summary: "Time what LearnedWeights.record adds to applying a donation.",
             usage: LearnBenchmark.usage, run: LearnBenchmark.run),
         Subcommand(
+            name: "learner-grid", summary: "Replay files under a grid of the learner's two constants, beside the anchors.",
+            usage: LearnerGrid.usage, run: LearnerGrid.run),
+        Subcommand(
             name: "topk", summary: "Time the exact top 8 (threshold algorithm) against brute force.",
             usage: TopKBenchmark.usage, run: TopKBenchmark.run),
         Subcommand(

@@ -117,6 +117,7 @@ extension PairedComparison {
 
     /// `+0.0123` or `-0.0123`.
     static func signed(_ value: Double) -> String {
-        (value >= 0 ? "+" : "") + DecimalFormat.fixed(value, places: 4)
+        let text = DecimalFormat.fixed(value, places: 4)
+        return text.hasPrefix("-") ? text : "+" + text
     }
 }
