@@ -49,7 +49,8 @@ enum LearnBenchmark {
         var recordTimes: [Double] = []
         var checksums: Set<String> = []
         for run in 1...runs {
-            for (policy, isRecording) in [(FrecencyPolicy.default, false), (learned.base, false), (learned.base, true)] {
+            for (policy, isRecording) in [(FrecencyPolicy.default, false), (learned.base, false), (learned.base, true)]
+            {
                 let index = InMemoryRankingIndex(policy: policy)
                 for identifier in identifiers { _ = index.slot(for: identifier) }
                 var weights = LearnedWeights.empty
@@ -61,7 +62,8 @@ enum LearnBenchmark {
                                     let slot = slots[offset]
                                     let before = index.states[Int(slot)]
                                     index.apply(events[offset], to: slot)
-                                    weights.record(events[offset], before: before, after: index.states[Int(slot)], policy: learned)
+                                    weights.record(
+                                        events[offset], before: before, after: index.states[Int(slot)], policy: learned)
                                 }
                             } else {
                                 for offset in 0..<events.count { index.apply(events[offset], to: slots[offset]) }
@@ -89,7 +91,8 @@ enum LearnBenchmark {
             }
             Log.note(
                 "learn: run \(run)/\(runs): fixed \(Format.fixed(fixedTimes.last ?? 0, 1)) ns, learned "
-                    + "\(Format.fixed(learnedTimes.last ?? 0, 1)) ns, + record \(Format.fixed(recordTimes.last ?? 0, 1)) ns")
+                    + "\(Format.fixed(learnedTimes.last ?? 0, 1)) ns, + record \(Format.fixed(recordTimes.last ?? 0, 1)) ns"
+            )
         }
         let nanoseconds = { (value: Double) in Format.fixed(value, 1) + " ns" }
         print("## learn: \(HistoryOptions.describe(parameters)); \(runs) runs, median (min–max)")
@@ -100,7 +103,9 @@ enum LearnBenchmark {
         print("| apply(_:to:), LearnedPolicy.default's 4 channels | \(Summary(learnedTimes).formatted(nanoseconds)) |")
         print("| the same + LearnedWeights.record | \(Summary(recordTimes).formatted(nanoseconds)) |")
         print("")
-        print("learned weights checksum \(checksums.sorted().joined(separator: ", ")) (\(checksums.count == 1 ? "the same in every run" : "DIFFERENT between runs"))")
+        print(
+            "learned weights checksum \(checksums.sorted().joined(separator: ", ")) (\(checksums.count == 1 ? "the same in every run" : "DIFFERENT between runs"))"
+        )
         return checksums.count == 1 ? 0 : 1
     }
 }

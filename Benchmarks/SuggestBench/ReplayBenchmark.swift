@@ -1,3 +1,6 @@
+import SuggestCore
+import SuggestEval
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -5,8 +8,6 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import SuggestCore
-import SuggestEval
 
 /// `suggest-bench replay`: what replaying a history costs against recording it, as whole processes in the same
 /// run: `suggest import` into a new store and `suggest eval` under each policy, in turn, R times.

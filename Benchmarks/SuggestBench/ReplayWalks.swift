@@ -33,7 +33,9 @@ enum ReplayWalks {
         let donations = try load(path)
         print("## replay walks: \(Format.count(donations.count)) donations of \(path), depth \(depth)")
         print("")
-        print("| policy | per donation | queries | sorted accesses mean / median / p99 / max | random accesses mean / median / p99 / max | beyond depth |")
+        print(
+            "| policy | per donation | queries | sorted accesses mean / median / p99 / max | random accesses mean / median / p99 / max | beyond depth |"
+        )
         print("|---|---|---|---|---|---|")
         var checksum = Checksum()
         for policy in policies {
@@ -86,7 +88,8 @@ enum ReplayWalks {
             }
             print(
                 "| \(policy.name) | \(Format.duration(elapsed.nanoseconds / Double(donations.count))) | "
-                    + "\(Format.count(sorted.count)) | \(describe(sorted)) | \(describe(random)) | \(Format.count(beyond)) |")
+                    + "\(Format.count(sorted.count)) | \(describe(sorted)) | \(describe(random)) | \(Format.count(beyond)) |"
+            )
         }
         print("")
         print("checksum \(checksum.hex)")

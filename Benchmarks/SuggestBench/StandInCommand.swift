@@ -1,3 +1,5 @@
+import SuggestCore
+
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Musl)
@@ -5,7 +7,6 @@
 #elseif canImport(Darwin)
     import Darwin
 #endif
-import SuggestCore
 
 /// `suggest-bench standin`: seeded synthetic stand-ins for the two real histories ranking quality is judged on but
 /// that this project does not have, with their published shapes: a company's e-mail over nine months where each
@@ -87,7 +88,8 @@ enum StandInCommand {
         }
         let mean = evaluated > 0 ? Double(candidates) / Double(evaluated) : 0
         let share = evaluated > 0 ? Double(replies) / Double(evaluated) : 0
-        return "standin: \(known.count) accounts, \(Format.count(donations.count)) donations, \(Format.count(sends)) sends "
+        return
+            "standin: \(known.count) accounts, \(Format.count(donations.count)) donations, \(Format.count(sends)) sends "
             + "(\(Format.count(evaluated)) to a known conversation): \(Format.fixed(mean, 1)) candidates per send, "
             + "\(Format.fixed(share * 100, 1))% answer the latest incoming"
     }
@@ -130,7 +132,8 @@ enum StandInCommand {
             while members.count < size { members.insert(random.below(people)) }
             projects.append(members.sorted())
         }
-        let projectsOf: [[Int]] = (0..<people).map { person in projects.indices.filter { projects[$0].contains(person) } }
+        let projectsOf: [[Int]] = (0..<people).map { person in projects.indices.filter { projects[$0].contains(person) }
+        }
         // Heavy and light writers: messages per working day from 2 to 40.
         let rates = (0..<people).map { _ in 2 * pow(20, random.unit()) }
         let lists = [0, 1, 2]  // these senders also mail everyone now and then; nobody answers
@@ -159,11 +162,13 @@ enum StandInCommand {
                 let (incoming, name) = conversation(for: recipient)
                 donations.append(
                     Interaction(
-                        account: "u\(recipient)", identifier: "mail-\(serial)-u\(recipient)", date: Timestamp(seconds: date),
+                        account: "u\(recipient)", identifier: "mail-\(serial)-u\(recipient)",
+                        date: Timestamp(seconds: date),
                         direction: .incoming,
                         intent: SendMessageIntent(
                             conversationIdentifier: incoming, speakableGroupName: name,
-                            recipients: everyone.filter { $0 != recipient }.map { Person(customIdentifier: "u\($0)") })))
+                            recipients: everyone.filter { $0 != recipient }.map { Person(customIdentifier: "u\($0)") }))
+                )
                 if !subjectIsList { inbox[recipient].append((date, recipients, sender)) }
             }
         }
@@ -195,7 +200,8 @@ enum StandInCommand {
                     // A reply: usually to one of the latest few, to the sender alone or to all.
                     let message = recent[recent.count - 1 - min(recent.count - 1, random.below(4))]
                     let all = random.below(3) == 0
-                    let recipients = all ? ([message.sender] + message.recipients).filter { $0 != person } : [message.sender]
+                    let recipients =
+                        all ? ([message.sender] + message.recipients).filter { $0 != person } : [message.sender]
                     send(from: person, to: Array(Set(recipients)).sorted(), at: date)
                 } else if roll < 0.6, !projectsOf[person].isEmpty {
                     let project = projects[projectsOf[person][min(projectsOf[person].count - 1, random.below(2))]]

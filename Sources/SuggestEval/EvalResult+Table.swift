@@ -45,7 +45,9 @@ extension EvalResult {
     /// Empty when the results keep no figures per kind.
     public static func kindTable(_ results: [EvalResult]) -> String {
         guard let first = results.first, !first.byKind.isEmpty, let k = first.cutoffs.last else { return "" }
-        let counts = TargetKind.allCases.map { "\($0.rawValue) \(DecimalFormat.grouped(first.result(for: $0)?.evaluated ?? 0))" }
+        let counts = TargetKind.allCases.map {
+            "\($0.rawValue) \(DecimalFormat.grouped(first.result(for: $0)?.evaluated ?? 0))"
+        }
         var header = ["policy"]
         for kind in TargetKind.allCases { header += ["\(kind.rawValue) hit@\(k)", "mrr"] }
         var rows = [header]
@@ -85,7 +87,9 @@ extension PairedComparison {
     ///     default − recency  45,997      all   +0.0010 (-0.0008 … +0.0028)    +0.0131 (+0.0113 … +0.0149) *
     public static func table(_ comparisons: [PairedComparison]) -> String {
         guard let first = comparisons.first, let k = first.cutoffs.last else { return "" }
-        var rows = [["policy − baseline", "kind", "sends", "hit@\(k) difference (95%)", "", "mrr difference (95%)", ""]]
+        var rows = [
+            ["policy − baseline", "kind", "sends", "hit@\(k) difference (95%)", "", "mrr difference (95%)", ""]
+        ]
         for comparison in comparisons {
             for kind in [nil] + TargetKind.allCases.map(Optional.some) {
                 let pairs = comparison.pairs(kind: kind)

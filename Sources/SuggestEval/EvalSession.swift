@@ -24,7 +24,8 @@ public final class EvalSession {
     ///   - cutoffs, depth: as `Evaluator` takes them.
     /// - Throws: `InputError` for invalid cut-offs or depth.
     public init(
-        policies: [RankingPolicy], pairs: [(policy: Int, baseline: Int)] = [], cutoffs: [Int] = EvalResult.defaultCutoffs,
+        policies: [RankingPolicy], pairs: [(policy: Int, baseline: Int)] = [],
+        cutoffs: [Int] = EvalResult.defaultCutoffs,
         depth: Int = EvalResult.defaultDepth
     ) throws(InputError) {
         var evaluators: [Evaluator] = []

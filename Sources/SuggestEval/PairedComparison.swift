@@ -1,4 +1,3 @@
-
 /// Two policies ranked on the same sends, side by side: the mean difference of hit@k and of the reciprocal rank
 /// (`policy` minus `baseline`), with a 95% confidence interval, overall and for each kind of target.
 ///
@@ -123,7 +122,9 @@ public struct PairedComparison: Sendable, Equatable {
     public func discordant(_ k: Int, kind: TargetKind? = nil) -> (onlyPolicy: Int, onlyBaseline: Int)? {
         guard let position = cutoffs.firstIndex(of: k) else { return nil }
         let index = slot(kind)
-        return accounts.reduce((0, 0)) { ($0.0 + $1[index].onlyPolicy[position], $0.1 + $1[index].onlyBaseline[position]) }
+        return accounts.reduce((0, 0)) {
+            ($0.0 + $1[index].onlyPolicy[position], $0.1 + $1[index].onlyBaseline[position])
+        }
     }
 
     private func slot(_ kind: TargetKind?) -> Int {

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
+import SuggestTestSupport
 import Testing
 
 @testable import SuggestCore
-import SuggestTestSupport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The learned weights: a deterministic fold of the history, recomputed exactly after a deletion, ranked exactly
 /// by the threshold walk, and learning what each account's own sends say.
@@ -14,14 +15,17 @@ import SuggestTestSupport
     static let end = RankerTests.end
 
     /// An index and the weights of `history`, applied donation by donation as a store would.
-    static func replay(_ history: [Interaction], policy: LearnedPolicy = policy) -> (InMemoryRankingIndex, LearnedWeights) {
+    static func replay(_ history: [Interaction], policy: LearnedPolicy = policy) -> (
+        InMemoryRankingIndex, LearnedWeights
+    ) {
         let index = InMemoryRankingIndex(policy: policy.base)
         var weights = LearnedWeights.empty
         for interaction in history {
             let slot = index.slot(for: interaction.conversationIdentifier)
             let before = index.states[Int(slot)]
             index.apply(interaction)
-            weights.record(ConversationState.Event(interaction), before: before, after: index.states[Int(slot)], policy: policy)
+            weights.record(
+                ConversationState.Event(interaction), before: before, after: index.states[Int(slot)], policy: policy)
         }
         return (index, weights)
     }
@@ -44,7 +48,8 @@ import SuggestTestSupport
             return Interaction(
                 identifier: "d\(index)", date: Timestamp(seconds: when), direction: direction,
                 intent: SendMessageIntent(
-                    conversationIdentifier: "c\(conversation)", speakableGroupName: isGroup ? "Group \(conversation)" : nil,
+                    conversationIdentifier: "c\(conversation)",
+                    speakableGroupName: isGroup ? "Group \(conversation)" : nil,
                     recipients: [Person(customIdentifier: "p\(conversation)")]),
                 isEngagedSuggestion: direction == .outgoing && Int.random(in: 0..<8, using: &random) == 0)
         }
@@ -83,17 +88,20 @@ import SuggestTestSupport
             var weights = LearnedWeights.empty
             func record(_ donations: [Interaction]) {
                 log += donations
-                weights = LearnedWeights.fold(LearnedWeightsTests.events(log), policy: LearnedWeightsTests.policy).weights
+                weights =
+                    LearnedWeights.fold(LearnedWeightsTests.events(log), policy: LearnedWeightsTests.policy).weights
             }
             func delete(_ conversation: String) {
                 log.removeAll { $0.conversationIdentifier == conversation }
-                weights = LearnedWeights.fold(LearnedWeightsTests.events(log), policy: LearnedWeightsTests.policy).weights
+                weights =
+                    LearnedWeights.fold(LearnedWeightsTests.events(log), policy: LearnedWeightsTests.policy).weights
             }
         }
         for (seed, conversation) in [(UInt64(4), "c0"), (5, "c7")] {
             let store = MemoryStore()
             try Self.checkDeletion(
-                history: Self.history(seed: seed), record: store.record, delete: store.delete, weights: { store.weights },
+                history: Self.history(seed: seed), record: store.record, delete: store.delete,
+                weights: { store.weights },
                 deleted: conversation)
         }
     }
@@ -101,14 +109,16 @@ import SuggestTestSupport
     @Test func aNewAccountRanksByTheUnweightedMixture() {
         let history = Self.history(seed: 6, donations: 30).map { interaction in
             Interaction(
-                identifier: interaction.identifier, date: interaction.date, direction: .incoming, intent: interaction.intent)
+                identifier: interaction.identifier, date: interaction.date, direction: .incoming,
+                intent: interaction.intent)
         }
         let (_, weights) = Self.replay(history)
         #expect(weights.targets == 0)
         let mixture = weights.mixture(policy: Self.policy)
         for index in 0..<3 {
             // Each channel's prior (a third; the engaged channel holds nothing) split by the mass of each kind.
-            let people = exp(weights.personTotals[index] - LogSpace.addExp(weights.personTotals[index], weights.groupTotals[index]))
+            let people = exp(
+                weights.personTotals[index] - LogSpace.addExp(weights.personTotals[index], weights.groupTotals[index]))
             #expect(abs(mixture.person[index] - people / 4) < 1e-12)
             #expect(abs(mixture.person[index] + mixture.group[index] - 0.25) < 1e-12)
         }
@@ -143,7 +153,8 @@ import SuggestTestSupport
             let before = index.states[Int(slot)]
             index.apply(interaction)
             weights.record(
-                ConversationState.Event(interaction), before: before, after: index.states[Int(slot)], policy: Self.policy)
+                ConversationState.Event(interaction), before: before, after: index.states[Int(slot)],
+                policy: Self.policy)
             if offset % 211 == 0 || offset == history.count - 1 {
                 for context in RankerTests.contexts {
                     let scorer = Scorer(
@@ -170,14 +181,17 @@ import SuggestTestSupport
                 learned,
                 {
                     Scorer(
-                        policy: Self.policy.base, context: $0, channelWeights: weights.channelWeights(at: at, policy: Self.policy))
+                        policy: Self.policy.base, context: $0,
+                        channelWeights: weights.channelWeights(at: at, policy: Self.policy))
                 }
             ),
         ]
         for (source, scorer) in scorers {
             let ranker = TopKRanker(scorer: scorer(RankingContext(at: at)))
-            let order = try TopKRanker(scorer: scorer(RankingContext(at: at, limit: source.count))).bruteForce(in: source)
-                .map(\.reference)
+            let order = try TopKRanker(scorer: scorer(RankingContext(at: at, limit: source.count))).bruteForce(
+                in: source
+            )
+            .map(\.reference)
             var deep = 0
             for slot in stride(from: Int32(0), to: Int32(source.count), by: 7) {
                 let exact = (order.firstIndex(of: Int64(slot)) ?? -1) + 1
@@ -238,9 +252,11 @@ import SuggestTestSupport
         }
         let withEngagement = Self.replay(history).1
         #expect(withEngagement.mixture(policy: Self.policy).person[3] > 0.1)
-        let without = Self.replay(history.map {
-            Interaction(identifier: $0.identifier, date: $0.date, direction: $0.direction, intent: $0.intent)
-        }).1
+        let without = Self.replay(
+            history.map {
+                Interaction(identifier: $0.identifier, date: $0.date, direction: $0.direction, intent: $0.intent)
+            }
+        ).1
         #expect(without.personTotals[3] == LogSpace.zero)
         #expect(without.mixture(policy: Self.policy).person[3] == 0)
         let explained = withEngagement.explanation(policy: Self.policy)

@@ -79,7 +79,8 @@ import Testing
                     date: Timestamp(seconds: Int.random(in: 0..<30, using: &random) == 0 ? date - 7_200 : date),
                     direction: roll < 6 ? .outgoing : roll < 9 ? .incoming : .unspecified,
                     intent: SendMessageIntent(
-                        conversationIdentifier: "c\(conversation)", speakableGroupName: conversation % 5 == 0 ? "G" : nil),
+                        conversationIdentifier: "c\(conversation)",
+                        speakableGroupName: conversation % 5 == 0 ? "G" : nil),
                     isEngagedSuggestion: roll == 0))
         }
         let expected = ReferenceReplay.outcomes(of: history, policy: policy)
@@ -138,8 +139,10 @@ import Testing
         var fewAccounts = PairedComparison(policy: "p", baseline: "b", cutoffs: [1])
         for account in 0..<30 {
             for (policyRank, baselineRank) in [(1, 2), (1, 1)] {
-                clustered.add(account: account, kinds: [], policyRank: policyRank, baselineRank: baselineRank, depth: 100)
-                fewAccounts.add(account: account % 2, kinds: [], policyRank: policyRank, baselineRank: baselineRank, depth: 100)
+                clustered.add(
+                    account: account, kinds: [], policyRank: policyRank, baselineRank: baselineRank, depth: 100)
+                fewAccounts.add(
+                    account: account % 2, kinds: [], policyRank: policyRank, baselineRank: baselineRank, depth: 100)
             }
         }
         #expect(clustered.isClustered() && !fewAccounts.isClustered())

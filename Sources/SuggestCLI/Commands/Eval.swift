@@ -10,16 +10,21 @@ enum Eval: Command {
     static let options: [OptionSpec] = [
         .option(
             "--policy", "NAME",
-            "default, fixed, recency, frequency, tdlib, firefox, zoxide, android; a comma list; or all (default: default)."),
+            "default, fixed, recency, frequency, tdlib, firefox, zoxide, android; a comma list; or all (default: default)."
+        ),
         .option("--k", "LIST", "The cut-offs of hitAt, comma-separated (default: 1,3,8)."),
         .option(
             "--depth", "N",
-            "Ranks are exact down to N (default 100); a deeper one counts 0 in the MRR (mrrBound says how much that can hide)."),
+            "Ranks are exact down to N (default 100); a deeper one counts 0 in the MRR (mrrBound says how much that can hide)."
+        ),
         .option(
             "--against", "NAME",
-            "Compare every other policy with NAME, send by send (95% intervals); without it, the first policy is compared with each other one."),
+            "Compare every other policy with NAME, send by send (95% intervals); without it, the first policy is compared with each other one."
+        ),
         .flag("--json", "Print the contract's JSON object (one line per policy), with byKind and comparisons."),
-        .option("--html", "PAGE", "Also write a self-contained HTML page: hit@k curves, the split by kind, wins and losses."),
+        .option(
+            "--html", "PAGE", "Also write a self-contained HTML page: hit@k curves, the split by kind, wins and losses."
+        ),
     ]
     static let discussion = """
         FILE holds donation JSON Lines of any accounts (- for standard input); no store is touched. At each outgoing
@@ -46,7 +51,8 @@ enum Eval: Command {
             throw CommandError.usage("eval needs a FILE of donation JSON Lines; see 'suggest eval --help'")
         }
         var policies = try policies(arguments.value("--policy") ?? "default")
-        let cutoffs = try arguments.value("--k").map { text throws(InputError) in try Evaluator.parseCutoffs(text) }
+        let cutoffs =
+            try arguments.value("--k").map { text throws(InputError) in try Evaluator.parseCutoffs(text) }
             ?? EvalResult.defaultCutoffs
         var depth = EvalResult.defaultDepth
         if let text = arguments.value("--depth") {
@@ -90,7 +96,8 @@ enum Eval: Command {
                     "\(result.policy) \(result.beyondDepth) sends, MRR at most +\(JSONWriter.decimal(result.mrrBound - result.mrr, significantDigits: 2))"
                 }
                 io.out(
-                    "\nranks deeper than \(depth) count 0 in the MRR (--depth sets it): " + parts.joined(separator: "; ") + "\n")
+                    "\nranks deeper than \(depth) count 0 in the MRR (--depth sets it): "
+                        + parts.joined(separator: "; ") + "\n")
             }
         }
         return ExitCode.success

@@ -41,7 +41,9 @@ public struct LearnedPolicy: Sendable, Hashable {
         precondition(priorStrength > 0 && priorStrength.isFinite, "a positive prior strength")
         precondition(horizon >= 1, "a horizon of at least one send")
         for channel in base.channels where channel.aggregation == .latest {
-            let weights = [channel.outgoing, channel.outgoing + channel.engagedBonus, channel.incoming, channel.unspecified]
+            let weights = [
+                channel.outgoing, channel.outgoing + channel.engagedBonus, channel.incoming, channel.unspecified,
+            ]
             precondition(
                 channel.group > 0 && weights.allSatisfy { $0 > 0 && $0.isFinite },
                 "a learned `latest` channel needs positive weights for every donation")

@@ -30,7 +30,8 @@ public struct LearnedWeights: Sendable, Hashable {
 
     /// Weights as a store keeps them: every field as it was saved.
     public init(
-        personTotals: SIMD4<Double>, groupTotals: SIMD4<Double>, personShares: SIMD4<Double>, groupShares: SIMD4<Double>,
+        personTotals: SIMD4<Double>, groupTotals: SIMD4<Double>, personShares: SIMD4<Double>,
+        groupShares: SIMD4<Double>,
         targets: Int
     ) {
         self.personTotals = personTotals
@@ -154,7 +155,8 @@ public struct LearnedWeights: Sendable, Hashable {
             } else if decay.isLatest {
                 replace(old, with: new, group: after.isGroup, channel: index)
             } else {
-                let logWeight = decay.logWeight(event.direction, engaged: event.isEngagedSuggestion, isGroup: event.isGroup)
+                let logWeight = decay.logWeight(
+                    event.direction, engaged: event.isEngagedSuggestion, isGroup: event.isGroup)
                 if logWeight > LogSpace.zero { add(logWeight + decay.rate * t, group: after.isGroup, channel: index) }
             }
         }

@@ -8,7 +8,8 @@ extension InMemoryRankingIndex {
     }
 
     /// `rank(of:using:depth:)`, counting the walk's accesses into `statistics`, for benchmarks.
-    public func rank(of slot: Int32, using ranker: TopKRanker, depth: Int, statistics: inout TopKRanker.Statistics) throws
+    public func rank(of slot: Int32, using ranker: TopKRanker, depth: Int, statistics: inout TopKRanker.Statistics)
+        throws
         -> (Int, RankedConversation)?
     {
         try ranker.rank(of: Int64(slot), in: self, depth: depth, statistics: &statistics)

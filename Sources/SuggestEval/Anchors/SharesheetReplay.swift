@@ -121,7 +121,9 @@ final class SharesheetReplay: AccountReplay {
             if !isNew { recencyLinks.remove(slot, from: &recencyOrder) }
             recencyLinks.insert(slot, into: &recencyOrder) { conversations.recencyPrecedes($0, slot) }
         }
-        if donation.event.direction == .outgoing { addShare(donation.event.date.seconds, of: slot, hadShares: hadShares) }
+        if donation.event.direction == .outgoing {
+            addShare(donation.event.date.seconds, of: slot, hadShares: hadShares)
+        }
         if !hadShares || conversations.lastOutgoing[index] != oldLastOutgoing {
             guard conversations.outgoingCount[index] > 0 else { return }
             if hadShares { shareLinks.remove(slot, from: &shareOrder) }

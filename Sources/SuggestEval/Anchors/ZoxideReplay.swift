@@ -113,7 +113,9 @@ final class ZoxideReplay: AccountReplay {
         now = t
         let lastOutgoing = conversations.lastOutgoing
         for ageClass in 0..<3 {
-            while case let slot = classes[ageClass].tail, slot >= 0, t - lastOutgoing[Int(slot)] >= Self.bounds[ageClass] {
+            while case let slot = classes[ageClass].tail, slot >= 0,
+                t - lastOutgoing[Int(slot)] >= Self.bounds[ageClass]
+            {
                 shift(slot, from: ageClass, to: ageClass + 1, toFront: true)
             }
         }
