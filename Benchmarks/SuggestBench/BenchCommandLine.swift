@@ -15,6 +15,12 @@ enum BenchCommandLine {
             name: "apply", summary: "Time InMemoryRankingIndex.apply per donation, interning and settling.",
             usage: ApplyBenchmark.usage, run: ApplyBenchmark.run),
         Subcommand(
+            name: "learn", summary: "Time what LearnedWeights.record adds to applying a donation.",
+            usage: LearnBenchmark.usage, run: LearnBenchmark.run),
+        Subcommand(
+            name: "learner-grid", summary: "Replay files under a grid of the learner's two constants, beside the anchors.",
+            usage: LearnerGrid.usage, run: LearnerGrid.run),
+        Subcommand(
             name: "topk", summary: "Time the exact top 8 (threshold algorithm) against brute force.",
             usage: TopKBenchmark.usage, run: TopKBenchmark.run),
         Subcommand(
@@ -23,6 +29,12 @@ enum BenchCommandLine {
         Subcommand(
             name: "parse", summary: "Time the JSON half of 'suggest import' on a JSON Lines file.",
             usage: ParseBenchmark.usage, run: ParseBenchmark.run),
+        Subcommand(
+            name: "standin", summary: "Write a stand-in history: a heavy e-mailer's company, or an SMS log.",
+            usage: StandInCommand.usage, run: StandInCommand.run),
+        Subcommand(
+            name: "replay", summary: "Time 'suggest eval' under each policy against 'suggest import' of the same file.",
+            usage: ReplayBenchmark.usage, run: ReplayBenchmark.run),
         Subcommand(
             name: "time", summary: "Time whole processes (wall, cpu, peak RSS), optionally A against B in turn.",
             usage: ProcessTimer.usage, run: ProcessTimer.run),

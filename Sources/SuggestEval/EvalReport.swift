@@ -1,6 +1,8 @@
 /// A self-contained HTML page of replay results: per history, a hit@k chart (k = 1 … 20, inline SVG) with one
-/// curve per policy, and the table of figures. No scripts, no external files: it opens in any browser and can be
-/// attached to an issue as it is.
+/// curve per policy, the table of figures, the figures per kind of target, and, for the compared pairs, where the
+/// policy wins and where it loses (the differences with their 95% intervals, green where it is significantly
+/// ahead, red where it is significantly behind). No scripts, no external files: it opens in any browser and can
+/// be attached to an issue as it is.
 public enum EvalReport {
     /// The results of several policies on one history.
     public struct History: Sendable {
@@ -10,11 +12,19 @@ public enum EvalReport {
         public var note: String
         /// One result per policy, in the order the legend and the table list them.
         public var results: [EvalResult]
+        /// The policies compared send by send (`EvalSession`); the page shows where each policy wins and loses.
+        public var comparisons: [PairedComparison]
 
-        public init(name: String, note: String = "", results: [EvalResult]) {
+        /// - Parameters:
+        ///   - name: a short name.
+        ///   - note: where the data comes from.
+        ///   - results: one per policy.
+        ///   - comparisons: pairs compared send by send, if any.
+        public init(name: String, note: String = "", results: [EvalResult], comparisons: [PairedComparison] = []) {
             self.name = name
             self.note = note
             self.results = results
+            self.comparisons = comparisons
         }
     }
 
@@ -44,6 +54,10 @@ public enum EvalReport {
             th, td { padding: 3px 12px; border-bottom: 1px solid #ddd; text-align: right; }
             th:first-child, td:first-child { text-align: left; }
             td.best { font-weight: 700; }
+            td.win { background: #dcf2dc; }
+            td.loss { background: #f7d9d7; }
+            td.even { color: #666; }
+            h3 { font-size: 16px; margin: 18px 0 2px; }
             .swatch { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 6px; vertical-align: -1px; }
             svg text { font: 12px -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; fill: #333; }
             </style>
@@ -56,7 +70,7 @@ public enum EvalReport {
         for history in histories {
             page += "<section>\n<h2>\(escape(history.name))</h2>\n"
             if !history.note.isEmpty { page += "<p class=\"note\">\(escape(history.note))</p>\n" }
-            page += chart(history) + table(history)
+            page += chart(history) + table(history) + kindTable(history) + winsAndLosses(history)
             page += "</section>\n"
         }
         page += "</body>\n</html>\n"
@@ -144,6 +158,71 @@ public enum EvalReport {
             html += "</tr>\n"
         }
         return html + "</table>\n"
+    }
+
+    /// The figures per kind of target: hit@k at the largest cut-off and the MRR of each policy, the best of each
+    /// column in bold.
+    static func kindTable(_ history: History) -> String {
+        guard let first = history.results.first, !first.byKind.isEmpty, let k = first.cutoffs.last else { return "" }
+        var html = "<h3>By kind of target</h3>\n<table>\n<tr><th>policy</th>"
+        for kind in TargetKind.allCases {
+            let count = DecimalFormat.grouped(first.result(for: kind)?.evaluated ?? 0)
+            html += "<th colspan=\"2\">\(escape(kind.title)) (\(count))</th>"
+        }
+        html += "</tr>\n<tr><th></th>" + String(repeating: "<th>hit@\(k)</th><th>MRR</th>", count: TargetKind.allCases.count)
+        html += "</tr>\n"
+        let columns: [(TargetKind, Bool)] = TargetKind.allCases.flatMap { [($0, true), ($0, false)] }
+        func value(_ result: EvalResult, _ column: (TargetKind, Bool)) -> Double? {
+            guard let part = result.result(for: column.0), part.evaluated > 0 else { return nil }
+            return column.1 ? part.hitAt(k) : part.mrr
+        }
+        let best = columns.map { column in history.results.compactMap { value($0, column) }.max() }
+        for (index, result) in history.results.enumerated() {
+            html += "<tr><td><span class=\"swatch\" style=\"background:\(palette[index % palette.count])\"></span>"
+            html += "\(escape(result.policy))</td>"
+            for (position, column) in columns.enumerated() {
+                guard let number = value(result, column) else {
+                    html += "<td>-</td>"
+                    continue
+                }
+                html += "<td\(number == best[position] ? " class=\"best\"" : "")>\(DecimalFormat.fixed(number, places: 3))</td>"
+            }
+            html += "</tr>\n"
+        }
+        return html + "</table>\n"
+    }
+
+    /// For each compared pair, the differences of hit@k (largest cut-off) and MRR, policy minus baseline, overall
+    /// and per kind of target, each with its 95% interval: green where the policy is significantly ahead, red
+    /// where it is significantly behind, grey where the interval holds 0.
+    static func winsAndLosses(_ history: History) -> String {
+        guard let first = history.comparisons.first, let k = first.cutoffs.last else { return "" }
+        let kinds: [TargetKind?] = [nil] + TargetKind.allCases.map(Optional.some)
+        var html = "<h3>Where \(escape(first.policy)) wins and loses, send by send</h3>\n"
+        html += "<p class=\"note\">Mean difference (policy − baseline) over the sends both ranked, with its 95% interval "
+        html += first.isClustered() ? "(standard errors clustered by account)" : "(standard errors over sends)"
+        html += ". Green: significantly ahead; red: significantly behind.</p>\n"
+        for (label, measure) in [("hit@\(k)", true), ("MRR", false)] {
+            html += "<table>\n<tr><th>\(escape(label)): policy − baseline</th>"
+            for kind in kinds { html += "<th>\(escape(kind?.title ?? "all sends"))</th>" }
+            html += "</tr>\n"
+            for comparison in history.comparisons {
+                html += "<tr><td>\(escape(comparison.policy)) − \(escape(comparison.baseline))</td>"
+                for kind in kinds {
+                    let difference = measure ? comparison.hitDifference(k, kind: kind) : comparison.mrrDifference(kind: kind)
+                    guard let difference, comparison.pairs(kind: kind) > 0 else {
+                        html += "<td>-</td>"
+                        continue
+                    }
+                    let mark = difference.low > 0 ? "win" : difference.high < 0 ? "loss" : "even"
+                    html += "<td class=\"\(mark)\">\(PairedComparison.signed(difference.mean)) "
+                    html += "(\(PairedComparison.signed(difference.low)) … \(PairedComparison.signed(difference.high)))</td>"
+                }
+                html += "</tr>\n"
+            }
+            html += "</table>\n"
+        }
+        return html
     }
 
     /// Text made safe for HTML content and attribute values.

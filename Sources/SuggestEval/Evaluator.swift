@@ -18,25 +18,42 @@ public final class Evaluator {
     public let policy: RankingPolicy
     /// Ascending, distinct, each at least 1.
     public let cutoffs: [Int]
+    /// The deepest rank measured exactly.
+    public let depth: Int
     /// The result so far.
     public private(set) var result: EvalResult
+    /// The account (its position in the order accounts were first seen) and the kinds of the last evaluated
+    /// donation, for comparing two policies donation by donation.
+    public private(set) var lastEvaluated: (account: Int, kinds: TargetKinds) = (0, [])
     private var accountSlots: [String: Int] = [:]
     private var replays: [any AccountReplay] = []
     private var donatedIdentifiers: [IdentifierSet] = []
+    /// Per account, the conversation of the latest incoming donation and its date: what a reply answers.
+    private var latestIncoming: [(conversation: String, date: Timestamp)?] = []
 
     /// - Parameters:
     ///   - policy: how to rank.
-    ///   - cutoffs: the k of hit@k; sorted and made distinct here. The largest is the depth of each top-K query.
-    /// - Throws: `InputError` when `cutoffs` is empty or holds a number below 1.
-    public init(policy: RankingPolicy, cutoffs: [Int] = EvalResult.defaultCutoffs) throws(InputError) {
+    ///   - cutoffs: the k of hit@k; sorted and made distinct here.
+    ///   - depth: ranks are exact down to this one; a deeper rank counts as `depth + 1` (`EvalResult`). At least
+    ///     the largest cut-off and `EvalResult.curveDepth`; `Int.max` for exact ranks always, whatever they cost.
+    /// - Throws: `InputError` when `cutoffs` is empty or holds a number below 1, or `depth` is too small.
+    public init(policy: RankingPolicy, cutoffs: [Int] = EvalResult.defaultCutoffs, depth: Int = EvalResult.defaultDepth)
+        throws(InputError)
+    {
         let normalized = Array(Set(cutoffs)).sorted()
-        guard let first = normalized.first, first >= 1 else {
+        guard let first = normalized.first, first >= 1, let last = normalized.last else {
             throw InputError(
                 field: nil, message: "cut-offs must be whole numbers of at least 1, such as 1,3,8")
         }
+        guard depth >= max(last, EvalResult.curveDepth) else {
+            throw InputError(
+                field: nil,
+                message: "the depth (\(depth)) must be at least \(max(last, EvalResult.curveDepth)), the largest cut-off or the curve's 20")
+        }
         self.policy = policy
         self.cutoffs = normalized
-        result = EvalResult(policy: policy.name, cutoffs: normalized)
+        self.depth = depth
+        result = EvalResult(policy: policy.name, cutoffs: normalized, depth: depth, kinds: true)
     }
 
     /// Parses cut-offs written as `--k` takes them: whole numbers separated by commas (`1,3,8`).
@@ -76,6 +93,7 @@ public final class Evaluator {
             accountSlots[donation.account] = account
             replays.append(makeReplay())
             donatedIdentifiers.append(IdentifierSet())
+            latestIncoming.append(nil)
             result.accounts += 1
         }
         if let identifier = donation.identifier, !donatedIdentifiers[account].insert(identifier) {
@@ -88,11 +106,20 @@ public final class Evaluator {
         if donation.event.direction == .outgoing {
             result.outgoing += 1
             if let ranked = try replay.rank(of: donation.conversation, at: donation.event.date) {
-                result.record(rank: ranked.rank, covered: ranked.covered)
+                var kinds: TargetKinds = []
+                if let latest = latestIncoming[account], latest.conversation == donation.conversation { kinds.insert(.reply) }
+                if donation.event.date.seconds - ranked.lastDate.seconds >= TargetKinds.idleAfter { kinds.insert(.idle) }
+                if donation.event.isGroup { kinds.insert(.group) }
+                result.record(rank: ranked.rank, covered: ranked.covered, kinds: kinds)
+                lastEvaluated = (account, kinds)
                 outcome = .ranked(rank: ranked.rank, covered: ranked.covered)
             } else {
                 outcome = .new
             }
+        } else if donation.event.direction == .incoming,
+            latestIncoming[account].map({ donation.event.date >= $0.date }) ?? true
+        {
+            latestIncoming[account] = (donation.conversation, donation.event.date)
         }
         replay.apply(donation)
         return outcome
@@ -100,11 +127,12 @@ public final class Evaluator {
 
     private func makeReplay() -> any AccountReplay {
         switch policy.rule {
-        case .frecency(let frecency): return FrecencyReplay(policy: frecency)
-        case .recency: return AnchorReplay(rule: .recency)
-        case .frequency: return AnchorReplay(rule: .frequency)
-        case .zoxide: return AnchorReplay(rule: .zoxide)
-        case .android: return AnchorReplay(rule: .android)
+        case .frecency(let frecency): return FrecencyReplay(policy: frecency, depth: depth)
+        case .learned(let learned): return LearnedReplay(policy: learned, depth: depth)
+        case .recency: return RecencyReplay(depth: depth)
+        case .frequency: return FrequencyReplay(depth: depth)
+        case .zoxide: return ZoxideReplay(depth: depth)
+        case .android: return SharesheetReplay(depth: depth)
         }
     }
 }

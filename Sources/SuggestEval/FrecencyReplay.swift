@@ -2,21 +2,24 @@ import SuggestCore
 
 /// Replays one account under a `FrecencyPolicy` with the ranking code `suggest list` uses: an
 /// `InMemoryRankingIndex` as the source, and `TopKRanker`'s exact rank (its `Scorer`, `ranksBefore` and
-/// threshold walk).
+/// threshold walk), down to `depth`.
 final class FrecencyReplay: AccountReplay {
     let index: InMemoryRankingIndex
+    let depth: Int
 
-    init(policy: FrecencyPolicy) {
+    init(policy: FrecencyPolicy, depth: Int) {
         index = InMemoryRankingIndex(policy: policy)
+        self.depth = depth
     }
 
-    /// - Complexity: see `TopKRanker.rank(of:in:)`: a scan of a small account, or a walk that stops as soon as no
-    ///   unseen conversation can rank before the target.
+    /// - Complexity: see `TopKRanker.rank(of:in:depth:)`: a scan of a small account, or a walk that stops as soon
+    ///   as no unseen conversation can rank before the target, or once `depth` of them do.
     func rank(of conversation: String, at date: Timestamp) throws -> RankedTarget? {
         guard let slot = index.existingSlot(for: conversation) else { return nil }
         let ranker = TopKRanker(policy: index.policy, context: RankingContext(at: date))
-        guard let ranked = try index.rank(of: slot, using: ranker) else { return nil }
-        return RankedTarget(rank: ranked.rank, covered: ranked.ranked.logScore > LogSpace.zero)
+        guard let ranked = try index.rank(of: slot, using: ranker, depth: depth) else { return nil }
+        return RankedTarget(
+            rank: ranked.rank, covered: ranked.ranked.logScore > LogSpace.zero, lastDate: ranked.ranked.lastDate)
     }
 
     /// Applies the donation's ranking event; the eval context has no content types and no people, so the index's

@@ -1,10 +1,17 @@
 import SuggestCore
 
 extension RankingPolicy {
-    /// The service's own policy, `FrecencyPolicy.default`: what `suggest list` ranks with.
-    public static let `default` = RankingPolicy.frecency(
+    /// The service's own policy, `LearnedPolicy.default`: four channels whose weights each account learns from
+    /// its own sends.
+    public static let `default` = RankingPolicy.learned(
         .default, name: "default",
-        summary: "ours: FrecencyPolicy.default (decay channels, outgoing and incoming donations)")
+        summary: "ours: LearnedPolicy.default (reply, latest, memory and engaged channels, weights learned per account)")
+
+    /// The fixed policy before the learned one, `FrecencyPolicy.default`: three channels with constant weights
+    /// twenty orders of magnitude apart.
+    public static let fixed = RankingPolicy.frecency(
+        .default, name: "fixed",
+        summary: "ours before learning: FrecencyPolicy.default (reply, latest and memory channels, fixed weights)")
 
     /// The latest donation in either direction first.
     public static let recency = RankingPolicy(

@@ -164,13 +164,11 @@ extension RedisDonationStore {
         script.hset(keys.conversation(number), "r", RecordCoding.encode(record))
         let channels = policy.channels.count
         for channel in 0..<channels {
-            let key = record.state.channels[channel]
-            script.zadd(keys.list(SortedList(channel: channel, scope: .all)), key, number)
-            if let service = record.serviceName {
-                script.zadd(keys.list(SortedList(channel: channel, scope: .service(service))), key, number)
-            }
-            for kind in record.contentSums.keys {
-                script.zadd(keys.list(SortedList(channel: channel, scope: .contentKind(kind))), key, number)
+            var lists = [SortedList(channel: channel, scope: .all)]
+            if let service = record.serviceName { lists.append(SortedList(channel: channel, scope: .service(service))) }
+            for kind in record.contentSums.keys { lists.append(SortedList(channel: channel, scope: .contentKind(kind))) }
+            for list in lists {
+                if let key = record.key(in: list) { script.zadd(keys.list(list), key, number) }
             }
         }
         if let old = conversation.record.serviceName, record.serviceName?.hasSameBytes(as: old) != true {

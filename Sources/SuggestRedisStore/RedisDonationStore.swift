@@ -198,22 +198,7 @@ public final class RedisDonationStore: DonationStore {
     }
 
     /// The fingerprint of the policy whose channels the stored state holds (the embedded store's, in the same form).
-    var policyFingerprint: String {
-        var text = ""
-        for channel in policy.channels {
-            for number in [
-                channel.halfLife, channel.outgoing, channel.incoming, channel.unspecified, channel.engagedBonus,
-                channel.group,
-            ] {
-                text += number.description + ":"
-            }
-            switch channel.aggregation {
-            case .sum: text += "sum;"
-            case .latest: text += "latest;"
-            }
-        }
-        return text + "content:" + policy.contentHalfLife.description
-    }
+    var policyFingerprint: String { policy.stateFingerprint }
 
     public func checkpoint() throws {
         // Every write was durable when it returned (an fsynced log, or a replica's copy).

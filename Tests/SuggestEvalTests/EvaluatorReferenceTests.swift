@@ -22,6 +22,19 @@ import Testing
                 channels: [.init(name: "short", halfLife: 6 * 3_600, weight: 1, outgoing: 1, incoming: 0.4)],
                 groupFactor: 3),
             name: "groups-first"),
+        .learned(
+            LearnedPolicy(
+                base: FrecencyPolicy(
+                    channels: [
+                        .init(name: "hour", halfLife: 3_600, weight: 1, outgoing: 1, incoming: 3, engagedBonus: 1),
+                        .init(
+                            name: "last", halfLife: 86_400, weight: 1, outgoing: 0.25, incoming: 1, unspecified: 0.5,
+                            group: 0.5, aggregation: .latest),
+                        .init(name: "week", halfLife: 7 * 86_400, weight: 1, outgoing: 1, incoming: 0, unspecified: 0),
+                    ],
+                    groupFactor: 2),
+                priorStrength: 0.5, horizon: 3, channelPrior: [1, 2, 0.5]),
+            name: "learned-fast"),
     ]
 
     static let policies = RankingPolicy.all + customPolicies

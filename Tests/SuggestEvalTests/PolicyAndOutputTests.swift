@@ -4,9 +4,11 @@ import Testing
 
 @Suite struct PolicyAndOutputTests {
     @Test func everyNamedPolicyResolves() throws {
-        #expect(RankingPolicy.names == ["default", "recency", "frequency", "tdlib", "firefox", "zoxide", "android"])
+        #expect(
+            RankingPolicy.names == ["default", "fixed", "recency", "frequency", "tdlib", "firefox", "zoxide", "android"])
         for name in RankingPolicy.names { #expect(try RankingPolicy.named(name).name == name) }
-        #expect(try RankingPolicy.named("default").frecencyPolicy == FrecencyPolicy.default)
+        #expect(try RankingPolicy.named("default").learnedPolicy == LearnedPolicy.default)
+        #expect(try RankingPolicy.named("fixed").frecencyPolicy == FrecencyPolicy.default)
     }
 
     @Test func unknownPolicyListsTheValidNames() {
@@ -15,7 +17,7 @@ import Testing
         } throws: { error in
             guard let error = error as? UnknownPolicyError else { return false }
             return error.description
-                == "unknown policy \"Default\"; use one of: default, recency, frequency, tdlib, firefox, zoxide, android"
+                == "unknown policy \"Default\"; use one of: default, fixed, recency, frequency, tdlib, firefox, zoxide, android"
         }
     }
 

@@ -24,6 +24,7 @@ enum ReferenceReplay {
     static func outcomes(of history: [Interaction], policy: RankingPolicy) -> [Outcome] {
         var identifiers: [String: Set<String>] = [:]
         var past: [String: [Interaction]] = [:]
+        var learners: [String: Learner] = [:]
         var outcomes: [Outcome] = []
         for donation in history {
             if let identifier = donation.identifier {
@@ -34,13 +35,103 @@ enum ReferenceReplay {
             }
             let earlier = past[donation.account] ?? []
             if donation.direction == .outgoing {
-                outcomes.append(rank(donation, among: earlier, policy: policy))
+                let learner = learners[donation.account] ?? Learner()
+                outcomes.append(rank(donation, among: earlier, policy: policy, learner: learner))
+                if case .learned(let learned) = policy.rule {
+                    learners[donation.account] = learner.learning(from: donation, among: earlier, policy: learned)
+                }
             } else {
                 outcomes.append(.applied)
             }
             past[donation.account, default: []].append(donation)
         }
         return outcomes
+    }
+
+    /// The learned policy written out: each channel's value of a conversation as a plain sum of weighted halvings
+    /// (relative to the account's latest donation, so that nothing underflows), the masses as plain sums over
+    /// the conversations of each kind, and the mixture's update applied step by step as `LearnedPolicy` defines
+    /// it.
+    struct Learner {
+        /// `π̂` per channel, for people (`[0]`) and groups (`[1]`).
+        var shares: [[Double]] = Array(repeating: [0, 0], count: FrecencyPolicy.maximumChannels)
+        var targets = 0
+
+        /// Each channel's value of each conversation, and the masses per channel and kind.
+        static func values(_ facts: [String: Facts], policy: LearnedPolicy) -> (
+            values: [String: [Double]], masses: [[Double]], kindShares: [[Double]]
+        ) {
+            // Each kind's values relative to its own latest donation: a channel's share of a conversation is the
+            // same whatever the unit, and the latest conversation of a kind never underflows to 0.
+            func kind(_ conversation: Facts) -> Int { conversation.donations.contains(where: { $0.intent.isGroup }) ? 1 : 0 }
+            var reference = [-Double.infinity, -Double.infinity]
+            for conversation in facts.values { reference[kind(conversation)] = max(reference[kind(conversation)], conversation.lastDate) }
+            var values: [String: [Double]] = [:]
+            var masses = Array(repeating: [0.0, 0.0], count: policy.base.channels.count)
+            for (key, conversation) in facts {
+                let kind = kind(conversation)
+                values[key] = policy.base.channels.enumerated().map { index, channel in
+                    var sum = 0.0
+                    for donation in counted(conversation.donations, in: channel) {
+                        sum += weight(of: donation, in: channel) * pow(2, (donation.date.seconds - reference[kind]) / channel.halfLife)
+                    }
+                    masses[index][kind] += sum
+                    return sum
+                }
+            }
+            // How each channel's mass splits between the kinds, in one unit: the group mass in the people's unit.
+            let kindShares = policy.base.channels.enumerated().map { index, channel -> [Double] in
+                let (people, groups) = (masses[index][0], masses[index][1])
+                guard people > 0 else { return [0, groups > 0 ? 1 : 0] }
+                guard groups > 0 else { return [1, 0] }
+                let ratio = groups / people * pow(2, (reference[1] - reference[0]) / channel.halfLife)
+                return ratio.isFinite ? [1 / (1 + ratio), ratio / (1 + ratio)] : [0, 1]
+            }
+            return (values, masses, kindShares)
+        }
+
+        /// `π`: the shares drawn towards the prior, which splits each channel's weight by the mass of each kind.
+        func mixture(kindShares: [[Double]], policy: LearnedPolicy) -> [[Double]] {
+            let learned = Double(min(targets, policy.horizon))
+            return kindShares.indices.map { index in
+                (0..<2).map { kind in
+                    let prior = policy.channelPrior[index] * kindShares[index][kind]
+                    return (policy.priorStrength * prior + learned * shares[index][kind]) / (policy.priorStrength + learned)
+                }
+            }
+        }
+
+        /// The learner after the send `donation`, judged on the donations before it.
+        func learning(from donation: Interaction, among earlier: [Interaction], policy: LearnedPolicy) -> Learner {
+            var facts: [String: Facts] = [:]
+            for past in earlier {
+                facts[past.conversationIdentifier, default: Facts(identifier: past.conversationIdentifier)]
+                    .donations.append(past)
+            }
+            for key in Array(facts.keys) {
+                let last = facts[key]?.donations.map(\.date.seconds).max() ?? 0
+                facts[key]?.lastDate = last
+            }
+            guard let target = facts[donation.conversationIdentifier] else { return self }
+            let (values, masses, kindShares) = Self.values(facts, policy: policy)
+            let kind = target.donations.contains(where: { $0.intent.isGroup }) ? 1 : 0
+            let pi = mixture(kindShares: kindShares, policy: policy)
+            let likelihoods = masses.indices.map { index in
+                masses[index][kind] > 0 ? (values[target.identifier]?[index] ?? 0) / masses[index][kind] : 0
+            }
+            let evidence = masses.indices.map { pi[$0][kind] * likelihoods[$0] }.reduce(0, +)
+            guard evidence > 0 else { return self }
+            var next = self
+            let step = 1 / Double(min(targets + 1, policy.horizon))
+            for index in masses.indices {
+                for side in 0..<2 {
+                    let responsibility = side == kind ? pi[index][kind] * likelihoods[index] / evidence : 0
+                    next.shares[index][side] += step * (responsibility - shares[index][side])
+                }
+            }
+            next.targets += 1
+            return next
+        }
     }
 
     /// A conversation's facts as of the query.
@@ -51,7 +142,9 @@ enum ReferenceReplay {
         var score = 0.0
     }
 
-    static func rank(_ donation: Interaction, among earlier: [Interaction], policy: RankingPolicy) -> Outcome {
+    static func rank(_ donation: Interaction, among earlier: [Interaction], policy: RankingPolicy, learner: Learner)
+        -> Outcome
+    {
         var facts: [String: Facts] = [:]
         for past in earlier {
             facts[past.conversationIdentifier, default: Facts(identifier: past.conversationIdentifier)]
@@ -63,7 +156,7 @@ enum ReferenceReplay {
             let last = facts[key]?.donations.map(\.date.seconds).max() ?? -.infinity
             facts[key]?.lastDate = last
         }
-        score(&facts, at: t, rule: policy.rule)
+        score(&facts, at: t, rule: policy.rule, learner: learner)
         guard let target = facts[donation.conversationIdentifier] else { return .new }
         var lowest = 1
         var highest = 1
@@ -87,7 +180,13 @@ enum ReferenceReplay {
     static func compare(_ a: Facts, _ b: Facts, rule: RankingPolicy.Rule) -> Order {
         // Different histories whose sums agree to within rounding (or exactly, once a tiny term is absorbed) may be
         // ordered either way by the log-domain sums; identical ones tie exactly.
-        if case .frecency(let policy) = rule, a.score > 0, b.score > 0,
+        let decayed: FrecencyPolicy?
+        switch rule {
+        case .frecency(let policy): decayed = policy
+        case .learned(let policy): decayed = policy.base
+        default: decayed = nil
+        }
+        if let policy = decayed, a.score > 0, b.score > 0,
             abs(a.score - b.score) <= tolerance * max(a.score, b.score),
             signature(a, policy: policy) != signature(b, policy: policy)
         {
@@ -137,8 +236,21 @@ enum ReferenceReplay {
         }
     }
 
-    static func score(_ facts: inout [String: Facts], at t: Double, rule: RankingPolicy.Rule) {
+    static func score(_ facts: inout [String: Facts], at t: Double, rule: RankingPolicy.Rule, learner: Learner) {
         switch rule {
+        case .learned(let policy):
+            let (values, masses, kindShares) = Learner.values(facts, policy: policy)
+            let pi = learner.mixture(kindShares: kindShares, policy: policy)
+            for key in Array(facts.keys) {
+                guard let conversation = facts[key], let value = values[key] else { continue }
+                let kind = conversation.donations.contains(where: { $0.intent.isGroup }) ? 1 : 0
+                var total = 0.0
+                for index in masses.indices where masses[index][kind] > 0 {
+                    total += pi[index][kind] * value[index] / masses[index][kind]
+                }
+                if kind == 1 { total *= policy.base.groupFactor }
+                facts[key]?.score = total
+            }
         case .frecency(let policy):
             for key in Array(facts.keys) {
                 guard let conversation = facts[key] else { continue }

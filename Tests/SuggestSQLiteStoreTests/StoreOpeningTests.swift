@@ -25,14 +25,16 @@ import Testing
     }
 
     /// The fingerprint is stored in every store: if its text changed, every store would recompute every
-    /// conversation at its next open. This is the text stores written so far hold for the default policy.
+    /// conversation at its next open. This is the text stores hold for the default policy. It changed once on
+    /// purpose, when a content kind's lists came to carry the kind's share in their keys (";kinds:share"): stores
+    /// written before rebuilt their state once.
     @Test func theDefaultPolicyFingerprintKeepsItsText() throws {
         let directory = try TemporaryDirectory("open")
         let store = try SQLiteDonationStore.open(directory.location)
         #expect(
             store.policyFingerprint
                 == "300.0:1.0:64.0:64.0:0.5:0.000244140625:sum;86400.0:0.5:1.0:1.0:0.5:0.0:latest;"
-                + "2592000.0:1.0:0.1:0.1:0.5:1.0:sum;content:2592000.0")
+                + "2592000.0:1.0:0.1:0.1:0.5:1.0:sum;content:2592000.0;kinds:share")
         #expect(try store.setting("ranking.policy") == store.policyFingerprint)
     }
 

@@ -5,23 +5,44 @@ import SuggestEval
 enum Eval: Command {
     static let name = "eval"
     static let summary = "Replay a donation log in memory and report ranking quality (hit@k, MRR) for a policy."
-    static let usage = "FILE [--policy NAME[,NAME...] | --policy all] [--k 1,3,8] [--json] [--html PAGE.html]"
+    static let usage =
+        "FILE [--policy NAME[,NAME...] | --policy all] [--k 1,3,8] [--depth N] [--against NAME] [--json] [--html PAGE.html]"
     static let options: [OptionSpec] = [
-        .option("--policy", "NAME", "default, recency, frequency, tdlib, firefox, zoxide, android; a comma list; or all (default: default)."),
+        .option(
+            "--policy", "NAME",
+            "default, fixed, recency, frequency, tdlib, firefox, zoxide, android; a comma list; or all (default: default)."
+        ),
         .option("--k", "LIST", "The cut-offs of hitAt, comma-separated (default: 1,3,8)."),
-        .flag("--json", "Print the contract's JSON object (one line per policy)."),
-        .option("--html", "PAGE", "Also write a self-contained HTML page with a hit@k curve (k = 1 to 20) per policy."),
+        .option(
+            "--depth", "N",
+            "Ranks are exact down to N (default 100); a deeper one counts 0 in the MRR (mrrBound says how much that can hide)."
+        ),
+        .option(
+            "--against", "NAME",
+            "Compare every other policy with NAME, send by send (95% intervals); without it, the first policy is compared with each other one."
+        ),
+        .flag("--json", "Print the contract's JSON object (one line per policy), with byKind and comparisons."),
+        .option(
+            "--html", "PAGE", "Also write a self-contained HTML page: hit@k curves, the split by kind, wins and losses."
+        ),
     ]
     static let discussion = """
         FILE holds donation JSON Lines of any accounts (- for standard input); no store is touched. At each outgoing
         donation the account's conversations with an earlier donation are ranked using only earlier donations,
         then the donation is applied; an outgoing donation to a conversation never seen before counts as new and
         is not evaluated. Ties rank the most recent donation first, then the smaller conversationIdentifier.
+        default learns each account's channel weights from its own earlier sends only (rank first, then learn);
+        fixed is the constant-weight policy before it.
+
+        Beside the figures, eval splits them by kind of target (a reply to the account's latest incoming donation,
+        a conversation idle for a week or more, a group, the other sends) and compares policies send by send: the
+        difference of hit@k and MRR with a 95% interval, clustered by account when there are 20 accounts or more.
         The policies and the results on real histories are in docs/ranking-quality.md.
 
         Examples:
           suggest convert collegemsg CollegeMsg.txt > college.jsonl
           suggest eval college.jsonl --policy all --html quality.html
+          suggest eval college.jsonl --policy default,recency --against recency --json
         """
 
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
@@ -29,24 +50,49 @@ enum Eval: Command {
         guard let path = arguments.positionals.first else {
             throw CommandError.usage("eval needs a FILE of donation JSON Lines; see 'suggest eval --help'")
         }
-        let policies = try policies(arguments.value("--policy") ?? "default")
+        var policies = try policies(arguments.value("--policy") ?? "default")
         let cutoffs = try arguments.value("--k").map(cutoffs) ?? EvalResult.defaultCutoffs
+        let depth = try arguments.value("--depth").map { text throws(CommandError) in
+            try ValueParsing.wholeNumber(text, option: "--depth", in: 1...1_000_000)
+        } ?? EvalResult.defaultDepth
+        let against = arguments.value("--against")
+        if let against, !policies.contains(where: { $0.name == against }) {
+            policies += try Self.policies(against)
+        }
+        guard let pairs = EvalSession.pairs(names: policies.map(\.name), baseline: against) else {
+            throw CommandError.usage("--against names no policy of this run")
+        }
         let source: LineReader.Source = path == "-" ? .fileDescriptor(0, name: "standard input") : .file(path)
-        let results: [EvalResult]
+        let session: EvalSession
         do {
-            results = try Evaluator.evaluatePipelined(source, policies: policies, cutoffs: cutoffs)
+            session = try EvalSession(policies: policies, pairs: pairs, cutoffs: cutoffs, depth: depth)
+            try session.consumeJSONLines(from: source)
         } catch let error as FileError {
             throw CommandError.usage(error.description)
         }
+        let results = session.results
         if let page = arguments.value("--html") {
-            let html = EvalReport.html(histories: [EvalReport.History(name: path, results: results)])
-            try FileOutput.write(html, to: page)
+            let history = EvalReport.History(name: path, results: results, comparisons: session.comparisons)
+            try FileOutput.write(EvalReport.html(histories: [history]), to: page)
             io.err("suggest eval: wrote \(page)\n")
         }
         if arguments.flag("--json") {
-            for result in results { try io.out(result.jsonText + "\n") }
+            for result in results {
+                try io.out(result.jsonText(comparisons: session.comparisons.filter { $0.policy == result.policy }) + "\n")
+            }
         } else {
             try io.out(EvalResult.table(results))
+            try io.out("\n" + EvalResult.kindTable(results))
+            if !session.comparisons.isEmpty { try io.out("\n" + PairedComparison.table(session.comparisons)) }
+            let deep = results.filter { $0.beyondDepth > 0 }
+            if !deep.isEmpty {
+                let parts = deep.map { result in
+                    "\(result.policy) \(result.beyondDepth) sends, MRR at most +\(JSONWriter.decimal(result.mrrBound - result.mrr, significantDigits: 2))"
+                }
+                try io.out(
+                    "\nranks deeper than \(depth) count 0 in the MRR (--depth sets it): "
+                        + parts.joined(separator: "; ") + "\n")
+            }
         }
         return ExitCode.success
     }
@@ -65,7 +111,8 @@ enum Eval: Command {
         var policies: [RankingPolicy] = []
         for name in text.split(separator: ",", omittingEmptySubsequences: false) {
             do {
-                policies.append(try RankingPolicy.named(String(name)))
+                let policy = try RankingPolicy.named(String(name))
+                if !policies.contains(where: { $0.name == policy.name }) { policies.append(policy) }
             } catch {
                 throw CommandError.usage(error.description)
             }

@@ -20,6 +20,19 @@ public struct ConversationRecord: Sendable, Equatable {
     /// A conversation with no donation yet.
     public static let empty = ConversationRecord()
 
+    /// The conversation's key in `list`, or `nil` when the list's scope does not hold it: what every store keeps
+    /// its sorted lists by.
+    public func key(in list: SortedList) -> Double? {
+        switch list.scope {
+        case .all:
+            return state.channels[list.channel]
+        case .service(let service):
+            return serviceName?.hasSameBytes(as: service) == true ? state.channels[list.channel] : nil
+        case .contentKind(let kind):
+            return contentSums[kind].map { state.contentListKey(channel: list.channel, kindSum: $0) }
+        }
+    }
+
     /// Folds one donation in.
     /// - Parameter contentKinds: the distinct kinds of the donation's content types (`UniformTypeTree.contentKinds`).
     /// - Returns: whether the donation is now the conversation's latest (at least as late as every earlier one: the

@@ -97,6 +97,17 @@ public struct ConversationState: Sendable, Equatable {
         LogSpace.addExp(sum, policy.contentRate * date.seconds)
     }
 
+    /// The conversation's key in channel `channel`'s list of a content kind whose sum is `kindSum`:
+    /// `A_m + ln s`, with `s = e^(kindSum − contentTotal)` the decayed share of its donations that carried the kind.
+    ///
+    /// Both sums decay at the content rate, so the share, like `A_m`, changes only with a new donation; and
+    /// `e^(key − λ_m·t)` bounds what the kind adds to the channel's term through the content factor (`WalkPlan`).
+    /// `-∞` when the conversation has no donation of the kind, or no content total (a policy without content).
+    public func contentListKey(channel: Int, kindSum: Double) -> Double {
+        guard kindSum > LogSpace.zero, contentTotal > LogSpace.zero else { return LogSpace.zero }
+        return channels[channel] + min(0, kindSum - contentTotal)
+    }
+
     /// Whether any donation is counted.
     public var hasDonations: Bool { lastDate.seconds > -.infinity }
 }

@@ -139,4 +139,29 @@ public struct FrecencyPolicy: Sendable, Hashable {
     }
 
     public var contentRate: Double { 0.693_147_180_559_945_3 / contentHalfLife }
+
+    /// What a store's derived state depends on: each channel's shape and the content half-life, and the version of
+    /// how the sorted lists are keyed (`ConversationRecord.key(in:)`). A store whose state was built under another
+    /// fingerprint rebuilds it (`DonationStore.maintain`); the weights of the channels are not in it, since the state
+    /// does not depend on them.
+    ///
+    /// Built from `Double.description` and literal names: interpolating the `Aggregation` enum itself would print it
+    /// through run-time reflection, which cost every command a third of a millisecond at start.
+    public var stateFingerprint: String {
+        var text = ""
+        for channel in channels {
+            for number in [
+                channel.halfLife, channel.outgoing, channel.incoming, channel.unspecified, channel.engagedBonus,
+                channel.group,
+            ] {
+                text += number.description + ":"
+            }
+            switch channel.aggregation {
+            case .sum: text += "sum;"
+            case .latest: text += "latest;"
+            }
+        }
+        // "kinds:share": a content kind's lists carry the kind's share in their keys (before, the bare channel key).
+        return text + "content:" + contentHalfLife.description + ";kinds:share"
+    }
 }

@@ -112,9 +112,9 @@ public final class InMemoryRankingIndex: RankingSource {
             let inScope = pending.slots.filter { holds(scope, $0) }
             var settled = lists
             for index in settled.indices {
+                let key = key(in: SortedList(channel: index, scope: scope))
                 settled[index].settle(
-                    pending: inScope, size: count, members: { members(of: scope) },
-                    key: { states[Int($0)].channels[index] })
+                    pending: inScope, size: count, members: { members(of: scope) }, key: { key($0) ?? LogSpace.zero })
             }
             scopedLists[scope] = settled
         }
@@ -130,15 +130,38 @@ public final class InMemoryRankingIndex: RankingSource {
         }
     }
 
+    /// A slot's key in `list` now (`ConversationRecord.key(in:)`), `nil` when the list's scope does not hold it.
+    private func key(in list: SortedList) -> (Int32) -> Double? {
+        let states = self.states
+        let channel = list.channel
+        switch list.scope {
+        case .all:
+            return { states[Int($0)].channels[channel] }
+        case .service(let service):
+            let services = self.services
+            return { services[Int($0)] == service ? states[Int($0)].channels[channel] : nil }
+        case .contentKind(let kind):
+            let sums = contentSums[kind] ?? [:]
+            return { slot in sums[slot].map { states[Int(slot)].contentListKey(channel: channel, kindSum: $0) } }
+        }
+    }
+
     private func members(of scope: SortedListScope) -> [Int32] {
         (0..<Int32(identifiers.count)).filter { holds(scope, $0) }
     }
 
-    /// The exact rank of one conversation under `ranker`: `TopKRanker.rank(of:in:)` on this index, called from
-    /// inside the module so that the generic ranker is specialized for it (a call from another module goes
-    /// through witness tables at every access: a third of replay's time).
-    public func rank(of slot: Int32, using ranker: TopKRanker) throws -> RankOfConversation? {
-        try ranker.rank(of: ConversationHandle(rawValue: Int64(slot)), in: self)
+    /// The rank of one conversation under `ranker`, exact down to `depth`: `TopKRanker.rank(of:in:depth:)` on this
+    /// index, called from inside the module so that the generic ranker is specialized for it (a call from another
+    /// module goes through witness tables at every access: a third of replay's time).
+    public func rank(of slot: Int32, using ranker: TopKRanker, depth: Int = .max) throws -> RankOfConversation? {
+        try ranker.rank(of: ConversationHandle(rawValue: Int64(slot)), in: self, depth: depth)
+    }
+
+    /// `rank(of:using:depth:)`, counting the walk's accesses into `statistics`, for benchmarks.
+    public func rank(of slot: Int32, using ranker: TopKRanker, depth: Int, statistics: inout TopKRanker.Statistics)
+        throws -> RankOfConversation?
+    {
+        try ranker.rank(of: ConversationHandle(rawValue: Int64(slot)), in: self, depth: depth, statistics: &statistics)
     }
 
     // MARK: RankingSource
@@ -151,16 +174,8 @@ public final class InMemoryRankingIndex: RankingSource {
             switch list.scope {
             case .all:
                 return channelLists[channel].cursor(currentKey: { states[Int($0)].channels[channel] })
-            case .service(let service):
-                let services = self.services
-                return scoped(list.scope)[channel].cursor(currentKey: { slot in
-                    services[Int(slot)] == service ? states[Int(slot)].channels[channel] : nil
-                })
-            case .contentKind(let kind):
-                let sums = contentSums[kind] ?? [:]
-                return scoped(list.scope)[channel].cursor(currentKey: { slot in
-                    sums[slot] != nil ? states[Int(slot)].channels[channel] : nil
-                })
+            case .service, .contentKind:
+                return scoped(list.scope)[channel].cursor(currentKey: key(in: list))
             }
         }
     }
@@ -169,9 +184,11 @@ public final class InMemoryRankingIndex: RankingSource {
     private func scoped(_ scope: SortedListScope) -> [SortedKeyList] {
         if let lists = scopedLists[scope] { return lists }
         let members = members(of: scope)
-        let states = self.states
         var lists = Array(repeating: SortedKeyList(), count: policy.channels.count)
-        for index in lists.indices { lists[index].rebuild(members: members, key: { states[Int($0)].channels[index] }) }
+        for index in lists.indices {
+            let key = key(in: SortedList(channel: index, scope: scope))
+            lists[index].rebuild(members: members, key: { key($0) ?? LogSpace.zero })
+        }
         scopedLists[scope] = lists
         return lists
     }

@@ -10,7 +10,8 @@ public protocol RankingSource {
     associatedtype Cursor: SortedAccessCursor
 
     /// Sorted access: one cursor per list, in the order asked, each giving its conversations in non-increasing order
-    /// of the list's channel key `A_m`.
+    /// of their key in the list (`ConversationRecord.key(in:)`: the channel key `A_m`, or for a content kind's list
+    /// `A_m` plus the log of the kind's share).
     /// - Parameter lists: the channel and the conversations each list holds. A scope the account has never seen (a
     ///   service or content kind no donation carried) is an empty list, not an error.
     func sortedAccess(_ lists: [SortedList]) throws -> [Cursor]
@@ -69,8 +70,8 @@ public enum SortedListScope: Hashable, Sendable {
     case all
     /// The conversations whose latest donation came through this service: what a query for one service walks.
     case service(String)
-    /// The conversations with at least one donation of this content kind (`public.image`): what a query for shared
-    /// content walks, with the content factor's bound, beside the unscoped lists with none.
+    /// The conversations with at least one donation of this content kind (`public.image`), keyed by
+    /// `ConversationState.contentListKey`: what bounds the content factor when that kind is being shared.
     case contentKind(String)
 }
 
@@ -87,7 +88,7 @@ public struct SortedList: Hashable, Sendable {
 
 /// One entry of a sorted list.
 public struct SortedEntry: Sendable, Equatable {
-    /// The channel key `A_m` of the conversation.
+    /// The conversation's key in the list (`ConversationRecord.key(in:)`).
     public var key: Double
     public var conversation: ConversationHandle
 

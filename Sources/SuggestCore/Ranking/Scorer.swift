@@ -6,16 +6,60 @@ public struct Scorer: Sendable {
     /// The content kinds of the context, in the order the source returns their sums.
     public let contentKinds: [String]
     private let channelRates: [Double]
+    /// `ln β_m` for a person's conversation and for a group's; the bound of the walk takes the larger.
     private let channelLogWeights: [Double]
+    private let groupChannelLogWeights: [Double]
+    private let boundLogWeights: [Double]
     private let logGroupFactor: Double
     private let logLessFactor: Double
 
+    /// The channel weights `β_m` of one query, as natural logarithms, one for a person's conversation and one for
+    /// a group's: the policy's own weights, or weights learned for the account (`LearnedWeights`). A logarithm,
+    /// not a weight, because a learned weight carries the query time (`ln β = ln π − T + λ·t`), which overflows
+    /// a `Double` as a plain number. `-∞` turns a channel off.
+    public struct ChannelWeights: Sendable, Hashable {
+        /// `ln β_m` for conversations with one other person, in the policy's channel order.
+        public var person: [Double]
+        /// `ln β_m` for group conversations.
+        public var group: [Double]
+
+        /// - Parameters:
+        ///   - person: one logarithm per channel of the policy.
+        ///   - group: as many, for groups.
+        public init(person: [Double], group: [Double]) {
+            self.person = person
+            self.group = group
+        }
+    }
+
+    /// A scorer with the policy's own channel weights.
     public init(policy: FrecencyPolicy, context: RankingContext, tree: UniformTypeTree = .standard) {
+        let logWeights = policy.channels.map { LogSpace.ln($0.weight) }
+        self.init(policy: policy, context: context, channelWeights: ChannelWeights(person: logWeights, group: logWeights), tree: tree)
+    }
+
+    /// A scorer whose channel weights are given for this query: the policy's channel shapes (half-lives, donation
+    /// weights) and context constants, with `channelWeights` in place of the channels' `weight`.
+    ///
+    /// The score stays a non-negative combination of the channels' terms, so the threshold walk stays exact: its
+    /// bound per channel takes the larger of the two weights. Group conversations are still multiplied by the
+    /// policy's `groupFactor`.
+    /// - Parameters:
+    ///   - channelWeights: one logarithm per channel for people and one for groups; the counts must match the
+    ///     policy's channels.
+    public init(
+        policy: FrecencyPolicy, context: RankingContext, channelWeights: ChannelWeights, tree: UniformTypeTree = .standard
+    ) {
+        precondition(
+            channelWeights.person.count == policy.channels.count && channelWeights.group.count == policy.channels.count,
+            "one channel weight per channel")
         self.policy = policy
         self.context = context
         self.contentKinds = policy.contentWeight > 0 ? context.contentKinds(in: tree) : []
         channelRates = policy.channels.map(\.rate)
-        channelLogWeights = policy.channels.map { LogSpace.ln($0.weight) }
+        channelLogWeights = channelWeights.person
+        groupChannelLogWeights = channelWeights.group
+        boundLogWeights = zip(channelWeights.person, channelWeights.group).map { max($0, $1) }
         logGroupFactor = LogSpace.ln(policy.groupFactor)
         logLessFactor = LogSpace.ln(policy.lessFactor)
     }
@@ -34,7 +78,7 @@ public struct Scorer: Sendable {
     /// The most that channel `index` can add, in log space, for a conversation whose key `A_m` is at most `key`.
     @inline(__always)
     public func channelBound(_ index: Int, key: Double) -> Double {
-        channelLogWeights[index] + key - channelRates[index] * context.at.seconds
+        boundLogWeights[index] + key - channelRates[index] * context.at.seconds
     }
 
     /// The largest factor the channel sum of a conversation not met by a people look-up can be multiplied by:
@@ -58,8 +102,9 @@ public struct Scorer: Sendable {
         var logTotal = LogSpace.zero
         var terms: [ScoreBreakdown.Term] = []
         if explain { terms.reserveCapacity(policy.channels.count + 1) }
+        let logWeights = state.isGroup ? groupChannelLogWeights : channelLogWeights
         for index in channelRates.indices {
-            let term = channelLogWeights[index] + state.channels[index] - channelRates[index] * t
+            let term = logWeights[index] + state.channels[index] - channelRates[index] * t
             logTotal = LogSpace.addExp(logTotal, term)
             if explain { terms.append(.init(name: policy.channels[index].name, value: LogSpace.value(term))) }
         }

@@ -8,17 +8,23 @@
 /// Because the stop is strict, an unseen conversation can neither beat nor tie the K-th, so ties are broken
 /// exactly as the brute-force ranking breaks them.
 ///
-/// A context that admits few conversations would loosen that threshold until the walk met nearly all of them, so
-/// selective parts of a context get lists of their own (`WalkPlan`): a service's conversations are walked in that
-/// service's lists, and when something is being shared, the conversations that ever received its kind of content
-/// are walked in their kinds' lists, under the content factor's bound, while every other conversation is bounded
-/// without it. Conversations with people of the context are scored up front: their term comes from a look-up,
+/// The threshold must stay tight under every context, or the walk meets nearly every conversation (`WalkPlan`):
+/// a service's conversations are walked in that service's lists; when something is being shared, what the content
+/// factor can add is bounded by the content kinds' own lists, whose keys carry each conversation's share of that
+/// kind, so a conversation that shared a photo once in a hundred messages is bounded by a hundredth of the factor,
+/// not all of it. Conversations with people of the context are scored up front: their term comes from a look-up,
 /// not from a sorted list.
 public struct TopKRanker {
     public let scorer: Scorer
 
     public init(policy: FrecencyPolicy, context: RankingContext, tree: UniformTypeTree = .standard) {
         scorer = Scorer(policy: policy, context: context, tree: tree)
+    }
+
+    /// A ranker that scores with `scorer`: for channel weights of the query's own, such as an account's learned
+    /// weights (`Scorer.init(policy:context:channelWeights:tree:)`).
+    public init(scorer: Scorer) {
+        self.scorer = scorer
     }
 
     /// Statistics of one query, for benchmarks.
@@ -38,6 +44,7 @@ public struct TopKRanker {
         return try top(in: source, explain: explain, statistics: &statistics)
     }
 
+    /// `top(in:explain:)`, counting the walk's accesses into `statistics`, for benchmarks.
     public func top(
         in source: some RankingSource, explain: Bool = false, statistics: inout Statistics
     ) throws -> [RankedConversation] {
@@ -56,8 +63,9 @@ public struct TopKRanker {
                 best.insert(scorer.rank(candidate, matchedPeople: match.count, explain: explain))
             }
         }
-        try walk(source, seen: &seen, statistics: &statistics) { threshold in
-            best.isFull && (best.last.map { $0.logScore > threshold } ?? false)
+        try walk(source, seen: &seen, statistics: &statistics) {
+            // Until K are found nothing may be skipped; after, only what could beat the K-th.
+            best.isFull ? best.last?.logScore ?? -.infinity : -.infinity
         } visit: { candidate in
             if scorer.admits(candidate) { best.insert(scorer.rank(candidate, matchedPeople: 0, explain: explain)) }
         }
@@ -68,15 +76,33 @@ public struct TopKRanker {
     /// when the context does not admit it. Replay evaluation asks this at every outgoing donation.
     ///
     /// A small source is scanned: scoring a few dozen conversations costs less than opening the sorted lists.
-    /// A larger one is walked only as far as a conversation could still rank before the target.
+    /// A larger one is walked only as far as a conversation could still rank before the target, and never past
+    /// `depth` conversations that do: a rank of `depth + 1` means "deeper than `depth`", so that the cost of a
+    /// target in the tail of a large account stays bounded by the depth instead of growing with its rank.
+    /// - Parameter depth: the deepest rank reported exactly; `Int.max` (the default) for the exact rank always.
+    ///   A depth below 1 counts as 1.
+    /// - Throws: `RankingError.peopleNotBounded` when the context names people.
     /// - Complexity: O(n) for n ≤ `scanLimit` conversations; otherwise like `countRankingBefore`.
-    public func rank(of conversation: ConversationHandle, in source: some RankingSource) throws -> RankOfConversation? {
+    public func rank(of conversation: ConversationHandle, in source: some RankingSource, depth: Int = .max) throws
+        -> RankOfConversation?
+    {
+        var statistics = Statistics()
+        return try rank(of: conversation, in: source, depth: depth, statistics: &statistics)
+    }
+
+    /// `rank(of:in:depth:)`, counting the walk's accesses into `statistics` (a scan counts none), for benchmarks.
+    public func rank(
+        of conversation: ConversationHandle, in source: some RankingSource, depth: Int = .max,
+        statistics: inout Statistics
+    ) throws -> RankOfConversation? {
+        let depth = max(1, depth)
         guard let candidate = try source.candidate(conversation, contentKinds: scorer.contentKinds),
             scorer.admits(candidate)
         else { return nil }
         let target = scorer.rank(candidate, matchedPeople: 0, explain: false)
         guard try source.conversationCount() <= Self.scanLimit else {
-            return RankOfConversation(rank: try countRankingBefore(target, in: source) + 1, ranked: target)
+            let before = try countRankingBefore(target, in: source, limit: depth, statistics: &statistics)
+            return RankOfConversation(rank: before + 1, ranked: target)
         }
         var before = 0
         for other in try source.allConversations() where other != conversation {
@@ -87,35 +113,47 @@ public struct TopKRanker {
                 before += 1
             }
         }
-        return RankOfConversation(rank: before + 1, ranked: target)
+        return RankOfConversation(rank: min(before, depth) + 1, ranked: target)
     }
 
     /// Up to this many conversations, `rank(of:in:)` scans rather than walks (measured on CollegeMsg replay).
     public static let scanLimit = 64
 
     /// How many admitted conversations rank before `target` (so its rank is this plus one), walking the sorted
-    /// lists only as far as a conversation could still beat it. Replay evaluation uses it for targets outside the
-    /// top K.
+    /// lists only as far as a conversation could still beat it, and stopping once `limit` of them are found.
+    /// Replay evaluation uses it for targets outside the top K.
+    /// - Parameter limit: the most that are counted; the result is `min(count, limit)`.
     /// - Throws: `RankingError.peopleNotBounded` when the context names people: their term is not in the lists.
-    /// - Complexity: like `top`, with K the number of conversations that rank before the target.
-    public func countRankingBefore(_ target: RankedConversation, in source: some RankingSource) throws -> Int {
+    /// - Complexity: like `top`, with K the smaller of `limit` and the number of conversations that rank before
+    ///   the target.
+    public func countRankingBefore(_ target: RankedConversation, in source: some RankingSource, limit: Int = .max)
+        throws -> Int
+    {
+        var statistics = Statistics()
+        return try countRankingBefore(target, in: source, limit: limit, statistics: &statistics)
+    }
+
+    /// `countRankingBefore(_:in:limit:)`, counting the walk's accesses into `statistics`.
+    public func countRankingBefore(
+        _ target: RankedConversation, in source: some RankingSource, limit: Int = .max, statistics: inout Statistics
+    ) throws -> Int {
         guard scorer.context.people.isEmpty else { throw RankingError.peopleNotBounded }
         var seen = Self.seenTable()
         seen.set(1, for: target.conversation.rawValue)
-        var statistics = Statistics()
         var count = 0
         // A conversation scoring exactly the target's score may still rank before it on the tie-breakers, so the
         // walk goes on while the threshold reaches the target's score, with a relative slack of 1e-6 so that
-        // rounding in the bound can never end it early; each conversation met is compared exactly.
-        try walk(source, seen: &seen, statistics: &statistics) { threshold in
-            threshold + 1e-6 < target.logScore
+        // rounding in the bound can never end it early; each conversation met is compared exactly. A target that
+        // scores 0 ties with every conversation the lists hold nothing for: the walk meets them all.
+        try walk(source, seen: &seen, statistics: &statistics) {
+            count >= limit ? .infinity : target.logScore - 1e-6
         } visit: { candidate in
             guard scorer.admits(candidate) else { return }
             if RankedConversation.ranksBefore(scorer.rank(candidate, matchedPeople: 0, explain: false), target) {
                 count += 1
             }
         }
-        return count
+        return min(count, limit)
     }
 
     /// The conversations a walk has met: keys of a table whose values are all 1 (`Int64KeyTable` says why not a
@@ -124,30 +162,41 @@ public struct TopKRanker {
 
     /// The threshold algorithm's walk over the lists of `WalkPlan`: each step advances the list that contributes
     /// most to the threshold, each conversation is visited once (gathered into batches of the source's
-    /// `randomAccessBatchSize`), until `done(threshold)` or every list is exhausted.
+    /// `randomAccessBatchSize`), until the threshold is below `level()` (a log score: `-∞` never ends the walk,
+    /// `+∞` ends it at once) or every conversation the context admits has been met.
     ///
-    /// Batching keeps the walk exact: `done` is asked with the best scores of the conversations visited so far,
+    /// Bounds are kept in linear space relative to an offset, so that a step costs one `exp` (the bound of the
+    /// list it advanced) rather than a log-sum over every list; when the threshold falls so far below the offset
+    /// that it could underflow, the offset follows it down.
+    ///
+    /// Batching keeps the walk exact: `level` is asked with the best scores of the conversations visited so far,
     /// which are at most the scores with the pending ones included, so a stale answer can only walk further.
     private func walk<Source: RankingSource>(
         _ source: Source, seen: inout Int64KeyTable, statistics: inout Statistics,
-        done: (Double) -> Bool, visit: (RankingCandidate) throws -> Void
+        level: () -> Double, visit: (RankingCandidate) throws -> Void
     ) throws {
         let plan = WalkPlan(scorer: scorer)
-        var cursors = try source.sortedAccess(plan.lists)
-        var bounds = [Double](repeating: LogSpace.zero, count: cursors.count)
-        var heads = [ConversationHandle?](repeating: nil, count: cursors.count)
-        for index in cursors.indices {
+        let lists = plan.lists
+        var cursors = try source.sortedAccess(lists)
+        var logBounds = [Double](repeating: LogSpace.zero, count: lists.count)
+        var heads = [ConversationHandle?](repeating: nil, count: lists.count)
+        for index in lists.indices {
             if let entry = try cursors[index].next() {
                 heads[index] = entry.conversation
-                bounds[index] = scorer.channelBound(plan.lists[index].channel, key: entry.key)
+                logBounds[index] = scorer.channelBound(lists[index].channel, key: entry.key)
             }
             statistics.sortedAccesses += 1
         }
-        var blockSums = plan.blocks.map { block in LogSpace.sumExp(bounds[block.lists]) }
+        var offset = logBounds.max() ?? LogSpace.zero
+        if offset == LogSpace.zero { offset = 0 }
+        var bounds = logBounds.map { LogSpace.value($0 - offset) }
+        // The level in the same units as `bounds`, recomputed only when the level changes.
+        var lastLevel = Double.nan
+        var linearLevel = 0.0
+
         let batchSize = max(1, source.randomAccessBatchSize)
         var pending: [ConversationHandle] = []
         if batchSize > 1 { pending.reserveCapacity(batchSize) }
-
         func flush() throws {
             guard !pending.isEmpty else { return }
             let candidates = try source.candidates(pending, contentKinds: scorer.contentKinds)
@@ -156,39 +205,65 @@ public struct TopKRanker {
             for candidate in candidates { if let candidate { try visit(candidate) } }
         }
 
-        // Lists not yet exhausted, per block: a head may have the key -∞ (a channel that ignores the conversation),
-        // which bounds nothing but still has conversations behind it, scored 0, that a short list must show.
-        var open = plan.blocks.map { block in block.lists.count { heads[$0] != nil } }
+        let base = 0..<plan.baseLists
+        let kinds = plan.baseLists..<lists.count
+        let gamma = plan.contentWeight
         while true {
-            // The binding block: the scope whose unseen conversations could score the most.
-            var threshold = LogSpace.zero
-            var binding = -1
-            for (index, block) in plan.blocks.enumerated() where open[index] > 0 {
-                let bound = blockSums[index] + block.logFactor
-                if binding < 0 || bound > threshold {
-                    threshold = bound
-                    binding = index
+            // A head may have the key -∞ (a channel that ignores the conversation): it bounds nothing, but the
+            // conversations behind it, scored 0, must still be met while fewer than K are found.
+            var baseSum = 0.0
+            var isOpen = false
+            for index in base where heads[index] != nil {
+                baseSum += bounds[index]
+                isOpen = true
+            }
+            // Every conversation the context admits is in the base lists: once they are exhausted, all were met.
+            guard isOpen else { break }
+            var kindSum = 0.0
+            for index in kinds where heads[index] != nil { kindSum += bounds[index] }
+            // What the content factor can add: γ·s·base ≤ γ·(the kinds' lists) and, since s ≤ 1, ≤ γ·base.
+            let kindsBind = kindSum < baseSum
+            let threshold = baseSum + gamma * (kindsBind ? kindSum : baseSum)
+
+            let wanted = level()
+            if wanted != lastLevel {
+                lastLevel = wanted
+                // A relative slack of 1e-9 absorbs the rounding of bounds summed in another order than scores.
+                linearLevel = LogSpace.value(wanted - 1e-9 - offset - plan.logFactor)
+            }
+            if threshold < linearLevel { break }
+            if threshold < 1e-250, let lowest = rebased(logBounds, heads: heads, below: offset) {
+                offset = lowest
+                for index in lists.indices { bounds[index] = LogSpace.value(logBounds[index] - offset) }
+                lastLevel = .nan
+                continue
+            }
+
+            // The list whose head adds the most to the threshold.
+            var widest = -1
+            var widestGain = -1.0
+            let baseGain = kindsBind ? 1 : 1 + gamma
+            for index in base where heads[index] != nil && bounds[index] * baseGain > widestGain {
+                widest = index
+                widestGain = bounds[index] * baseGain
+            }
+            if kindsBind {
+                for index in kinds where heads[index] != nil && gamma * bounds[index] > widestGain {
+                    widest = index
+                    widestGain = gamma * bounds[index]
                 }
             }
-            guard binding >= 0 else { break }  // every list is exhausted
-            if done(threshold) { break }
-            // Within it, the list whose head adds the most.
-            let block = plan.blocks[binding]
-            var widest = -1
-            for index in block.lists where heads[index] != nil && (widest < 0 || bounds[index] > bounds[widest]) {
-                widest = index
-            }
-            guard widest >= 0, let head = heads[widest] else { break }
+            guard let head = heads[widest] else { break }
             if let entry = try cursors[widest].next() {
                 heads[widest] = entry.conversation
-                bounds[widest] = scorer.channelBound(plan.lists[widest].channel, key: entry.key)
+                logBounds[widest] = scorer.channelBound(lists[widest].channel, key: entry.key)
+                bounds[widest] = LogSpace.value(logBounds[widest] - offset)
             } else {
                 heads[widest] = nil
-                bounds[widest] = LogSpace.zero
-                open[binding] -= 1
+                logBounds[widest] = LogSpace.zero
+                bounds[widest] = 0
             }
             statistics.sortedAccesses += 1
-            blockSums[binding] = LogSpace.sumExp(bounds[block.lists])
             guard seen.set(1, for: head.rawValue) else { continue }  // met before
             statistics.randomAccesses += 1
             if batchSize == 1 {
@@ -200,6 +275,14 @@ public struct TopKRanker {
             }
         }
         try flush()
+    }
+
+    /// A new offset for bounds that have fallen far below the current one: the largest open bound, or `nil` when
+    /// every open bound is 0 (nothing left to rebase).
+    private func rebased(_ logBounds: [Double], heads: [ConversationHandle?], below offset: Double) -> Double? {
+        var largest = LogSpace.zero
+        for index in logBounds.indices where heads[index] != nil { largest = max(largest, logBounds[index]) }
+        return largest > LogSpace.zero && largest < offset ? largest : nil
     }
 
     /// How many of the context's people take part in each conversation that has any of them, by conversation.
@@ -232,7 +315,7 @@ public struct TopKRanker {
 
 /// Where one conversation ranks under a context, and its ranked form.
 public struct RankOfConversation: Sendable, Equatable {
-    /// 1 for the first.
+    /// 1 for the first; with a depth, `depth + 1` for anything deeper.
     public var rank: Int
     public var ranked: RankedConversation
 }
@@ -250,40 +333,36 @@ public enum RankingError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// The lists a walk reads for a context, in blocks: the channels of one scope, whose bounds add up. A block's
-/// threshold is the sum of its channels' bounds times the largest factor its conversations can get; the walk's
-/// threshold is the largest over blocks, since every conversation the context admits is in at least one block
-/// with a factor that bounds its own.
+/// The lists a walk reads for a context.
+///
+/// The base lists hold every conversation the context could admit (its service's, or all), one list per channel
+/// that carries weight; their bounds add up to the most a conversation's channel sum can be. When something is
+/// being shared, the content factor `1 + γ·s` adds `γ·s·base` to that, where `s = Σ s_k` is the decayed share of
+/// the conversation's donations that carried the shared kinds: each kind's lists are keyed by `A_m + ln s_k`, so
+/// their bounds add up to the most `s_k·base` can be. The threshold is `G·(base + γ·min(base, Σ kinds))`, with
+/// `G` the largest group factor; each piece is a true upper bound, so the walk stays exact.
 struct WalkPlan {
-    struct Block {
-        /// The block's lists, as indices into `lists`.
-        var lists: Range<Int>
-        /// The logarithm of the largest factor a conversation met only through this block's lists can get.
-        var logFactor: Double
-    }
-
     private(set) var lists: [SortedList] = []
-    private(set) var blocks: [Block] = []
+    /// How many of `lists`, from the first, are the base lists.
+    private(set) var baseLists = 0
+    /// `γ` when the context shares content, else 0.
+    let contentWeight: Double
+    /// The logarithm of the largest group factor.
+    let logFactor: Double
 
     init(scorer: Scorer) {
-        let channels = scorer.policy.channels.count
-        let content = scorer.contentKinds.isEmpty ? 0 : LogSpace.ln(1 + scorer.policy.contentWeight)
-        let group = scorer.logGroupFactorBound
-        if let service = scorer.context.serviceName {
-            // Only this service's conversations are admitted: its lists hold exactly them.
-            add(.service(service), channels: channels, logFactor: group + content)
-        } else {
-            // A conversation that never received the kinds being shared has a content share of 0: the unscoped
-            // lists bound it without the content factor; one that did is also in a kind's lists, which carry it.
-            add(.all, channels: channels, logFactor: group)
-            for kind in scorer.contentKinds { add(.contentKind(kind), channels: channels, logFactor: group + content) }
+        // A channel whose weight is 0 for every conversation (a learned channel with no mass yet) bounds nothing and
+        // is not walked; at least one list is, so that conversations scored 0 are still met.
+        var channels = scorer.policy.channels.indices.filter { scorer.channelBound($0, key: 0) > LogSpace.zero }
+        if channels.isEmpty { channels = [0] }
+        let scope: SortedListScope = scorer.context.serviceName.map { .service($0) } ?? .all
+        lists = channels.map { SortedList(channel: $0, scope: scope) }
+        baseLists = lists.count
+        for kind in scorer.contentKinds {
+            lists += channels.map { SortedList(channel: $0, scope: .contentKind(kind)) }
         }
-    }
-
-    private mutating func add(_ scope: SortedListScope, channels: Int, logFactor: Double) {
-        let start = lists.count
-        for channel in 0..<channels { lists.append(SortedList(channel: channel, scope: scope)) }
-        blocks.append(Block(lists: start..<lists.count, logFactor: logFactor))
+        contentWeight = scorer.contentKinds.isEmpty ? 0 : scorer.policy.contentWeight
+        logFactor = scorer.logGroupFactorBound
     }
 }
 

@@ -332,21 +332,12 @@ extension InMemoryDonationStore {
         public func sortedAccess(_ lists: [SortedList]) -> [Cursor] {
             lists.map { list in
                 var entries: [SortedEntry] = []
-                for slot in records.indices where holds(list.scope, slot) {
-                    entries.append(
-                        SortedEntry(key: records[slot].state.channels[list.channel], conversation: handle(slot)))
+                for slot in records.indices {
+                    if let key = records[slot].key(in: list) { entries.append(SortedEntry(key: key, conversation: handle(slot))) }
                 }
                 // Best first; equal keys in slot order, as the other stores break them (any order is exact).
                 entries.sort { $0.key > $1.key || ($0.key == $1.key && $0.conversation < $1.conversation) }
                 return Cursor(entries: entries)
-            }
-        }
-
-        private func holds(_ scope: SortedListScope, _ slot: Int) -> Bool {
-            switch scope {
-            case .all: return true
-            case .service(let service): return records[slot].serviceName.map { ByteKey($0) } == ByteKey(service)
-            case .contentKind(let kind): return records[slot].contentSums[kind] != nil
             }
         }
 

@@ -206,8 +206,9 @@ final class DonationWriter {
         WHERE id = ?1
         """
 
-    /// Writes a conversation's content sum of one kind, with its channel keys: the sorted lists of a content kind
-    /// (`conversation_content_by_c0`...) are an index of these rows; bound conversation, account, kind, sum, keys.
+    /// Writes a conversation's content sum of one kind, with its keys in that kind's lists
+    /// (`ConversationState.contentListKey`): the sorted lists of a content kind (`conversation_content_by_c0`...)
+    /// are an index of these rows; bound conversation, account, kind, sum, keys.
     static let writeContentSQL = """
         INSERT OR REPLACE INTO conversation_content(conversation_id, account, kind, sum, c0, c1, c2, c3)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -215,12 +216,11 @@ final class DonationWriter {
 
     /// Writes every content sum of a conversation, kinds in byte-wise order.
     static func writeContent(_ record: ConversationRecord, id: Int64, account: String, with statement: Statement) throws {
-        let keys = record.state.channels
+        let state = record.state
         for (kind, sum) in record.contentSums.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
-            try statement.run([
-                .integer(id), .text(account), .text(kind), .real(sum), .real(keys[0]), .real(keys[1]), .real(keys[2]),
-                .real(keys[3]),
-            ])
+            var values: [Statement.Value] = [.integer(id), .text(account), .text(kind), .real(sum)]
+            for channel in 0..<4 { values.append(.real(state.contentListKey(channel: channel, kindSum: sum))) }
+            try statement.run(values)
         }
     }
 

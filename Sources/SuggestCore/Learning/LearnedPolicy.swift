@@ -1,0 +1,87 @@
+/// A ranking policy whose channel weights are learned for each account from its own history: the channel shapes
+/// (half-lives, donation weights) and the context constants come from a `FrecencyPolicy`; how much each channel
+/// counts, for people and for groups, is `LearnedWeights`, updated at every donation.
+///
+/// The score of a conversation `c` of kind `k` (a person or a group) at any moment is a mixture
+///
+///     P(c) = Σ_m π_{m,k} · e^(A_m(c) − T_{m,k})
+///
+/// of one distribution per channel and kind: `e^(A_m(c) − T_{m,k})` is the share of channel `m`'s mass over the
+/// account's conversations of kind `k` that `c` holds (`T_{m,k}` is the logarithm of that mass), so each channel
+/// is an expert that says who is written to next. At each outgoing donation, before the donation is applied, the
+/// mixture weights `π` move towards each expert's responsibility for the conversation actually written to
+/// (online expectation-maximization for the weights of a mixture, Cappé and Moulines 2009): they are the
+/// maximum-likelihood weights over the account's last `horizon` sends, drawn towards a prior by `priorStrength`
+/// pseudo-sends. The prior splits each channel's share between people and groups by the mass each kind holds in
+/// it, so a new account ranks as an unweighted mixture of the channels.
+///
+/// The score is a non-negative combination of the channel terms `e^(A_m − λ_m·t)` (its weights are
+/// `π_{m,k} · e^(λ_m·t − T_{m,k})`), so `TopKRanker`'s threshold walk stays exact; the context factors (content,
+/// people, "suggest less") apply to it as to any `FrecencyPolicy`.
+public struct LearnedPolicy: Sendable, Hashable {
+    /// The channel shapes and context constants; the channels' own `weight` is not used.
+    public let base: FrecencyPolicy
+    /// How many sends the prior counts as (`n₀`): the weight of the prior against what has been learned.
+    public let priorStrength: Double
+    /// How many of the latest sends the weights are fitted to (`H`): the step of the update is
+    /// `1 / min(n + 1, H)` at the n-th send, a running mean that becomes a moving one after `H` sends, so the
+    /// weights follow a person whose habits change.
+    public let horizon: Int
+    /// The prior's relative weight of each channel, in the order of `base.channels`, normalized here.
+    public let channelPrior: [Double]
+
+    /// - Parameters:
+    ///   - base: the channel shapes; every `latest` channel must give every donation a positive weight (the
+    ///     account's mass of a `latest` channel is updated by taking a conversation's old key out of it, which
+    ///     is exact only when the new key is not far below the old one).
+    ///   - priorStrength: `n₀`, above 0.
+    ///   - horizon: `H`, at least 1.
+    ///   - channelPrior: one non-negative weight per channel, not all 0; equal weights when `nil`.
+    public init(base: FrecencyPolicy, priorStrength: Double = 2, horizon: Int = 32, channelPrior: [Double]? = nil) {
+        precondition(priorStrength > 0 && priorStrength.isFinite, "a positive prior strength")
+        precondition(horizon >= 1, "a horizon of at least one send")
+        for channel in base.channels where channel.aggregation == .latest {
+            let weights = [
+                channel.outgoing, channel.outgoing + channel.engagedBonus, channel.incoming, channel.unspecified,
+            ]
+            precondition(
+                channel.group > 0 && weights.allSatisfy { $0 > 0 && $0.isFinite },
+                "a learned `latest` channel needs positive weights for every donation")
+        }
+        let prior = channelPrior ?? Array(repeating: 1, count: base.channels.count)
+        precondition(prior.count == base.channels.count, "one prior weight per channel")
+        precondition(prior.allSatisfy { $0 >= 0 && $0.isFinite }, "non-negative prior weights")
+        let total = prior.reduce(0, +)
+        precondition(total > 0, "a prior weight above 0 for at least one channel")
+        self.base = base
+        self.priorStrength = priorStrength
+        self.horizon = horizon
+        self.channelPrior = prior.map { $0 / total }
+    }
+
+    /// The learned policy `eval` calls `default`: the three speeds of `FrecencyPolicy.default` and a channel of the
+    /// shares that started from a suggestion, each with groups counted like people (the learned group weights do
+    /// what the fixed policy's per-channel group weights did), and that policy's context constants.
+    ///
+    /// - `reply` (sum, 5 min, an incoming message weighs 64): the last exchanges, whoever just wrote first.
+    /// - `latest` (latest donation, 1 day, one's own message weighs 0.5): by the latest message, an unanswered
+    ///   one first.
+    /// - `memory` (sum, 30 days, incoming 0.1): who one writes to over weeks.
+    /// - `engaged` (sum, 30 days, only shares that started from a suggestion): whether picking a suggestion
+    ///   predicts picking it again; it holds no mass, and so no weight, until the account engages one.
+    ///
+    /// Two constants of the learner: the prior counts as 2 sends, and the weights are fitted to the last 32 sends
+    /// (docs/ranking-quality.md has the grid they were read from and how little it matters).
+    public static let `default` = LearnedPolicy(
+        base: FrecencyPolicy(
+            channels: [
+                .init(name: "reply", halfLife: 5 * 60, weight: 1, incoming: 64),
+                .init(name: "latest", halfLife: 86_400, weight: 1, outgoing: 0.5, incoming: 1, aggregation: .latest),
+                .init(name: "memory", halfLife: 30 * 86_400, weight: 1, incoming: 0.1),
+                .init(
+                    name: "engaged", halfLife: 30 * 86_400, weight: 1, outgoing: 0, incoming: 0, unspecified: 0,
+                    engagedBonus: 1),
+            ],
+            contentWeight: 3, contentHalfLife: 30 * 86_400, peopleWeight: 3, groupFactor: 1, lessFactor: 0.25),
+        priorStrength: 2, horizon: 32)
+}

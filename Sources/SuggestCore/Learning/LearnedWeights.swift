@@ -1,0 +1,194 @@
+import CSystem
+
+/// What one account has learned about its own habits under a `LearnedPolicy`: per channel and kind of
+/// conversation (a person or a group), the logarithm of the account's mass in that channel and the mean
+/// responsibility of that channel for the conversations written to. Sixteen numbers and a count, updated by
+/// `record(_:before:after:policy:)` once per donation.
+///
+/// The update is a fold of the account's donations in the order they were applied, with the same arithmetic in
+/// every store: two stores that apply the same donations in the same order hold the same weights, bit for bit.
+/// Deleting donations is undone by folding the remaining history again (`fold(_:policy:)`), the way a store
+/// recomputes a conversation's state from its remaining donations; nothing is subtracted from a sum of the past.
+public struct LearnedWeights: Sendable, Hashable {
+    /// `T_{m,person} = ln Σ e^(A_m(c))` over the account's conversations with one person, per channel; `-∞` for
+    /// none. The logarithms of exponentials of dates, like the channel keys themselves: time-invariant.
+    public var personTotals: SIMD4<Double>
+    /// `T_{m,group}`: the same over group conversations.
+    public var groupTotals: SIMD4<Double>
+    /// `π̂_{m,person}`: the mean, over the last sends (`LearnedPolicy.horizon`), of the share of the conversation
+    /// written to that channel `m` explained as a person's conversation.
+    public var personShares: SIMD4<Double>
+    /// `π̂_{m,group}`: the same for groups. The eight shares sum to 1 once anything is learned.
+    public var groupShares: SIMD4<Double>
+    /// How many sends to a known conversation have been learned from.
+    public var targets: Int
+
+    /// An account with no donation.
+    public static let empty = LearnedWeights(
+        personTotals: SIMD4(repeating: LogSpace.zero), groupTotals: SIMD4(repeating: LogSpace.zero),
+        personShares: SIMD4(repeating: 0), groupShares: SIMD4(repeating: 0), targets: 0)
+
+    /// Weights as a store keeps them: every field as it was saved.
+    public init(
+        personTotals: SIMD4<Double>, groupTotals: SIMD4<Double>, personShares: SIMD4<Double>,
+        groupShares: SIMD4<Double>,
+        targets: Int
+    ) {
+        self.personTotals = personTotals
+        self.groupTotals = groupTotals
+        self.personShares = personShares
+        self.groupShares = groupShares
+        self.targets = targets
+    }
+
+    /// Learns from one donation, then counts it in the account's channel masses.
+    ///
+    /// An outgoing donation to a conversation that already has a donation is a send the ranking could have
+    /// offered: the weights first move towards the channels that gave that conversation the larger share, judged
+    /// on the state before the donation (rank first, then learn), then the donation is counted. Call it with
+    /// the conversation's state just before and just after `ConversationState.apply(_:policy:)` applied the
+    /// event with `policy.base`.
+    /// - Parameters:
+    ///   - event: the donation.
+    ///   - before: the conversation's state before it (`.empty` for a new conversation).
+    ///   - after: the state after it.
+    ///   - policy: the policy whose `base` updated the states.
+    /// - Complexity: O(c) for c channels: at most two `exp` and one `log` per channel for the masses, and, for a
+    ///   send, one `exp` per channel and kind for the mixture. No query of the ranking.
+    public mutating func record(
+        _ event: ConversationState.Event, before: ConversationState, after: ConversationState, policy: LearnedPolicy
+    ) {
+        if event.direction == .outgoing && before.hasDonations { learn(from: before, policy: policy) }
+        count(event, before: before, after: after, policy: policy)
+    }
+
+    /// The mixture weights `π_{m,k}` in use now: the learned shares drawn towards the prior, which splits each
+    /// channel's prior weight between people and groups by the share of the channel's mass each kind holds.
+    /// - Returns: `π` for people and for groups, per channel; they sum to at most 1 (less while a channel holds
+    ///   no mass).
+    public func mixture(policy: LearnedPolicy) -> (person: SIMD4<Double>, group: SIMD4<Double>) {
+        var person = SIMD4<Double>(repeating: 0)
+        var group = SIMD4<Double>(repeating: 0)
+        let learned = Double(min(targets, policy.horizon))
+        let strength = policy.priorStrength
+        for index in policy.base.channels.indices {
+            let total = LogSpace.addExp(personTotals[index], groupTotals[index])
+            var personPrior = 0.0
+            var groupPrior = 0.0
+            if total > LogSpace.zero {
+                personPrior = policy.channelPrior[index] * exp(personTotals[index] - total)
+                groupPrior = policy.channelPrior[index] * exp(groupTotals[index] - total)
+            }
+            person[index] = (strength * personPrior + learned * personShares[index]) / (strength + learned)
+            group[index] = (strength * groupPrior + learned * groupShares[index]) / (strength + learned)
+        }
+        return (person, group)
+    }
+
+    /// The channel weights a query at `date` ranks with: `ln β_{m,k} = ln π_{m,k} − T_{m,k} + λ_m·t`, so that the
+    /// scorer's term `β_{m,k} · e^(A_m − λ_m·t)` is `π_{m,k}` times the conversation's share of the channel.
+    /// - Returns: weights for `Scorer.init(policy:context:channelWeights:tree:)` with `policy.base`.
+    public func channelWeights(at date: Timestamp, policy: LearnedPolicy) -> Scorer.ChannelWeights {
+        let mixture = mixture(policy: policy)
+        let t = date.seconds
+        var person: [Double] = []
+        var group: [Double] = []
+        person.reserveCapacity(policy.base.channels.count)
+        group.reserveCapacity(policy.base.channels.count)
+        for (index, decay) in policy.base.decay.enumerated() {
+            person.append(Self.logWeight(mixture.person[index], total: personTotals[index], rate: decay.rate, at: t))
+            group.append(Self.logWeight(mixture.group[index], total: groupTotals[index], rate: decay.rate, at: t))
+        }
+        return Scorer.ChannelWeights(person: person, group: group)
+    }
+
+    /// `ln π − T + λ·t`, or `-∞` when the expert has no weight or no mass.
+    private static func logWeight(_ share: Double, total: Double, rate: Double, at t: Double) -> Double {
+        guard share > 0, total > LogSpace.zero else { return LogSpace.zero }
+        return (LogSpace.ln(share) - total) + rate * t
+    }
+
+    /// One step of online EM for the mixture weights: the responsibility of each channel (of the target's kind)
+    /// for the target, then a step of `1 / min(n + 1, H)` towards it.
+    private mutating func learn(from target: ConversationState, policy: LearnedPolicy) {
+        let isGroup = target.isGroup
+        let totals = isGroup ? groupTotals : personTotals
+        let mixture = mixture(policy: policy)
+        let weights = isGroup ? mixture.group : mixture.person
+        var likelihoods = SIMD4<Double>(repeating: 0)
+        var evidence = 0.0
+        for index in policy.base.channels.indices {
+            let key = target.channels[index]
+            guard key > LogSpace.zero, totals[index] > LogSpace.zero else { continue }
+            // The conversation's share of the channel's mass; rounding in the mass may push a lone conversation a
+            // hair above 1.
+            likelihoods[index] = min(1, exp(key - totals[index]))
+            evidence += weights[index] * likelihoods[index]
+        }
+        guard evidence > 0, evidence.isFinite else { return }
+        let step = 1 / Double(min(targets + 1, policy.horizon))
+        for index in policy.base.channels.indices {
+            let responsibility = weights[index] * likelihoods[index] / evidence
+            personShares[index] += step * ((isGroup ? 0 : responsibility) - personShares[index])
+            groupShares[index] += step * ((isGroup ? responsibility : 0) - groupShares[index])
+        }
+        targets += 1
+    }
+
+    /// Counts the donation in the account's masses: a sum channel's mass grows by exactly what the
+    /// conversation's key grew by; a `latest` channel's mass trades the conversation's old key for its new one.
+    private mutating func count(
+        _ event: ConversationState.Event, before: ConversationState, after: ConversationState, policy: LearnedPolicy
+    ) {
+        let t = event.date.seconds
+        let isNew = !before.hasDonations
+        let changedKind = !isNew && before.isGroup != after.isGroup
+        for (index, decay) in policy.base.decay.enumerated() {
+            let old = before.channels[index]
+            let new = after.channels[index]
+            if old == new && !changedKind { continue }
+            if isNew || changedKind {
+                // A conversation that turns into a group leaves what it held as a person in the people's mass:
+                // taking it out could cancel that mass to rounding noise; a slight excess there is harmless, and
+                // a fold of the history puts it right.
+                add(new, group: after.isGroup, channel: index)
+            } else if decay.isLatest {
+                replace(old, with: new, group: after.isGroup, channel: index)
+            } else {
+                let logWeight = decay.logWeight(
+                    event.direction, engaged: event.isEngagedSuggestion, isGroup: event.isGroup)
+                if logWeight > LogSpace.zero { add(logWeight + decay.rate * t, group: after.isGroup, channel: index) }
+            }
+        }
+    }
+
+    private mutating func add(_ value: Double, group: Bool, channel: Int) {
+        guard value > LogSpace.zero else { return }
+        if group {
+            groupTotals[channel] = LogSpace.addExp(groupTotals[channel], value)
+        } else {
+            personTotals[channel] = LogSpace.addExp(personTotals[channel], value)
+        }
+    }
+
+    private mutating func replace(_ old: Double, with new: Double, group: Bool, channel: Int) {
+        if group {
+            groupTotals[channel] = Self.replaceExp(groupTotals[channel], removing: old, adding: new)
+        } else {
+            personTotals[channel] = Self.replaceExp(personTotals[channel], removing: old, adding: new)
+        }
+    }
+
+    /// `ln(e^total − e^old + e^new)`, computed around the larger of `total` and `new` so that nothing overflows.
+    ///
+    /// `LearnedPolicy` requires positive weights in `latest` channels, so a conversation's new key is at most a
+    /// few units below its old one and the difference cancels at most a few bits; when `old` was all of the mass
+    /// (the difference rounds to zero or below), the new key alone is left.
+    static func replaceExp(_ total: Double, removing old: Double, adding new: Double) -> Double {
+        guard old > LogSpace.zero, total > LogSpace.zero else { return LogSpace.addExp(total, new) }
+        let top = max(total, new)
+        let remainder = exp(total - top) - exp(old - top) + (new > LogSpace.zero ? exp(new - top) : 0)
+        guard remainder > 0 else { return new }
+        return top + LogSpace.ln(remainder)
+    }
+}

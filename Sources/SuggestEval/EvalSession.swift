@@ -1,0 +1,83 @@
+import Dispatch
+import SuggestCore
+
+/// Several policies replayed on one history at once, and some of them compared send by send: what
+/// `suggest eval` runs. Each policy has its own `Evaluator`; for each comparison `(policy, baseline)`, every
+/// send both ranked goes into a `PairedComparison`.
+///
+///     let session = try EvalSession(policies: RankingPolicy.all, against: "recency")
+///     try session.consumeJSONLines(from: .file("college.jsonl"))
+///     print(session.comparisons[0].mrrDifference())
+///
+/// Not `Sendable`; one owner at a time.
+public final class EvalSession {
+    /// One evaluator per policy, in the order given.
+    public let evaluators: [Evaluator]
+    /// One comparison per pair, in the order `pairs` lists them.
+    public private(set) var comparisons: [PairedComparison]
+    /// The pairs compared: indexes into `evaluators`, the policy first, the baseline second.
+    public let pairs: [(policy: Int, baseline: Int)]
+
+    /// - Parameters:
+    ///   - policies: the policies to replay; names must be distinct.
+    ///   - pairs: which to compare, as indexes into `policies` (policy, baseline).
+    ///   - cutoffs, depth: as `Evaluator` takes them.
+    /// - Throws: `InputError` for invalid cut-offs or depth.
+    public init(
+        policies: [RankingPolicy], pairs: [(policy: Int, baseline: Int)] = [],
+        cutoffs: [Int] = EvalResult.defaultCutoffs,
+        depth: Int = EvalResult.defaultDepth
+    ) throws(InputError) {
+        var evaluators: [Evaluator] = []
+        for policy in policies { evaluators.append(try Evaluator(policy: policy, cutoffs: cutoffs, depth: depth)) }
+        self.evaluators = evaluators
+        self.pairs = pairs
+        comparisons = pairs.map { pair in
+            PairedComparison(
+                policy: policies[pair.policy].name, baseline: policies[pair.baseline].name,
+                cutoffs: evaluators.first?.cutoffs ?? cutoffs)
+        }
+    }
+
+    /// The pairs `suggest eval` compares: with `baseline`, every other policy against it; without, the first
+    /// policy against every other (so `--policy all` compares `default` with each anchor).
+    /// - Returns: `nil` when `baseline` is not one of `names`.
+    public static func pairs(names: [String], baseline: String?) -> [(policy: Int, baseline: Int)]? {
+        if let baseline {
+            guard let base = names.firstIndex(of: baseline) else { return nil }
+            return names.indices.filter { $0 != base }.map { ($0, base) }
+        }
+        return names.indices.dropFirst().map { (0, $0) }
+    }
+
+    /// The results so far, one per policy.
+    public var results: [EvalResult] { evaluators.map(\.result) }
+
+    /// Replays one donation under every policy, then counts the sends that every compared pair ranked.
+    /// - Throws: only what the ranking sources throw; the in-memory sources do not.
+    public func consume(_ interaction: Interaction) throws { try consume(ReplayDonation(interaction)) }
+
+    func consume(_ donation: ReplayDonation) throws {
+        var outcomes: [ReplayOutcome] = []
+        outcomes.reserveCapacity(evaluators.count)
+        for evaluator in evaluators { outcomes.append(try evaluator.consume(donation)) }
+        for (position, pair) in pairs.enumerated() {
+            guard case .ranked(let policyRank, _) = outcomes[pair.policy],
+                case .ranked(let baselineRank, _) = outcomes[pair.baseline]
+            else { continue }
+            let evaluated = evaluators[pair.policy].lastEvaluated
+            comparisons[position].add(
+                account: evaluated.account, kinds: evaluated.kinds, policyRank: policyRank, baselineRank: baselineRank,
+                depth: evaluators[pair.policy].depth)
+        }
+    }
+
+    /// Replays a JSON Lines source with two cores, as `Evaluator.evaluatePipelined` does: a second thread reads
+    /// and parses the next batches of lines while this one replays, in bounded memory.
+    /// - Throws: `FileError` when the source cannot be read; `InputError` with the line number for the first line
+    ///   that is not a valid donation or is longer than the line limit (the session then holds the lines before
+    ///   it).
+    public func consumeJSONLines(from source: LineReader.Source) throws {
+        try Evaluator.forEachDonationPipelined(in: source) { try consume($0) }
+    }
+}
