@@ -14,15 +14,16 @@
 #                                   GET ...?limit=8&person=p-17     (p-17: c-17's recipient, in every history)
 #     the server's peak RSS (VmHWM) after those three runs; the server stopped (SIGTERM, exit 0 checked)
 #   for each --workers N, on the copy of the 1M store:
-#     wrk -t1 -c4 POSTs of JSON Lines bodies of BATCH donations (application/x-ndjson)
-#     wrk -t1 -c8 POSTs of one donation each (application/json)
+#     wrk -t1 -c4 POSTs of JSON Lines bodies of BATCH donations (application/x-ndjson), their conversations drawn
+#         by the generator's Zipf law, then again drawn uniformly (the worst case: every donation another block)
+#     wrk -t1 -c8 POSTs of one donation each (application/json), Zipf
 #     every donation with an identifier no other request uses (Benchmarks/serve-wrk/donations.lua)
 #   the copy's donations counted (`suggest export | wc -l`): the growth must be at least what the server
 #   acknowledged (201, "recorded" summed) and at most that plus the requests in flight when wrk stopped.
 # Last, with PROFILE=1, perf on the server (--workers PROFILE_WORKERS): `perf record -g` during a plain GET run,
 # then `perf record --call-graph dwarf` (which unwinds through Debian's libraries too) during a plain, a
-# contentType and a person GET run, a batch and a single POST run; each reported by component (self time), by
-# function, and for chosen frames with their children.
+# contentType and a person GET run, the three POST runs; each reported by component (self time), by function,
+# and for chosen frames with their children.
 #
 # Prints Markdown on standard output (medians with min–max over the rounds, ratios pair by pair, RSS, the store
 # checks, the profiles); progress goes to standard error. Every wrk line, the perf reports and a TSV of all runs
@@ -114,7 +115,7 @@ stop_server() {
         local status=0
         wait "$SERVER_PID" || status=$?
         SERVER_PID=
-        [ "$status" = 0 ] || note "the server exited $status after SIGTERM (expected 0); its stderr: $WORK/server.err"
+        [ "$status" = 0 ] || note "the server exited $status after SIGTERM (expected 0); its stderr: $SERVER_ERR"
     fi
 }
 cleanup() {
@@ -210,19 +211,24 @@ redis_run() { # round size workers
 }
 
 # start_server STORE WORKERS: starts `suggest serve`, reads its port from the `listening on` line.
+SERVERS=0
 start_server() {
     local start
     start=$(now_ns)
-    "$SUGGEST" serve --store "$1" --port 0 --no-access-log --workers "$2" 2>"$WORK/server.err" &
+    # A file of its own: the next server's line is not in the last one's file, even before its shell redirects.
+    SERVERS=$((SERVERS + 1))
+    SERVER_ERR=$RESULTS/raw/server-$SERVERS.err
+    rm -f "$SERVER_ERR"
+    "$SUGGEST" serve --store "$1" --port 0 --no-access-log --workers "$2" 2>"$SERVER_ERR" &
     SERVER_PID=$!
     PORT=
     for _ in $(seq 1200); do
-        PORT=$(sed -n 's|^listening on http://[^ ]*:\([0-9][0-9]*\)$|\1|p' "$WORK/server.err")
+        [ -f "$SERVER_ERR" ] && PORT=$(sed -n 's|^listening on http://[^ ]*:\([0-9][0-9]*\)$|\1|p' "$SERVER_ERR")
         [ -n "$PORT" ] && break
-        kill -0 "$SERVER_PID" 2>/dev/null || fail "the server did not start: $(tail -n3 "$WORK/server.err")"
+        kill -0 "$SERVER_PID" 2>/dev/null || fail "the server did not start: $(tail -n3 "$SERVER_ERR")"
         sleep 0.1
     done
-    [ -n "$PORT" ] || fail "the server printed no 'listening on' line in 120 s: $(tail -n3 "$WORK/server.err")"
+    [ -n "$PORT" ] || fail "the server printed no 'listening on' line in 120 s: $(tail -n3 "$SERVER_ERR")"
     START_SECONDS=$(awk -v a="$start" -v b="$(now_ns)" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')
     BASE=http://127.0.0.1:$PORT/v1/accounts/default
 }
@@ -238,10 +244,10 @@ wrk_run() {
     m0=$(machine_ticks); s0=$(process_ticks "$SERVER_PID"); t0=$(now_ns)
     # wrk's own CPU time from bash's `times` of a child: user and system seconds.
     local TIMEFORMAT='%U %S'
-    { time wrk -t1 -c"$connections" -d"$DURATION" --timeout 30s --latency -s "$script" "$url" "${args[@]}" >"$out" 2>&1; } 2>"$out.time"
+    { time wrk -t1 -c"$connections" -d"$DURATION" --timeout 30s --latency -s "$script" "$url" "${args[@]}" >"$out" 2>&1 || true; } 2>"$out.time"
     m1=$(machine_ticks); s1=$(process_ticks "$SERVER_PID"); t1=$(now_ns)
     line=$(sed -n 's/^wrk-result //p' "$out")
-    [ -n "$line" ] || fail "wrk printed no result for $kind: $(tail -n5 "$out")"
+    [ -n "$line" ] || fail "wrk printed no result for $kind: $(tail -n5 "$out"); the server's stderr: $(tail -n3 "$SERVER_ERR")"
     local secs wrk_cpu
     secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a) / 1e9 }')
     wrk_cpu=$(awk '{ print $1 + $2 }' "$out.time")
@@ -273,7 +279,7 @@ for round in $(seq 1 "$ROUNDS"); do
             note "  server on $size, --workers $workers: listening after $START_SECONDS s, RSS $(rss_kb "$SERVER_PID" VmRSS) kB"
             record "round=$round size=$size workers=$workers kind=start seconds=$START_SECONDS rss_kb=$(rss_kb "$SERVER_PID" VmRSS)"
             for query in "${QUERIES[@]}"; do check_query "$BASE/suggestions?${query#*:}"; done
-            wrk -t1 -c32 -d2s "$BASE/suggestions?limit=8" >/dev/null
+            wrk -t1 -c32 -d2s "$BASE/suggestions?limit=8" >/dev/null || fail "the warm-up run failed"
             for query in "${QUERIES[@]}"; do
                 wrk_run "$round" "$size" "$workers" "${query%%:*}" 32 "$BASE/suggestions?${query#*:}"
             done
@@ -285,11 +291,13 @@ for round in $(seq 1 "$ROUNDS"); do
     for workers in $WORKERS; do
         start_server "$POST_STORE" "$workers"
         wrk_run "$round" post "$workers" batch "$BATCH_CONNECTIONS" "$BASE/donations" "$LUA/donations.lua" \
-            "$TAG-r$round-w$workers-b" batch "$BATCH"
+            "$TAG-r$round-w$workers-b" batch "$BATCH" zipf
+        wrk_run "$round" post "$workers" batchUniform "$BATCH_CONNECTIONS" "$BASE/donations" "$LUA/donations.lua" \
+            "$TAG-r$round-w$workers-u" batch "$BATCH" uniform
         wrk_run "$round" post "$workers" single "$SINGLE_CONNECTIONS" "$BASE/donations" "$LUA/donations.lua" \
-            "$TAG-r$round-w$workers-s" single
+            "$TAG-r$round-w$workers-s" single 1 zipf
         stop_server
-        INFLIGHT_MAX=$((INFLIGHT_MAX + BATCH_CONNECTIONS * BATCH + SINGLE_CONNECTIONS))
+        INFLIGHT_MAX=$((INFLIGHT_MAX + 2 * BATCH_CONNECTIONS * BATCH + SINGLE_CONNECTIONS))
     done
     post_count=$("$SUGGEST" export --store "$POST_STORE" | wc -l)
     record "round=$round size=post workers=all kind=count before=$before after=$post_count"
@@ -348,10 +356,14 @@ echo
 echo "| --workers | form | connections | donations/s (acknowledged) | requests/s | p50 | p99 | non-2xx | duplicates | server CPU (cores) | wrk CPU | machine busy |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for workers in $WORKERS; do
-    for kind in batch single; do
+    for kind in batch batchUniform single; do
         rows() { tsv size=post workers=$workers kind=$kind | values "$1"; }
-        connections=$([ $kind = batch ] && echo $BATCH_CONNECTIONS || echo $SINGLE_CONNECTIONS)
-        form=$([ $kind = batch ] && echo "JSON Lines, $BATCH a body" || echo "one donation (application/json)")
+        connections=$([ $kind = single ] && echo $SINGLE_CONNECTIONS || echo $BATCH_CONNECTIONS)
+        case $kind in
+        batch) form="JSON Lines, $BATCH a body, Zipf" ;;
+        batchUniform) form="JSON Lines, $BATCH a body, uniform" ;;
+        *) form="one donation (application/json), Zipf" ;;
+        esac
         echo "| $workers | $form | $connections | $(paste <(rows recorded) <(rows seconds) | awk '{ print $1 / $2 }' | stats) | $(rows rps | stats) | $(rows p50_us | awk '{ print $1 / 1000 }' | stats '%.2f ms') | $(rows p99_us | awk '{ print $1 / 1000 }' | stats '%.2f ms') | $(rows non2xx | stats) | $(rows duplicates | stats) | $(rows server_cores | stats '%.2f') | $(rows wrk_cores | stats '%.2f') | $(rows machine_cores | stats '%.2f') |"
     done
 done
@@ -428,7 +440,7 @@ profile_run() {
         2>"$RESULTS/raw/perf-$name.err" &
     PERF_PID=$!
     sleep 0.3
-    wrk -t1 -c"$connections" -d"$DURATION" --timeout 30s --latency -s "$script" "$url" "${args[@]}" >"$out" 2>&1
+    wrk -t1 -c"$connections" -d"$DURATION" --timeout 30s --latency -s "$script" "$url" "${args[@]}" >"$out" 2>&1 || true
     wait "$PERF_PID" || true
     PERF_PID=
     local self=$RESULTS/raw/profile-$name-self.txt children=$RESULTS/raw/profile-$name-children.txt
@@ -488,8 +500,9 @@ if [ "$PROFILE" = 1 ]; then
     start_server "$POST_STORE" "$PROFILE_WORKERS"
     echo "Donations into the copy of the $1 store."
     echo
-    profile_run batch dwarf "$BATCH_CONNECTIONS" "$BASE/donations" "$LUA/donations.lua" "$TAG-profile-b" batch "$BATCH"
-    profile_run single dwarf "$SINGLE_CONNECTIONS" "$BASE/donations" "$LUA/donations.lua" "$TAG-profile-s" single
+    profile_run batch dwarf "$BATCH_CONNECTIONS" "$BASE/donations" "$LUA/donations.lua" "$TAG-profile-b" batch "$BATCH" zipf
+    profile_run batchUniform dwarf "$BATCH_CONNECTIONS" "$BASE/donations" "$LUA/donations.lua" "$TAG-profile-u" batch "$BATCH" uniform
+    profile_run single dwarf "$SINGLE_CONNECTIONS" "$BASE/donations" "$LUA/donations.lua" "$TAG-profile-s" single 1 zipf
     stop_server
 fi
 echo "Raw results: $RESULTS (runs.tsv: one row per run; raw/: wrk's output, redis-benchmark's CSV, perf's reports)."
