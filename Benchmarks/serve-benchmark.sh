@@ -30,12 +30,13 @@
 # are kept in RESULTS. Each wrk run also notes the CPU the server, wrk and the whole machine used (from /proc), so
 # that a figure can be read against what else the shared machine was doing.
 #
-# Needs about 4 GB free under SUGGEST_BENCH_DIR (the 10M store is about 1 GB with its log, 1M about 0.1 GB, the
-# copy for the donation runs grows by about 1.5M donations a round), about 1.3 GB of memory for the 10M import,
-# and the Debian packages wrk, redis-server, redis-tools, curl, and linux-perf for the profile (installed with
-# apt-get when missing and this runs as root). Takes about 6 minutes a round plus 3 for the stores and 2 for the
-# profile. The scratch directory is deleted at the end unless KEEP=1; every server, redis-server and perf it
-# started is stopped on exit, also on failure or Ctrl-C.
+# Needs about 4 GB free under SUGGEST_BENCH_DIR (measured: the 10M store 0.7 GB, the 1M store and its copy 0.2 GB
+# each, the copy growing by about 0.2M donations a round, a perf record with dwarf stacks up to 0.3 GB until it is
+# reported), about 1.3 GB of memory for the 10M import, python3 (to find a free port for redis-server), and the
+# Debian packages wrk, redis-server, redis-tools, curl, and linux-perf for the profiles (installed with apt-get
+# when missing and this runs as root). Takes about 5 minutes a round, 3 for the stores and 6 for the profiles
+# (ROUNDS=5: 35 minutes). The scratch directory is deleted at the end unless KEEP=1; every server, redis-server
+# and perf it started is stopped on exit, also on failure or Ctrl-C.
 #
 # Environment:
 #   SUGGEST_BENCH_DIR  scratch directory (default /tmp/suggest-serve-bench); must allow executables
@@ -87,6 +88,7 @@ command -v redis-server >/dev/null || need+=(redis-server)
 command -v redis-benchmark >/dev/null && command -v redis-cli >/dev/null || need+=(redis-tools)
 command -v curl >/dev/null || need+=(curl)
 if [ "$PROFILE" = 1 ] && ! command -v perf >/dev/null; then need+=(linux-perf); fi
+command -v python3 >/dev/null || need+=(python3)
 if [ ${#need[@]} -gt 0 ]; then
     [ "$(id -u)" = 0 ] || fail "missing Debian packages: ${need[*]}; install them (apt-get install ${need[*]})"
     note "installing ${need[*]}"
