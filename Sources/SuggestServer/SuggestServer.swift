@@ -157,11 +157,21 @@ final class KeysWatch: Sendable {
 }
 
 /// The store's upkeep in the background: small maintenance steps (`MaintenanceBudget.step`) every few seconds,
-/// each on a connection of its own, so that expiry and policy rebuilds never run behind a request.
+/// each on a connection of its own, so that expiry and policy rebuilds never run behind a request; and a
+/// checkpoint every second, which makes what was acknowledged durable against a power loss without a request
+/// ever waiting for it (the connections' own checkpoints are only a safety valve for a burst of writes).
 final class Maintenance: Sendable {
     private let task: PeriodicTask
+    private let checkpoints: PeriodicTask
 
     init(pool: StorePool, log: AccessLog) {
+        checkpoints = PeriodicTask(label: "suggest.checkpoint", every: .seconds(1)) {
+            do {
+                try pool.withStore { store in try store.checkpoint() }
+            } catch {
+                log.event("checkpoint failed", [("error", "\(error)")])
+            }
+        }
         task = PeriodicTask(label: "suggest.maintenance", every: .seconds(5)) {
             // Steps until the work is done or a second has gone, then waits for the next run.
             let started = ContinuousClock.now
@@ -182,7 +192,13 @@ final class Maintenance: Sendable {
         }
     }
 
-    func start() { task.start() }
+    func start() {
+        task.start()
+        checkpoints.start()
+    }
 
-    func stop() { task.stop() }
+    func stop() {
+        checkpoints.stop()
+        task.stop()
+    }
 }
