@@ -1,5 +1,5 @@
 import SuggestCore
-import SuggestEval
+@testable import SuggestEval
 import Testing
 
 @Suite struct HistoryConverterTests {

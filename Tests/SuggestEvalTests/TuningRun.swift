@@ -1,5 +1,5 @@
 import SuggestCore
-import SuggestEval
+@testable import SuggestEval
 import Testing
 
 /// The grid search behind `FrecencyPolicy.default`: candidates are chosen on CollegeMsg and confirmed on Enron.
