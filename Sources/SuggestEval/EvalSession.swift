@@ -48,8 +48,8 @@ public final class EvalSession {
         for pair in pairs where !policies.indices.contains(pair.policy) || !policies.indices.contains(pair.baseline) {
             throw InputError(
                 field: nil,
-                message: "the pair (\(pair.policy), \(pair.baseline)) does not name two of the \(policies.count) policies; "
-                    + "give indexes from 0 to \(policies.count - 1)")
+                message: "the pair (\(pair.policy), \(pair.baseline)) does not name two of the "
+                    + "\(policies.count) policies; give indexes from 0 to \(policies.count - 1)")
         }
         var evaluators: [Evaluator] = []
         for policy in policies { evaluators.append(try Evaluator(policy: policy, cutoffs: cutoffs, depth: depth)) }

@@ -1,6 +1,7 @@
 import SuggestCore
-@testable import SuggestEval
 import Testing
+
+@testable import SuggestEval
 
 @Suite struct HistoryConverterTests {
     static func convertCollegeMsg(_ text: String) throws -> [Interaction] {

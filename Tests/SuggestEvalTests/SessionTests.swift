@@ -1,7 +1,8 @@
 import SuggestCore
-@testable import SuggestEval
 import SuggestTestSupport
 import Testing
+
+@testable import SuggestEval
 
 /// Ranks to a depth, kinds of target, comparisons send by send, and what `eval` prints of them.
 @Suite struct SessionTests {
