@@ -7,13 +7,16 @@ import Synchronization
 /// The producer ends the stream with `nil` (or a batch that is an error); a consumer that stops early calls
 /// `cancel()`, and the producer's next `put` returns `false`.
 public final class BatchPipe<Batch: Sendable>: Sendable {
+    /// What the pipe carries: a batch, an error that ends the stream (the producer's failure, for the consumer to
+    /// throw), or `nil` for the end.
     public typealias Item = Result<Batch, any Error>?
 
     private let items = Mutex<(queue: [Item], cancelled: Bool)>(([], false))
     private let available = DispatchSemaphore(value: 0)
     private let free: DispatchSemaphore
 
-    /// - Parameter capacity: how many batches the producer may run ahead.
+    /// - Parameter capacity: how many batches the producer may run ahead; at least 1 (with 0 the first `put`
+    ///   waits forever).
     public init(capacity: Int) { free = DispatchSemaphore(value: capacity) }
 
     /// Hands over an item (`nil` marks the end); waits while the pipe is full.

@@ -29,9 +29,12 @@ public struct FrecencyPolicy: Sendable, Hashable {
         public var halfLife: Double
         /// The channel's share of the score (`β`).
         public var weight: Double
-        /// What one donation of each direction adds (`w`); 0 leaves the channel alone.
+        /// What one outgoing donation adds (`w`); a weight of 0, here or for another direction, leaves the channel
+        /// alone.
         public var outgoing: Double
+        /// What one incoming donation adds.
         public var incoming: Double
+        /// What one donation of unspecified direction adds.
         public var unspecified: Double
         /// Added to `outgoing` for a share that started from a suggestion (the engaged-suggestion signal).
         public var engagedBonus: Double
@@ -41,6 +44,17 @@ public struct FrecencyPolicy: Sendable, Hashable {
         /// Sum of all donations (frecency) or the latest one only (recency).
         public var aggregation: Aggregation
 
+        /// A channel; nothing is checked, so the values must make sense: a positive half-life, weights of 0 or more.
+        /// - Parameters:
+        ///   - name: a short name for explanations.
+        ///   - halfLife: seconds after which a donation counts half.
+        ///   - weight: the channel's share of the score (`β`).
+        ///   - outgoing: what one outgoing donation adds.
+        ///   - incoming: what one incoming donation adds.
+        ///   - unspecified: what one donation of unspecified direction adds; `nil` for the incoming weight.
+        ///   - engagedBonus: added to `outgoing` for a share started from a suggestion.
+        ///   - group: the multiplier of a donation to a group.
+        ///   - aggregation: sum of all donations, or the latest one only.
         public init(
             name: String, halfLife: Double, weight: Double, outgoing: Double = 1, incoming: Double,
             unspecified: Double? = nil, engagedBonus: Double = 0, group: Double = 1, aggregation: Aggregation = .sum
@@ -74,6 +88,8 @@ public struct FrecencyPolicy: Sendable, Hashable {
     /// At most this many channels: their accumulators live in a fixed-size vector.
     public static let maximumChannels = 4
 
+    /// The decay channels, 1 to `maximumChannels`, in the order of `ConversationState.channels` and of the sorted
+    /// lists' channel numbers.
     public let channels: [Channel]
     /// `γ`: when the caller says what is being shared, a conversation's score is multiplied by `1 + γ·s`, where
     /// `s` is the share (decayed with `contentHalfLife`) of its donations that carried that kind of content.
@@ -124,6 +140,15 @@ public struct FrecencyPolicy: Sendable, Hashable {
         }
     }
 
+    /// A policy; the channels' values are not checked.
+    /// - Parameters:
+    ///   - channels: 1 to `maximumChannels` channels; any other count traps.
+    ///   - contentWeight: `γ`; 0 turns content-aware ranking off.
+    ///   - contentHalfLife: seconds, for the content sums (30 days by default).
+    ///   - peopleWeight: `π`; 0 turns the people term off.
+    ///   - groupFactor: `g`; 1 for no preference.
+    ///   - lessFactor: `ℓ`, at most 1 (the walk's bound assumes feedback only lowers a score): each "suggest less"
+    ///     multiplies the score by it.
     public init(
         channels: [Channel], contentWeight: Double = 0, contentHalfLife: Double = 30 * 86_400,
         peopleWeight: Double = 0, groupFactor: Double = 1, lessFactor: Double = 0.25
@@ -138,6 +163,7 @@ public struct FrecencyPolicy: Sendable, Hashable {
         decay = channels.map(ChannelDecay.init)
     }
 
+    /// `λ_c = ln 2 / contentHalfLife`, per second: the rate the content sums decay at.
     public var contentRate: Double { 0.693_147_180_559_945_3 / contentHalfLife }
 
     /// What a store's derived state depends on: each channel's shape and the content half-life, and the version of
