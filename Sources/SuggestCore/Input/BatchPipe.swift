@@ -15,9 +15,9 @@ public final class BatchPipe<Batch: Sendable>: Sendable {
     private let available = DispatchSemaphore(value: 0)
     private let free: DispatchSemaphore
 
-    /// - Parameter capacity: how many batches the producer may run ahead; at least 1 (with 0 the first `put`
-    ///   waits forever).
-    public init(capacity: Int) { free = DispatchSemaphore(value: capacity) }
+    /// - Parameter capacity: how many batches the producer may run ahead; below 1 is taken as 1 (with none, the
+    ///   first `put` would wait forever).
+    public init(capacity: Int) { free = DispatchSemaphore(value: max(1, capacity)) }
 
     /// Hands over an item (`nil` marks the end); waits while the pipe is full.
     /// - Returns: `false` when the consumer has gone: the producer should stop.

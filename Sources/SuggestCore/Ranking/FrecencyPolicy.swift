@@ -140,20 +140,33 @@ public struct FrecencyPolicy: Sendable, Hashable {
         }
     }
 
-    /// A policy; the channels' values are not checked.
+    /// A policy, checked: every value must let the threshold walk stay exact and every score stay a number.
     /// - Parameters:
-    ///   - channels: 1 to `maximumChannels` channels; any other count traps.
-    ///   - contentWeight: `γ`; 0 turns content-aware ranking off.
-    ///   - contentHalfLife: seconds, for the content sums (30 days by default).
-    ///   - peopleWeight: `π`; 0 turns the people term off.
-    ///   - groupFactor: `g`; 1 for no preference.
-    ///   - lessFactor: `ℓ`, at most 1 (the walk's bound assumes feedback only lowers a score): each "suggest less"
-    ///     multiplies the score by it.
+    ///   - channels: 1 to `maximumChannels` channels; each with a positive, finite half-life and non-negative,
+    ///     finite weights (0 leaves the channel, or a direction of it, out).
+    ///   - contentWeight: `γ`, non-negative; 0 turns content-aware ranking off.
+    ///   - contentHalfLife: seconds, positive, for the content sums (30 days by default).
+    ///   - peopleWeight: `π`, non-negative; 0 turns the people term off.
+    ///   - groupFactor: `g`, non-negative; 1 for no preference.
+    ///   - lessFactor: `ℓ`, from 0 to 1 (the walk's bound assumes feedback only lowers a score): each "suggest
+    ///     less" multiplies the score by it.
+    /// - Throws: `PolicyError` naming the first value out of range.
     public init(
         channels: [Channel], contentWeight: Double = 0, contentHalfLife: Double = 30 * 86_400,
         peopleWeight: Double = 0, groupFactor: Double = 1, lessFactor: Double = 0.25
+    ) throws(PolicyError) {
+        self.init(
+            unchecked: channels, contentWeight: contentWeight, contentHalfLife: contentHalfLife,
+            peopleWeight: peopleWeight, groupFactor: groupFactor, lessFactor: lessFactor)
+        if let problem { throw PolicyError(message: problem) }
+    }
+
+    /// A policy from constants written in this package (`default`, the eval anchors), which its tests check
+    /// with `problem`; a caller's values go through the throwing initializer.
+    package init(
+        unchecked channels: [Channel], contentWeight: Double = 0, contentHalfLife: Double = 30 * 86_400,
+        peopleWeight: Double = 0, groupFactor: Double = 1, lessFactor: Double = 0.25
     ) {
-        precondition(!channels.isEmpty && channels.count <= Self.maximumChannels, "1 to 4 channels")
         self.channels = channels
         self.contentWeight = contentWeight
         self.contentHalfLife = contentHalfLife
@@ -161,6 +174,39 @@ public struct FrecencyPolicy: Sendable, Hashable {
         self.groupFactor = groupFactor
         self.lessFactor = lessFactor
         decay = channels.map(ChannelDecay.init)
+    }
+
+    /// What makes this policy unusable, or `nil`: the first value out of its range, in words.
+    package var problem: String? {
+        guard (1...Self.maximumChannels).contains(channels.count) else {
+            return "a policy has 1 to \(Self.maximumChannels) channels, not \(channels.count)"
+        }
+        for channel in channels {
+            guard channel.halfLife > 0 && channel.halfLife.isFinite else {
+                return
+                    "channel '\(channel.name)': the half-life must be a positive number of seconds, not \(channel.halfLife)"
+            }
+            let weights = [
+                ("weight", channel.weight), ("outgoing", channel.outgoing), ("incoming", channel.incoming),
+                ("unspecified", channel.unspecified), ("engagedBonus", channel.engagedBonus), ("group", channel.group),
+            ]
+            for (name, value) in weights where !(value >= 0 && value.isFinite) {
+                return "channel '\(channel.name)': \(name) must be a finite number of 0 or more, not \(value)"
+            }
+        }
+        for (name, value) in [
+            ("contentWeight", contentWeight), ("peopleWeight", peopleWeight), ("groupFactor", groupFactor),
+        ]
+        where !(value >= 0 && value.isFinite) {
+            return "\(name) must be a finite number of 0 or more, not \(value)"
+        }
+        guard contentHalfLife > 0 && contentHalfLife.isFinite else {
+            return "contentHalfLife must be a positive number of seconds, not \(contentHalfLife)"
+        }
+        guard lessFactor >= 0 && lessFactor <= 1 else {
+            return "lessFactor must be from 0 to 1 (feedback only lowers a score), not \(lessFactor)"
+        }
+        return nil
     }
 
     /// `λ_c = ln 2 / contentHalfLife`, per second: the rate the content sums decay at.
@@ -190,4 +236,12 @@ public struct FrecencyPolicy: Sendable, Hashable {
         // "kinds:share": a content kind's lists carry the kind's share in their keys (before, the bare channel key).
         return text + "content:" + contentHalfLife.description + ";kinds:share"
     }
+}
+
+/// Why a ranking policy cannot be used: a value out of its range, named, in one line.
+public struct PolicyError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is wrong and which value it is.
+    public let message: String
+    /// The message.
+    public var description: String { message }
 }

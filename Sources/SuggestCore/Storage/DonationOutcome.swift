@@ -37,8 +37,12 @@ public struct ImportOptions: Sendable {
     public var now: Timestamp
     /// Roughly how many donations are coming, when known: a store may prepare for a large import.
     public var expectedDonations: Int?
-    /// `progress` is called every this many lines; at least 1 (a store divides by it).
-    public var progressInterval: Int
+    /// `progress` is called every this many lines; a value below 1 is taken as 1 (every line).
+    public var progressInterval: Int {
+        get { everyLines }
+        set { everyLines = max(1, newValue) }
+    }
+    private var everyLines = 100_000
 
     /// - Parameters:
     ///   - skipInvalid: keep the valid donations and report the invalid ones; by default one invalid line
@@ -47,7 +51,7 @@ public struct ImportOptions: Sendable {
     ///   - requiredAccount: when set, donations naming another account are invalid.
     ///   - now: the moment retention and the future-date rule are taken against.
     ///   - expectedDonations: roughly how many donations are coming, when known.
-    ///   - progressInterval: lines between two progress reports; must be at least 1.
+    ///   - progressInterval: lines between two progress reports; below 1 is taken as 1.
     public init(
         skipInvalid: Bool = false, defaultAccount: String = Interaction.defaultAccount, requiredAccount: String? = nil,
         now: Timestamp = .now(), expectedDonations: Int? = nil, progressInterval: Int = 100_000
