@@ -13,6 +13,7 @@ import SuggestCore
 /// How the donations are kept (blocks per conversation, buckets of identifiers) is in docs/storage.md.
 public final class SQLiteDonationStore: DonationStore {
     public let location: StoreLocation
+    public let ranking: StoreRanking
     public let policy: FrecencyPolicy
     public let types: UniformTypeTree
     public let checkpoints: CheckpointPolicy
@@ -35,14 +36,18 @@ public final class SQLiteDonationStore: DonationStore {
     /// Opens the store, creating the directory and database if missing (unless `createIfMissing` is `false`) and
     /// migrating an older schema.
     ///
-    /// Opening does no other work: state built under another policy is rebuilt by `maintain`, which a caller runs
-    /// when it chooses (a command before its work, a server between requests).
-    /// - Parameter createIfMissing: whether a store that does not exist is created; `false` for a caller that only
-    ///   reads or removes, which gets "no such store" instead of a new empty one.
+    /// Opening does no other work: state built under another policy, and learned weights learned under another
+    /// `LearnedPolicy`, are rebuilt by `maintain`, which a caller runs when it chooses (a command before its work, a
+    /// server between requests).
+    /// - Parameters:
+    ///   - ranking: learned weights (the default) or a policy's fixed ones. A store is meant to be used with one
+    ///     ranking at a time: a process with another one rebuilds its state at its next `maintain`.
+    ///   - createIfMissing: whether a store that does not exist is created; `false` for a caller that only reads or
+    ///     removes, which gets "no such store" instead of a new empty one.
     /// - Throws: `StoreError` for a path that is a file, a file that is not a suggest store, a store of a newer
     ///   schema, a read-only or full disk, a missing parent directory, or a missing store.
     public static func open(
-        _ location: StoreLocation, policy: FrecencyPolicy = .default, types: UniformTypeTree = .standard,
+        _ location: StoreLocation, ranking: StoreRanking = .default, types: UniformTypeTree = .standard,
         checkpoints: CheckpointPolicy = .onClose, createIfMissing: Bool = true
     ) throws(StoreError) -> SQLiteDonationStore {
         if createIfMissing { try location.createDirectory() } else { try location.checkExists() }
@@ -54,7 +59,7 @@ public final class SQLiteDonationStore: DonationStore {
             let database = try Database(path: path)
             if case .everyPages = checkpoints { try database.setCheckpointOnClose(false) }
             let store = SQLiteDonationStore(
-                location: location, policy: policy, types: types, checkpoints: checkpoints, database: database)
+                location: location, ranking: ranking, types: types, checkpoints: checkpoints, database: database)
             do {
                 try store.prepare()
             } catch {
@@ -74,11 +79,12 @@ public final class SQLiteDonationStore: DonationStore {
     }
 
     private init(
-        location: StoreLocation, policy: FrecencyPolicy, types: UniformTypeTree, checkpoints: CheckpointPolicy,
+        location: StoreLocation, ranking: StoreRanking, types: UniformTypeTree, checkpoints: CheckpointPolicy,
         database: Database
     ) {
         self.location = location
-        self.policy = policy
+        self.ranking = ranking
+        policy = ranking.base
         self.types = types
         self.checkpoints = checkpoints
         self.database = database
@@ -144,14 +150,24 @@ public final class SQLiteDonationStore: DonationStore {
                     try database.statement("INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)")
                         .run([.integer(Int64(migration.version)), .real(Timestamp.now().seconds)])
                 }
-                // A new store holds no state yet: it is built under this policy from its first donation.
-                if current == 0 { try setSetting("ranking.policy", policyFingerprint) }
+                // A new store holds no state yet: it is built under this policy from its first donation, and so
+                // are its learned weights.
+                if current == 0 {
+                    try setSetting("ranking.policy", policyFingerprint)
+                    if let weightsFingerprint { try setSetting(Self.weightsSetting, weightsFingerprint) }
+                }
             }
         }
     }
 
     /// The fingerprint of the policy whose channels the stored state holds.
     var policyFingerprint: String { policy.stateFingerprint }
+
+    /// The fingerprint of the learned policy the stored weights follow (`nil` under fixed weights).
+    var weightsFingerprint: String? { ranking.learnedPolicy?.weightsFingerprint }
+
+    /// The setting that holds `weightsFingerprint`.
+    static let weightsSetting = "ranking.weights"
 
     // MARK: Settings
 
