@@ -1,6 +1,8 @@
+import Dispatch
 import SuggestCore
 import SuggestSQLiteStore
 import SuggestTestSupport
+import Synchronization
 import Testing
 
 /// Every store's learned weights are a fold of the account's donations in recording order: after any deletion,
@@ -44,6 +46,13 @@ import Testing
         let app = try SQLiteDonationStore.open(StoreLocation(directory: directory.path))
         let shareExtension = try SQLiteDonationStore.open(StoreLocation(directory: directory.path))
         try LearnedWeightsCheck().twoDonors(app, shareExtension)
+    }
+
+    /// Two processes' worth of connections (an app and its share extension) record into one account at once.
+    @Test func twoConnectionsRecordingAtOnceLoseNothingLearned() throws {
+        let directory = try TemporaryDirectory("conformance")
+        let path = directory.path
+        try LearnedWeightsCheck().concurrentDonors { try SQLiteDonationStore.open(StoreLocation(directory: path)) }
     }
 
     /// A store opened with fixed weights records without learning and marks the account; the next maintenance
@@ -190,6 +199,37 @@ struct LearnedWeightsCheck {
         }
         #expect(try first.learnedWeights(account: "default") == Self.fold(history))
         #expect(try second.learnedWeights(account: "default") == Self.fold(history))
+    }
+
+    /// Two threads, each with its own store on the same data, record into one account at the same time, one by one
+    /// and in batches: every donation is recorded, and the weights are the fold of the account's donations in the
+    /// order the store recorded them (its export), so no update was lost and none was learned out of order.
+    func concurrentDonors(_ open: @escaping @Sendable () throws -> any DonationStore) throws {
+        try keepEverything(try open())
+        let history = Self.history(seed: 24, donations: 400)
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 2) { worker in
+            do {
+                let store = try open()
+                let mine = history.enumerated().filter { $0.offset % 2 == worker }.map(\.element)
+                for (index, donation) in mine.enumerated() {
+                    if index % 50 < 40 {
+                        _ = try store.record(donation, now: Self.end)
+                    } else if index % 50 == 40 {
+                        _ = try store.importDonations(
+                            Array(mine[index..<min(index + 10, mine.count)]), options: ImportOptions(now: Self.end))
+                    }
+                }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        let store = try open()
+        var exported: [Interaction] = []
+        try store.forEachDonation(account: "default") { exported.append($0) }
+        #expect(exported.count == history.count)
+        #expect(try store.learnedWeights(account: "default") == Self.fold(exported))
     }
 
     /// Donations recorded with fixed weights leave the account's weights marked; the learned store's maintenance

@@ -49,6 +49,14 @@ import Testing
             try RedisDonationStore.open(url: cluster.url), try RedisDonationStore.open(url: cluster.url))
     }
 
+    /// Two clients record into one account at the same time: the weights' version check makes every round that
+    /// another overtook read again, so the weights are the fold of the export's order.
+    @Test func twoClientsRecordingAtOnceLoseNothingLearned() throws {
+        let cluster = try Self.emptyCluster()
+        let url = cluster.url
+        try LearnedWeightsCheck().concurrentDonors { try RedisDonationStore.open(url: url) }
+    }
+
     @Test func aClientWithFixedWeightsLeavesTheWeightsToBeFolded() throws {
         let cluster = try Self.emptyCluster()
         let learned = try RedisDonationStore.open(url: cluster.url)
