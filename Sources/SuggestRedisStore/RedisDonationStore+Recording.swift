@@ -182,6 +182,9 @@ extension RedisDonationStore {
                 if rewritten == nil { complete = false }
             }
             if (try? forgetNumbersWithoutConversations(keys)) == nil { complete = false }
+            // The weights learned from what was undone: folded again now if the server lets it, else marked (by the
+            // rewrites) for the next maintenance step.
+            _ = try? refoldWeights(keys)
         }
         return complete
     }
