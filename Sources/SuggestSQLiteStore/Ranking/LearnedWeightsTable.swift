@@ -113,8 +113,10 @@ extension SQLiteDonationStore {
     /// decoded into what the ranking needs of each donation (its snapshot's kind, a person's or a group's
     /// conversation, included), sorted by sequence number, then folded.
     ///
-    /// Sorting beats merging the blocks as `export` does: a merge keeps a cursor per open block in a heap, and an
-    /// account of 100k conversations has about as many open at once; the sort needs 32 bytes a donation.
+    /// Sorting is faster than merging the blocks as `export` does (a heap of a cursor per open block, and an
+    /// account of 100k conversations has about as many open at once): a deletion in an account of 1M donations
+    /// took half the time, for about 30 MB more at its peak (Benchmarks/README.md, "The learned weights in the
+    /// stores").
     /// - Returns: the weights, or `nil` when the account has no donation.
     /// - Complexity: O(n log n) for n donations, one read of the account's blocks and snapshots; memory for 32
     ///   bytes a donation and one state per conversation.
