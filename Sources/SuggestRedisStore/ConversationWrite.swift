@@ -21,15 +21,30 @@ struct ScriptBuilder {
     private(set) var keys: [String]
     private var keyIndex: [String: Int] = [:]
     private(set) var operations: [[UInt8]] = []
-    let expectedVersion: Int64
-    var firstSequence: Int64 = 0
+    /// The hashes checked before anything is written: each key's index, expected version and first sequence number.
+    private var checks: [(key: [UInt8], version: Int64, firstSequence: Int64)] = []
     var checkedIdentifiers: [String] = []
 
-    init(conversationKey: String, identifiersKey: String, expectedVersion: Int64) {
-        keys = [conversationKey, identifiersKey]
-        keyIndex = [conversationKey: 1, identifiersKey: 2]
-        self.expectedVersion = expectedVersion
+    /// - Parameter identifiersKey: the account's `ids` hash, which the identifiers being recorded are checked in.
+    init(identifiersKey: String) {
+        keys = [identifiersKey]
+        keyIndex = [identifiersKey: 1]
     }
+
+    /// Checks, before the change, that the hash at `key` still has `version` (0: no hash yet) and, when
+    /// `firstSequence` is above 0, that its last donation (`ls`) came before that sequence number; after the change,
+    /// its version is incremented (unless the change deleted it).
+    mutating func check(_ key: String, version: Int64, firstSequence: Int64 = 0) {
+        checks.append((index(key), version, firstSequence))
+    }
+
+    /// Sets the first sequence number of the hash checked last (known only once its first donation is met).
+    mutating func setFirstSequence(_ sequence: Int64, ofCheck check: Int) {
+        checks[check].firstSequence = sequence
+    }
+
+    /// How many hashes are checked so far (the index of the next one).
+    var checkCount: Int { checks.count }
 
     private mutating func index(_ key: String) -> [UInt8] {
         if let known = keyIndex[key] { return Array(String(known).utf8) }
@@ -74,6 +89,12 @@ struct ScriptBuilder {
         operations += [Array("D".utf8), index(key)]
     }
 
+    /// Increments the version of a hash the change invalidates without checking it: a fold of the account's
+    /// learned weights that read the donations before this change then fails its check and reads them again.
+    mutating func bumpVersion(_ key: String) {
+        operations += [Array("V".utf8), index(key)]
+    }
+
     mutating func rpush(_ key: String, _ values: [[UInt8]]) {
         guard !values.isEmpty else { return }
         operations += [Array("R".utf8), index(key), Array(String(values.count).utf8)]
@@ -93,8 +114,12 @@ struct ScriptBuilder {
     /// The `EVALSHA` command.
     var command: RedisCommand {
         var command = RedisCommand(script: allowsOutOfMemory ? RedisScripts.applyAllowingOOM : RedisScripts.apply, keys: keys)
-        command.append(String(expectedVersion))
-        command.append(String(firstSequence))
+        command.append(checks.count)
+        for check in checks {
+            command.append(check.key)
+            command.append(String(check.version))
+            command.append(String(check.firstSequence))
+        }
         command.append(checkedIdentifiers.count)
         for identifier in checkedIdentifiers { command.append(identifier) }
         for operation in operations { command.append(operation) }

@@ -183,6 +183,9 @@ extension RedisDonationStore {
                 if rewritten == nil { complete = false }
             }
             if (try? forgetNumbersWithoutConversations(keys)) == nil { complete = false }
+            // The weights learned from what was undone: folded again now if the server lets it, else marked (by the
+            // rewrites) for the next maintenance step.
+            _ = try? refoldWeights(keys)
         }
         return complete
     }
@@ -240,7 +243,13 @@ extension RedisDonationStore {
         return outcomes
     }
 
-    /// Records one account's donations.
+    /// Records one account's donations: each round reserves sequence numbers, reads the conversations and the
+    /// account's learned weights, applies the donations in sequence order (each conversation's record, and under a
+    /// learned ranking the weights, `LearnedWeights.record` with the conversation's state just before and after),
+    /// and writes everything by one script that checks every conversation and the weights are as they were read.
+    /// A round that another client overtook (a version changed, or the weights learned from a later sequence
+    /// number meanwhile) is read and computed again, with new sequence numbers: two clients of one account never
+    /// lose an update, and the weights learn in the order `export` gives the donations back.
     private func writeDonations(_ donations: [Interaction], keys: RedisKeys, ledger: inout ImportLedger)
         throws(StoreError) -> [DonationOutcome]
     {
@@ -264,6 +273,7 @@ extension RedisDonationStore {
         }
         guard !groups.isEmpty else { return outcomes.map { $0 ?? .duplicate(identifier: "") } }
         _ = try write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)])
+        let learned = ranking.learnedPolicy
         var pending = groups
         var rounds = 0
         while !pending.isEmpty {
@@ -280,126 +290,199 @@ extension RedisDonationStore {
             else { throw StoreError.damaged("a reply of Redis to a reservation of numbers") }
             let conversationNumbers = reserved.dropFirst().map { $0.integer ?? 0 }
             let stored = try readConversations(Array(conversationNumbers), keys: keys)
+            let account = try readWeights(keys)
             var known = RedisCommand("HMGET", key: keys.identifiers)
-            for group in pending { for index in group { known.append(donations[index].identifier ?? "") } }
-            guard let existing = try send(known).checkedArray() else {
+            var positionOf: [Int: Int] = [:]
+            var groupOfIndex: [Int: Int] = [:]
+            for (group, indices) in pending.enumerated() {
+                for index in indices {
+                    positionOf[index] = positionOf.count
+                    groupOfIndex[index] = group
+                    known.append(donations[index].identifier ?? "")
+                }
+            }
+            guard let existing = try send(known).checkedArray(), existing.count == positionOf.count else {
                 throw StoreError.damaged("a reply of Redis to a read of identifiers")
             }
-            // Sequence numbers in the order of the batch (the export's order), whatever the grouping.
+            // Sequence numbers in the order of the batch (the export's order), whatever the grouping; the
+            // donations are applied in that order, so that the weights learn in it.
+            let order = pending.flatMap { $0 }.sorted()
             var sequenceOf: [Int: Int64] = [:]
-            for (offset, index) in pending.flatMap({ $0 }).sorted().enumerated() {
+            for (offset, index) in order.enumerated() {
                 sequenceOf[index] = last - Int64(total) + 1 + Int64(offset)
             }
-            var position = 0
-            var commands: [RedisCommand] = []
-            var applied: [[Int]] = []
-            for (group, conversation) in zip(pending, stored) {
-                var script = ScriptBuilder(
-                    conversationKey: keys.conversation(conversation.number), identifiersKey: keys.identifiers,
-                    expectedVersion: conversation.version)
-                var recorded: [Int] = []
-                var record = conversation.record
-                var entries: [[UInt8]] = []
-                var snapshots: [String: [UInt8]] = [:]
-                var latest: [UInt8]?
-                var people = conversation.people
-                var peopleSeen = Set(people.map { Array($0.utf8) })
-                var groupsOfConversation = conversation.groups
-                var oldest = Double.infinity
-                var lastSequence: Int64 = 0
-                for index in group {
-                    defer { position += 1 }
-                    let donation = donations[index]
-                    let sequence = sequenceOf[index] ?? 0
-                    let identifier = donation.identifier ?? ""
-                    guard existing[position].isNull else {
-                        outcomes[index] = .duplicate(identifier: identifier)
-                        continue
-                    }
-                    let body = Self.snapshotBody(of: donation.intent)
-                    let snapshot = Self.snapshotKey(body)
-                    if record.apply(
-                        date: donation.date, direction: donation.direction,
-                        isEngagedSuggestion: donation.isEngagedSuggestion, isGroup: donation.intent.isGroup,
-                        contentKinds: types.contentKinds(of: donation.intent.contentTypes),
-                        serviceName: donation.intent.serviceName, policy: policy)
-                    {
-                        latest = body
-                    }
-                    if script.firstSequence == 0 { script.firstSequence = sequence }
-                    entries.append(
-                        RecordCoding.encode(
-                            RecordCoding.Entry(
-                                sequence: sequence, identifier: identifier, groupIdentifier: donation.groupIdentifier,
-                                date: donation.date.seconds, direction: donation.direction,
-                                engaged: donation.isEngagedSuggestion, contentTypes: donation.intent.contentTypes,
-                                snapshot: snapshot)))
-                    script.checkedIdentifiers.append(identifier)
-                    script.hset(keys.identifiers, identifier, Array(String(conversation.number).utf8))
-                    snapshots[snapshot] = body
-                    for person in donation.intent.recipients {
-                        for key in person.matchKeys where peopleSeen.insert(Array(key.utf8)).inserted {
-                            people.append(key)
-                            script.sadd(keys.person(key), conversation.number)
-                        }
-                    }
-                    if let groupIdentifier = donation.groupIdentifier,
-                        !groupsOfConversation.contains(where: { $0.hasSameBytes(as: groupIdentifier) })
-                    {
-                        groupsOfConversation.append(groupIdentifier)
-                        script.sadd(keys.group(groupIdentifier), conversation.number)
-                    }
-                    oldest = min(oldest, donation.date.seconds)
-                    lastSequence = sequence
-                    recorded.append(index)
-                }
-                guard !recorded.isEmpty else { continue }
-                let hash = keys.conversation(conversation.number)
-                script.hset(hash, "id", Array(donations[group[0]].conversationIdentifier.utf8))
-                script.hset(hash, "ls", Array(String(lastSequence).utf8))
-                if let latest { script.hset(hash, "i", latest) }
-                if people.count != conversation.people.count { script.hset(hash, "pk", RecordCoding.encode(strings: people)) }
-                if groupsOfConversation.count != conversation.groups.count {
-                    script.hset(hash, "gk", RecordCoding.encode(strings: groupsOfConversation))
-                }
-                for (snapshot, body) in snapshots.sorted(by: { $0.key < $1.key }) {
-                    script.hsetnx(keys.snapshots(conversation.number), snapshot, body)
-                }
-                script.rpush(keys.donations(conversation.number), entries)
-                writeState(of: conversation, to: record, keys: keys, into: &script)
-                script.zaddLess(keys.oldest, oldest, conversation.number)
-                commands.append(script.command)
-                applied.append(recorded)
-            }
-            var retry: [[Int]] = []
-            let replies = try write(commands)
-            // Every reply is read before an error is thrown, so that the ledger holds every script that ran.
-            var refusal: StoreError?
-            for (reply, recorded) in zip(replies, applied) {
-                let outcome: ApplyOutcome
-                do {
-                    outcome = try Self.applyOutcome(reply)
-                } catch {
-                    refusal = refusal ?? error
+            var working = stored.map(WorkingConversation.init)
+            var weights = account.weights
+            var firstSequence: Int64 = 0
+            var lastSequence: Int64 = 0
+            for index in order {
+                let donation = donations[index]
+                let identifier = donation.identifier ?? ""
+                guard let position = positionOf[index], let group = groupOfIndex[index], existing[position].isNull
+                else {
+                    outcomes[index] = .duplicate(identifier: identifier)
                     continue
                 }
-                switch outcome {
-                case .applied:
-                    for index in recorded {
-                        let identifier = donations[index].identifier ?? ""
-                        outcomes[index] = .recorded(identifier: identifier)
-                        ledger.note(account: keys.account, identifier: identifier)
-                    }
-                case .conflict, .duplicate:
-                    // Another client changed the conversation: read it again, with new sequence numbers.
-                    for index in recorded { outcomes[index] = nil }
-                    retry.append(recorded)
+                let sequence = sequenceOf[index] ?? 0
+                let before = working[group].record.state
+                working[group].append(donation, index: index, sequence: sequence, types: types, policy: policy)
+                if let learned {
+                    weights.record(
+                        ConversationState.Event(donation), before: before, after: working[group].record.state,
+                        policy: learned)
                 }
+                if firstSequence == 0 { firstSequence = sequence }
+                lastSequence = sequence
             }
-            if let refusal { throw refusal }
-            pending = retry
+            guard firstSequence > 0 else {
+                // Every donation left was recorded meanwhile by another client.
+                pending = []
+                break
+            }
+            var script = ScriptBuilder(identifiersKey: keys.identifiers)
+            var recorded: [Int] = []
+            for (position, change) in working.enumerated() where !change.recorded.isEmpty {
+                change.write(
+                    identifier: donations[pending[position][0]].conversationIdentifier, keys: keys, store: self,
+                    into: &script)
+                recorded += change.recorded
+            }
+            let weightsKey = keys.learnedWeights
+            if learned != nil {
+                script.check(weightsKey, version: account.version, firstSequence: firstSequence)
+                script.hset(weightsKey, "w", RecordCoding.encode(weights))
+                script.hset(weightsKey, "ls", Array(String(lastSequence).utf8))
+            } else {
+                // Recorded without learning: whoever ranks with learned weights folds them again.
+                script.hset(weightsKey, "fold", Array("1".utf8))
+                script.bumpVersion(weightsKey)
+            }
+            switch try Self.applyOutcome(try write([script.command])[0]) {
+            case .applied:
+                for index in recorded {
+                    let identifier = donations[index].identifier ?? ""
+                    outcomes[index] = .recorded(identifier: identifier)
+                    ledger.note(account: keys.account, identifier: identifier)
+                }
+                pending = []
+            case .conflict, .duplicate:
+                // Another client changed the account meanwhile: read it again, with new sequence numbers.
+                var retry: [[Int]] = []
+                for group in pending {
+                    let left = group.filter { outcomes[$0] == nil }
+                    if !left.isEmpty { retry.append(left) }
+                }
+                pending = retry
+            }
         }
         return outcomes.map { $0 ?? .duplicate(identifier: "") }
+    }
+
+    /// One conversation's part of a round: its record and indexes as the round's donations leave them, and the
+    /// operations that write them.
+    private struct WorkingConversation {
+        let stored: StoredConversation
+        var record: ConversationRecord
+        var entries: [[UInt8]] = []
+        var snapshots: [String: [UInt8]] = [:]
+        var latest: [UInt8]?
+        var people: [String]
+        var peopleSeen: Set<[UInt8]>
+        var groups: [String]
+        var oldest = Double.infinity
+        var firstSequence: Int64 = 0
+        var lastSequence: Int64 = 0
+        /// The batch's indices of the donations it records, and their identifiers.
+        var recorded: [Int] = []
+        var identifiers: [String] = []
+        /// The people keys and group identifiers it gains.
+        var newPeople: [String] = []
+        var newGroups: [String] = []
+
+        init(_ stored: StoredConversation) {
+            self.stored = stored
+            record = stored.record
+            people = stored.people
+            peopleSeen = Set(stored.people.map { Array($0.utf8) })
+            groups = stored.groups
+        }
+
+        /// Applies one donation (`ConversationRecord.apply`) and notes what it writes.
+        /// - Parameter index: the donation's place in the batch.
+        mutating func append(
+            _ donation: Interaction, index: Int, sequence: Int64, types: UniformTypeTree, policy: FrecencyPolicy
+        ) {
+            let identifier = donation.identifier ?? ""
+            let body = RedisDonationStore.snapshotBody(of: donation.intent)
+            let snapshot = RedisDonationStore.snapshotKey(body)
+            if record.apply(
+                date: donation.date, direction: donation.direction, isEngagedSuggestion: donation.isEngagedSuggestion,
+                isGroup: donation.intent.isGroup, contentKinds: types.contentKinds(of: donation.intent.contentTypes),
+                serviceName: donation.intent.serviceName, policy: policy)
+            {
+                latest = body
+            }
+            if firstSequence == 0 { firstSequence = sequence }
+            entries.append(
+                RecordCoding.encode(
+                    RecordCoding.Entry(
+                        sequence: sequence, identifier: identifier, groupIdentifier: donation.groupIdentifier,
+                        date: donation.date.seconds, direction: donation.direction, engaged: donation.isEngagedSuggestion,
+                        contentTypes: donation.intent.contentTypes, snapshot: snapshot)))
+            identifiers.append(identifier)
+            snapshots[snapshot] = body
+            for person in donation.intent.recipients {
+                for key in person.matchKeys where peopleSeen.insert(Array(key.utf8)).inserted {
+                    people.append(key)
+                    newPeople.append(key)
+                }
+            }
+            if let groupIdentifier = donation.groupIdentifier,
+                !groups.contains(where: { $0.hasSameBytes(as: groupIdentifier) })
+            {
+                groups.append(groupIdentifier)
+                newGroups.append(groupIdentifier)
+            }
+            oldest = min(oldest, donation.date.seconds)
+            lastSequence = sequence
+            recorded.append(index)
+        }
+
+        /// The conversation's check (its version, and its last donation before this round's first) and its
+        /// operations: the identifiers, people and groups it gains, its hash, snapshots, donations and lists.
+        func write(identifier: String, keys: RedisKeys, store: RedisDonationStore, into script: inout ScriptBuilder) {
+            let conversation = stored
+            let number = conversation.number
+            let hash = keys.conversation(number)
+            script.check(hash, version: conversation.version, firstSequence: firstSequence)
+            let numberBytes = Array(String(number).utf8)
+            for identifier in identifiers {
+                script.checkedIdentifiers.append(identifier)
+                script.hset(keys.identifiers, identifier, numberBytes)
+            }
+            for person in newPeople { script.sadd(keys.person(person), number) }
+            for group in newGroups { script.sadd(keys.group(group), number) }
+            script.hset(hash, "id", Array(identifier.utf8))
+            script.hset(hash, "ls", Array(String(lastSequence).utf8))
+            if let latest { script.hset(hash, "i", latest) }
+            if people.count != conversation.people.count { script.hset(hash, "pk", RecordCoding.encode(strings: people)) }
+            if groups.count != conversation.groups.count { script.hset(hash, "gk", RecordCoding.encode(strings: groups)) }
+            for (snapshot, body) in snapshots.sorted(by: { $0.key < $1.key }) {
+                script.hsetnx(keys.snapshots(number), snapshot, body)
+            }
+            script.rpush(keys.donations(number), entries)
+            store.writeState(of: conversation, to: record, keys: keys, into: &script)
+            script.zaddLess(keys.oldest, oldest, number)
+        }
+    }
+
+    /// The account's learned weights and the version of their hash (0 when it has none), as a round reads them.
+    func readWeights(_ keys: RedisKeys) throws(StoreError) -> (weights: LearnedWeights, version: Int64, fold: Bool) {
+        guard let fields = try send(RedisCommand("HMGET", key: keys.learnedWeights, "w", "v", "fold")).checkedArray(),
+            fields.count == 3
+        else { throw StoreError.damaged("an account's learned weights in Redis") }
+        let weights = try fields[0].bytes.map(RecordCoding.decodeWeights) ?? .empty
+        return (weights, fields[1].string.flatMap(Int64.init) ?? 0, fields[2].string == "1")
     }
 
     /// The intent without its content types, as JSON: what a snapshot holds.

@@ -26,17 +26,19 @@ enum RedisScripts {
         return out
         """)
 
-    /// Applies one conversation's change, after checking that nobody changed it meanwhile: its version is the one
-    /// the change was computed from, no identifier being recorded is there already, and the donations appended
-    /// come after the conversation's last one. Then runs the change's operations, in order.
+    /// Applies one change to an account (a batch's donations across its conversations, or the rewrite of one
+    /// conversation), after checking that nobody changed what it was computed from: each checked hash (a
+    /// conversation's, the account's learned weights) still has the version the change was read at, and the
+    /// donations it appends come after the hash's last one; no identifier being recorded is there already. Then runs
+    /// the change's operations, in order, and increments the version of every checked hash it did not delete.
     ///
-    /// KEYS: the conversation's hash, `ids`, then the keys the operations name (by their index in KEYS).
-    /// ARGV: the expected version (`0`: the conversation has no hash yet), the first sequence number of the donations
-    /// appended (0 for none; the conversation's last one, field `ls`, must be below it), how many identifiers to
-    /// check, the identifiers, then the operations:
+    /// KEYS: `ids`, then the keys the checks and operations name (by their index in KEYS).
+    /// ARGV: how many hashes to check, then for each its key's index, its expected version (`0`: no hash yet) and
+    /// the first sequence number of the donations appended (0 for none; the hash's last one, field `ls`, must be
+    /// below it); how many identifiers to check, the identifiers; then the operations:
     ///   `Z k score member` ZADD, `L k score member` ZADD LT, `z k member` ZREM, `S k member` SADD,
     ///   `s k member` SREM, `H k field value` HSET, `N k field value` HSETNX, `h k field` HDEL, `D k` DEL,
-    ///   `R k count value...` RPUSH.
+    ///   `R k count value...` RPUSH, `V k` HINCRBY k v 1 (a hash the change invalidates without depending on it).
     /// Returns `OK`, `CONFLICT` (changed meanwhile: read it again) or `DUPLICATE` (an identifier arrived
     /// meanwhile).
     static let apply = RedisScript("#!lua\n" + applySource)
@@ -46,19 +48,27 @@ enum RedisScripts {
     static let applyAllowingOOM = RedisScript("#!lua flags=allow-oom\n" + applySource)
 
     private static let applySource = """
-        local version = redis.call('HGET', KEYS[1], 'v') or '0'
-        if version ~= ARGV[1] then return 'CONFLICT' end
-        local first = tonumber(ARGV[2])
-        if first > 0 then
-          local last = tonumber(redis.call('HGET', KEYS[1], 'ls') or '0')
-          if last >= first then return 'CONFLICT' end
+        local hashes = tonumber(ARGV[1])
+        local p = 2
+        local checked = {}
+        for c = 1, hashes do
+          local key = KEYS[tonumber(ARGV[p])]
+          local version = redis.call('HGET', key, 'v') or '0'
+          if version ~= ARGV[p + 1] then return 'CONFLICT' end
+          local first = tonumber(ARGV[p + 2])
+          if first > 0 then
+            local last = tonumber(redis.call('HGET', key, 'ls') or '0')
+            if last >= first then return 'CONFLICT' end
+          end
+          checked[c] = key
+          p = p + 3
         end
-        local checks = tonumber(ARGV[3])
+        local checks = tonumber(ARGV[p])
         for i = 1, checks do
-          if redis.call('HEXISTS', KEYS[2], ARGV[3 + i]) == 1 then return 'DUPLICATE' end
+          if redis.call('HEXISTS', KEYS[1], ARGV[p + i]) == 1 then return 'DUPLICATE' end
         end
-        local p = 4 + checks
-        local deleted = false
+        p = p + checks + 1
+        local deleted = {}
         while p <= #ARGV do
           local op = ARGV[p]
           local key = KEYS[tonumber(ARGV[p + 1])]
@@ -72,8 +82,9 @@ enum RedisScripts {
           elseif op == 'h' then redis.call('HDEL', key, ARGV[p + 2]); p = p + 3
           elseif op == 'D' then
             redis.call('DEL', key)
-            if key == KEYS[1] then deleted = true end
+            deleted[key] = true
             p = p + 2
+          elseif op == 'V' then redis.call('HINCRBY', key, 'v', 1); p = p + 2
           elseif op == 'R' then
             local count = tonumber(ARGV[p + 2])
             for i = 1, count, 512 do
@@ -82,7 +93,9 @@ enum RedisScripts {
             p = p + 3 + count
           else return redis.error_reply('unknown operation ' .. op) end
         end
-        if not deleted then redis.call('HINCRBY', KEYS[1], 'v', 1) end
+        for _, key in ipairs(checked) do
+          if not deleted[key] then redis.call('HINCRBY', key, 'v', 1) end
+        end
         return 'OK'
         """
 

@@ -14,7 +14,7 @@ extension SQLiteDonationStore {
             case .record(let admitted): interaction = admitted
             }
             return try database.write {
-                let writer = DonationWriter(database: database, policy: policy, types: types)
+                let writer = DonationWriter(database: database, ranking: ranking, types: types)
                 let identifier = try writer.record(interaction)
                 try writer.flush()
                 if let identifier { return .recorded(identifier: identifier) }
@@ -90,7 +90,7 @@ extension SQLiteDonationStore {
             defer { if large && pageCacheKiB < importCacheKiB { try? database.execute("PRAGMA cache_size = -\(pageCacheKiB)") } }
             return try database.write {
                 var report = ImportReport()
-                let writer = DonationWriter(database: database, policy: policy, types: types)
+                let writer = DonationWriter(database: database, ranking: ranking, types: types)
                 // How many donations the store holds, from the size of its buckets of identifiers (a sum over the
                 // blocks would read the whole log): read only when the import may be large.
                 let expected = options.expectedDonations ?? 0

@@ -13,6 +13,9 @@ import SuggestCore
 /// How the donations are kept (blocks per conversation, buckets of identifiers) is in docs/storage.md.
 public final class SQLiteDonationStore: DonationStore {
     public let location: StoreLocation
+    /// Learned weights, kept per account in `learned_weights` (the default), or a policy's fixed ones.
+    public let ranking: StoreRanking
+    /// The policy the conversations' state is built with: `ranking.base`.
     public let policy: FrecencyPolicy
     public let types: UniformTypeTree
     public let checkpoints: CheckpointPolicy
@@ -40,9 +43,12 @@ public final class SQLiteDonationStore: DonationStore {
     /// Opens the store, creating the directory and database if missing (unless `createIfMissing` is `false`) and
     /// migrating an older schema.
     ///
-    /// Opening does no other work: state built under another policy is rebuilt by `maintain`, which a caller runs
-    /// when it chooses (a command before its work, a server between requests).
+    /// Opening does no other work: state built under another policy, and learned weights learned under another
+    /// `LearnedPolicy`, are rebuilt by `maintain`, which a caller runs when it chooses (a command before its work, a
+    /// server between requests).
     /// - Parameters:
+    ///   - ranking: learned weights (the default) or a policy's fixed ones. A store is meant to be used with one
+    ///     ranking at a time: a process with another one rebuilds its state at its next `maintain`.
     ///   - createIfMissing: whether a store that does not exist is created; `false` for a caller that only reads or
     ///     removes, which gets "no such store" instead of a new empty one.
     ///   - pageCacheKiB: the connection's page cache. A long-lived connection that serves many requests (a server)
@@ -50,7 +56,7 @@ public final class SQLiteDonationStore: DonationStore {
     /// - Throws: `StoreError` for a path that is a file, a file that is not a suggest store, a store of a newer
     ///   schema, a read-only or full disk, a missing parent directory, or a missing store.
     public static func open(
-        _ location: StoreLocation, policy: FrecencyPolicy = .default, types: UniformTypeTree = .standard,
+        _ location: StoreLocation, ranking: StoreRanking = .default, types: UniformTypeTree = .standard,
         checkpoints: CheckpointPolicy = .onClose, createIfMissing: Bool = true, pageCacheKiB: Int = 2_000
     ) throws(StoreError) -> SQLiteDonationStore {
         if createIfMissing { try location.createDirectory() } else { try location.checkExists() }
@@ -62,7 +68,7 @@ public final class SQLiteDonationStore: DonationStore {
             let database = try Database(path: path)
             if case .everyPages = checkpoints { try database.setCheckpointOnClose(false) }
             let store = SQLiteDonationStore(
-                location: location, policy: policy, types: types, checkpoints: checkpoints,
+                location: location, ranking: ranking, types: types, checkpoints: checkpoints,
                 pageCacheKiB: max(100, pageCacheKiB), database: database)
             do {
                 try store.prepare()
@@ -83,12 +89,13 @@ public final class SQLiteDonationStore: DonationStore {
     }
 
     private init(
-        location: StoreLocation, policy: FrecencyPolicy, types: UniformTypeTree, checkpoints: CheckpointPolicy,
+        location: StoreLocation, ranking: StoreRanking, types: UniformTypeTree, checkpoints: CheckpointPolicy,
         pageCacheKiB: Int, database: Database
     ) {
         self.pageCacheKiB = pageCacheKiB
         self.location = location
-        self.policy = policy
+        self.ranking = ranking
+        policy = ranking.base
         self.types = types
         self.checkpoints = checkpoints
         self.database = database
@@ -160,14 +167,24 @@ public final class SQLiteDonationStore: DonationStore {
                     try database.statement("INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)")
                         .run([.integer(Int64(migration.version)), .real(Timestamp.now().seconds)])
                 }
-                // A new store holds no state yet: it is built under this policy from its first donation.
-                if current == 0 { try setSetting("ranking.policy", policyFingerprint) }
+                // A new store holds no state yet: it is built under this policy from its first donation, and so
+                // are its learned weights.
+                if current == 0 {
+                    try setSetting("ranking.policy", policyFingerprint)
+                    if let weightsFingerprint { try setSetting(Self.weightsSetting, weightsFingerprint) }
+                }
             }
         }
     }
 
     /// The fingerprint of the policy whose channels the stored state holds.
     var policyFingerprint: String { policy.stateFingerprint }
+
+    /// The fingerprint of the learned policy the stored weights follow (`nil` under fixed weights).
+    var weightsFingerprint: String? { ranking.learnedPolicy?.weightsFingerprint }
+
+    /// The setting that holds `weightsFingerprint`.
+    static let weightsSetting = "ranking.weights"
 
     // MARK: Settings
 

@@ -91,6 +91,18 @@ public struct LearnedPolicy: Sendable, Hashable {
         return nil
     }
 
+    /// What an account's stored `LearnedWeights` depend on: the channel shapes their masses are kept in
+    /// (`base.stateFingerprint`) and the learner's constants. A store whose weights were learned under another
+    /// fingerprint folds every account's history again (`DonationStore.maintain`).
+    ///
+    /// Built from `Double.description` and integers, as `FrecencyPolicy.stateFingerprint` is, so that no run-time
+    /// reflection runs at a command's start.
+    public var weightsFingerprint: String {
+        var text = base.stateFingerprint + ";learned:" + priorStrength.description + ":" + String(horizon)
+        for weight in channelPrior { text += ":" + weight.description }
+        return text
+    }
+
     /// The learned policy `eval` calls `default`: the three speeds of `FrecencyPolicy.default` and a channel of the
     /// shares that started from a suggestion, each with groups counted like people (the learned group weights do
     /// what the fixed policy's per-channel group weights did), and that policy's context constants.
@@ -99,8 +111,9 @@ public struct LearnedPolicy: Sendable, Hashable {
     /// - `latest` (latest donation, 1 day, one's own message weighs 0.5): by the latest message, an unanswered
     ///   one first.
     /// - `memory` (sum, 30 days, incoming 0.1): who one writes to over weeks.
-    /// - `engaged` (sum, 30 days, only shares that started from a suggestion): whether picking a suggestion
-    ///   predicts picking it again; it holds no mass, and so no weight, until the account engages one.
+    /// - `engagement` (sum, 30 days, only shares that started from a suggestion): whether picking a suggestion
+    ///   predicts picking it again; it holds no mass, and so no weight, until the account engages one. (Not
+    ///   `engaged`: that name is the explanation's count of such shares, and one JSON object cannot hold both.)
     ///
     /// Two constants of the learner: the prior counts as 2 sends, and the weights are fitted to the last 32 sends
     /// (docs/ranking-quality.md has the grid they were read from and how little it matters).
@@ -111,7 +124,7 @@ public struct LearnedPolicy: Sendable, Hashable {
                 .init(name: "latest", halfLife: 86_400, weight: 1, outgoing: 0.5, incoming: 1, aggregation: .latest),
                 .init(name: "memory", halfLife: 30 * 86_400, weight: 1, incoming: 0.1),
                 .init(
-                    name: "engaged", halfLife: 30 * 86_400, weight: 1, outgoing: 0, incoming: 0, unspecified: 0,
+                    name: "engagement", halfLife: 30 * 86_400, weight: 1, outgoing: 0, incoming: 0, unspecified: 0,
                     engagedBonus: 1),
             ],
             contentWeight: 3, contentHalfLife: 30 * 86_400, peopleWeight: 3, groupFactor: 1, lessFactor: 0.25),

@@ -137,6 +137,11 @@ public final class StoredRankingSource: RankingSource {
         Int(try database.statement("SELECT COUNT(*) FROM conversations WHERE account = ?").scalarInt([.text(account)]) ?? 0)
     }
 
+    /// The account's row of `learned_weights`, in the query's read transaction (`.empty` without one).
+    public func learnedWeights() throws -> LearnedWeights {
+        try LearnedWeightsTable.read(account: account, in: database)
+    }
+
     public func allConversations() throws -> [ConversationHandle] {
         let select = try database.statement("SELECT id FROM conversations WHERE account = ?")
         try select.reset([.text(account)])
