@@ -34,18 +34,7 @@ enum ApplyBenchmark {
         let history = SyntheticHistory(parameters)
 
         Log.note("apply: generating \(HistoryOptions.describe(parameters))")
-        var events: [ConversationState.Event] = []
-        var conversations: [Int32] = []
-        events.reserveCapacity(parameters.donations)
-        conversations.reserveCapacity(parameters.donations)
-        var stream = history.makeIterator()
-        while let donation = stream.next() {
-            events.append(
-                ConversationState.Event(
-                    date: Timestamp(seconds: Double(donation.date)), direction: donation.direction,
-                    isEngagedSuggestion: donation.engaged, isGroup: history.isGroup(donation.conversation)))
-            conversations.append(donation.conversation)
-        }
+        let (events, conversations) = history.rankerEvents()
         let identifiers = (0..<Int32(parameters.conversations)).map(SyntheticHistory.conversationIdentifier)
         let count = Double(events.count)
         var checksum = Checksum()

@@ -259,3 +259,23 @@ struct SyntheticHistory {
         }
     }
 }
+
+extension SyntheticHistory {
+    /// Every donation as the ranker sees it, in order, beside its conversation's number: what the in-memory
+    /// benchmarks replay, generated before the clock starts.
+    func rankerEvents() -> (events: [ConversationState.Event], conversations: [Int32]) {
+        var events: [ConversationState.Event] = []
+        var conversations: [Int32] = []
+        events.reserveCapacity(parameters.donations)
+        conversations.reserveCapacity(parameters.donations)
+        var stream = makeIterator()
+        while let donation = stream.next() {
+            events.append(
+                ConversationState.Event(
+                    date: Timestamp(seconds: Double(donation.date)), direction: donation.direction,
+                    isEngagedSuggestion: donation.engaged, isGroup: isGroup(donation.conversation)))
+            conversations.append(donation.conversation)
+        }
+        return (events, conversations)
+    }
+}

@@ -53,28 +53,10 @@ public final class ChildProcess {
         posix_spawn_file_actions_addopen(&actions, 0, inputPath ?? "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
         posix_spawn_file_actions_addopen(&actions, 2, errorPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        // Default signal handling in the child whatever the test runner ignores (SIGPIPE, for one).
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        sigaddset(&defaults, SIGPIPE)
-        sigaddset(&defaults, SIGTERM)
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        var empty = sigset_t()
-        sigemptyset(&empty)
-        posix_spawnattr_setsigmask(&attributes, &empty)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
-        let argv = ChildProcess.cStrings([executable] + arguments)
-        let envp = ChildProcess.cStrings(environment.map { $0.key + "=" + $0.value }.sorted())
-        defer { for pointer in argv + envp { free(pointer) } }
-        var pid: pid_t = 0
-        let code = posix_spawn(&pid, executable, &actions, &attributes, argv, envp)
-        guard code == 0 else {
-            throw HarnessError("cannot start \(executable): \(String(cString: strerror(code)))")
-        }
-        self.pid = pid
+        self.pid = try ChildProcess.spawn(
+            executable, arguments: [executable] + arguments,
+            environment: environment.map { $0.key + "=" + $0.value }.sorted(), actions: &actions
+        ).get()
     }
 
     deinit {
@@ -142,6 +124,36 @@ public final class ChildProcess {
     }
 
     /// C strings for `argv` and `envp`, ending with a null pointer; the caller frees them.
+    /// Starts `path` with the given file actions, every signal unblocked and SIGPIPE and SIGTERM at their default
+    /// handling in the child, whatever the test runner ignores or blocks.
+    /// - Parameters:
+    ///   - arguments: the whole `argv`, `argv[0]` included.
+    ///   - environment: `NAME=value` strings.
+    /// - Returns: the child's process id, or why it could not start.
+    static func spawn(
+        _ path: String, arguments: [String], environment: [String], actions: inout posix_spawn_file_actions_t
+    ) -> Result<pid_t, HarnessError> {
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        sigaddset(&defaults, SIGPIPE)
+        sigaddset(&defaults, SIGTERM)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        let argv = cStrings(arguments)
+        let envp = cStrings(environment)
+        defer { for pointer in argv + envp { free(pointer) } }
+        var pid: pid_t = 0
+        let code = posix_spawn(&pid, path, &actions, &attributes, argv, envp)
+        guard code == 0 else { return .failure(HarnessError("cannot start \(path): \(String(cString: strerror(code)))")) }
+        return .success(pid)
+    }
+
     static func cStrings(_ strings: [String]) -> [UnsafeMutablePointer<CChar>?] {
         strings.map { strdup($0) } + [nil]
     }
