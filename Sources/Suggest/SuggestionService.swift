@@ -49,6 +49,7 @@ public final class SuggestionService: Sendable {
     // MARK: Recording
 
     /// Records one donation (a message sent or received), now.
+    @discardableResult
     public func donate(_ donation: Interaction) async throws -> DonationOutcome {
         try await perform { store, _ in try store.record(donation, now: .now()) }
     }

@@ -174,6 +174,11 @@ extension SQLiteDonationStore {
 
     /// Empties the write-ahead log, so that no deleted byte stays in it.
     /// - Returns: `false` when another process's read keeps the log busy: the deletion is committed all the same.
+    /// Truncates the log if no other connection is using it at this moment; never waits.
+    func truncateLogIfIdle() throws -> Bool {
+        try database.withoutWaiting { try truncateLog() }
+    }
+
     func truncateLog() throws -> Bool {
         do {
             try database.checkpointAndTruncate()

@@ -17,6 +17,11 @@ public final class SQLiteDonationStore: DonationStore {
     public let policy: FrecencyPolicy
     public let types: UniformTypeTree
     public let checkpoints: CheckpointPolicy
+    /// What a log that was copied and started over is trimmed to: 64 MiB.
+    static let logSizeLimit = 64 << 20
+
+    /// The connection's page cache, in KiB (SQLite's default is 2,000: what a share extension can spare).
+    public let pageCacheKiB: Int
     let database: Database
 
     /// When the write-ahead log is copied into the database file: the moment a committed write becomes durable
@@ -44,11 +49,13 @@ public final class SQLiteDonationStore: DonationStore {
     ///     ranking at a time: a process with another one rebuilds its state at its next `maintain`.
     ///   - createIfMissing: whether a store that does not exist is created; `false` for a caller that only reads or
     ///     removes, which gets "no such store" instead of a new empty one.
+    ///   - pageCacheKiB: the connection's page cache. A long-lived connection that serves many requests (a server)
+    ///     keeps the pages its queries and writes touch with a larger one; a short process does not need it.
     /// - Throws: `StoreError` for a path that is a file, a file that is not a suggest store, a store of a newer
     ///   schema, a read-only or full disk, a missing parent directory, or a missing store.
     public static func open(
         _ location: StoreLocation, ranking: StoreRanking = .default, types: UniformTypeTree = .standard,
-        checkpoints: CheckpointPolicy = .onClose, createIfMissing: Bool = true
+        checkpoints: CheckpointPolicy = .onClose, createIfMissing: Bool = true, pageCacheKiB: Int = 2_000
     ) throws(StoreError) -> SQLiteDonationStore {
         if createIfMissing { try location.createDirectory() } else { try location.checkExists() }
         try location.checkDatabasePath()
@@ -59,7 +66,8 @@ public final class SQLiteDonationStore: DonationStore {
             let database = try Database(path: path)
             if case .everyPages = checkpoints { try database.setCheckpointOnClose(false) }
             let store = SQLiteDonationStore(
-                location: location, ranking: ranking, types: types, checkpoints: checkpoints, database: database)
+                location: location, ranking: ranking, types: types, checkpoints: checkpoints,
+                pageCacheKiB: max(100, pageCacheKiB), database: database)
             do {
                 try store.prepare()
             } catch {
@@ -80,8 +88,9 @@ public final class SQLiteDonationStore: DonationStore {
 
     private init(
         location: StoreLocation, ranking: StoreRanking, types: UniformTypeTree, checkpoints: CheckpointPolicy,
-        database: Database
+        pageCacheKiB: Int, database: Database
     ) {
+        self.pageCacheKiB = pageCacheKiB
         self.location = location
         self.ranking = ranking
         policy = ranking.base
@@ -90,12 +99,16 @@ public final class SQLiteDonationStore: DonationStore {
         self.database = database
     }
 
-    /// Copies the write-ahead log into the database and truncates it to zero bytes: everything committed so far is
-    /// durable, and no old page stays in the log. `suggest import` ends with one; deletions run one themselves.
-    /// - Returns: `false` when another process's read keeps the log busy (the log is then copied and emptied at a
-    ///   later checkpoint).
+    /// Makes everything committed so far durable, without waiting for other connections or holding up their writes:
+    /// the log is copied into the database as far as no reader still needs it (the rest at a later checkpoint), and
+    /// truncated when nobody is using it. `suggest import` ends with one, and a server runs one every second in the
+    /// background. (Deletions truncate the log themselves, waiting for readers if they must: deleted data may not
+    /// stay in it.)
     public func checkpoint() throws {
-        _ = try translating { try truncateLog() }
+        try translating {
+            try database.checkpointWithoutWaiting()
+            _ = try truncateLogIfIdle()
+        }
     }
 
     /// Configures the connection, checks the schema, migrates, and brings derived state in line with the policy.
@@ -134,7 +147,9 @@ public final class SQLiteDonationStore: DonationStore {
         // migrate into.
         let known = applied == Schema.latestVersion ? Schema.tables : Schema.tables(atVersion: applied)
         guard names.allSatisfy({ $0.hasPrefix("sqlite_") || known.contains($0) }) else { throw foreign }
-        try database.execute("PRAGMA secure_delete = ON; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF")
+        try database.execute(
+            "PRAGMA secure_delete = ON; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF; "
+                + "PRAGMA cache_size = -\(pageCacheKiB); PRAGMA journal_size_limit = \(Self.logSizeLimit)")
         if case .everyPages(let pages) = checkpoints { database.truncateLogAfterCommits(reaching: pages) }
         if applied < Schema.latestVersion || names.isEmpty {
             try database.enableWriteAheadLogging()

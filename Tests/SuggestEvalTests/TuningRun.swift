@@ -1,6 +1,7 @@
 import SuggestCore
-import SuggestEval
 import Testing
+
+@testable import SuggestEval
 
 /// The grid search behind `FrecencyPolicy.default`: candidates are chosen on CollegeMsg and confirmed on Enron.
 /// Off by default (minutes of work); run with `SUGGEST_TUNE=1 swift test -c release --filter TuningRun`.

@@ -16,6 +16,20 @@ import Testing
             intent: SendMessageIntent(conversationIdentifier: conversation))
     }
 
+    /// The README's example, as written there (with a temporary directory for the App Group container).
+    @Test func theReadmeExampleRuns() async throws {
+        let directory = try TemporaryDirectory("readme")
+        let appGroup = directory.path
+        let service = try SuggestionService(directory: appGroup + "/suggest")
+        try await service.donate(Interaction(
+            date: .now(), direction: .outgoing,
+            intent: SendMessageIntent(conversationIdentifier: "thread-42", speakableGroupName: "Climbing crew")))
+        let row = try await service.suggestions(context: RankingContext(at: .now(), contentTypes: ["public.jpeg"]))
+        var printed: [String] = []
+        for suggestion in row { printed.append("\(suggestion.title) \(suggestion.score)") }
+        #expect(printed == ["Climbing crew 1.0"])
+    }
+
     @Test func manyTasksShareOneService() async throws {
         let directory = try TemporaryDirectory("service")
         let service = try SuggestionService(directory: directory.path)

@@ -67,6 +67,11 @@ public struct RankingContext: Sendable, Hashable {
         guard Timestamp.acceptedRange.contains(at) else {
             throw InputError(field: "at", message: "the moment is outside the years 0001 to 9999")
         }
+        for type in contentTypes {
+            if let problem = UniformTypeTree.problem(withTypeIdentifier: type) {
+                throw InputError(field: "contentTypes", message: problem)
+            }
+        }
         let types = Set(contentTypes.map { $0.lowercased() })
         guard types.count <= Limits.contentTypes else {
             throw InputError(
