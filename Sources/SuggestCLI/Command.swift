@@ -131,8 +131,9 @@ public enum StoreOpening {
     /// - Parameters:
     ///   - creating: whether a missing directory store is created (a cluster always exists).
     ///   - serving: connections for a long-lived server rather than one command: a page cache that keeps what
-    ///     requests touch (`serverPageCacheKiB`), and checkpoints left to the server's background task, with one
-    ///     in the committing request only past `serverCheckpointPages`.
+    ///     requests touch (`serverPageCacheKiB`), checkpoints left to the server's background task, with one
+    ///     in the committing request only past `serverCheckpointPages`, and one ranking mirror shared by every
+    ///     connection (`serverMirror`), which the background checkpoint keeps up to date.
     /// - Throws: `CommandError.usage` when the options name no store (an empty `--store`), or a URL that does not
     ///   parse.
     public static func opener(_ arguments: ParsedArguments, io: CommandIO, creating: Bool = true, serving: Bool = false)
@@ -150,11 +151,18 @@ public enum StoreOpening {
         let location = try StoreOptions.location(arguments, io)
         let pages = serving ? serverCheckpointPages : StoreOptions.checkpointPages
         let cache = serving ? serverPageCacheKiB : 2_000
+        // One mirror for every connection the server opens: the accounts' ranking state once, not per worker.
+        let mirror = serving ? RankingMirror(serverMirror) : nil
         return {
             try SQLiteDonationStore.open(
-                location, checkpoints: .everyPages(pages), createIfMissing: creating, pageCacheKiB: cache)
+                location, checkpoints: .everyPages(pages), createIfMissing: creating, pageCacheKiB: cache,
+                mirror: mirror)
         }
     }
+
+    /// A server's ranking mirror (`RankingMirror`): about 64 MiB of accounts' ranking state (an account of 100,000
+    /// conversations takes about 30 MB), an account rebuilt once 4 queries have found it out of date.
+    public static let serverMirror = RankingMirror.Configuration(byteBudget: 64 << 20, readsBeforeRebuild: 4)
 
     /// A server connection's page cache: 24 MiB, so that a worker's queries and writes find their pages in memory;
     /// a server has a connection per worker and one for its upkeep.
