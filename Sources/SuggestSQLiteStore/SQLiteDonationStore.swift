@@ -117,12 +117,18 @@ public final class SQLiteDonationStore: DonationStore {
     /// over, which every other connection sees as a change (`PRAGMA data_version`), and would make a ranking
     /// mirror out of date every second. With a mirror, the checkpoint then runs one step of its upkeep
     /// (`refreshMirror()`), so that a mirror rebuilt after a write is read after the truncation that write leads
-    /// to, not before it.
+    /// to, not before it; and a truncation marks the mirrors that were current before it to be read again.
     public func checkpoint() throws {
         try translating {
             try database.checkpointWithoutWaiting()
             var info = stat()
-            if stat(database.path + "-wal", &info) == 0, info.st_size > 0 { _ = try truncateLogIfIdle() }
+            if stat(database.path + "-wal", &info) == 0, info.st_size > 0 {
+                if let mirror {
+                    _ = try mirror.rebuildingCurrent { try truncateLogIfIdle() }
+                } else {
+                    _ = try truncateLogIfIdle()
+                }
+            }
         }
         try refreshMirror()
     }

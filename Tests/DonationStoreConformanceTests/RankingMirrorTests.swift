@@ -1,6 +1,8 @@
+import Dispatch
 import SuggestCore
 import SuggestSQLiteStore
 import SuggestTestSupport
+import Synchronization
 import Testing
 
 /// A store with a `RankingMirror` answers exactly as the same store without one, through every kind of write by
@@ -181,5 +183,103 @@ import Testing
         _ = try stores.mirrored.suggestions(account: "default", context: context)
         #expect(try stores.mirrored.refreshMirror())
         #expect(stores.mirror.statistics.rebuilds == 1)
+    }
+
+    /// Workers that share one mirror answer while a writer records and the mirror is rebuilt beside them: every
+    /// answer is exactly the store's answer at one of the versions the writer went through, and each worker's
+    /// answers never go back to an earlier version.
+    @Test func concurrentQueriesSeeOneVersionEach() throws {
+        let script = StoreConformance(seed: 9)
+        var random = SeededRandom(seed: 9)
+        var next = 0
+        let first = (0..<200).map { _ in script.donation(&random, number: &next) }
+        let writes = (0..<40).map { _ in script.donation(&random, number: &next) }.filter { $0.account == "default" }
+        let context = RankingContext(at: StoreConformanceTests.end, limit: 6)
+        let explained = RankingContext(at: StoreConformanceTests.end, limit: 4, contentTypes: ["public.jpeg"], people: ["p3"])
+
+        // The answers at every version, one after the other, from a store without a mirror.
+        let sequential = try TemporaryDirectory("mirror-sequential")
+        let reference = try SQLiteDonationStore.open(StoreLocation(directory: sequential.path))
+        _ = try reference.importDonations(first, options: ImportOptions(now: StoreConformanceTests.end))
+        var expected: [[SuggestionList]] = []
+        for donation in [nil] + writes.map(Optional.some) {
+            if let donation { _ = try reference.record(donation, now: StoreConformanceTests.end) }
+            expected.append([
+                try reference.suggestions(account: "default", context: context),
+                try reference.suggestions(account: "default", context: explained, explain: true),
+            ])
+        }
+
+        let directory = try TemporaryDirectory("mirror-concurrent")
+        let location = StoreLocation(directory: directory.path)
+        let setup = try SQLiteDonationStore.open(location, checkpoints: .everyPages(100))
+        _ = try setup.importDonations(first, options: ImportOptions(now: StoreConformanceTests.end))
+        let mirror = RankingMirror(.init(readsBeforeRebuild: 1))
+        let done = Atomic(false)
+        let failures = Mutex<[String]>([])
+        let answered = Mutex(0)
+        let answers = expected
+        // A queue of its own for each (serial queues get threads of their own as they block; `concurrentPerform`
+        // would run only as many at once as there are cores).
+        let group = DispatchGroup()
+        for worker in 0..<4 {
+            DispatchQueue(label: "mirror-test-\(worker)").async(group: group) {
+            do {
+                let store = try SQLiteDonationStore.open(location, checkpoints: .everyPages(16_384), mirror: mirror)
+                switch worker {
+                case 0:
+                    // The writer, then the signal to stop.
+                    defer { done.store(true, ordering: .releasing) }
+                    for donation in writes {
+                        _ = try store.record(donation, now: StoreConformanceTests.end)
+                        Self.pause(milliseconds: 2)
+                    }
+                case 1:
+                    // The server's periodic checkpoint and rebuild, much more often.
+                    while !done.load(ordering: .acquiring) {
+                        try store.checkpoint()
+                        Self.pause(milliseconds: 1)
+                    }
+                default:
+                    var version = 0
+                    while !done.load(ordering: .acquiring) {
+                        let plain = try store.suggestions(account: "default", context: context)
+                        let rich = try store.suggestions(account: "default", context: explained, explain: true)
+                        guard let seen = answers.indices.first(where: { answers[$0][0] == plain }),
+                            let seenRich = answers.indices.first(where: { answers[$0][1] == rich })
+                        else {
+                            failures.withLock { $0.append("worker \(worker): an answer of no version") }
+                            return
+                        }
+                        // Several versions may give the same plain answer: the first that does is a lower bound.
+                        if seenRich < version {
+                            failures.withLock { $0.append("worker \(worker): back from version \(version) to \(seenRich)") }
+                        }
+                        version = max(version, min(seen, seenRich))
+                        answered.withLock { $0 += 1 }
+                    }
+                }
+            } catch {
+                failures.withLock { $0.append("worker \(worker): \(error)") }
+            }
+            }
+        }
+        group.wait()
+        #expect(failures.withLock { $0 } == [])
+        #expect(answered.withLock { $0 } > 0)
+        // Answers came from memory between the writes, and from SQLite while the mirror was behind.
+        let during = mirror.statistics
+        #expect(during.rebuilds > 0 && during.hits > 0 && during.staleReads + during.misses > 0)
+        // Once the writes are over, the mirror catches up and is used.
+        let store = try SQLiteDonationStore.open(location, mirror: mirror)
+        _ = try store.suggestions(account: "default", context: context)
+        try store.checkpoint()
+        let before = mirror.statistics.hits
+        #expect(try store.suggestions(account: "default", context: context) == expected.last?[0])
+        #expect(mirror.statistics.hits == before + 1)
+    }
+
+    private static func pause(milliseconds: Int) {
+        _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(milliseconds))
     }
 }

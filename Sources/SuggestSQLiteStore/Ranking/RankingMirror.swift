@@ -179,6 +179,29 @@ public final class RankingMirror: Sendable {
         }
     }
 
+    /// Runs `truncate`, which starts the write-ahead log over when it returns `true`: that changes nothing stored,
+    /// but every other connection sees it as a change (`PRAGMA data_version`), so the mirrors that were current
+    /// before it are rebuilt at the next `refresh()` without waiting for queries to miss them.
+    func rebuildingCurrent(across truncate: () throws -> Bool) throws -> Bool {
+        let current: [ByteKey] = try state.withLock { state in
+            guard let versions = state.versions else { return [] }
+            let version = try Self.dataVersion(versions)
+            return state.entries.filter { $0.value.mirror?.version == version }.map(\.key)
+        }
+        let truncated = try truncate()
+        if truncated, !current.isEmpty {
+            let threshold = configuration.readsBeforeRebuild
+            state.withLock { state in
+                for key in current {
+                    guard var entry = state.entries[key] else { continue }
+                    entry.demand = max(entry.demand, threshold)
+                    state.entries[key] = entry
+                }
+            }
+        }
+        return truncated
+    }
+
     /// Rebuilds the account that most queries missed, if enough did, and drops the least recently used mirrors
     /// past the budget: one bounded step, for a background task between requests.
     /// - Parameter channelCount: the channels of the store's policy, the lists to build.
