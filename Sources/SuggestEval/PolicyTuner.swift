@@ -60,10 +60,11 @@ public enum PolicyTuner {
     ///   - longWeights: `β` of the long channel (the short one has 1).
     ///   - groupFactors: what a group conversation's score is multiplied by.
     /// - Returns: one candidate per combination, named by its constants.
+    /// - Throws: `PolicyError` when a value of the grid is out of range (a half-life of 0, a negative weight).
     public static func grid(
         shortHalfLives: [Double], shortIncoming: [Double], longHalfLives: [Double], longIncoming: [Double],
         longWeights: [Double], groupFactors: [Double] = [1]
-    ) -> [RankingPolicy] {
+    ) throws(PolicyError) -> [RankingPolicy] {
         var candidates: [RankingPolicy] = []
         for shortHalfLife in shortHalfLives {
             for shortIn in shortIncoming {
@@ -71,7 +72,7 @@ public enum PolicyTuner {
                     for longIn in longIncoming {
                         for longWeight in longWeights {
                             for groupFactor in groupFactors {
-                                let policy = FrecencyPolicy(
+                                let policy = try FrecencyPolicy(
                                     channels: [
                                         .init(name: "short-term", halfLife: shortHalfLife, weight: 1, incoming: shortIn),
                                         .init(name: "long-term", halfLife: longHalfLife, weight: longWeight, incoming: longIn),

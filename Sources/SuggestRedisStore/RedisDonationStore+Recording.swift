@@ -56,7 +56,8 @@ extension RedisDonationStore {
         var report = ImportReport()
         let oldestKept = try retention().oldestKept(at: options.now)
         let spool = try Spool()
-        while let (line, parsed) = try lines.nextDonation(defaultAccount: options.defaultAccount) {
+        while let next = try lines.nextDonation(defaultAccount: options.defaultAccount) {
+            let (line, parsed) = (next.line, next.donation)
             report.read += 1
             if report.read & 255 == 0 { try interruption() }
             if report.read % options.progressInterval == 0 {
@@ -182,6 +183,9 @@ extension RedisDonationStore {
                 if rewritten == nil { complete = false }
             }
             if (try? forgetNumbersWithoutConversations(keys)) == nil { complete = false }
+            // The weights learned from what was undone: folded again now if the server lets it, else marked (by the
+            // rewrites) for the next maintenance step.
+            _ = try? refoldWeights(keys)
         }
         return complete
     }

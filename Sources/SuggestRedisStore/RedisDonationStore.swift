@@ -17,7 +17,9 @@ import SuggestCore
 ///
 /// Not `Sendable` (like every store): one per thread. The cluster client behind it is shared and thread-safe.
 public final class RedisDonationStore: DonationStore {
+    /// Learned weights, kept per account in its `lw` hash (the default), or a policy's fixed ones.
     public let ranking: StoreRanking
+    /// The policy the conversations' state is built with: `ranking.base`.
     public let policy: FrecencyPolicy
     public let types: UniformTypeTree
     let client: RedisClusterClient

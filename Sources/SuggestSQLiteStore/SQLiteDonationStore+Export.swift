@@ -97,44 +97,31 @@ extension SQLiteDonationStore {
 }
 
 /// Blocks' runs of donations merged into one run by sequence number: a binary heap of block cursors by their next
-/// donation, each with its block's conversation.
+/// donation.
 struct SequenceMerge {
     private var runs: [DonationBlock.Cursor] = []
-    private var conversations: [Int64] = []
 
     /// The sequence number of the donation `next()` returns, if any.
     var nextSequence: Int64? { runs.first?.current?.sequence }
 
-    /// Adds a block's run of donations.
-    /// - Parameter conversation: the block's conversation, which `nextWithConversation()` returns beside each of
-    ///   its donations.
-    mutating func add(_ run: DonationBlock.Cursor, conversation: Int64 = 0) {
+    mutating func add(_ run: DonationBlock.Cursor) {
         guard run.current != nil else { return }
         runs.append(run)
-        conversations.append(conversation)
         var child = runs.count - 1
         while child > 0 {
             let parent = (child - 1) / 2
             guard sequence(child) < sequence(parent) else { break }
-            swap(child, parent)
+            runs.swapAt(child, parent)
             child = parent
         }
     }
 
-    /// The next donation in sequence order, `nil` after the last.
     mutating func next() throws(StoreError) -> StoredDonation? {
-        try nextWithConversation()?.donation
-    }
-
-    /// The next donation in sequence order and its block's conversation, `nil` after the last.
-    mutating func nextWithConversation() throws(StoreError) -> (donation: StoredDonation, conversation: Int64)? {
         guard let donation = runs.first?.current else { return nil }
-        let conversation = conversations[0]
         try runs[0].advance()
         if runs[0].current == nil {
-            swap(0, runs.count - 1)
+            runs.swapAt(0, runs.count - 1)
             runs.removeLast()
-            conversations.removeLast()
         }
         var parent = 0
         while true {
@@ -144,16 +131,11 @@ struct SequenceMerge {
             if left < runs.count && sequence(left) < sequence(smallest) { smallest = left }
             if right < runs.count && sequence(right) < sequence(smallest) { smallest = right }
             guard smallest != parent else { break }
-            swap(parent, smallest)
+            runs.swapAt(parent, smallest)
             parent = smallest
         }
-        return (donation, conversation)
+        return donation
     }
 
     private func sequence(_ run: Int) -> Int64 { runs[run].current!.sequence }
-
-    private mutating func swap(_ first: Int, _ second: Int) {
-        runs.swapAt(first, second)
-        conversations.swapAt(first, second)
-    }
 }

@@ -13,7 +13,9 @@ import SuggestCore
 /// How the donations are kept (blocks per conversation, buckets of identifiers) is in docs/storage.md.
 public final class SQLiteDonationStore: DonationStore {
     public let location: StoreLocation
+    /// Learned weights, kept per account in `learned_weights` (the default), or a policy's fixed ones.
     public let ranking: StoreRanking
+    /// The policy the conversations' state is built with: `ranking.base`.
     public let policy: FrecencyPolicy
     public let types: UniformTypeTree
     public let checkpoints: CheckpointPolicy

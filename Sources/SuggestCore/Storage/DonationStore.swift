@@ -127,7 +127,7 @@ extension DonationStore {
         interruption: () throws -> Void
     ) throws -> ImportReport {
         try importDonations(options, progress: progress, interruption: interruption) {
-            try lines.nextDonation(defaultAccount: options.defaultAccount)
+            try lines.nextDonation(defaultAccount: options.defaultAccount).map { ($0.line, $0.donation) }
         }
     }
 

@@ -8,7 +8,9 @@
 /// (`LearnedWeights.record` at each donation, in recording order), so they are by construction those of the
 /// donations that remain. Nothing is durable; `checkpoint()` does nothing.
 public final class InMemoryDonationStore: DonationStore {
+    /// Learned weights (folded with the donations) or a policy's fixed ones.
     public let ranking: StoreRanking
+    /// The policy the conversations' state is built with: `ranking.base`.
     public let policy: FrecencyPolicy
     public let types: UniformTypeTree
     private var histories: [ByteKey: AccountHistory] = [:]

@@ -5,7 +5,9 @@
 /// reading of retention and preferences); the walk, the scores, the learned weights' use, the tie-breaks and the
 /// shape of a suggestion are all here, so every store gives the same answer to the bit.
 public struct RankingEngine: Sendable {
+    /// Learned weights (read from each query's source) or a policy's fixed ones.
     public let ranking: StoreRanking
+    /// The type tree content types are read with.
     public let types: UniformTypeTree
 
     /// The policy the ranking state is built with (`ranking.base`).

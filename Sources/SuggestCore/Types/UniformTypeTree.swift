@@ -53,6 +53,9 @@ public struct UniformTypeTree: Sendable {
         "public.zip-archive": ["public.archive"],
     ])
 
+    /// A tree of exactly these types, without the public ones (`standard.declaring(_:conformsTo:)` adds to those).
+    /// - Parameter parents: each type's direct parents (a type named only as a parent has none of its own); case does
+    ///   not matter.
     public init(parents: [String: [String]]) {
         declared = UniformTypeTree.lowercased(parents)
     }
