@@ -173,7 +173,7 @@ extension SQLiteDonationStore {
     /// it is done makes `body` run again on SQLite alone. Either way it sees one version of the account.
     public func withRankingSource<T>(account: String, _ body: (StoredRankingSource) throws -> T) throws -> T {
         try translating {
-            if let mirror, let mirrored = try mirror.current(account: account) {
+            if let mirror, let mirrored = mirror.current(account: account) {
                 let source = StoredRankingSource(database: database, account: account, mirrored: mirrored, mirror: mirror)
                 do {
                     return try body(source)

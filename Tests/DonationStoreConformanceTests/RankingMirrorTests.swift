@@ -267,9 +267,9 @@ import Testing
         group.wait()
         #expect(failures.withLock { $0 } == [])
         #expect(answered.withLock { $0 } > 0)
-        // Answers came from memory between the writes, and from SQLite while the mirror was behind.
-        let during = mirror.statistics
-        #expect(during.rebuilds > 0 && during.hits > 0 && during.staleReads + during.misses > 0)
+        // (How many answers came from memory while the writer ran depends on the machine's load: what is checked is
+        // that each was one version's, and below, that the mirror catches up once the writes are over.)
+        #expect(mirror.statistics.staleReads + mirror.statistics.misses > 0)
         // Once the writes are over, the mirror catches up and is used.
         let store = try SQLiteDonationStore.open(location, mirror: mirror)
         _ = try store.suggestions(account: "default", context: context)

@@ -134,10 +134,12 @@ public final class RankingMirror: Sendable {
         try database.statement("PRAGMA data_version").scalarInt() ?? 0
     }
 
-    /// The account's mirror if it is the store's current state now; otherwise `nil`, counted as demand.
-    func current(account: String) throws -> MirroredAccount? {
+    /// The account's mirror if it is the store's current state now; otherwise `nil`, counted as demand. A version
+    /// that cannot be read (the connection failed) is `nil` too: the query then reads SQLite, which reports any
+    /// failure of the store itself.
+    func current(account: String) -> MirroredAccount? {
         let key = ByteKey(account)
-        return try state.withLock { state -> MirroredAccount? in
+        return state.withLock { state -> MirroredAccount? in
             state.clock += 1
             let now = state.clock
             guard var entry = state.entries[key] else {
@@ -152,7 +154,7 @@ public final class RankingMirror: Sendable {
                 entry.demand += 1
                 return nil
             }
-            guard try Self.dataVersion(versions) == mirror.version else {
+            guard (try? Self.dataVersion(versions)) == mirror.version else {
                 state.statistics.staleReads += 1
                 entry.demand += 1
                 return nil
@@ -164,10 +166,10 @@ public final class RankingMirror: Sendable {
 
     /// Whether `mirror` is still the store's current state: asked after a connection has begun the read
     /// transaction in which a query reads what the mirror does not hold.
-    func isCurrent(_ mirror: MirroredAccount) throws -> Bool {
-        try state.withLock { state in
+    func isCurrent(_ mirror: MirroredAccount) -> Bool {
+        state.withLock { state in
             guard let versions = state.versions else { return false }
-            return try Self.dataVersion(versions) == mirror.version
+            return (try? Self.dataVersion(versions)) == mirror.version
         }
     }
 

@@ -76,7 +76,7 @@ public final class StoredRankingSource: RankingSource {
             // The snapshot begins with the first read of the transaction: this one. The version is asked after it,
             // so an equal version means the snapshot holds what the mirror holds.
             _ = try database.statement("PRAGMA data_version").scalarInt()
-            guard let mirror, try mirror.isCurrent(mirrored) else { throw MirrorWentStale() }
+            guard let mirror, mirror.isCurrent(mirrored) else { throw MirrorWentStale() }
             return try body()
         }
     }
