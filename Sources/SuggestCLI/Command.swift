@@ -130,9 +130,7 @@ public enum StoreOpening {
     /// opened until it is called.
     /// - Parameters:
     ///   - creating: whether a missing directory store is created (a cluster always exists).
-    ///   - serving: connections for a long-lived server rather than one command: a page cache that keeps what
-    ///     requests touch (`serverPageCacheKiB`), and checkpoints left to the server's background task, with one
-    ///     in the committing request only past `serverCheckpointPages`.
+    ///   - serving: connections for a long-lived server rather than one command (`serving(_:io:creating:)`).
     /// - Throws: `CommandError.usage` when the options name no store (an empty `--store`), or a URL that does not
     ///   parse.
     public static func opener(_ arguments: ParsedArguments, io: CommandIO, creating: Bool = true, serving: Bool = false)
@@ -147,14 +145,81 @@ public enum StoreOpening {
             }
             return { try RedisDonationStore.open(client: client) }
         }
+        if serving { return try self.serving(arguments, io: io, creating: creating).open }
         let location = try StoreOptions.location(arguments, io)
-        let pages = serving ? serverCheckpointPages : StoreOptions.checkpointPages
-        let cache = serving ? serverPageCacheKiB : 2_000
         return {
             try SQLiteDonationStore.open(
-                location, checkpoints: .everyPages(pages), createIfMissing: creating, pageCacheKiB: cache)
+                location, checkpoints: .everyPages(StoreOptions.checkpointPages), createIfMissing: creating)
         }
     }
+
+    /// What a long-lived server opens its connections with, and what it reports of them.
+    public struct Serving: Sendable {
+        /// Opens one connection (`opener(_:io:creating:serving:)` with `serving`).
+        public let open: @Sendable () throws -> any DonationStore
+        /// The store's lines for `/metrics`, in Prometheus' text format: the ranking mirror's queries, rebuilds
+        /// and size (none for a Redis Cluster store).
+        public let metrics: @Sendable () -> String
+    }
+
+    /// The connections of a long-lived server: a page cache that keeps what requests touch
+    /// (`serverPageCacheKiB`), checkpoints left to the server's background task (with one in the committing
+    /// request only past `serverCheckpointPages`), and one ranking mirror shared by every connection
+    /// (`serverMirror`), which the background checkpoint keeps up to date.
+    /// - Parameter creating: whether a missing directory store is created.
+    /// - Throws: as `opener(_:io:creating:serving:)`.
+    public static func serving(_ arguments: ParsedArguments, io: CommandIO, creating: Bool = true) throws -> Serving {
+        if StoreOptions.redisURL(arguments, environment: io.environment) != nil {
+            return Serving(open: try opener(arguments, io: io, creating: creating), metrics: { "" })
+        }
+        let location = try StoreOptions.location(arguments, io)
+        // One mirror for every connection the server opens: the accounts' ranking state once, not per worker.
+        let mirror = RankingMirror(serverMirror)
+        return Serving(
+            open: {
+                try SQLiteDonationStore.open(
+                    location, checkpoints: .everyPages(serverCheckpointPages), createIfMissing: creating,
+                    pageCacheKiB: serverPageCacheKiB, mirror: mirror)
+            },
+            metrics: { mirrorMetrics(mirror.statistics) })
+    }
+
+    /// The ranking mirror's statistics as Prometheus text.
+    static func mirrorMetrics(_ statistics: RankingMirror.Statistics) -> String {
+        """
+        # HELP suggest_ranking_mirror_queries_total Ranking queries, by where they were answered: from memory (hit), \
+        or from SQLite because the account had no mirror (miss), because something was committed since it was built \
+        (stale), or because a commit landed while the query ran (abandoned).
+        # TYPE suggest_ranking_mirror_queries_total counter
+        suggest_ranking_mirror_queries_total{result="hit"} \(statistics.hits)
+        suggest_ranking_mirror_queries_total{result="miss"} \(statistics.misses)
+        suggest_ranking_mirror_queries_total{result="stale"} \(statistics.staleReads)
+        suggest_ranking_mirror_queries_total{result="abandoned"} \(statistics.abandoned)
+        # HELP suggest_ranking_mirror_rebuilds_total Accounts read into memory: kept, discarded (a commit landed \
+        while they were read, or the account is larger than the budget), or failed.
+        # TYPE suggest_ranking_mirror_rebuilds_total counter
+        suggest_ranking_mirror_rebuilds_total{result="kept"} \(statistics.rebuilds)
+        suggest_ranking_mirror_rebuilds_total{result="discarded"} \(statistics.discardedRebuilds)
+        suggest_ranking_mirror_rebuilds_total{result="failed"} \(statistics.failures)
+        # HELP suggest_ranking_mirror_evictions_total Mirrors dropped to stay within the budget.
+        # TYPE suggest_ranking_mirror_evictions_total counter
+        suggest_ranking_mirror_evictions_total \(statistics.evictions)
+        # HELP suggest_ranking_mirror_accounts Accounts mirrored now.
+        # TYPE suggest_ranking_mirror_accounts gauge
+        suggest_ranking_mirror_accounts \(statistics.accounts)
+        # HELP suggest_ranking_mirror_conversations Conversations of the accounts mirrored now.
+        # TYPE suggest_ranking_mirror_conversations gauge
+        suggest_ranking_mirror_conversations \(statistics.conversations)
+        # HELP suggest_ranking_mirror_bytes About how many bytes the mirrors hold.
+        # TYPE suggest_ranking_mirror_bytes gauge
+        suggest_ranking_mirror_bytes \(statistics.bytes)
+
+        """
+    }
+
+    /// A server's ranking mirror (`RankingMirror`): about 64 MiB of accounts' ranking state (an account of 100,000
+    /// conversations takes about 30 MB), an account rebuilt once 4 queries have found it out of date.
+    public static let serverMirror = RankingMirror.Configuration(byteBudget: 64 << 20, readsBeforeRebuild: 4)
 
     /// A server connection's page cache: 24 MiB, so that a worker's queries and writes find their pages in memory;
     /// a server has a connection per worker and one for its upkeep.

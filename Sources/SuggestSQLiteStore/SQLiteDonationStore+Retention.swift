@@ -167,9 +167,21 @@ extension SQLiteDonationStore {
     // MARK: Ranking
 
     /// Runs `body` inside one read transaction, with the account's ranking state.
+    ///
+    /// With a `RankingMirror` whose copy of the account is the store's current state, `body` reads that copy
+    /// instead, and SQLite only for what the copy does not hold, at the same version; a commit that lands before
+    /// it is done makes `body` run again on SQLite alone. Either way it sees one version of the account.
     public func withRankingSource<T>(account: String, _ body: (StoredRankingSource) throws -> T) throws -> T {
         try translating {
-            try database.read {
+            if let mirror, let mirrored = mirror.current(account: account) {
+                let source = StoredRankingSource(database: database, account: account, mirrored: mirrored, mirror: mirror)
+                do {
+                    return try body(source)
+                } catch is MirrorWentStale {
+                    mirror.abandoned(mirrored)
+                }
+            }
+            return try database.read {
                 let source = StoredRankingSource(database: database, account: account)
                 defer { source.finish() }
                 return try body(source)

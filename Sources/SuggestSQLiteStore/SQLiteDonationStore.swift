@@ -24,6 +24,8 @@ public final class SQLiteDonationStore: DonationStore {
 
     /// The connection's page cache, in KiB (SQLite's default is 2,000: what a share extension can spare).
     public let pageCacheKiB: Int
+    /// The accounts' ranking state in memory that queries use while it is current (`nil`: always SQLite).
+    public let mirror: RankingMirror?
     let database: Database
 
     /// When the write-ahead log is copied into the database file: the moment a committed write becomes durable
@@ -53,11 +55,15 @@ public final class SQLiteDonationStore: DonationStore {
     ///     removes, which gets "no such store" instead of a new empty one.
     ///   - pageCacheKiB: the connection's page cache. A long-lived connection that serves many requests (a server)
     ///     keeps the pages its queries and writes touch with a larger one; a short process does not need it.
+    ///   - mirror: accounts' ranking state kept in memory, shared by every connection of a server to this store,
+    ///     and used while it is the store's current state (`RankingMirror`); `nil` (a command, which ranks once)
+    ///     ranks from SQLite only.
     /// - Throws: `StoreError` for a path that is a file, a file that is not a suggest store, a store of a newer
     ///   schema, a read-only or full disk, a missing parent directory, or a missing store.
     public static func open(
         _ location: StoreLocation, ranking: StoreRanking = .default, types: UniformTypeTree = .standard,
-        checkpoints: CheckpointPolicy = .onClose, createIfMissing: Bool = true, pageCacheKiB: Int = 2_000
+        checkpoints: CheckpointPolicy = .onClose, createIfMissing: Bool = true, pageCacheKiB: Int = 2_000,
+        mirror: RankingMirror? = nil
     ) throws(StoreError) -> SQLiteDonationStore {
         if createIfMissing { try location.createDirectory() } else { try location.checkExists() }
         try location.checkDatabasePath()
@@ -69,9 +75,10 @@ public final class SQLiteDonationStore: DonationStore {
             if case .everyPages = checkpoints { try database.setCheckpointOnClose(false) }
             let store = SQLiteDonationStore(
                 location: location, ranking: ranking, types: types, checkpoints: checkpoints,
-                pageCacheKiB: max(100, pageCacheKiB), database: database)
+                pageCacheKiB: max(100, pageCacheKiB), mirror: mirror, database: database)
             do {
                 try store.prepare()
+                try mirror?.attach(path: path)
             } catch {
                 // A file that is not a usable store is left as it was: when this open created the log and its
                 // index, SQLite's default close removes them again.
@@ -90,9 +97,10 @@ public final class SQLiteDonationStore: DonationStore {
 
     private init(
         location: StoreLocation, ranking: StoreRanking, types: UniformTypeTree, checkpoints: CheckpointPolicy,
-        pageCacheKiB: Int, database: Database
+        pageCacheKiB: Int, mirror: RankingMirror?, database: Database
     ) {
         self.pageCacheKiB = pageCacheKiB
+        self.mirror = mirror
         self.location = location
         self.ranking = ranking
         policy = ranking.base
@@ -106,11 +114,35 @@ public final class SQLiteDonationStore: DonationStore {
     /// truncated when nobody is using it. `suggest import` ends with one, and a server runs one every second in the
     /// background. (Deletions truncate the log themselves, waiting for readers if they must: deleted data may not
     /// stay in it.)
+    ///
+    /// A log that is already empty is left alone: truncating it changes nothing stored but still starts the log
+    /// over, which every other connection sees as a change (`PRAGMA data_version`), and would make a ranking
+    /// mirror out of date every second. With a mirror, the checkpoint then runs one step of its upkeep
+    /// (`refreshMirror()`), so that a mirror rebuilt after a write is read after the truncation that write leads
+    /// to, not before it; and a truncation marks the mirrors that were current before it to be read again.
     public func checkpoint() throws {
         try translating {
             try database.checkpointWithoutWaiting()
-            _ = try truncateLogIfIdle()
+            var info = stat()
+            if stat(database.path + "-wal", &info) == 0, info.st_size > 0 {
+                if let mirror {
+                    _ = try mirror.rebuildingCurrent { try truncateLogIfIdle() }
+                } else {
+                    _ = try truncateLogIfIdle()
+                }
+            }
         }
+        try refreshMirror()
+    }
+
+    /// One bounded step of the ranking mirror's upkeep: the account whose queries most often found its mirror
+    /// missing or out of date is read again (`RankingMirror.refresh(channelCount:)`). A no-op without a mirror.
+    /// - Returns: whether an account was read.
+    /// - Throws: `StoreError` when the store cannot be read.
+    @discardableResult
+    public func refreshMirror() throws -> Bool {
+        guard let mirror else { return false }
+        return try translating { try mirror.refresh(channelCount: policy.channels.count) }
     }
 
     /// Configures the connection, checks the schema, migrates, and brings derived state in line with the policy.

@@ -17,6 +17,10 @@ public enum SuggestServer {
     /// Opens a store connection; called once per worker, and again when a connection is needed.
     public typealias StoreOpener = @Sendable () throws -> any DonationStore
 
+    /// Lines about the store in Prometheus' text format (`# HELP`, `# TYPE` and samples), read at every
+    /// `GET /metrics` and appended to the server's own: a store's caches, for one.
+    public typealias StoreMetrics = @Sendable () -> String
+
     /// Why the server could not start.
     public struct StartError: Error, Sendable, CustomStringConvertible {
         /// What stopped the start and what to do, in one line.
@@ -37,6 +41,20 @@ public enum SuggestServer {
     ///   or the address cannot be bound.
     public static func run(
         _ configuration: ServerConfiguration, openStore: @escaping StoreOpener, announce: (String) -> Void
+    ) throws {
+        try run(configuration, openStore: openStore, storeMetrics: nil, announce: announce)
+    }
+
+    /// Serves until SIGTERM or SIGINT, as `run(_:openStore:announce:)`, with the store's own metrics at `/metrics`.
+    /// - Parameters:
+    ///   - configuration: where to listen, the keys and the limits.
+    ///   - openStore: opens one store connection, at start and as the workers need them.
+    ///   - storeMetrics: the store's lines for `/metrics` (`nil`: none).
+    ///   - announce: receives `listening on http://HOST:PORT` once connections are accepted.
+    /// - Throws: `StartError`, as `run(_:openStore:announce:)`.
+    public static func run(
+        _ configuration: ServerConfiguration, openStore: @escaping StoreOpener, storeMetrics: StoreMetrics?,
+        announce: (String) -> Void
     ) throws {
         guard configuration.keysPath != nil || configuration.isLoopback else {
             throw StartError(
@@ -61,7 +79,7 @@ public enum SuggestServer {
             throw StartError("cannot open the store: \(error)")
         }
         let log = AccessLog(enabled: configuration.accessLog)
-        let api = API(configuration: configuration, keys: keys, pool: pool, log: log)
+        let api = API(configuration: configuration, keys: keys, pool: pool, log: log, storeMetrics: storeMetrics)
         let done = DispatchSemaphore(value: 0)
         let server: HTTPServer
         do {
@@ -170,7 +188,8 @@ final class KeysWatch: Sendable {
 /// The store's upkeep in the background: small maintenance steps (`MaintenanceBudget.step`) every few seconds,
 /// each on a connection of its own, so that expiry and policy rebuilds never run behind a request; and a
 /// checkpoint every second, which makes what was acknowledged durable against a power loss without a request
-/// ever waiting for it (the connections' own checkpoints are only a safety valve for a burst of writes).
+/// ever waiting for it (the connections' own checkpoints are only a safety valve for a burst of writes), and in
+/// which the embedded store also brings its ranking mirror up to date (`SQLiteDonationStore.checkpoint()`).
 final class Maintenance: Sendable {
     private let task: PeriodicTask
     private let checkpoints: PeriodicTask

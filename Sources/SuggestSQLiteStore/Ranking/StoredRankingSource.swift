@@ -5,14 +5,27 @@ import SuggestCore
 /// source. Used inside one read transaction (`SQLiteDonationStore.withRankingSource`), which resets its cursors'
 /// statements when it ends: a walk stops part-way down its lists, and a statement left stepping would hold the
 /// read open, and with it the write-ahead log, which a deletion must empty.
+///
+/// On a store opened with a `RankingMirror`, a source may instead read the account's mirror, which holds the same
+/// rows as of the store's current version: sorted and random access then read memory, and what the mirror does not
+/// hold (the latest intents, the people) is read from SQLite in a read transaction that is checked to be at that
+/// same version; if it is not, the query is answered again from SQLite alone (`MirrorWentStale`).
 public final class StoredRankingSource: RankingSource {
     let database: Database
     let account: String
     private var cursorStatements: [Statement] = []
+    /// The account's mirror, when the query ranks from memory; handles are then the mirror's slots.
+    let mirrored: MirroredAccount?
+    let mirror: RankingMirror?
+    /// The content kinds of the last random access, and their indices in the mirror.
+    private var askedKinds: [String] = []
+    private var askedKindIndices: [Int32?] = []
 
-    init(database: Database, account: String) {
+    init(database: Database, account: String, mirrored: MirroredAccount? = nil, mirror: RankingMirror? = nil) {
         self.database = database
         self.account = account
+        self.mirrored = mirrored
+        self.mirror = mirror
     }
 
     /// Ends every cursor the source opened.
@@ -21,7 +34,67 @@ public final class StoredRankingSource: RankingSource {
         cursorStatements.removeAll()
     }
 
+    /// The columns random access reads of a conversation, with `rowSource`, in the order `row(_:)` decodes them.
+    static let rowColumns = """
+        c.id, c.conversation_identifier, c.c0, c.c1, c.c2, c.c3, c.last_date, c.last_outgoing_date,
+            c.outgoing_count, c.incoming_count, c.engaged_count, c.is_group, c.service_name,
+            COALESCE(p.blocked, 0), COALESCE(p.less_feedback, 0), c.content_total
+        """
+
+    /// The tables `rowColumns` come from.
+    static let rowSource = """
+        FROM conversations c LEFT JOIN preferences p
+            ON p.account = c.account AND p.conversation_identifier = c.conversation_identifier
+        """
+
+    /// One conversation's row, as random access reads it.
+    struct Row {
+        var rowID: Int64
+        var identifier: String
+        var state: ConversationState
+        var serviceName: String?
+    }
+
+    /// Decodes a row of `rowColumns`; the one decoding random access and the mirror share, so that both hold the
+    /// same bits. `nil` for a row without an identifier (none is stored).
+    static func row(_ select: Statement) -> Row? {
+        guard let identifier = select.text(1) else { return nil }
+        let state = ConversationState(
+            channels: SIMD4(select.double(2), select.double(3), select.double(4), select.double(5)),
+            contentTotal: select.double(15), lastDate: Timestamp(seconds: select.double(6)),
+            lastOutgoingDate: select.isNull(7) ? nil : Timestamp(seconds: select.double(7)),
+            outgoingCount: Int(select.int(8)), incomingCount: Int(select.int(9)), engagedCount: Int(select.int(10)),
+            lessFeedback: Int(select.int(14)), isBlocked: select.int(13) != 0, isGroup: select.int(11) != 0)
+        return Row(rowID: select.int(0), identifier: identifier, state: state, serviceName: select.text(12))
+    }
+
+    /// Runs `body`, which reads from SQLite what the mirror does not hold, in a read transaction at the mirror's
+    /// version.
+    /// - Throws: `MirrorWentStale` when something was committed since the mirror was checked.
+    private func consistentRead<T>(_ mirrored: MirroredAccount, _ body: () throws -> T) throws -> T {
+        try database.read {
+            // The snapshot begins with the first read of the transaction: this one. The version is asked after it,
+            // so an equal version means the snapshot holds what the mirror holds.
+            _ = try database.statement("PRAGMA data_version").scalarInt()
+            guard let mirror, mirror.isCurrent(mirrored) else { throw MirrorWentStale() }
+            return try body()
+        }
+    }
+
+    /// The slot of a row of the mirror.
+    private func slot(_ mirrored: MirroredAccount, rowID: Int64) throws -> Int32 {
+        // Every row the snapshot holds is in the mirror, since both are the same version.
+        guard let slot = mirrored.slotsByRowID[rowID] else { throw MirrorWentStale() }
+        return slot
+    }
+
     public func sortedAccess(_ lists: [SortedList]) throws -> [Cursor] {
+        if let mirrored {
+            return try lists.map { list in
+                guard let entries = mirrored.entries(list) else { throw MirrorWentStale() }
+                return Cursor(entries: entries)
+            }
+        }
         var cursors: [Cursor] = []
         cursors.reserveCapacity(lists.count)
         var used: [String: Int] = [:]
@@ -58,35 +131,53 @@ public final class StoredRankingSource: RankingSource {
         return cursors
     }
 
+    /// Sorted access into one list: an index's rows, or a mirror's list.
     public struct Cursor: SortedAccessCursor {
-        let statement: Statement
+        let statement: Statement?
+        let entries: MirroredAccount.SortedEntries
+        var position = 0
+
+        init(statement: Statement) {
+            self.statement = statement
+            entries = MirroredAccount.SortedEntries()
+        }
+
+        init(entries: MirroredAccount.SortedEntries) {
+            statement = nil
+            self.entries = entries
+        }
 
         public mutating func next() throws -> SortedEntry? {
+            guard let statement else {
+                guard position < entries.keys.count else { return nil }
+                defer { position += 1 }
+                return SortedEntry(
+                    key: entries.keys[position], conversation: ConversationHandle(rawValue: Int64(entries.slots[position])))
+            }
             guard try statement.step() else { return nil }
             return SortedEntry(key: statement.double(1), conversation: ConversationHandle(rawValue: statement.int(0)))
         }
     }
 
     public func candidate(_ conversation: ConversationHandle, contentKinds: [String]) throws -> RankingCandidate? {
+        if let mirrored {
+            guard conversation.rawValue >= 0, conversation.rawValue < Int64(mirrored.count) else { return nil }
+            if askedKinds.count != contentKinds.count
+                || !zip(askedKinds, contentKinds).allSatisfy({ $0.hasSameBytes(as: $1) })
+            {
+                askedKinds = contentKinds
+                askedKindIndices = mirrored.kindIndices(contentKinds)
+            }
+            return mirrored.candidate(Int32(conversation.rawValue), handle: conversation, kinds: askedKindIndices)
+        }
         let select = try database.statement(
-            """
-            SELECT c.conversation_identifier, c.c0, c.c1, c.c2, c.c3, c.last_date, c.last_outgoing_date,
-                c.outgoing_count, c.incoming_count, c.engaged_count, c.is_group, c.service_name,
-                COALESCE(p.blocked, 0), COALESCE(p.less_feedback, 0), c.content_total
-            FROM conversations c LEFT JOIN preferences p
-                ON p.account = c.account AND p.conversation_identifier = c.conversation_identifier
-            WHERE c.id = ? AND c.account = ?
-            """)
+            "SELECT \(Self.rowColumns) \(Self.rowSource) WHERE c.id = ? AND c.account = ?")
         try select.reset([.integer(conversation.rawValue), .text(account)])
         defer { _ = try? select.reset() }
-        guard try select.step(), let identifier = select.text(0) else { return nil }
-        let state = ConversationState(
-            channels: SIMD4(select.double(1), select.double(2), select.double(3), select.double(4)),
-            contentTotal: select.double(14), lastDate: Timestamp(seconds: select.double(5)),
-            lastOutgoingDate: select.isNull(6) ? nil : Timestamp(seconds: select.double(6)),
-            outgoingCount: Int(select.int(7)), incomingCount: Int(select.int(8)), engagedCount: Int(select.int(9)),
-            lessFeedback: Int(select.int(13)), isBlocked: select.int(12) != 0, isGroup: select.int(10) != 0)
-        let service = select.text(11)
+        guard try select.step(), let row = Self.row(select) else { return nil }
+        let state = row.state
+        let identifier = row.identifier
+        let service = row.serviceName
         var sums: [Double] = []
         if !contentKinds.isEmpty {
             // One look-up for all of the conversation's kinds (a handful), not one per kind asked for (up to 32).
@@ -107,42 +198,90 @@ public final class StoredRankingSource: RankingSource {
     }
 
     public func conversations(withPeople keys: [String]) throws -> [[ConversationHandle]] {
+        if let mirrored {
+            var found = keys.map { mirrored.cachedPeople($0) }
+            let missing = found.indices.filter { found[$0] == nil }
+            if !missing.isEmpty {
+                let read = try consistentRead(mirrored) {
+                    try missing.map { index in
+                        try peopleRows(keys[index]).map { try slot(mirrored, rowID: $0) }
+                    }
+                }
+                for (index, slots) in zip(missing, read) {
+                    found[index] = slots
+                    mirrored.cachePeople(keys[index], slots)
+                }
+            }
+            return found.map { ($0 ?? []).map { ConversationHandle(rawValue: Int64($0)) } }
+        }
+        return try keys.map { key in try peopleRows(key).map(ConversationHandle.init) }
+    }
+
+    private func peopleRows(_ key: String) throws -> [Int64] {
         let select = try database.statement(
             "SELECT conversation_id FROM conversation_people WHERE account = ? AND person_key = ?")
-        return try keys.map { key in
-            try select.reset([.text(account), .text(key)])
-            var conversations: [ConversationHandle] = []
-            while try select.step() { conversations.append(ConversationHandle(rawValue: select.int(0))) }
-            return conversations
-        }
+        try select.reset([.text(account), .text(key)])
+        var rows: [Int64] = []
+        while try select.step() { rows.append(select.int(0)) }
+        return rows
     }
 
     public func conversation(identifiedBy conversationIdentifier: String) throws -> ConversationHandle? {
-        try database.statement("SELECT id FROM conversations WHERE account = ? AND conversation_identifier = ?")
-            .scalarInt([.text(account), .text(conversationIdentifier)]).map(ConversationHandle.init)
+        let select = try database.statement("SELECT id FROM conversations WHERE account = ? AND conversation_identifier = ?")
+        if let mirrored {
+            return try consistentRead(mirrored) {
+                try select.scalarInt([.text(account), .text(conversationIdentifier)]).map {
+                    ConversationHandle(rawValue: Int64(try slot(mirrored, rowID: $0)))
+                }
+            }
+        }
+        return try select.scalarInt([.text(account), .text(conversationIdentifier)]).map(ConversationHandle.init)
     }
 
     public func latestIntents(_ conversations: [ConversationHandle]) throws -> [SendMessageIntent?] {
+        guard let mirrored else { return try conversations.map { try latestIntent(row: $0.rawValue) } }
+        var slots: [Int32] = []
+        slots.reserveCapacity(conversations.count)
+        for conversation in conversations {
+            guard conversation.rawValue >= 0, conversation.rawValue < Int64(mirrored.count) else {
+                throw MirrorWentStale()
+            }
+            slots.append(Int32(conversation.rawValue))
+        }
+        let cached = mirrored.cachedIntents(slots)
+        let missing = cached.indices.filter { cached[$0] == nil }
+        guard !missing.isEmpty else { return cached.map { $0?.intent } }
+        let read = try consistentRead(mirrored) {
+            try missing.map { try latestIntent(row: mirrored.rowIDs[Int(slots[$0])]) }
+        }
+        mirrored.cacheIntents(zip(missing, read).map { (slots[$0], $1) })
+        var intents = cached.map { $0?.intent }
+        for (index, intent) in zip(missing, read) { intents[index] = intent }
+        return intents
+    }
+
+    private func latestIntent(row: Int64) throws -> SendMessageIntent? {
         let select = try database.statement(
             "SELECT s.body FROM conversations c JOIN snapshots s ON s.id = c.latest_snapshot_id WHERE c.id = ?")
-        return try conversations.map { conversation in
-            try select.reset([.integer(conversation.rawValue)])
-            defer { _ = try? select.reset() }
-            guard try select.step(), let body = select.text(0) else { return nil }
-            return try SQLiteDonationStore.decodeSnapshot(body)
-        }
+        try select.reset([.integer(row)])
+        defer { _ = try? select.reset() }
+        guard try select.step(), let body = select.text(0) else { return nil }
+        return try SQLiteDonationStore.decodeSnapshot(body)
     }
 
     public func conversationCount() throws -> Int {
-        Int(try database.statement("SELECT COUNT(*) FROM conversations WHERE account = ?").scalarInt([.text(account)]) ?? 0)
+        if let mirrored { return mirrored.count }
+        return Int(try database.statement("SELECT COUNT(*) FROM conversations WHERE account = ?").scalarInt([.text(account)]) ?? 0)
     }
 
     /// The account's row of `learned_weights`, in the query's read transaction (`.empty` without one).
     public func learnedWeights() throws -> LearnedWeights {
-        try LearnedWeightsTable.read(account: account, in: database)
+        if let mirrored { return mirrored.weights }
+        return try LearnedWeightsTable.read(account: account, in: database)
     }
 
     public func allConversations() throws -> [ConversationHandle] {
+        if let mirrored { return (0..<Int64(mirrored.count)).map { ConversationHandle(rawValue: $0) } }
         let select = try database.statement("SELECT id FROM conversations WHERE account = ?")
         try select.reset([.text(account)])
         var conversations: [ConversationHandle] = []
@@ -150,3 +289,7 @@ public final class StoredRankingSource: RankingSource {
         return conversations
     }
 }
+
+/// A query that began on an account's mirror met a commit (or a list the mirror does not hold) before it was done:
+/// `SQLiteDonationStore.withRankingSource` answers it again from SQLite.
+struct MirrorWentStale: Error {}

@@ -9,7 +9,7 @@ import Synchronization
 final class API: Sendable {
     let configuration: ServerConfiguration
     let pool: StorePool
-    let metrics = Metrics()
+    let metrics: Metrics
     let log: AccessLog
     let router: Router
     /// `nil` without `--keys`: one tenant, no key.
@@ -24,7 +24,11 @@ final class API: Sendable {
         case draining
     }
 
-    init(configuration: ServerConfiguration, keys: KeyRing?, pool: StorePool, log: AccessLog) {
+    init(
+        configuration: ServerConfiguration, keys: KeyRing?, pool: StorePool, log: AccessLog,
+        storeMetrics: SuggestServer.StoreMetrics? = nil
+    ) {
+        metrics = Metrics(store: storeMetrics)
         self.configuration = configuration
         self.keys = Mutex(keys)
         self.pool = pool

@@ -29,6 +29,12 @@ final class Metrics: Sendable {
 
     private let state = Mutex(State())
     private let inFlight = Atomic(0)
+    /// The store's own lines, appended to the server's.
+    private let store: SuggestServer.StoreMetrics?
+
+    init(store: SuggestServer.StoreMetrics? = nil) {
+        self.store = store
+    }
 
     func requestStarted() { inFlight.add(1, ordering: .relaxed) }
 
@@ -96,6 +102,7 @@ final class Metrics: Sendable {
         for (kind, count) in snapshot.storeErrors.sorted(by: { $0.key < $1.key }) {
             text += "suggest_store_errors_total{kind=\"\(kind)\"} \(count)\n"
         }
+        if let store { text += store() }
         return text
     }
 }

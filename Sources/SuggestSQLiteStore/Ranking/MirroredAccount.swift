@@ -1,0 +1,262 @@
+import Synchronization
+import SuggestCore
+
+/// Text compared as SQLite compares it: by its UTF-8 bytes. A `String` key would take canonically equivalent
+/// spellings ("é" precomposed and decomposed) for one, where the store's indexes keep them apart.
+struct ByteKey: Hashable, Sendable {
+    let bytes: [UInt8]
+
+    init(_ text: String) { bytes = Array(text.utf8) }
+}
+
+/// One account's ranking state as the store held it at one `PRAGMA data_version` of the mirror's connection: every
+/// conversation's row as random access reads it, the sorted lists as the indexes give them (the keys are the stored
+/// columns, not recomputed), and the account's learned weights. Immutable once built, so the server's workers share
+/// it without a lock; `RankingMirror` hands it out only while the store is still at that version.
+///
+/// Conversations are known by slots (dense, from 0), which the mirrored `StoredRankingSource` uses as its handles;
+/// `rowIDs` maps a slot back to its row for what is still read from SQLite (the latest intents, the people).
+final class MirroredAccount: Sendable {
+    let account: String
+    /// The mirror connection's `PRAGMA data_version` the state was read at.
+    let version: Int64
+    let weights: LearnedWeights
+    let rowIDs: [Int64]
+    let slotsByRowID: [Int64: Int32]
+    let identifiers: [String]
+    let states: [ConversationState]
+    let services: [String?]
+    /// The content sums of slot `s` are entries `contentStart[s] ..< contentStart[s + 1]` of `contentKinds` (an
+    /// index into `kindNames`) and `contentSums`.
+    let contentStart: [Int32]
+    let contentKinds: [Int32]
+    let contentSums: [Double]
+    let kindIndex: [ByteKey: Int32]
+    /// One sorted list per channel, for every conversation, each service and each content kind.
+    let allLists: [SortedEntries]
+    let serviceLists: [ByteKey: [SortedEntries]]
+    let kindLists: [ByteKey: [SortedEntries]]
+    /// How many channels have lists: the policy's.
+    let channelCount: Int
+    /// About how many bytes the arrays above hold: what the mirror's budget counts.
+    let estimatedBytes: Int
+
+    /// What was read from SQLite for this version and may be read again without it: valid exactly as long as the
+    /// account itself, since the whole value stands for one version of the store.
+    private let cache = Mutex(ReadCache())
+
+    /// A list's keys (best first) and their slots, side by side.
+    struct SortedEntries: Sendable {
+        var keys: [Double] = []
+        var slots: [Int32] = []
+    }
+
+    struct ReadCache {
+        var intents: [Int32: CachedIntent] = [:]
+        var people: [ByteKey: [Int32]] = [:]
+    }
+
+    /// A latest intent as read, `nil` included (a conversation whose snapshot is gone).
+    struct CachedIntent {
+        var intent: SendMessageIntent?
+    }
+
+    /// The most entries of each kind the read cache keeps: a server's queries ask for the same few dozen.
+    static let cacheLimit = 4_096
+
+    var count: Int { rowIDs.count }
+
+    private init(
+        account: String, version: Int64, weights: LearnedWeights, rows: [StoredRankingSource.Row],
+        slotsByRowID: [Int64: Int32], content: [ContentRow], kindNames: [String], channelCount: Int
+    ) {
+        self.account = account
+        self.version = version
+        self.weights = weights
+        self.channelCount = channelCount
+        self.slotsByRowID = slotsByRowID
+        let count = rows.count
+        rowIDs = rows.map(\.rowID)
+        let identifiers = rows.map(\.identifier)
+        let states = rows.map(\.state)
+        let services = rows.map(\.serviceName)
+        self.identifiers = identifiers
+        self.states = states
+        self.services = services
+
+        // Content rows grouped by slot (a counting sort keeps each slot's rows in the order read).
+        var start = [Int32](repeating: 0, count: count + 1)
+        for row in content { start[Int(row.slot) + 1] += 1 }
+        for index in 0..<count { start[index + 1] += start[index] }
+        var fill = start
+        var kinds = [Int32](repeating: 0, count: content.count)
+        var sums = [Double](repeating: 0, count: content.count)
+        for row in content {
+            let at = Int(fill[Int(row.slot)])
+            fill[Int(row.slot)] += 1
+            kinds[at] = row.kind
+            sums[at] = row.sum
+        }
+        contentStart = start
+        contentKinds = kinds
+        contentSums = sums
+        var index: [ByteKey: Int32] = [:]
+        for (position, name) in kindNames.enumerated() { index[ByteKey(name)] = Int32(position) }
+        kindIndex = index
+
+        func sorted(_ keyed: [(key: Double, slot: Int32)]) -> SortedEntries {
+            let ordered = keyed.sorted { $0.key > $1.key }
+            return SortedEntries(keys: ordered.map(\.key), slots: ordered.map(\.slot))
+        }
+        let all = (0..<channelCount).map { channel in
+            sorted(states.indices.map { (states[$0].channels[channel], Int32($0)) })
+        }
+        allLists = all
+        // A service's lists are the lists of all, filtered: their order is already right.
+        var byService: [ByteKey: [Int32]] = [:]
+        for (slot, service) in services.enumerated() {
+            if let service { byService[ByteKey(service), default: []].append(Int32(slot)) }
+        }
+        var serviceLists: [ByteKey: [SortedEntries]] = [:]
+        for (service, members) in byService {
+            var inService = [Bool](repeating: false, count: count)
+            for slot in members { inService[Int(slot)] = true }
+            serviceLists[service] = all.map { list in
+                var entries = SortedEntries()
+                entries.keys.reserveCapacity(members.count)
+                entries.slots.reserveCapacity(members.count)
+                for (key, slot) in zip(list.keys, list.slots) where inService[Int(slot)] {
+                    entries.keys.append(key)
+                    entries.slots.append(slot)
+                }
+                return entries
+            }
+        }
+        self.serviceLists = serviceLists
+        // A kind's lists carry the keys stored with its rows.
+        var byKind: [Int32: [Int]] = [:]
+        for (position, row) in content.enumerated() { byKind[row.kind, default: []].append(position) }
+        var kindLists: [ByteKey: [SortedEntries]] = [:]
+        for (kind, positions) in byKind {
+            kindLists[ByteKey(kindNames[Int(kind)])] = (0..<channelCount).map { channel in
+                sorted(positions.map { (content[$0].keys[channel], content[$0].slot) })
+            }
+        }
+        self.kindLists = kindLists
+
+        // Element sizes, the row dictionary at its load factor, and each long string's heap buffer.
+        var bytes = count * (8 + 24 + 16 + MemoryLayout<ConversationState>.stride + 16 + 4)
+        for identifier in identifiers where identifier.utf8.count > 15 { bytes += identifier.utf8.count + 32 }
+        bytes += content.count * 12
+        var listEntries = channelCount * count
+        for lists in serviceLists.values { listEntries += lists.reduce(0) { $0 + $1.keys.count } }
+        for lists in kindLists.values { listEntries += lists.reduce(0) { $0 + $1.keys.count } }
+        estimatedBytes = bytes + listEntries * 12
+    }
+
+    /// One row of `conversation_content`, by slot and kind index.
+    struct ContentRow {
+        var slot: Int32
+        var kind: Int32
+        var sum: Double
+        var keys: SIMD4<Double>
+    }
+
+    /// Reads one account's state in `database`'s current read transaction.
+    /// - Parameters:
+    ///   - version: what the mirror's connection said of the store before and after the read.
+    ///   - channelCount: the channels of the store's policy.
+    static func read(account: String, version: Int64, channelCount: Int, in database: Database) throws
+        -> MirroredAccount
+    {
+        let weights = try LearnedWeightsTable.read(account: account, in: database)
+        let select = try database.uncachedStatement(
+            "SELECT \(StoredRankingSource.rowColumns) \(StoredRankingSource.rowSource) WHERE c.account = ?")
+        try select.reset([.text(account)])
+        var rows: [StoredRankingSource.Row] = []
+        while try select.step() {
+            if let row = StoredRankingSource.row(select) { rows.append(row) }
+        }
+        var slots: [Int64: Int32] = [:]
+        slots.reserveCapacity(rows.count)
+        for (slot, row) in rows.enumerated() { slots[row.rowID] = Int32(slot) }
+
+        let contentSelect = try database.uncachedStatement(
+            "SELECT conversation_id, kind, sum, c0, c1, c2, c3 FROM conversation_content WHERE account = ?")
+        try contentSelect.reset([.text(account)])
+        var kindNames: [String] = []
+        var kinds: [ByteKey: Int32] = [:]
+        var content: [ContentRow] = []
+        while try contentSelect.step() {
+            guard let slot = slots[contentSelect.int(0)], let name = contentSelect.text(1) else { continue }
+            let key = ByteKey(name)
+            let kind: Int32
+            if let known = kinds[key] {
+                kind = known
+            } else {
+                kind = Int32(kindNames.count)
+                kinds[key] = kind
+                kindNames.append(name)
+            }
+            content.append(
+                ContentRow(
+                    slot: slot, kind: kind, sum: contentSelect.double(2),
+                    keys: SIMD4(
+                        contentSelect.double(3), contentSelect.double(4), contentSelect.double(5), contentSelect.double(6))))
+        }
+        return MirroredAccount(
+            account: account, version: version, weights: weights, rows: rows, slotsByRowID: slots, content: content,
+            kindNames: kindNames, channelCount: channelCount)
+    }
+
+    /// The list that sorted access to `list` walks, or `nil` when the mirror has none for its channel (a channel
+    /// past the policy's): the query is then answered from SQLite.
+    func entries(_ list: SortedList) -> SortedEntries? {
+        guard list.channel >= 0, list.channel < channelCount else { return nil }
+        switch list.scope {
+        case .all: return allLists[list.channel]
+        case .service(let service): return serviceLists[ByteKey(service)]?[list.channel] ?? SortedEntries()
+        case .contentKind(let kind): return kindLists[ByteKey(kind)]?[list.channel] ?? SortedEntries()
+        }
+    }
+
+    /// The random access of one slot, as `StoredRankingSource.candidate` reads it from SQLite.
+    func candidate(_ slot: Int32, handle: ConversationHandle, kinds: [Int32?]) -> RankingCandidate {
+        let index = Int(slot)
+        var sums: [Double] = []
+        if !kinds.isEmpty {
+            sums = Array(repeating: LogSpace.zero, count: kinds.count)
+            for entry in Int(contentStart[index])..<Int(contentStart[index + 1]) {
+                let kind = contentKinds[entry]
+                for (position, asked) in kinds.enumerated() where asked == kind { sums[position] = contentSums[entry] }
+            }
+        }
+        return RankingCandidate(
+            conversation: handle, conversationIdentifier: identifiers[index], state: states[index], contentSums: sums,
+            serviceName: services[index])
+    }
+
+    /// The kinds' indices, `nil` for a kind no conversation of the account has.
+    func kindIndices(_ kinds: [String]) -> [Int32?] { kinds.map { kindIndex[ByteKey($0)] } }
+
+    /// The cached intents of `slots` (`nil` where not cached).
+    func cachedIntents(_ slots: [Int32]) -> [CachedIntent?] {
+        cache.withLock { cache in slots.map { cache.intents[$0] } }
+    }
+
+    func cacheIntents(_ intents: [(Int32, SendMessageIntent?)]) {
+        cache.withLock { cache in
+            for (slot, intent) in intents where cache.intents.count < Self.cacheLimit {
+                cache.intents[slot] = CachedIntent(intent: intent)
+            }
+        }
+    }
+
+    func cachedPeople(_ key: String) -> [Int32]? { cache.withLock { $0.people[ByteKey(key)] } }
+
+    func cachePeople(_ key: String, _ slots: [Int32]) {
+        cache.withLock { cache in
+            if cache.people.count < Self.cacheLimit { cache.people[ByteKey(key)] = slots }
+        }
+    }
+}

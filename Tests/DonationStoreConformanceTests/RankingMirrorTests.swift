@@ -1,0 +1,285 @@
+import Dispatch
+import SuggestCore
+import SuggestSQLiteStore
+import SuggestTestSupport
+import Synchronization
+import Testing
+
+/// A store with a `RankingMirror` answers exactly as the same store without one, through every kind of write by
+/// another connection (as another process would write) and by itself, before its mirror is rebuilt (from SQLite)
+/// and after (from memory); and it does rank from memory whenever nothing was committed since the rebuild.
+@Suite struct RankingMirrorTests {
+    /// Three connections to one store: one that writes (another process), one that only answers as the store does
+    /// without a mirror, and the mirrored one.
+    struct Stores {
+        let directory: TemporaryDirectory
+        let writer: SQLiteDonationStore
+        let reference: SQLiteDonationStore
+        let mirrored: SQLiteDonationStore
+        let mirror: RankingMirror
+
+        init(_ configuration: RankingMirror.Configuration = .init(readsBeforeRebuild: 1)) throws {
+            directory = try TemporaryDirectory("mirror")
+            let location = StoreLocation(directory: directory.path)
+            writer = try SQLiteDonationStore.open(location, checkpoints: .everyPages(100))
+            reference = try SQLiteDonationStore.open(location, checkpoints: .everyPages(100))
+            mirror = RankingMirror(configuration)
+            mirrored = try SQLiteDonationStore.open(location, checkpoints: .everyPages(16_384), mirror: mirror)
+        }
+
+        /// Rebuilds every account that queries missed.
+        func refreshAll() throws {
+            for _ in 0..<16 where try mirrored.refreshMirror() {}
+        }
+    }
+
+    @Test(arguments: [UInt64(1), 2, 3])
+    func theMirroredStoreAnswersAsTheStoreDoes(seed: UInt64) throws {
+        let stores = try Stores()
+        let script = StoreConformance(seed: seed)
+        var random = SeededRandom(seed: seed)
+        var next = 0
+        let end = StoreConformanceTests.end
+        try stores.writer.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: end)
+        _ = try stores.writer.importDonations((0..<300).map { _ in script.donation(&random, number: &next) })
+        for step in 0..<24 {
+            // Writes through another connection, and now and then through the mirrored store's own.
+            let store = Int.random(in: 0..<4, using: &random) == 0 ? stores.mirrored : stores.writer
+            let account = StoreConformance.accounts.randomElement(using: &random) ?? "default"
+            let conversation = "c\(Int.random(in: 0..<25, using: &random))"
+            switch step % 8 {
+            case 0, 1:
+                _ = try store.record(script.donation(&random, number: &next), now: end)
+            case 2:
+                _ = try store.importDonations(
+                    (0..<Int.random(in: 1...30, using: &random)).map { _ in script.donation(&random, number: &next) },
+                    options: ImportOptions(now: end))
+            case 3:
+                _ = try store.delete(script.deletion(&random, numbered: next), account: account)
+            case 4:
+                try store.setBlocked(Bool.random(using: &random), conversation: conversation, account: account)
+            case 5:
+                try store.suggestLess(conversation: conversation, account: account)
+            case 6:
+                try store.resetFeedback(conversation: conversation, account: account)
+            default:
+                try store.setRetention(Retention(maximumAgeDays: 40, idleDays: 20), now: end)
+                _ = try store.maintain(account: nil, now: end.adding(86_400), budget: .unbounded)
+                try store.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: end)
+            }
+            // Out of date: every query is answered from SQLite, and asks for a rebuild.
+            let stale = stores.mirror.statistics
+            try script.compare(stores.reference, stores.mirrored, &random, step: "step \(step), before the rebuild")
+            let asked = stores.mirror.statistics
+            // (A write that changes nothing commits nothing either, and leaves the mirror current: only a recording
+            // of a new donation is sure to make it stale.)
+            if step % 8 < 3 {
+                #expect(asked.hits == stale.hits, "step \(step): a mirror older than the write was used")
+                #expect(asked.staleReads + asked.misses > stale.staleReads + stale.misses)
+            }
+            // Rebuilt: the same answers, from memory.
+            try stores.refreshAll()
+            let rebuilt = stores.mirror.statistics
+            #expect(rebuilt.accounts == StoreConformance.accounts.count)
+            try script.compare(stores.reference, stores.mirrored, &random, step: "step \(step), after the rebuild")
+            let used = stores.mirror.statistics
+            #expect(used.hits > rebuilt.hits, "step \(step): the rebuilt mirror was not used")
+            #expect(used.misses == rebuilt.misses && used.staleReads == rebuilt.staleReads && used.abandoned == 0)
+        }
+    }
+
+    @Test func checkpointsOfAnEmptyLogKeepTheMirrorCurrent() throws {
+        let stores = try Stores()
+        var random = SeededRandom(seed: 7)
+        var next = 0
+        let script = StoreConformance(seed: 7)
+        _ = try stores.writer.importDonations((0..<200).map { _ in script.donation(&random, number: &next) })
+        // The first checkpoint truncates the log the import left, which other connections see as a change.
+        try stores.writer.checkpoint()
+        _ = try stores.mirrored.suggestions(account: "default", context: RankingContext(at: StoreConformanceTests.end))
+        try stores.refreshAll()
+        let before = stores.mirror.statistics
+        #expect(before.accounts == 1)
+        for round in 0..<3 {
+            // The server's periodic checkpoint, on the mirrored connection and on another one.
+            try stores.mirrored.checkpoint()
+            try stores.writer.checkpoint()
+            _ = try stores.mirrored.suggestions(account: "default", context: RankingContext(at: StoreConformanceTests.end))
+            let after = stores.mirror.statistics
+            #expect(after.hits == before.hits + round + 1, "round \(round): a checkpoint made the mirror stale")
+            #expect(after.staleReads == before.staleReads)
+        }
+        // A commit does make it stale.
+        _ = try stores.writer.record(script.donation(&random, number: &next), now: StoreConformanceTests.end)
+        _ = try stores.mirrored.suggestions(account: "default", context: RankingContext(at: StoreConformanceTests.end))
+        #expect(stores.mirror.statistics.staleReads == before.staleReads + 1)
+    }
+
+    @Test func theBudgetKeepsTheMostRecentlyQueriedAccounts() throws {
+        // How large each account's mirror is, from a mirror with room for both.
+        let sizing = try Stores()
+        var random = SeededRandom(seed: 11)
+        var next = 0
+        let script = StoreConformance(seed: 11)
+        _ = try sizing.writer.importDonations((0..<400).map { _ in script.donation(&random, number: &next) })
+        let context = RankingContext(at: StoreConformanceTests.end)
+        var sizes: [String: Int] = [:]
+        for account in ["default", "alice"] {
+            let before = sizing.mirror.statistics.bytes
+            _ = try sizing.mirrored.suggestions(account: account, context: context)
+            try sizing.refreshAll()
+            sizes[account] = sizing.mirror.statistics.bytes - before
+        }
+        let defaultSize = try #require(sizes["default"])
+        let aliceSize = try #require(sizes["alice"])
+        #expect(defaultSize > 0 && aliceSize > 0)
+
+        // Room for the larger of the two, not for both.
+        let directory = sizing.directory
+        let mirror = RankingMirror(.init(byteBudget: max(defaultSize, aliceSize), readsBeforeRebuild: 1))
+        let store = try SQLiteDonationStore.open(StoreLocation(directory: directory.path), mirror: mirror)
+        for account in ["default", "alice"] {
+            _ = try store.suggestions(account: account, context: context)
+            _ = try store.refreshMirror()
+        }
+        var statistics = mirror.statistics
+        #expect(statistics.accounts == 1 && statistics.evictions == 1 && statistics.rebuilds == 2)
+        // The one queried last stays; the other is read from SQLite, and answers the same.
+        let hits = statistics.hits
+        #expect(try store.suggestions(account: "alice", context: context) == sizing.reference.suggestions(account: "alice", context: context))
+        #expect(try store.suggestions(account: "default", context: context) == sizing.reference.suggestions(account: "default", context: context))
+        statistics = mirror.statistics
+        #expect(statistics.hits == hits + 1)
+
+        // An account larger than the whole budget is never kept.
+        let tiny = RankingMirror(.init(byteBudget: 1, readsBeforeRebuild: 1))
+        let small = try SQLiteDonationStore.open(StoreLocation(directory: directory.path), mirror: tiny)
+        _ = try small.suggestions(account: "default", context: context)
+        #expect(try small.refreshMirror())
+        #expect(try !small.refreshMirror())
+        #expect(try small.suggestions(account: "default", context: context) == sizing.reference.suggestions(account: "default", context: context))
+        #expect(tiny.statistics.accounts == 0 && tiny.statistics.hits == 0 && tiny.statistics.discardedRebuilds == 1)
+    }
+
+    @Test func aMirrorServesOneStore() throws {
+        let first = try TemporaryDirectory("mirror-a")
+        let second = try TemporaryDirectory("mirror-b")
+        let mirror = RankingMirror()
+        _ = try SQLiteDonationStore.open(StoreLocation(directory: first.path), mirror: mirror)
+        #expect(throws: StoreError.self) {
+            _ = try SQLiteDonationStore.open(StoreLocation(directory: second.path), mirror: mirror)
+        }
+    }
+
+    @Test func fewerQueriesThanTheThresholdDoNotRebuild() throws {
+        let stores = try Stores(.init(readsBeforeRebuild: 3))
+        var random = SeededRandom(seed: 5)
+        var next = 0
+        let script = StoreConformance(seed: 5)
+        _ = try stores.writer.importDonations((0..<100).map { _ in script.donation(&random, number: &next) })
+        let context = RankingContext(at: StoreConformanceTests.end)
+        for _ in 0..<2 { _ = try stores.mirrored.suggestions(account: "default", context: context) }
+        #expect(try !stores.mirrored.refreshMirror())
+        _ = try stores.mirrored.suggestions(account: "default", context: context)
+        #expect(try stores.mirrored.refreshMirror())
+        #expect(stores.mirror.statistics.rebuilds == 1)
+    }
+
+    /// Workers that share one mirror answer while a writer records and the mirror is rebuilt beside them: every
+    /// answer is exactly the store's answer at one of the versions the writer went through, and each worker's
+    /// answers never go back to an earlier version.
+    @Test func concurrentQueriesSeeOneVersionEach() throws {
+        let script = StoreConformance(seed: 9)
+        var random = SeededRandom(seed: 9)
+        var next = 0
+        let first = (0..<200).map { _ in script.donation(&random, number: &next) }
+        let writes = (0..<40).map { _ in script.donation(&random, number: &next) }.filter { $0.account == "default" }
+        let context = RankingContext(at: StoreConformanceTests.end, limit: 6)
+        let explained = RankingContext(at: StoreConformanceTests.end, limit: 4, contentTypes: ["public.jpeg"], people: ["p3"])
+
+        // The answers at every version, one after the other, from a store without a mirror.
+        let sequential = try TemporaryDirectory("mirror-sequential")
+        let reference = try SQLiteDonationStore.open(StoreLocation(directory: sequential.path))
+        _ = try reference.importDonations(first, options: ImportOptions(now: StoreConformanceTests.end))
+        var expected: [[SuggestionList]] = []
+        for donation in [nil] + writes.map(Optional.some) {
+            if let donation { _ = try reference.record(donation, now: StoreConformanceTests.end) }
+            expected.append([
+                try reference.suggestions(account: "default", context: context),
+                try reference.suggestions(account: "default", context: explained, explain: true),
+            ])
+        }
+
+        let directory = try TemporaryDirectory("mirror-concurrent")
+        let location = StoreLocation(directory: directory.path)
+        let setup = try SQLiteDonationStore.open(location, checkpoints: .everyPages(100))
+        _ = try setup.importDonations(first, options: ImportOptions(now: StoreConformanceTests.end))
+        let mirror = RankingMirror(.init(readsBeforeRebuild: 1))
+        let done = Atomic(false)
+        let failures = Mutex<[String]>([])
+        let answered = Mutex(0)
+        let answers = expected
+        // A queue of its own for each (serial queues get threads of their own as they block; `concurrentPerform`
+        // would run only as many at once as there are cores).
+        let group = DispatchGroup()
+        for worker in 0..<4 {
+            DispatchQueue(label: "mirror-test-\(worker)").async(group: group) {
+            do {
+                let store = try SQLiteDonationStore.open(location, checkpoints: .everyPages(16_384), mirror: mirror)
+                switch worker {
+                case 0:
+                    // The writer, then the signal to stop.
+                    defer { done.store(true, ordering: .releasing) }
+                    for donation in writes {
+                        _ = try store.record(donation, now: StoreConformanceTests.end)
+                        Self.pause(milliseconds: 2)
+                    }
+                case 1:
+                    // The server's periodic checkpoint and rebuild, much more often.
+                    while !done.load(ordering: .acquiring) {
+                        try store.checkpoint()
+                        Self.pause(milliseconds: 1)
+                    }
+                default:
+                    var version = 0
+                    while !done.load(ordering: .acquiring) {
+                        let plain = try store.suggestions(account: "default", context: context)
+                        let rich = try store.suggestions(account: "default", context: explained, explain: true)
+                        guard let seen = answers.indices.first(where: { answers[$0][0] == plain }),
+                            let seenRich = answers.indices.first(where: { answers[$0][1] == rich })
+                        else {
+                            failures.withLock { $0.append("worker \(worker): an answer of no version") }
+                            return
+                        }
+                        // Several versions may give the same plain answer: the first that does is a lower bound.
+                        if seenRich < version {
+                            failures.withLock { $0.append("worker \(worker): back from version \(version) to \(seenRich)") }
+                        }
+                        version = max(version, min(seen, seenRich))
+                        answered.withLock { $0 += 1 }
+                    }
+                }
+            } catch {
+                failures.withLock { $0.append("worker \(worker): \(error)") }
+            }
+            }
+        }
+        group.wait()
+        #expect(failures.withLock { $0 } == [])
+        #expect(answered.withLock { $0 } > 0)
+        // (How many answers came from memory while the writer ran depends on the machine's load: what is checked is
+        // that each was one version's, and below, that the mirror catches up once the writes are over.)
+        #expect(mirror.statistics.staleReads + mirror.statistics.misses > 0)
+        // Once the writes are over, the mirror catches up and is used.
+        let store = try SQLiteDonationStore.open(location, mirror: mirror)
+        _ = try store.suggestions(account: "default", context: context)
+        try store.checkpoint()
+        let before = mirror.statistics.hits
+        #expect(try store.suggestions(account: "default", context: context) == expected.last?[0])
+        #expect(mirror.statistics.hits == before + 1)
+    }
+
+    private static func pause(milliseconds: Int) {
+        _ = DispatchSemaphore(value: 0).wait(timeout: .now() + .milliseconds(milliseconds))
+    }
+}
