@@ -6,7 +6,8 @@ import SuggestServer
 /// defaults (`ServerConfiguration`).
 enum ServeOptions {
     /// The variables the server reads, with those every command reads.
-    static let variables = CommandIO.environmentVariables + ["SUGGEST_HOST", "SUGGEST_PORT", "SUGGEST_KEYS", "SUGGEST_WORKERS"]
+    static let variables =
+        CommandIO.environmentVariables + ["SUGGEST_HOST", "SUGGEST_PORT", "SUGGEST_KEYS", "SUGGEST_WORKERS"]
 
     static func environment() -> [String: String] {
         var environment: [String: String] = [:]
@@ -21,9 +22,8 @@ enum ServeOptions {
         try arguments.expectPositionals(atMost: 0)
         let configuration = try configuration(arguments, environment: io.environment)
         do {
-            try SuggestServer.run(
-                configuration, openStore: try StoreOpening.opener(arguments, io: io, serving: true)
-            ) { line in
+            let serving = try StoreOpening.serving(arguments, io: io)
+            try SuggestServer.run(configuration, openStore: serving.open, storeMetrics: serving.metrics) { line in
                 // A log line that cannot be written (standard error closed) must not stop the server.
                 try? io.standardError.write(line + "\n")
                 try? io.standardError.flush()
@@ -43,12 +43,14 @@ enum ServeOptions {
             guard !host.isEmpty else { throw CommandError.usage("--host must not be empty") }
             configuration.host = host
         }
-        configuration.port = try number(arguments, "--port", environment["SUGGEST_PORT"], 0...65535) ?? configuration.port
+        configuration.port =
+            try number(arguments, "--port", environment["SUGGEST_PORT"], 0...65535) ?? configuration.port
         if let keys = arguments.value("--keys") ?? environment["SUGGEST_KEYS"] {
             guard !keys.isEmpty else { throw CommandError.usage("--keys must name a file") }
             configuration.keysPath = keys
         }
-        configuration.workers = try number(arguments, "--workers", environment["SUGGEST_WORKERS"], 1...256) ?? configuration.workers
+        configuration.workers =
+            try number(arguments, "--workers", environment["SUGGEST_WORKERS"], 1...256) ?? configuration.workers
         configuration.maximumBodyBytes =
             try number(arguments, "--max-body-bytes", nil, 1...(1 << 30)) ?? configuration.maximumBodyBytes
         configuration.connectionLimit =
@@ -59,7 +61,8 @@ enum ServeOptions {
             try number(arguments, "--max-header-bytes", nil, 16384...(16 << 20)) ?? configuration.headerBytesLimit
         configuration.connectionTimeoutSeconds =
             try number(arguments, "--timeout", nil, 1...3600) ?? configuration.connectionTimeoutSeconds
-        configuration.gracePeriodSeconds = try number(arguments, "--grace", nil, 0...3600) ?? configuration.gracePeriodSeconds
+        configuration.gracePeriodSeconds =
+            try number(arguments, "--grace", nil, 0...3600) ?? configuration.gracePeriodSeconds
         configuration.drainDelaySeconds =
             try number(arguments, "--drain-delay", nil, 0...600) ?? configuration.drainDelaySeconds
         configuration.accessLog = !arguments.flag("--no-access-log")
@@ -72,7 +75,9 @@ enum ServeOptions {
     {
         guard let text = arguments.value(flag) ?? variable else { return nil }
         guard text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int(text), range.contains(value) else {
-            throw CommandError.usage("\(flag) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text.prefix(40))'")
+            throw CommandError.usage(
+                "\(flag) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text.prefix(40))'"
+            )
         }
         return value
     }

@@ -25,7 +25,9 @@ import Testing
                     let id = "k\(donor)-\(index)"
                     let body = ServerRoutesTests.donation(id, "c\(index % 40)", ago: 5)
                     guard let reply = try? client.send("POST", "/v1/accounts/a/donations", json: body) else { return }
-                    if reply.status == 201 && reply.text.contains(#""recorded":1"#) { acknowledged.withLock { $0.append(id) } }
+                    if reply.status == 201 && reply.text.contains(#""recorded":1"#) {
+                        acknowledged.withLock { $0.append(id) }
+                    }
                 }
             }
         }
@@ -47,10 +49,33 @@ import Testing
             }
         }
         let lost = acknowledgedIDs.filter { !stored.contains($0) }
-        #expect(lost.isEmpty, "\(lost.count) of \(acknowledgedIDs.count) acknowledged donations lost: \(lost.prefix(5))")
+        #expect(
+            lost.isEmpty, "\(lost.count) of \(acknowledgedIDs.count) acknowledged donations lost: \(lost.prefix(5))")
         #expect(acknowledgedIDs.count >= 300)
         let check = try Suggest.run(["export", "--store", scratch("store"), "--account", "a"], scratch: scratch.path)
         #expect(check.status == 0 && check.output == export)
+    }
+
+    /// The binary's server ranks from memory once its copy of an account is current, and says so in `/metrics`.
+    @Test func theServerAnswersFromItsRankingMirrorAndCountsIt() throws {
+        let scratch = try TemporaryDirectory("lifecycle")
+        let server = try ServeProcess(["--store", scratch("store"), "--no-access-log"], scratch: scratch.path)
+        let client = server.client
+        let body = ServerRoutesTests.donation("m-1", "thread-42", ago: 5)
+        #expect(try client.send("POST", "/v1/accounts/a/donations", json: body).status == 201)
+        // Misses build up demand; the server's periodic step rebuilds the copy; then a query is a hit.
+        var hits = 0
+        for _ in 0..<100 where hits == 0 {
+            let answer = try client.request("GET", "/v1/accounts/a/suggestions?limit=8")
+            #expect(answer.status == 200 && answer.text.contains("thread-42"))
+            let metrics = try client.request("GET", "/metrics").text
+            let line = metrics.split(separator: "\n").first {
+                $0.hasPrefix(#"suggest_ranking_mirror_queries_total{result="hit"} "#)
+            }
+            hits = line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0
+            if hits == 0 { sleepSeconds(0.05) }
+        }
+        #expect(hits > 0, "no query was answered from the ranking mirror")
     }
 
     @Test func sigtermDrainsAndExitsZero() throws {
@@ -64,7 +89,8 @@ import Testing
         let reply = Mutex<HTTPReply?>(nil)
         let sender = DispatchGroup()
         DispatchQueue.global().async(group: sender) {
-            let answer = try? client.send("POST", "/v1/accounts/a/donations", json: body, contentType: "application/x-ndjson")
+            let answer = try? client.send(
+                "POST", "/v1/accounts/a/donations", json: body, contentType: "application/x-ndjson")
             reply.withLock { $0 = answer }
         }
         // Once the batch is being written, SIGTERM.
@@ -95,7 +121,8 @@ import Testing
     @Test func schemathesisFindsNothingOutsideTheDocument() throws {
         let scratch = try TemporaryDirectory("lifecycle")
         let keys = try TenantWallTests.keysFile(scratch, [("acme", TenantWallTests.acme)])
-        let server = try ServeProcess(["--store", scratch("store"), "--keys", keys, "--no-access-log"], scratch: scratch.path)
+        let server = try ServeProcess(
+            ["--store", scratch("store"), "--keys", keys, "--no-access-log"], scratch: scratch.path)
         // Where pip puts it: this process's PATH, a user install, pyenv's shims.
         let home = getenv("HOME").map { String(cString: $0) } ?? "/root"
         let searched =
@@ -108,7 +135,8 @@ import Testing
             executable: "/bin/sh",
             arguments: [
                 "-c", #"cd "$0" && exec "$@""#, scratch.path, found,
-                "run", "http://127.0.0.1:\(server.port)/v1/openapi.json", "-H", "Authorization: Bearer \(TenantWallTests.acme)",
+                "run", "http://127.0.0.1:\(server.port)/v1/openapi.json", "-H",
+                "Authorization: Bearer \(TenantWallTests.acme)",
                 "--max-examples", "8", "--seed", "1", "--checks",
                 "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance",
             ],
