@@ -133,9 +133,9 @@ extension RedisDonationStore {
             let kept = entries.filter { !drops($0) }
             let removed = entries.filter(drops)
             guard !removed.isEmpty || rebuildingAnyway else { return Rewrite(identifier: identifier) }
-            var script = ScriptBuilder(
-                conversationKey: keys.conversation(number), identifiersKey: keys.identifiers, expectedVersion: version)
+            var script = ScriptBuilder(identifiersKey: keys.identifiers)
             script.allowsOutOfMemory = allowingOutOfMemory
+            script.beginSection(conversationKey: keys.conversation(number), expectedVersion: version)
             if kept.isEmpty {
                 removeConversation(
                     stored, identifier: identifier, donationIdentifiers: removed.map(\.identifier), keys: keys,
@@ -144,7 +144,9 @@ extension RedisDonationStore {
                 try recompute(stored, kept: kept, removed: removed, snapshots: snapshots, keys: keys, into: &script)
             }
             let reply = try write([script.command])[0]
-            switch try Self.applyOutcome(reply) {
+            let (outcomes, failure) = try Self.applyOutcomes(reply, sections: 1)
+            if let failure { throw failure }
+            switch outcomes[0] {
             case .applied:
                 if kept.isEmpty && !allowingOutOfMemory {
                     // "Suggest Less" was about the deleted conversation; a block is a standing choice and stays.
@@ -247,6 +249,7 @@ extension RedisDonationStore {
                 _ = try? client.send(RedisCommand("BGSAVE", "SCHEDULE"), to: node.endpoint)
             }
         }
+        forgetSettings()
         _ = try? write([
             done
                 ? RedisCommand("HDEL", key: RedisKeys.settings, "files.rewrite")

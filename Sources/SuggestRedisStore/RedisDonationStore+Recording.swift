@@ -46,35 +46,46 @@ extension RedisDonationStore {
         return report
     }
 
-    /// JSON Lines in two passes over the input: the first reads and checks every line, keeping the valid ones in a
-    /// temporary file (an invalid line stops the import before anything is written); the second records them from
-    /// that file, a chunk at a time.
+    /// JSON Lines in two passes over the input: the first reads and checks every line (an invalid line stops the
+    /// import before anything is written); the second records them, a chunk at a time. The valid donations wait in
+    /// memory while they fit in one chunk, as most imports do; beyond that they wait in a temporary file, so that an
+    /// import of any size takes the memory of one chunk.
     public func importJSONLines(
         from lines: some JSONLineSource, options: ImportOptions, progress: (ImportProgress) -> Void,
         interruption: () throws -> Void
     ) throws -> ImportReport {
         var report = ImportReport()
         let oldestKept = try retention().oldestKept(at: options.now)
-        let spool = try Spool()
+        var held: [Interaction] = []
+        var spool: Spool?
         while let (line, parsed) = try lines.nextDonation(defaultAccount: options.defaultAccount) {
             report.read += 1
             if report.read & 255 == 0 { try interruption() }
             if report.read % options.progressInterval == 0 {
                 progress(ImportProgress(lines: report.read, bytesRead: lines.bytesRead, totalBytes: lines.totalBytes))
             }
-            if let interaction = try Self.admit(parsed, line: line, options: options, oldestKept: oldestKept, into: &report) {
-                var writer = JSONWriter()
-                interaction.write(to: &writer)
-                try spool.append(writer.bytes)
+            guard let interaction = try Self.admit(parsed, line: line, options: options, oldestKept: oldestKept, into: &report)
+            else { continue }
+            if spool == nil && held.count < Self.chunkSize {
+                held.append(interaction)
+                continue
             }
+            let file = try spool ?? Spool()
+            if spool == nil {
+                spool = file
+                for waiting in held { try file.append(waiting) }
+                held = []
+            }
+            try file.append(interaction)
         }
-        try spool.rewind()
+        try spool?.rewind()
         try undoingOnFailure { written in
+            guard let spool else {
+                try write(held, into: &report, written: &written, interruption: interruption)
+                return
+            }
             var chunk: [Interaction] = []
-            while let bytes = try spool.next() {
-                let interaction = try bytes.withUnsafeBufferPointer { buffer throws(InputError) in
-                    try Interaction(jsonBytes: buffer, defaultAccount: options.defaultAccount)
-                }
+            while let interaction = try spool.next(defaultAccount: options.defaultAccount) {
                 chunk.append(interaction)
                 if chunk.count == Self.chunkSize {
                     try write(chunk, into: &report, written: &written, interruption: interruption)
@@ -87,7 +98,7 @@ extension RedisDonationStore {
     }
 
     /// Donations written per round of scripts.
-    static let chunkSize = 5_000
+    static let chunkSize = 100_000
 
     /// Checks one line: the required account, the future-date rule and retention.
     /// - Returns: the donation to record, or `nil` when it is counted as expired or (with `skipInvalid`) rejected.
@@ -139,9 +150,16 @@ extension RedisDonationStore {
     /// What an import has recorded so far, by account.
     struct ImportLedger {
         private(set) var identifiers: [[UInt8]: [String]] = [:]
+        /// The conversations changed, by account: a change stopped part-way may have written donations that its
+        /// identifiers do not lead to yet.
+        private(set) var numbers: [[UInt8]: Set<Int64>] = [:]
 
         mutating func note(account: String, identifier: String) {
             identifiers[Array(account.utf8), default: []].append(identifier)
+        }
+
+        mutating func note(account: String, number: Int64) {
+            numbers[Array(account.utf8), default: []].insert(number)
         }
     }
 
@@ -167,7 +185,7 @@ extension RedisDonationStore {
         for (account, identifiers) in ledger.identifiers {
             let keys = RedisKeys(account: String(decoding: account, as: UTF8.self))
             let doomed = Set(identifiers.map { Array($0.utf8) })
-            var numbers: Set<Int64> = []
+            var numbers = ledger.numbers[account] ?? []
             var start = 0
             while start < identifiers.count {
                 var lookup = RedisCommand("HMGET", key: keys.identifiers)
@@ -239,7 +257,10 @@ extension RedisDonationStore {
         return outcomes
     }
 
-    /// Records one account's donations.
+    /// Records one account's donations, in rounds of three round trips: the conversations' numbers and the known
+    /// identifiers (one pipeline), the conversations' states, then every conversation's change, computed here and
+    /// sent as `apply` scripts of up to `sectionsPerScript` conversations each, all in one pipeline that ends with
+    /// `WAIT` when the masters have replicas. A conversation another client changed meanwhile goes to the next round.
     private func writeDonations(_ donations: [Interaction], keys: RedisKeys, ledger: inout ImportLedger)
         throws(StoreError) -> [DonationOutcome]
     {
@@ -262,9 +283,10 @@ extension RedisDonationStore {
             }
         }
         guard !groups.isEmpty else { return outcomes.map { $0 ?? .duplicate(identifier: "") } }
-        _ = try write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)])
+        var registered = registeredAccounts.contains(Array(keys.account.utf8))
         var pending = groups
         var rounds = 0
+        var sequenceOf = [Int64](repeating: 0, count: donations.count)
         while !pending.isEmpty {
             rounds += 1
             guard rounds <= 50 else {
@@ -274,131 +296,213 @@ extension RedisDonationStore {
             var numbers = RedisCommand(script: RedisScripts.numbers, keys: [keys.conversationNumbers, keys.meta])
             numbers.append(total)
             for group in pending { numbers.append(donations[group[0]].conversationIdentifier) }
-            guard let reserved = try send(numbers).checkedArray(), reserved.count == pending.count + 1,
-                let last = reserved[0].integer
-            else { throw StoreError.damaged("a reply of Redis to a reservation of numbers") }
-            let conversationNumbers = reserved.dropFirst().map { $0.integer ?? 0 }
-            let stored = try readConversations(Array(conversationNumbers), keys: keys)
             var known = RedisCommand("HMGET", key: keys.identifiers)
             for group in pending { for index in group { known.append(donations[index].identifier ?? "") } }
-            guard let existing = try send(known).checkedArray() else {
+            let first = try pipeline([numbers, known])
+            guard let reserved = try first[0].checkedArray(), reserved.count == pending.count + 1,
+                let last = reserved[0].integer
+            else { throw StoreError.damaged("a reply of Redis to a reservation of numbers") }
+            guard let existing = try first[1].checkedArray(), existing.count == total else {
                 throw StoreError.damaged("a reply of Redis to a read of identifiers")
             }
+            // A counter that was 0 is an account with no donations in Redis: new, or deleted since this store
+            // registered it.
+            if rounds == 1 && last == Int64(total) { registered = false }
+            let conversationNumbers = reserved.dropFirst().map { $0.integer ?? 0 }
+            let stored = try readConversations(Array(conversationNumbers), keys: keys)
             // Sequence numbers in the order of the batch (the export's order), whatever the grouping.
-            var sequenceOf: [Int: Int64] = [:]
             for (offset, index) in pending.flatMap({ $0 }).sorted().enumerated() {
                 sequenceOf[index] = last - Int64(total) + 1 + Int64(offset)
             }
             var position = 0
+            // Scripts go out a few at a time while the next are built; each pipeline's sections, per script, with
+            // each section's conversation number and the donations it records.
+            let sender = PipelineSender(client: client, replicas: replicasToWait)
+            var sectionsOf: [[[(number: Int64, recorded: [Int])]]] = []
             var commands: [RedisCommand] = []
-            var applied: [[Int]] = []
+            var scriptSections: [[(number: Int64, recorded: [Int])]] = []
+            var script = ScriptBuilder(identifiersKey: keys.identifiers)
+            var sections: [(number: Int64, recorded: [Int])] = []
+            func closeScript() {
+                guard script.sectionCount > 0 else { return }
+                commands.append(script.command)
+                scriptSections.append(sections)
+                script = ScriptBuilder(identifiersKey: keys.identifiers)
+                sections = []
+            }
+            func sendPipeline() {
+                guard !commands.isEmpty else { return }
+                sender.send(commands)
+                sectionsOf.append(scriptSections)
+                commands = []
+                scriptSections = []
+            }
             for (group, conversation) in zip(pending, stored) {
-                var script = ScriptBuilder(
-                    conversationKey: keys.conversation(conversation.number), identifiersKey: keys.identifiers,
-                    expectedVersion: conversation.version)
                 var recorded: [Int] = []
-                var record = conversation.record
-                var entries: [[UInt8]] = []
-                var snapshots: [String: [UInt8]] = [:]
-                var latest: [UInt8]?
-                var people = conversation.people
-                var peopleSeen = Set(people.map { Array($0.utf8) })
-                var groupsOfConversation = conversation.groups
-                var oldest = Double.infinity
-                var lastSequence: Int64 = 0
                 for index in group {
-                    defer { position += 1 }
-                    let donation = donations[index]
-                    let sequence = sequenceOf[index] ?? 0
-                    let identifier = donation.identifier ?? ""
-                    guard existing[position].isNull else {
-                        outcomes[index] = .duplicate(identifier: identifier)
-                        continue
+                    if existing[position].isNull {
+                        recorded.append(index)
+                    } else {
+                        outcomes[index] = .duplicate(identifier: donations[index].identifier ?? "")
                     }
-                    let body = Self.snapshotBody(of: donation.intent)
-                    let snapshot = Self.snapshotKey(body)
-                    if record.apply(
-                        date: donation.date, direction: donation.direction,
-                        isEngagedSuggestion: donation.isEngagedSuggestion, isGroup: donation.intent.isGroup,
-                        contentKinds: types.contentKinds(of: donation.intent.contentTypes),
-                        serviceName: donation.intent.serviceName, policy: policy)
-                    {
-                        latest = body
-                    }
-                    if script.firstSequence == 0 { script.firstSequence = sequence }
-                    entries.append(
-                        RecordCoding.encode(
-                            RecordCoding.Entry(
-                                sequence: sequence, identifier: identifier, groupIdentifier: donation.groupIdentifier,
-                                date: donation.date.seconds, direction: donation.direction,
-                                engaged: donation.isEngagedSuggestion, contentTypes: donation.intent.contentTypes,
-                                snapshot: snapshot)))
-                    script.checkedIdentifiers.append(identifier)
-                    script.hset(keys.identifiers, identifier, Array(String(conversation.number).utf8))
-                    snapshots[snapshot] = body
-                    for person in donation.intent.recipients {
-                        for key in person.matchKeys where peopleSeen.insert(Array(key.utf8)).inserted {
-                            people.append(key)
-                            script.sadd(keys.person(key), conversation.number)
-                        }
-                    }
-                    if let groupIdentifier = donation.groupIdentifier,
-                        !groupsOfConversation.contains(where: { $0.hasSameBytes(as: groupIdentifier) })
-                    {
-                        groupsOfConversation.append(groupIdentifier)
-                        script.sadd(keys.group(groupIdentifier), conversation.number)
-                    }
-                    oldest = min(oldest, donation.date.seconds)
-                    lastSequence = sequence
-                    recorded.append(index)
+                    position += 1
                 }
                 guard !recorded.isEmpty else { continue }
-                let hash = keys.conversation(conversation.number)
-                script.hset(hash, "id", Array(donations[group[0]].conversationIdentifier.utf8))
-                script.hset(hash, "ls", Array(String(lastSequence).utf8))
-                if let latest { script.hset(hash, "i", latest) }
-                if people.count != conversation.people.count { script.hset(hash, "pk", RecordCoding.encode(strings: people)) }
-                if groupsOfConversation.count != conversation.groups.count {
-                    script.hset(hash, "gk", RecordCoding.encode(strings: groupsOfConversation))
+                if script.sectionCount >= Self.sectionsPerScript || script.byteCount >= Self.bytesPerScript {
+                    closeScript()
+                    if commands.count >= Self.scriptsPerPipeline { sendPipeline() }
                 }
-                for (snapshot, body) in snapshots.sorted(by: { $0.key < $1.key }) {
-                    script.hsetnx(keys.snapshots(conversation.number), snapshot, body)
-                }
-                script.rpush(keys.donations(conversation.number), entries)
-                writeState(of: conversation, to: record, keys: keys, into: &script)
-                script.zaddLess(keys.oldest, oldest, conversation.number)
-                commands.append(script.command)
-                applied.append(recorded)
+                change(
+                    conversation, recording: recorded.map { (donations[$0], sequenceOf[$0]) },
+                    identifier: donations[group[0]].conversationIdentifier, keys: keys, into: &script)
+                sections.append((conversation.number, recorded))
             }
-            var retry: [[Int]] = []
-            let replies = try write(commands)
-            // Every reply is read before an error is thrown, so that the ledger holds every script that ran.
+            closeScript()
+            let registering = !registered && (!commands.isEmpty || !sectionsOf.isEmpty)
+            if registering {
+                // The account's name joins the list of accounts with its first donations, as durably.
+                commands.append(RedisCommand("SADD", key: RedisKeys.accounts, keys.account))
+            }
+            sendPipeline()
+            guard !sectionsOf.isEmpty else { break }
+            // Every reply is read before an error is thrown, so that the ledger holds every change that ran.
             var refusal: StoreError?
-            for (reply, recorded) in zip(replies, applied) {
-                let outcome: ApplyOutcome
-                do {
-                    outcome = try Self.applyOutcome(reply)
-                } catch {
-                    refusal = refusal ?? error
+            var confirmed = true
+            var retry: [[Int]] = []
+            for (number, (outcome, pipelineSections)) in zip(sender.finish(), sectionsOf).enumerated() {
+                let replies: [RedisValue]
+                switch outcome {
+                case .success(let answer):
+                    replies = answer.replies
+                    if !answer.confirmed { confirmed = false }
+                case .failure(let error):
+                    // The pipeline's scripts may have run, in part: the undo of an import looks at them all.
+                    refusal = refusal ?? Self.translate(error)
+                    for section in pipelineSections.joined() {
+                        ledger.note(account: keys.account, number: section.number)
+                        for index in section.recorded {
+                            ledger.note(account: keys.account, identifier: donations[index].identifier ?? "")
+                        }
+                    }
                     continue
                 }
-                switch outcome {
-                case .applied:
-                    for index in recorded {
-                        let identifier = donations[index].identifier ?? ""
-                        outcomes[index] = .recorded(identifier: identifier)
-                        ledger.note(account: keys.account, identifier: identifier)
+                for (reply, sections) in zip(replies, pipelineSections) {
+                    let statuses: [ApplyOutcome]
+                    do {
+                        let answer = try Self.applyOutcomes(reply, sections: sections.count)
+                        statuses = answer.outcomes
+                        if let failure = answer.failure { refusal = refusal ?? failure }
+                    } catch {
+                        refusal = refusal ?? error
+                        continue
                     }
-                case .conflict, .duplicate:
-                    // Another client changed the conversation: read it again, with new sequence numbers.
-                    for index in recorded { outcomes[index] = nil }
-                    retry.append(recorded)
+                    for (status, section) in zip(statuses, sections) {
+                        switch status {
+                        case .applied:
+                            // Noted before anything is thrown: a change the script began may be written in part.
+                            ledger.note(account: keys.account, number: section.number)
+                            for index in section.recorded {
+                                let identifier = donations[index].identifier ?? ""
+                                outcomes[index] = .recorded(identifier: identifier)
+                                ledger.note(account: keys.account, identifier: identifier)
+                            }
+                        case .conflict, .duplicate:
+                            // Another client changed the conversation: read it again, with new sequence numbers.
+                            for index in section.recorded { outcomes[index] = nil }
+                            retry.append(section.recorded)
+                        }
+                    }
+                }
+                if registering, number == sectionsOf.count - 1, replies.count == pipelineSections.count + 1,
+                    let message = replies.last?.errorMessage
+                {
+                    refusal = refusal ?? Self.refusal(message)
                 }
             }
             if let refusal { throw refusal }
+            guard confirmed else { throw Self.unreplicated }
+            if registering {
+                registered = true
+                registeredAccounts.insert(Array(keys.account.utf8))
+            }
             pending = retry
         }
         return outcomes.map { $0 ?? .duplicate(identifier: "") }
+    }
+
+    /// Conversations changed by one `apply` call: a few hundred make a call of a few milliseconds on the server,
+    /// short enough that other clients of the node hardly wait, and long enough that each sorted set gets one ZADD
+    /// for all of them.
+    static let sectionsPerScript = 256
+    /// The most argument bytes one `apply` call is given (a conversation with thousands of donations in a chunk
+    /// closes its script early).
+    static let bytesPerScript = 1 << 20
+    /// Scripts per pipeline: the first pipeline goes out once this many are built.
+    static let scriptsPerPipeline = 4
+
+    /// Adds one conversation's change to `script`: the donations appended to its list (with their sequence
+    /// numbers), their identifiers, snapshots, people and groups, and its new state in every sorted set.
+    private func change(
+        _ conversation: StoredConversation, recording donations: [(donation: Interaction, sequence: Int64)],
+        identifier conversationIdentifier: String, keys: RedisKeys, into script: inout ScriptBuilder
+    ) {
+        let number = conversation.number
+        var change = Recording(
+            conversationKey: keys.conversation(number), expectedVersion: conversation.version,
+            firstSequence: donations[0].sequence, number: number, donationsKey: keys.donations(number),
+            snapshotsKey: keys.snapshots(number), oldestKey: keys.oldest, oldest: .infinity)
+        change.identifiers.reserveCapacity(donations.count)
+        change.entries.reserveCapacity(donations.count)
+        var record = conversation.record
+        var snapshots: [String: [UInt8]] = [:]
+        var latest: [UInt8]?
+        var people = conversation.people
+        var peopleSeen = Set(people.map { Array($0.utf8) })
+        var groupsOfConversation = conversation.groups
+        for (donation, sequence) in donations {
+            let identifier = donation.identifier ?? ""
+            let body = Self.snapshotBody(of: donation.intent)
+            let snapshot = Self.snapshotKey(body)
+            if record.apply(
+                date: donation.date, direction: donation.direction, isEngagedSuggestion: donation.isEngagedSuggestion,
+                isGroup: donation.intent.isGroup, contentKinds: types.contentKinds(of: donation.intent.contentTypes),
+                serviceName: donation.intent.serviceName, policy: policy)
+            {
+                latest = body
+            }
+            change.entries.append(
+                RecordCoding.encode(
+                    RecordCoding.Entry(
+                        sequence: sequence, identifier: identifier, groupIdentifier: donation.groupIdentifier,
+                        date: donation.date.seconds, direction: donation.direction, engaged: donation.isEngagedSuggestion,
+                        contentTypes: donation.intent.contentTypes, snapshot: snapshot)))
+            change.identifiers.append(identifier)
+            snapshots[snapshot] = body
+            for person in donation.intent.recipients {
+                for key in person.matchKeys where peopleSeen.insert(Array(key.utf8)).inserted {
+                    people.append(key)
+                    change.sets.append(keys.person(key))
+                }
+            }
+            if let groupIdentifier = donation.groupIdentifier,
+                !groupsOfConversation.contains(where: { $0.hasSameBytes(as: groupIdentifier) })
+            {
+                groupsOfConversation.append(groupIdentifier)
+                change.sets.append(keys.group(groupIdentifier))
+            }
+            change.oldest = min(change.oldest, donation.date.seconds)
+        }
+        let hash = change.conversationKey
+        change.hset(hash, "id", conversationIdentifier)
+        change.hset(hash, "ls", donations[donations.count - 1].sequence)
+        if let latest { change.hset(hash, "i", latest) }
+        if people.count != conversation.people.count { change.hset(hash, "pk", RecordCoding.encode(strings: people)) }
+        if groupsOfConversation.count != conversation.groups.count {
+            change.hset(hash, "gk", RecordCoding.encode(strings: groupsOfConversation))
+        }
+        change.snapshots = snapshots.sorted(by: { $0.key < $1.key })
+        writeState(of: conversation, to: record, keys: keys, into: &change)
+        script.append(change)
     }
 
     /// The intent without its content types, as JSON: what a snapshot holds.
@@ -458,8 +562,11 @@ extension RedisDonationStore {
     }
 }
 
-/// A temporary file of lines, written once and read back in order: the valid lines of an import between its two
-/// passes. Removed when the value goes away.
+/// A temporary file of donations, written once and read back in order: the valid donations of an import between
+/// its two passes. Removed when the value goes away.
+///
+/// Each line is the date's bits (16 hexadecimal digits), a space, and the donation's JSON: JSON dates have
+/// microseconds, and a donation is recorded with the date it was read with, to the bit, as the embedded store does.
 final class Spool {
     private let descriptor: Int32
     private var buffer: [UInt8] = []
@@ -477,8 +584,13 @@ final class Spool {
 
     deinit { close(descriptor) }
 
-    func append(_ line: [UInt8]) throws(StoreError) {
-        buffer += line
+    /// Writes a donation as one JSON line.
+    func append(_ interaction: Interaction) throws(StoreError) {
+        let bits = String(interaction.date.seconds.bitPattern, radix: 16)
+        buffer += Array(String(repeating: "0", count: 16 - bits.count).utf8) + Array(bits.utf8) + [0x20]
+        var writer = JSONWriter()
+        interaction.write(to: &writer)
+        buffer += writer.bytes
         buffer.append(0x0A)
         if buffer.count >= 1 << 20 { try flush() }
     }
@@ -505,11 +617,22 @@ final class Spool {
         reading = LineStream(descriptor: descriptor, closesDescriptor: false, carriageReturns: .keep)
     }
 
-    func next() throws(StoreError) -> [UInt8]? {
+    /// The next donation, or `nil` after the last.
+    func next(defaultAccount: String) throws -> Interaction? {
+        let line: [UInt8]
         do {
-            return try reading?.nextLine().map(Array.init)
+            guard let next = try reading?.nextLine() else { return nil }
+            line = Array(next)
         } catch {
             throw StoreError(.failed, "cannot read back the import's temporary file: \(error.reason)")
         }
+        guard line.count > 17, line[16] == 0x20,
+            let bits = UInt64(String(decoding: line[0..<16], as: UTF8.self), radix: 16)
+        else { throw StoreError(.failed, "the import's temporary file is damaged") }
+        var interaction = try line[17...].withUnsafeBufferPointer { buffer throws(InputError) in
+            try Interaction(jsonBytes: buffer, defaultAccount: defaultAccount)
+        }
+        interaction.date = Timestamp(seconds: Double(bitPattern: bits))
+        return interaction
     }
 }
