@@ -4,7 +4,7 @@
 # Everything else comes with the Swift toolchain. Safe to run again: it installs only what is missing.
 #
 #   scripts/setup.sh            build and test dependencies
-#   scripts/setup.sh --bench    also what Benchmarks/ uses (wrk, hyperfine, zoxide)
+#   scripts/setup.sh --bench    also what Benchmarks/ uses (wrk, hyperfine, zoxide, curl, perf)
 set -euo pipefail
 
 packages=()
@@ -19,6 +19,8 @@ if [ "${1:-}" = "--bench" ]; then
     command -v hyperfine >/dev/null 2>&1 || packages+=(hyperfine)
     command -v zoxide >/dev/null 2>&1 || packages+=(zoxide)
     command -v redis-benchmark >/dev/null 2>&1 || packages+=(redis-tools)
+    command -v curl >/dev/null 2>&1 || packages+=(curl)
+    command -v perf >/dev/null 2>&1 || packages+=(linux-perf)
 fi
 if [ ${#packages[@]} -gt 0 ]; then
     echo "setup: installing ${packages[*]}" >&2

@@ -35,7 +35,7 @@ enum LearnerGrid {
                 let steps = horizon == 0 ? Int.max : Int(horizon)
                 candidates.append(
                     .learned(
-                        LearnedPolicy(
+                        try LearnedPolicy(
                             base: LearnedPolicy.default.base, priorStrength: strength, horizon: max(1, steps)),
                         name: "n0 \(Format.fixed(strength, 0)) · H \(horizon == 0 ? "∞" : Format.fixed(horizon, 0))"))
             }

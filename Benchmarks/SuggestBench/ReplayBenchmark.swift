@@ -46,11 +46,11 @@ enum ReplayBenchmark {
                 if name == "default-3" {
                     // The learned default without its engaged channel: what the fourth channel costs.
                     let base = LearnedPolicy.default.base
-                    let three = FrecencyPolicy(
+                    let three = try FrecencyPolicy(
                         channels: Array(base.channels.prefix(3)), contentWeight: base.contentWeight,
                         contentHalfLife: base.contentHalfLife, peopleWeight: base.peopleWeight,
                         groupFactor: base.groupFactor, lessFactor: base.lessFactor)
-                    named.append(.learned(LearnedPolicy(base: three), name: "default-3"))
+                    named.append(.learned(try LearnedPolicy(base: three), name: "default-3"))
                     continue
                 }
                 do {

@@ -6,7 +6,8 @@ public struct HTTPServerError: Error, Sendable, Equatable, CustomStringConvertib
 
     /// An error with its message.
     /// - Parameter message: one line that says what is wrong and what to do.
-    public init(_ message: String) { self.message = message }
+    init(_ message: String) { self.message = message }
 
+    /// The message.
     public var description: String { message }
 }

@@ -35,18 +35,21 @@ public final class SuggestionService: Sendable {
     }
 
     /// Opens (creating it if missing) the embedded store in `directory`.
-    /// - Parameter label: the name of the service's queue, as debuggers show it.
+    /// - Parameters:
+    ///   - ranking: learned weights for each account (the default) or a policy's fixed ones.
+    ///   - label: the name of the service's queue, as debuggers show it.
     /// - Throws: `StoreError` when the directory or its database cannot be used.
-    public convenience init(directory: String, policy: FrecencyPolicy = .default, label: String = "suggest") throws {
+    public convenience init(directory: String, ranking: StoreRanking = .default, label: String = "suggest") throws {
         self.init(
             store: try SQLiteDonationStore.open(
-                StoreLocation(directory: directory), policy: policy, checkpoints: .everyPages(100)),
+                StoreLocation(directory: directory), ranking: ranking, checkpoints: .everyPages(100)),
             label: label)
     }
 
     // MARK: Recording
 
     /// Records one donation (a message sent or received), now.
+    @discardableResult
     public func donate(_ donation: Interaction) async throws -> DonationOutcome {
         try await perform { store, _ in try store.record(donation, now: .now()) }
     }

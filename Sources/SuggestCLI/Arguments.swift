@@ -1,33 +1,43 @@
 /// One option a command accepts.
-public struct OptionSpec: Sendable {
-    public var name: String
+struct OptionSpec: Sendable {
+    /// The option as typed, with its dashes (`--store`).
+    var name: String
     /// The value's placeholder in help (`ID`, `DATE`); `nil` for a flag.
-    public var value: String?
-    public var help: String
-    public var repeatable: Bool
+    var value: String?
+    /// One line for `--help`.
+    var help: String
+    /// Whether it may be given more than once (each value kept, in order).
+    var repeatable: Bool
 
-    public static func flag(_ name: String, _ help: String) -> OptionSpec {
+    /// An option that takes no value.
+    static func flag(_ name: String, _ help: String) -> OptionSpec {
         OptionSpec(name: name, value: nil, help: help, repeatable: false)
     }
 
-    public static func option(_ name: String, _ value: String, _ help: String, repeatable: Bool = false) -> OptionSpec {
+    /// An option that takes a value, shown in help as `value`.
+    static func option(_ name: String, _ value: String, _ help: String, repeatable: Bool = false) -> OptionSpec {
         OptionSpec(name: name, value: value, help: help, repeatable: repeatable)
     }
 }
 
 /// A command line split into options, flags and positional arguments, checked against the command's options.
+///
+/// The command line builds it; a program that runs `suggest serve` itself (`CommandIO.serve`) receives it and reads
+/// the options from it, as the commands do.
 public struct ParsedArguments {
+    /// The subcommand's name (`serve`), for messages.
     public let command: String
     /// The arguments as given, after the command name.
     public let arguments: [String]
     private var values: [String: [String]] = [:]
     private var flags: Set<String> = []
+    /// The arguments that are not options or their values, in order (`-` alone among them).
     public private(set) var positionals: [String] = []
 
     /// Parses `arguments` (after the command name). `--name value` and `--name=value` are both accepted; `--`
     /// ends the options; `-` alone is a positional (standard input).
     /// - Throws: `CommandError.usage` for an unknown option, a missing value, or a repeated single option.
-    public init(command: String, arguments: [String], options: [OptionSpec]) throws(CommandError) {
+    init(command: String, arguments: [String], options: [OptionSpec]) throws(CommandError) {
         self.command = command
         self.arguments = arguments
         var specs: [String: OptionSpec] = [:]
@@ -77,10 +87,13 @@ public struct ParsedArguments {
         }
     }
 
+    /// Whether the flag `name` (`--json`) was given.
     public func flag(_ name: String) -> Bool { flags.contains(name) }
 
+    /// The value of the option `name` (`--store`), or `nil` when it is not given.
     public func value(_ name: String) -> String? { values[name]?.last }
 
+    /// Every value of a repeatable option, in command-line order; empty when it is not given.
     public func values(_ name: String) -> [String] { values[name] ?? [] }
 
     /// An option's value as a whole number in `range`, written in the grammar every numeric option shares
@@ -93,6 +106,7 @@ public struct ParsedArguments {
     }
 
     /// Refuses positional arguments beyond `count`.
+    /// - Throws: `CommandError.usage` naming the first argument too many.
     public func expectPositionals(atMost count: Int) throws(CommandError) {
         guard positionals.count <= count else {
             throw CommandError.usage(

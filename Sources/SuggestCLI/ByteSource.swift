@@ -43,6 +43,7 @@ public final class ByteSource {
         name = "input"
     }
 
+    /// Reads the UTF-8 bytes of `text`.
     public convenience init(text: String) { self.init(bytes: Array(text.utf8)) }
 
     /// Opens a file for reading.

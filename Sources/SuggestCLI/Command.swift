@@ -128,11 +128,15 @@ public enum StoreOpening {
     /// What opens a connection to the store the options name: the embedded store in a directory, or the store on the
     /// Redis Cluster a `redis://` URL names (one client, shared by every connection the opener makes). Nothing is
     /// opened until it is called.
-    /// - Parameter creating: whether a missing directory store is created (a cluster always exists).
+    /// - Parameters:
+    ///   - creating: whether a missing directory store is created (a cluster always exists).
+    ///   - serving: connections for a long-lived server rather than one command: a page cache that keeps what
+    ///     requests touch (`serverPageCacheKiB`), and checkpoints left to the server's background task, with one
+    ///     in the committing request only past `serverCheckpointPages`.
     /// - Throws: `CommandError.usage` when the options name no store (an empty `--store`), or a URL that does not
     ///   parse.
-    public static func opener(_ arguments: ParsedArguments, io: CommandIO, creating: Bool = true) throws
-        -> @Sendable () throws -> any DonationStore
+    public static func opener(_ arguments: ParsedArguments, io: CommandIO, creating: Bool = true, serving: Bool = false)
+        throws -> @Sendable () throws -> any DonationStore
     {
         if let url = StoreOptions.redisURL(arguments, environment: io.environment) {
             let client: RedisClusterClient
@@ -144,11 +148,21 @@ public enum StoreOpening {
             return { try RedisDonationStore.open(client: client) }
         }
         let location = try StoreOptions.location(arguments, io)
+        let pages = serving ? serverCheckpointPages : StoreOptions.checkpointPages
+        let cache = serving ? serverPageCacheKiB : 2_000
         return {
             try SQLiteDonationStore.open(
-                location, checkpoints: .everyPages(StoreOptions.checkpointPages), createIfMissing: creating)
+                location, checkpoints: .everyPages(pages), createIfMissing: creating, pageCacheKiB: cache)
         }
     }
+
+    /// A server connection's page cache: 24 MiB, so that a worker's queries and writes find their pages in memory;
+    /// a server has a connection per worker and one for its upkeep.
+    public static let serverPageCacheKiB = 24_576
+
+    /// About 64 MB of log: past it, the committing request checkpoints; below it, the server's checkpoint every
+    /// second does, off the requests' path.
+    public static let serverCheckpointPages = 16_384
 }
 
 /// Parsing of values that several commands take.

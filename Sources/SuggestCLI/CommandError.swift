@@ -5,6 +5,7 @@ public enum CommandError: Error, Equatable, CustomStringConvertible {
     /// The command could not do its work (a store that cannot be opened): exit 1.
     case failure(String)
 
+    /// The exit code the command line ends with: `ExitCode.usage` or `ExitCode.failure`.
     public var exitCode: Int32 {
         switch self {
         case .usage: return ExitCode.usage
@@ -12,6 +13,7 @@ public enum CommandError: Error, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The message, without the `suggest COMMAND:` the command line puts before it.
     public var description: String {
         switch self {
         case .usage(let message), .failure(let message): return message
@@ -21,7 +23,10 @@ public enum CommandError: Error, Equatable, CustomStringConvertible {
 
 /// The contract's exit codes.
 public enum ExitCode {
+    /// 0: the command did what was asked.
     public static let success: Int32 = 0
+    /// 1: it could not (a store that cannot be opened, output that cannot be written).
     public static let failure: Int32 = 1
+    /// 64 (`EX_USAGE`): bad usage or invalid input; nothing was changed.
     public static let usage: Int32 = 64
 }

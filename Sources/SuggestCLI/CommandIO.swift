@@ -63,12 +63,16 @@ public final class FileDescriptorOutput: OutputSink {
 
     deinit { try? flush() }
 
+    /// Appends `text` to the buffer, and writes the buffer out once it holds 64 KiB (at once with `autoFlush`).
+    /// - Throws: `OutputError` for this write's failure or an earlier one.
     public func write(_ text: String) throws(OutputError) {
         if let failure { throw failure }
         buffer.append(contentsOf: text.utf8)
         if autoFlush || buffer.count >= 1 << 16 { try flush() }
     }
 
+    /// Writes out the buffer, retrying after interruptions and short writes.
+    /// - Throws: `OutputError` for the first `write(2)` that fails, or an earlier failure.
     public func flush() throws(OutputError) {
         if let failure { throw failure }
         var offset = 0
@@ -90,17 +94,23 @@ public final class FileDescriptorOutput: OutputSink {
     }
 }
 
-/// Output kept in memory, for tests.
+/// Output kept in memory: a test, or a program that runs a command line in process, reads what it wrote.
 public final class CapturedOutput: OutputSink {
+    /// Everything written so far.
     public private(set) var text = ""
+    /// An empty output.
     public init() {}
+    /// Appends `text`; never fails.
     public func write(_ text: String) { self.text += text }
+    /// Does nothing: nothing is buffered.
     public func flush() {}
 }
 
-/// Everything a command may touch outside itself.
+/// Everything a command may touch outside itself: a process hands over its streams and variables, a test its own.
 public struct CommandIO {
+    /// Where results go.
     public var standardOutput: OutputSink
+    /// Where errors and progress go, one line each.
     public var standardError: OutputSink
     /// Standard input, read whole or line by line.
     public var standardInput: ByteSource
@@ -113,8 +123,15 @@ public struct CommandIO {
     public var serve: (@Sendable (ParsedArguments, CommandIO) throws -> Int32)?
     /// The variables of `environment` whose bytes were not UTF-8, with the bytes as an error shows them: a command
     /// that would find its store through one refuses to run (exit 64) rather than use the repaired path.
-    public var unreadableVariables: [String: String] = [:]
+    var unreadableVariables: [String: String] = [:]
 
+    /// - Parameters:
+    ///   - standardOutput: where results go.
+    ///   - standardError: where errors and progress go.
+    ///   - standardInput: what `-` and `--json` read.
+    ///   - environment: the variables of `environmentVariables` that are set.
+    ///   - currentDirectory: what relative paths are relative to.
+    ///   - serve: what runs `suggest serve` in this process; `nil` to run the server's executable.
     public init(
         standardOutput: OutputSink, standardError: OutputSink, standardInput: ByteSource,
         environment: [String: String], currentDirectory: String = ".",

@@ -4,6 +4,7 @@ import SuggestSQLiteStore
 /// The `suggest` command line: finds the subcommand, handles `--help` and `--version`, and turns every error into
 /// one line on standard error and the contract's exit code.
 public enum SuggestCommandLine {
+    /// What `suggest --version` prints after `suggest `.
     public static let version = "0.1.0"
 
     static let commands: [any Command.Type] = [
@@ -181,6 +182,7 @@ public enum SuggestCommandLine {
         switch error.kind {
         case .notAStore, .foreignDatabase, .notADirectory: return "; move it away or choose another --store"
         case .readOnly: return "; or choose another --store"
+        case .noSuchStore: return " ('suggest donate' or 'suggest import') or check --store"
         default: return ""
         }
     }

@@ -13,8 +13,9 @@ enum SuggestionOutput {
     ///
     /// Scores are shown relative to the first suggestion's (1 = as strong as the first): the policy's channels
     /// differ by orders of magnitude, so raw scores read like 5.7e-20.
-    static func table(_ suggestions: [Suggestion], at: Timestamp) -> String {
-        guard !suggestions.isEmpty else { return "No suggestions.\n" }
+    /// - Parameter learned: with `--explain` under learned weights, the account's weights, printed under the rows.
+    static func table(_ suggestions: [Suggestion], at: Timestamp, learned: LearnedWeightsSummary? = nil) -> String {
+        guard !suggestions.isEmpty else { return "No suggestions.\n" + (learned.map(learnedWeights) ?? "") }
         let unit = suggestions[0].explanation.map { LogSpace.value($0.logScore) } ?? 1
         // Columns as the terminal draws them: a CJK name or an emoji takes two per character.
         let titles = suggestions.map { TerminalText.prefix(title($0), columns: 40) }
@@ -34,7 +35,31 @@ enum SuggestionOutput {
                 text += self.explanation(explanation, lastDate: suggestion.lastDate, at: at, unit: unit)
             }
         }
+        if let learned { text += learnedWeights(learned) }
         return text
+    }
+
+    /// The `--explain` lines of the account's learned weights: how many sends they come from, then each channel's
+    /// weight for conversations with one person and for groups, beside the prior it started from.
+    ///
+    ///     learned from 37 sends (the prior counts as 2 more):
+    ///       reply        people 0.41    groups 0.02    prior 0.25
+    static func learnedWeights(_ learned: LearnedWeightsSummary) -> String {
+        let sends = counted(learned.sends, "send", plural: "sends")
+        var text = "learned from \(sends) (the prior counts as \(JSONWriter.decimal(learned.priorSends, significantDigits: 3)) more):\n"
+        let width = max(learned.channels.map { TerminalText.width(TerminalText.escaped($0.channel)) }.max() ?? 0, 10)
+        for channel in learned.channels {
+            text += "  " + TerminalText.padded(TerminalText.escaped(channel.channel), to: width + 2)
+            text += "people " + weight(channel.person) + "groups " + weight(channel.group) + "prior "
+                + JSONWriter.decimal(channel.prior, significantDigits: 3) + "\n"
+        }
+        return text
+    }
+
+    /// A weight from 0 to 1 in a column: three significant digits, padded.
+    private static func weight(_ value: Double) -> String {
+        let text = value == 0 ? "0" : JSONWriter.decimal(value, significantDigits: 3)
+        return text + String(repeating: " ", count: max(1, 8 - text.count))
     }
 
     /// The `--explain` lines under a suggestion.

@@ -2,15 +2,17 @@
 public struct ConversionError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file (or `text`) the line came from.
     public var source: String
-    /// 1-based.
+    /// The line's number, 1-based.
     public var line: Int
+    /// What is wrong with it, starting in lower case.
     public var message: String
 
-    public init(source: String, line: Int, message: String) {
+    init(source: String, line: Int, message: String) {
         self.source = source
         self.line = line
         self.message = message
     }
 
+    /// `source, line N: message`.
     public var description: String { "\(source), line \(line): \(message)" }
 }

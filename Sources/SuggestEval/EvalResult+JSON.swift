@@ -127,7 +127,7 @@ extension PairedComparison {
     }
 
     private static func write(
-        _ difference: Difference, to writer: inout JSONWriter, discordant: (onlyPolicy: Int, onlyBaseline: Int)? = nil
+        _ difference: Difference, to writer: inout JSONWriter, discordant: Discordance? = nil
     ) {
         writer.beginObject()
         writer.key("difference")

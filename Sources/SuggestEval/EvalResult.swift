@@ -43,8 +43,12 @@ public struct EvalResult: Sendable, Equatable {
     /// is itself one kind's.
     public var byKind: [EvalResult] = []
 
-    /// An empty result for `policy` at these cut-offs (ascending, distinct, each at least 1).
+    /// An empty result for `policy` at these cut-offs (ascending, distinct, each at least 1), to be filled with
+    /// `record(rank:covered:)`: an `Evaluator` fills its own; one built here measures a ranking made elsewhere with
+    /// the same figures, JSON and tables.
     /// - Parameters:
+    ///   - policy: the name the figures carry.
+    ///   - cutoffs: the k of hit@k.
     ///   - depth: the deepest exact rank; `Int.max` keeps every rank exact.
     ///   - kinds: whether to keep the figures of each kind of target too.
     public init(policy: String, cutoffs: [Int], depth: Int = .max, kinds: Bool = false) {
@@ -115,7 +119,7 @@ public struct EvalResult: Sendable, Equatable {
     }
 
     /// `(k, hit@k)` for each cut-off, in order.
-    public var hitRates: [(cutoff: Int, rate: Double)] {
+    var hitRates: [(cutoff: Int, rate: Double)] {
         zip(cutoffs, hitCounts).map { ($0, rate($1)) }
     }
 

@@ -5,7 +5,9 @@ import SuggestCore
 /// `suggest eval` runs. Each policy has its own `Evaluator`; for each comparison `(policy, baseline)`, every
 /// send both ranked goes into a `PairedComparison`.
 ///
-///     let session = try EvalSession(policies: RankingPolicy.all, against: "recency")
+///     let policies = RankingPolicy.all
+///     let pairs = EvalSession.pairs(names: policies.map(\.name), baseline: "recency") ?? []
+///     let session = try EvalSession(policies: policies, pairs: pairs)
 ///     try session.consumeJSONLines(from: .file("college.jsonl"))
 ///     print(session.comparisons[0].mrrDifference())
 ///
@@ -15,19 +17,40 @@ public final class EvalSession {
     public let evaluators: [Evaluator]
     /// One comparison per pair, in the order `pairs` lists them.
     public private(set) var comparisons: [PairedComparison]
-    /// The pairs compared: indexes into `evaluators`, the policy first, the baseline second.
-    public let pairs: [(policy: Int, baseline: Int)]
+    /// The pairs compared, as indexes into `evaluators`.
+    public let pairs: [Pair]
+
+    /// Two of the session's policies compared send by send.
+    public struct Pair: Sendable, Hashable {
+        /// The index of the policy whose figures are compared.
+        public var policy: Int
+        /// The index of the policy it is compared with.
+        public var baseline: Int
+
+        /// `policy` against `baseline`, both indexes into the session's policies.
+        public init(policy: Int, baseline: Int) {
+            self.policy = policy
+            self.baseline = baseline
+        }
+    }
 
     /// - Parameters:
     ///   - policies: the policies to replay; names must be distinct.
-    ///   - pairs: which to compare, as indexes into `policies` (policy, baseline).
-    ///   - cutoffs, depth: as `Evaluator` takes them.
-    /// - Throws: `InputError` for invalid cut-offs or depth.
+    ///   - pairs: which to compare, as indexes into `policies`; each must be one.
+    ///   - cutoffs: the k of hit@k, as `Evaluator` takes them.
+    ///   - depth: the deepest exact rank, as `Evaluator` takes it.
+    /// - Throws: `InputError` for invalid cut-offs or depth, or a pair that is not two indexes into `policies`.
     public init(
-        policies: [RankingPolicy], pairs: [(policy: Int, baseline: Int)] = [],
+        policies: [RankingPolicy], pairs: [Pair] = [],
         cutoffs: [Int] = EvalResult.defaultCutoffs,
         depth: Int = EvalResult.defaultDepth
     ) throws(InputError) {
+        for pair in pairs where !policies.indices.contains(pair.policy) || !policies.indices.contains(pair.baseline) {
+            throw InputError(
+                field: nil,
+                message: "the pair (\(pair.policy), \(pair.baseline)) does not name two of the "
+                    + "\(policies.count) policies; give indexes from 0 to \(policies.count - 1)")
+        }
         var evaluators: [Evaluator] = []
         for policy in policies { evaluators.append(try Evaluator(policy: policy, cutoffs: cutoffs, depth: depth)) }
         self.evaluators = evaluators
@@ -42,12 +65,12 @@ public final class EvalSession {
     /// The pairs `suggest eval` compares: with `baseline`, every other policy against it; without, the first
     /// policy against every other (so `--policy all` compares `default` with each anchor).
     /// - Returns: `nil` when `baseline` is not one of `names`.
-    public static func pairs(names: [String], baseline: String?) -> [(policy: Int, baseline: Int)]? {
+    public static func pairs(names: [String], baseline: String?) -> [Pair]? {
         if let baseline {
             guard let base = names.firstIndex(of: baseline) else { return nil }
-            return names.indices.filter { $0 != base }.map { ($0, base) }
+            return names.indices.filter { $0 != base }.map { Pair(policy: $0, baseline: base) }
         }
-        return names.indices.dropFirst().map { (0, $0) }
+        return names.indices.dropFirst().map { Pair(policy: 0, baseline: $0) }
     }
 
     /// The results so far, one per policy.

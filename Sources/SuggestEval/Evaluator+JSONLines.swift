@@ -6,7 +6,7 @@ extension Evaluator {
     /// Reads one line of donation JSON Lines. Blank lines are allowed and give `nil`.
     /// - Throws: `InputError` located at `line`: invalid JSON, or a donation the contract rejects.
     /// - Complexity: O(n) in the length of the line.
-    public static func interaction(jsonLine bytes: UnsafeBufferPointer<UInt8>, line: Int) throws(InputError)
+    static func interaction(jsonLine bytes: UnsafeBufferPointer<UInt8>, line: Int) throws(InputError)
         -> Interaction?
     {
         guard !LineStream.isBlank(bytes) else { return nil }
@@ -43,6 +43,7 @@ extension Evaluator {
     }
 
     /// Evaluates one policy on a donation JSON Lines file: what `suggest eval FILE --policy NAME` reports.
+    /// - Throws: as `consumeJSONLines(from:)`; `InputError` for invalid cut-offs.
     public static func evaluate(
         jsonLinesAt path: String, policy: RankingPolicy, cutoffs: [Int] = EvalResult.defaultCutoffs
     ) throws -> EvalResult {
@@ -52,6 +53,8 @@ extension Evaluator {
     }
 
     /// Evaluates several policies on donations already in memory.
+    /// - Returns: one result per policy, in the order given.
+    /// - Throws: `InputError` for invalid cut-offs.
     public static func evaluate(
         _ history: some Sequence<Interaction>, policies: [RankingPolicy], cutoffs: [Int] = EvalResult.defaultCutoffs
     ) throws -> [EvalResult] {

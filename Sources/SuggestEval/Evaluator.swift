@@ -15,6 +15,7 @@ import SuggestCore
 ///     for interaction in history { try evaluator.consume(interaction) }
 ///     print(evaluator.result.mrr)
 public final class Evaluator {
+    /// How the conversations are ranked.
     public let policy: RankingPolicy
     /// Ascending, distinct, each at least 1.
     public let cutoffs: [Int]
@@ -24,7 +25,7 @@ public final class Evaluator {
     public private(set) var result: EvalResult
     /// The account (its position in the order accounts were first seen) and the kinds of the last evaluated
     /// donation, for comparing two policies donation by donation.
-    public private(set) var lastEvaluated: (account: Int, kinds: TargetKinds) = (0, [])
+    private(set) var lastEvaluated: (account: Int, kinds: TargetKinds) = (0, [])
     private var accountSlots: [String: Int] = [:]
     private var replays: [any AccountReplay] = []
     private var donatedIdentifiers: [IdentifierSet] = []

@@ -9,7 +9,7 @@ public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The system's message (`No such file or directory`).
     public var reason: String
 
-    public init(path: String, operation: String, reason: String) {
+    init(path: String, operation: String, reason: String) {
         self.path = path
         self.operation = operation
         self.reason = reason
@@ -22,5 +22,6 @@ public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
         return FileError(path: path, operation: operation, reason: reason)
     }
 
+    /// `cannot read PATH: REASON`.
     public var description: String { "cannot \(operation) \(path): \(reason)" }
 }

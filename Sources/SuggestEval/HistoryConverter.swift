@@ -22,6 +22,7 @@ public enum HistoryConverter {
         /// Messages that gave no donation: no recipient other than the sender.
         public var skipped = 0
 
+        /// A summary of these counts.
         public init(messages: Int = 0, donations: Int = 0, skipped: Int = 0) {
             self.messages = messages
             self.donations = donations
@@ -80,7 +81,7 @@ public enum HistoryConverter {
 
     /// The `speakableGroupName` of a group: `A, B and C` for three members or fewer, `A, B, C and 4 others`
     /// beyond.
-    public static func groupName(_ names: [String]) -> String {
+    static func groupName(_ names: [String]) -> String {
         if names.count <= 3 {
             return names.dropLast().joined(separator: ", ") + " and " + (names.last ?? "")
         }

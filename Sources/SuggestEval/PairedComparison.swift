@@ -37,7 +37,8 @@ public struct PairedComparison: Sendable, Equatable {
     /// Sums of squared differences over sends, per kind: `[kind][0]` for the reciprocal rank, then one per cut-off.
     private var squares: [[Double]]
 
-    /// An empty comparison.
+    /// An empty comparison, to be filled with `add(account:kinds:policyRank:baselineRank:depth:)`: `EvalSession`
+    /// fills its own; one built here compares rankings made elsewhere with the same figures.
     public init(policy: String, baseline: String, cutoffs: [Int]) {
         self.policy = policy
         self.baseline = baseline
@@ -95,6 +96,7 @@ public struct PairedComparison: Sendable, Equatable {
     }
 
     /// How many sends were compared, of `kind` or of every kind.
+    /// - Complexity: O(a) for a accounts, as every figure of a comparison.
     public func pairs(kind: TargetKind? = nil) -> Int {
         accounts.reduce(0) { $0 + $1[slot(kind)].count }
     }
@@ -118,12 +120,23 @@ public struct PairedComparison: Sendable, Equatable {
         return difference(kind: kind, column: position + 1) { Double($0.hits[position]) }
     }
 
-    /// McNemar's counts for hit@k: the sends only the policy, and only the baseline, has in its first k.
-    public func discordant(_ k: Int, kind: TargetKind? = nil) -> (onlyPolicy: Int, onlyBaseline: Int)? {
+    /// McNemar's counts for one cut-off k: the sends that only one of the two policies has in its first k.
+    public struct Discordance: Sendable, Hashable {
+        /// Sends in the policy's first k and not in the baseline's.
+        public var onlyPolicy: Int
+        /// Sends in the baseline's first k and not in the policy's.
+        public var onlyBaseline: Int
+    }
+
+    /// McNemar's counts for hit@k, of `kind` or of every kind; `nil` when k is not one of the cut-offs.
+    /// - Complexity: O(a) for a accounts.
+    public func discordant(_ k: Int, kind: TargetKind? = nil) -> Discordance? {
         guard let position = cutoffs.firstIndex(of: k) else { return nil }
         let index = slot(kind)
-        return accounts.reduce((0, 0)) {
-            ($0.0 + $1[index].onlyPolicy[position], $0.1 + $1[index].onlyBaseline[position])
+        return accounts.reduce(Discordance(onlyPolicy: 0, onlyBaseline: 0)) {
+            Discordance(
+                onlyPolicy: $0.onlyPolicy + $1[index].onlyPolicy[position],
+                onlyBaseline: $0.onlyBaseline + $1[index].onlyBaseline[position])
         }
     }
 

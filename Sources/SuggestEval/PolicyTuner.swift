@@ -10,12 +10,20 @@ import SuggestCore
 public enum PolicyTuner {
     /// One candidate and what it scored.
     public struct Trial: Sendable {
+        /// The candidate.
         public var policy: RankingPolicy
+        /// Its figures on the history.
         public var result: EvalResult
     }
 
     /// Replays `history` under each candidate, `concurrency` at a time.
+    /// - Parameters:
+    ///   - candidates: the policies to try.
+    ///   - history: the donations, in the order they happened.
+    ///   - cutoffs: the k of hit@k.
+    ///   - concurrency: replays at once (one core each).
     /// - Returns: one trial per candidate, in the order given.
+    /// - Throws: `InputError` for invalid cut-offs.
     /// - Complexity: one full replay per candidate.
     public static func run(
         _ candidates: [RankingPolicy], on history: [Interaction], cutoffs: [Int] = EvalResult.defaultCutoffs,
@@ -50,10 +58,13 @@ public enum PolicyTuner {
     ///   - shortHalfLives, longHalfLives: seconds.
     ///   - shortIncoming, longIncoming: what an incoming donation weighs in each channel (an outgoing one weighs 1).
     ///   - longWeights: `β` of the long channel (the short one has 1).
+    ///   - groupFactors: what a group conversation's score is multiplied by.
+    /// - Returns: one candidate per combination, named by its constants.
+    /// - Throws: `PolicyError` when a value of the grid is out of range (a half-life of 0, a negative weight).
     public static func grid(
         shortHalfLives: [Double], shortIncoming: [Double], longHalfLives: [Double], longIncoming: [Double],
         longWeights: [Double], groupFactors: [Double] = [1]
-    ) -> [RankingPolicy] {
+    ) throws(PolicyError) -> [RankingPolicy] {
         var candidates: [RankingPolicy] = []
         for shortHalfLife in shortHalfLives {
             for shortIn in shortIncoming {
@@ -61,7 +72,7 @@ public enum PolicyTuner {
                     for longIn in longIncoming {
                         for longWeight in longWeights {
                             for groupFactor in groupFactors {
-                                let policy = FrecencyPolicy(
+                                let policy = try FrecencyPolicy(
                                     channels: [
                                         .init(name: "short-term", halfLife: shortHalfLife, weight: 1, incoming: shortIn),
                                         .init(name: "long-term", halfLife: longHalfLife, weight: longWeight, incoming: longIn),
@@ -81,7 +92,7 @@ public enum PolicyTuner {
     }
 
     /// A duration in its largest whole unit: `15m`, `4h`, `14d`.
-    public static func duration(_ seconds: Double) -> String {
+    static func duration(_ seconds: Double) -> String {
         if seconds >= 86_400, seconds.truncatingRemainder(dividingBy: 86_400) == 0 { return "\(Int(seconds / 86_400))d" }
         if seconds >= 3_600, seconds.truncatingRemainder(dividingBy: 3_600) == 0 { return "\(Int(seconds / 3_600))h" }
         if seconds >= 60, seconds.truncatingRemainder(dividingBy: 60) == 0 { return "\(Int(seconds / 60))m" }

@@ -24,7 +24,7 @@ extension RankingPolicy {
     /// TDLib top dialogs (`TopDialogManager.cpp`): each outgoing donation adds `e^(-age / 241920 s)`; incoming
     /// donations do not count. As a `FrecencyPolicy`: one channel whose half-life is `241920 · ln 2` s (1.94 d).
     public static let tdlib = RankingPolicy.frecency(
-        FrecencyPolicy(channels: [
+        FrecencyPolicy(unchecked: [
             .init(
                 name: "tdlib", halfLife: 241_920 * 0.693_147_180_559_945_3, weight: 1, outgoing: 1, incoming: 0,
                 unspecified: 0)
@@ -33,7 +33,7 @@ extension RankingPolicy {
 
     /// Firefox frecency (ranking.rst): a 30-day half-life, 100 per outgoing and 20 per incoming donation.
     public static let firefox = RankingPolicy.frecency(
-        FrecencyPolicy(channels: [
+        FrecencyPolicy(unchecked: [
             .init(name: "firefox", halfLife: 30 * 86_400, weight: 1, outgoing: 100, incoming: 20, unspecified: 0)
         ]),
         name: "firefox", summary: "Firefox frecency: 30-day half-life, 100 per outgoing, 20 per incoming")

@@ -33,10 +33,12 @@ public struct RankingPolicy: Sendable, Hashable {
 
     /// The name `--policy` takes and results carry.
     public var name: String
+    /// How it scores a conversation.
     public var rule: Rule
     /// One line on what the policy does, for `--help` and reports.
     public var summary: String
 
+    /// A policy of any rule, such as an anchor under another name.
     public init(name: String, rule: Rule, summary: String) {
         self.name = name
         self.rule = rule

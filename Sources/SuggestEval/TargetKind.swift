@@ -23,12 +23,17 @@ public enum TargetKind: String, Sendable, CaseIterable, Hashable {
 
 /// The kinds one send is of: `reply`, `idle` and `group` may come together; `other` is the empty set's.
 public struct TargetKinds: OptionSet, Sendable, Hashable {
+    /// One bit per kind: 1 `reply`, 2 `idle`, 4 `group`.
     public let rawValue: UInt8
 
+    /// The kinds whose bits `rawValue` sets.
     public init(rawValue: UInt8) { self.rawValue = rawValue }
 
+    /// An answer to the conversation that last wrote (`TargetKind.reply`).
     public static let reply = TargetKinds(rawValue: 1)
+    /// A conversation silent for `idleAfter` or longer (`TargetKind.idle`).
     public static let idle = TargetKinds(rawValue: 2)
+    /// A group conversation (`TargetKind.group`).
     public static let group = TargetKinds(rawValue: 4)
 
     /// Whether the send is of `kind`.

@@ -16,220 +16,89 @@ struct StoredConversation {
     var isNew: Bool { version == 0 }
 }
 
-/// What a state change writes: the conversation hash's fields and the sorted sets it is in. `writeState` writes
-/// through it, into a generic section or into a `Recording`.
-protocol StateWriter {
-    mutating func hset(_ key: String, _ field: String, _ value: some RedisArgument)
-    mutating func zadd(_ key: String, _ score: Double, _ member: Int64)
-    mutating func zrem(_ key: String, _ member: Int64)
-}
-
-/// Donations recorded in one conversation: a section of `RedisScripts.apply` in its compact form, where the
-/// conversation's number is the member of every set and the value of every identifier, and each write is named by
-/// its position rather than by an operation.
-struct Recording: StateWriter {
-    var conversationKey: String
-    var expectedVersion: Int64
-    var firstSequence: Int64 = 0
-    var number: Int64
-    var identifiers: [String] = []
-    var donationsKey: String
-    /// The entries appended to the donations list, one per identifier, in order.
-    var entries: [[UInt8]] = []
-    /// Fields of the conversation's hash.
-    var fields: [(String, [UInt8])] = []
-    var snapshotsKey: String
-    /// Snapshots set if absent (HSETNX).
-    var snapshots: [(String, [UInt8])] = []
-    /// The sorted sets the conversation is in, with its score in each.
-    var lists: [(String, Double)] = []
-    /// The sorted sets it leaves.
-    var listsLeft: [String] = []
-    /// The sets it joins (people, groups).
-    var sets: [String] = []
-    var oldestKey: String
-    /// Its oldest donation's date (ZADD LT).
-    var oldest: Double
-
-    mutating func hset(_ key: String, _ field: String, _ value: some RedisArgument) {
-        var bytes: [UInt8] = []
-        value.appendRedisBytes(to: &bytes)
-        fields.append((field, bytes))
-    }
-
-    mutating func zadd(_ key: String, _ score: Double, _ member: Int64) { lists.append((key, score)) }
-
-    mutating func zrem(_ key: String, _ member: Int64) { listsLeft.append(key) }
-}
-
-/// One `RedisScripts.apply` call being built: the changes of one or more conversations of one account, each a
-/// section with its checks and operations, and the keys they name.
-///
-/// Operations go to the section begun last (`beginSection`); a section is closed by the next one or by `command`.
-struct ScriptBuilder: StateWriter {
-    /// KEYS: the account's `ids` hash first, then every key the operations named, in order of first use.
+/// The operations of one `RedisScripts.apply` call: the keys it names, its checks, and what it writes.
+struct ScriptBuilder {
     private(set) var keys: [String]
-    private var keyIndex: [String: Int]
-    /// ARGV after the count of sections: the sections closed so far.
-    private var closed = RedisArgumentList()
-    /// The section being built.
-    private var section: Section?
-    /// How many sections the script has, the open one included.
-    private(set) var sectionCount = 0
-    /// Whether the script may run on a server at its `maxmemory` (to undo a failed import).
-    var allowsOutOfMemory = false
+    private var keyIndex: [String: Int] = [:]
+    private(set) var operations: [[UInt8]] = []
+    /// The hashes checked before anything is written: each key's index, expected version and first sequence number.
+    private var checks: [(key: [UInt8], version: Int64, firstSequence: Int64)] = []
+    var checkedIdentifiers: [String] = []
 
-    private struct Section {
-        var conversation: Int
-        var expectedVersion: Int64
-        var firstSequence: Int64 = 0
-        var checkedIdentifiers: [String] = []
-        var operations = RedisArgumentList()
-    }
-
+    /// - Parameter identifiersKey: the account's `ids` hash, which the identifiers being recorded are checked in.
     init(identifiersKey: String) {
         keys = [identifiersKey]
         keyIndex = [identifiersKey: 1]
     }
 
-    /// How many bytes the script's arguments take so far: what a caller keeps a script's size under.
-    var byteCount: Int { closed.byteCount + (section?.operations.byteCount ?? 0) }
-
-    /// Begins the change of one conversation, computed from its version `expectedVersion` (0: no hash yet).
-    mutating func beginSection(conversationKey: String, expectedVersion: Int64) {
-        closeSection()
-        section = Section(conversation: index(conversationKey), expectedVersion: expectedVersion)
-        sectionCount += 1
+    /// Checks, before the change, that the hash at `key` still has `version` (0: no hash yet) and, when
+    /// `firstSequence` is above 0, that its last donation (`ls`) came before that sequence number; after the change,
+    /// its version is incremented (unless the change deleted it).
+    mutating func check(_ key: String, version: Int64, firstSequence: Int64 = 0) {
+        checks.append((index(key), version, firstSequence))
     }
 
-    /// The first sequence number of the donations the open section appends (0 for none).
-    var firstSequence: Int64 {
-        get { section?.firstSequence ?? 0 }
-        set { section?.firstSequence = newValue }
+    /// Sets the first sequence number of the hash checked last (known only once its first donation is met).
+    mutating func setFirstSequence(_ sequence: Int64, ofCheck check: Int) {
+        checks[check].firstSequence = sequence
     }
 
-    /// An identifier the open section records, checked to be absent.
-    mutating func check(identifier: String) { section?.checkedIdentifiers.append(identifier) }
+    /// How many hashes are checked so far (the index of the next one).
+    var checkCount: Int { checks.count }
 
-    private mutating func closeSection() {
-        guard let section else { return }
-        self.section = nil
-        closed.append("G")
-        closed.append(4 + section.checkedIdentifiers.count + section.operations.count)
-        closed.append(section.conversation)
-        closed.append(section.expectedVersion)
-        closed.append(section.firstSequence)
-        closed.append(section.checkedIdentifiers.count)
-        for identifier in section.checkedIdentifiers { closed.append(identifier) }
-        closed.append(contentsOf: section.operations)
-    }
-
-    /// Adds a section that records donations in one conversation, in the script's compact form (`R`).
-    mutating func append(_ recording: Recording) {
-        closeSection()
-        sectionCount += 1
-        var rest = RedisArgumentList()
-        rest.append(index(recording.conversationKey))
-        rest.append(recording.expectedVersion)
-        rest.append(recording.firstSequence)
-        rest.append(recording.number)
-        rest.append(recording.identifiers.count)
-        for identifier in recording.identifiers { rest.append(identifier) }
-        rest.append(index(recording.donationsKey))
-        for entry in recording.entries { rest.append(entry) }
-        rest.append(recording.fields.count)
-        for (field, value) in recording.fields {
-            rest.append(field)
-            rest.append(value)
-        }
-        rest.append(index(recording.snapshotsKey))
-        rest.append(recording.snapshots.count)
-        for (key, body) in recording.snapshots {
-            rest.append(key)
-            rest.append(body)
-        }
-        rest.append(recording.lists.count)
-        for (key, score) in recording.lists {
-            rest.append(index(key))
-            rest.append(Self.score(score))
-        }
-        rest.append(recording.listsLeft.count)
-        for key in recording.listsLeft { rest.append(index(key)) }
-        rest.append(recording.sets.count)
-        for key in recording.sets { rest.append(index(key)) }
-        rest.append(index(recording.oldestKey))
-        rest.append(Self.score(recording.oldest))
-        closed.append("R")
-        closed.append(rest.count)
-        closed.append(contentsOf: rest)
-    }
-
-    private mutating func index(_ key: String) -> Int {
-        if let known = keyIndex[key] { return known }
+    private mutating func index(_ key: String) -> [UInt8] {
+        if let known = keyIndex[key] { return Array(String(known).utf8) }
         keys.append(key)
         keyIndex[key] = keys.count
-        return keys.count
-    }
-
-    private mutating func operation(_ code: String, _ key: String) {
-        let number = index(key)
-        section?.operations.append(code)
-        section?.operations.append(number)
+        return Array(String(keys.count).utf8)
     }
 
     mutating func zadd(_ key: String, _ score: Double, _ member: Int64) {
-        operation("Z", key)
-        section?.operations.append(Self.score(score))
-        section?.operations.append(member)
+        operations += [Array("Z".utf8), index(key), Self.score(score), Array(String(member).utf8)]
     }
 
     mutating func zaddLess(_ key: String, _ score: Double, _ member: Int64) {
-        operation("L", key)
-        section?.operations.append(Self.score(score))
-        section?.operations.append(member)
+        operations += [Array("L".utf8), index(key), Self.score(score), Array(String(member).utf8)]
     }
 
     mutating func zrem(_ key: String, _ member: Int64) {
-        operation("z", key)
-        section?.operations.append(member)
+        operations += [Array("z".utf8), index(key), Array(String(member).utf8)]
     }
 
     mutating func sadd(_ key: String, _ member: Int64) {
-        operation("S", key)
-        section?.operations.append(member)
+        operations += [Array("S".utf8), index(key), Array(String(member).utf8)]
     }
 
     mutating func srem(_ key: String, _ member: Int64) {
-        operation("s", key)
-        section?.operations.append(member)
+        operations += [Array("s".utf8), index(key), Array(String(member).utf8)]
     }
 
-    mutating func hset(_ key: String, _ field: String, _ value: some RedisArgument) {
-        operation("H", key)
-        section?.operations.append(field)
-        section?.operations.append(value)
+    mutating func hset(_ key: String, _ field: String, _ value: [UInt8]) {
+        operations += [Array("H".utf8), index(key), Array(field.utf8), value]
     }
 
     mutating func hsetnx(_ key: String, _ field: String, _ value: [UInt8]) {
-        operation("N", key)
-        section?.operations.append(field)
-        section?.operations.append(value)
+        operations += [Array("N".utf8), index(key), Array(field.utf8), value]
     }
 
     mutating func hdel(_ key: String, _ field: String) {
-        operation("h", key)
-        section?.operations.append(field)
+        operations += [Array("h".utf8), index(key), Array(field.utf8)]
     }
 
     mutating func delete(_ key: String) {
-        operation("D", key)
+        operations += [Array("D".utf8), index(key)]
+    }
+
+    /// Increments the version of a hash the change invalidates without checking it: a fold of the account's
+    /// learned weights that read the donations before this change then fails its check and reads them again.
+    mutating func bumpVersion(_ key: String) {
+        operations += [Array("V".utf8), index(key)]
     }
 
     mutating func rpush(_ key: String, _ values: [[UInt8]]) {
         guard !values.isEmpty else { return }
-        operation("R", key)
-        section?.operations.append(values.count)
-        for value in values { section?.operations.append(value) }
+        operations += [Array("R".utf8), index(key), Array(String(values.count).utf8)]
+        operations += values
     }
 
     /// A score as Redis reads it back exactly: the shortest text that round-trips the `Double`.
@@ -239,50 +108,41 @@ struct ScriptBuilder: StateWriter {
         return Array(value.description.utf8)
     }
 
-    /// The `EVALSHA` command, every section closed.
+    /// Whether the script may run on a server at its `maxmemory` (to undo a failed import).
+    var allowsOutOfMemory = false
+
+    /// The `EVALSHA` command.
     var command: RedisCommand {
-        mutating get {
-            closeSection()
-            var command = RedisCommand(
-                script: allowsOutOfMemory ? RedisScripts.applyAllowingOOM : RedisScripts.apply, keys: keys)
-            command.append(sectionCount)
-            command.append(contentsOf: closed)
-            return command
+        var command = RedisCommand(script: allowsOutOfMemory ? RedisScripts.applyAllowingOOM : RedisScripts.apply, keys: keys)
+        command.append(checks.count)
+        for check in checks {
+            command.append(check.key)
+            command.append(String(check.version))
+            command.append(String(check.firstSequence))
         }
+        command.append(checkedIdentifiers.count)
+        for identifier in checkedIdentifiers { command.append(identifier) }
+        for operation in operations { command.append(operation) }
+        return command
     }
 }
 
 extension RedisDonationStore {
-    /// What the script answered for one section.
+    /// What the script answered.
     enum ApplyOutcome: Equatable {
         case applied
         case conflict
         case duplicate
     }
 
-    /// The statuses of an `apply` call, one per section it began, and the failure that stopped it part-way.
-    /// - Throws: the store's error for an error reply (the script did not run: out of memory, a refused script).
-    static func applyOutcomes(_ reply: RedisValue, sections: Int) throws(StoreError)
-        -> (outcomes: [ApplyOutcome], failure: StoreError?)
-    {
+    static func applyOutcome(_ reply: RedisValue) throws(StoreError) -> ApplyOutcome {
         if let message = reply.errorMessage { throw refusal(message) }
-        guard let items = reply.array, items.count <= sections + 1 else {
-            throw StoreError(.failed, "Redis answered a change with \(reply)")
+        switch reply.string {
+        case "OK": return .applied
+        case "CONFLICT": return .conflict
+        case "DUPLICATE": return .duplicate
+        default: throw StoreError(.failed, "Redis answered a change with \(reply)")
         }
-        var outcomes: [ApplyOutcome] = []
-        outcomes.reserveCapacity(items.count)
-        for item in items {
-            switch item.bytes {
-            case Array("OK".utf8)?: outcomes.append(.applied)
-            case Array("CONFLICT".utf8)?: outcomes.append(.conflict)
-            case Array("DUPLICATE".utf8)?: outcomes.append(.duplicate)
-            case let bytes? where bytes.first == UInt8(ascii: "!"):
-                return (outcomes, refusal(String(decoding: bytes.dropFirst(), as: UTF8.self)))
-            default: throw StoreError(.failed, "Redis answered a change with \(reply)")
-            }
-        }
-        guard outcomes.count == sections else { throw StoreError(.failed, "Redis answered a change with \(reply)") }
-        return (outcomes, nil)
     }
 
     /// The store's error for an error reply to a write.
@@ -323,7 +183,7 @@ extension RedisDonationStore {
     /// Writes a conversation's new state: its record, and every sorted set and index that depends on it, moving it
     /// out of the lists of a service or content kinds it no longer has.
     func writeState(
-        of conversation: StoredConversation, to record: ConversationRecord, keys: RedisKeys, into script: inout some StateWriter
+        of conversation: StoredConversation, to record: ConversationRecord, keys: RedisKeys, into script: inout ScriptBuilder
     ) {
         let number = conversation.number
         script.hset(keys.conversation(number), "r", RecordCoding.encode(record))

@@ -120,6 +120,42 @@ enum RecordCoding {
         }
     }
 
+    static let weightsVersion: UInt8 = 1
+
+    /// An account's learned weights: the version byte, the sixteen numbers (masses for people and groups, then
+    /// shares for people and groups, channel by channel) as their bits, then the count of sends.
+    static func encode(_ weights: LearnedWeights) -> [UInt8] {
+        var writer = ByteWriter()
+        writer.byte(weightsVersion)
+        for vector in [weights.personTotals, weights.groupTotals, weights.personShares, weights.groupShares] {
+            for index in 0..<4 { writer.double(vector[index]) }
+        }
+        writer.integer(weights.targets)
+        return writer.bytes
+    }
+
+    static func decodeWeights(_ bytes: [UInt8]) throws(StoreError) -> LearnedWeights {
+        var reader = ByteReader(bytes)
+        guard reader.byte() == weightsVersion else { throw StoreError.damaged("an account's learned weights in Redis") }
+        var vectors: [SIMD4<Double>] = []
+        for _ in 0..<4 {
+            var vector = SIMD4<Double>()
+            for index in 0..<4 {
+                guard let value = reader.double() else {
+                    throw StoreError.damaged("an account's learned weights in Redis")
+                }
+                vector[index] = value
+            }
+            vectors.append(vector)
+        }
+        guard let targets = reader.integer(), targets >= 0, reader.offset == bytes.count else {
+            throw StoreError.damaged("an account's learned weights in Redis")
+        }
+        return LearnedWeights(
+            personTotals: vectors[0], groupTotals: vectors[1], personShares: vectors[2], groupShares: vectors[3],
+            targets: targets)
+    }
+
     /// A list of strings (people keys, group identifiers) as one value.
     static func encode(strings: [String]) -> [UInt8] {
         var writer = ByteWriter()

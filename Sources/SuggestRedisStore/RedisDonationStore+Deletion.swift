@@ -5,10 +5,13 @@ import SuggestCore
 extension RedisDonationStore {
     /// Deletes the selected donations of one account; each conversation they fed is recomputed from its remaining
     /// donations, in recording order (the fold the embedded store replays), by one script, and a conversation left
-    /// without donations is removed with its names, people, pictures and indexes. Then every node rewrites its
+    /// without donations is removed with its names, people, pictures and indexes. Then the account's learned
+    /// weights are folded again from all of its remaining donations (`refoldWeights`), and every node rewrites its
     /// append-only file (and snapshot, when it keeps one), so that the deleted bytes leave the nodes' files.
     ///
-    /// A deletion that spans several conversations is atomic per conversation, and safe to repeat.
+    /// A deletion that spans several conversations is atomic per conversation, and safe to repeat. Each
+    /// conversation's script marks the weights to be folded, so that a fold that another client's change keeps
+    /// from finishing is done by the next maintenance step.
     public func delete(_ selector: DeletionSelector, account: String) throws -> DeletionReport {
         let keys = RedisKeys(account: account)
         let numbers: [Int64]
@@ -45,6 +48,7 @@ extension RedisDonationStore {
             // Numbers whose conversation never got a hash (a write that failed after the number was given).
             _ = try write([RedisCommand("DEL", key: keys.conversationNumbers)])
         }
+        if report.donations > 0 { try refoldWeights(keys) }
         report.conversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         report.removedConversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         if report.donations > 0 { report.logTruncated = rewriteFiles() }
@@ -134,8 +138,12 @@ extension RedisDonationStore {
             let removed = entries.filter(drops)
             guard !removed.isEmpty || rebuildingAnyway else { return Rewrite(identifier: identifier) }
             var script = ScriptBuilder(identifiersKey: keys.identifiers)
+            script.check(keys.conversation(number), version: version)
             script.allowsOutOfMemory = allowingOutOfMemory
-            script.beginSection(conversationKey: keys.conversation(number), expectedVersion: version)
+            // The account's weights no longer follow from its donations: marked, and any fold under way made to
+            // read them again.
+            script.hset(keys.learnedWeights, "fold", Array("1".utf8))
+            script.bumpVersion(keys.learnedWeights)
             if kept.isEmpty {
                 removeConversation(
                     stored, identifier: identifier, donationIdentifiers: removed.map(\.identifier), keys: keys,
@@ -144,9 +152,7 @@ extension RedisDonationStore {
                 try recompute(stored, kept: kept, removed: removed, snapshots: snapshots, keys: keys, into: &script)
             }
             let reply = try write([script.command])[0]
-            let (outcomes, failure) = try Self.applyOutcomes(reply, sections: 1)
-            if let failure { throw failure }
-            switch outcomes[0] {
+            switch try Self.applyOutcome(reply) {
             case .applied:
                 if kept.isEmpty && !allowingOutOfMemory {
                     // "Suggest Less" was about the deleted conversation; a block is a standing choice and stays.
@@ -217,6 +223,77 @@ extension RedisDonationStore {
         script.rpush(keys.donations(number), kept.map(RecordCoding.encode))
         writeState(of: stored, to: record, keys: keys, into: &script)
         script.zadd(keys.oldest, oldest, number)
+    }
+
+    /// Folds the account's learned weights again from its remaining donations, in sequence order
+    /// (`LearnedWeights.fold`, each donation with its snapshot's kind), and writes them, clearing the mark, by a
+    /// script that checks that the weights' version is still the one read before the donations were: every change
+    /// of an account's donations increments it, so weights folded from a history that changed meanwhile are
+    /// folded again. An account with no donation left loses its weights' hash. Under fixed weights, which cannot be
+    /// folded here, the weights become `.empty` and stay marked: nothing learned from a deleted donation stays.
+    /// - Returns: whether the weights were written (`false`: the account kept changing; they stay marked for
+    ///   the next maintenance step).
+    /// - Complexity: O(n log n) for the account's n donations, read 64 conversations per round trip.
+    @discardableResult
+    func refoldWeights(_ keys: RedisKeys) throws(StoreError) -> Bool {
+        for _ in 0..<20 {
+            let read = try readWeights(keys)
+            let numbers = try members(RedisCommand("HVALS", key: keys.conversationNumbers)).sorted()
+            var donations: [(sequence: Int64, conversation: Int64, event: ConversationState.Event)] = []
+            var start = 0
+            while start < numbers.count {
+                let batch = numbers[start..<min(start + 64, numbers.count)]
+                start += batch.count
+                let replies = try pipeline(
+                    batch.flatMap { number in
+                        [
+                            RedisCommand("LRANGE", key: keys.donations(number), 0, -1),
+                            RedisCommand("HGETALL", key: keys.snapshots(number)),
+                        ]
+                    })
+                for (offset, number) in batch.enumerated() {
+                    var isGroup: [String: Bool] = [:]
+                    let pairs = try replies[2 * offset + 1].checkedArray() ?? []
+                    for index in stride(from: 0, to: pairs.count - 1, by: 2) {
+                        guard let key = pairs[index].string, let body = pairs[index + 1].bytes else { continue }
+                        isGroup[key] = try Self.decodeIntent(body).isGroup
+                    }
+                    for value in try replies[2 * offset].checkedArray() ?? [] {
+                        let entry = try RecordCoding.decodeEntry(value.bytes ?? [])
+                        guard let group = isGroup[entry.snapshot] else {
+                            throw StoreError.damaged("a donation's snapshot in Redis")
+                        }
+                        donations.append(
+                            (
+                                entry.sequence, number,
+                                ConversationState.Event(
+                                    date: Timestamp(seconds: entry.date), direction: entry.direction,
+                                    isEngagedSuggestion: entry.engaged, isGroup: group)
+                            ))
+                    }
+                }
+            }
+            donations.sort { $0.sequence < $1.sequence }
+            var script = ScriptBuilder(identifiersKey: keys.identifiers)
+            let hash = keys.learnedWeights
+            script.check(hash, version: read.version)
+            if donations.isEmpty {
+                script.delete(hash)
+            } else if let learned = ranking.learnedPolicy {
+                let folded = LearnedWeights.fold(
+                    donations.lazy.map { (conversation: $0.conversation, event: $0.event) }, policy: learned)
+                script.hset(hash, "w", RecordCoding.encode(folded.weights))
+                script.hdel(hash, "fold")
+            } else {
+                script.hset(hash, "w", RecordCoding.encode(LearnedWeights.empty))
+                script.hset(hash, "fold", Array("1".utf8))
+            }
+            switch try Self.applyOutcome(try write([script.command])[0]) {
+            case .applied: return true
+            case .conflict, .duplicate: continue
+            }
+        }
+        return false
     }
 
     /// Asks every node (masters and replicas) to rewrite its append-only file, and to write a new snapshot when it

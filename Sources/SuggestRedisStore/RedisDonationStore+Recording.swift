@@ -46,46 +46,36 @@ extension RedisDonationStore {
         return report
     }
 
-    /// JSON Lines in two passes over the input: the first reads and checks every line (an invalid line stops the
-    /// import before anything is written); the second records them, a chunk at a time. The valid donations wait in
-    /// memory while they fit in one chunk, as most imports do; beyond that they wait in a temporary file, so that an
-    /// import of any size takes the memory of one chunk.
+    /// JSON Lines in two passes over the input: the first reads and checks every line, keeping the valid ones in a
+    /// temporary file (an invalid line stops the import before anything is written); the second records them from
+    /// that file, a chunk at a time.
     public func importJSONLines(
         from lines: some JSONLineSource, options: ImportOptions, progress: (ImportProgress) -> Void,
         interruption: () throws -> Void
     ) throws -> ImportReport {
         var report = ImportReport()
         let oldestKept = try retention().oldestKept(at: options.now)
-        var held: [Interaction] = []
-        var spool: Spool?
-        while let (line, parsed) = try lines.nextDonation(defaultAccount: options.defaultAccount) {
+        let spool = try Spool()
+        while let next = try lines.nextDonation(defaultAccount: options.defaultAccount) {
+            let (line, parsed) = (next.line, next.donation)
             report.read += 1
             if report.read & 255 == 0 { try interruption() }
             if report.read % options.progressInterval == 0 {
                 progress(ImportProgress(lines: report.read, bytesRead: lines.bytesRead, totalBytes: lines.totalBytes))
             }
-            guard let interaction = try Self.admit(parsed, line: line, options: options, oldestKept: oldestKept, into: &report)
-            else { continue }
-            if spool == nil && held.count < Self.chunkSize {
-                held.append(interaction)
-                continue
+            if let interaction = try Self.admit(parsed, line: line, options: options, oldestKept: oldestKept, into: &report) {
+                var writer = JSONWriter()
+                interaction.write(to: &writer)
+                try spool.append(writer.bytes)
             }
-            let file = try spool ?? Spool()
-            if spool == nil {
-                spool = file
-                for waiting in held { try file.append(waiting) }
-                held = []
-            }
-            try file.append(interaction)
         }
-        try spool?.rewind()
+        try spool.rewind()
         try undoingOnFailure { written in
-            guard let spool else {
-                try write(held, into: &report, written: &written, interruption: interruption)
-                return
-            }
             var chunk: [Interaction] = []
-            while let interaction = try spool.next(defaultAccount: options.defaultAccount) {
+            while let bytes = try spool.next() {
+                let interaction = try bytes.withUnsafeBufferPointer { buffer throws(InputError) in
+                    try Interaction(jsonBytes: buffer, defaultAccount: options.defaultAccount)
+                }
                 chunk.append(interaction)
                 if chunk.count == Self.chunkSize {
                     try write(chunk, into: &report, written: &written, interruption: interruption)
@@ -98,7 +88,7 @@ extension RedisDonationStore {
     }
 
     /// Donations written per round of scripts.
-    static let chunkSize = 100_000
+    static let chunkSize = 5_000
 
     /// Checks one line: the required account, the future-date rule and retention.
     /// - Returns: the donation to record, or `nil` when it is counted as expired or (with `skipInvalid`) rejected.
@@ -150,16 +140,9 @@ extension RedisDonationStore {
     /// What an import has recorded so far, by account.
     struct ImportLedger {
         private(set) var identifiers: [[UInt8]: [String]] = [:]
-        /// The conversations changed, by account: a change stopped part-way may have written donations that its
-        /// identifiers do not lead to yet.
-        private(set) var numbers: [[UInt8]: Set<Int64>] = [:]
 
         mutating func note(account: String, identifier: String) {
             identifiers[Array(account.utf8), default: []].append(identifier)
-        }
-
-        mutating func note(account: String, number: Int64) {
-            numbers[Array(account.utf8), default: []].insert(number)
         }
     }
 
@@ -185,7 +168,7 @@ extension RedisDonationStore {
         for (account, identifiers) in ledger.identifiers {
             let keys = RedisKeys(account: String(decoding: account, as: UTF8.self))
             let doomed = Set(identifiers.map { Array($0.utf8) })
-            var numbers = ledger.numbers[account] ?? []
+            var numbers: Set<Int64> = []
             var start = 0
             while start < identifiers.count {
                 var lookup = RedisCommand("HMGET", key: keys.identifiers)
@@ -200,6 +183,9 @@ extension RedisDonationStore {
                 if rewritten == nil { complete = false }
             }
             if (try? forgetNumbersWithoutConversations(keys)) == nil { complete = false }
+            // The weights learned from what was undone: folded again now if the server lets it, else marked (by the
+            // rewrites) for the next maintenance step.
+            _ = try? refoldWeights(keys)
         }
         return complete
     }
@@ -257,10 +243,13 @@ extension RedisDonationStore {
         return outcomes
     }
 
-    /// Records one account's donations, in rounds of three round trips: the conversations' numbers and the known
-    /// identifiers (one pipeline), the conversations' states, then every conversation's change, computed here and
-    /// sent as `apply` scripts of up to `sectionsPerScript` conversations each, all in one pipeline that ends with
-    /// `WAIT` when the masters have replicas. A conversation another client changed meanwhile goes to the next round.
+    /// Records one account's donations: each round reserves sequence numbers, reads the conversations and the
+    /// account's learned weights, applies the donations in sequence order (each conversation's record, and under a
+    /// learned ranking the weights, `LearnedWeights.record` with the conversation's state just before and after),
+    /// and writes everything by one script that checks every conversation and the weights are as they were read.
+    /// A round that another client overtook (a version changed, or the weights learned from a later sequence
+    /// number meanwhile) is read and computed again, with new sequence numbers: two clients of one account never
+    /// lose an update, and the weights learn in the order `export` gives the donations back.
     private func writeDonations(_ donations: [Interaction], keys: RedisKeys, ledger: inout ImportLedger)
         throws(StoreError) -> [DonationOutcome]
     {
@@ -283,10 +272,18 @@ extension RedisDonationStore {
             }
         }
         guard !groups.isEmpty else { return outcomes.map { $0 ?? .duplicate(identifier: "") } }
-        var registered = registeredAccounts.contains(Array(keys.account.utf8))
+        // The account joins the list of accounts before its first donation, once per store: every write paying a
+        // `WAIT` on the master of `sg:accounts` would make any account's writes wait on that master's replica.
+        let accountBytes = Array(keys.account.utf8)
+        var registeredNow = false
+        if !registeredAccounts.contains(accountBytes) {
+            _ = try write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)])
+            registeredAccounts.insert(accountBytes)
+            registeredNow = true
+        }
+        let learned = ranking.learnedPolicy
         var pending = groups
         var rounds = 0
-        var sequenceOf = [Int64](repeating: 0, count: donations.count)
         while !pending.isEmpty {
             rounds += 1
             guard rounds <= 50 else {
@@ -296,173 +293,140 @@ extension RedisDonationStore {
             var numbers = RedisCommand(script: RedisScripts.numbers, keys: [keys.conversationNumbers, keys.meta])
             numbers.append(total)
             for group in pending { numbers.append(donations[group[0]].conversationIdentifier) }
-            var known = RedisCommand("HMGET", key: keys.identifiers)
-            for group in pending { for index in group { known.append(donations[index].identifier ?? "") } }
-            let first = try pipeline([numbers, known])
-            guard let reserved = try first[0].checkedArray(), reserved.count == pending.count + 1,
+            guard let reserved = try send(numbers).checkedArray(), reserved.count == pending.count + 1,
                 let last = reserved[0].integer
             else { throw StoreError.damaged("a reply of Redis to a reservation of numbers") }
-            guard let existing = try first[1].checkedArray(), existing.count == total else {
-                throw StoreError.damaged("a reply of Redis to a read of identifiers")
+            if rounds == 1 && !registeredNow && last == Int64(total) {
+                // A sequence counter that was 0: the account was deleted since this store registered it.
+                _ = try write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)])
             }
-            // A counter that was 0 is an account with no donations in Redis: new, or deleted since this store
-            // registered it.
-            if rounds == 1 && last == Int64(total) { registered = false }
             let conversationNumbers = reserved.dropFirst().map { $0.integer ?? 0 }
             let stored = try readConversations(Array(conversationNumbers), keys: keys)
-            // Sequence numbers in the order of the batch (the export's order), whatever the grouping.
-            for (offset, index) in pending.flatMap({ $0 }).sorted().enumerated() {
+            let account = try readWeights(keys)
+            var known = RedisCommand("HMGET", key: keys.identifiers)
+            var positionOf: [Int: Int] = [:]
+            var groupOfIndex: [Int: Int] = [:]
+            for (group, indices) in pending.enumerated() {
+                for index in indices {
+                    positionOf[index] = positionOf.count
+                    groupOfIndex[index] = group
+                    known.append(donations[index].identifier ?? "")
+                }
+            }
+            guard let existing = try send(known).checkedArray(), existing.count == positionOf.count else {
+                throw StoreError.damaged("a reply of Redis to a read of identifiers")
+            }
+            // Sequence numbers in the order of the batch (the export's order), whatever the grouping; the
+            // donations are applied in that order, so that the weights learn in it.
+            let order = pending.flatMap { $0 }.sorted()
+            var sequenceOf: [Int: Int64] = [:]
+            for (offset, index) in order.enumerated() {
                 sequenceOf[index] = last - Int64(total) + 1 + Int64(offset)
             }
-            var position = 0
-            // Scripts go out a few at a time while the next are built; each pipeline's sections, per script, with
-            // each section's conversation number and the donations it records.
-            let sender = PipelineSender(client: client, replicas: replicasToWait)
-            var sectionsOf: [[[(number: Int64, recorded: [Int])]]] = []
-            var commands: [RedisCommand] = []
-            var scriptSections: [[(number: Int64, recorded: [Int])]] = []
-            var script = ScriptBuilder(identifiersKey: keys.identifiers)
-            var sections: [(number: Int64, recorded: [Int])] = []
-            func closeScript() {
-                guard script.sectionCount > 0 else { return }
-                commands.append(script.command)
-                scriptSections.append(sections)
-                script = ScriptBuilder(identifiersKey: keys.identifiers)
-                sections = []
-            }
-            func sendPipeline() {
-                guard !commands.isEmpty else { return }
-                sender.send(commands)
-                sectionsOf.append(scriptSections)
-                commands = []
-                scriptSections = []
-            }
-            for (group, conversation) in zip(pending, stored) {
-                var recorded: [Int] = []
-                for index in group {
-                    if existing[position].isNull {
-                        recorded.append(index)
-                    } else {
-                        outcomes[index] = .duplicate(identifier: donations[index].identifier ?? "")
-                    }
-                    position += 1
-                }
-                guard !recorded.isEmpty else { continue }
-                if script.sectionCount >= Self.sectionsPerScript || script.byteCount >= Self.bytesPerScript {
-                    closeScript()
-                    if commands.count >= Self.scriptsPerPipeline { sendPipeline() }
-                }
-                change(
-                    conversation, recording: recorded.map { (donations[$0], sequenceOf[$0]) },
-                    identifier: donations[group[0]].conversationIdentifier, keys: keys, into: &script)
-                sections.append((conversation.number, recorded))
-            }
-            closeScript()
-            let registering = !registered && (!commands.isEmpty || !sectionsOf.isEmpty)
-            if registering {
-                // The account's name joins the list of accounts with its first donations, as durably.
-                commands.append(RedisCommand("SADD", key: RedisKeys.accounts, keys.account))
-            }
-            sendPipeline()
-            guard !sectionsOf.isEmpty else { break }
-            // Every reply is read before an error is thrown, so that the ledger holds every change that ran.
-            var refusal: StoreError?
-            var confirmed = true
-            var retry: [[Int]] = []
-            for (number, (outcome, pipelineSections)) in zip(sender.finish(), sectionsOf).enumerated() {
-                let replies: [RedisValue]
-                switch outcome {
-                case .success(let answer):
-                    replies = answer.replies
-                    if !answer.confirmed { confirmed = false }
-                case .failure(let error):
-                    // The pipeline's scripts may have run, in part: the undo of an import looks at them all.
-                    refusal = refusal ?? Self.translate(error)
-                    for section in pipelineSections.joined() {
-                        ledger.note(account: keys.account, number: section.number)
-                        for index in section.recorded {
-                            ledger.note(account: keys.account, identifier: donations[index].identifier ?? "")
-                        }
-                    }
+            var working = stored.map(WorkingConversation.init)
+            var weights = account.weights
+            var firstSequence: Int64 = 0
+            var lastSequence: Int64 = 0
+            for index in order {
+                let donation = donations[index]
+                let identifier = donation.identifier ?? ""
+                guard let position = positionOf[index], let group = groupOfIndex[index], existing[position].isNull
+                else {
+                    outcomes[index] = .duplicate(identifier: identifier)
                     continue
                 }
-                for (reply, sections) in zip(replies, pipelineSections) {
-                    let statuses: [ApplyOutcome]
-                    do {
-                        let answer = try Self.applyOutcomes(reply, sections: sections.count)
-                        statuses = answer.outcomes
-                        if let failure = answer.failure { refusal = refusal ?? failure }
-                    } catch {
-                        refusal = refusal ?? error
-                        continue
-                    }
-                    for (status, section) in zip(statuses, sections) {
-                        switch status {
-                        case .applied:
-                            // Noted before anything is thrown: a change the script began may be written in part.
-                            ledger.note(account: keys.account, number: section.number)
-                            for index in section.recorded {
-                                let identifier = donations[index].identifier ?? ""
-                                outcomes[index] = .recorded(identifier: identifier)
-                                ledger.note(account: keys.account, identifier: identifier)
-                            }
-                        case .conflict, .duplicate:
-                            // Another client changed the conversation: read it again, with new sequence numbers.
-                            for index in section.recorded { outcomes[index] = nil }
-                            retry.append(section.recorded)
-                        }
-                    }
+                let sequence = sequenceOf[index] ?? 0
+                let before = working[group].record.state
+                working[group].append(donation, index: index, sequence: sequence, types: types, policy: policy)
+                if let learned {
+                    weights.record(
+                        ConversationState.Event(donation), before: before, after: working[group].record.state,
+                        policy: learned)
                 }
-                if registering, number == sectionsOf.count - 1, replies.count == pipelineSections.count + 1,
-                    let message = replies.last?.errorMessage
-                {
-                    refusal = refusal ?? Self.refusal(message)
+                if firstSequence == 0 { firstSequence = sequence }
+                lastSequence = sequence
+            }
+            guard firstSequence > 0 else {
+                // Every donation left was recorded meanwhile by another client.
+                pending = []
+                break
+            }
+            var script = ScriptBuilder(identifiersKey: keys.identifiers)
+            var recorded: [Int] = []
+            for (position, change) in working.enumerated() where !change.recorded.isEmpty {
+                change.write(
+                    identifier: donations[pending[position][0]].conversationIdentifier, keys: keys, store: self,
+                    into: &script)
+                recorded += change.recorded
+            }
+            let weightsKey = keys.learnedWeights
+            if learned != nil {
+                script.check(weightsKey, version: account.version, firstSequence: firstSequence)
+                script.hset(weightsKey, "w", RecordCoding.encode(weights))
+                script.hset(weightsKey, "ls", Array(String(lastSequence).utf8))
+            } else {
+                // Recorded without learning: whoever ranks with learned weights folds them again.
+                script.hset(weightsKey, "fold", Array("1".utf8))
+                script.bumpVersion(weightsKey)
+            }
+            switch try Self.applyOutcome(try write([script.command])[0]) {
+            case .applied:
+                for index in recorded {
+                    let identifier = donations[index].identifier ?? ""
+                    outcomes[index] = .recorded(identifier: identifier)
+                    ledger.note(account: keys.account, identifier: identifier)
                 }
+                pending = []
+            case .conflict, .duplicate:
+                // Another client changed the account meanwhile: read it again, with new sequence numbers.
+                var retry: [[Int]] = []
+                for group in pending {
+                    let left = group.filter { outcomes[$0] == nil }
+                    if !left.isEmpty { retry.append(left) }
+                }
+                pending = retry
             }
-            if let refusal { throw refusal }
-            guard confirmed else { throw Self.unreplicated }
-            if registering {
-                registered = true
-                registeredAccounts.insert(Array(keys.account.utf8))
-            }
-            pending = retry
         }
         return outcomes.map { $0 ?? .duplicate(identifier: "") }
     }
 
-    /// Conversations changed by one `apply` call: a few hundred make a call of a few milliseconds on the server,
-    /// short enough that other clients of the node hardly wait, and long enough that each sorted set gets one ZADD
-    /// for all of them.
-    static let sectionsPerScript = 256
-    /// The most argument bytes one `apply` call is given (a conversation with thousands of donations in a chunk
-    /// closes its script early).
-    static let bytesPerScript = 1 << 20
-    /// Scripts per pipeline: the first pipeline goes out once this many are built.
-    static let scriptsPerPipeline = 4
-
-    /// Adds one conversation's change to `script`: the donations appended to its list (with their sequence
-    /// numbers), their identifiers, snapshots, people and groups, and its new state in every sorted set.
-    private func change(
-        _ conversation: StoredConversation, recording donations: [(donation: Interaction, sequence: Int64)],
-        identifier conversationIdentifier: String, keys: RedisKeys, into script: inout ScriptBuilder
-    ) {
-        let number = conversation.number
-        var change = Recording(
-            conversationKey: keys.conversation(number), expectedVersion: conversation.version,
-            firstSequence: donations[0].sequence, number: number, donationsKey: keys.donations(number),
-            snapshotsKey: keys.snapshots(number), oldestKey: keys.oldest, oldest: .infinity)
-        change.identifiers.reserveCapacity(donations.count)
-        change.entries.reserveCapacity(donations.count)
-        var record = conversation.record
+    /// One conversation's part of a round: its record and indexes as the round's donations leave them, and the
+    /// operations that write them.
+    private struct WorkingConversation {
+        let stored: StoredConversation
+        var record: ConversationRecord
+        var entries: [[UInt8]] = []
         var snapshots: [String: [UInt8]] = [:]
         var latest: [UInt8]?
-        var people = conversation.people
-        var peopleSeen = Set(people.map { Array($0.utf8) })
-        var groupsOfConversation = conversation.groups
-        for (donation, sequence) in donations {
+        var people: [String]
+        var peopleSeen: Set<[UInt8]>
+        var groups: [String]
+        var oldest = Double.infinity
+        var firstSequence: Int64 = 0
+        var lastSequence: Int64 = 0
+        /// The batch's indices of the donations it records, and their identifiers.
+        var recorded: [Int] = []
+        var identifiers: [String] = []
+        /// The people keys and group identifiers it gains.
+        var newPeople: [String] = []
+        var newGroups: [String] = []
+
+        init(_ stored: StoredConversation) {
+            self.stored = stored
+            record = stored.record
+            people = stored.people
+            peopleSeen = Set(stored.people.map { Array($0.utf8) })
+            groups = stored.groups
+        }
+
+        /// Applies one donation (`ConversationRecord.apply`) and notes what it writes.
+        /// - Parameter index: the donation's place in the batch.
+        mutating func append(
+            _ donation: Interaction, index: Int, sequence: Int64, types: UniformTypeTree, policy: FrecencyPolicy
+        ) {
             let identifier = donation.identifier ?? ""
-            let body = Self.snapshotBody(of: donation.intent)
-            let snapshot = Self.snapshotKey(body)
+            let body = RedisDonationStore.snapshotBody(of: donation.intent)
+            let snapshot = RedisDonationStore.snapshotKey(body)
             if record.apply(
                 date: donation.date, direction: donation.direction, isEngagedSuggestion: donation.isEngagedSuggestion,
                 isGroup: donation.intent.isGroup, contentKinds: types.contentKinds(of: donation.intent.contentTypes),
@@ -470,39 +434,67 @@ extension RedisDonationStore {
             {
                 latest = body
             }
-            change.entries.append(
+            if firstSequence == 0 { firstSequence = sequence }
+            entries.append(
                 RecordCoding.encode(
                     RecordCoding.Entry(
                         sequence: sequence, identifier: identifier, groupIdentifier: donation.groupIdentifier,
                         date: donation.date.seconds, direction: donation.direction, engaged: donation.isEngagedSuggestion,
                         contentTypes: donation.intent.contentTypes, snapshot: snapshot)))
-            change.identifiers.append(identifier)
+            identifiers.append(identifier)
             snapshots[snapshot] = body
             for person in donation.intent.recipients {
                 for key in person.matchKeys where peopleSeen.insert(Array(key.utf8)).inserted {
                     people.append(key)
-                    change.sets.append(keys.person(key))
+                    newPeople.append(key)
                 }
             }
             if let groupIdentifier = donation.groupIdentifier,
-                !groupsOfConversation.contains(where: { $0.hasSameBytes(as: groupIdentifier) })
+                !groups.contains(where: { $0.hasSameBytes(as: groupIdentifier) })
             {
-                groupsOfConversation.append(groupIdentifier)
-                change.sets.append(keys.group(groupIdentifier))
+                groups.append(groupIdentifier)
+                newGroups.append(groupIdentifier)
             }
-            change.oldest = min(change.oldest, donation.date.seconds)
+            oldest = min(oldest, donation.date.seconds)
+            lastSequence = sequence
+            recorded.append(index)
         }
-        let hash = change.conversationKey
-        change.hset(hash, "id", conversationIdentifier)
-        change.hset(hash, "ls", donations[donations.count - 1].sequence)
-        if let latest { change.hset(hash, "i", latest) }
-        if people.count != conversation.people.count { change.hset(hash, "pk", RecordCoding.encode(strings: people)) }
-        if groupsOfConversation.count != conversation.groups.count {
-            change.hset(hash, "gk", RecordCoding.encode(strings: groupsOfConversation))
+
+        /// The conversation's check (its version, and its last donation before this round's first) and its
+        /// operations: the identifiers, people and groups it gains, its hash, snapshots, donations and lists.
+        func write(identifier: String, keys: RedisKeys, store: RedisDonationStore, into script: inout ScriptBuilder) {
+            let conversation = stored
+            let number = conversation.number
+            let hash = keys.conversation(number)
+            script.check(hash, version: conversation.version, firstSequence: firstSequence)
+            let numberBytes = Array(String(number).utf8)
+            for identifier in identifiers {
+                script.checkedIdentifiers.append(identifier)
+                script.hset(keys.identifiers, identifier, numberBytes)
+            }
+            for person in newPeople { script.sadd(keys.person(person), number) }
+            for group in newGroups { script.sadd(keys.group(group), number) }
+            script.hset(hash, "id", Array(identifier.utf8))
+            script.hset(hash, "ls", Array(String(lastSequence).utf8))
+            if let latest { script.hset(hash, "i", latest) }
+            if people.count != conversation.people.count { script.hset(hash, "pk", RecordCoding.encode(strings: people)) }
+            if groups.count != conversation.groups.count { script.hset(hash, "gk", RecordCoding.encode(strings: groups)) }
+            for (snapshot, body) in snapshots.sorted(by: { $0.key < $1.key }) {
+                script.hsetnx(keys.snapshots(number), snapshot, body)
+            }
+            script.rpush(keys.donations(number), entries)
+            store.writeState(of: conversation, to: record, keys: keys, into: &script)
+            script.zaddLess(keys.oldest, oldest, number)
         }
-        change.snapshots = snapshots.sorted(by: { $0.key < $1.key })
-        writeState(of: conversation, to: record, keys: keys, into: &change)
-        script.append(change)
+    }
+
+    /// The account's learned weights and the version of their hash (0 when it has none), as a round reads them.
+    func readWeights(_ keys: RedisKeys) throws(StoreError) -> (weights: LearnedWeights, version: Int64, fold: Bool) {
+        guard let fields = try send(RedisCommand("HMGET", key: keys.learnedWeights, "w", "v", "fold")).checkedArray(),
+            fields.count == 3
+        else { throw StoreError.damaged("an account's learned weights in Redis") }
+        let weights = try fields[0].bytes.map(RecordCoding.decodeWeights) ?? .empty
+        return (weights, fields[1].string.flatMap(Int64.init) ?? 0, fields[2].string == "1")
     }
 
     /// The intent without its content types, as JSON: what a snapshot holds.
@@ -562,11 +554,8 @@ extension RedisDonationStore {
     }
 }
 
-/// A temporary file of donations, written once and read back in order: the valid donations of an import between
-/// its two passes. Removed when the value goes away.
-///
-/// Each line is the date's bits (16 hexadecimal digits), a space, and the donation's JSON: JSON dates have
-/// microseconds, and a donation is recorded with the date it was read with, to the bit, as the embedded store does.
+/// A temporary file of lines, written once and read back in order: the valid lines of an import between its two
+/// passes. Removed when the value goes away.
 final class Spool {
     private let descriptor: Int32
     private var buffer: [UInt8] = []
@@ -584,13 +573,8 @@ final class Spool {
 
     deinit { close(descriptor) }
 
-    /// Writes a donation as one JSON line.
-    func append(_ interaction: Interaction) throws(StoreError) {
-        let bits = String(interaction.date.seconds.bitPattern, radix: 16)
-        buffer += Array(String(repeating: "0", count: 16 - bits.count).utf8) + Array(bits.utf8) + [0x20]
-        var writer = JSONWriter()
-        interaction.write(to: &writer)
-        buffer += writer.bytes
+    func append(_ line: [UInt8]) throws(StoreError) {
+        buffer += line
         buffer.append(0x0A)
         if buffer.count >= 1 << 20 { try flush() }
     }
@@ -617,22 +601,11 @@ final class Spool {
         reading = LineStream(descriptor: descriptor, closesDescriptor: false, carriageReturns: .keep)
     }
 
-    /// The next donation, or `nil` after the last.
-    func next(defaultAccount: String) throws -> Interaction? {
-        let line: [UInt8]
+    func next() throws(StoreError) -> [UInt8]? {
         do {
-            guard let next = try reading?.nextLine() else { return nil }
-            line = Array(next)
+            return try reading?.nextLine().map(Array.init)
         } catch {
             throw StoreError(.failed, "cannot read back the import's temporary file: \(error.reason)")
         }
-        guard line.count > 17, line[16] == 0x20,
-            let bits = UInt64(String(decoding: line[0..<16], as: UTF8.self), radix: 16)
-        else { throw StoreError(.failed, "the import's temporary file is damaged") }
-        var interaction = try line[17...].withUnsafeBufferPointer { buffer throws(InputError) in
-            try Interaction(jsonBytes: buffer, defaultAccount: defaultAccount)
-        }
-        interaction.date = Timestamp(seconds: Double(bitPattern: bits))
-        return interaction
     }
 }

@@ -33,7 +33,9 @@ extension RedisDonationStore {
 
     /// One bounded step of upkeep: conversations built under another policy are rebuilt (every account's, in
     /// order, resuming where the last step stopped), then the account's expired donations are deleted (every
-    /// account's for `nil`).
+    /// account's for `nil`; whole days at a time, `Retention.expiryCutoff(at:)`, so that the fold of the weights
+    /// an expiry causes happens at most once a day per account), then the learned weights marked to be folded are
+    /// folded again (each fold counts the account's conversations against the budget).
     public func maintain(account: String?, now: Timestamp, budget: MaintenanceBudget) throws -> MaintenanceReport {
         var report = MaintenanceReport()
         var left = budget.conversations
@@ -44,6 +46,7 @@ extension RedisDonationStore {
             report.isComplete = false
             return report
         }
+        try reconcileWeights()
         let retention = try retention()
         var complete = policyDone
         let accounts = try account.map { [$0] } ?? accountNames()
@@ -61,15 +64,72 @@ extension RedisDonationStore {
         if try report.expired.donations > 0 || setting("files.rewrite") != nil {
             report.expired.logTruncated = rewriteFiles()
         }
+        if ranking.learnedPolicy != nil {
+            if left > 0 {
+                let (folded, done) = try foldMarkedWeights(accounts, budget: left)
+                report.foldedAccounts = folded
+                if !done { complete = false }
+            } else {
+                // The budget went to expiry: weights it marked are folded by the next step.
+                complete = false
+            }
+        }
         report.isComplete = complete
         return report
     }
+
+    /// Marks every account's weights to be folded again when they were learned under another learned policy (or
+    /// recorded by a store with fixed weights), and notes the policy's fingerprint. One read of a setting when
+    /// nothing is to be done.
+    private func reconcileWeights() throws(StoreError) {
+        guard let fingerprint = ranking.learnedPolicy?.weightsFingerprint, try setting(Self.weightsSetting) != fingerprint
+        else { return }
+        let names = try accountNames()
+        var start = 0
+        while start < names.count {
+            let batch = names[start..<min(start + 256, names.count)]
+            start += batch.count
+            _ = try write(
+                batch.flatMap { name in
+                    let key = RedisKeys(account: name).learnedWeights
+                    return [RedisCommand("HSET", key: key, "fold", "1"), RedisCommand("HINCRBY", key: key, "v", 1)]
+                })
+        }
+        try setSetting(Self.weightsSetting, fingerprint)
+    }
+
+    /// Folds the weights marked to be folded again among `accounts`, until the budget is spent (at least one account
+    /// when any is marked).
+    /// - Returns: how many accounts were folded, and whether none marked is left among them.
+    private func foldMarkedWeights(_ accounts: [String], budget: Int) throws(StoreError) -> (folded: Int, isComplete: Bool) {
+        var marked: [String] = []
+        var start = 0
+        while start < accounts.count {
+            let batch = accounts[start..<min(start + 256, accounts.count)]
+            start += batch.count
+            let replies = try pipeline(batch.map { RedisCommand("HGET", key: RedisKeys(account: $0).learnedWeights, "fold") })
+            for (name, reply) in zip(batch, replies) where reply.string == "1" { marked.append(name) }
+        }
+        var spent = 0
+        var folded = 0
+        for name in marked {
+            if folded > 0 && spent >= budget { return (folded, false) }
+            let keys = RedisKeys(account: name)
+            guard try refoldWeights(keys) else { return (folded, false) }
+            spent += Int(try send(RedisCommand("HLEN", key: keys.conversationNumbers)).integer ?? 0)
+            folded += 1
+        }
+        return (folded, true)
+    }
+
+    /// The setting that holds the fingerprint of the learned policy the weights follow.
+    static let weightsSetting = "ranking.weights"
 
     /// Deletes an account's donations older than the retention allows, through its conversations' oldest dates.
     private func expire(account: String, now: Timestamp, retention: Retention, conversations limit: Int)
         throws(StoreError) -> (report: DeletionReport, isComplete: Bool)
     {
-        guard let cutoff = retention.oldestKept(at: now) else { return (DeletionReport(), true) }
+        guard let cutoff = retention.expiryCutoff(at: now) else { return (DeletionReport(), true) }
         let keys = RedisKeys(account: account)
         var command = RedisCommand(
             "ZRANGEBYSCORE", key: keys.oldest, "-inf", "(" + String(decoding: ScriptBuilder.score(cutoff.seconds), as: UTF8.self))
@@ -89,7 +149,11 @@ extension RedisDonationStore {
         }
         report.conversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         report.removedConversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        return (report, numbers.count <= limit)
+        let isComplete = numbers.count <= limit
+        // Once the account's expiry is complete its weights are folded (else they stay marked by the rewrites, for
+        // the fold at the end of the maintenance step).
+        if isComplete && report.donations > 0 { try refoldWeights(keys) }
+        return (report, isComplete)
     }
 
     /// Rebuilds the conversations of every account whose state was built under another policy, in account and

@@ -17,6 +17,9 @@ import SuggestCore
 ///
 /// Not `Sendable` (like every store): one per thread. The cluster client behind it is shared and thread-safe.
 public final class RedisDonationStore: DonationStore {
+    /// Learned weights, kept per account in its `lw` hash (the default), or a policy's fixed ones.
+    public let ranking: StoreRanking
+    /// The policy the conversations' state is built with: `ranking.base`.
     public let policy: FrecencyPolicy
     public let types: UniformTypeTree
     let client: RedisClusterClient
@@ -33,9 +36,11 @@ public final class RedisDonationStore: DonationStore {
 
     /// Connects to the cluster at `url` (`redis://[:PASSWORD@]HOST:PORT[,HOST:PORT...]`) and checks that it can keep
     /// the store's promises.
+    /// - Parameter ranking: learned weights (the default) or a policy's fixed ones; a store is meant to be used with
+    ///   one ranking at a time (a client with another one rebuilds its state at its next `maintain`).
     /// - Throws: `StoreError` (`.unavailable` for an unreachable cluster or refused credentials, `.misconfigured`
     ///   for a server that would lose acknowledged donations, `.failed` for a URL that does not parse).
-    public static func open(url: String, policy: FrecencyPolicy = .default, types: UniformTypeTree = .standard)
+    public static func open(url: String, ranking: StoreRanking = .default, types: UniformTypeTree = .standard)
         throws(StoreError) -> RedisDonationStore
     {
         let client: RedisClusterClient
@@ -44,28 +49,32 @@ public final class RedisDonationStore: DonationStore {
         } catch {
             throw StoreError(.failed, "cannot use \(RedisDonationStore.redacted(url)): \(error)")
         }
-        return try open(client: client, policy: policy, types: types)
+        return try open(client: client, ranking: ranking, types: types)
     }
 
     /// A store on a client already made (shared by the stores of a server's threads).
-    public static func open(client: RedisClusterClient, policy: FrecencyPolicy = .default, types: UniformTypeTree = .standard)
-        throws(StoreError) -> RedisDonationStore
-    {
+    /// - Parameter ranking: learned weights (the default) or a policy's fixed ones.
+    public static func open(
+        client: RedisClusterClient, ranking: StoreRanking = .default, types: UniformTypeTree = .standard
+    ) throws(StoreError) -> RedisDonationStore {
         let replicas = try durabilityCheck(client)
-        let store = RedisDonationStore(policy: policy, types: types, client: client, replicasToWait: replicas)
-        // A new store holds no state yet: it is built under this policy from its first donation.
+        let store = RedisDonationStore(ranking: ranking, types: types, client: client, replicasToWait: replicas)
+        // A new store holds no state yet: it is built under this policy from its first donation, and so are its
+        // learned weights.
         let replies = try store.pipeline([
             RedisCommand("HGETALL", key: RedisKeys.settings), RedisCommand("EXISTS", key: RedisKeys.accounts),
         ])
         store.cacheSettings(replies[0])
         if try store.setting("ranking.policy") == nil, replies[1].integer == 0 {
             try store.setSetting("ranking.policy", store.policyFingerprint)
+            if let weights = ranking.learnedPolicy?.weightsFingerprint { try store.setSetting(Self.weightsSetting, weights) }
         }
         return store
     }
 
-    init(policy: FrecencyPolicy, types: UniformTypeTree, client: RedisClusterClient, replicasToWait: Int) {
-        self.policy = policy
+    init(ranking: StoreRanking, types: UniformTypeTree, client: RedisClusterClient, replicasToWait: Int) {
+        self.ranking = ranking
+        policy = ranking.base
         self.types = types
         self.client = client
         self.replicasToWait = replicasToWait

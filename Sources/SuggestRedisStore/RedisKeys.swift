@@ -16,6 +16,8 @@ import SuggestCore
 ///     sg:{alice}:ids          hash: donation identifier → conversation number
 ///     sg:{alice}:old          sorted set: conversation number by its oldest donation's date
 ///     sg:{alice}:pref         hash: conversation identifier → "blocked,less"
+///     sg:{alice}:lw           hash: w (the learned weights), v (version), ls (the last sequence number learned
+///                             from), fold ("1": to be folded again from the donations)
 ///
 /// Names inside keys are escaped (`%` followed by two hex digits for `%`, `{`, `}`, `:` and bytes under 0x21), so
 /// that no account can end another's tag and no name can be read as another key's.
@@ -33,6 +35,7 @@ struct RedisKeys: Sendable {
     var identifiers: String { prefix + ":ids" }
     var oldest: String { prefix + ":old" }
     var preferences: String { prefix + ":pref" }
+    var learnedWeights: String { prefix + ":lw" }
 
     func conversation(_ number: Int64) -> String { prefix + ":c:" + String(number) }
     func donations(_ number: Int64) -> String { prefix + ":d:" + String(number) }

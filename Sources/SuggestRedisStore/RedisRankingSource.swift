@@ -143,6 +143,11 @@ public final class RedisRankingSource: RankingSource {
             .map(ConversationHandle.init)
     }
 
+    /// The account's weights (`lw`, field `w`), `.empty` without them.
+    public func learnedWeights() throws -> LearnedWeights {
+        try store.send(RedisCommand("HGET", key: keys.learnedWeights, "w")).bytes.map(RecordCoding.decodeWeights) ?? .empty
+    }
+
     public func conversationCount() throws -> Int {
         Int(try store.send(RedisCommand("HLEN", key: keys.conversationNumbers)).integer ?? 0)
     }

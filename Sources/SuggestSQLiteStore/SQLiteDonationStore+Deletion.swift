@@ -6,7 +6,9 @@ extension SQLiteDonationStore {
     /// in the store's files (`secure_delete` overwrites the freed pages).
     ///
     /// The recomputed state equals that of a history that never had the deleted donations: the remaining ones
-    /// are replayed in the order they were recorded, as they were applied the first time.
+    /// are replayed in the order they were recorded, as they were applied the first time. So do the account's
+    /// learned weights, folded again from all of its remaining donations in the same transaction
+    /// (`LearnedWeights.fold`: one pass over the account's log).
     public func delete(_ selector: DeletionSelector, account: String) throws -> DeletionReport {
         try translating {
             // Identifiers and group identifiers are compared byte for byte, as SQL compares text: `==` would take
@@ -55,7 +57,7 @@ extension SQLiteDonationStore {
                     """
                     DELETE FROM donation_blocks; DELETE FROM donation_identifiers; DELETE FROM snapshots;
                     DELETE FROM conversation_content; DELETE FROM conversation_people; DELETE FROM conversation_groups;
-                    DELETE FROM conversations; DELETE FROM preferences;
+                    DELETE FROM conversations; DELETE FROM preferences; DELETE FROM learned_weights;
                     """)
             }
             try database.execute("VACUUM")
@@ -64,13 +66,25 @@ extension SQLiteDonationStore {
         }
     }
 
+    /// What a deletion does to the learned weights of the accounts it took donations from.
+    enum WeightsAfterDeletion {
+        /// Folds them again from the remaining donations, in the deletion's transaction.
+        case fold
+        /// Marks them to be folded by a later maintenance step (an expiry step that stops part-way: the fold, a
+        /// pass over the account's whole log, is done once, when the expiry is complete).
+        case mark
+    }
+
     /// Deletes the donations that `matches` selects in the blocks that `condition` selects (over `donation_blocks b`
     /// joined with their `conversations c`; parameters: `?1` the account when given, then `parameters`), rewriting
-    /// each block without them, then recomputes the conversations they fed.
-    /// - Parameter condition: made inside the write transaction, so that what it reads is what is deleted from.
+    /// each block without them, then recomputes the conversations they fed and the learned weights of their
+    /// accounts.
+    /// - Parameters:
+    ///   - condition: made inside the write transaction, so that what it reads is what is deleted from.
+    ///   - weights: fold the accounts' weights now, or mark them to be folded.
     func deleteDonations(
         inBlocksWhere condition: () throws -> String, _ parameters: [Statement.Value], account: String?,
-        matching matches: (StoredDonation) -> Bool
+        weights: WeightsAfterDeletion = .fold, matching matches: (StoredDonation) -> Bool
     ) throws -> DeletionReport {
         let bound = (account.map { [Statement.Value.text($0)] } ?? []) + parameters
         let report = try database.write {
@@ -89,9 +103,11 @@ extension SQLiteDonationStore {
             blocks.sort { $0.id < $1.id }
             let identifiers = IdentifierIndex(database: database)
             let read = try database.statement("SELECT donations FROM donation_blocks WHERE id = ?")
-            // The conversations that lost donations, in the order their first such block was met.
+            // The conversations that lost donations, in the order their first such block was met, and their
+            // accounts, by the bytes of their names.
             var ids: [Int64] = []
             var met: Set<Int64> = []
+            var accounts: [[UInt8]: String] = [:]
             for block in blocks {
                 try read.reset([.integer(block.id)])
                 guard try read.step() else { continue }
@@ -120,6 +136,7 @@ extension SQLiteDonationStore {
                 }
                 report.donations += removed
                 if met.insert(block.conversation).inserted { ids.append(block.conversation) }
+                accounts[Array(block.account.utf8)] = block.account
             }
             try identifiers.write()
             guard !ids.isEmpty else { return report }
@@ -140,6 +157,12 @@ extension SQLiteDonationStore {
                 }
             }
             try database.execute("DELETE FROM preferences WHERE blocked = 0 AND less_feedback = 0")
+            for (_, name) in accounts.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+                switch weights {
+                case .fold: try refoldWeights(account: name)
+                case .mark: try LearnedWeightsTable.mark(account: name, in: database)
+                }
+            }
             report.conversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             report.removedConversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             return report
@@ -151,6 +174,11 @@ extension SQLiteDonationStore {
 
     /// Empties the write-ahead log, so that no deleted byte stays in it.
     /// - Returns: `false` when another process's read keeps the log busy: the deletion is committed all the same.
+    /// Truncates the log if no other connection is using it at this moment; never waits.
+    func truncateLogIfIdle() throws -> Bool {
+        try database.withoutWaiting { try truncateLog() }
+    }
+
     func truncateLog() throws -> Bool {
         do {
             try database.checkpointAndTruncate()

@@ -14,7 +14,7 @@ extension SQLiteDonationStore {
             case .record(let admitted): interaction = admitted
             }
             return try database.write {
-                let writer = DonationWriter(database: database, policy: policy, types: types)
+                let writer = DonationWriter(database: database, ranking: ranking, types: types)
                 let identifier = try writer.record(interaction)
                 try writer.flush()
                 if let identifier { return .recorded(identifier: identifier) }
@@ -79,12 +79,18 @@ extension SQLiteDonationStore {
         try translating {
             let cutoff = try retention().oldestKept(at: options.now)
             // A large import touches many pages; a larger page cache keeps them from being spilled to the WAL
-            // more than once. Restored afterwards: a share extension's memory is precious.
-            try database.execute("PRAGMA cache_size = -262144")
-            defer { try? database.execute("PRAGMA cache_size = -2000") }
+            // more than once. Restored afterwards: a share extension's memory is precious. A small batch (a
+            // server's request) keeps the connection's cache as it is: shrinking it would drop the pages the next
+            // request needs.
+            let large = options.expectedDonations.map { $0 >= 10_000 } ?? true
+            let importCacheKiB = 262_144
+            if large && pageCacheKiB < importCacheKiB {
+                try database.execute("PRAGMA cache_size = -\(importCacheKiB)")
+            }
+            defer { if large && pageCacheKiB < importCacheKiB { try? database.execute("PRAGMA cache_size = -\(pageCacheKiB)") } }
             return try database.write {
                 var report = ImportReport()
-                let writer = DonationWriter(database: database, policy: policy, types: types)
+                let writer = DonationWriter(database: database, ranking: ranking, types: types)
                 // How many donations the store holds, from the size of its buckets of identifiers (a sum over the
                 // blocks would read the whole log): read only when the import may be large.
                 let expected = options.expectedDonations ?? 0

@@ -29,7 +29,11 @@ extension SQLiteDonationStore {
 
     /// One bounded step of upkeep: rebuilds conversations whose state was built under another policy (up to the
     /// budget, in row order, resuming where the last step stopped), then deletes expired donations of the account
-    /// (the blocks holding them, up to the budget).
+    /// (the blocks holding them, up to the budget), then folds again the learned weights marked to be folded (the
+    /// account's, or every account's for `nil`; each fold counts the account's conversations against the budget).
+    ///
+    /// Expiry takes whole days (`Retention.expiryCutoff(at:)`), so that the fold it causes, one pass over the
+    /// account's log, happens at most once a day per account however often `maintain` runs (every command runs it).
     public func maintain(account: String?, now: Timestamp = .now(), budget: MaintenanceBudget = .unbounded) throws
         -> MaintenanceReport
     {
@@ -37,27 +41,68 @@ extension SQLiteDonationStore {
             var report = MaintenanceReport()
             let (recomputed, policyDone) = try reconcilePolicy(budget: budget.conversations)
             report.recomputedConversations = recomputed
-            let left = budget.conversations == .max ? .max : max(0, budget.conversations - recomputed)
+            var left = budget.conversations == .max ? .max : max(0, budget.conversations - recomputed)
             guard left > 0 else {
                 report.isComplete = false
                 return report
             }
+            try reconcileWeights()
             let expiry = try expire(account: account, now: now, retention: try retention(), blocks: left)
             report.expired = expiry.report
-            report.isComplete = policyDone && expiry.isComplete
+            if left != .max { left = max(0, left - expiry.report.conversations.count) }
+            var foldsDone = true
+            if ranking.learnedPolicy != nil {
+                (report.foldedAccounts, foldsDone) = try foldMarkedWeights(account: account, budget: left)
+            }
+            report.isComplete = policyDone && expiry.isComplete && foldsDone
             return report
         }
     }
 
+    /// Marks every account's weights to be folded again when they were learned under another learned policy (or
+    /// recorded by a store with fixed weights, which keeps no fingerprint of them), and notes the policy's
+    /// fingerprint. One read of a setting when nothing is to be done.
+    private func reconcileWeights() throws {
+        guard let fingerprint = weightsFingerprint, try setting(Self.weightsSetting) != fingerprint else { return }
+        try database.write {
+            guard try setting(Self.weightsSetting) != fingerprint else { return }
+            try LearnedWeightsTable.markAll(in: database)
+            try setSetting(Self.weightsSetting, fingerprint)
+        }
+    }
+
+    /// Folds the weights marked to be folded again, one account per write transaction, until the budget is spent
+    /// (at least one account when any is marked).
+    /// - Returns: how many accounts were folded, and whether none marked is left.
+    private func foldMarkedWeights(account: String?, budget: Int) throws -> (folded: Int, isComplete: Bool) {
+        let marked = try LearnedWeightsTable.marked(account: account, in: database)
+        var spent = 0
+        var folded = 0
+        for name in marked {
+            if folded > 0 && spent >= budget { return (folded, false) }
+            try database.write {
+                // Marked still: another process may have folded it meanwhile.
+                guard try LearnedWeightsTable.marked(account: name, in: database) == [name] else { return }
+                try refoldWeights(account: name)
+            }
+            let conversations = try database.statement("SELECT COUNT(*) FROM conversations WHERE account = ?")
+                .scalarInt([.text(name)])
+            spent += Int(conversations ?? 0)
+            folded += 1
+        }
+        return (folded, true)
+    }
+
     /// Deletes donations older than the retention allows, in the account's blocks (every account's for `nil`),
-    /// and recomputes what they fed.
+    /// recomputes what they fed, and folds the weights of their accounts again (or marks them to be folded, when
+    /// the step stops before the expiry is complete).
     ///
     /// Cheap when there is nothing to do: one look at the oldest date through its index, no write.
     /// - Parameter blocks: at most this many blocks are read (and their conversations recomputed).
     private func expire(account: String?, now: Timestamp, retention: Retention, blocks: Int) throws
         -> (report: DeletionReport, isComplete: Bool)
     {
-        guard let cutoff = retention.oldestKept(at: now) else { return (DeletionReport(), true) }
+        guard let cutoff = retention.expiryCutoff(at: now) else { return (DeletionReport(), true) }
         let oldest = try database.statement("SELECT oldest_date FROM donation_blocks ORDER BY oldest_date LIMIT 1")
         try oldest.reset()
         let expired = try oldest.step() && oldest.double(0) < cutoff.seconds
@@ -76,7 +121,7 @@ extension SQLiteDonationStore {
                             + "ON c.id = b.conversation_id WHERE \(condition)\(limit))"
                     ).scalarInt((account.map { [.text($0)] } ?? []) + [.real(cutoff.seconds)]) ?? 0)
                 return condition + limit
-            }, [.real(cutoff.seconds)], account: account
+            }, [.real(cutoff.seconds)], account: account, weights: blocks == .max ? .fold : .mark
         ) { $0.date < cutoff.seconds }
         // As for `delete`: what expired leaves the files at once, not at the next checkpoint.
         if report.donations > 0 { report.logTruncated = try truncateLog() }

@@ -13,9 +13,17 @@ import SuggestCore
 /// How the donations are kept (blocks per conversation, buckets of identifiers) is in docs/storage.md.
 public final class SQLiteDonationStore: DonationStore {
     public let location: StoreLocation
+    /// Learned weights, kept per account in `learned_weights` (the default), or a policy's fixed ones.
+    public let ranking: StoreRanking
+    /// The policy the conversations' state is built with: `ranking.base`.
     public let policy: FrecencyPolicy
     public let types: UniformTypeTree
     public let checkpoints: CheckpointPolicy
+    /// What a log that was copied and started over is trimmed to: 64 MiB.
+    static let logSizeLimit = 64 << 20
+
+    /// The connection's page cache, in KiB (SQLite's default is 2,000: what a share extension can spare).
+    public let pageCacheKiB: Int
     let database: Database
 
     /// When the write-ahead log is copied into the database file: the moment a committed write becomes durable
@@ -35,15 +43,21 @@ public final class SQLiteDonationStore: DonationStore {
     /// Opens the store, creating the directory and database if missing (unless `createIfMissing` is `false`) and
     /// migrating an older schema.
     ///
-    /// Opening does no other work: state built under another policy is rebuilt by `maintain`, which a caller runs
-    /// when it chooses (a command before its work, a server between requests).
-    /// - Parameter createIfMissing: whether a store that does not exist is created; `false` for a caller that only
-    ///   reads or removes, which gets "no such store" instead of a new empty one.
+    /// Opening does no other work: state built under another policy, and learned weights learned under another
+    /// `LearnedPolicy`, are rebuilt by `maintain`, which a caller runs when it chooses (a command before its work, a
+    /// server between requests).
+    /// - Parameters:
+    ///   - ranking: learned weights (the default) or a policy's fixed ones. A store is meant to be used with one
+    ///     ranking at a time: a process with another one rebuilds its state at its next `maintain`.
+    ///   - createIfMissing: whether a store that does not exist is created; `false` for a caller that only reads or
+    ///     removes, which gets "no such store" instead of a new empty one.
+    ///   - pageCacheKiB: the connection's page cache. A long-lived connection that serves many requests (a server)
+    ///     keeps the pages its queries and writes touch with a larger one; a short process does not need it.
     /// - Throws: `StoreError` for a path that is a file, a file that is not a suggest store, a store of a newer
     ///   schema, a read-only or full disk, a missing parent directory, or a missing store.
     public static func open(
-        _ location: StoreLocation, policy: FrecencyPolicy = .default, types: UniformTypeTree = .standard,
-        checkpoints: CheckpointPolicy = .onClose, createIfMissing: Bool = true
+        _ location: StoreLocation, ranking: StoreRanking = .default, types: UniformTypeTree = .standard,
+        checkpoints: CheckpointPolicy = .onClose, createIfMissing: Bool = true, pageCacheKiB: Int = 2_000
     ) throws(StoreError) -> SQLiteDonationStore {
         if createIfMissing { try location.createDirectory() } else { try location.checkExists() }
         try location.checkDatabasePath()
@@ -54,7 +68,8 @@ public final class SQLiteDonationStore: DonationStore {
             let database = try Database(path: path)
             if case .everyPages = checkpoints { try database.setCheckpointOnClose(false) }
             let store = SQLiteDonationStore(
-                location: location, policy: policy, types: types, checkpoints: checkpoints, database: database)
+                location: location, ranking: ranking, types: types, checkpoints: checkpoints,
+                pageCacheKiB: max(100, pageCacheKiB), database: database)
             do {
                 try store.prepare()
             } catch {
@@ -74,22 +89,28 @@ public final class SQLiteDonationStore: DonationStore {
     }
 
     private init(
-        location: StoreLocation, policy: FrecencyPolicy, types: UniformTypeTree, checkpoints: CheckpointPolicy,
-        database: Database
+        location: StoreLocation, ranking: StoreRanking, types: UniformTypeTree, checkpoints: CheckpointPolicy,
+        pageCacheKiB: Int, database: Database
     ) {
+        self.pageCacheKiB = pageCacheKiB
         self.location = location
-        self.policy = policy
+        self.ranking = ranking
+        policy = ranking.base
         self.types = types
         self.checkpoints = checkpoints
         self.database = database
     }
 
-    /// Copies the write-ahead log into the database and truncates it to zero bytes: everything committed so far is
-    /// durable, and no old page stays in the log. `suggest import` ends with one; deletions run one themselves.
-    /// - Returns: `false` when another process's read keeps the log busy (the log is then copied and emptied at a
-    ///   later checkpoint).
+    /// Makes everything committed so far durable, without waiting for other connections or holding up their writes:
+    /// the log is copied into the database as far as no reader still needs it (the rest at a later checkpoint), and
+    /// truncated when nobody is using it. `suggest import` ends with one, and a server runs one every second in the
+    /// background. (Deletions truncate the log themselves, waiting for readers if they must: deleted data may not
+    /// stay in it.)
     public func checkpoint() throws {
-        _ = try translating { try truncateLog() }
+        try translating {
+            try database.checkpointWithoutWaiting()
+            _ = try truncateLogIfIdle()
+        }
     }
 
     /// Configures the connection, checks the schema, migrates, and brings derived state in line with the policy.
@@ -128,7 +149,9 @@ public final class SQLiteDonationStore: DonationStore {
         // migrate into.
         let known = applied == Schema.latestVersion ? Schema.tables : Schema.tables(atVersion: applied)
         guard names.allSatisfy({ $0.hasPrefix("sqlite_") || known.contains($0) }) else { throw foreign }
-        try database.execute("PRAGMA secure_delete = ON; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF")
+        try database.execute(
+            "PRAGMA secure_delete = ON; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF; "
+                + "PRAGMA cache_size = -\(pageCacheKiB); PRAGMA journal_size_limit = \(Self.logSizeLimit)")
         if case .everyPages(let pages) = checkpoints { database.truncateLogAfterCommits(reaching: pages) }
         if applied < Schema.latestVersion || names.isEmpty {
             try database.enableWriteAheadLogging()
@@ -144,14 +167,24 @@ public final class SQLiteDonationStore: DonationStore {
                     try database.statement("INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)")
                         .run([.integer(Int64(migration.version)), .real(Timestamp.now().seconds)])
                 }
-                // A new store holds no state yet: it is built under this policy from its first donation.
-                if current == 0 { try setSetting("ranking.policy", policyFingerprint) }
+                // A new store holds no state yet: it is built under this policy from its first donation, and so
+                // are its learned weights.
+                if current == 0 {
+                    try setSetting("ranking.policy", policyFingerprint)
+                    if let weightsFingerprint { try setSetting(Self.weightsSetting, weightsFingerprint) }
+                }
             }
         }
     }
 
     /// The fingerprint of the policy whose channels the stored state holds.
     var policyFingerprint: String { policy.stateFingerprint }
+
+    /// The fingerprint of the learned policy the stored weights follow (`nil` under fixed weights).
+    var weightsFingerprint: String? { ranking.learnedPolicy?.weightsFingerprint }
+
+    /// The setting that holds `weightsFingerprint`.
+    static let weightsSetting = "ranking.weights"
 
     // MARK: Settings
 

@@ -121,10 +121,7 @@ public struct StoreLocation: Sendable, Equatable {
     public func checkExists() throws(StoreError) {
         guard !exists else { return }
         try checkIsDirectoryIfPresent()
-        throw StoreError(
-            .failed,
-            "no such store: \(directory) holds no suggest store; record a donation first ('suggest donate' or "
-                + "'suggest import') or check --store")
+        throw StoreError(.noSuchStore, "no such store: \(directory) holds no suggest store; record a donation first")
     }
 
     /// Refuses a database path that is a directory: SQLite would only say "unable to open database file".
@@ -132,8 +129,7 @@ public struct StoreLocation: Sendable, Equatable {
     public func checkDatabasePath() throws(StoreError) {
         var info = stat()
         guard stat(databasePath, &info) == 0, system_is_directory(info.st_mode) != 0 else { return }
-        throw StoreError(
-            .notAStore, "\(databasePath) is a directory, not a file; move it away or choose another --store")
+        throw StoreError(.notAStore, "\(databasePath) is a directory, not a file")
     }
 
     /// Refuses a directory path that names a file, or lies below one.
@@ -147,7 +143,7 @@ public struct StoreLocation: Sendable, Equatable {
             path = parent
         }
         guard system_is_directory(info.st_mode) == 0 else { return }
-        throw StoreError(.notADirectory, "\(path) is a file, not a directory; --store names a directory")
+        throw StoreError(.notADirectory, "\(path) is a file, not a directory")
     }
 
     /// Creates the directory if it is missing.
@@ -162,7 +158,7 @@ public struct StoreLocation: Sendable, Equatable {
         var existing = stat()
         if stat(directory, &existing) == 0 {
             guard system_is_directory(existing.st_mode) != 0 else {
-                throw StoreError(.notADirectory, "\(directory) is a file, not a directory; --store names a directory")
+                throw StoreError(.notADirectory, "\(directory) is a file, not a directory")
             }
             return
         }
@@ -183,13 +179,12 @@ public struct StoreLocation: Sendable, Equatable {
         guard Self.isDirectory(parent) else {
             var info = stat()
             if stat(parent, &info) == 0 {
-                throw StoreError(.notADirectory, "\(parent) is a file, not a directory; --store names a directory")
+                throw StoreError(.notADirectory, "\(parent) is a file, not a directory")
             }
             let from = variable.map { " (from \($0))" } ?? ""
             throw StoreError(
                 .failed,
-                "cannot create the store directory \(directory)\(from): \(parent) does not exist; create it first or "
-                    + "choose another --store")
+                "cannot create the store directory \(directory)\(from): \(parent) does not exist; create it first")
         }
         for path in missing where mkdir(path, 0o700) != 0 && system_errno() != EEXIST {
             let reason = String(cString: strerror(system_errno()))

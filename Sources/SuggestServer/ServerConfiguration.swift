@@ -33,6 +33,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// One JSON line per request on standard error (`--no-access-log` turns it off).
     public var accessLog = true
 
+    /// The defaults described on each property.
     public init() {}
 
     /// Whether `host` names only this machine, so that a server without keys reaches no one else.

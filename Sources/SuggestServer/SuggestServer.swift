@@ -11,6 +11,7 @@ import Synchronization
 /// goes 503, the server stops accepting, lets the requests in flight finish (up to the grace period) and returns.
 /// SIGHUP, or a change of the keys file, reloads the keys without a restart.
 public enum SuggestServer {
+    /// The API's version, as `GET /v1/version` reports it.
     public static let version = "0.2.0"
 
     /// Opens a store connection; called once per worker, and again when a connection is needed.
@@ -18,12 +19,19 @@ public enum SuggestServer {
 
     /// Why the server could not start.
     public struct StartError: Error, Sendable, CustomStringConvertible {
+        /// What stopped the start and what to do, in one line.
         public var description: String
-        public init(_ description: String) { self.description = description }
+        init(_ description: String) { self.description = description }
     }
 
     /// Serves until SIGTERM or SIGINT.
+    ///
+    /// Blocks the calling thread, which only waits: signals are taken by a thread of their own, requests by the
+    /// server's workers.
     /// - Parameters:
+    ///   - configuration: where to listen, the keys and the limits.
+    ///   - openStore: opens one store connection; the server opens one at start, so that a store that cannot be
+    ///     opened fails the start, and more as the workers need them.
     ///   - announce: receives `listening on http://HOST:PORT` once connections are accepted.
     /// - Throws: `StartError` when the configuration is refused, the keys cannot be read, the store cannot be opened
     ///   or the address cannot be bound.
@@ -39,7 +47,9 @@ public enum SuggestServer {
         var keysModified: Timestamp?
         if let path = configuration.keysPath {
             do {
-                (keys, keysModified) = try KeyRing.load(path: path)
+                let file = try KeyRing.load(path: path)
+                keys = file.ring
+                keysModified = file.modified
             } catch {
                 throw StartError(error.description)
             }
@@ -143,10 +153,11 @@ final class KeysWatch: Sendable {
             return
         }
         do {
-            let (ring, time) = try KeyRing.load(path: path)
-            api.replaceKeys(ring)
-            modified.withLock { $0 = time }
-            api.log.event("keys reloaded", [("why", reason), ("tenants", String(Set(ring.entries.map(\.tenant)).count))])
+            let file = try KeyRing.load(path: path)
+            api.replaceKeys(file.ring)
+            modified.withLock { $0 = file.modified }
+            api.log.event(
+                "keys reloaded", [("why", reason), ("tenants", String(Set(file.ring.entries.map(\.tenant)).count))])
         } catch {
             // The time is taken anyway, so that a broken file is reported once, not every 2 seconds.
             let time = Self.modificationTime(path)
@@ -157,11 +168,21 @@ final class KeysWatch: Sendable {
 }
 
 /// The store's upkeep in the background: small maintenance steps (`MaintenanceBudget.step`) every few seconds,
-/// each on a connection of its own, so that expiry and policy rebuilds never run behind a request.
+/// each on a connection of its own, so that expiry and policy rebuilds never run behind a request; and a
+/// checkpoint every second, which makes what was acknowledged durable against a power loss without a request
+/// ever waiting for it (the connections' own checkpoints are only a safety valve for a burst of writes).
 final class Maintenance: Sendable {
     private let task: PeriodicTask
+    private let checkpoints: PeriodicTask
 
     init(pool: StorePool, log: AccessLog) {
+        checkpoints = PeriodicTask(label: "suggest.checkpoint", every: .seconds(1)) {
+            do {
+                try pool.withStore { store in try store.checkpoint() }
+            } catch {
+                log.event("checkpoint failed", [("error", "\(error)")])
+            }
+        }
         task = PeriodicTask(label: "suggest.maintenance", every: .seconds(5)) {
             // Steps until the work is done or a second has gone, then waits for the next run.
             let started = ContinuousClock.now
@@ -182,7 +203,13 @@ final class Maintenance: Sendable {
         }
     }
 
-    func start() { task.start() }
+    func start() {
+        task.start()
+        checkpoints.start()
+    }
 
-    func stop() { task.stop() }
+    func stop() {
+        checkpoints.stop()
+        task.stop()
+    }
 }

@@ -22,7 +22,7 @@ enum ServeOptions {
         let configuration = try configuration(arguments, environment: io.environment)
         do {
             try SuggestServer.run(
-                configuration, openStore: try StoreOpening.opener(arguments, io: io)
+                configuration, openStore: try StoreOpening.opener(arguments, io: io, serving: true)
             ) { line in
                 // A log line that cannot be written (standard error closed) must not stop the server.
                 try? io.standardError.write(line + "\n")

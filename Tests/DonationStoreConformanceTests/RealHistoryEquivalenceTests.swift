@@ -47,10 +47,10 @@ enum RealHistories {
         try #require(converted.status == 0, "suggest \(convert.joined(separator: " ")): \(converted.error)")
         var all: [Interaction] = []
         let lines = MemoryJSONLines(bytes: converted.standardOutput)
-        while let (line, parsed) = try lines.nextDonation(defaultAccount: Interaction.defaultAccount) {
-            switch parsed {
+        while let next = try lines.nextDonation(defaultAccount: Interaction.defaultAccount) {
+            switch next.donation {
             case .success(let donation): all.append(donation)
-            case .failure(let error): throw HarnessError("\(name), line \(line) of the conversion: \(error)")
+            case .failure(let error): throw HarnessError("\(name), line \(next.line) of the conversion: \(error)")
             }
         }
         try #require(all.count > 10_000, "\(name) converted to only \(all.count) donations")

@@ -24,6 +24,46 @@ import Testing
         try StoreConformance(seed: seed).run(reference: InMemoryDonationStore(), candidate: store, steps: 30)
     }
 
+    @Test(arguments: LearnedWeightsCheck.selectors)
+    func redisDeletionLeavesTheWeightsOfTheRemainingHistory(selector: DeletionSelector) throws {
+        let cluster = try Self.emptyCluster()
+        try LearnedWeightsCheck().deletion(selector, in: try RedisDonationStore.open(url: cluster.url))
+    }
+
+    @Test func redisExpiryFoldsOnceADay() throws {
+        let cluster = try Self.emptyCluster()
+        try LearnedWeightsCheck().expiry(in: try RedisDonationStore.open(url: cluster.url), budget: .unbounded)
+    }
+
+    @Test func redisExpiryInSmallStepsFoldsWhenItIsComplete() throws {
+        let cluster = try Self.emptyCluster()
+        try LearnedWeightsCheck().expiry(
+            in: try RedisDonationStore.open(url: cluster.url), budget: MaintenanceBudget(conversations: 3))
+    }
+
+    /// Two clients of one account (two connections, as two servers would hold): each round reads the weights the
+    /// other committed, and the script's version check makes a round that was overtaken read them again.
+    @Test func twoClientsOfOneAccountLearnInTurn() throws {
+        let cluster = try Self.emptyCluster()
+        try LearnedWeightsCheck().twoDonors(
+            try RedisDonationStore.open(url: cluster.url), try RedisDonationStore.open(url: cluster.url))
+    }
+
+    /// Two clients record into one account at the same time: the weights' version check makes every round that
+    /// another overtook read again, so the weights are the fold of the export's order.
+    @Test func twoClientsRecordingAtOnceLoseNothingLearned() throws {
+        let cluster = try Self.emptyCluster()
+        let url = cluster.url
+        try LearnedWeightsCheck().concurrentDonors { try RedisDonationStore.open(url: url) }
+    }
+
+    @Test func aClientWithFixedWeightsLeavesTheWeightsToBeFolded() throws {
+        let cluster = try Self.emptyCluster()
+        let learned = try RedisDonationStore.open(url: cluster.url)
+        let fixed = try RedisDonationStore.open(url: cluster.url, ranking: .fixed(LearnedPolicy.default.base))
+        try LearnedWeightsCheck().fixedThenLearned(fixed: fixed, learned: learned)
+    }
+
     @Test func redisMatchesSQLiteOnTheSampleHistory() throws {
         let cluster = try Self.emptyCluster()
         let redis = try RedisDonationStore.open(url: cluster.url)

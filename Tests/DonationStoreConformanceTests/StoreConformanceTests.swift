@@ -69,6 +69,9 @@ struct StoreConformance {
                 try expectEqual(
                     try reference.delete(selector, account: account), try candidate.delete(selector, account: account),
                     "\(label): delete \(selector) in \(account)")
+                try expectEqual(
+                    try reference.learnedWeights(account: account), try candidate.learnedWeights(account: account),
+                    "\(label): learned weights of \(account) after delete \(selector)")
             case 6:
                 let account = Self.accounts.randomElement(using: &random) ?? "default"
                 let conversation = "c\(Int.random(in: 0..<25, using: &random))"
@@ -99,6 +102,11 @@ struct StoreConformance {
                     try reference.maintain(account: account, now: later, budget: .unbounded).expired,
                     try candidate.maintain(account: account, now: later, budget: .unbounded).expired,
                     "\(label): maintenance")
+                for name in Self.accounts {
+                    try expectEqual(
+                        try reference.learnedWeights(account: name), try candidate.learnedWeights(account: name),
+                        "\(label): learned weights of \(name) after expiry")
+                }
                 try reference.setRetention(retention, now: StoreConformanceTests.end)
                 try candidate.setRetention(retention, now: StoreConformanceTests.end)
             case 9:
@@ -172,6 +180,10 @@ struct StoreConformance {
             try expectEqual(
                 try reference.blockedConversations(account: account), try candidate.blockedConversations(account: account),
                 "\(step): blocked in \(account)")
+            // The learned weights to the bit (the suggestions below show them again, in their explanations).
+            try expectEqual(
+                try reference.learnedWeights(account: account), try candidate.learnedWeights(account: account),
+                "\(step): learned weights of \(account)")
             for context in contexts(&random) {
                 let expected = try reference.suggestions(account: account, context: context, explain: true)
                 let actual = try candidate.suggestions(account: account, context: context, explain: true)

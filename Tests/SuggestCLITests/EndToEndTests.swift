@@ -57,6 +57,21 @@ import Testing
         let firstChannel = FrecencyPolicy.default.channels[0].name
         #expect(explained.standardOutput.contains("why: \(firstChannel) "))
         #expect(explained.standardOutput.contains("3 sent, 0 received"))
+        // The account's learned weights under the table, and each suggestion's in its JSON explanation.
+        #expect(explained.standardOutput.contains("learned from "), "\(explained.standardOutput)")
+        for channel in StoreRanking.default.base.channels {
+            #expect(explained.standardOutput.contains("  " + channel.name + " "), "\(channel.name)")
+        }
+        let explainedJSON = try JSONParser.parse(
+            suggest("list", "--json", "--explain", "--at", "2026-11-30T09:00:00Z").standardOutput)
+        guard case .array(let explainedSuggestions)? = explainedJSON["suggestions"],
+            let explanation = explainedSuggestions.first?["explanation"]
+        else {
+            Issue.record("no explanation")
+            return
+        }
+        #expect(explanation["replyWeight"] != nil && explanation["engagementWeight"] != nil)
+        #expect(explanation["learnedFrom"] != nil)
     }
 
     /// The table counts a conversation's people when its title does not name them all, and never counts nobody.

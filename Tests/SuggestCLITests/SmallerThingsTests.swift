@@ -153,13 +153,14 @@ import Testing
         // Read as one paragraph: the help is wrapped at spaces.
         let help = SuggestProcess.run(["list", "--help"]).standardOutput.split(separator: "\n").joined(separator: " ")
         #expect(!help.contains("short-term") && !help.contains("long one") && !help.contains("two half-lives"))
-        for channel in FrecencyPolicy.default.channels {
+        for channel in StoreRanking.default.base.channels {
             #expect(help.contains(channel.name + " (half-life "), "\(channel.name)")
         }
         #expect(help.contains("reply (half-life 5 min), latest (half-life 1 d"), "\(help)")
         #expect(
             help.contains(
-                "--explain           Show each part of every score: reply, latest, memory, content, people, feedback."))
+                "--explain           Show each part of every score: reply, latest, memory, engagement, content, people, "
+                    + "feedback, and the account's learned weights."))
         let share = SuggestProcess.run(["share", "--help"]).standardOutput
         #expect(share.contains("reply, latest, memory") && !share.contains("short-term"))
     }

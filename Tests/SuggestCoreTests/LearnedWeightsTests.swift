@@ -260,7 +260,7 @@ import Testing
         #expect(without.personTotals[3] == LogSpace.zero)
         #expect(without.mixture(policy: Self.policy).person[3] == 0)
         let explained = withEngagement.explanation(policy: Self.policy)
-        #expect(explained.map(\.channel) == ["reply", "latest", "memory", "engaged"])
+        #expect(explained.map(\.channel) == ["reply", "latest", "memory", "engagement"])
         #expect(abs(explained.map { $0.person + $0.group }.reduce(0, +) - 1) < 1e-9)
     }
 }

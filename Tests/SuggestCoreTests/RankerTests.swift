@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-    import Glibc
-#endif
+import SuggestTestSupport
 import Testing
 
 @testable import SuggestCore
-import SuggestTestSupport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The fast top K must equal the brute-force ranking exactly, ties included, for every context.
 @Suite struct RankerTests {
@@ -31,7 +32,8 @@ import SuggestTestSupport
             for twin in twins {
                 result.append(
                     Interaction(
-                        identifier: "d\(index)-\(twin)", date: Timestamp(seconds: date), direction: direction ?? .outgoing,
+                        identifier: "d\(index)-\(twin)", date: Timestamp(seconds: date),
+                        direction: direction ?? .outgoing,
                         intent: SendMessageIntent(
                             conversationIdentifier: "c\(twin)", serviceName: service,
                             recipients: twin == conversation ? recipients : recipients, contentTypes: types),
@@ -57,26 +59,30 @@ import SuggestTestSupport
         RankingContext(at: Timestamp(seconds: end), limit: 8, contentTypes: ["public.png"], serviceName: "sms"),
         RankingContext(
             at: Timestamp(seconds: end - 5 * day), limit: 3,
-            contentTypes: ["public.jpeg", "public.png", "public.url", "com.adobe.pdf", "public.plain-text", "public.movie"]),
+            contentTypes: [
+                "public.jpeg", "public.png", "public.url", "com.adobe.pdf", "public.plain-text", "public.movie",
+            ]),
         RankingContext(at: Timestamp(seconds: end), limit: 2, contentTypes: ["public.data"]),
     ]
 
-    static let policies: [FrecencyPolicy] = [
-        .default,
-        FrecencyPolicy(channels: [.init(name: "only", halfLife: 3600, weight: 1, incoming: 0)]),
-        FrecencyPolicy(
-            channels: [
-                .init(name: "a", halfLife: 0.5 * day, weight: 1, incoming: 0.2),
-                .init(name: "b", halfLife: 7 * day, weight: 0.5, incoming: 1),
-                .init(name: "c", halfLife: 90 * day, weight: 0.1, incoming: 0.5),
-                .init(name: "d", halfLife: 400 * day, weight: 2, outgoing: 0, incoming: 1),
-            ],
-            contentWeight: 3, peopleWeight: 0.5, groupFactor: 2, lessFactor: 0.1),
-    ]
+    static func policies() throws -> [FrecencyPolicy] {
+        [
+            .default,
+            try FrecencyPolicy(channels: [.init(name: "only", halfLife: 3600, weight: 1, incoming: 0)]),
+            try FrecencyPolicy(
+                channels: [
+                    .init(name: "a", halfLife: 0.5 * day, weight: 1, incoming: 0.2),
+                    .init(name: "b", halfLife: 7 * day, weight: 0.5, incoming: 1),
+                    .init(name: "c", halfLife: 90 * day, weight: 0.1, incoming: 0.5),
+                    .init(name: "d", halfLife: 400 * day, weight: 2, outgoing: 0, incoming: 1),
+                ],
+                contentWeight: 3, peopleWeight: 0.5, groupFactor: 2, lessFactor: 0.1),
+        ]
+    }
 
     @Test(arguments: [UInt64(1), 2, 3, 4])
     func topKEqualsBruteForce(seed: UInt64) throws {
-        for policy in Self.policies {
+        for policy in try Self.policies() {
             let index = InMemoryRankingIndex(policy: policy)
             var random = SeededRandom(seed: seed &* 31)
             let history = Self.history(seed: seed, donations: 1_500, conversations: 60)
@@ -119,10 +125,12 @@ import SuggestTestSupport
                 // A `latest` channel counts only the last donation applied among those with the latest date.
                 let latest = donations.map(\.date.seconds).max()
                 let counted =
-                    channel.aggregation == .sum ? donations : donations.last { $0.date.seconds == latest }.map { [$0] } ?? []
+                    channel.aggregation == .sum
+                    ? donations : donations.last { $0.date.seconds == latest }.map { [$0] } ?? []
                 for interaction in counted {
                     let weight = channel.donationWeight(
-                        interaction.direction, engaged: interaction.isEngagedSuggestion, isGroup: interaction.intent.isGroup)
+                        interaction.direction, engaged: interaction.isEngagedSuggestion,
+                        isGroup: interaction.intent.isGroup)
                     expected += channel.weight * weight * pow2(-(at - interaction.date.seconds) / channel.halfLife)
                 }
             }
@@ -179,7 +187,8 @@ import SuggestTestSupport
         // "é" as one scalar (C3 A9) sorts after "e\u{301}" (65 CC 81) byte-wise, though Swift's == calls them equal.
         let state = ConversationState.empty
         let a = RankedConversation(
-            conversation: ConversationHandle(rawValue: 0), conversationIdentifier: "e\u{301}", logScore: 0, lastDate: Timestamp(seconds: 0), state: state,
+            conversation: ConversationHandle(rawValue: 0), conversationIdentifier: "e\u{301}", logScore: 0,
+            lastDate: Timestamp(seconds: 0), state: state,
             breakdown: ScoreBreakdown(terms: [], factor: 1, contentShare: 0, matchedPeople: 0, lessFeedback: 0))
         var b = a
         b.conversationIdentifier = "\u{e9}"
@@ -193,7 +202,8 @@ import SuggestTestSupport
         for _ in 0..<5 {
             index.apply(
                 Interaction(
-                    date: at.adding(-3_600), direction: .outgoing, intent: SendMessageIntent(conversationIdentifier: "busy")))
+                    date: at.adding(-3_600), direction: .outgoing,
+                    intent: SendMessageIntent(conversationIdentifier: "busy")))
         }
         index.apply(
             Interaction(
@@ -236,7 +246,8 @@ import SuggestTestSupport
                 Interaction(
                     date: Timestamp(seconds: date), direction: Bool.random(using: &random) ? .outgoing : .incoming,
                     intent: SendMessageIntent(
-                        conversationIdentifier: "c\(conversation)", serviceName: conversation % 10 == 0 ? "sms" : "chat",
+                        conversationIdentifier: "c\(conversation)",
+                        serviceName: conversation % 10 == 0 ? "sms" : "chat",
                         recipients: [Person(customIdentifier: "p\(conversation)")], contentTypes: content)))
         }
         return index
@@ -251,7 +262,9 @@ import SuggestTestSupport
         ("any data", RankingContext(at: at, contentTypes: ["public.data"])),
         (
             "32 types",
-            RankingContext(at: at, contentTypes: (0..<29).map { "com.example.type\($0)" } + ["public.jpeg", "public.url", "public.png"])
+            RankingContext(
+                at: at,
+                contentTypes: (0..<29).map { "com.example.type\($0)" } + ["public.jpeg", "public.url", "public.png"])
         ),
         ("a photo on sms", RankingContext(at: at, contentTypes: ["public.jpeg"], serviceName: "sms")),
         ("people", RankingContext(at: at, people: (0..<32).map { "p\($0 * 7)" })),

@@ -6,42 +6,47 @@ import Testing
 /// ties, for every named policy and for frecency policies that use every feature (four channels, group factors
 /// above and below 1, engaged bonus, direction weights of 0).
 @Suite struct EvaluatorReferenceTests {
-    static let customPolicies: [RankingPolicy] = [
-        .frecency(
-            FrecencyPolicy(
-                channels: [
-                    .init(name: "hour", halfLife: 3_600, weight: 1, outgoing: 1, incoming: 0, unspecified: 0.5),
-                    .init(name: "day", halfLife: 86_400, weight: 0.5, outgoing: 0.7, incoming: 1.3, engagedBonus: 2),
-                    .init(name: "week", halfLife: 7 * 86_400, weight: 0.25, outgoing: 1, incoming: 0.2),
-                    .init(name: "year", halfLife: 365 * 86_400, weight: 0.01, outgoing: 0, incoming: 1),
-                ],
-                groupFactor: 0.5),
-            name: "four-channels"),
-        .frecency(
-            FrecencyPolicy(
-                channels: [.init(name: "short", halfLife: 6 * 3_600, weight: 1, outgoing: 1, incoming: 0.4)],
-                groupFactor: 3),
-            name: "groups-first"),
-        .learned(
-            LearnedPolicy(
-                base: FrecencyPolicy(
+    static func customPolicies() throws -> [RankingPolicy] {
+        [
+            .frecency(
+                try FrecencyPolicy(
                     channels: [
-                        .init(name: "hour", halfLife: 3_600, weight: 1, outgoing: 1, incoming: 3, engagedBonus: 1),
+                        .init(name: "hour", halfLife: 3_600, weight: 1, outgoing: 1, incoming: 0, unspecified: 0.5),
                         .init(
-                            name: "last", halfLife: 86_400, weight: 1, outgoing: 0.25, incoming: 1, unspecified: 0.5,
-                            group: 0.5, aggregation: .latest),
-                        .init(name: "week", halfLife: 7 * 86_400, weight: 1, outgoing: 1, incoming: 0, unspecified: 0),
+                            name: "day", halfLife: 86_400, weight: 0.5, outgoing: 0.7, incoming: 1.3, engagedBonus: 2),
+                        .init(name: "week", halfLife: 7 * 86_400, weight: 0.25, outgoing: 1, incoming: 0.2),
+                        .init(name: "year", halfLife: 365 * 86_400, weight: 0.01, outgoing: 0, incoming: 1),
                     ],
-                    groupFactor: 2),
-                priorStrength: 0.5, horizon: 3, channelPrior: [1, 2, 0.5]),
-            name: "learned-fast"),
-    ]
+                    groupFactor: 0.5),
+                name: "four-channels"),
+            .frecency(
+                try FrecencyPolicy(
+                    channels: [.init(name: "short", halfLife: 6 * 3_600, weight: 1, outgoing: 1, incoming: 0.4)],
+                    groupFactor: 3),
+                name: "groups-first"),
+            .learned(
+                try LearnedPolicy(
+                    base: try FrecencyPolicy(
+                        channels: [
+                            .init(name: "hour", halfLife: 3_600, weight: 1, outgoing: 1, incoming: 3, engagedBonus: 1),
+                            .init(
+                                name: "last", halfLife: 86_400, weight: 1, outgoing: 0.25, incoming: 1,
+                                unspecified: 0.5,
+                                group: 0.5, aggregation: .latest),
+                            .init(
+                                name: "week", halfLife: 7 * 86_400, weight: 1, outgoing: 1, incoming: 0, unspecified: 0),
+                        ],
+                        groupFactor: 2),
+                    priorStrength: 0.5, horizon: 3, channelPrior: [1, 2, 0.5]),
+                name: "learned-fast"),
+        ]
+    }
 
-    static let policies = RankingPolicy.all + customPolicies
+    static func policies() throws -> [RankingPolicy] { try RankingPolicy.all + customPolicies() }
 
-    @Test("matches the reference replay", arguments: policies.map(\.name))
+    @Test("matches the reference replay", arguments: try policies().map(\.name))
     func matchesReference(policyName: String) throws {
-        let policy = try #require(Self.policies.first { $0.name == policyName })
+        let policy = try #require(try Self.policies().first { $0.name == policyName })
         var ambiguous = 0
         var ranked = 0
         for seed in UInt64(1)...60 {
@@ -61,7 +66,8 @@ import Testing
                             "seed \(seed), donation \(position), cut-offs \(cutoffs): rank \(rank) covered \(covered), expected \(lowest)...\(highest) covered \(expectedCovered)"
                         )
                     default:
-                        Issue.record("seed \(seed), donation \(position): \(outcome) but expected \(expected[position])")
+                        Issue.record(
+                            "seed \(seed), donation \(position): \(outcome) but expected \(expected[position])")
                     }
                 }
             }

@@ -1,6 +1,7 @@
 import SuggestCore
-import SuggestEval
 import Testing
+
+@testable import SuggestEval
 
 @Suite struct HistoryConverterTests {
     static func convertCollegeMsg(_ text: String) throws -> [Interaction] {

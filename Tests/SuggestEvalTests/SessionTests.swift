@@ -1,7 +1,8 @@
 import SuggestCore
-import SuggestEval
 import SuggestTestSupport
 import Testing
+
+@testable import SuggestEval
 
 /// Ranks to a depth, kinds of target, comparisons send by send, and what `eval` prints of them.
 @Suite struct SessionTests {
@@ -109,7 +110,8 @@ import Testing
     @Test func comparisonsAreTheDifferencesOfTheFigures() throws {
         let history = RandomHistory.make(seed: 5, count: 400) + RandomHistory.make(seed: 6, count: 400)
         let session = try EvalSession(
-            policies: [.default, .recency, .default], pairs: [(0, 1), (0, 2)], cutoffs: [1, 3, 8])
+            policies: [.default, .recency, .default],
+            pairs: [.init(policy: 0, baseline: 1), .init(policy: 0, baseline: 2)], cutoffs: [1, 3, 8])
         for interaction in history { try session.consume(interaction) }
         let (default_, recency) = (session.results[0], session.results[1])
         let versus = session.comparisons[0]
@@ -157,7 +159,7 @@ import Testing
     @Test func theSessionReadsFilesAsEvaluateDoes() throws {
         let history = RandomHistory.make(seed: 9, count: 300)
         let path = try TemporaryFile.create(history.map(\.jsonLine).joined(separator: "\n") + "\n")
-        let session = try EvalSession(policies: [.default, .android], pairs: [(0, 1)])
+        let session = try EvalSession(policies: [.default, .android], pairs: [.init(policy: 0, baseline: 1)])
         try session.consumeJSONLines(from: .file(path))
         #expect(session.results == (try Evaluator.evaluate(history, policies: [.default, .android])))
         let json = session.results[0].jsonText(comparisons: session.comparisons)
@@ -186,6 +188,12 @@ import Testing
         let against = try #require(EvalSession.pairs(names: names, baseline: "recency"))
         #expect(against.map { [$0.policy, $0.baseline] } == [[0, 2], [1, 2]])
         #expect(EvalSession.pairs(names: names, baseline: "nope") == nil)
+    }
+
+    @Test func aPairOutsideThePoliciesIsAnErrorNotACrash() {
+        for pair in [EvalSession.Pair(policy: 0, baseline: 2), EvalSession.Pair(policy: -1, baseline: 0)] {
+            #expect(throws: InputError.self) { try EvalSession(policies: [.default, .recency], pairs: [pair]) }
+        }
     }
 }
 

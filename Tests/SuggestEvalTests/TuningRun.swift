@@ -1,6 +1,7 @@
 import SuggestCore
-import SuggestEval
 import Testing
+
+@testable import SuggestEval
 
 /// The grid search behind `FrecencyPolicy.default`: candidates are chosen on CollegeMsg and confirmed on Enron.
 /// Off by default (minutes of work); run with `SUGGEST_TUNE=1 swift test -c release --filter TuningRun`.
@@ -14,7 +15,7 @@ struct TuningRun {
 
     /// Stage 1: two channels (short and long) blended.
     @Test func stage1TwoSpeed() async throws {
-        let grid = PolicyTuner.grid(
+        let grid = try PolicyTuner.grid(
             shortHalfLives: [15 * Self.minute, Self.hour, 4 * Self.hour, 12 * Self.hour],
             shortIncoming: [0.5, 1, 2],
             longHalfLives: [3 * Self.day, 14 * Self.day, 60 * Self.day],
@@ -29,7 +30,7 @@ struct TuningRun {
         var grid: [RankingPolicy] = []
         for halfLife in [Self.hour, 6 * Self.hour, Self.day, 3 * Self.day] {
             for incoming in [1.0, 2, 4] {
-                grid.append(Self.policy([(halfLife, 1, incoming)]))
+                grid.append(try Self.policy([(halfLife, 1, incoming)]))
             }
         }
         for replyHalfLife in [10 * Self.minute, 30 * Self.minute, Self.hour] {
@@ -40,7 +41,7 @@ struct TuningRun {
                             for memoryHalfLife in [14 * Self.day, 60 * Self.day] where memoryWeight > 0 || memoryHalfLife == 14 * Self.day {
                                 var channels = [(replyHalfLife, 1.0, replyIncoming), (recencyHalfLife, recencyWeight, 1.0)]
                                 if memoryWeight > 0 { channels.append((memoryHalfLife, recencyWeight * memoryWeight, 0.3)) }
-                                grid.append(Self.policy(channels))
+                                grid.append(try Self.policy(channels))
                             }
                         }
                     }
@@ -55,14 +56,14 @@ struct TuningRun {
     @Test func stage3ReplyOverMemory() async throws {
         var grid: [RankingPolicy] = []
         for halfLife in [2 * Self.minute, 5 * Self.minute, 10 * Self.minute, 20 * Self.minute] {
-            for incoming in [1.0, 2, 4, 8, 16, 64] { grid.append(Self.policy([(halfLife, 1, incoming)])) }
+            for incoming in [1.0, 2, 4, 8, 16, 64] { grid.append(try Self.policy([(halfLife, 1, incoming)])) }
         }
         for halfLife in [5 * Self.minute, 10 * Self.minute] {
             for incoming in [4.0, 16] {
                 for memoryHalfLife in [Self.day, 7 * Self.day, 30 * Self.day] {
                     for memoryWeight in [1e-20, 1e-10, 1e-5] {
                         for memoryIncoming in [0.3, 1] {
-                            grid.append(Self.policy([(halfLife, 1, incoming), (memoryHalfLife, memoryWeight, memoryIncoming)]))
+                            grid.append(try Self.policy([(halfLife, 1, incoming), (memoryHalfLife, memoryWeight, memoryIncoming)]))
                         }
                     }
                 }
@@ -77,11 +78,11 @@ struct TuningRun {
         var grid: [RankingPolicy] = []
         for replyIncoming in [16.0, 64] {
             for dayIncoming in [0.1, 0.3, 1] {
-                grid.append(Self.policy([(5 * Self.minute, 1, replyIncoming), (Self.day, 1e-20, dayIncoming)]))
+                grid.append(try Self.policy([(5 * Self.minute, 1, replyIncoming), (Self.day, 1e-20, dayIncoming)]))
                 for memoryHalfLife in [14 * Self.day, 60 * Self.day] {
                     for memoryWeight in [1e-22, 1e-24, 1e-27] {
                         grid.append(
-                            Self.policy([
+                            try Self.policy([
                                 (5 * Self.minute, 1, replyIncoming), (Self.day, 1e-20, dayIncoming),
                                 (memoryHalfLife, memoryWeight, 0.3),
                             ]))
@@ -102,7 +103,7 @@ struct TuningRun {
                     for memoryWeight in [1e-21, 1e-22] {
                         for memoryIncoming in [0.1, 0.3] {
                             grid.append(
-                                Self.policy([
+                                try Self.policy([
                                     (5 * Self.minute, 1, replyIncoming), (Self.day, 1e-20, dayIncoming),
                                     (memoryHalfLife, memoryWeight, memoryIncoming),
                                 ]))
@@ -127,7 +128,7 @@ struct TuningRun {
                 for latestWeight in [0x1p-56, 0x1p-58, 0x1p-60, 0x1p-62, 1e-19, 0x1p-64] {
                     for outgoing in [0.5, 1] {
                         grid.append(
-                            Self.policy([
+                            try Self.policy([
                                 Spec(halfLife: 5 * Self.minute, weight: 1, outgoing: 1, incoming: replyIncoming),
                                 Spec(halfLife: halfLife, weight: latestWeight, outgoing: outgoing, incoming: 1, latest: true),
                                 memory,
@@ -140,7 +141,7 @@ struct TuningRun {
             for latestGroup in [1.0, 0] {
                 for memoryGroup in [1.0, 4] {
                     grid.append(
-                        Self.policy([
+                        try Self.policy([
                             Spec(halfLife: 5 * Self.minute, weight: 1, outgoing: 1, incoming: 64, group: replyGroup),
                             Spec(halfLife: Self.day, weight: 1e-19, outgoing: 0.5, incoming: 1, group: latestGroup, latest: true),
                             Spec(halfLife: 30 * Self.day, weight: 1e-21, outgoing: 1, incoming: 0.1, group: memoryGroup),
@@ -161,13 +162,13 @@ struct TuningRun {
         var latest = false
     }
 
-    static func policy(_ channels: [Spec]) -> RankingPolicy {
+    static func policy(_ channels: [Spec]) throws -> RankingPolicy {
         let name = channels.map { spec in
             "\(spec.latest ? "latest " : "")\(PolicyTuner.duration(spec.halfLife)) β\(spec.weight) out\(spec.outgoing) in\(spec.incoming)"
                 + (spec.group == 1 ? "" : " g\(spec.group)")
         }.joined(separator: " + ")
         return .frecency(
-            FrecencyPolicy(
+            try FrecencyPolicy(
                 channels: channels.enumerated().map { index, spec in
                     .init(
                         name: "c\(index)", halfLife: spec.halfLife, weight: spec.weight, outgoing: spec.outgoing,
@@ -177,10 +178,10 @@ struct TuningRun {
     }
 
     /// A policy of channels given as (half-life, weight, incoming), outgoing weighing 1.
-    static func policy(_ channels: [(Double, Double, Double)]) -> RankingPolicy {
+    static func policy(_ channels: [(Double, Double, Double)]) throws -> RankingPolicy {
         let name = channels.map { "\(PolicyTuner.duration($0.0)) β\($0.1) in\($0.2)" }.joined(separator: " + ")
         return .frecency(
-            FrecencyPolicy(
+            try FrecencyPolicy(
                 channels: channels.enumerated().map { index, channel in
                     .init(name: "c\(index)", halfLife: channel.0, weight: channel.1, incoming: channel.2)
                 }),

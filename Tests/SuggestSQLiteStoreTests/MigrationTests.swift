@@ -13,8 +13,19 @@ import Testing
 /// before the conversations' group identifiers (schema 2) finds its groups; one written before the blocks of
 /// donations (schema 3) has its donation rows moved into blocks, in their order.
 @Suite struct MigrationTests {
+    /// Turns a store back into the exact shape migration 6 left: no learned weights.
+    static func downgradeToSchema6(_ path: String) throws {
+        let database = try Database(path: path)
+        try database.execute(
+            """
+            BEGIN; DROP TABLE learned_weights; DELETE FROM settings WHERE name = '\(SQLiteDonationStore.weightsSetting)';
+            DELETE FROM schema_migrations WHERE version >= 7; COMMIT;
+            """)
+    }
+
     /// Turns a store back into the exact shape migration 5 left: no sorted lists by service or content kind.
     static func downgradeToSchema5(_ path: String) throws {
+        try downgradeToSchema6(path)
         let database = try Database(path: path)
         var drops = ""
         for channel in 0..<4 {
@@ -250,6 +261,48 @@ import Testing
         ] {
             #expect(try store.rankedConversations(account: "default", context: context)
                 == (try store.suggestionsByBruteForce(account: "default", context: context)))
+        }
+    }
+
+    /// A store of schema 6, written with the fixed policy as every store was before the learned weights, gets its
+    /// weights table with every account marked; `maintain` rebuilds the state under the learned default's channels
+    /// and folds the weights of the account it maintains (every account's for `nil`), after which the store ranks
+    /// as one that only ever had the learned default: the reference store's suggestions and weights, to the bit.
+    @Test func aSchema6StoreLearnsItsWeights() throws {
+        let directory = try TemporaryDirectory("open")
+        var donations = (0..<400).map(StoreOpeningTests.donation)
+        for index in donations.indices {
+            donations[index].intent.conversationIdentifier = "c-\(index % 17)"
+            if index % 3 == 0 { donations[index].direction = .incoming }
+            if index % 5 == 0 { donations[index].account = "bob" }
+            if index % 7 == 0 { donations[index].intent.speakableGroupName = nil }
+        }
+        do {
+            let old = try SQLiteDonationStore.open(directory.location, ranking: .fixed(.default))
+            try old.setRetention(Retention(maximumAgeDays: 0, idleDays: 0))
+            _ = try old.importDonations(donations)
+        }
+        try Self.downgradeToSchema6(directory.location.databasePath)
+        let store = try SQLiteDonationStore.open(directory.location)
+        #expect(try LearnedWeightsTable.marked(account: nil, in: store.database) == ["bob", "default"])
+        let reference = InMemoryDonationStore()
+        _ = try reference.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: .now())
+        _ = try reference.importDonations(donations)
+        let first = try store.maintain(account: "default", now: .now(), budget: .unbounded)
+        #expect(first.recomputedConversations == 34 && first.foldedAccounts == 1 && first.isComplete)
+        #expect(try LearnedWeightsTable.marked(account: nil, in: store.database) == ["bob"])
+        let second = try store.maintain(account: nil, now: .now(), budget: .unbounded)
+        #expect(second.recomputedConversations == 0 && second.foldedAccounts == 1)
+        #expect(try store.maintain(account: nil, now: .now(), budget: .unbounded).foldedAccounts == 0)
+        let at = donations.map(\.date).max() ?? .now()
+        for account in ["default", "bob"] {
+            let weights = try store.learnedWeights(account: account)
+            #expect(weights == (try reference.learnedWeights(account: account)))
+            #expect(weights.targets > 10)
+            let context = RankingContext(at: at, limit: 20)
+            #expect(
+                try store.suggestions(account: account, context: context, explain: true)
+                    == reference.suggestions(account: account, context: context, explain: true))
         }
     }
 

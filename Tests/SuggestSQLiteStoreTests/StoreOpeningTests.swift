@@ -25,17 +25,29 @@ import Testing
     }
 
     /// The fingerprint is stored in every store: if its text changed, every store would recompute every
-    /// conversation at its next open. This is the text stores hold for the default policy. It changed once on
-    /// purpose, when a content kind's lists came to carry the kind's share in their keys (";kinds:share"): stores
-    /// written before rebuilt their state once.
-    @Test func theDefaultPolicyFingerprintKeepsItsText() throws {
+    /// conversation at its next open. These are the texts stores hold for the learned default's channels and for
+    /// the fixed policy. It changed on purpose when a content kind's lists came to carry the kind's share in their
+    /// keys (";kinds:share"), and when the stores moved to the learned default's channels: stores written before
+    /// rebuilt their state once.
+    @Test func theDefaultPolicyFingerprintsKeepTheirText() throws {
         let directory = try TemporaryDirectory("open")
         let store = try SQLiteDonationStore.open(directory.location)
+        let learned =
+            "300.0:1.0:64.0:64.0:0.0:1.0:sum;86400.0:0.5:1.0:1.0:0.0:1.0:latest;2592000.0:1.0:0.1:0.1:0.0:1.0:sum;"
+            + "2592000.0:0.0:0.0:0.0:1.0:1.0:sum;content:2592000.0;kinds:share"
+        #expect(store.policyFingerprint == learned)
+        #expect(try store.setting("ranking.policy") == store.policyFingerprint)
+        // The weights' fingerprint: the channels', then the learner's constants (2 pseudo-sends, 32 sends, an even
+        // prior over the four channels).
+        #expect(store.weightsFingerprint == learned + ";learned:2.0:32:0.25:0.25:0.25:0.25")
+        #expect(try store.setting(SQLiteDonationStore.weightsSetting) == store.weightsFingerprint)
+        let fixed = try SQLiteDonationStore.open(
+            StoreLocation(directory: directory.path + "/fixed"), ranking: .fixed(.default))
         #expect(
-            store.policyFingerprint
+            fixed.policyFingerprint
                 == "300.0:1.0:64.0:64.0:0.5:0.000244140625:sum;86400.0:0.5:1.0:1.0:0.5:0.0:latest;"
                 + "2592000.0:1.0:0.1:0.1:0.5:1.0:sum;content:2592000.0;kinds:share")
-        #expect(try store.setting("ranking.policy") == store.policyFingerprint)
+        #expect(fixed.weightsFingerprint == nil)
     }
 
     /// SQLite's default: the last connection to close copies the log into the database and deletes it.

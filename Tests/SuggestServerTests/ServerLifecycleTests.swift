@@ -96,17 +96,27 @@ import Testing
         let scratch = try TemporaryDirectory("lifecycle")
         let keys = try TenantWallTests.keysFile(scratch, [("acme", TenantWallTests.acme)])
         let server = try ServeProcess(["--store", scratch("store"), "--keys", keys, "--no-access-log"], scratch: scratch.path)
-        let candidates: [String] = ["/usr/local/bin/schemathesis", "/root/.pyenv/shims/schemathesis", "/usr/bin/schemathesis"]
-        let executable = candidates.first { path in access(path, X_OK) == 0 }
-        let found = try #require(executable, "schemathesis is not installed: pip install schemathesis (.ci/run does)")
+        // Where pip puts it: this process's PATH, a user install, pyenv's shims.
+        let home = getenv("HOME").map { String(cString: $0) } ?? "/root"
+        let searched =
+            (getenv("PATH").map { String(cString: $0) } ?? "").split(separator: ":").map(String.init)
+            + ["/usr/local/bin", home + "/.local/bin", home + "/.pyenv/shims", "/usr/bin"]
+        let executable = searched.map { $0 + "/schemathesis" }.first { path in access(path, X_OK) == 0 }
+        let found = try #require(executable, "schemathesis is not installed: scripts/setup.sh installs it from PyPI")
+        // Run from the scratch directory, where its cache of examples (.schemathesis/) goes, not the checkout.
         let run = try ChildProcess(
-            executable: found,
+            executable: "/bin/sh",
             arguments: [
+                "-c", #"cd "$0" && exec "$@""#, scratch.path, found,
                 "run", "http://127.0.0.1:\(server.port)/v1/openapi.json", "-H", "Authorization: Bearer \(TenantWallTests.acme)",
                 "--max-examples", "8", "--seed", "1", "--checks",
                 "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance,response_headers_conformance",
             ],
-            environment: ["PATH": "/usr/local/bin:/usr/bin:/bin:/root/.pyenv/shims", "HOME": scratch.path, "NO_COLOR": "1"],
+            environment: [
+                "PATH": searched.joined(separator: ":"), "HOME": scratch.path, "NO_COLOR": "1",
+                // pyenv's shims find their Python from the real home.
+                "PYENV_ROOT": home + "/.pyenv",
+            ],
             inputPath: nil, scratch: scratch.path)
         let outcome = run.wait(timeout: 600)
         #expect(outcome.status == 0, "schemathesis: \(outcome.output.suffix(3000))")

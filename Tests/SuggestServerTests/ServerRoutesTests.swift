@@ -184,6 +184,9 @@ import Testing
         expectError(try client.request("GET", "/v1/accounts/alice/suggestions?\(types)"), 400, "invalid_query")
         expectError(try client.request("GET", "/v1/accounts/alice/suggestions?contentTypes=public.jpeg"), 400, "invalid_query")
         expectError(try client.request("GET", "/v1/accounts/alice/suggestions?at=yesterday"), 400, "invalid_query")
+        // A content type is checked as the command line and the share flow check one.
+        expectError(try client.request("GET", "/v1/accounts/alice/suggestions?contentType=a%20b"), 400, "invalid_query")
+        expectError(try client.request("GET", "/v1/accounts/alice/suggestions?contentType="), 400, "invalid_query")
         expectError(try client.request("DELETE", "/v1/accounts/alice/donations"), 400, "invalid_query")
         expectError(try client.send("POST", "/v1/accounts/alice/share", json: #"{"items": [], "rule": "TRUEPREDICATE AND"}"#), 400, "invalid_share")
         expectError(try client.send("POST", "/v1/accounts/alice/share", json: #"{"items": [], "pick": 1, "conversationIdentifier": "x"}"#), 400, "invalid_share")

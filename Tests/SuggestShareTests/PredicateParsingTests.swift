@@ -135,7 +135,7 @@ struct PredicateParsingTests {
             _ = try ActivationPredicate(parsing: rule)
             Issue.record("the rule parsed")
         } catch {
-            #expect(error.lineAndColumn == (4, 54))
+            #expect(error.location == .init(line: 4, column: 54))
             #expect(
                 error.excerpt == "\tANY $e.registeredTypeIdentifiers UTI-CONFORMS-TO 42 ==\n\t"
                     + String(repeating: " ", count: 52) + "^")

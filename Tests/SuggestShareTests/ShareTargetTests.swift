@@ -234,7 +234,7 @@ struct ShareTargetTests {
                 return
             }
             #expect(path == "Test.plist")
-            #expect(syntax.lineAndColumn == (5, 13))
+            #expect(syntax.location == .init(line: 5, column: 13))
             #expect(syntax.message == "expected an operand (a key path, number, string or SUBQUERY), found '=='")
             #expect(
                 "\(error)".hasPrefix("Test.plist: NSExtensionActivationRule: the predicate does not parse at character")

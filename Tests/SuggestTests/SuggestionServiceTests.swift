@@ -1,8 +1,8 @@
 import CSystem
 import Dispatch
 import Suggest
-import Synchronization
 import SuggestTestSupport
+import Synchronization
 import Testing
 
 /// The async face of a store: many tasks at once, two services on one directory (an app and its share extension),
@@ -14,6 +14,34 @@ import Testing
         Interaction(
             identifier: "d-\(index)", date: now.adding(-Double(index)), direction: .outgoing,
             intent: SendMessageIntent(conversationIdentifier: conversation))
+    }
+
+    /// The README's example, as written there (with a temporary directory for the App Group container).
+    @Test func theReadmeExampleRuns() async throws {
+        let directory = try TemporaryDirectory("readme")
+        let appGroup = directory.path
+        let service = try SuggestionService(directory: appGroup + "/suggest")
+        try await service.donate(
+            Interaction(
+                date: .now(), direction: .outgoing,
+                intent: SendMessageIntent(conversationIdentifier: "thread-42", speakableGroupName: "Climbing crew")))
+        let row = try await service.suggestions(context: RankingContext(at: .now(), contentTypes: ["public.jpeg"]))
+        var printed: [String] = []
+        for suggestion in row { printed.append("\(suggestion.title) \(suggestion.score)") }
+        #expect(printed == ["Climbing crew 1.0"])
+    }
+
+    /// The library's errors speak of directories and stores, never of a command line's flags.
+    @Test func anErrorOfTheLibraryNamesNoFlag() throws {
+        let directory = try TemporaryDirectory("service")
+        let file = directory.path + "/a-file"
+        try writeFile(file, "not a store\n")
+        #expect {
+            _ = try SuggestionService(directory: file)
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.kind == .notADirectory && error.message == "\(file) is a file, not a directory"
+        }
     }
 
     @Test func manyTasksShareOneService() async throws {

@@ -10,7 +10,9 @@ enum List: Command {
     static let rankingOptions: [OptionSpec] = [
         .option("--limit", "N", "How many suggestions (default 8)."),
         .flag("--json", "Print the contract's JSON instead of a table."),
-        .flag("--explain", "Show each part of every score: \(channelNames), content, people, feedback."),
+        .flag(
+            "--explain",
+            "Show each part of every score: \(channelNames), content, people, feedback, and the account's learned weights."),
         .option(
             "--at", "DATE",
             "Rank as of this moment instead of now (RFC 3339 or Unix seconds); donations dated after it count as fresher than fresh."),
@@ -21,31 +23,36 @@ enum List: Command {
         .option("--service", "NAME", "Only conversations of this service."),
         .option("--exclude", "ID", "A conversation not to suggest here.", repeatable: true),
     ]
-    /// The default policy's channels, `reply, latest, memory`: built every time a command that ranks starts, so
-    /// appended in a loop (a key path and `joined(separator:)` cost a search of the run-time conformance tables).
+    /// The channels of the default ranking (`StoreRanking.default`), `reply, latest, memory, engagement`: built
+    /// every time a command that ranks starts, so appended in a loop (a key path and `joined(separator:)` cost a
+    /// search of the run-time conformance tables).
     static var channelNames: String {
         var names = ""
-        for channel in FrecencyPolicy.default.channels { names += (names.isEmpty ? "" : ", ") + channel.name }
+        for channel in StoreRanking.default.base.channels { names += (names.isEmpty ? "" : ", ") + channel.name }
         return names
     }
 
-    /// The help's account of the score, with the channels of the policy in use (names and half-lives from
-    /// `FrecencyPolicy.default`, so that the help cannot fall behind a retuned policy).
+    /// The help's account of the score, with the channels of the ranking in use (names and half-lives from
+    /// `StoreRanking.default`, so that the help cannot fall behind a retuned policy).
     static var discussion: String {
-        let channels = FrecencyPolicy.default.channels
+        let channels = StoreRanking.default.base.channels
         var names: [String] = []
         for channel in channels {
             var name = "\(channel.name) (half-life \(duration(channel.halfLife))"
             if channel.aggregation == .latest { name += ", each conversation's latest message only" }
+            if channel.outgoing == 0 && channel.incoming == 0 && channel.engagedBonus > 0 {
+                name += ", shares started from a suggestion only"
+            }
             names.append(name + ")")
         }
         let paragraph =
-            "Scores add \(channels.count) channels, each decaying with its own half-life and each taking over where the "
-            + "faster one has faded: \(names.joined(separator: ", ")). Sent and received messages, groups and people "
-            + "weigh differently in each; content of the shared kind and people in the shared content raise a "
-            + "conversation; see docs/ranking.md. Blocked conversations, and conversations idle for longer than the "
-            + "store's idle limit, are never listed. Scores are relative to the first suggestion's (1 = as strong as "
-            + "the first), in the table and in --json; --explain adds every part, and in --json the raw log-score."
+            "Scores mix \(channels.count) channels, each decaying with its own half-life: \(names.joined(separator: ", ")). "
+            + "How much each counts, for people and for groups, is learned from the account's own sends (a new "
+            + "account starts from an even mix). Sent and received messages weigh differently in each; content of "
+            + "the shared kind and people in the shared content raise a conversation; see docs/ranking.md. Blocked "
+            + "conversations, and conversations idle for longer than the store's idle limit, are never listed. "
+            + "Scores are relative to the first suggestion's (1 = as strong as the first), in the table and in "
+            + "--json; --explain adds every part and the learned weights, and in --json the raw log-score."
         return wrapped(paragraph) + """
 
 
@@ -73,7 +80,7 @@ enum List: Command {
         if arguments.flag("--json") {
             try io.out(list.jsonText + "\n")
         } else {
-            try io.out(SuggestionOutput.table(list.suggestions, at: context.at))
+            try io.out(SuggestionOutput.table(list.suggestions, at: context.at, learned: list.learnedWeights))
         }
         return ExitCode.success
     }

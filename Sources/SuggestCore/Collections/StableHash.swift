@@ -4,8 +4,10 @@
 /// Not for hostile input's sake (anyone can make two strings collide): every user of a key compares the strings
 /// themselves when keys are equal, so a collision costs a comparison, never a wrong answer.
 public struct StableHash {
+    /// The hash of everything combined so far; FNV-1a's offset basis before anything is.
     public private(set) var value: UInt64 = 0xcbf2_9ce4_8422_2325
 
+    /// A hash of nothing yet.
     public init() {}
 
     /// Adds the bytes of `text` and a 0 byte after them, so that ("ab", "c") and ("a", "bc") differ.

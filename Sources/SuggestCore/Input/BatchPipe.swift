@@ -7,14 +7,17 @@ import Synchronization
 /// The producer ends the stream with `nil` (or a batch that is an error); a consumer that stops early calls
 /// `cancel()`, and the producer's next `put` returns `false`.
 public final class BatchPipe<Batch: Sendable>: Sendable {
+    /// What the pipe carries: a batch, an error that ends the stream (the producer's failure, for the consumer to
+    /// throw), or `nil` for the end.
     public typealias Item = Result<Batch, any Error>?
 
     private let items = Mutex<(queue: [Item], cancelled: Bool)>(([], false))
     private let available = DispatchSemaphore(value: 0)
     private let free: DispatchSemaphore
 
-    /// - Parameter capacity: how many batches the producer may run ahead.
-    public init(capacity: Int) { free = DispatchSemaphore(value: capacity) }
+    /// - Parameter capacity: how many batches the producer may run ahead; below 1 is taken as 1 (with none, the
+    ///   first `put` would wait forever).
+    public init(capacity: Int) { free = DispatchSemaphore(value: max(1, capacity)) }
 
     /// Hands over an item (`nil` marks the end); waits while the pipe is full.
     /// - Returns: `false` when the consumer has gone: the producer should stop.

@@ -19,9 +19,10 @@ public protocol JSONLineSource: AnyObject {
 extension JSONLineSource {
     /// The next donation line, decoded: its number and the donation, or why it is not one; `nil` at the end. Blank
     /// lines are skipped.
+    /// - Parameter defaultAccount: the account of a donation that names none.
     /// - Throws: `InputError` for a line longer than `maximumLineLength`: not a line an import could skip, since
     ///   reading it to its end could take forever (`/dev/zero`); and what `nextLine` throws.
-    public func nextDonation(defaultAccount: String) throws -> (line: Int, donation: Result<Interaction, InputError>)? {
+    public func nextDonation(defaultAccount: String) throws -> NumberedDonation? {
         var result: Result<Interaction, InputError>?
         var overlong = false
         while result == nil {
@@ -35,12 +36,27 @@ extension JSONLineSource {
             if overlong { throw Self.tooLong(maximumLineLength).at(line: lineNumber) }
             guard more else { return nil }
         }
-        return result.map { (lineNumber, $0) }
+        return result.map { NumberedDonation(line: lineNumber, donation: $0) }
     }
 
     /// The error for a line over the limit.
     public static func tooLong(_ limit: Int) -> InputError {
         InputError(field: nil, message: "the line is longer than \(limit >> 20) MiB (a donation is a few KB); nothing was imported")
+    }
+}
+
+/// One donation line of a JSON Lines input, decoded (`JSONLineSource.nextDonation(defaultAccount:)`).
+public struct NumberedDonation: Sendable, Equatable {
+    /// The 1-based number of the line, blank lines counted.
+    public var line: Int
+    /// The donation, or why the line is not one (the error does not carry `line` yet; `InputError.at(line:)` adds
+    /// it).
+    public var donation: Result<Interaction, InputError>
+
+    /// The donation read from line `line`.
+    public init(line: Int, donation: Result<Interaction, InputError>) {
+        self.line = line
+        self.donation = donation
     }
 }
 

@@ -37,8 +37,10 @@ public final class LineStream {
 
     /// A failed `open` or `read`, with the system's error number.
     public struct SystemError: Error, Sendable, Equatable {
+        /// The `errno` value the call failed with (`ENOENT`, `EIO`).
         public var code: Int32
 
+        /// The error for the system error number `code`.
         public init(code: Int32) { self.code = code }
 
         /// The error for the current `errno`.
@@ -375,6 +377,12 @@ public struct LineBatch: Sendable {
     /// stopped there, and that line is in no batch.
     public var overlongLine: Int?
 
+    /// A batch of lines, as `LineStream.nextBatch` makes them.
+    /// - Parameters:
+    ///   - bytes: whole lines, each ending in `\n` except perhaps the input's last.
+    ///   - firstLine: the 1-based number of the first of them.
+    ///   - carriageReturns: what `forEachLine` does to a `\r` at the end of a line.
+    ///   - overlongLine: the number of the over-long line that ended the stream right after these, if one did.
     public init(
         bytes: [UInt8], firstLine: Int, carriageReturns: LineStream.CarriageReturns = .drop, overlongLine: Int? = nil
     ) {

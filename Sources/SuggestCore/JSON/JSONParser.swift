@@ -6,7 +6,9 @@
 public struct JSONParser {
     /// Why a document is not acceptable JSON, and at which byte offset (0-based) the problem starts.
     public struct Error: Swift.Error, Sendable, Equatable, CustomStringConvertible {
+        /// The 0-based byte offset in the input where the problem starts (`description` shows it 1-based).
         public var offset: Int
+        /// What is wrong, without the position: `unexpected character 'x'`, `unterminated string`.
         public var message: String
         public var description: String { "\(message) at byte \(offset + 1)" }
     }

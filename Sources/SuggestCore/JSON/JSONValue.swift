@@ -2,11 +2,18 @@
 ///
 /// Objects keep their members in document order so that error messages and round trips stay predictable.
 public enum JSONValue: Sendable, Equatable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
+    /// A number, as the nearest `Double` (integers above 2^53 lose digits); the parser refuses one that is not
+    /// finite.
     case number(Double)
+    /// A string, its escapes decoded.
     case string(String)
+    /// An array, its elements in document order.
     case array([JSONValue])
+    /// An object, its members in document order; a repeated name is kept (the subscript reads the last).
     case object([JSONMember])
 
     public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
@@ -44,9 +51,12 @@ public enum JSONValue: Sendable, Equatable {
 /// One member of a JSON object. A named struct rather than a tuple: arrays of tuples need their type metadata
 /// built at run time, which cost about a tenth of `import`'s parsing time.
 public struct JSONMember: Sendable, Equatable {
+    /// The member's name, its escapes decoded.
     public var key: String
+    /// The member's value.
     public var value: JSONValue
 
+    /// The member `key: value`.
     public init(_ key: String, _ value: JSONValue) {
         self.key = key
         self.value = value

@@ -10,6 +10,7 @@ public struct JSONWriter: Sendable {
     public var text: String { String(decoding: bytes, as: UTF8.self) }
     private var needsComma = [false]
 
+    /// An empty writer, ready for one top-level value.
     public init() {}
 
     private var pendingValueAfterKey = false
@@ -35,6 +36,8 @@ public struct JSONWriter: Sendable {
         needsComma.append(false)
     }
 
+    /// Closes the innermost open object. Each call must match a `beginObject()`, and a `key(_:)` must not be left
+    /// without its value: the writer does not check the nesting (a stray close traps at the next write).
     public mutating func endObject() {
         needsComma.removeLast()
         bytes.append(UInt8(ascii: "}"))
@@ -47,6 +50,8 @@ public struct JSONWriter: Sendable {
         needsComma.append(false)
     }
 
+    /// Closes the innermost open array. Each call must match a `beginArray()`: the writer does not check the
+    /// nesting.
     public mutating func endArray() {
         needsComma.removeLast()
         bytes.append(UInt8(ascii: "]"))
@@ -60,11 +65,14 @@ public struct JSONWriter: Sendable {
         pendingValueAfterKey = true
     }
 
+    /// Writes a string value, quoted: `"`, `\`, control characters and U+2028/U+2029 escaped.
     public mutating func string(_ value: String) {
         valuePrefix()
         JSONWriter.appendQuoted(value, to: &bytes)
     }
 
+    /// Writes a number as `format(_:)` prints it: a whole number below 10^15 as an integer, others in the shortest
+    /// form that reads back to the same `Double`, and `null` for NaN or an infinity (JSON has no such number).
     public mutating func number(_ value: Double) {
         valuePrefix()
         bytes.append(contentsOf: JSONWriter.format(value).utf8)
@@ -113,16 +121,19 @@ public struct JSONWriter: Sendable {
         return (value < 0 ? "-" : "") + digits
     }
 
+    /// Writes an integer in decimal, exactly.
     public mutating func integer(_ value: Int) {
         valuePrefix()
         bytes.append(contentsOf: String(value).utf8)
     }
 
+    /// Writes `true` or `false`.
     public mutating func bool(_ value: Bool) {
         valuePrefix()
         bytes.append(contentsOf: (value ? "true" : "false").utf8)
     }
 
+    /// Writes `null`.
     public mutating func null() {
         valuePrefix()
         bytes.append(contentsOf: "null".utf8)

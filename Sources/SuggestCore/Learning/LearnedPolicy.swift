@@ -30,6 +30,7 @@ public struct LearnedPolicy: Sendable, Hashable {
     /// The prior's relative weight of each channel, in the order of `base.channels`, normalized here.
     public let channelPrior: [Double]
 
+    /// A learned policy, checked.
     /// - Parameters:
     ///   - base: the channel shapes; every `latest` channel must give every donation a positive weight (the
     ///     account's mass of a `latest` channel is updated by taking a conversation's old key out of it, which
@@ -37,26 +38,69 @@ public struct LearnedPolicy: Sendable, Hashable {
     ///   - priorStrength: `n₀`, above 0.
     ///   - horizon: `H`, at least 1.
     ///   - channelPrior: one non-negative weight per channel, not all 0; equal weights when `nil`.
-    public init(base: FrecencyPolicy, priorStrength: Double = 2, horizon: Int = 32, channelPrior: [Double]? = nil) {
-        precondition(priorStrength > 0 && priorStrength.isFinite, "a positive prior strength")
-        precondition(horizon >= 1, "a horizon of at least one send")
-        for channel in base.channels where channel.aggregation == .latest {
-            let weights = [
-                channel.outgoing, channel.outgoing + channel.engagedBonus, channel.incoming, channel.unspecified,
-            ]
-            precondition(
-                channel.group > 0 && weights.allSatisfy { $0 > 0 && $0.isFinite },
-                "a learned `latest` channel needs positive weights for every donation")
+    /// - Throws: `PolicyError` naming the first value out of range.
+    public init(base: FrecencyPolicy, priorStrength: Double = 2, horizon: Int = 32, channelPrior: [Double]? = nil)
+        throws(PolicyError)
+    {
+        if let problem = Self.problem(
+            base: base, priorStrength: priorStrength, horizon: horizon, channelPrior: channelPrior)
+        {
+            throw PolicyError(message: problem)
         }
+        self.init(unchecked: base, priorStrength: priorStrength, horizon: horizon, channelPrior: channelPrior)
+    }
+
+    /// A learned policy from constants written in this package (`default`), which its tests check with `problem`.
+    package init(
+        unchecked base: FrecencyPolicy, priorStrength: Double = 2, horizon: Int = 32, channelPrior: [Double]? = nil
+    ) {
         let prior = channelPrior ?? Array(repeating: 1, count: base.channels.count)
-        precondition(prior.count == base.channels.count, "one prior weight per channel")
-        precondition(prior.allSatisfy { $0 >= 0 && $0.isFinite }, "non-negative prior weights")
         let total = prior.reduce(0, +)
-        precondition(total > 0, "a prior weight above 0 for at least one channel")
         self.base = base
         self.priorStrength = priorStrength
         self.horizon = horizon
         self.channelPrior = prior.map { $0 / total }
+    }
+
+    /// What makes these values unusable as a learned policy, or `nil`.
+    package static func problem(base: FrecencyPolicy, priorStrength: Double, horizon: Int, channelPrior: [Double]?)
+        -> String?
+    {
+        if let problem = base.problem { return problem }
+        guard priorStrength > 0 && priorStrength.isFinite else {
+            return "priorStrength must be a positive number of sends, not \(priorStrength)"
+        }
+        guard horizon >= 1 else { return "horizon must be at least 1 send, not \(horizon)" }
+        for channel in base.channels where channel.aggregation == .latest {
+            let weights = [
+                channel.outgoing, channel.outgoing + channel.engagedBonus, channel.incoming, channel.unspecified,
+            ]
+            guard channel.group > 0 && weights.allSatisfy({ $0 > 0 && $0.isFinite }) else {
+                return
+                    "channel '\(channel.name)': a learned `latest` channel needs a positive weight for every donation"
+            }
+        }
+        let prior = channelPrior ?? Array(repeating: 1, count: base.channels.count)
+        guard prior.count == base.channels.count else {
+            return "channelPrior has \(prior.count) weights for \(base.channels.count) channels"
+        }
+        guard prior.allSatisfy({ $0 >= 0 && $0.isFinite }) else {
+            return "channelPrior's weights must be finite numbers of 0 or more"
+        }
+        guard prior.reduce(0, +) > 0 else { return "channelPrior needs a weight above 0 for at least one channel" }
+        return nil
+    }
+
+    /// What an account's stored `LearnedWeights` depend on: the channel shapes their masses are kept in
+    /// (`base.stateFingerprint`) and the learner's constants. A store whose weights were learned under another
+    /// fingerprint folds every account's history again (`DonationStore.maintain`).
+    ///
+    /// Built from `Double.description` and integers, as `FrecencyPolicy.stateFingerprint` is, so that no run-time
+    /// reflection runs at a command's start.
+    public var weightsFingerprint: String {
+        var text = base.stateFingerprint + ";learned:" + priorStrength.description + ":" + String(horizon)
+        for weight in channelPrior { text += ":" + weight.description }
+        return text
     }
 
     /// The learned policy `eval` calls `default`: the three speeds of `FrecencyPolicy.default` and a channel of the
@@ -67,19 +111,20 @@ public struct LearnedPolicy: Sendable, Hashable {
     /// - `latest` (latest donation, 1 day, one's own message weighs 0.5): by the latest message, an unanswered
     ///   one first.
     /// - `memory` (sum, 30 days, incoming 0.1): who one writes to over weeks.
-    /// - `engaged` (sum, 30 days, only shares that started from a suggestion): whether picking a suggestion
-    ///   predicts picking it again; it holds no mass, and so no weight, until the account engages one.
+    /// - `engagement` (sum, 30 days, only shares that started from a suggestion): whether picking a suggestion
+    ///   predicts picking it again; it holds no mass, and so no weight, until the account engages one. (Not
+    ///   `engaged`: that name is the explanation's count of such shares, and one JSON object cannot hold both.)
     ///
     /// Two constants of the learner: the prior counts as 2 sends, and the weights are fitted to the last 32 sends
     /// (docs/ranking-quality.md has the grid they were read from and how little it matters).
     public static let `default` = LearnedPolicy(
-        base: FrecencyPolicy(
-            channels: [
+        unchecked: FrecencyPolicy(
+            unchecked: [
                 .init(name: "reply", halfLife: 5 * 60, weight: 1, incoming: 64),
                 .init(name: "latest", halfLife: 86_400, weight: 1, outgoing: 0.5, incoming: 1, aggregation: .latest),
                 .init(name: "memory", halfLife: 30 * 86_400, weight: 1, incoming: 0.1),
                 .init(
-                    name: "engaged", halfLife: 30 * 86_400, weight: 1, outgoing: 0, incoming: 0, unspecified: 0,
+                    name: "engagement", halfLife: 30 * 86_400, weight: 1, outgoing: 0, incoming: 0, unspecified: 0,
                     engagedBonus: 1),
             ],
             contentWeight: 3, contentHalfLife: 30 * 86_400, peopleWeight: 3, groupFactor: 1, lessFactor: 0.25),

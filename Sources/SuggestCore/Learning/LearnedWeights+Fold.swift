@@ -13,9 +13,24 @@ extension LearnedWeights {
     public static func fold<Conversation: Hashable>(
         _ donations: some Sequence<(conversation: Conversation, event: ConversationState.Event)>, policy: LearnedPolicy
     ) -> (weights: LearnedWeights, states: [Conversation: ConversationState]) {
+        var iterator = donations.makeIterator()
+        return fold(policy: policy) { iterator.next() }
+    }
+
+    /// `fold(_:policy:)` over donations read one at a time by `next`, for a store that decodes them as it goes
+    /// (a read that can fail, and a history that need not fit in memory at once).
+    /// - Parameters:
+    ///   - policy: the learned policy.
+    ///   - next: the next donation in recording order, `nil` at the end.
+    /// - Returns: the weights, and each conversation's ranking state under `policy.base`.
+    /// - Throws: whatever `next` throws.
+    /// - Complexity: O(n) for n donations, with one dictionary look-up each; memory for one state per conversation.
+    public static func fold<Conversation: Hashable>(
+        policy: LearnedPolicy, next: () throws -> (conversation: Conversation, event: ConversationState.Event)?
+    ) rethrows -> (weights: LearnedWeights, states: [Conversation: ConversationState]) {
         var weights = LearnedWeights.empty
         var states: [Conversation: ConversationState] = [:]
-        for (conversation, event) in donations {
+        while let (conversation, event) = try next() {
             let before = states[conversation] ?? .empty
             var after = before
             after.apply(event, policy: policy.base)
@@ -28,7 +43,7 @@ extension LearnedWeights {
     /// What `--explain` prints of an account's learned weights: per channel, the share of the ranking it holds
     /// for people and for groups, and the prior it started from.
     public struct Explanation: Sendable, Equatable {
-        /// The channel's name in the policy (`reply`, `latest`, `memory`, `engaged`).
+        /// The channel's name in the policy (`reply`, `latest`, `memory`, `engagement`).
         public var channel: String
         /// `π_{m,person}`: the weight the channel has for conversations with one person (0 to 1; all of them
         /// together, for both kinds, sum to 1 once every channel holds mass).

@@ -149,6 +149,12 @@ extension SendMessageIntent {
         try self.init(json: try JSONValue.input(bytes, field: path), path: path)
     }
 
+    /// Reads an intent from parsed JSON, validating it as the contract says: a non-empty `conversationIdentifier`,
+    /// the people, the content types (repeats dropped) and every string's limits. `content` is checked, then
+    /// dropped. The recipients are not counted here (`Interaction.maximumRecipients` applies to a new donation):
+    /// the store reads back through this the intents it kept.
+    /// - Parameter path: where the object sits, for error messages (`intent`).
+    /// - Throws: `InputError` naming the first offending field by its full path.
     public init(json: JSONValue, path: String) throws(InputError) {
         guard case .object = json else {
             throw InputError(field: path, message: "expected an object, found \(json.kindName)")
@@ -198,6 +204,8 @@ extension SendMessageIntent {
             image: try reader.string(json, "image"), contentTypes: contentTypes)
     }
 
+    /// Writes the intent as a JSON object with members in a fixed order, leaving out what is absent or empty; the
+    /// message text was never kept, so it is never written.
     public func write(to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("conversationIdentifier")
@@ -226,6 +234,10 @@ extension SendMessageIntent {
 }
 
 extension Person {
+    /// Reads a person from parsed JSON: every member optional, strings within the contract's limits, a handle's
+    /// `type` one of `Handle.Kind` (`unknown` when absent).
+    /// - Parameter path: where the object sits, for error messages (`intent.recipients[0]`).
+    /// - Throws: `InputError` naming the first offending field by its full path.
     public init(json: JSONValue, path: String) throws(InputError) {
         guard case .object = json else {
             throw InputError(field: path, message: "expected a person object, found \(json.kindName)")

@@ -9,12 +9,18 @@ public struct Interaction: Sendable, Hashable {
     public var identifier: String?
     /// Groups donations for deletion together (`INInteraction.groupIdentifier`).
     public var groupIdentifier: String?
+    /// When the message was sent or received (`INInteraction.dateInterval`'s start): the moment its weight decays
+    /// from.
     public var date: Timestamp
+    /// Whether the user sent or received the message (`INInteraction.direction`); it picks the channels' weight.
     public var direction: InteractionDirection
+    /// The conversation and the people of the message (`INInteraction.intent`).
     public var intent: SendMessageIntent
     /// Whether this donation completed a share that started from a suggestion (an "engaged suggestion").
     public var isEngagedSuggestion: Bool
 
+    /// A donation, as given: nothing is checked here (`init(json:defaultAccount:)` applies the contract's rules, a
+    /// store the future-date rule and retention when it records it).
     public init(
         account: String = Interaction.defaultAccount, identifier: String? = nil, groupIdentifier: String? = nil,
         date: Timestamp, direction: InteractionDirection = .unspecified, intent: SendMessageIntent,
@@ -29,5 +35,6 @@ public struct Interaction: Sendable, Hashable {
         self.isEngagedSuggestion = isEngagedSuggestion
     }
 
+    /// The intent's `conversationIdentifier`: the conversation this donation counts for.
     public var conversationIdentifier: String { intent.conversationIdentifier }
 }

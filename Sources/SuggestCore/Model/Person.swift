@@ -6,14 +6,23 @@ public struct Person: Sendable, Hashable {
     public struct Handle: Sendable, Hashable {
         /// The kind of handle (`INPersonHandleType`).
         public enum Kind: String, Sendable, Hashable, CaseIterable {
+            /// Any other handle, or one whose kind the app did not say.
             case unknown
+            /// An email address.
             case emailAddress
+            /// A phone number, kept as the app wrote it.
             case phoneNumber
         }
 
+        /// The address itself (`INPersonHandle.value`): `juan@example.com`, `+1 555 0100`.
         public var value: String?
+        /// What kind of address `value` is (`INPersonHandle.type`).
         public var type: Kind
 
+        /// A handle; nothing is checked: the donation reader applies the contract's limits.
+        /// - Parameters:
+        ///   - value: the address, `nil` when the app gave none.
+        ///   - type: its kind, `.unknown` when not said.
         public init(value: String?, type: Kind = .unknown) {
             self.value = value
             self.type = type
@@ -22,7 +31,10 @@ public struct Person: Sendable, Hashable {
 
     /// The app's own identifier of the person, the usual key for preselection.
     public var customIdentifier: String?
+    /// The name to show for the person (`INPerson.displayName`); a suggestion without a group name is titled with
+    /// its recipients' names.
     public var displayName: String?
+    /// How to reach the person (`INPerson.personHandle`); its value, when not empty, is one of the `matchKeys`.
     public var personHandle: Handle?
     /// The identifier of the person in the system's contacts.
     public var contactIdentifier: String?
@@ -31,6 +43,8 @@ public struct Person: Sendable, Hashable {
     /// Whether this person is the user of the device.
     public var isMe: Bool?
 
+    /// A person; every field is optional, as in a donation, and nothing is checked (the donation reader applies the
+    /// contract's limits).
     public init(
         customIdentifier: String? = nil, displayName: String? = nil, personHandle: Handle? = nil,
         contactIdentifier: String? = nil, image: String? = nil, isMe: Bool? = nil

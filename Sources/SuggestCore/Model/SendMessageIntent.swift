@@ -6,14 +6,21 @@ public struct SendMessageIntent: Sendable, Hashable {
     public var conversationIdentifier: String
     /// The name of a group conversation as it should be shown and spoken.
     public var speakableGroupName: String?
+    /// The service the message went through (`INSendMessageIntent.serviceName`: `sms`, `chat.example`); a
+    /// ranking context's `serviceName` keeps the conversations whose latest donation names it.
     public var serviceName: String?
+    /// Who sent the message (`INSendMessageIntent.sender`). Kept and exported, but not matched: a ranking
+    /// context's people are looked up among the recipients.
     public var sender: Person?
+    /// The people of the conversation (`INSendMessageIntent.recipients`), whose `matchKeys` a ranking context's
+    /// people match; more than one makes the conversation a group.
     public var recipients: [Person]
     /// A reference to the conversation's picture (shown before each recipient's own).
     public var image: String?
     /// The uniform type identifiers of what was sent, such as `public.jpeg`.
     public var contentTypes: [String]
 
+    /// An intent, as given: nothing is checked here (`init(json:path:)` applies the contract's rules).
     public init(
         conversationIdentifier: String, speakableGroupName: String? = nil, serviceName: String? = nil,
         sender: Person? = nil, recipients: [Person] = [], image: String? = nil, contentTypes: [String] = []

@@ -5,12 +5,14 @@
 /// it records them and again when it recomputes the conversation after a deletion: one fold, so every store (and a
 /// recomputation) reaches the same bits.
 public struct ConversationRecord: Sendable, Equatable {
+    /// The ranking state: channel sums, dates, counts and flags.
     public var state: ConversationState
     /// `ln Σ e^(λ_c·t)` over the donations of each content kind (`public.image`), with the content half-life.
     public var contentSums: [String: Double]
     /// The service of the latest donation (either direction), `nil` when it named none.
     public var serviceName: String?
 
+    /// A record as a store read it back; the defaults make `empty`.
     public init(state: ConversationState = .empty, contentSums: [String: Double] = [:], serviceName: String? = nil) {
         self.state = state
         self.contentSums = contentSums

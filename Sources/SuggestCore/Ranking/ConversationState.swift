@@ -8,16 +8,21 @@ public struct ConversationState: Sendable, Equatable {
     public var channels: SIMD4<Double>
     /// `ln Σ e^(λ_c·t)` over all donations with the content half-life: the denominator of the content shares.
     public var contentTotal: Double
-    /// The latest donation in either direction: the first tie-breaker.
+    /// The latest donation in either direction: the first tie-breaker; `-∞` before the first (`hasDonations`).
     public var lastDate: Timestamp
+    /// The latest outgoing donation, `nil` before the first.
     public var lastOutgoingDate: Timestamp?
+    /// Outgoing donations counted.
     public var outgoingCount: Int
+    /// Incoming donations counted; donations of unspecified direction are in neither count.
     public var incomingCount: Int
+    /// Donations that completed a share started from a suggestion, in either direction.
     public var engagedCount: Int
     /// How many times the person asked to see this conversation less.
     public var lessFeedback: Int
     /// Never suggested while set; survives new donations.
     public var isBlocked: Bool
+    /// Whether any donation counted was to a group (`SendMessageIntent.isGroup`); once set, it stays set.
     public var isGroup: Bool
 
     /// The state of a conversation with no donation yet.
@@ -26,6 +31,8 @@ public struct ConversationState: Sendable, Equatable {
         lastOutgoingDate: nil,
         outgoingCount: 0, incomingCount: 0, engagedCount: 0, lessFeedback: 0, isBlocked: false, isGroup: false)
 
+    /// A state as a store read it back; every field as documented on its property, nothing checked. `empty`, then
+    /// `apply(_:policy:)`, builds one from donations.
     public init(
         channels: SIMD4<Double>, contentTotal: Double, lastDate: Timestamp, lastOutgoingDate: Timestamp?, outgoingCount: Int,
         incomingCount: Int, engagedCount: Int, lessFeedback: Int, isBlocked: Bool, isGroup: Bool
@@ -44,11 +51,16 @@ public struct ConversationState: Sendable, Equatable {
 
     /// The facts of one donation that the ranking state needs.
     public struct Event: Sendable, Hashable {
+        /// When the message was sent or received.
         public var date: Timestamp
+        /// Which of the channels' weights the donation gets.
         public var direction: InteractionDirection
+        /// Whether it completed a share started from a suggestion: outgoing ones get the `engagedBonus`.
         public var isEngagedSuggestion: Bool
+        /// Whether its conversation is a group: the channels' `group` factor applies.
         public var isGroup: Bool
 
+        /// The facts of one donation, given one by one.
         public init(date: Timestamp, direction: InteractionDirection, isEngagedSuggestion: Bool = false, isGroup: Bool = false) {
             self.date = date
             self.direction = direction
@@ -56,6 +68,7 @@ public struct ConversationState: Sendable, Equatable {
             self.isGroup = isGroup
         }
 
+        /// The facts of `interaction`; its conversation is a group when its intent is (`SendMessageIntent.isGroup`).
         public init(_ interaction: Interaction) {
             self.init(
                 date: interaction.date, direction: interaction.direction,

@@ -19,7 +19,7 @@ extension FrecencyPolicy {
     /// earlier values: a person in the shared image (3) or a matching content kind (factor up to 4) outranks any
     /// conversation not exchanged with in the last half hour or so.
     public static let `default` = FrecencyPolicy(
-        channels: [
+        unchecked: [
             Channel(name: "reply", halfLife: 5 * 60, weight: 1, incoming: 64, engagedBonus: 0.5, group: 0x1p-12),
             Channel(
                 name: "latest", halfLife: 86_400, weight: 1e-19, outgoing: 0.5, incoming: 1, engagedBonus: 0.5, group: 0,

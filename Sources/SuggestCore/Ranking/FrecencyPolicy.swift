@@ -29,9 +29,12 @@ public struct FrecencyPolicy: Sendable, Hashable {
         public var halfLife: Double
         /// The channel's share of the score (`β`).
         public var weight: Double
-        /// What one donation of each direction adds (`w`); 0 leaves the channel alone.
+        /// What one outgoing donation adds (`w`); a weight of 0, here or for another direction, leaves the channel
+        /// alone.
         public var outgoing: Double
+        /// What one incoming donation adds.
         public var incoming: Double
+        /// What one donation of unspecified direction adds.
         public var unspecified: Double
         /// Added to `outgoing` for a share that started from a suggestion (the engaged-suggestion signal).
         public var engagedBonus: Double
@@ -41,6 +44,17 @@ public struct FrecencyPolicy: Sendable, Hashable {
         /// Sum of all donations (frecency) or the latest one only (recency).
         public var aggregation: Aggregation
 
+        /// A channel; nothing is checked, so the values must make sense: a positive half-life, weights of 0 or more.
+        /// - Parameters:
+        ///   - name: a short name for explanations.
+        ///   - halfLife: seconds after which a donation counts half.
+        ///   - weight: the channel's share of the score (`β`).
+        ///   - outgoing: what one outgoing donation adds.
+        ///   - incoming: what one incoming donation adds.
+        ///   - unspecified: what one donation of unspecified direction adds; `nil` for the incoming weight.
+        ///   - engagedBonus: added to `outgoing` for a share started from a suggestion.
+        ///   - group: the multiplier of a donation to a group.
+        ///   - aggregation: sum of all donations, or the latest one only.
         public init(
             name: String, halfLife: Double, weight: Double, outgoing: Double = 1, incoming: Double,
             unspecified: Double? = nil, engagedBonus: Double = 0, group: Double = 1, aggregation: Aggregation = .sum
@@ -74,6 +88,8 @@ public struct FrecencyPolicy: Sendable, Hashable {
     /// At most this many channels: their accumulators live in a fixed-size vector.
     public static let maximumChannels = 4
 
+    /// The decay channels, 1 to `maximumChannels`, in the order of `ConversationState.channels` and of the sorted
+    /// lists' channel numbers.
     public let channels: [Channel]
     /// `γ`: when the caller says what is being shared, a conversation's score is multiplied by `1 + γ·s`, where
     /// `s` is the share (decayed with `contentHalfLife`) of its donations that carried that kind of content.
@@ -124,11 +140,33 @@ public struct FrecencyPolicy: Sendable, Hashable {
         }
     }
 
+    /// A policy, checked: every value must let the threshold walk stay exact and every score stay a number.
+    /// - Parameters:
+    ///   - channels: 1 to `maximumChannels` channels; each with a positive, finite half-life and non-negative,
+    ///     finite weights (0 leaves the channel, or a direction of it, out).
+    ///   - contentWeight: `γ`, non-negative; 0 turns content-aware ranking off.
+    ///   - contentHalfLife: seconds, positive, for the content sums (30 days by default).
+    ///   - peopleWeight: `π`, non-negative; 0 turns the people term off.
+    ///   - groupFactor: `g`, non-negative; 1 for no preference.
+    ///   - lessFactor: `ℓ`, from 0 to 1 (the walk's bound assumes feedback only lowers a score): each "suggest
+    ///     less" multiplies the score by it.
+    /// - Throws: `PolicyError` naming the first value out of range.
     public init(
         channels: [Channel], contentWeight: Double = 0, contentHalfLife: Double = 30 * 86_400,
         peopleWeight: Double = 0, groupFactor: Double = 1, lessFactor: Double = 0.25
+    ) throws(PolicyError) {
+        self.init(
+            unchecked: channels, contentWeight: contentWeight, contentHalfLife: contentHalfLife,
+            peopleWeight: peopleWeight, groupFactor: groupFactor, lessFactor: lessFactor)
+        if let problem { throw PolicyError(message: problem) }
+    }
+
+    /// A policy from constants written in this package (`default`, the eval anchors), which its tests check
+    /// with `problem`; a caller's values go through the throwing initializer.
+    package init(
+        unchecked channels: [Channel], contentWeight: Double = 0, contentHalfLife: Double = 30 * 86_400,
+        peopleWeight: Double = 0, groupFactor: Double = 1, lessFactor: Double = 0.25
     ) {
-        precondition(!channels.isEmpty && channels.count <= Self.maximumChannels, "1 to 4 channels")
         self.channels = channels
         self.contentWeight = contentWeight
         self.contentHalfLife = contentHalfLife
@@ -138,6 +176,40 @@ public struct FrecencyPolicy: Sendable, Hashable {
         decay = channels.map(ChannelDecay.init)
     }
 
+    /// What makes this policy unusable, or `nil`: the first value out of its range, in words.
+    package var problem: String? {
+        guard (1...Self.maximumChannels).contains(channels.count) else {
+            return "a policy has 1 to \(Self.maximumChannels) channels, not \(channels.count)"
+        }
+        for channel in channels {
+            guard channel.halfLife > 0 && channel.halfLife.isFinite else {
+                return
+                    "channel '\(channel.name)': the half-life must be a positive number of seconds, not \(channel.halfLife)"
+            }
+            let weights = [
+                ("weight", channel.weight), ("outgoing", channel.outgoing), ("incoming", channel.incoming),
+                ("unspecified", channel.unspecified), ("engagedBonus", channel.engagedBonus), ("group", channel.group),
+            ]
+            for (name, value) in weights where !(value >= 0 && value.isFinite) {
+                return "channel '\(channel.name)': \(name) must be a finite number of 0 or more, not \(value)"
+            }
+        }
+        for (name, value) in [
+            ("contentWeight", contentWeight), ("peopleWeight", peopleWeight), ("groupFactor", groupFactor),
+        ]
+        where !(value >= 0 && value.isFinite) {
+            return "\(name) must be a finite number of 0 or more, not \(value)"
+        }
+        guard contentHalfLife > 0 && contentHalfLife.isFinite else {
+            return "contentHalfLife must be a positive number of seconds, not \(contentHalfLife)"
+        }
+        guard lessFactor >= 0 && lessFactor <= 1 else {
+            return "lessFactor must be from 0 to 1 (feedback only lowers a score), not \(lessFactor)"
+        }
+        return nil
+    }
+
+    /// `λ_c = ln 2 / contentHalfLife`, per second: the rate the content sums decay at.
     public var contentRate: Double { 0.693_147_180_559_945_3 / contentHalfLife }
 
     /// What a store's derived state depends on: each channel's shape and the content half-life, and the version of
@@ -164,4 +236,12 @@ public struct FrecencyPolicy: Sendable, Hashable {
         // "kinds:share": a content kind's lists carry the kind's share in their keys (before, the bare channel key).
         return text + "content:" + contentHalfLife.description + ";kinds:share"
     }
+}
+
+/// Why a ranking policy cannot be used: a value out of its range, named, in one line.
+public struct PolicyError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is wrong and which value it is.
+    public let message: String
+    /// The message.
+    public var description: String { message }
 }

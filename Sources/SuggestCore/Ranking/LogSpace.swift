@@ -35,6 +35,8 @@ public enum LogSpace {
         min(exp(logarithm), .greatestFiniteMagnitude)
     }
 
+    /// The natural logarithm: how a weight enters log space. `ln 0` is `zero` (a weight of 0 adds nothing); a
+    /// negative number gives NaN.
     @inline(__always)
     public static func ln(_ x: Double) -> Double { log(x) }
 }

@@ -17,6 +17,15 @@ public struct RankingContext: Sendable, Hashable {
     /// Conversations whose latest donation is older than this are not suggested (idle conversations).
     public var notIdleSince: Timestamp?
 
+    /// A context; nothing is checked until `validate()`.
+    /// - Parameters:
+    ///   - at: the moment the scores are taken at.
+    ///   - limit: how many suggestions to return, 1 to `Limits.suggestions`.
+    ///   - contentTypes: uniform type identifiers of what is being shared.
+    ///   - people: identifiers of the people in the shared content.
+    ///   - serviceName: only conversations last donated through this service, when set.
+    ///   - excluded: conversation identifiers that must not be suggested.
+    ///   - notIdleSince: leave out conversations whose latest donation is older; `nil` keeps them all.
     public init(
         at: Timestamp, limit: Int = 8, contentTypes: [String] = [], people: [String] = [], serviceName: String? = nil,
         excluded: Set<String> = [], notIdleSince: Timestamp? = nil
@@ -58,14 +67,21 @@ public struct RankingContext: Sendable, Hashable {
     }
 
     /// Checks the context against `Limits`.
-    /// - Throws: `InputError` naming the part of the context (`limit`, `contentTypes`, `people`, `excluded`,
-    ///   `serviceName`) and the bound it crosses.
+    /// - Throws: `InputError` naming the part of the context (`limit`, `at`, `contentTypes`, `people`, `excluded`,
+    ///   `serviceName`) and the bound it crosses: a limit outside 1 to `Limits.suggestions`, a moment outside
+    ///   `Timestamp.acceptedRange`, a content type that is no uniform type identifier, too many distinct values,
+    ///   an empty or over-long string.
     public func validate() throws(InputError) {
         guard (1...Limits.suggestions).contains(limit) else {
             throw InputError(field: "limit", message: "\(limit) is not from 1 to \(Limits.suggestions)")
         }
         guard Timestamp.acceptedRange.contains(at) else {
             throw InputError(field: "at", message: "the moment is outside the years 0001 to 9999")
+        }
+        for type in contentTypes {
+            if let problem = UniformTypeTree.problem(withTypeIdentifier: type) {
+                throw InputError(field: "contentTypes", message: problem)
+            }
         }
         let types = Set(contentTypes.map { $0.lowercased() })
         guard types.count <= Limits.contentTypes else {

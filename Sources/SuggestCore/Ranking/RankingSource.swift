@@ -44,6 +44,11 @@ public protocol RankingSource {
 
     /// How many conversations `allConversations()` would return.
     func conversationCount() throws -> Int
+
+    /// What the account has learned under a `LearnedPolicy` (`StoreRanking.learned`), read in the same snapshot
+    /// as the conversations: `.empty` for an account with no donation. The default, for a source that keeps no
+    /// weights (an `InMemoryRankingIndex`), is `.empty`.
+    func learnedWeights() throws -> LearnedWeights
 }
 
 extension RankingSource {
@@ -52,6 +57,8 @@ extension RankingSource {
     }
 
     public var randomAccessBatchSize: Int { 1 }
+
+    public func learnedWeights() throws -> LearnedWeights { .empty }
 }
 
 /// A conversation as a ranking source knows it: a handle the source issued (a row, a slot, a member of a sorted

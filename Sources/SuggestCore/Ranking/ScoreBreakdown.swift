@@ -2,13 +2,17 @@
 public struct ScoreBreakdown: Sendable, Equatable {
     /// One additive term: a decay channel or the people term.
     public struct Term: Sendable, Equatable {
+        /// The channel's `name` (`FrecencyPolicy.Channel.name`), or `people` for the people term.
         public var name: String
         /// The term's value at the query time.
         public var value: Double
     }
 
+    /// One term per channel in the policy's order, then `people` when the context names people; empty unless the
+    /// ranking was asked to explain.
     public var terms: [Term]
-    /// The product of the multiplicative factors (content, group preference, "suggest less").
+    /// The product of the multiplicative factors (content, group preference, "suggest less"); 1 unless the ranking
+    /// was asked to explain.
     public var factor: Double
     /// The decayed share of the conversation's donations that carried the kinds being shared (0 without them).
     public var contentShare: Double
@@ -25,12 +29,16 @@ public struct ScoreBreakdown: Sendable, Equatable {
 public struct RankedConversation: Sendable, Equatable {
     /// The ranking source's handle of the conversation, valid only while its query runs.
     public var conversation: ConversationHandle
+    /// The conversation's `conversationIdentifier`: the last tie-breaker.
     public var conversationIdentifier: String
     /// `ln(score)`: the ranking compares these; scores of long-idle conversations underflow but their logarithms
     /// stay ordered.
     public var logScore: Double
+    /// The conversation's latest donation (`ConversationState.lastDate`): the first tie-breaker.
     public var lastDate: Timestamp
+    /// The state the score was computed from.
     public var state: ConversationState
+    /// The parts of the score, for `--explain`; only partly filled unless the ranking was asked to explain.
     public var breakdown: ScoreBreakdown
 
     /// The score as a plain number.

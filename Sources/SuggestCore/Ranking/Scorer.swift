@@ -1,7 +1,9 @@
 /// Computes a conversation's exact score under a policy and a context: the random-access half of the ranker,
 /// and the whole of the brute-force reference.
 public struct Scorer: Sendable {
+    /// The channels' shapes and the factors the scores use.
     public let policy: FrecencyPolicy
+    /// The query the scores are for: its moment, what is shared, its people, service and exclusions.
     public let context: RankingContext
     /// The content kinds of the context, in the order the source returns their sums.
     public let contentKinds: [String]

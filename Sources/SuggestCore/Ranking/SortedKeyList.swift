@@ -24,12 +24,12 @@ struct SortedKeyList {
     ///   - size: how many slots the list holds now.
     ///   - members: every slot the list holds, asked only when the list is rebuilt.
     ///   - key: the current key of a slot.
-    /// - Complexity: O(p log p + d) for p marked slots and a delta of d; a rebuild, O(n log n), happens once the
-    ///   delta outgrows n/16, so its cost spreads over at least n/16 updates.
+    /// - Complexity: O(p log p + d) for p marked slots and a delta of d; a rebuild, O(n + p log p) (`merge`),
+    ///   happens once the delta outgrows n/16, so its cost spreads over at least n/16 updates.
     mutating func settle(pending: [Int32], size: Int, members: () -> [Int32], key: (Int32) -> Double) {
         guard !pending.isEmpty else { return }
         if delta.count + pending.count > max(512, size / 16) {
-            rebuild(members: members(), key: key)
+            merge(pending: pending, size: size, members: members(), key: key)
             return
         }
         var fresh = pending.map { Entry(key: key($0), slot: $0) }
@@ -60,6 +60,68 @@ struct SortedKeyList {
             }
             delta = merged
         }
+    }
+
+    /// Replaces the list with the current keys of `members`, as `rebuild` does, without sorting all of them: the
+    /// entries of `base` and `delta` whose slot is unmarked and whose key is still the slot's are in order already,
+    /// so only the marked slots (and members that no entry holds yet, such as a slot a look-up created) are
+    /// sorted, then merged in. The result is the same array `rebuild` makes: one entry per member, in the total
+    /// order of `Entry.precedes`.
+    /// - Parameters:
+    ///   - pending: the slots whose key changed since the last settle, each once.
+    ///   - size: how many slots there are (every member is below it).
+    ///   - members: every slot the list holds now.
+    ///   - key: the current key of a slot.
+    /// - Complexity: O(n + d + p log p) for n slots, a delta of d and p marked slots.
+    mutating func merge(pending: [Int32], size: Int, members: [Int32], key: (Int32) -> Double) {
+        // Per slot: not in the list, in it and not placed yet, or placed (a marked slot is placed from `fresh`).
+        let absent: UInt8 = 0
+        let waiting: UInt8 = 1
+        let placed: UInt8 = 2
+        var place = [UInt8](repeating: absent, count: size)
+        for slot in members { place[Int(slot)] = waiting }
+        var fresh: [Entry] = []
+        fresh.reserveCapacity(pending.count)
+        for slot in pending where place[Int(slot)] == waiting {
+            place[Int(slot)] = placed
+            fresh.append(Entry(key: key(slot), slot: slot))
+        }
+        var live: [Entry] = []
+        live.reserveCapacity(members.count)
+        var i = 0
+        var j = 0
+        while i < base.count || j < delta.count {
+            let entry: Entry
+            if j == delta.count || (i < base.count && Entry.precedes(base[i], delta[j])) {
+                entry = base[i]
+                i += 1
+            } else {
+                entry = delta[j]
+                j += 1
+            }
+            // A stale entry (an older key of its slot, or a slot that left the list) is dropped; of two entries
+            // with the slot's current key, the first.
+            guard place[Int(entry.slot)] == waiting, key(entry.slot) == entry.key else { continue }
+            place[Int(entry.slot)] = placed
+            live.append(entry)
+        }
+        for slot in members where place[Int(slot)] == waiting { fresh.append(Entry(key: key(slot), slot: slot)) }
+        fresh.sort(by: Entry.precedes)
+        var merged: [Entry] = []
+        merged.reserveCapacity(live.count + fresh.count)
+        i = 0
+        j = 0
+        while i < live.count || j < fresh.count {
+            if j == fresh.count || (i < live.count && Entry.precedes(live[i], fresh[j])) {
+                merged.append(live[i])
+                i += 1
+            } else {
+                merged.append(fresh[j])
+                j += 1
+            }
+        }
+        base = merged
+        delta.removeAll()
     }
 
     /// Replaces the list with the current keys of `members`.

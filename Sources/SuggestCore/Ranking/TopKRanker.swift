@@ -15,8 +15,12 @@
 /// not all of it. Conversations with people of the context are scored up front: their term comes from a look-up,
 /// not from a sorted list.
 public struct TopKRanker {
+    /// What scores each conversation the walk meets, and bounds the ones it has not: policy, context and channel
+    /// weights.
     public let scorer: Scorer
 
+    /// A ranker with the policy's own channel weights.
+    /// - Parameter tree: the type tree the context's content types are resolved to content kinds in.
     public init(policy: FrecencyPolicy, context: RankingContext, tree: UniformTypeTree = .standard) {
         scorer = Scorer(policy: policy, context: context, tree: tree)
     }
@@ -29,14 +33,19 @@ public struct TopKRanker {
 
     /// Statistics of one query, for benchmarks.
     public struct Statistics: Sendable, Equatable {
+        /// Steps down the sorted lists: calls of a list cursor's `next()`, each list's first included.
         public var sortedAccesses = 0
+        /// Conversations fetched for their exact score, each once per query.
         public var randomAccesses = 0
         /// Calls of `RankingSource.candidates`: round trips, for a remote source.
         public var randomAccessBatches = 0
+        /// Statistics of nothing yet, which a query counts into.
         public init() {}
     }
 
     /// The top `context.limit` conversations in rank order.
+    /// - Parameter explain: whether each result's `breakdown` gets its terms and factor (`--explain`).
+    /// - Throws: what the source throws.
     /// - Complexity: O((s + r) log K) for s sorted and r random accesses; s and r do not grow with the length of
     ///   the history, nor with how few conversations the context admits.
     public func top(in source: some RankingSource, explain: Bool = false) throws -> [RankedConversation] {
@@ -81,7 +90,8 @@ public struct TopKRanker {
     /// target in the tail of a large account stays bounded by the depth instead of growing with its rank.
     /// - Parameter depth: the deepest rank reported exactly; `Int.max` (the default) for the exact rank always.
     ///   A depth below 1 counts as 1.
-    /// - Throws: `RankingError.peopleNotBounded` when the context names people.
+    /// - Throws: `RankingError.peopleNotBounded` when the context names people and the source holds more than
+    ///   `scanLimit` conversations; a smaller source is scanned without the people term. What the source throws.
     /// - Complexity: O(n) for n ≤ `scanLimit` conversations; otherwise like `countRankingBefore`.
     public func rank(of conversation: ConversationHandle, in source: some RankingSource, depth: Int = .max) throws
         -> RankOfConversation?
@@ -298,6 +308,7 @@ public struct TopKRanker {
 
     /// The reference ranking: every conversation scored, sorted, cut to the limit. O(n log n); for tests,
     /// benchmarks and evaluation of policies that have no sorted lists.
+    /// - Throws: what the source throws.
     public func bruteForce(in source: some RankingSource, explain: Bool = false) throws -> [RankedConversation] {
         var matches: [ConversationHandle: Int] = [:]
         for match in try peopleMatches(in: source) { matches[match.conversation] = match.count }
@@ -317,6 +328,7 @@ public struct TopKRanker {
 public struct RankOfConversation: Sendable, Equatable {
     /// 1 for the first; with a depth, `depth + 1` for anything deeper.
     public var rank: Int
+    /// The conversation's exact score and ranked form under the context, without explanation.
     public var ranked: RankedConversation
 }
 

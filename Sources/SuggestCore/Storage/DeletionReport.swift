@@ -11,13 +11,17 @@ public struct DeletionReport: Sendable, Equatable {
     /// go at the next checkpoint).
     public var logTruncated = true
 
+    /// A report of nothing deleted, which a deletion fills in.
     public init() {}
 }
 
 /// Which donations of an account to delete (`INInteraction.delete(with:)` and friends).
 public enum DeletionSelector: Sendable, Equatable {
+    /// Every donation to the conversation with this `conversationIdentifier`.
     case conversation(String)
+    /// The donation with this identifier (`INInteraction.delete(with:)` given identifiers).
     case identifier(String)
+    /// Every donation with this group identifier (`INInteraction.delete(with:)` given a group identifier).
     case groupIdentifier(String)
     /// Donations dated before this moment.
     case before(Timestamp)

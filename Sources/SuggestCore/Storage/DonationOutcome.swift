@@ -12,6 +12,7 @@ public enum DonationOutcome: Sendable, Equatable {
 public struct ImportReport: Sendable, Equatable {
     /// Lines read, blank lines excluded.
     public var read = 0
+    /// Donations recorded: new to their account and within the retention.
     public var recorded = 0
     /// Donations whose identifier the account already had: no-ops.
     public var duplicates = 0
@@ -20,6 +21,7 @@ public struct ImportReport: Sendable, Equatable {
     /// Lines refused (only with `skipInvalid`; otherwise the first one aborts the import).
     public var rejected: [InputError] = []
 
+    /// A report of nothing read yet, which an import fills in.
     public init() {}
 }
 
@@ -35,9 +37,21 @@ public struct ImportOptions: Sendable {
     public var now: Timestamp
     /// Roughly how many donations are coming, when known: a store may prepare for a large import.
     public var expectedDonations: Int?
-    /// `progress` is called every this many lines.
-    public var progressInterval: Int
+    /// `progress` is called every this many lines; a value below 1 is taken as 1 (every line).
+    public var progressInterval: Int {
+        get { everyLines }
+        set { everyLines = max(1, newValue) }
+    }
+    private var everyLines = 100_000
 
+    /// - Parameters:
+    ///   - skipInvalid: keep the valid donations and report the invalid ones; by default one invalid line
+    ///     records nothing.
+    ///   - defaultAccount: the account of donations that name none.
+    ///   - requiredAccount: when set, donations naming another account are invalid.
+    ///   - now: the moment retention and the future-date rule are taken against.
+    ///   - expectedDonations: roughly how many donations are coming, when known.
+    ///   - progressInterval: lines between two progress reports; below 1 is taken as 1.
     public init(
         skipInvalid: Bool = false, defaultAccount: String = Interaction.defaultAccount, requiredAccount: String? = nil,
         now: Timestamp = .now(), expectedDonations: Int? = nil, progressInterval: Int = 100_000
@@ -55,10 +69,15 @@ public struct ImportOptions: Sendable {
 public struct ImportProgress: Sendable, Equatable {
     /// Lines read so far.
     public var lines: Int
-    /// Bytes read so far, and the input's size when known.
+    /// Bytes of the input read so far (0 from a store that does not count them).
     public var bytesRead: Int
+    /// The input's size in bytes, `nil` when unknown (a pipe, or a store that does not say).
     public var totalBytes: Int?
 
+    /// - Parameters:
+    ///   - lines: lines read so far.
+    ///   - bytesRead: bytes read so far.
+    ///   - totalBytes: the input's size, `nil` when unknown.
     public init(lines: Int, bytesRead: Int, totalBytes: Int?) {
         self.lines = lines
         self.bytesRead = bytesRead

@@ -15,7 +15,9 @@
 public protocol DonationStore: AnyObject {
     associatedtype Source: RankingSource
 
-    /// The policy the ranking state is built with.
+    /// How the store ranks: with each account's learned weights (`StoreRanking.default`) or a policy's fixed ones.
+    var ranking: StoreRanking { get }
+    /// The policy the ranking state is built with: `ranking.base`.
     var policy: FrecencyPolicy { get }
     /// The type tree content types are read with.
     var types: UniformTypeTree { get }
@@ -99,15 +101,19 @@ public protocol DonationStore: AnyObject {
     /// The store's retention settings (every account's).
     func retention() throws -> Retention
 
-    /// Changes the retention settings and applies the new maximum age at once, to every account.
+    /// Changes the retention settings and applies the new maximum age at once, to every account: the donations
+    /// dated before `Retention.expiryCutoff(at:)` are deleted, and the learned weights of the accounts that lost
+    /// any are folded again from what remains.
     /// - Returns: what the new maximum age deleted.
     @discardableResult
     func setRetention(_ retention: Retention, now: Timestamp) throws -> DeletionReport
 
     /// One bounded step of the upkeep reads never do: deleting the account's donations that have outlived the
-    /// retention, and rebuilding state built under another policy (a release that retuned the default). A command
-    /// runs one unbounded step before its work; a server schedules small ones.
-    /// - Parameter account: whose expired donations to delete; `nil` for every account's.
+    /// retention (whole days at a time: `Retention.expiryCutoff(at:)`), rebuilding state built under another policy
+    /// (a release that retuned the default), and folding again the learned weights of accounts that lost donations
+    /// or were learned under another `LearnedPolicy`. A command runs one unbounded step before its work; a server
+    /// schedules small ones.
+    /// - Parameter account: whose expired donations to delete and whose weights to fold; `nil` for every account's.
     func maintain(account: String?, now: Timestamp, budget: MaintenanceBudget) throws -> MaintenanceReport
 
     /// Makes everything recorded so far durable against a power loss, now (an embedded store copies its
@@ -121,7 +127,7 @@ extension DonationStore {
         interruption: () throws -> Void
     ) throws -> ImportReport {
         try importDonations(options, progress: progress, interruption: interruption) {
-            try lines.nextDonation(defaultAccount: options.defaultAccount)
+            try lines.nextDonation(defaultAccount: options.defaultAccount).map { ($0.line, $0.donation) }
         }
     }
 
@@ -133,7 +139,7 @@ extension DonationStore {
         try context.validate()
         var context = context
         if context.notIdleSince == nil { context.notIdleSince = try retention().notIdleSince(at: context.at) }
-        let engine = RankingEngine(policy: policy, types: types)
+        let engine = RankingEngine(ranking: ranking, types: types)
         return try withRankingSource(account: account) { source in
             try engine.suggestions(account: account, in: source, context: context, explain: explain)
         }
@@ -142,23 +148,29 @@ extension DonationStore {
     /// The exact top K by the threshold walk, as ranked conversations (no retention applied): what `suggestions`
     /// shows, in the form `suggestionsByBruteForce` is compared with.
     public func rankedConversations(account: String, context: RankingContext) throws -> [RankedConversation] {
-        try withRankingSource(account: account) { source in
-            try TopKRanker(policy: policy, context: context, tree: types).top(in: source)
-        }
+        let engine = RankingEngine(ranking: ranking, types: types)
+        return try withRankingSource(account: account) { source in try engine.ranked(in: source, context: context) }
     }
 
     /// The same ranking by scoring every conversation: the reference `suggestions` must equal.
     public func suggestionsByBruteForce(account: String, context: RankingContext) throws -> [RankedConversation] {
-        try withRankingSource(account: account) { source in
-            try TopKRanker(policy: policy, context: context, tree: types).bruteForce(in: source)
+        let engine = RankingEngine(ranking: ranking, types: types)
+        return try withRankingSource(account: account) { source in
+            try engine.rankedByBruteForce(in: source, context: context)
         }
+    }
+
+    /// What the account has learned under a learned ranking, as its queries read it (`.empty` for an account with
+    /// no donation; meaningless under a fixed ranking, which keeps no weights).
+    public func learnedWeights(account: String) throws -> LearnedWeights {
+        try withRankingSource(account: account) { source in try source.learnedWeights() }
     }
 
     /// Looks up one conversation as the share extension receives it in the intent.
     public func conversationStatus(account: String, conversationIdentifier: String, at: Timestamp) throws
         -> ConversationStatus
     {
-        let engine = RankingEngine(policy: policy, types: types)
+        let engine = RankingEngine(ranking: ranking, types: types)
         return try withRankingSource(account: account) { source in
             try engine.status(of: conversationIdentifier, in: source, at: at) {
                 try isBlocked(conversation: conversationIdentifier, account: account)

@@ -4,8 +4,13 @@
 /// It keeps only the donations, in the order they were recorded, and derives everything else from them when a query
 /// needs it (after a write, the next query folds the account's donations again): the simplest store that can be
 /// right, at O(n) per query after a write. Identifiers, accounts and conversations are compared byte for byte, as
-/// the durable stores compare them. Nothing is durable; `checkpoint()` does nothing.
+/// the durable stores compare them. Under a learned ranking the account's weights are part of that fold
+/// (`LearnedWeights.record` at each donation, in recording order), so they are by construction those of the
+/// donations that remain. Nothing is durable; `checkpoint()` does nothing.
 public final class InMemoryDonationStore: DonationStore {
+    /// Learned weights (folded with the donations) or a policy's fixed ones.
+    public let ranking: StoreRanking
+    /// The policy the conversations' state is built with: `ranking.base`.
     public let policy: FrecencyPolicy
     public let types: UniformTypeTree
     private var histories: [ByteKey: AccountHistory] = [:]
@@ -26,8 +31,12 @@ public final class InMemoryDonationStore: DonationStore {
         var isEmpty: Bool { !blocked && lessFeedback == 0 }
     }
 
-    public init(policy: FrecencyPolicy = .default, types: UniformTypeTree = .standard) {
-        self.policy = policy
+    /// - Parameters:
+    ///   - ranking: learned weights (the default) or a policy's fixed ones.
+    ///   - types: the type tree content types are read with.
+    public init(ranking: StoreRanking = .default, types: UniformTypeTree = .standard) {
+        self.ranking = ranking
+        policy = ranking.base
         self.types = types
     }
 
@@ -117,12 +126,12 @@ public final class InMemoryDonationStore: DonationStore {
     private func derived(_ account: String) -> DerivedState {
         let key = ByteKey(account)
         guard var history = histories[key] else {
-            return DerivedState(donations: [], preferences: [:], policy: policy, types: types)
+            return DerivedState(donations: [], preferences: [:], ranking: ranking, types: types)
         }
         if let derived = history.derived { return derived }
         let derived = DerivedState(
             donations: history.donations, preferences: (preferences[key] ?? [:]).mapValues { ($0.blocked, $0.lessFeedback) },
-            policy: policy, types: types)
+            ranking: ranking, types: types)
         history.derived = derived
         histories[key] = history
         return derived
@@ -251,7 +260,7 @@ public final class InMemoryDonationStore: DonationStore {
     }
 
     private func expire(accounts: [ByteKey], now: Timestamp) -> DeletionReport {
-        guard let cutoff = retentionSetting.oldestKept(at: now) else { return DeletionReport() }
+        guard let cutoff = retentionSetting.expiryCutoff(at: now) else { return DeletionReport() }
         return removeDonations(of: accounts) { $0.date < cutoff }
     }
 
@@ -274,13 +283,14 @@ extension InMemoryDonationStore {
         private var latest: [SendMessageIntent?] = []
         private var slots: [ByteKey: Int] = [:]
         private var people: [String: [Int]] = [:]
-        private let policy: FrecencyPolicy
+        private var weights = LearnedWeights.empty
 
         init(
-            donations: [Interaction], preferences: [ByteKey: (blocked: Bool, less: Int)], policy: FrecencyPolicy,
+            donations: [Interaction], preferences: [ByteKey: (blocked: Bool, less: Int)], ranking: StoreRanking,
             types: UniformTypeTree
         ) {
-            self.policy = policy
+            let policy = ranking.base
+            let learned = ranking.learnedPolicy
             var peopleSeen: [Set<String>] = []
             for donation in donations {
                 let key = ByteKey(donation.conversationIdentifier)
@@ -295,11 +305,16 @@ extension InMemoryDonationStore {
                     latest.append(nil)
                     peopleSeen.append([])
                 }
+                let before = records[slot].state
                 let isLatest = records[slot].apply(
                     date: donation.date, direction: donation.direction,
                     isEngagedSuggestion: donation.isEngagedSuggestion, isGroup: donation.intent.isGroup,
                     contentKinds: types.contentKinds(of: donation.intent.contentTypes),
                     serviceName: donation.intent.serviceName, policy: policy)
+                if let learned {
+                    weights.record(
+                        ConversationState.Event(donation), before: before, after: records[slot].state, policy: learned)
+                }
                 if isLatest {
                     var intent = donation.intent
                     intent.contentTypes = []
@@ -368,5 +383,8 @@ extension InMemoryDonationStore {
         public func allConversations() -> [ConversationHandle] { records.indices.map(handle) }
 
         public func conversationCount() -> Int { records.count }
+
+        /// The fold of the account's donations in recording order (`.empty` under a fixed ranking).
+        public func learnedWeights() -> LearnedWeights { weights }
     }
 }

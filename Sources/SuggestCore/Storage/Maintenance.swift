@@ -2,7 +2,8 @@
 /// that finishes the work.
 public struct MaintenanceBudget: Sendable, Equatable {
     /// Conversations whose state may be recomputed in this step (expiry recomputes the ones it touched, a new policy
-    /// every one).
+    /// every one); folding an account's learned weights again reads every one of its conversations and counts them
+    /// all, and a step folds at least one account when any budget is left.
     public var conversations: Int
 
     public init(conversations: Int) { self.conversations = conversations }
@@ -19,6 +20,9 @@ public struct MaintenanceReport: Sendable, Equatable {
     public var expired = DeletionReport()
     /// Conversations whose state was rebuilt under the store's current policy.
     public var recomputedConversations = 0
+    /// Accounts whose learned weights were folded again from their remaining donations (after an expiry that
+    /// stopped part-way, an upgrade, or a write by a store with fixed weights).
+    public var foldedAccounts = 0
     /// Whether nothing is left to do for the account (until time passes or the policy changes again).
     public var isComplete = true
 

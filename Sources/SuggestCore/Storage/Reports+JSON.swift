@@ -56,6 +56,7 @@ extension ImportReport {
         writer.endObject()
     }
 
+    /// The report's JSON text (`write(to:)`), without a line break.
     public var jsonText: String {
         var writer = JSONWriter()
         write(to: &writer)

@@ -32,6 +32,19 @@ public struct Retention: Sendable, Equatable {
         maximumAgeDays > 0 ? now.adding(-maximumAgeDays * 86_400) : nil
     }
 
+    /// The date before which stored donations are deleted at `now`: the start (UTC) of the day that holds
+    /// `oldestKept(at:)`, or `nil` when everything is kept.
+    ///
+    /// Whole days, so that expiry deletes something, and folds an account's learned weights again (one pass over
+    /// its history), at most once a day per account, however often a store is maintained: a donation leaves the
+    /// store between `maximumAgeDays` and `maximumAgeDays` plus one day after its date. A donation already older
+    /// than `maximumAgeDays` is refused when it arrives (`oldestKept(at:)`), so none arrives that expires at once.
+    public func expiryCutoff(at now: Timestamp) -> Timestamp? {
+        guard let oldest = oldestKept(at: now) else { return nil }
+        let day = 86_400.0
+        return Timestamp(seconds: (oldest.seconds / day).rounded(.down) * day)
+    }
+
     /// The oldest latest-donation date of a conversation that may still be suggested at `at`.
     public func notIdleSince(at: Timestamp) -> Timestamp? {
         idleDays > 0 ? at.adding(-idleDays * 86_400) : nil

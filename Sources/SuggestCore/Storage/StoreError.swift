@@ -1,6 +1,7 @@
 /// Why a store cannot do what was asked, in the words of the library: what is wrong, and what can be done about it
 /// without naming any command-line flag (front ends add their own, by `kind`).
 public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What went wrong, in the few classes a front end maps to its exit codes, HTTP statuses and advice.
     public enum Kind: Sendable, Equatable {
         /// Reading a store that does not exist (a read never creates one).
         case noSuchStore
@@ -26,10 +27,14 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case failed
     }
 
+    /// The class of the failure, for a front end to choose its exit code, status and advice by.
     public var kind: Kind
     /// One line: what is wrong and, where the library knows, what to do.
     public var message: String
 
+    /// - Parameters:
+    ///   - kind: the class of the failure.
+    ///   - message: one line: what is wrong and, where the library knows, what to do; no command-line flag.
     public init(_ kind: Kind, _ message: String) {
         self.kind = kind
         self.message = message

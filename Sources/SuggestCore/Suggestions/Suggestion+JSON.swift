@@ -37,12 +37,15 @@ extension Suggestion {
 }
 
 extension Suggestion.Explanation {
+    /// Writes the explanation as one JSON object of numbers: `logScore`, each term under its channel's name in
+    /// camel case (`reply`), `factor`, the counts, then under a learned ranking each channel's weight
+    /// (`replyWeight`) and `learnedFrom`.
     public func write(to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("logScore")
         writer.number(logScore)
         for term in terms {
-            writer.key(Self.camelCase(term.name))
+            writer.key(Self.termKey(term.name))
             writer.number(term.value, significantDigits: 6)
         }
         writer.key("factor")
@@ -57,7 +60,27 @@ extension Suggestion.Explanation {
         writer.integer(incomingCount)
         writer.key("engaged")
         writer.integer(engagedCount)
+        for weight in learnedWeights {
+            writer.key(Self.camelCase(weight.name) + "Weight")
+            writer.number(weight.value, significantDigits: 6)
+        }
+        if let learnedFrom {
+            writer.key("learnedFrom")
+            writer.integer(learnedFrom)
+        }
         writer.endObject()
+    }
+
+    /// The members the explanation writes besides its terms.
+    static let ownKeys: Set<String> = [
+        "logScore", "factor", "suggestLess", "matchedPeople", "outgoing", "incoming", "engaged", "learnedFrom",
+    ]
+
+    /// A term's key: its name in camel case, with `Term` after it when that would be one of the explanation's own
+    /// members (a policy may name a channel `factor`): an object with a key twice is not JSON a reader can trust.
+    static func termKey(_ name: String) -> String {
+        let key = camelCase(name)
+        return ownKeys.contains(key) ? key + "Term" : key
     }
 
     /// `short-term` becomes `shortTerm`.

@@ -59,8 +59,16 @@ public struct Suggestion: Sendable, Equatable {
         /// Shares that started from a suggestion of it.
         public var engagedCount: Int
         public var lastOutgoingDate: Timestamp?
+        /// Under a learned ranking, each channel's learned weight `π` for the suggestion's kind (a person's or a
+        /// group's conversation), in the policy's channel order: each term above is that weight times the
+        /// conversation's share of the channel. Empty under fixed weights.
+        public var learnedWeights: [ScoreBreakdown.Term]
+        /// How many of the account's sends the learned weights were learned from; `nil` under fixed weights.
+        public var learnedFrom: Int?
 
-        public init(_ ranked: RankedConversation) {
+        /// The explanation of a ranked conversation.
+        /// - Parameter learned: under a learned ranking, the weights the query ranked with (`nil` under fixed ones).
+        public init(_ ranked: RankedConversation, learned: LearnedWeightsSummary? = nil) {
             logScore = ranked.logScore
             terms = ranked.breakdown.terms
             factor = ranked.breakdown.factor
@@ -71,6 +79,11 @@ public struct Suggestion: Sendable, Equatable {
             incomingCount = ranked.state.incomingCount
             engagedCount = ranked.state.engagedCount
             lastOutgoingDate = ranked.state.lastOutgoingDate
+            learnedWeights =
+                learned?.channels.map {
+                    ScoreBreakdown.Term(name: $0.channel, value: ranked.state.isGroup ? $0.group : $0.person)
+                } ?? []
+            learnedFrom = learned?.sends
         }
     }
 
@@ -94,11 +107,17 @@ public struct SuggestionList: Sendable, Equatable {
     public var at: Timestamp
     /// Best first.
     public var suggestions: [Suggestion]
+    /// With `explain` under a learned ranking, the account's learned weights, for the people and the groups of
+    /// every channel: what `list --explain` prints under its table. Not part of the list's JSON, which holds, in
+    /// each suggestion's explanation, the weights of that suggestion's kind (`Suggestion.Explanation`).
+    public var learnedWeights: LearnedWeightsSummary?
 
-    public init(account: String, at: Timestamp, suggestions: [Suggestion]) {
+    /// - Parameter learnedWeights: the account's learned weights, when the list explains them.
+    public init(account: String, at: Timestamp, suggestions: [Suggestion], learnedWeights: LearnedWeightsSummary? = nil) {
         self.account = account
         self.at = at
         self.suggestions = suggestions
+        self.learnedWeights = learnedWeights
     }
 }
 

@@ -8,6 +8,8 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     /// Seconds since 1970-01-01T00:00:00Z.
     public var seconds: Double
 
+    /// The moment `seconds` after 1970-01-01T00:00:00Z (before it when negative). Not checked: readers of input
+    /// refuse moments outside `acceptedRange`.
     public init(seconds: Double) { self.seconds = seconds }
 
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool { lhs.seconds < rhs.seconds }
@@ -22,8 +24,10 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     public var description: String { rfc3339 }
 
-    /// The earliest and latest moments the parser accepts: years 0001 to 9999, the range RFC 3339 can write.
+    /// The earliest moment input may carry (`acceptedRange`), 0001-01-01T00:00:00Z: years 0001 to 9999 are the range
+    /// RFC 3339 can write.
     public static let earliest = Timestamp(seconds: -62_135_596_800)
+    /// The latest moment input may carry, 9999-12-31T23:59:59Z.
     public static let latest = Timestamp(seconds: 253_402_300_799)
     /// `earliest...latest`: the dates a donation, a flag or a converted history may carry.
     public static let acceptedRange = earliest...latest

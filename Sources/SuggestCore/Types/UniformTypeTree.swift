@@ -53,6 +53,9 @@ public struct UniformTypeTree: Sendable {
         "public.zip-archive": ["public.archive"],
     ])
 
+    /// A tree of exactly these types, without the public ones (`standard.declaring(_:conformsTo:)` adds to those).
+    /// - Parameter parents: each type's direct parents (a type named only as a parent has none of its own); case does
+    ///   not matter.
     public init(parents: [String: [String]]) {
         declared = UniformTypeTree.lowercased(parents)
     }
@@ -115,5 +118,25 @@ public struct UniformTypeTree: Sendable {
             if !kinds.contains(kind) { kinds.append(kind) }
         }
         return kinds
+    }
+
+    /// Why `identifier` is not a uniform type identifier, or `nil` when it is one: the rule every way in applies
+    /// (a share's attachments, a query's content types, on the command line and over HTTP).
+    ///
+    /// Apple allows ASCII letters and digits, `-`, `.` and characters above U+007F; a UTI has no spaces or `=`.
+    /// - Complexity: O(n).
+    public static func problem(withTypeIdentifier identifier: String) -> String? {
+        guard !identifier.isEmpty else { return "the type identifier is empty" }
+        guard identifier.utf8.count <= 1024 else { return "the type identifier is longer than 1024 bytes" }
+        for scalar in identifier.unicodeScalars {
+            let allowed =
+                (scalar >= "a" && scalar <= "z") || (scalar >= "A" && scalar <= "Z")
+                || (scalar >= "0" && scalar <= "9") || scalar == "-" || scalar == "." || scalar.value > 0x7F
+            if !allowed {
+                return "\"\(identifier.prefix(60))\" is not a uniform type identifier (it contains "
+                    + "'\(scalar.escaped(asASCII: true))'; use letters, digits, '-' and '.', as in public.jpeg)"
+            }
+        }
+        return nil
     }
 }

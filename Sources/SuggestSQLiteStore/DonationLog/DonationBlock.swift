@@ -184,6 +184,24 @@ enum DonationBlock {
         return donations
     }
 
+    /// What the ranking needs of each donation of a block, in order, without building its strings: its sequence
+    /// number, snapshot row, date, direction and whether it was an engaged share. For a fold of an account's
+    /// learned weights, which reads every donation and needs none of their identifiers.
+    /// - Throws: `StoreError.notAStore` when the bytes are not a block.
+    static func forEachEvent(
+        in bytes: UnsafeRawBufferPointer,
+        _ body: (_ sequence: Int64, _ snapshotID: Int64, _ date: Double, _ direction: InteractionDirection, _ engaged: Bool)
+            -> Void
+    ) throws(StoreError) {
+        var reader = Reader(bytes: bytes)
+        while !reader.isAtEnd {
+            guard let fields = reader.fieldsOfNext() else { throw damaged }
+            body(
+                reader.previous.sequence, reader.previous.snapshotID, fields.date,
+                DonationWriter.direction(Int64(fields.flags & 3)), fields.flags & 4 != 0)
+        }
+    }
+
     /// Reads a block's donations one at a time: `export` keeps many blocks open at once, and a block's bytes take
     /// a fifth of its decoded donations' memory.
     struct Cursor {
@@ -377,6 +395,11 @@ enum DonationBlock {
         }
 
         mutating func skipDonation() -> Bool { fields() != nil }
+
+        /// The next donation's flags and date (its sequence number and snapshot are then in `previous`).
+        mutating func fieldsOfNext() -> (flags: UInt8, date: Double)? {
+            fields().map { ($0.flags, $0.date) }
+        }
 
         mutating func donation() -> StoredDonation? {
             guard let fields = fields() else { return nil }

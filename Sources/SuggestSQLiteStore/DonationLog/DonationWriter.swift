@@ -6,10 +6,14 @@ import SuggestCore
 ///
 /// One code path for `donate` (one donation) and `import` (millions): the state arithmetic is
 /// `ConversationState.apply`, the same as in memory, and donations are applied in insertion order, which is the
-/// order a recomputation after a deletion replays them in, so both give the same bits.
+/// order a recomputation after a deletion replays them in, so both give the same bits. Under a learned ranking each
+/// donation also updates its account's `LearnedWeights` (`LearnedWeights.record`, with its conversation's state just
+/// before and just after it), read from `learned_weights` when the writer first meets the account and written back
+/// at `flush()`, in the same transaction.
 final class DonationWriter {
     private let database: Database
     private let policy: FrecencyPolicy
+    private let learned: LearnedPolicy?
     private let types: UniformTypeTree
     /// Every conversation this writer has met, by `PreparedDonation.conversationKey`: one look-up per donation
     /// finds its row, working state, snapshots and group identifiers. A key that two conversations share (a hash
@@ -22,6 +26,8 @@ final class DonationWriter {
     /// its block's identifiers.
     private var knownIdentifiers: Int64KeyTable?
     private static let sharedKey: Int64 = -1
+    /// The accounts this writer has met, by the bytes of their names (as SQL compares them), each with its weights.
+    private var accounts: [[UInt8]: AccountWeights] = [:]
     /// The donation log this transaction appends to, with its identifier index.
     private let log: BlockLog
     private var random = SystemRandomNumberGenerator()
@@ -31,11 +37,24 @@ final class DonationWriter {
         var conversation: String
     }
 
+    /// One account's learned weights while the transaction runs, shared by the entries of its conversations.
+    private final class AccountWeights {
+        let account: String
+        var weights: LearnedWeights
+
+        init(account: String, weights: LearnedWeights) {
+            self.account = account
+            self.weights = weights
+        }
+    }
+
     /// What the writer keeps of one conversation until `flush()`.
     private final class ConversationEntry {
         let account: String
         let conversation: String
         let id: Int64
+        /// Its account's weights.
+        let learning: AccountWeights
         /// Created by this writer: none of its snapshots can predate it, so they need no look-up.
         let isNew: Bool
         var working: WorkingConversation
@@ -48,10 +67,14 @@ final class DonationWriter {
         /// set would take canonically equivalent keys for one): a group's every new snapshot names the same people.
         var people: Set<[UInt8]> = []
 
-        init(account: String, conversation: String, id: Int64, isNew: Bool, working: WorkingConversation) {
+        init(
+            account: String, conversation: String, id: Int64, learning: AccountWeights, isNew: Bool,
+            working: WorkingConversation
+        ) {
             self.account = account
             self.conversation = conversation
             self.id = id
+            self.learning = learning
             self.isNew = isNew
             self.working = working
         }
@@ -71,9 +94,11 @@ final class DonationWriter {
         static let empty = WorkingConversation(record: .empty, latestSnapshotID: nil)
     }
 
-    init(database: Database, policy: FrecencyPolicy, types: UniformTypeTree) {
+    /// - Parameter ranking: the store's: its `base` builds the states, a learned one the accounts' weights.
+    init(database: Database, ranking: StoreRanking, types: UniformTypeTree) {
         self.database = database
-        self.policy = policy
+        policy = ranking.base
+        learned = ranking.learnedPolicy
         self.types = types
         log = BlockLog(database: database)
     }
@@ -150,13 +175,32 @@ final class DonationWriter {
             // A key already known here belongs to another identifier (it was not a duplicate): now two share it.
             knownIdentifiers?.set(knownBlock == nil ? block : DonationWriter.sharedKey, for: identifierKey)
         }
+        let before = entry.working.record.state
         // In place: a copy taken out and put back would copy its content sums each time they change.
         DonationWriter.apply(
             date: donation.interaction.date, direction: donation.interaction.direction,
             engaged: donation.interaction.isEngagedSuggestion, contentKinds: donation.contentKinds,
             snapshotID: snapshot.id, isGroup: snapshot.isGroup, serviceName: donation.interaction.intent.serviceName,
             to: &entry.working, policy: policy)
+        if let learned {
+            // The event `ConversationRecord.apply` built, with the snapshot's kind, as a fold of the log rebuilds it.
+            entry.learning.weights.record(
+                ConversationState.Event(
+                    date: donation.interaction.date, direction: donation.interaction.direction,
+                    isEngagedSuggestion: donation.interaction.isEngagedSuggestion, isGroup: snapshot.isGroup),
+                before: before, after: entry.working.record.state, policy: learned)
+        }
         return identifier
+    }
+
+    /// The weights of an account, read when the writer first meets it.
+    private func learning(of account: String) throws -> AccountWeights {
+        let key = Array(account.utf8)
+        if let known = accounts[key] { return known }
+        let weights = learned == nil ? .empty : try LearnedWeightsTable.read(account: account, in: database)
+        let entry = AccountWeights(account: account, weights: weights)
+        accounts[key] = entry
+        return entry
     }
 
     /// Folds one donation into a working conversation (`ConversationRecord.apply`, the fold every store uses), and
@@ -185,8 +229,18 @@ final class DonationWriter {
             try DonationWriter.write(entry.working, id: entry.id, update: update)
             try DonationWriter.writeContent(entry.working.record, id: entry.id, account: entry.account, with: content)
         }
+        // Accounts in byte-wise order, so that a transaction writes its rows in one order whatever the hashing.
+        for (_, account) in accounts.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
+            if learned != nil {
+                try LearnedWeightsTable.write(account.weights, account: account.account, in: database)
+            } else {
+                // Recorded without learning: whoever ranks with learned weights folds them again.
+                try LearnedWeightsTable.mark(account: account.account, in: database)
+            }
+        }
         conversations.removeAll()
         collidingConversations.removeAll()
+        accounts.removeAll()
     }
 
     /// Records that a conversation includes a person, by one of their keys; bound account, key, conversation. The
@@ -249,8 +303,8 @@ final class DonationWriter {
         let entry: ConversationEntry
         if let existing = try select.scalarInt([.text(account), .text(identifier)]) {
             entry = ConversationEntry(
-                account: account, conversation: identifier, id: existing, isNew: false,
-                working: try DonationWriter.loadConversation(existing, database: database))
+                account: account, conversation: identifier, id: existing, learning: try learning(of: account),
+                isNew: false, working: try DonationWriter.loadConversation(existing, database: database))
         } else {
             let empty = ConversationState.empty
             try database.statement(
@@ -264,8 +318,9 @@ final class DonationWriter {
                 .real(empty.channels[1]), .real(empty.channels[2]), .real(empty.channels[3]),
                 .real(empty.contentTotal), .real(-.infinity),
             ])
+            let id = database.lastInsertRowID
             entry = ConversationEntry(
-                account: account, conversation: identifier, id: database.lastInsertRowID, isNew: true,
+                account: account, conversation: identifier, id: id, learning: try learning(of: account), isNew: true,
                 working: .empty)
         }
         if conversations[key] == nil {

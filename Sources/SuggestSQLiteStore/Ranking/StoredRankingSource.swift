@@ -89,12 +89,16 @@ public final class StoredRankingSource: RankingSource {
         let service = select.text(11)
         var sums: [Double] = []
         if !contentKinds.isEmpty {
-            let content = try database.statement(
-                "SELECT sum FROM conversation_content WHERE conversation_id = ? AND kind = ?")
-            for kind in contentKinds {
-                try content.reset([.integer(conversation.rawValue), .text(kind)])
-                sums.append(try content.step() ? content.double(0) : LogSpace.zero)
-                try content.reset()
+            // One look-up for all of the conversation's kinds (a handful), not one per kind asked for (up to 32).
+            sums = Array(repeating: LogSpace.zero, count: contentKinds.count)
+            let content = try database.statement("SELECT kind, sum FROM conversation_content WHERE conversation_id = ?")
+            try content.reset([.integer(conversation.rawValue)])
+            defer { _ = try? content.reset() }
+            while try content.step() {
+                guard let kind = content.text(0) else { continue }
+                for (index, asked) in contentKinds.enumerated() where asked.hasSameBytes(as: kind) {
+                    sums[index] = content.double(1)
+                }
             }
         }
         return RankingCandidate(
@@ -131,6 +135,11 @@ public final class StoredRankingSource: RankingSource {
 
     public func conversationCount() throws -> Int {
         Int(try database.statement("SELECT COUNT(*) FROM conversations WHERE account = ?").scalarInt([.text(account)]) ?? 0)
+    }
+
+    /// The account's row of `learned_weights`, in the query's read transaction (`.empty` without one).
+    public func learnedWeights() throws -> LearnedWeights {
+        try LearnedWeightsTable.read(account: account, in: database)
     }
 
     public func allConversations() throws -> [ConversationHandle] {

@@ -1,3 +1,4 @@
+import Synchronization
 import CSQLite
 import CSystem
 import SuggestCore
@@ -17,8 +18,18 @@ package final class Database {
     /// How long a connection waits for another process's write lock before it reports "busy".
     package static let busyTimeoutMilliseconds: Int32 = 30_000
 
+    /// The lock this process's writers of this database take before SQLite's (`write(_:)`).
+    private lazy var writeGate: WriteGate = WriteGate.forDatabase(at: path)
+
+    /// Configures the library once, before its first connection: `Database.init` reads it.
+    private static let libraryConfigured: Bool = {
+        _ = suggest_sqlite3_disable_memory_statistics()
+        return true
+    }()
+
     /// Opens (and creates, unless `readOnly`) the database at `path`.
     package init(path: String, readOnly: Bool = false) throws(SQLiteError) {
+        _ = Database.libraryConfigured
         var handle: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
         let code = sqlite3_open_v2(path, &handle, flags, nil)
@@ -113,6 +124,13 @@ package final class Database {
     /// Runs `body` in a write transaction that begins with `BEGIN IMMEDIATE`; commits if it returns, rolls back if
     /// it throws. Either all of its changes are in the database or none are, even if the process is killed.
     package func write<T>(_ body: () throws -> T) throws -> T {
+        // Connections of one process queue on a lock of their own before they ask SQLite for its write lock:
+        // SQLite's busy handler waits by sleeping (1 ms, then 2, 5, … up to 100), so two threads of a server
+        // contending for a write would wait a sleep each, far longer than the other's write.
+        try writeGate.withLock { try transaction(body) }
+    }
+
+    private func transaction<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
@@ -168,6 +186,24 @@ package final class Database {
         sqlite3_wal_hook(handle, hook, UnsafeMutableRawPointer(bitPattern: max(1, pages)))
     }
 
+    /// Copies the write-ahead log into the database as far as no reader still needs it, without waiting for anyone
+    /// and without holding up writers (SQLite's passive checkpoint): what was committed is durable once it returns.
+    /// The log is not truncated; a writer starts it over from its beginning once it is all copied, and
+    /// `journal_size_limit` trims it then. For a periodic checkpoint that must never hold up requests.
+    package func checkpointWithoutWaiting() throws(SQLiteError) {
+        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
+        guard code == SQLITE_OK || code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED else {
+            throw error(code, sql: "PRAGMA wal_checkpoint(PASSIVE)")
+        }
+    }
+
+    /// Runs `body` with no busy timeout: a lock another connection holds fails it at once instead of waiting.
+    package func withoutWaiting<T>(_ body: () throws -> T) rethrows -> T {
+        sqlite3_busy_timeout(handle, 0)
+        defer { sqlite3_busy_timeout(handle, Database.busyTimeoutMilliseconds) }
+        return try body()
+    }
+
     /// Copies the WAL into the database and truncates it to zero bytes, so that no old page stays on disk in it.
     package func checkpointAndTruncate() throws(SQLiteError) {
         let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
@@ -177,3 +213,24 @@ package final class Database {
 
 @available(*, unavailable)
 extension Database: Sendable {}
+
+/// One process-wide lock per database file, shared by every connection of this process to it.
+final class WriteGate: Sendable {
+    private let lock = Mutex(())
+
+    private static let gates = Mutex<[String: WriteGate]>([:])
+
+    /// The gate of the database at `path` (as the connection names it).
+    static func forDatabase(at path: String) -> WriteGate {
+        gates.withLock { gates in
+            if let gate = gates[path] { return gate }
+            let gate = WriteGate()
+            gates[path] = gate
+            return gate
+        }
+    }
+
+    func withLock<T>(_ body: () throws -> T) throws -> T {
+        try lock.withLock { _ in try body() }
+    }
+}

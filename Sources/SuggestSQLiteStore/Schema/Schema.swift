@@ -184,6 +184,31 @@ enum Schema {
             """,
             nil
         ),
+        (
+            7,
+            // Each account's learned weights (`LearnedWeights`), written in the transaction of every donation: per
+            // channel the logarithm of the account's mass for people (`pt`) and groups (`gt`), the learned shares
+            // (`ps`, `gs`), and how many sends they were learned from. `fold` is 1 when they must be folded again
+            // from the account's donations (an expiry that stopped part-way, a write by a store with fixed
+            // weights, this upgrade): every existing account starts so, and `maintain` folds it.
+            """
+            CREATE TABLE learned_weights(
+                account TEXT PRIMARY KEY,
+                pt0 REAL NOT NULL, pt1 REAL NOT NULL, pt2 REAL NOT NULL, pt3 REAL NOT NULL,
+                gt0 REAL NOT NULL, gt1 REAL NOT NULL, gt2 REAL NOT NULL, gt3 REAL NOT NULL,
+                ps0 REAL NOT NULL, ps1 REAL NOT NULL, ps2 REAL NOT NULL, ps3 REAL NOT NULL,
+                gs0 REAL NOT NULL, gs1 REAL NOT NULL, gs2 REAL NOT NULL, gs3 REAL NOT NULL,
+                targets INTEGER NOT NULL,
+                fold INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+            CREATE INDEX learned_weights_to_fold ON learned_weights(account) WHERE fold = 1;
+            INSERT INTO learned_weights(
+                account, pt0, pt1, pt2, pt3, gt0, gt1, gt2, gt3, ps0, ps1, ps2, ps3, gs0, gs1, gs2, gs3, targets, fold)
+                SELECT DISTINCT account, -9e999, -9e999, -9e999, -9e999, -9e999, -9e999, -9e999, -9e999,
+                    0, 0, 0, 0, 0, 0, 0, 0, 0, 1
+                FROM conversations;
+            """,
+            nil
+        ),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }

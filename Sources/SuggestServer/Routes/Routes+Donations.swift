@@ -26,8 +26,12 @@ extension Routes {
             } }
         case "application/x-ndjson":
             let lines = MemoryJSONLines(bytes: body)
+            // At most this many donations: the store sizes its work by it (a request's batch is not an import of
+            // millions, and keeps the connection's page cache as it is).
+            let expected = body.count(where: { $0 == 0x0A }) + 1
+            let options = ImportOptions(now: now, expectedDonations: expected)
             report = try refusingDonations { try call.withStore { store in
-                try store.importDonations(ImportOptions(now: now), progress: { _ in }, interruption: {}) {
+                try store.importDonations(options, progress: { _ in }, interruption: {}) {
                     while true {
                         var parsed: (line: Int, donation: Result<Interaction, InputError>)?
                         let more = try lines.nextLine { bytes in

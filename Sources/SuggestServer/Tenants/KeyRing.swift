@@ -8,18 +8,30 @@ import SuggestCore
 public struct KeyRing: Sendable, Equatable {
     /// One key and the tenant it opens.
     public struct Entry: Sendable, Equatable {
+        /// The tenant the key opens.
         public var tenant: String
         var key: [UInt8]
 
+        /// An entry; `key` is kept as its UTF-8 bytes, and never shown.
         public init(tenant: String, key: String) {
             self.tenant = tenant
             self.key = Array(key.utf8)
         }
     }
 
+    /// The keys, in the order of the file.
     public private(set) var entries: [Entry]
 
+    /// A ring of these keys, as given: `init(json:name:)` is the one that checks them.
     public init(entries: [Entry]) { self.entries = entries }
+
+    /// A keys file as `load(path:)` read it.
+    public struct LoadedFile: Sendable, Equatable {
+        /// The keys it holds.
+        public var ring: KeyRing
+        /// When it was last modified: a later time means it changed and is read again.
+        public var modified: Timestamp
+    }
 
     /// The tenant a presented key opens, or `nil`.
     /// - Complexity: O(k · n) for k keys and a presented key of n bytes, whatever matches.
@@ -83,8 +95,9 @@ public struct KeyRing: Sendable, Equatable {
     }
 
     /// Reads the keys file at `path`, refusing one that other users can read or write.
+    /// - Returns: the keys, with the file's modification time.
     /// - Throws: `KeyRingError` when the file cannot be read, is readable by others, or does not parse.
-    public static func load(path: String) throws(KeyRingError) -> (ring: KeyRing, modified: Timestamp) {
+    public static func load(path: String) throws(KeyRingError) -> LoadedFile {
         let descriptor = system_open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             throw KeyRingError("cannot read the keys file \(path): \(String(cString: strerror(system_errno())))")
@@ -112,12 +125,13 @@ public struct KeyRing: Sendable, Equatable {
             guard bytes.count <= 1 << 20 else { throw KeyRingError("the keys file \(path) is over 1 MiB") }
         }
         let modified = Timestamp(seconds: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
-        return (try KeyRing(json: bytes, name: path), modified)
+        return LoadedFile(ring: try KeyRing(json: bytes, name: path), modified: modified)
     }
 }
 
 /// Why a keys file cannot be used.
 public struct KeyRingError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What is wrong with the file and what to do, in one line.
     public var description: String
-    public init(_ description: String) { self.description = description }
+    init(_ description: String) { self.description = description }
 }

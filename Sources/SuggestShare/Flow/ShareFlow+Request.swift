@@ -10,9 +10,14 @@ extension ShareFlow {
     /// an object; without it the target accepts anything); `conversationIdentifier` or `pick` (optional, not
     /// both); `action` (`preview`, `send` or `cancel`; default `preview`).
     public struct Request: Sendable {
+        /// What is shared (`items`).
         public var items: ShareRequest
+        /// The target the rule describes, supporting `INSendMessageIntent`; `ShareTarget.acceptingAnything`
+        /// without a rule.
         public var target: ShareTarget
+        /// The conversation chosen (`conversationIdentifier` or `pick`), if any.
         public var choice: Choice
+        /// How the request ends.
         public var action: Action
 
         /// Reads the request.

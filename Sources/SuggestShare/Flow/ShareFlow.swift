@@ -12,8 +12,10 @@ import SuggestCore
 /// 4. Sending records one outgoing donation to it, with the shared types, marked as an engaged suggestion, dated
 ///    when it is sent (whatever moment the suggestions were ranked for); cancelling records nothing.
 public struct ShareFlow: Sendable {
+    /// The share extension the items are shared to: its activation rule, types and supported intents.
     public var target: ShareTarget
 
+    /// A flow for `target`; without one, for a target that accepts anything.
     public init(target: ShareTarget = .acceptingAnything) { self.target = target }
 
     /// Which conversation the person chose.
@@ -28,17 +30,29 @@ public struct ShareFlow: Sendable {
 
     /// How the request ends.
     public enum Action: String, Sendable, Equatable, CaseIterable {
+        /// Show the suggestions and the preselected conversation; record nothing.
         case preview
+        /// Complete the share: record one outgoing donation to the preselected conversation.
         case send
+        /// The person dismissed the sheet: record nothing.
         case cancel
     }
 
     /// Runs the flow against a store.
+    ///
+    /// A request the rule refuses is not an error: the result says so (and, for `send`, has a `failure`). Neither is
+    /// a choice that cannot be preselected: the result gives the reason and the list.
     /// - Parameters:
+    ///   - request: what is shared.
+    ///   - choice: the conversation the person chose, if any.
+    ///   - action: preview, send or cancel.
+    ///   - account: whose history ranks and receives the donation.
     ///   - context: the ranking context without the shared types (they are added from `request`); its `at` is the
     ///     moment the suggestions are ranked for.
     ///   - now: the moment a sent share is recorded at.
+    ///   - store: the history to rank and to record the share in.
     ///   - explain: attach each score's parts to the suggestions.
+    /// - Returns: what happened, as the contract's `share` result.
     /// - Throws: `InputError` for a context over its limits; `StoreError`.
     public func run(
         _ request: ShareRequest, choice: Choice, action: Action, account: String, context: RankingContext,
@@ -77,7 +91,7 @@ public struct ShareFlow: Sendable {
     }
 
     /// The longest reason a result gives, in characters.
-    public static let maximumReasonLength = 500
+    static let maximumReasonLength = 500
 
     static func capped(_ reason: String) -> String {
         guard reason.count > maximumReasonLength else { return reason }
@@ -144,13 +158,16 @@ public struct ShareResult: Sendable, Equatable {
     public var preselected: Suggestion?
     /// Why nothing is preselected, or which part of the rule refused the items.
     public var reason: String?
+    /// How the request ended: previewed, sent (with the donation's identifier) or cancelled.
     public var outcome: Outcome
     /// The shared items' types, each once.
     public var contentTypes: [String]
     /// When the action was to send and nothing was sent: why (the front end reports it as a failure).
     public var failure: String?
 
+    /// How a share request ended.
     public enum Outcome: Sendable, Equatable {
+        /// Nothing recorded yet: the suggestions were shown.
         case preview
         /// One outgoing donation recorded, with this identifier.
         case sent(identifier: String)
@@ -169,7 +186,8 @@ public struct ShareResult: Sendable, Equatable {
 }
 
 extension ShareResult {
-    /// Writes the contract's result object.
+    /// Writes the contract's result object, the bytes that `suggest share --json` and the server's share route
+    /// both answer with.
     public func write(to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("activated")

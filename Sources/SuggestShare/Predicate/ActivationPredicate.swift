@@ -28,7 +28,7 @@ public struct ActivationPredicate: Sendable, Equatable, CustomStringConvertible 
     }
 
     /// `TRUEPREDICATE`: activates for anything (Apple: for development only).
-    public static let alwaysTrue = ActivationPredicate(source: "TRUEPREDICATE", root: .constant(true))
+    static let alwaysTrue = ActivationPredicate(source: "TRUEPREDICATE", root: .constant(true))
 
     init(source: String, root: Node) {
         self.source = source
@@ -36,11 +36,12 @@ public struct ActivationPredicate: Sendable, Equatable, CustomStringConvertible 
     }
 
     /// Whether the rule is `TRUEPREDICATE` or `FALSEPREDICATE` rather than a condition.
-    public var constantValue: Bool? {
+    var constantValue: Bool? {
         if case .constant(let value) = root { return value }
         return nil
     }
 
+    /// The rule text as written.
     public var description: String { source }
 
     /// Two predicates are equal when they have the same structure, however they are spelt (`AND` or `&&`,

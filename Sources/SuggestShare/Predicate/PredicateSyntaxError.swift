@@ -10,14 +10,23 @@ public struct PredicateSyntaxError: Error, Sendable, Equatable, CustomStringConv
     /// The whole rule text, as written in the property list.
     public var rule: String
 
-    public init(offset: Int, message: String, rule: String) {
+    init(offset: Int, message: String, rule: String) {
         self.offset = offset
         self.message = message
         self.rule = rule
     }
 
-    /// The 1-based line and column of `offset` within the rule (rules are often written over several lines).
-    public var lineAndColumn: (line: Int, column: Int) {
+    /// A place in the rule text as an editor shows it.
+    public struct Location: Sendable, Hashable {
+        /// 1-based.
+        public var line: Int
+        /// 1-based, in characters (Unicode scalars); a tab counts as one.
+        public var column: Int
+    }
+
+    /// The line and column of `offset` within the rule (rules are often written over several lines).
+    /// - Complexity: O(n) in the length of the rule up to `offset`.
+    public var location: Location {
         var line = 1
         var column = 1
         for (position, scalar) in rule.unicodeScalars.enumerated() {
@@ -29,11 +38,13 @@ public struct PredicateSyntaxError: Error, Sendable, Equatable, CustomStringConv
                 column += 1
             }
         }
-        return (line, column)
+        return Location(line: line, column: column)
     }
 
+    /// The error in one line: the character, its line and column when the rule has several lines, and the message.
     public var description: String {
-        let (line, column) = lineAndColumn
+        let line = location.line
+        let column = location.column
         let place = line == 1 ? "character \(offset + 1)" : "character \(offset + 1) (line \(line), column \(column))"
         return "the predicate does not parse at \(place): \(message)"
     }

@@ -7,6 +7,7 @@ public struct PropertyListError: Error, Sendable, Equatable, CustomStringConvert
         /// A 0-based byte offset into a binary plist.
         case byte(Int)
 
+        /// `line 3, column 12` or `byte 40`.
         public var description: String {
             switch self {
             case .line(let line, let column): return "line \(line), column \(column)"
@@ -15,14 +16,16 @@ public struct PropertyListError: Error, Sendable, Equatable, CustomStringConvert
         }
     }
 
+    /// Where the problem is.
     public var position: Position
     /// What is wrong, in a phrase that starts in lower case ("expected '</string>' ...").
     public var message: String
 
-    public init(position: Position, message: String) {
+    init(position: Position, message: String) {
         self.position = position
         self.message = message
     }
 
+    /// The position, then the message: `line 3, column 12: expected ...`.
     public var description: String { "\(position): \(message)" }
 }

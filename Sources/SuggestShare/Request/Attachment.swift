@@ -25,6 +25,7 @@ public struct Attachment: Sendable, Hashable {
     /// What the attachment holds, when known.
     public var value: Value?
 
+    /// An attachment loadable as `typeIdentifiers` (most specific first), holding `value` when it is known.
     public init(typeIdentifiers: [String], value: Value? = nil) {
         self.typeIdentifiers = typeIdentifiers
         self.value = value
@@ -34,7 +35,7 @@ public struct Attachment: Sendable, Hashable {
     /// `public.file-url`, a URL for other `public.url` types or a string with a `scheme://`, text for
     /// `public.text` types, and a file path for everything else (`public.jpeg=photo.jpg`).
     /// - Complexity: O(d) in the depth of the type tree, plus the length of `text`.
-    public static func inferredValue(_ text: String, for type: String, in types: UniformTypeTree = .standard) -> Value {
+    static func inferredValue(_ text: String, for type: String, in types: UniformTypeTree = .standard) -> Value {
         if types.conforms(type, to: "public.file-url") { return .file(path: text) }
         if types.conforms(type, to: "public.url") { return .url(text) }
         if types.conforms(type, to: "public.text") { return .text(text) }
@@ -46,7 +47,7 @@ public struct Attachment: Sendable, Hashable {
 
     /// The lower-cased scheme of a URL string (`https` in `https://example.com`), or `nil` when it has none.
     /// - Complexity: O(n) in the length of the scheme.
-    public static func urlScheme(of text: String) -> String? {
+    static func urlScheme(of text: String) -> String? {
         var scheme = ""
         for (position, character) in text.unicodeScalars.enumerated() {
             if character == ":" { return position > 0 ? scheme.lowercased() : nil }
@@ -68,22 +69,9 @@ public struct Attachment: Sendable, Hashable {
         return scheme != "http" && scheme != "https"
     }
 
-    /// Why `identifier` is not a uniform type identifier, or `nil` when it is one.
-    ///
-    /// Apple allows ASCII letters and digits, `-`, `.` and characters above U+007F; a UTI has no spaces or `=`.
-    /// - Complexity: O(n).
+    /// Why `identifier` is not a uniform type identifier, or `nil` when it is one
+    /// (`UniformTypeTree.problem(withTypeIdentifier:)`: one rule for a UTI on every way in).
     public static func problem(withTypeIdentifier identifier: String) -> String? {
-        guard !identifier.isEmpty else { return "the type identifier is empty" }
-        guard identifier.utf8.count <= 1024 else { return "the type identifier is longer than 1024 bytes" }
-        for scalar in identifier.unicodeScalars {
-            let allowed =
-                (scalar >= "a" && scalar <= "z") || (scalar >= "A" && scalar <= "Z")
-                || (scalar >= "0" && scalar <= "9") || scalar == "-" || scalar == "." || scalar.value > 0x7F
-            if !allowed {
-                return "\"\(identifier.prefix(60))\" is not a uniform type identifier (it contains "
-                    + "'\(scalar.escaped(asASCII: true))'; use letters, digits, '-' and '.', as in public.jpeg)"
-            }
-        }
-        return nil
+        UniformTypeTree.problem(withTypeIdentifier: identifier)
     }
 }

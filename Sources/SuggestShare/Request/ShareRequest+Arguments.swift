@@ -5,7 +5,8 @@ extension ShareRequest {
     ///
     /// Each string is split at its first `=`: `public.url=https://example.com/?a=b` is a `public.url` attachment
     /// whose value is `https://example.com/?a=b`. The value is read as a URL, text or a file path from its type
-    /// (see `Attachment.inferredValue(_:for:in:)`). With no strings at all the request shares nothing (no items),
+    /// (a file for `public.file-url`, a URL for other `public.url` types or a string with a `scheme://`, text for
+    /// `public.text` types, a file path for anything else). With no strings at all the request shares nothing (no items),
     /// which is what a host that offers nothing sends.
     /// - Parameters:
     ///   - attachmentArguments: the `UTI=VALUE` strings, in command-line order.

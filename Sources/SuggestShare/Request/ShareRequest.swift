@@ -5,8 +5,10 @@ import SuggestCore
 /// Build one from the command line's `--attachment UTI=VALUE` strings (`init(attachmentArguments:)`) or from
 /// JSON (`init(json:)`); evaluate it with `ShareTarget.evaluate(_:)`; hand `contentTypes` to the ranker.
 public struct ShareRequest: Sendable, Hashable {
+    /// The extension items, in the order the host gave them.
     public var items: [ExtensionItem]
 
+    /// A request for these items; without any, a request that shares nothing.
     public init(items: [ExtensionItem] = []) { self.items = items }
 
     /// A request that shares nothing.

@@ -6,7 +6,7 @@ public struct ActivationDecision: Sendable, Hashable, CustomStringConvertible {
     /// NSExtensionActivationSupportsImageWithMaxCount = 1"; `nil` when the rule accepts it.
     public var reason: String?
 
-    public init(activated: Bool, reason: String?) {
+    init(activated: Bool, reason: String?) {
         self.activated = activated
         self.reason = reason
     }
@@ -19,5 +19,6 @@ public struct ActivationDecision: Sendable, Hashable, CustomStringConvertible {
         ActivationDecision(activated: false, reason: reason)
     }
 
+    /// `activated`, or `refused: ` and the reason.
     public var description: String { activated ? "activated" : "refused: \(reason ?? "no reason given")" }
 }

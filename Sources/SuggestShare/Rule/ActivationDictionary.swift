@@ -6,15 +6,25 @@
 public struct ActivationDictionary: Sendable, Hashable {
     /// The documented keys of the dictionary form; any other key is an error.
     public enum Key: String, CaseIterable, Sendable {
+        /// The key of `supportsText`.
         case supportsText = "NSExtensionActivationSupportsText"
+        /// The key of `webURLMaximumCount`.
         case webURLMaximumCount = "NSExtensionActivationSupportsWebURLWithMaxCount"
+        /// The key of `webPageMaximumCount`.
         case webPageMaximumCount = "NSExtensionActivationSupportsWebPageWithMaxCount"
+        /// The key of `imageMaximumCount`.
         case imageMaximumCount = "NSExtensionActivationSupportsImageWithMaxCount"
+        /// The key of `movieMaximumCount`.
         case movieMaximumCount = "NSExtensionActivationSupportsMovieWithMaxCount"
+        /// The key of `fileMaximumCount`.
         case fileMaximumCount = "NSExtensionActivationSupportsFileWithMaxCount"
+        /// The key of `attachmentsMaximumCount`.
         case attachmentsMaximumCount = "NSExtensionActivationSupportsAttachmentsWithMaxCount"
+        /// The key of `attachmentsMinimumCount`.
         case attachmentsMinimumCount = "NSExtensionActivationSupportsAttachmentsWithMinCount"
+        /// The key of `dictionaryVersion`.
         case dictionaryVersion = "NSExtensionActivationDictionaryVersion"
+        /// The key of `usesStrictMatching`.
         case usesStrictMatching = "NSExtensionActivationUsesStrictMatching"
     }
 
@@ -39,6 +49,7 @@ public struct ActivationDictionary: Sendable, Hashable {
     /// `NSExtensionActivationUsesStrictMatching`.
     public var usesStrictMatching: Bool?
 
+    /// A rule with these keys; each one left out is absent from the dictionary.
     public init(
         supportsText: Bool? = nil, webURLMaximumCount: Int? = nil, webPageMaximumCount: Int? = nil,
         imageMaximumCount: Int? = nil, movieMaximumCount: Int? = nil, fileMaximumCount: Int? = nil,

@@ -2,6 +2,7 @@ import SuggestCore
 
 /// An extension's `NSExtensionActivationRule`: the dictionary form or the predicate-string form.
 public enum ActivationRule: Sendable, Equatable, CustomStringConvertible {
+    /// The dictionary of `NSExtensionActivationSupports...` keys.
     case dictionary(ActivationDictionary)
     /// A predicate string, including `TRUEPREDICATE` and `FALSEPREDICATE`.
     case predicate(ActivationPredicate)
@@ -34,6 +35,7 @@ public enum ActivationRule: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The predicate as written, or what a dictionary rule accepts and how strictly.
     public var description: String {
         switch self {
         case .predicate(let predicate): return predicate.source

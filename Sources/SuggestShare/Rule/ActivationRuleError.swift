@@ -11,6 +11,7 @@ public enum ActivationRuleError: Error, Sendable, Equatable, CustomStringConvert
     /// The string form does not parse.
     case syntax(PredicateSyntaxError)
 
+    /// What is wrong with the rule and how to fix it, in one line.
     public var description: String {
         switch self {
         case .missing:

@@ -18,6 +18,7 @@ public struct ShareTarget: Sendable {
     /// `CFBundleDisplayName`, when the Info.plist has one.
     public var displayName: String?
 
+    /// A target with this rule; the other parts default to what an Info.plist without them gives.
     public init(
         activationRule: ActivationRule, types: UniformTypeTree = .standard, intentsSupported: [String] = [],
         declaredTypes: [String] = [], displayName: String? = nil

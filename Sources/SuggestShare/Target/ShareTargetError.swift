@@ -10,6 +10,7 @@ public enum ShareTargetError: Error, Sendable, Equatable, CustomStringConvertibl
     /// declaration); `field` is its key path, such as `UTExportedTypeDeclarations[0].UTTypeIdentifier`.
     case invalidValue(path: String, field: String, problem: String)
 
+    /// What is wrong, where in which file, and what to do, in one line.
     public var description: String {
         switch self {
         case .unreadable(let path, let reason):

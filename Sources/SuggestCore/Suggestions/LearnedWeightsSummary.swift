@@ -1,0 +1,18 @@
+/// What `--explain` says of an account's learned weights: each channel's weight for people and for groups, and
+/// how many sends they were learned from.
+public struct LearnedWeightsSummary: Sendable, Equatable {
+    /// How many sends to a known conversation the weights were learned from (`LearnedWeights.targets`).
+    public var sends: Int
+    /// How many sends the prior counts as (`LearnedPolicy.priorStrength`).
+    public var priorSends: Double
+    /// One entry per channel, in the policy's order (`LearnedWeights.explanation(policy:)`).
+    public var channels: [LearnedWeights.Explanation]
+
+    /// The summary of `weights` under `policy`.
+    /// - Complexity: O(c) for c channels.
+    public init(_ weights: LearnedWeights, policy: LearnedPolicy) {
+        sends = weights.targets
+        priorSends = policy.priorStrength
+        channels = weights.explanation(policy: policy)
+    }
+}

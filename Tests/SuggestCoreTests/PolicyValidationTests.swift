@@ -1,0 +1,76 @@
+import Testing
+
+@testable import SuggestCore
+
+/// A policy a caller builds is checked when it is built: a bad value is a thrown `PolicyError` naming it, never a
+/// trap inside the ranker or a walk that is no longer exact.
+@Suite struct PolicyValidationTests {
+    static let channel = FrecencyPolicy.Channel(name: "only", halfLife: 3_600, weight: 1, incoming: 1)
+
+    @Test func thePackagesOwnPoliciesAreValid() throws {
+        #expect(FrecencyPolicy.default.problem == nil)
+        let learned = LearnedPolicy.default
+        #expect(
+            LearnedPolicy.problem(
+                base: learned.base, priorStrength: learned.priorStrength, horizon: learned.horizon,
+                channelPrior: learned.channelPrior) == nil)
+        // The checked initializers accept what the package's constants hold.
+        _ = try FrecencyPolicy(
+            channels: FrecencyPolicy.default.channels, contentWeight: 3, peopleWeight: 3, lessFactor: 0.25)
+        _ = try LearnedPolicy(base: learned.base, priorStrength: learned.priorStrength, horizon: learned.horizon)
+    }
+
+    @Test(arguments: [
+        (FrecencyPolicy.Channel(name: "c", halfLife: 0, weight: 1, incoming: 1), "half-life"),
+        (FrecencyPolicy.Channel(name: "c", halfLife: -5, weight: 1, incoming: 1), "half-life"),
+        (FrecencyPolicy.Channel(name: "c", halfLife: .infinity, weight: 1, incoming: 1), "half-life"),
+        (FrecencyPolicy.Channel(name: "c", halfLife: 60, weight: -1, incoming: 1), "weight"),
+        (FrecencyPolicy.Channel(name: "c", halfLife: 60, weight: 1, incoming: .nan), "incoming"),
+        (FrecencyPolicy.Channel(name: "c", halfLife: 60, weight: 1, incoming: 1, group: -0.5), "group"),
+    ])
+    func aChannelOutOfRangeIsRefusedByName(channel: FrecencyPolicy.Channel, field: String) {
+        #expect {
+            _ = try FrecencyPolicy(channels: [channel])
+        } throws: { error in
+            let message = (error as? PolicyError)?.message ?? ""
+            return message.contains("channel 'c'") && message.contains(field)
+        }
+    }
+
+    @Test func theCountOfChannelsAndTheContextConstantsAreChecked() {
+        #expect(throws: PolicyError.self) { _ = try FrecencyPolicy(channels: []) }
+        #expect(throws: PolicyError.self) {
+            _ = try FrecencyPolicy(channels: Array(repeating: Self.channel, count: FrecencyPolicy.maximumChannels + 1))
+        }
+        // Above 1, "suggest less" would raise a score, and the walk's bound would no longer hold.
+        #expect(throws: PolicyError(message: "lessFactor must be from 0 to 1 (feedback only lowers a score), not 2.0"))
+        {
+            _ = try FrecencyPolicy(channels: [Self.channel], lessFactor: 2)
+        }
+        #expect(throws: PolicyError.self) { _ = try FrecencyPolicy(channels: [Self.channel], contentWeight: -1) }
+        #expect(throws: PolicyError.self) { _ = try FrecencyPolicy(channels: [Self.channel], contentHalfLife: 0) }
+        #expect(throws: PolicyError.self) { _ = try FrecencyPolicy(channels: [Self.channel], peopleWeight: .nan) }
+    }
+
+    @Test func aLearnedPolicyChecksItsLearnerAndItsLatestChannels() throws {
+        let base = try FrecencyPolicy(channels: [Self.channel])
+        #expect(throws: PolicyError.self) { _ = try LearnedPolicy(base: base, priorStrength: 0) }
+        #expect(throws: PolicyError.self) { _ = try LearnedPolicy(base: base, horizon: 0) }
+        #expect(throws: PolicyError.self) { _ = try LearnedPolicy(base: base, channelPrior: [1, 1]) }
+        #expect(throws: PolicyError.self) { _ = try LearnedPolicy(base: base, channelPrior: [0]) }
+        // A learned `latest` channel that ignores a direction cannot take a conversation's old key out of its mass.
+        let latest = FrecencyPolicy.Channel(
+            name: "latest", halfLife: 86_400, weight: 1, incoming: 0, aggregation: .latest)
+        #expect(throws: PolicyError.self) { _ = try LearnedPolicy(base: FrecencyPolicy(channels: [latest])) }
+    }
+
+    @Test func optionsThatWouldDivideByZeroOrBlockAreTakenAsTheirLeast() throws {
+        var options = ImportOptions(progressInterval: 0)
+        #expect(options.progressInterval == 1)
+        options.progressInterval = -3
+        #expect(options.progressInterval == 1)
+        let pipe = BatchPipe<Int>(capacity: 0)
+        #expect(pipe.put(.success(7)))  // with no room at all this would wait forever
+        #expect(try pipe.take()?.get() == 7)
+    }
+}
