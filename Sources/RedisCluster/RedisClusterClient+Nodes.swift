@@ -6,6 +6,14 @@ public struct RedisNodeReply: Sendable {
     public var result: Result<RedisValue, RedisError>
 }
 
+/// One node's replies to a pipeline sent to several nodes.
+public struct RedisNodeReplies: Sendable {
+    /// The node.
+    public var node: RedisNode
+    /// One result per command, in order: its reply, or why there is none.
+    public var results: [Result<RedisValue, RedisError>]
+}
+
 extension RedisClusterClient {
     /// Sends a command to one node, whatever it serves, and follows no redirection: for commands about the node
     /// itself (`CONFIG GET`, `INFO persistence`, `BGREWRITEAOF`, `CLUSTER NODES`).
@@ -47,7 +55,18 @@ extension RedisClusterClient {
     /// - Returns: one reply per master, in the order of ``nodes()``.
     /// - Throws: only when the layout cannot be had; a node's own failure is in its reply.
     public func sendToEveryMaster(_ command: RedisCommand) throws(RedisError) -> [RedisNodeReply] {
-        broadcast(command, to: try currentTopology().nodes.filter { $0.role == .master })
+        single(broadcast([command], to: try currentTopology().nodes.filter { $0.role == .master }))
+    }
+
+    /// Sends the same commands to every master as one pipeline each, all masters at once: one round trip for
+    /// questions about every master (`CONFIG GET`, `INFO`), however many.
+    ///
+    /// Uses the layout the client has; call ``refreshTopology()`` first for the newest.
+    /// - Parameter commands: the commands, in the order each master runs them.
+    /// - Returns: one entry per master, in the order of ``nodes()``, with one result per command.
+    /// - Throws: only when the layout cannot be had; a node's own failure is in its results.
+    public func pipelineToEveryMaster(_ commands: [RedisCommand]) throws(RedisError) -> [RedisNodeReplies] {
+        broadcast(commands, to: try currentTopology().nodes.filter { $0.role == .master })
     }
 
     /// Sends a command to every node, replicas included, at once: for settings that each node has on its own
@@ -56,12 +75,16 @@ extension RedisClusterClient {
     /// - Returns: one reply per node, masters first, in the order of ``nodes()``.
     /// - Throws: only when the layout cannot be had; a node's own failure is in its reply.
     public func sendToEveryNode(_ command: RedisCommand) throws(RedisError) -> [RedisNodeReply] {
-        broadcast(command, to: try currentTopology().nodes)
+        single(broadcast([command], to: try currentTopology().nodes))
     }
 
-    /// Writes `command` to every node before reading any reply.
-    private func broadcast(_ command: RedisCommand, to nodes: [RedisNode]) -> [RedisNodeReply] {
-        var results = [Result<RedisValue, RedisError>?](repeating: nil, count: nodes.count)
+    private func single(_ replies: [RedisNodeReplies]) -> [RedisNodeReply] {
+        replies.map { RedisNodeReply(node: $0.node, result: $0.results[0]) }
+    }
+
+    /// Writes `commands` to every node before reading any reply.
+    private func broadcast(_ commands: [RedisCommand], to nodes: [RedisNode]) -> [RedisNodeReplies] {
+        var results = [[Result<RedisValue, RedisError>]?](repeating: nil, count: nodes.count)
         var connections: [(index: Int, pool: NodePool, connection: RedisConnection)] = []
         // In endpoint order, as pipelines take them.
         for index in nodes.indices.sorted(by: { nodes[$0].endpoint < nodes[$1].endpoint }) {
@@ -70,33 +93,39 @@ extension RedisClusterClient {
             do {
                 connection = try pool.acquire(configuration: configuration)
             } catch {
-                results[index] = .failure(error)
+                results[index] = commands.map { _ in .failure(error) }
                 continue
             }
             do {
-                try connection.append(command)
+                for command in commands { try connection.append(command) }
                 try connection.flush(timeout: configuration.commandTimeout)
                 connections.append((index, pool, connection))
             } catch {
-                results[index] = .failure(error)
+                results[index] = commands.map { _ in .failure(error) }
                 pool.release(connection)
             }
         }
         for entry in connections {
-            do {
-                let reply = try entry.connection.readReply(timeout: configuration.commandTimeout)
-                results[entry.index] = Result { () throws(RedisError) in
-                    try reply.checked(from: nodes[entry.index].endpoint)
+            var replies: [Result<RedisValue, RedisError>] = []
+            for _ in commands {
+                do {
+                    let reply = try entry.connection.readReply(timeout: configuration.commandTimeout)
+                    replies.append(
+                        Result { () throws(RedisError) in try reply.checked(from: nodes[entry.index].endpoint) })
+                } catch {
+                    // The connection is broken: the replies after this one are lost with it.
+                    while replies.count < commands.count { replies.append(.failure(error)) }
+                    break
                 }
-            } catch {
-                results[entry.index] = .failure(error)
             }
+            results[entry.index] = replies
             entry.pool.release(entry.connection)
         }
         return nodes.indices.map { index in
-            RedisNodeReply(
+            RedisNodeReplies(
                 node: nodes[index],
-                result: results[index] ?? .failure(.unreachable([nodes[index].endpoint], reason: "not asked")))
+                results: results[index]
+                    ?? commands.map { _ in .failure(.unreachable([nodes[index].endpoint], reason: "not asked")) })
         }
     }
 }

@@ -326,6 +326,7 @@ extension RedisDonationStore {
                 _ = try? client.send(RedisCommand("BGSAVE", "SCHEDULE"), to: node.endpoint)
             }
         }
+        forgetSettings()
         _ = try? write([
             done
                 ? RedisCommand("HDEL", key: RedisKeys.settings, "files.rewrite")

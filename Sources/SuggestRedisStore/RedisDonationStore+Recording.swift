@@ -272,7 +272,15 @@ extension RedisDonationStore {
             }
         }
         guard !groups.isEmpty else { return outcomes.map { $0 ?? .duplicate(identifier: "") } }
-        _ = try write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)])
+        // The account joins the list of accounts before its first donation, once per store: every write paying a
+        // `WAIT` on the master of `sg:accounts` would make any account's writes wait on that master's replica.
+        let accountBytes = Array(keys.account.utf8)
+        var registeredNow = false
+        if !registeredAccounts.contains(accountBytes) {
+            _ = try write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)])
+            registeredAccounts.insert(accountBytes)
+            registeredNow = true
+        }
         let learned = ranking.learnedPolicy
         var pending = groups
         var rounds = 0
@@ -288,6 +296,10 @@ extension RedisDonationStore {
             guard let reserved = try send(numbers).checkedArray(), reserved.count == pending.count + 1,
                 let last = reserved[0].integer
             else { throw StoreError.damaged("a reply of Redis to a reservation of numbers") }
+            if rounds == 1 && !registeredNow && last == Int64(total) {
+                // A sequence counter that was 0: the account was deleted since this store registered it.
+                _ = try write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)])
+            }
             let conversationNumbers = reserved.dropFirst().map { $0.integer ?? 0 }
             let stored = try readConversations(Array(conversationNumbers), keys: keys)
             let account = try readWeights(keys)

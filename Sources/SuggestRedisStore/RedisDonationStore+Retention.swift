@@ -3,20 +3,16 @@ import SuggestCore
 
 extension RedisDonationStore {
     public func retention() throws -> Retention {
-        let reply = try send(
-            RedisCommand("HMGET", key: RedisKeys.settings, "retention.maximumAgeDays", "retention.idleDays"))
-        let values = try reply.checkedArray() ?? []
         var retention = Retention.default
-        if values.count == 2 {
-            if let text = values[0].string, let days = Double(text) { retention.maximumAgeDays = days }
-            if let text = values[1].string, let days = Double(text) { retention.idleDays = days }
-        }
+        if let text = try setting("retention.maximumAgeDays"), let days = Double(text) { retention.maximumAgeDays = days }
+        if let text = try setting("retention.idleDays"), let days = Double(text) { retention.idleDays = days }
         return retention
     }
 
     @discardableResult
     public func setRetention(_ retention: Retention, now: Timestamp) throws -> DeletionReport {
         try retention.validate()
+        forgetSettings()
         _ = try write([
             RedisCommand(
                 "HSET", key: RedisKeys.settings, "retention.maximumAgeDays", JSONWriter.format(retention.maximumAgeDays),
@@ -188,6 +184,7 @@ extension RedisDonationStore {
             }
         }
         try setSetting("ranking.policy", policyFingerprint)
+        forgetSettings()
         _ = try write([RedisCommand("HDEL", key: RedisKeys.settings, "ranking.recompute")])
         return (recomputed, true)
     }

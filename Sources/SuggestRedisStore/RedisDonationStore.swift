@@ -27,6 +27,12 @@ public final class RedisDonationStore: DonationStore {
     let replicasToWait: Int
     /// How long a write waits for them.
     static let replicaTimeout = Duration.seconds(2)
+    /// The settings last read, and when (`setting(_:)`).
+    var settingsCache: (values: [String: String], readAt: ContinuousClock.Instant)?
+    /// Accounts this store has added to `sg:accounts` (acknowledged), so that later writes to them skip the `SADD`
+    /// and its `WAIT` on another master. An account whose sequence counter is new is added again whatever this set
+    /// says: another process deleted it meanwhile (`delete --all` removes every key of the account).
+    var registeredAccounts: Set<[UInt8]> = []
 
     /// Connects to the cluster at `url` (`redis://[:PASSWORD@]HOST:PORT[,HOST:PORT...]`) and checks that it can keep
     /// the store's promises.
@@ -55,9 +61,11 @@ public final class RedisDonationStore: DonationStore {
         let store = RedisDonationStore(ranking: ranking, types: types, client: client, replicasToWait: replicas)
         // A new store holds no state yet: it is built under this policy from its first donation, and so are its
         // learned weights.
-        if try store.setting("ranking.policy") == nil,
-            try store.send(RedisCommand("EXISTS", key: RedisKeys.accounts)).integer == 0
-        {
+        let replies = try store.pipeline([
+            RedisCommand("HGETALL", key: RedisKeys.settings), RedisCommand("EXISTS", key: RedisKeys.accounts),
+        ])
+        store.cacheSettings(replies[0])
+        if try store.setting("ranking.policy") == nil, replies[1].integer == 0 {
             try store.setSetting("ranking.policy", store.policyFingerprint)
             if let weights = ranking.learnedPolicy?.weightsFingerprint { try store.setSetting(Self.weightsSetting, weights) }
         }
@@ -72,27 +80,28 @@ public final class RedisDonationStore: DonationStore {
         self.replicasToWait = replicasToWait
     }
 
-    /// Checks every master's persistence, and says how many replicas each write must wait for.
+    /// Checks every master's persistence, and says how many replicas each write must wait for: one round trip,
+    /// both questions pipelined to every master at once.
     ///
     /// - Throws: `.misconfigured` for a master without the append-only file, or with neither `appendfsync always`
     ///   nor a replica to wait for.
     static func durabilityCheck(_ client: RedisClusterClient) throws(StoreError) -> Int {
-        let configurations: [RedisNodeReply]
-        let replications: [RedisNodeReply]
+        let masters: [RedisNodeReplies]
         do {
-            configurations = try client.sendToEveryMaster(RedisCommand("CONFIG", "GET", "append*"))
-            replications = try client.sendToEveryMaster(RedisCommand("INFO", "replication"))
+            masters = try client.pipelineToEveryMaster([
+                RedisCommand("CONFIG", "GET", "append*"), RedisCommand("INFO", "replication"),
+            ])
         } catch {
             throw translate(error)
         }
         var everyMasterHasAReplica = true
-        for (configuration, replication) in zip(configurations, replications) {
-            let endpoint = configuration.node.endpoint
+        for master in masters {
+            let endpoint = master.node.endpoint
             let pairs: [RedisValue]
-            let info: String
+            let info: [UInt8]
             do {
-                pairs = try configuration.result.get().array ?? []
-                info = try replication.result.get().string ?? ""
+                pairs = try master.results[0].get().array ?? []
+                info = try master.results[1].get().bytes ?? []
             } catch {
                 throw translate(error)
             }
@@ -107,10 +116,7 @@ public final class RedisDonationStore: DonationStore {
                         + "restart would lose acknowledged donations; set appendonly yes (docs/redis.md)")
             }
             // `INFO replication` counts the replicas connected now, including those CLUSTER SLOTS leaves out.
-            let replicas = info.split(whereSeparator: { $0 == "\r" || $0 == "\n" })
-                .first { $0.hasPrefix("connected_slaves:") }
-                .flatMap { Int($0.dropFirst("connected_slaves:".count)) } ?? 0
-            if replicas == 0 {
+            if connectedReplicas(info) == 0 {
                 everyMasterHasAReplica = false
                 guard settings["appendfsync"] == "always" else {
                     throw StoreError(
@@ -122,6 +128,18 @@ public final class RedisDonationStore: DonationStore {
             }
         }
         return everyMasterHasAReplica ? 1 : 0
+    }
+
+    /// The `connected_slaves:` count of an `INFO replication` reply (0 when it has none).
+    ///
+    /// Read as bytes, line by line: as a Swift `String`, the reply's `\r\n` is one `Character`, equal to neither
+    /// `"\r"` nor `"\n"`, so a split on either would leave the reply whole.
+    static func connectedReplicas(_ info: [UInt8]) -> Int {
+        let field = Array("connected_slaves:".utf8)
+        for line in info.split(whereSeparator: { $0 == 0x0D || $0 == 0x0A }) where line.starts(with: field) {
+            return Int(String(decoding: line.dropFirst(field.count), as: UTF8.self)) ?? 0
+        }
+        return 0
     }
 
     // MARK: Commands
@@ -150,21 +168,32 @@ public final class RedisDonationStore: DonationStore {
     /// - Throws: `.unavailable` when no replica confirmed within `replicaTimeout` (the writes are on the master,
     ///   but not acknowledged: repeat them, with identifiers they are recorded once).
     func write(_ commands: [RedisCommand]) throws(StoreError) -> [RedisValue] {
-        guard !commands.isEmpty else { return [] }
-        guard replicasToWait > 0 else { return try pipeline(commands) }
+        let (replies, confirmed) = try writeReplicated(commands)
+        guard confirmed else { throw Self.unreplicated }
+        return replies
+    }
+
+    /// Sends writes as one pipeline (one round trip per node), then, with replicas, `WAIT` on every connection used.
+    /// - Returns: the replies, and whether every write is on `replicasToWait` replicas (always, without replicas);
+    ///   the caller reads the replies before it reports an unconfirmed write.
+    func writeReplicated(_ commands: [RedisCommand]) throws(StoreError) -> (replies: [RedisValue], confirmed: Bool) {
+        guard !commands.isEmpty else { return ([], true) }
+        guard replicasToWait > 0 else { return (try pipeline(commands), true) }
         let outcome: RedisClusterClient.ReplicatedReplies
         do {
             outcome = try client.pipeline(commands, waitingForReplicas: replicasToWait, timeout: Self.replicaTimeout)
         } catch {
             throw Self.translate(error)
         }
-        guard outcome.replicas >= replicasToWait else {
-            throw StoreError(
-                .unavailable,
-                "no replica of the Redis master confirmed the write within \(Self.replicaTimeout); it may be lost in a "
-                    + "failover, so it is not acknowledged")
-        }
-        return outcome.replies
+        return (outcome.replies, outcome.replicas >= replicasToWait)
+    }
+
+    /// The error for writes no replica confirmed in time.
+    static var unreplicated: StoreError {
+        StoreError(
+            .unavailable,
+            "no replica of the Redis master confirmed the write within \(replicaTimeout); it may be lost in a "
+                + "failover, so it is not acknowledged")
     }
 
     /// The store's error for a Redis failure.
@@ -198,13 +227,39 @@ public final class RedisDonationStore: DonationStore {
 
     // MARK: Settings
 
+    /// The store's settings (`sg:settings`: retention, the policy fingerprint, maintenance's bookmarks), read whole
+    /// and kept for `settingsLifetime`, so that opening the store, its maintenance and a query read them once.
+    ///
+    /// Another process's change (`suggest config`) is seen at most that long after it; this store's own changes at
+    /// once.
     func setting(_ name: String) throws(StoreError) -> String? {
-        try send(RedisCommand("HGET", key: RedisKeys.settings, name)).string
+        if let cached = settingsCache, ContinuousClock.now - cached.readAt < Self.settingsLifetime {
+            return cached.values[name]
+        }
+        cacheSettings(try send(RedisCommand("HGETALL", key: RedisKeys.settings)))
+        return settingsCache?.values[name]
+    }
+
+    /// How long settings read from Redis are used before they are read again.
+    static let settingsLifetime = Duration.milliseconds(50)
+
+    /// Keeps the settings an `HGETALL` of `sg:settings` returned.
+    func cacheSettings(_ reply: RedisValue) {
+        guard let pairs = reply.array else { return }
+        var values: [String: String] = [:]
+        for index in stride(from: 0, to: pairs.count - 1, by: 2) {
+            if let name = pairs[index].string, let value = pairs[index + 1].string { values[name] = value }
+        }
+        settingsCache = (values, ContinuousClock.now)
     }
 
     func setSetting(_ name: String, _ value: String) throws(StoreError) {
+        settingsCache = nil
         _ = try write([RedisCommand("HSET", key: RedisKeys.settings, name, value)])
     }
+
+    /// Forgets settings, after this store changed them (the next read asks Redis).
+    func forgetSettings() { settingsCache = nil }
 
     /// The fingerprint of the policy whose channels the stored state holds (the embedded store's, in the same form).
     var policyFingerprint: String { policy.stateFingerprint }
