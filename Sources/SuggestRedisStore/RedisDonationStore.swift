@@ -67,7 +67,9 @@ public final class RedisDonationStore: DonationStore {
         store.cacheSettings(replies[0])
         if try store.setting("ranking.policy") == nil, replies[1].integer == 0 {
             try store.setSetting("ranking.policy", store.policyFingerprint)
-            if let weights = ranking.learnedPolicy?.weightsFingerprint { try store.setSetting(Self.weightsSetting, weights) }
+            if let weights = ranking.learnedPolicy?.weightsFingerprint {
+                try store.setSetting(Self.weightsSetting, weights)
+            }
         }
         return store
     }
@@ -94,7 +96,10 @@ public final class RedisDonationStore: DonationStore {
         } catch {
             throw translate(error)
         }
-        var everyMasterHasAReplica = true
+        // Each master's fsync setting, and whether it has a replica now: writes wait for a replica only when every
+        // master has one, so without that every master must fsync each write itself.
+        var lazyFsync: [(endpoint: String, setting: String)] = []
+        var withoutReplica: String?
         for master in masters {
             let endpoint = master.node.endpoint
             let pairs: [RedisValue]
@@ -115,19 +120,22 @@ public final class RedisDonationStore: DonationStore {
                     "Redis at \(endpoint) keeps no append-only file (appendonly \(settings["appendonly"] ?? "?")), so a "
                         + "restart would lose acknowledged donations; set appendonly yes (docs/redis.md)")
             }
+            if settings["appendfsync"] != "always" { lazyFsync.append(("\(endpoint)", settings["appendfsync"] ?? "?")) }
             // `INFO replication` counts the replicas connected now, including those CLUSTER SLOTS leaves out.
-            if connectedReplicas(info) == 0 {
-                everyMasterHasAReplica = false
-                guard settings["appendfsync"] == "always" else {
-                    throw StoreError(
-                        .misconfigured,
-                        "Redis at \(endpoint) has no replica and fsyncs its log \(settings["appendfsync"] ?? "?"), so a "
-                            + "crash could lose the last second of acknowledged donations; set appendfsync always, or "
-                            + "give every master a replica (docs/redis.md)")
-                }
-            }
+            if connectedReplicas(info) == 0 && withoutReplica == nil { withoutReplica = "\(endpoint)" }
         }
-        return everyMasterHasAReplica ? 1 : 0
+        guard let withoutReplica else { return 1 }
+        if let lazy = lazyFsync.first {
+            let reason =
+                lazy.endpoint == withoutReplica
+                ? "has no replica" : "cannot be waited for on its replica, since \(withoutReplica) has none,"
+            throw StoreError(
+                .misconfigured,
+                "Redis at \(lazy.endpoint) \(reason) and fsyncs its log \(lazy.setting), so a crash could lose the last "
+                    + "second of acknowledged donations; set appendfsync always, or give every master a replica "
+                    + "(docs/redis.md)")
+        }
+        return 0
     }
 
     /// The `connected_slaves:` count of an `INFO replication` reply (0 when it has none).

@@ -52,7 +52,9 @@ import Testing
                             let outcome = try store.record(
                                 RedisStoreTests.donation(identifier, account: account, conversation: "c\(index % 7)"))
                             if case .recorded = outcome { acknowledged.withLock { $0.append((account, identifier)) } }
-                            if listing { _ = try store.suggestions(account: account, context: RankingContext(at: .now())) }
+                            if listing {
+                                _ = try store.suggestions(account: account, context: RankingContext(at: .now()))
+                            }
                         } catch {
                             errors.withLock { $0.append("\(error)") }
                         }
@@ -121,7 +123,9 @@ import Testing
         let store = try RedisDonationStore.open(url: cluster.url)
         let secret = "Zq\(UInt32.random(in: 100_000...999_999))x"
         for index in 0..<20 {
-            _ = try store.record(Self.donation("secret-id-\(secret)-\(index)", account: "victim", conversation: "conv-\(secret)", secret: secret))
+            _ = try store.record(
+                Self.donation(
+                    "secret-id-\(secret)-\(index)", account: "victim", conversation: "conv-\(secret)", secret: secret))
         }
         _ = try store.record(Self.donation("kept", account: "victim", conversation: "other"))
         // The secrets are in the files before the deletion (the append-only files hold every write).
@@ -164,7 +168,9 @@ import Testing
             } else if info.st_mode & S_IFMT == S_IFREG {
                 let bytes = try readFile(path)
                 if bytes.count >= needle.count,
-                    (0...(bytes.count - needle.count)).contains(where: { bytes[$0] == needle[0] && Array(bytes[$0..<($0 + needle.count)]) == needle })
+                    (0...(bytes.count - needle.count)).contains(where: {
+                        bytes[$0] == needle[0] && Array(bytes[$0..<($0 + needle.count)]) == needle
+                    })
                 {
                     found.append(path)
                 }
@@ -172,6 +178,33 @@ import Testing
         }
         for node in cluster.liveNodes { try visit(node.directory) }
         return found
+    }
+
+    /// Writes wait for a replica only when every master has one; so when one master has lost its replica, a master
+    /// that relies on its replica and fsyncs lazily would acknowledge writes that a crash loses: refused at open.
+    @Test func aMasterThatNeitherFsyncsNorCanBeWaitedForIsRefused() throws {
+        let cluster = try LocalRedisCluster(masters: 3, replicasPerMaster: 1)
+        defer { cluster.stop() }
+        let masters = try cluster.masters().map(\.node)
+        try #require(masters.count == 3)
+        #expect(try cluster.cli(masters[0], "CONFIG", "SET", "appendfsync", "everysec") == "OK")
+        // With every replica there, the lazy master's writes are waited for on its replica: accepted.
+        _ = try RedisDonationStore.open(url: cluster.url)
+        cluster.kill(try cluster.replica(of: masters[1]))
+        var replicas = 1
+        for _ in 0..<200 where replicas > 0 {
+            let info = try cluster.cli(masters[1], "INFO", "replication")
+            replicas = info.contains("connected_slaves:0") ? 0 : 1
+            if replicas > 0 { sleepSeconds(0.05) }
+        }
+        try #require(replicas == 0, "the killed replica is still counted")
+        #expect {
+            _ = try RedisDonationStore.open(url: cluster.url)
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.kind == .misconfigured && error.message.contains(":\(masters[0].port) ")
+                && error.message.contains("everysec") && error.message.contains("has none")
+        }
     }
 
     @Test func faultsAreOneLineAndExitOne() throws {
@@ -198,20 +231,25 @@ import Testing
         #expect(refused.status == 1 && refused.error.contains("appendonly yes"))
 
         // A full server: the import fails with one line, and what it wrote is undone.
-        let full = try LocalRedisCluster(standaloneWithPassword: nil, settings: ["maxmemory 2mb", "maxmemory-policy noeviction"])
+        let full = try LocalRedisCluster(
+            standaloneWithPassword: nil, settings: ["maxmemory 2mb", "maxmemory-policy noeviction"])
         defer { full.stop() }
         let url = "redis://\(full.seeds)"
         #expect(try run(url, ["config", "--max-age-days", "0", "--idle-days", "0"]).status == 0)
         #expect(try run(url, ["donate", "--conversation", "before", "--identifier", "before"]).status == 0)
         var lines = ""
         for index in 0..<20_000 {
-            lines += #"{"identifier":"bulk-\#(index)","date":1795000000,"intent":{"conversationIdentifier":"c\#(index % 3000)","speakableGroupName":"\#(String(repeating: "n", count: 200))"}}"# + "\n"
+            lines +=
+                #"{"identifier":"bulk-\#(index)","date":1795000000,"intent":{"conversationIdentifier":"c\#(index % 3000)","speakableGroupName":"\#(String(repeating: "n", count: 200))"}}"#
+                + "\n"
         }
         try writeFile(scratch("big.jsonl"), lines)
         let oom = try run(url, ["import", scratch("big.jsonl"), "--quiet"])
         #expect(oom.status == 1 && oom.errorLines.count == 1 && oom.error.contains("out of memory"), "\(oom)")
         let left = try run(url, ["export"])
-        #expect(left.output.split(separator: "\n").count == 1, "only the donation from before stays: \(left.output.prefix(300))")
+        #expect(
+            left.output.split(separator: "\n").count == 1,
+            "only the donation from before stays: \(left.output.prefix(300))")
 
         // A script flushed from the server is loaded again, unseen.
         _ = try full.cli(full.nodes[0], "SCRIPT", "FLUSH")
