@@ -52,7 +52,8 @@ enum StoreBenchmark {
                         guard let donation = stream.next() else { return nil }
                         line += 1
                         let bits = stream.withRandom { ($0.next(), $0.next()) }
-                        return (line, .success(history.interaction(donation, identifier: uuid(bits))))
+                        return NumberedDonation(
+                            line: line, donation: .success(history.interaction(donation, identifier: uuid(bits))))
                     })
             }
             let seconds = timed.nanoseconds / 1e9

@@ -62,7 +62,7 @@ public final class SuggestionService: Sendable {
         try await perform { store, flag in
             var iterator = donations.enumerated().makeIterator()
             return try store.importDonations(options, progress: { _ in }, interruption: flag.check) {
-                iterator.next().map { ($0.offset + 1, .success($0.element)) }
+                iterator.next().map { NumberedDonation(line: $0.offset + 1, donation: .success($0.element)) }
             }
         }
     }

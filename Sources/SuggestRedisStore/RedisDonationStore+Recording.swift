@@ -24,12 +24,13 @@ extension RedisDonationStore {
     /// second time).
     public func importDonations(
         _ options: ImportOptions, progress: (ImportProgress) -> Void, interruption: () throws -> Void,
-        next: () throws -> (line: Int, donation: Result<Interaction, InputError>)?
+        next: () throws -> NumberedDonation?
     ) throws -> ImportReport {
         var report = ImportReport()
         var accepted: [Interaction] = []
         let oldestKept = try retention().oldestKept(at: options.now)
-        while let (line, parsed) = try next() {
+        while let numbered = try next() {
+            let (line, parsed) = (numbered.line, numbered.donation)
             report.read += 1
             if report.read & 255 == 0 { try interruption() }
             if report.read % options.progressInterval == 0 {

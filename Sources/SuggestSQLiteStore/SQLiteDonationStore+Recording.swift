@@ -25,7 +25,7 @@ extension SQLiteDonationStore {
 
     public func importDonations(
         _ options: ImportOptions, progress: (ImportProgress) -> Void, interruption: () throws -> Void,
-        next: () throws -> (line: Int, donation: Result<Interaction, InputError>)?
+        next: () throws -> NumberedDonation?
     ) throws -> ImportReport {
         let preparer = makePreparer()
         return try importPreparedDonations(options, progress: progress, interruption: interruption) {

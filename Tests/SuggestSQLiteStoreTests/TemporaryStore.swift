@@ -32,11 +32,13 @@ final class TemporaryStore {
             while let (offset, line) = lines.next() {
                 guard !line.isEmpty else { continue }
                 do {
-                    return (offset + 1, .success(try Interaction(json: try JSONParser.parse(String(line)))))
+                    return NumberedDonation(
+                        line: offset + 1, donation: .success(try Interaction(json: try JSONParser.parse(String(line)))))
                 } catch let error as InputError {
-                    return (offset + 1, .failure(error))
+                    return NumberedDonation(line: offset + 1, donation: .failure(error))
                 } catch {
-                    return (offset + 1, .failure(InputError(field: nil, message: "\(error)")))
+                    return NumberedDonation(
+                        line: offset + 1, donation: .failure(InputError(field: nil, message: "\(error)")))
                 }
             }
             return nil

@@ -38,7 +38,7 @@ public protocol DonationStore: AnyObject {
     /// - Throws: the first `InputError` (with its line) unless `skipInvalid`; `StoreError`.
     func importDonations(
         _ options: ImportOptions, progress: (ImportProgress) -> Void, interruption: () throws -> Void,
-        next: () throws -> (line: Int, donation: Result<Interaction, InputError>)?
+        next: () throws -> NumberedDonation?
     ) throws -> ImportReport
 
     /// Records a batch given as the contract's JSON Lines, as `importDonations`: a store may parse on another
@@ -127,7 +127,7 @@ extension DonationStore {
         interruption: () throws -> Void
     ) throws -> ImportReport {
         try importDonations(options, progress: progress, interruption: interruption) {
-            try lines.nextDonation(defaultAccount: options.defaultAccount).map { ($0.line, $0.donation) }
+            try lines.nextDonation(defaultAccount: options.defaultAccount)
         }
     }
 
@@ -192,7 +192,7 @@ extension DonationStore {
     {
         var iterator = donations.enumerated().makeIterator()
         return try importDonations(options, progress: { _ in }, interruption: {}) {
-            iterator.next().map { ($0.offset + 1, .success($0.element)) }
+            iterator.next().map { NumberedDonation(line: $0.offset + 1, donation: .success($0.element)) }
         }
     }
 }

@@ -57,12 +57,13 @@ public final class InMemoryDonationStore: DonationStore {
 
     public func importDonations(
         _ options: ImportOptions, progress: (ImportProgress) -> Void, interruption: () throws -> Void,
-        next: () throws -> (line: Int, donation: Result<Interaction, InputError>)?
+        next: () throws -> NumberedDonation?
     ) throws -> ImportReport {
         var staged = histories
         var report = ImportReport()
         let oldestKept = retentionSetting.oldestKept(at: options.now)
-        while let (line, parsed) = try next() {
+        while let numbered = try next() {
+            let (line, parsed) = (numbered.line, numbered.donation)
             report.read += 1
             if report.read % 256 == 0 { try interruption() }
             if report.read % options.progressInterval == 0 {

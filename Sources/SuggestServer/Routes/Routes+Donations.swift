@@ -9,45 +9,55 @@ extension Routes {
         try checkQuery(call.request, allowed: [])
         let now = Timestamp.now()
         let body = call.request.body
-        guard !body.isEmpty else { throw APIError.badRequest("invalid_donation", "the body is empty; it must hold a donation") }
+        guard !body.isEmpty else {
+            throw APIError.badRequest("invalid_donation", "the body is empty; it must hold a donation")
+        }
         let report: ImportReport
         switch mediaType(call.request) {
         case "application/json":
             let donation = try Self.donation(body, line: nil, in: account)
-            report = try refusingDonations { try call.withStore { store in
-                var report = ImportReport()
-                report.read = 1
-                switch try store.record(donation, now: now) {
-                case .recorded: report.recorded = 1
-                case .duplicate: report.duplicates = 1
-                case .expired: report.expired = 1
+            report = try refusingDonations {
+                try call.withStore { store in
+                    var report = ImportReport()
+                    report.read = 1
+                    switch try store.record(donation, now: now) {
+                    case .recorded: report.recorded = 1
+                    case .duplicate: report.duplicates = 1
+                    case .expired: report.expired = 1
+                    }
+                    return report
                 }
-                return report
-            } }
+            }
         case "application/x-ndjson":
             let lines = MemoryJSONLines(bytes: body)
             // At most this many donations: the store sizes its work by it (a request's batch is not an import of
             // millions, and keeps the connection's page cache as it is).
             let expected = body.count(where: { $0 == 0x0A }) + 1
             let options = ImportOptions(now: now, expectedDonations: expected)
-            report = try refusingDonations { try call.withStore { store in
-                try store.importDonations(options, progress: { _ in }, interruption: {}) {
-                    while true {
-                        var parsed: (line: Int, donation: Result<Interaction, InputError>)?
-                        let more = try lines.nextLine { bytes in
-                            guard !LineStream.isBlank(bytes) else { return }
-                            let line = lines.lineNumber
-                            if lines.lineWasTooLong {
-                                parsed = (line, .failure(MemoryJSONLines.tooLong(lines.maximumLineLength)))
-                                return
+            report = try refusingDonations {
+                try call.withStore { store in
+                    try store.importDonations(options, progress: { _ in }, interruption: {}) {
+                        while true {
+                            var parsed: NumberedDonation?
+                            let more = try lines.nextLine { bytes in
+                                guard !LineStream.isBlank(bytes) else { return }
+                                let line = lines.lineNumber
+                                if lines.lineWasTooLong {
+                                    parsed = NumberedDonation(
+                                        line: line, donation: .failure(MemoryJSONLines.tooLong(lines.maximumLineLength))
+                                    )
+                                    return
+                                }
+                                parsed = NumberedDonation(
+                                    line: line,
+                                    donation: Result { () throws(InputError) in try Self.donation(bytes, in: account) })
                             }
-                            parsed = (line, Result { () throws(InputError) in try Self.donation(bytes, in: account) })
+                            if let parsed { return parsed }
+                            if !more { return nil }
                         }
-                        if let parsed { return parsed }
-                        if !more { return nil }
                     }
                 }
-            } }
+            }
         default:
             throw APIError(
                 .unsupportedMediaType, "unsupported_media_type",
@@ -76,7 +86,9 @@ extension Routes {
         }
     }
 
-    static func donation(_ bytes: UnsafeBufferPointer<UInt8>, in account: TenantAccount) throws(InputError) -> Interaction {
+    static func donation(_ bytes: UnsafeBufferPointer<UInt8>, in account: TenantAccount) throws(InputError)
+        -> Interaction
+    {
         var interaction = try Interaction(jsonBytes: bytes, defaultAccount: account.account)
         // Byte for byte, as the store compares accounts.
         guard interaction.account.hasSameBytes(as: account.account) else {
