@@ -12,12 +12,14 @@ import SuggestCore
 ///
 /// How the donations are kept (blocks per conversation, buckets of identifiers) is in docs/storage.md.
 public final class SQLiteDonationStore: DonationStore {
+    /// The directory the store lives in, and how it was chosen.
     public let location: StoreLocation
     /// Learned weights, kept per account in `learned_weights` (the default), or a policy's fixed ones.
     public let ranking: StoreRanking
     /// The policy the conversations' state is built with: `ranking.base`.
     public let policy: FrecencyPolicy
     public let types: UniformTypeTree
+    /// When the write-ahead log is copied into the database and started over.
     public let checkpoints: CheckpointPolicy
     /// What a log that was copied and started over is trimmed to: 64 MiB.
     static let logSizeLimit = 64 << 20

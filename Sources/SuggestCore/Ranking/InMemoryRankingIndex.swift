@@ -5,11 +5,15 @@
 /// and kept up to date from then on, so a replay that never asks pays nothing for them. Not `Sendable`: one owner
 /// at a time, like a database connection.
 public final class InMemoryRankingIndex: RankingSource {
+    /// The channel shapes and context constants the states are kept under.
     public let policy: FrecencyPolicy
+    /// The type tree that maps a donation's content types to the kinds the content sums are kept by.
     public let types: UniformTypeTree
+    /// Each slot's conversation identifier, in the order the conversations were first met.
     public private(set) var identifiers: [String] = []
     // The two properties `apply` touches skip the run-time exclusivity check (a fifth of applying a donation):
     // the index is not `Sendable`, has one owner at a time, and never hands out inout access to them.
+    /// Each slot's ranking state, in the order of `identifiers`.
     @exclusivity(unchecked) public private(set) var states: [ConversationState] = []
     private var slots: [String: Int32] = [:]
     private var services: [String?] = []
@@ -23,6 +27,10 @@ public final class InMemoryRankingIndex: RankingSource {
     private var peopleIndex: [String: [Int32]] = [:]
     private var peopleKeys: [Set<String>] = []
 
+    /// An empty index.
+    /// - Parameters:
+    ///   - policy: the channel shapes the states are kept under.
+    ///   - types: the type tree for content kinds.
     public init(policy: FrecencyPolicy = .default, types: UniformTypeTree = .standard) {
         self.policy = policy
         self.types = types

@@ -64,8 +64,10 @@ extension RankingSource {
 /// A conversation as a ranking source knows it: a handle the source issued (a row, a slot, a member of a sorted
 /// set), meaningful only to that source and only while the query runs. Never shown to a user or kept.
 public struct ConversationHandle: Hashable, Sendable, Comparable {
+    /// The source's own number for the conversation.
     public var rawValue: Int64
 
+    /// A handle from the source's own number; only the source that issued it can read it.
     public init(rawValue: Int64) { self.rawValue = rawValue }
 
     public static func < (lhs: ConversationHandle, rhs: ConversationHandle) -> Bool { lhs.rawValue < rhs.rawValue }
@@ -84,9 +86,14 @@ public enum SortedListScope: Hashable, Sendable {
 
 /// One list of sorted access: a decay channel's keys over the conversations of a scope.
 public struct SortedList: Hashable, Sendable {
+    /// The decay channel whose keys order the list: an index into the policy's `channels`.
     public var channel: Int
+    /// Which conversations the list holds.
     public var scope: SortedListScope
 
+    /// - Parameters:
+    ///   - channel: an index into the policy's `channels`.
+    ///   - scope: which conversations the list holds.
     public init(channel: Int, scope: SortedListScope) {
         self.channel = channel
         self.scope = scope
@@ -97,8 +104,10 @@ public struct SortedList: Hashable, Sendable {
 public struct SortedEntry: Sendable, Equatable {
     /// The conversation's key in the list (`ConversationRecord.key(in:)`).
     public var key: Double
+    /// The conversation the entry is for.
     public var conversation: ConversationHandle
 
+    /// An entry of `conversation` with its `key`.
     public init(key: Double, conversation: ConversationHandle) {
         self.key = key
         self.conversation = conversation
@@ -113,14 +122,21 @@ public protocol SortedAccessCursor {
 
 /// What random access returns for one conversation.
 public struct RankingCandidate: Sendable, Equatable {
+    /// The source's handle of the conversation.
     public var conversation: ConversationHandle
+    /// The conversation's identifier, as donated.
     public var conversationIdentifier: String
+    /// The conversation's ranking state.
     public var state: ConversationState
     /// The content sums in the order of the `contentKinds` asked for.
     public var contentSums: [Double]
     /// The service of the latest donation, for the service filter.
     public var serviceName: String?
 
+    /// A candidate as random access read it.
+    /// - Parameters:
+    ///   - contentSums: one per content kind asked for, in that order.
+    ///   - serviceName: the service of the latest donation.
     public init(
         conversation: ConversationHandle, conversationIdentifier: String, state: ConversationState,
         contentSums: [Double], serviceName: String?

@@ -334,6 +334,7 @@ extension InMemoryDonationStore {
             }
         }
 
+        /// Sorted access over a list copied when the query began.
         public struct Cursor: SortedAccessCursor {
             let entries: [SortedEntry]
             var position = 0

@@ -6,6 +6,7 @@ public struct MaintenanceBudget: Sendable, Equatable {
     /// all, and a step folds at least one account when any budget is left.
     public var conversations: Int
 
+    /// A step that may recompute up to `conversations` conversations.
     public init(conversations: Int) { self.conversations = conversations }
 
     /// A step that finishes whatever there is to do.
@@ -26,5 +27,6 @@ public struct MaintenanceReport: Sendable, Equatable {
     /// Whether nothing is left to do for the account (until time passes or the policy changes again).
     public var isComplete = true
 
+/// A step that did nothing and left nothing to do.
     public init() {}
 }

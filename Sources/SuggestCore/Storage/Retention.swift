@@ -11,6 +11,9 @@ public struct Retention: Sendable, Equatable {
     /// The largest value either setting takes: about 2,700 years.
     public static let maximumDays = 1_000_000.0
 
+    /// - Parameters:
+    ///   - maximumAgeDays: days a donation is kept; 0 keeps every one.
+    ///   - idleDays: days without a donation after which a conversation is no longer suggested; 0 never hides one.
     public init(maximumAgeDays: Double, idleDays: Double) {
         self.maximumAgeDays = maximumAgeDays
         self.idleDays = idleDays

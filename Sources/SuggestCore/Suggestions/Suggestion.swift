@@ -2,14 +2,19 @@
 public struct Suggestion: Sendable, Equatable {
     /// 1 for the first suggestion; 0 for a conversation looked up on its own (a preselection).
     public var rank: Int
+    /// The conversation as the app donated it (`INSendMessageIntent.conversationIdentifier`).
     public var conversationIdentifier: String
+    /// The group's name, for a group conversation (`speakableGroupName`).
     public var speakableGroupName: String?
+    /// The people of the latest donation (`recipients`).
     public var recipients: [Person]
     /// The conversation's picture, else the first recipient's (the avatar fallback order of share suggestions).
     public var image: String?
     /// The conversation's own picture as last donated, without the fallback: what a new donation repeats.
     public var conversationImage: String?
+    /// The service of the latest donation (`serviceName`), for an app with several.
     public var serviceName: String?
+    /// Whether the conversation is a group: a donation to it named a group or more than one recipient.
     public var isGroup: Bool
     /// The latest donation, either direction.
     public var lastDate: Timestamp
@@ -20,6 +25,7 @@ public struct Suggestion: Sendable, Equatable {
     /// Every part of the score, when the query asked for it.
     public var explanation: Explanation?
 
+/// A suggestion as a store builds it; the fields are described above.
     public init(
         rank: Int, conversationIdentifier: String, speakableGroupName: String?, recipients: [Person], image: String?,
         conversationImage: String?, serviceName: String?, isGroup: Bool, lastDate: Timestamp, score: Double,
@@ -54,10 +60,13 @@ public struct Suggestion: Sendable, Equatable {
         public var matchedPeople: Int
         /// How many times the person asked to see it less.
         public var lessFeedback: Int
+        /// Donations the person sent in it.
         public var outgoingCount: Int
+        /// Donations the person received in it.
         public var incomingCount: Int
         /// Shares that started from a suggestion of it.
         public var engagedCount: Int
+        /// The latest donation the person sent, if any.
         public var lastOutgoingDate: Timestamp?
         /// Under a learned ranking, each channel's learned weight `π` for the suggestion's kind (a person's or a
         /// group's conversation), in the policy's channel order: each term above is that weight times the
@@ -103,7 +112,9 @@ public struct Suggestion: Sendable, Equatable {
 
 /// The top suggestions of one account at one moment: what `suggest list --json` prints.
 public struct SuggestionList: Sendable, Equatable {
+    /// The account the suggestions are for.
     public var account: String
+    /// The moment they were ranked at.
     public var at: Timestamp
     /// Best first.
     public var suggestions: [Suggestion]
