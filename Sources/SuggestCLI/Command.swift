@@ -130,10 +130,9 @@ public enum StoreOpening {
     /// opened until it is called.
     /// - Parameters:
     ///   - creating: whether a missing directory store is created (a cluster always exists).
-    ///   - serving: connections for a long-lived server rather than one command (`serving(_:io:creating:)`).
     /// - Throws: `CommandError.usage` when the options name no store (an empty `--store`), or a URL that does not
     ///   parse.
-    public static func opener(_ arguments: ParsedArguments, io: CommandIO, creating: Bool = true, serving: Bool = false)
+    public static func opener(_ arguments: ParsedArguments, io: CommandIO, creating: Bool = true)
         throws -> @Sendable () throws -> any DonationStore
     {
         if let url = StoreOptions.redisURL(arguments, environment: io.environment) {
@@ -145,7 +144,6 @@ public enum StoreOpening {
             }
             return { try RedisDonationStore.open(client: client) }
         }
-        if serving { return try self.serving(arguments, io: io, creating: creating).open }
         let location = try StoreOptions.location(arguments, io)
         return {
             try SQLiteDonationStore.open(
@@ -155,7 +153,7 @@ public enum StoreOpening {
 
     /// What a long-lived server opens its connections with, and what it reports of them.
     public struct Serving: Sendable {
-        /// Opens one connection (`opener(_:io:creating:serving:)` with `serving`).
+        /// Opens one connection.
         public let open: @Sendable () throws -> any DonationStore
         /// The store's lines for `/metrics`, in Prometheus' text format: the ranking mirror's queries, rebuilds
         /// and size (none for a Redis Cluster store).
@@ -167,7 +165,7 @@ public enum StoreOpening {
     /// request only past `serverCheckpointPages`), and one ranking mirror shared by every connection
     /// (`serverMirror`), which the background checkpoint keeps up to date.
     /// - Parameter creating: whether a missing directory store is created.
-    /// - Throws: as `opener(_:io:creating:serving:)`.
+    /// - Throws: as `opener(_:io:creating:)`.
     public static func serving(_ arguments: ParsedArguments, io: CommandIO, creating: Bool = true) throws -> Serving {
         if StoreOptions.redisURL(arguments, environment: io.environment) != nil {
             return Serving(open: try opener(arguments, io: io, creating: creating), metrics: { "" })
