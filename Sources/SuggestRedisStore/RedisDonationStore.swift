@@ -98,7 +98,7 @@ public final class RedisDonationStore: DonationStore {
         }
         // Each master's fsync setting, and whether it has a replica now: writes wait for a replica only when every
         // master has one, so without that every master must fsync each write itself.
-        var lazyFsync: [(endpoint: String, setting: String)] = []
+        var lazyFsync: (endpoint: String, setting: String)?
         var withoutReplica: String?
         for master in masters {
             let endpoint = master.node.endpoint
@@ -120,12 +120,14 @@ public final class RedisDonationStore: DonationStore {
                     "Redis at \(endpoint) keeps no append-only file (appendonly \(settings["appendonly"] ?? "?")), so a "
                         + "restart would lose acknowledged donations; set appendonly yes (docs/redis.md)")
             }
-            if settings["appendfsync"] != "always" { lazyFsync.append(("\(endpoint)", settings["appendfsync"] ?? "?")) }
+            if settings["appendfsync"] != "always" && lazyFsync == nil {
+                lazyFsync = ("\(endpoint)", settings["appendfsync"] ?? "?")
+            }
             // `INFO replication` counts the replicas connected now, including those CLUSTER SLOTS leaves out.
             if connectedReplicas(info) == 0 && withoutReplica == nil { withoutReplica = "\(endpoint)" }
         }
         guard let withoutReplica else { return 1 }
-        if let lazy = lazyFsync.first {
+        if let lazy = lazyFsync {
             let reason =
                 lazy.endpoint == withoutReplica
                 ? "has no replica" : "cannot be waited for on its replica, since \(withoutReplica) has none,"
