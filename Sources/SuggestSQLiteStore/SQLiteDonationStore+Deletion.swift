@@ -172,13 +172,14 @@ extension SQLiteDonationStore {
         return finished
     }
 
-    /// Empties the write-ahead log, so that no deleted byte stays in it.
-    /// - Returns: `false` when another process's read keeps the log busy: the deletion is committed all the same.
-    /// Truncates the log if no other connection is using it at this moment; never waits.
+    /// Truncates the log if no other connection is using it at this moment; never waits for a reader, and this
+    /// process's writers wait for it on their own lock, not in SQLite's busy handler.
     func truncateLogIfIdle() throws -> Bool {
-        try database.withoutWaiting { try truncateLog() }
+        try database.excludingWriters { try database.withoutWaiting { try truncateLog() } }
     }
 
+    /// Empties the write-ahead log, so that no deleted byte stays in it.
+    /// - Returns: `false` when another process's read keeps the log busy: the deletion is committed all the same.
     func truncateLog() throws -> Bool {
         do {
             try database.checkpointAndTruncate()
