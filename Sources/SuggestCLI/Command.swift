@@ -173,13 +173,16 @@ public enum StoreOpening {
         let location = try StoreOptions.location(arguments, io)
         // One mirror for every connection the server opens: the accounts' ranking state once, not per worker.
         let mirror = RankingMirror(serverMirror)
+        let connection = { @Sendable (groupCommit: GroupCommitWriter?) throws -> SQLiteDonationStore in
+            try SQLiteDonationStore.open(
+                location, checkpoints: .everyPages(serverCheckpointPages), createIfMissing: creating,
+                pageCacheKiB: serverPageCacheKiB, mirror: mirror, groupCommit: groupCommit)
+        }
+        // One connection writes every donation, so that its page cache stays valid (`GroupCommitWriter`).
+        let groupCommit = GroupCommitWriter { try connection(nil) }
         return Serving(
-            open: {
-                try SQLiteDonationStore.open(
-                    location, checkpoints: .everyPages(serverCheckpointPages), createIfMissing: creating,
-                    pageCacheKiB: serverPageCacheKiB, mirror: mirror)
-            },
-            metrics: { mirrorMetrics(mirror.statistics) })
+            open: { try connection(groupCommit) },
+            metrics: { mirrorMetrics(mirror.statistics) + groupCommitMetrics(groupCommit.statistics) })
     }
 
     /// The ranking mirror's statistics as Prometheus text.
@@ -211,6 +214,19 @@ public enum StoreOpening {
         # HELP suggest_ranking_mirror_bytes About how many bytes the mirrors hold.
         # TYPE suggest_ranking_mirror_bytes gauge
         suggest_ranking_mirror_bytes \(statistics.bytes)
+
+        """
+    }
+
+    /// The group commit writer's statistics as Prometheus text.
+    static func groupCommitMetrics(_ statistics: GroupCommitWriter.Statistics) -> String {
+        """
+        # HELP suggest_group_commits_total Transactions that committed requests' donations together.
+        # TYPE suggest_group_commits_total counter
+        suggest_group_commits_total \(statistics.groups)
+        # HELP suggest_group_commit_pieces_total Requests' donations (one, or one batch) those transactions carried.
+        # TYPE suggest_group_commit_pieces_total counter
+        suggest_group_commit_pieces_total \(statistics.pieces)
 
         """
     }

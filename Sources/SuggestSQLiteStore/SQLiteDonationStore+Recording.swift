@@ -13,14 +13,20 @@ extension SQLiteDonationStore {
             case .expired: return .expired
             case .record(let admitted): interaction = admitted
             }
-            return try database.write {
-                let writer = DonationWriter(database: database, ranking: ranking, types: types)
-                let identifier = try writer.record(interaction)
-                try writer.flush()
-                if let identifier { return .recorded(identifier: identifier) }
-                return .duplicate(identifier: interaction.identifier ?? "")
+            if let groupCommit {
+                return try groupCommit.commit { writer in try writer.recordAdmitted(interaction) }
             }
+            return try database.write { try recordAdmitted(interaction) }
         }
+    }
+
+    /// Records a donation that `DonationAdmission` let in, inside the caller's transaction.
+    func recordAdmitted(_ interaction: Interaction) throws -> DonationOutcome {
+        let writer = DonationWriter(database: database, ranking: ranking, types: types)
+        let identifier = try writer.record(interaction)
+        try writer.flush()
+        if let identifier { return .recorded(identifier: identifier) }
+        return .duplicate(identifier: interaction.identifier ?? "")
     }
 
     public func importDonations(
@@ -28,10 +34,35 @@ extension SQLiteDonationStore {
         next: () throws -> NumberedDonation?
     ) throws -> ImportReport {
         let preparer = makePreparer()
+        if let groupCommit, let expected = options.expectedDonations, expected < Self.largeImport {
+            // A request's batch: parsed and prepared here, on the request's own thread, so that only the writing
+            // waits for the shared connection.
+            var prepared: [(line: Int, donation: Result<PreparedDonation, InputError>)] = []
+            prepared.reserveCapacity(expected)
+            while let numbered = try next() {
+                prepared.append((numbered.line, numbered.donation.map(preparer.prepare)))
+                if prepared.count & 255 == 0 { try interruption() }
+            }
+            return try translating {
+                let cutoff = try retention().oldestKept(at: options.now)
+                return try groupCommit.commit { writer in
+                    var index = 0
+                    return try writer.recordPrepared(options, cutoff: cutoff, progress: { _ in }, interruption: {}) {
+                        guard index < prepared.count else { return nil }
+                        defer { index += 1 }
+                        return prepared[index]
+                    }
+                }
+            }
+        }
         return try importPreparedDonations(options, progress: progress, interruption: interruption) {
             try next().map { ($0.line, $0.donation.map(preparer.prepare)) }
         }
     }
+
+    /// Imports of this many donations or more are large: they get a larger page cache for their transaction and
+    /// commit on their own connection, never in a group.
+    static let largeImport = 10_000
 
     /// Records JSON Lines with two threads: this one writes while another reads, decodes and prepares the lines
     /// (`ParsingLineFeed`), so that the parsing overlaps SQLite's work.
@@ -53,7 +84,10 @@ extension SQLiteDonationStore {
         // Donation lines run to a few hundred bytes; a rough count is all the store needs.
         if options.expectedDonations == nil { options.expectedDonations = total.map { $0 / 400 } }
         return try importPreparedDonations(
-            options, progress: { report in progress(ImportProgress(lines: report.lines, bytesRead: feed.bytesRead, totalBytes: total)) },
+            options,
+            progress: { report in
+                progress(ImportProgress(lines: report.lines, bytesRead: feed.bytesRead, totalBytes: total))
+            },
             interruption: interruption
         ) {
             // Moved out, not copied: copying a donation retains and releases each of its strings and arrays.
@@ -82,66 +116,79 @@ extension SQLiteDonationStore {
             // more than once. Restored afterwards: a share extension's memory is precious. A small batch (a
             // server's request) keeps the connection's cache as it is: shrinking it would drop the pages the next
             // request needs.
-            let large = options.expectedDonations.map { $0 >= 10_000 } ?? true
+            let large = options.expectedDonations.map { $0 >= Self.largeImport } ?? true
             let importCacheKiB = 262_144
             if large && pageCacheKiB < importCacheKiB {
                 try database.execute("PRAGMA cache_size = -\(importCacheKiB)")
             }
-            defer { if large && pageCacheKiB < importCacheKiB { try? database.execute("PRAGMA cache_size = -\(pageCacheKiB)") } }
+            defer {
+                if large && pageCacheKiB < importCacheKiB {
+                    try? database.execute("PRAGMA cache_size = -\(pageCacheKiB)")
+                }
+            }
             return try database.write {
-                var report = ImportReport()
-                let writer = DonationWriter(database: database, ranking: ranking, types: types)
-                // How many donations the store holds, from the size of its buckets of identifiers (a sum over the
-                // blocks would read the whole log): read only when the import may be large.
-                let expected = options.expectedDonations ?? 0
-                let stored =
-                    expected < 100_000
-                    ? 0
-                    : Int(
-                        try database.statement(
-                            "SELECT COALESCE(SUM(length(entries)), 0) / \(IdentifierIndex.entrySize) FROM donation_identifiers"
-                        ).scalarInt() ?? 0)
-                if expected >= max(100_000, stored / 2) {
-                    try writer.loadIdentifierKeys(stored: stored, expected: expected)
-                }
-                while let (line, parsed) = try next() {
-                    report.read += 1
-                    if report.read & 255 == 0 { try interruption() }
-                    if report.read % options.progressInterval == 0 {
-                        progress(ImportProgress(lines: report.read, bytesRead: 0, totalBytes: nil))
-                    }
-                    // Consumed: binding the donation out of a borrowed result copied it, every string and array.
-                    switch consume parsed {
-                    case .failure(let error):
-                        guard options.skipInvalid else { throw error.at(line: line) }
-                        report.rejected.append(error.at(line: line))
-                    case .success(let donation):
-                        do {
-                            let date = donation.interaction.date
-                            // The future-date rule, without copying a donation that passes it (nearly all do).
-                            if date > options.now {
-                                _ = try DonationAdmission.decide(donation.interaction, now: options.now, oldestKept: nil)
-                                if try writer.record(donation.dated(options.now)) != nil {
-                                    report.recorded += 1
-                                } else {
-                                    report.duplicates += 1
-                                }
-                            } else if let cutoff, date < cutoff {
-                                report.expired += 1
-                            } else if try writer.record(donation) != nil {
-                                report.recorded += 1
-                            } else {
-                                report.duplicates += 1
-                            }
-                        } catch let error as InputError {
-                            guard options.skipInvalid else { throw error.at(line: line) }
-                            report.rejected.append(error.at(line: line))
-                        }
-                    }
-                }
-                try writer.flush()
-                return report
+                try recordPrepared(options, cutoff: cutoff, progress: progress, interruption: interruption, next: next)
             }
         }
+    }
+
+    /// The body of an import's transaction: records every donation `next` gives, in the caller's transaction.
+    /// - Parameter cutoff: the oldest date the store keeps (`Retention.oldestKept(at:)`); older donations expire.
+    func recordPrepared(
+        _ options: ImportOptions, cutoff: Timestamp?, progress: (ImportProgress) -> Void,
+        interruption: () throws -> Void, next: () throws -> (line: Int, donation: Result<PreparedDonation, InputError>)?
+    ) throws -> ImportReport {
+        var report = ImportReport()
+        let writer = DonationWriter(database: database, ranking: ranking, types: types)
+        // How many donations the store holds, from the size of its buckets of identifiers (a sum over the
+        // blocks would read the whole log): read only when the import may be large.
+        let expected = options.expectedDonations ?? 0
+        let stored =
+            expected < 100_000
+            ? 0
+            : Int(
+                try database.statement(
+                    "SELECT COALESCE(SUM(length(entries)), 0) / \(IdentifierIndex.entrySize) FROM donation_identifiers"
+                ).scalarInt() ?? 0)
+        if expected >= max(100_000, stored / 2) {
+            try writer.loadIdentifierKeys(stored: stored, expected: expected)
+        }
+        while let (line, parsed) = try next() {
+            report.read += 1
+            if report.read & 255 == 0 { try interruption() }
+            if report.read % options.progressInterval == 0 {
+                progress(ImportProgress(lines: report.read, bytesRead: 0, totalBytes: nil))
+            }
+            // Consumed: binding the donation out of a borrowed result copied it, every string and array.
+            switch consume parsed {
+            case .failure(let error):
+                guard options.skipInvalid else { throw error.at(line: line) }
+                report.rejected.append(error.at(line: line))
+            case .success(let donation):
+                do {
+                    let date = donation.interaction.date
+                    // The future-date rule, without copying a donation that passes it (nearly all do).
+                    if date > options.now {
+                        _ = try DonationAdmission.decide(donation.interaction, now: options.now, oldestKept: nil)
+                        if try writer.record(donation.dated(options.now)) != nil {
+                            report.recorded += 1
+                        } else {
+                            report.duplicates += 1
+                        }
+                    } else if let cutoff, date < cutoff {
+                        report.expired += 1
+                    } else if try writer.record(donation) != nil {
+                        report.recorded += 1
+                    } else {
+                        report.duplicates += 1
+                    }
+                } catch let error as InputError {
+                    guard options.skipInvalid else { throw error.at(line: line) }
+                    report.rejected.append(error.at(line: line))
+                }
+            }
+        }
+        try writer.flush()
+        return report
     }
 }

@@ -28,6 +28,9 @@ public final class SQLiteDonationStore: DonationStore {
     public let pageCacheKiB: Int
     /// The accounts' ranking state in memory that queries use while it is current (`nil`: always SQLite).
     public let mirror: RankingMirror?
+    /// The connection every donation of a server is committed on, with the donations of other requests
+    /// (`GroupCommitWriter`); `nil` (a command, the writing connection itself): this connection commits its own.
+    public let groupCommit: GroupCommitWriter?
     let database: Database
 
     /// When the write-ahead log is copied into the database file: the moment a committed write becomes durable
@@ -60,12 +63,15 @@ public final class SQLiteDonationStore: DonationStore {
     ///   - mirror: accounts' ranking state kept in memory, shared by every connection of a server to this store,
     ///     and used while it is the store's current state (`RankingMirror`); `nil` (a command, which ranks once)
     ///     ranks from SQLite only.
+    ///   - groupCommit: where a server's connections record donations, together, on one connection of its own
+    ///     (`GroupCommitWriter`); `nil` records them on this connection. Deletions, feedback and upkeep always
+    ///     write on this connection.
     /// - Throws: `StoreError` for a path that is a file, a file that is not a suggest store, a store of a newer
     ///   schema, a read-only or full disk, a missing parent directory, or a missing store.
     public static func open(
         _ location: StoreLocation, ranking: StoreRanking = .default, types: UniformTypeTree = .standard,
         checkpoints: CheckpointPolicy = .onClose, createIfMissing: Bool = true, pageCacheKiB: Int = 2_000,
-        mirror: RankingMirror? = nil
+        mirror: RankingMirror? = nil, groupCommit: GroupCommitWriter? = nil
     ) throws(StoreError) -> SQLiteDonationStore {
         if createIfMissing { try location.createDirectory() } else { try location.checkExists() }
         try location.checkDatabasePath()
@@ -77,7 +83,7 @@ public final class SQLiteDonationStore: DonationStore {
             if case .everyPages = checkpoints { try database.setCheckpointOnClose(false) }
             let store = SQLiteDonationStore(
                 location: location, ranking: ranking, types: types, checkpoints: checkpoints,
-                pageCacheKiB: max(100, pageCacheKiB), mirror: mirror, database: database)
+                pageCacheKiB: max(100, pageCacheKiB), mirror: mirror, groupCommit: groupCommit, database: database)
             do {
                 try store.prepare()
                 try mirror?.attach(path: path)
@@ -99,10 +105,11 @@ public final class SQLiteDonationStore: DonationStore {
 
     private init(
         location: StoreLocation, ranking: StoreRanking, types: UniformTypeTree, checkpoints: CheckpointPolicy,
-        pageCacheKiB: Int, mirror: RankingMirror?, database: Database
+        pageCacheKiB: Int, mirror: RankingMirror?, groupCommit: GroupCommitWriter?, database: Database
     ) {
         self.pageCacheKiB = pageCacheKiB
         self.mirror = mirror
+        self.groupCommit = groupCommit
         self.location = location
         self.ranking = ranking
         policy = ranking.base

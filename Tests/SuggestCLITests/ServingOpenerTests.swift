@@ -5,8 +5,8 @@ import Testing
 
 @testable import SuggestCLI
 
-/// A server's connections share one ranking mirror and report it at `/metrics`; a command's connection has none,
-/// and ranks from SQLite as it always did.
+/// A server's connections share one ranking mirror and one writing connection and report both at `/metrics`; a
+/// command's connection has neither, and ranks from SQLite and commits on its own as it always did.
 @Suite struct ServingOpenerTests {
     let directory: TemporaryDirectory
     let arguments: ParsedArguments
@@ -24,15 +24,18 @@ import Testing
     @Test func aCommandsConnectionHasNoMirror() throws {
         let store = try #require(try StoreOpening.opener(arguments, io: io)() as? SQLiteDonationStore)
         #expect(store.mirror == nil)
+        #expect(store.groupCommit == nil)
         #expect(store.pageCacheKiB == 2_000)
     }
 
-    @Test func theServersConnectionsShareOneMirrorAndReportIt() throws {
+    @Test func theServersConnectionsShareOneMirrorAndOneWriterAndReportThem() throws {
         let serving = try StoreOpening.serving(arguments, io: io)
         let first = try #require(try serving.open() as? SQLiteDonationStore)
         let second = try #require(try serving.open() as? SQLiteDonationStore)
         let mirror = try #require(first.mirror)
         #expect(second.mirror === mirror)
+        let writer = try #require(first.groupCommit)
+        #expect(second.groupCommit === writer)
         #expect(first.pageCacheKiB == StoreOpening.serverPageCacheKiB)
         #expect(mirror.configuration == StoreOpening.serverMirror)
 
@@ -52,5 +55,7 @@ import Testing
         #expect(text.contains("suggest_ranking_mirror_queries_total{result=\"miss\"} \(StoreOpening.serverMirror.readsBeforeRebuild)\n"))
         #expect(text.contains("suggest_ranking_mirror_accounts 1\n"))
         #expect(text.contains("# TYPE suggest_ranking_mirror_bytes gauge\n"))
+        #expect(text.contains("suggest_group_commit_pieces_total 1\n"))
+        #expect(writer.statistics.pieces == 1)
     }
 }

@@ -1,0 +1,162 @@
+import Dispatch
+import SuggestCore
+import SuggestSQLiteStore
+import SuggestTestSupport
+import Synchronization
+import Testing
+
+/// A server's connections record through one `GroupCommitWriter`: every donation acknowledged is stored once, a
+/// repeated identifier is a duplicate whichever thread sent it, a refused batch takes nothing of anyone else's work
+/// with it, and the store then holds exactly the log that the same donations recorded one by one would.
+@Suite struct GroupCommitWriterTests {
+    static let now = Timestamp(seconds: 1_796_000_000)
+
+    /// A server's connections: each with the writer, as `StoreOpening.serving` opens them.
+    struct Server {
+        let directory: TemporaryDirectory
+        let location: StoreLocation
+        let writer: GroupCommitWriter
+
+        init() throws {
+            directory = try TemporaryDirectory("group-commit")
+            location = StoreLocation(directory: directory.path)
+            let location = location
+            let store = try SQLiteDonationStore.open(location)
+            _ = try store.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: GroupCommitWriterTests.now)
+            writer = GroupCommitWriter { try SQLiteDonationStore.open(location, checkpoints: .everyPages(16_384)) }
+        }
+
+        /// Opens a connection of the server, from any thread.
+        var connect: @Sendable () throws -> SQLiteDonationStore {
+            let location = location
+            let writer = writer
+            return { try SQLiteDonationStore.open(location, checkpoints: .everyPages(16_384), groupCommit: writer) }
+        }
+
+        func connection() throws -> SQLiteDonationStore { try connect() }
+    }
+
+    static func donation(_ identifier: String, conversation: Int, second: Int) -> Interaction {
+        Interaction(
+            account: "default", identifier: identifier, date: now.adding(Double(second - 100_000)),
+            direction: second % 3 == 0 ? .incoming : .outgoing,
+            intent: SendMessageIntent(conversationIdentifier: "c\(conversation)"))
+    }
+
+    static func export(_ store: SQLiteDonationStore) throws -> [String] {
+        var lines: [String] = []
+        try store.forEachDonation(account: "default") { lines.append($0.jsonLine) }
+        return lines.sorted()
+    }
+
+    @Test func concurrentRequestsAreEachStoredOnceAsIfRecordedOneByOne() throws {
+        let server = try Server()
+        let threads = 8
+        let perThread = 60
+        // Every thread sends the identifiers d0, d1, …: thread t sends the odd ones of its range and some of the
+        // next thread's, so that the same identifier arrives from two threads at once.
+        let outcomes = Mutex<[String: [String]]>([:])
+        let failures = Mutex<[String]>([])
+        let connect = server.connect
+        DispatchQueue.concurrentPerform(iterations: threads) { thread in
+            do {
+                let store = try connect()
+                for step in 0..<perThread {
+                    let number = thread * perThread + step + (step % 4 == 0 ? perThread : 0)
+                    let donation = Self.donation("d\(number)", conversation: number % 13, second: number)
+                    let outcome = try store.record(donation, now: Self.now)
+                    let kind: String
+                    switch outcome {
+                    case .recorded: kind = "recorded"
+                    case .duplicate: kind = "duplicate"
+                    case .expired: kind = "expired"
+                    }
+                    outcomes.withLock { $0["d\(number)", default: []].append(kind) }
+                }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        let seen = outcomes.withLock { $0 }
+        for (identifier, kinds) in seen {
+            #expect(kinds.filter { $0 == "recorded" }.count == 1, "\(identifier): \(kinds)")
+            #expect(kinds.allSatisfy { $0 != "expired" }, "\(identifier): \(kinds)")
+        }
+        let statistics = server.writer.statistics
+        #expect(statistics.pieces == threads * perThread)
+        #expect((1...statistics.pieces).contains(statistics.groups))
+
+        // The same donations, one by one, on a store of their own: the same log. (Not the same ranking: the
+        // learned weights depend on the order the donations arrived in, which the threads decided.)
+        let reference = try TemporaryDirectory("group-commit-reference")
+        let one = try SQLiteDonationStore.open(StoreLocation(directory: reference.path))
+        _ = try one.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: Self.now)
+        for identifier in seen.keys.sorted() {
+            let number = Int(identifier.dropFirst())!
+            _ = try one.record(Self.donation(identifier, conversation: number % 13, second: number), now: Self.now)
+        }
+        #expect(try Self.export(try server.connection()) == Self.export(one))
+    }
+
+    @Test func aRefusedBatchTakesOnlyItselfBack() throws {
+        let server = try Server()
+        let good = (0..<50).map { Self.donation("g\($0)", conversation: $0 % 7, second: $0) }
+        let failures = Mutex<[String]>([])
+        let refusals = Atomic<Int>(0)
+        let connect = server.connect
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            do {
+                let store = try connect()
+                if thread == 0 {
+                    // A batch whose last line is invalid, again and again, beside the others' good donations.
+                    for round in 0..<20 {
+                        var lines = (0..<5).map {
+                            NumberedDonation(
+                                line: $0 + 1,
+                                donation: .success(Self.donation("bad\(round)-\($0)", conversation: 1, second: $0)))
+                        }
+                        lines.append(NumberedDonation(line: 6, donation: .failure(InputError(field: "date", message: "not a date"))))
+                        var iterator = lines.makeIterator()
+                        do {
+                            _ = try store.importDonations(
+                                ImportOptions(now: Self.now, expectedDonations: 6), progress: { _ in }, interruption: {}
+                            ) { iterator.next() }
+                        } catch is InputError {
+                            refusals.add(1, ordering: .relaxed)
+                        }
+                    }
+                } else {
+                    for donation in good where Int(donation.identifier!.dropFirst())! % 3 == thread - 1 {
+                        _ = try store.record(donation, now: Self.now)
+                    }
+                }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        #expect(refusals.load(ordering: .relaxed) == 20)
+        let stored = try Self.export(try server.connection())
+        #expect(stored.count == good.count)
+        #expect(!stored.contains { $0.contains("\"bad") })
+    }
+
+    @Test func aWriterThatCannotOpenFailsItsRequestsAndIsTriedAgain() throws {
+        let directory = try TemporaryDirectory("group-commit-open")
+        let location = StoreLocation(directory: directory.path)
+        let attempts = Atomic<Int>(0)
+        let writer = GroupCommitWriter {
+            if attempts.add(1, ordering: .relaxed).newValue == 1 {
+                throw StoreError(.unavailable, "the disk is not there yet")
+            }
+            return try SQLiteDonationStore.open(location)
+        }
+        let store = try SQLiteDonationStore.open(location, groupCommit: writer)
+        let donation = Self.donation("x1", conversation: 1, second: 99_000)
+        #expect(throws: StoreError.self) { try store.record(donation, now: Self.now) }
+        #expect(try Self.export(store) == [])
+        #expect(try store.record(donation, now: Self.now) == .recorded(identifier: "x1"))
+        #expect(try Self.export(store).count == 1)
+    }
+}
