@@ -82,12 +82,31 @@ public struct JSONWriter: Sendable {
     /// (`5.10277`, never `5.1027700000000005`): scores for people and diffs, not for arithmetic.
     public mutating func number(_ value: Double, significantDigits: Int) {
         valuePrefix()
-        bytes.append(contentsOf: JSONWriter.decimal(value, significantDigits: significantDigits).utf8)
+        JSONWriter.appendDecimal(value, significantDigits: significantDigits, to: &bytes)
+    }
+
+    /// Writes a moment as a string in RFC 3339 form (`Timestamp.rfc3339`).
+    public mutating func string(rfc3339 moment: Timestamp) {
+        valuePrefix()
+        bytes.append(UInt8(ascii: "\""))
+        moment.appendRFC3339(to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
     }
 
     /// `value` rounded to `significantDigits` significant digits as plain decimal text.
     public static func decimal(_ value: Double, significantDigits: Int) -> String {
-        guard value.isFinite, value != 0, significantDigits > 0 else { return format(value) }
+        var bytes: [UInt8] = []
+        appendDecimal(value, significantDigits: significantDigits, to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `decimal(_:significantDigits:)`'s UTF-8 to `bytes`, without a string of its own: every score of
+    /// every suggestion is written so.
+    static func appendDecimal(_ value: Double, significantDigits: Int, to bytes: inout [UInt8]) {
+        guard value.isFinite, value != 0, significantDigits > 0 else {
+            bytes.append(contentsOf: format(value).utf8)
+            return
+        }
         var exponent = 0
         var magnitude = abs(value)
         while magnitude >= 10 {
@@ -100,25 +119,54 @@ public struct JSONWriter: Sendable {
         }
         let fractionDigits = significantDigits - 1 - exponent
         // Beyond the range where this is exact and readable, the shortest round-trip form is better.
-        guard fractionDigits <= 17, abs(value) < 1e15 else { return format(value) }
+        guard fractionDigits <= 17, abs(value) < 1e15 else {
+            bytes.append(contentsOf: format(value).utf8)
+            return
+        }
         if fractionDigits < 0 {
             var unit = 1.0
             for _ in 0..<(-fractionDigits) { unit *= 10 }
-            return format((value / unit).rounded() * unit)
+            bytes.append(contentsOf: format((value / unit).rounded() * unit).utf8)
+            return
         }
         var scale = 1.0
-        for _ in 0..<fractionDigits { scale *= 10 }
-        let scaled = Int((abs(value) * scale).rounded())
-        var digits = String(scaled)
-        if fractionDigits > 0 {
-            if digits.count <= fractionDigits {
-                digits = String(repeating: "0", count: fractionDigits - digits.count + 1) + digits
-            }
-            digits.insert(".", at: digits.index(digits.endIndex, offsetBy: -fractionDigits))
-            while digits.hasSuffix("0") { digits.removeLast() }
-            if digits.hasSuffix(".") { digits.removeLast() }
+        var power = 1
+        for _ in 0..<fractionDigits {
+            scale *= 10
+            power *= 10
         }
-        return (value < 0 ? "-" : "") + digits
+        let scaled = Int((abs(value) * scale).rounded())
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        appendDigits(scaled / power, width: 1, to: &bytes)
+        // The fraction's digits without their trailing zeros, and no point when none is left.
+        var fraction = scaled % power
+        var width = fractionDigits
+        while width > 0 && fraction % 10 == 0 {
+            fraction /= 10
+            width -= 1
+        }
+        if width > 0 {
+            bytes.append(UInt8(ascii: "."))
+            appendDigits(fraction, width: width, to: &bytes)
+        }
+    }
+
+    /// Appends a non-negative integer in decimal, with leading zeros up to `width` digits.
+    static func appendDigits(_ value: Int, width: Int, to bytes: inout [UInt8]) {
+        precondition(value >= 0, "appendDigits writes non-negative integers")
+        var count = 1
+        var power = 1
+        while power <= value / 10 {
+            power *= 10
+            count += 1
+        }
+        if width > count { bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: width - count)) }
+        var rest = value
+        while power > 0 {
+            bytes.append(UInt8(ascii: "0") + UInt8(rest / power))
+            rest %= power
+            power /= 10
+        }
     }
 
     /// Writes an integer in decimal, exactly.

@@ -123,7 +123,7 @@ extension Interaction {
             writer.string(groupIdentifier)
         }
         writer.key("date")
-        writer.string(date.rfc3339)
+        writer.string(rfc3339: date)
         writer.key("direction")
         writer.string(direction.rawValue)
         if isEngagedSuggestion {

@@ -14,7 +14,7 @@ extension Suggestion {
         writer.bool(isGroup)
         writer.optional("serviceName", serviceName)
         writer.key("lastDate")
-        writer.string(lastDate.rfc3339)
+        writer.string(rfc3339: lastDate)
         if let explanation {
             writer.key("explanation")
             explanation.write(to: &writer)
@@ -106,7 +106,7 @@ extension SuggestionList {
         writer.key("account")
         writer.string(account)
         writer.key("at")
-        writer.string(at.rfc3339)
+        writer.string(rfc3339: at)
         writer.key("suggestions")
         writer.beginArray()
         for suggestion in suggestions { suggestion.write(to: &writer) }

@@ -79,10 +79,20 @@ extension Timestamp {
     ///
     /// Parsing the result gives back the same text when it is formatted again, which keeps `export` stable.
     public var rfc3339: String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(27)
+        appendRFC3339(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `rfc3339`'s UTF-8 to `bytes`: what JSON output uses, one date per donation or suggestion, without a
+    /// string of its own for each.
+    public func appendRFC3339(to bytes: inout [UInt8]) {
         // Only moments that RFC 3339 can write are formatted; anything else (a value built in code, far outside
         // the parser's range) prints as Unix seconds rather than trapping on an integer conversion.
         guard seconds >= Timestamp.earliest.seconds - 86_400, seconds <= Timestamp.latest.seconds + 86_400 else {
-            return JSONWriter.format(seconds)
+            bytes.append(contentsOf: JSONWriter.format(seconds).utf8)
+            return
         }
         // Whole seconds and the fraction are split before any scaling: `seconds * 1e6` would round away the
         // microseconds of dates far from 1970. The fraction gets only as many digits as the `Double` can hold
@@ -104,14 +114,29 @@ extension Timestamp {
         let days = wholeSeconds >= 0 ? wholeSeconds / 86_400 : (wholeSeconds - 86_399) / 86_400
         let secondsOfDay = wholeSeconds - days * 86_400
         let (year, month, day) = Timestamp.civilFromDays(days)
-        var text = pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
-        text += pad(secondsOfDay / 3600, 2) + ":" + pad(secondsOfDay / 60 % 60, 2) + ":" + pad(secondsOfDay % 60, 2)
+        JSONWriter.appendDigits(year, width: 4, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        JSONWriter.appendDigits(month, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        JSONWriter.appendDigits(day, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "T"))
+        JSONWriter.appendDigits(secondsOfDay / 3600, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        JSONWriter.appendDigits(secondsOfDay / 60 % 60, width: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        JSONWriter.appendDigits(secondsOfDay % 60, width: 2, to: &bytes)
         if fraction > 0 {
-            var digitsText = pad(Int(fraction), digits)
-            while digitsText.hasSuffix("0") { digitsText.removeLast() }
-            text += "." + digitsText
+            // The fraction's digits without their trailing zeros.
+            var value = Int(fraction)
+            var width = digits
+            while value % 10 == 0 {
+                value /= 10
+                width -= 1
+            }
+            bytes.append(UInt8(ascii: "."))
+            JSONWriter.appendDigits(value, width: width, to: &bytes)
         }
-        return text + "Z"
+        bytes.append(UInt8(ascii: "Z"))
     }
 
     static func daysIn(month: Int, year: Int) -> Int {
@@ -144,9 +169,4 @@ extension Timestamp {
         let month = mp < 10 ? mp + 3 : mp - 9
         return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
-}
-
-private func pad(_ value: Int, _ width: Int) -> String {
-    let digits = String(value)
-    return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
 }

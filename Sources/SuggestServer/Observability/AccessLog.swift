@@ -42,7 +42,7 @@ final class AccessLog: Sendable {
         var writer = JSONWriter()
         writer.beginObject()
         writer.key("time")
-        writer.string(Timestamp.now().rfc3339)
+        writer.string(rfc3339: Timestamp.now())
         writer.key("requestId")
         writer.string(entry.requestID)
         writer.key("method")
@@ -70,7 +70,7 @@ final class AccessLog: Sendable {
         var writer = JSONWriter()
         writer.beginObject()
         writer.key("time")
-        writer.string(Timestamp.now().rfc3339)
+        writer.string(rfc3339: Timestamp.now())
         writer.key("event")
         writer.string(message)
         for (name, value) in fields {
