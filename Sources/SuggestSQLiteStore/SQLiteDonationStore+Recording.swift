@@ -6,6 +6,11 @@ extension SQLiteDonationStore {
     ///   rewritten); independent of the history's length.
     public func record(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome {
         try translating {
+            if let groupCommit {
+                // The retention is read on the writing connection, inside the transaction: no read transaction of
+                // this connection's own per donation.
+                return try groupCommit.commit { writer in try writer.admitAndRecord(donation, now: now) }
+            }
             let interaction: Interaction
             switch try DonationAdmission.decide(
                 donation, now: now, oldestKept: try retention().oldestKept(at: now), roundsToExportPrecision: true)
@@ -13,10 +18,18 @@ extension SQLiteDonationStore {
             case .expired: return .expired
             case .record(let admitted): interaction = admitted
             }
-            if let groupCommit {
-                return try groupCommit.commit { writer in try writer.recordAdmitted(interaction) }
-            }
             return try database.write { try recordAdmitted(interaction) }
+        }
+    }
+
+    /// Admits the donation against the store's retention and the clock, and records it if admitted, inside the
+    /// caller's transaction.
+    func admitAndRecord(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome {
+        switch try DonationAdmission.decide(
+            donation, now: now, oldestKept: try retention().oldestKept(at: now), roundsToExportPrecision: true)
+        {
+        case .expired: return .expired
+        case .record(let admitted): return try recordAdmitted(admitted)
         }
     }
 
@@ -44,8 +57,8 @@ extension SQLiteDonationStore {
                 if prepared.count & 255 == 0 { try interruption() }
             }
             return try translating {
-                let cutoff = try retention().oldestKept(at: options.now)
-                return try groupCommit.commit { writer in
+                try groupCommit.commit { writer in
+                    let cutoff = try writer.retention().oldestKept(at: options.now)
                     var index = 0
                     return try writer.recordPrepared(options, cutoff: cutoff, progress: { _ in }, interruption: {}) {
                         guard index < prepared.count else { return nil }
