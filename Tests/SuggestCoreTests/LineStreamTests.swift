@@ -53,6 +53,12 @@ import Testing
         #expect(batched == expected)
     }
 
+    /// The error names the limit in a unit that writes it whole: a server's smaller limit is not "0 MiB".
+    @Test(arguments: [(64 << 20, "64 MiB"), (512 << 10, "512 KiB"), (1000, "1000 bytes"), ((1 << 20) + 1, "1048577 bytes")])
+    func aLineOverTheLimitIsRefusedNamingTheLimit(limit: Int, named: String) {
+        #expect(MemoryJSONLines.tooLong(limit).message.contains("longer than \(named) ("))
+    }
+
     @Test func emptyInputHasNoLinesAndALastLineNeedsNoBreak() throws {
         #expect(try Self.lines(LineStream(bytes: [])).isEmpty)
         #expect(try Self.lines(LineStream(bytes: Array("\n".utf8))).map(\.text) == [""])

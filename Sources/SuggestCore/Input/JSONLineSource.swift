@@ -41,7 +41,16 @@ extension JSONLineSource {
 
     /// The error for a line over the limit.
     public static func tooLong(_ limit: Int) -> InputError {
-        InputError(field: nil, message: "the line is longer than \(limit >> 20) MiB (a donation is a few KB); nothing was imported")
+        InputError(
+            field: nil,
+            message: "the line is longer than \(byteCount(limit)) (a donation is a few KB); nothing was imported")
+    }
+
+    /// A limit in the largest binary unit that writes it whole: 64 MiB, 512 KiB, 1000 bytes.
+    static func byteCount(_ bytes: Int) -> String {
+        if bytes >= 1 << 20 && bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
+        if bytes >= 1 << 10 && bytes % (1 << 10) == 0 { return "\(bytes >> 10) KiB" }
+        return "\(bytes) bytes"
     }
 }
 
