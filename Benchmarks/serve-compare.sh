@@ -1,0 +1,158 @@
+#!/usr/bin/env bash
+# `suggest serve` of this tree against an earlier revision's, side by side in one run:
+#
+#   Benchmarks/serve-compare.sh BASE        (BASE: a git revision, e.g. 1ab0f88)
+#
+# Builds both in release (BASE in a temporary worktree) and imports one seeded history of 1M donations over 100k
+# conversations. Then, ROUNDS times, for each build in turn (old, new, old, new, ...), each run on a server of its
+# own (`suggest serve --workers WORKERS`) started on a fresh copy of that store and stopped by SIGTERM (exit 0
+# checked):
+#   get     `GET .../suggestions?limit=8` from 32 connections, after 8 queries and a 2 s warm-up have put the account in
+#           the server's ranking mirror;
+#   single  single-donation POSTs (`application/json`) from 8 connections;
+#   batch   JSON Lines POSTs of 1,000 donations from 4 connections
+# (Benchmarks/serve-wrk/donations.lua: conversations drawn by a Zipf law, identifiers never repeated). Reports, for
+# each run, what was answered per second (requests for `get`, donations acknowledged otherwise), wrk's p50 and p99,
+# and the server's CPU time (user + system, from /proc) per request or donation; then the medians and the new/old
+# ratios of the medians. Markdown on standard output, progress on standard error.
+#
+# Environment:
+#   SUGGEST_BENCH_DIR  scratch directory (default /tmp/suggest-serve-compare; about 1.5 GB)
+#   ROUNDS             rounds (default 5)
+#   SECONDS_PER_RUN    seconds of each wrk run (default 6)
+#   WORKERS            the server's --workers (default 2)
+#   SINGLE_CONNECTIONS wrk's connections for the single-donation POSTs (default 8)
+#   FORMS              which runs, of "get single batch" (default all three)
+#   KEEP=1             keep the scratch directory
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+BASE=${1:?usage: Benchmarks/serve-compare.sh BASE-REVISION}
+WORK=${SUGGEST_BENCH_DIR:-/tmp/suggest-serve-compare}
+ROUNDS=${ROUNDS:-5}
+RUN_SECONDS=${SECONDS_PER_RUN:-6}
+WORKERS=${WORKERS:-2}
+SINGLE_CONNECTIONS=${SINGLE_CONNECTIONS:-8}
+FORMS=${FORMS:-get single batch}
+KEEP=${KEEP:-0}
+LUA=$PWD/Benchmarks/serve-wrk/donations.lua
+REPORT=$PWD/Benchmarks/serve-wrk/report.lua
+note() { printf '%s\n' "$*" >&2; }
+command -v wrk >/dev/null || { note "wrk is missing: scripts/setup.sh --bench installs it"; exit 1; }
+
+mkdir -p "$WORK"
+SERVER_PID=
+cleanup() {
+    if [ -n "$SERVER_PID" ]; then kill -TERM "$SERVER_PID" 2>/dev/null || true; fi
+    if [ -d "$WORK/base-tree" ]; then git worktree remove --force "$WORK/base-tree" >/dev/null 2>&1 || true; fi
+    if [ "$KEEP" != 1 ]; then rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+
+build() {
+    local tree=$1 out=$2
+    (cd "$tree" && swift build -c release >&2)
+    local bin
+    bin=$(cd "$tree" && swift build -c release --show-bin-path)
+    mkdir -p "$out"
+    install -m 755 "$bin/suggest" "$bin/suggest-serve" "$out/"
+}
+note "building this tree"
+build . "$WORK/new"
+install -m 755 "$(swift build -c release --show-bin-path)/suggest-bench" "$WORK/suggest-bench"
+note "building $BASE"
+git worktree add --force --detach "$WORK/base-tree" "$BASE" >/dev/null 2>&1
+build "$WORK/base-tree" "$WORK/old"
+
+STORE=$WORK/store
+note "importing 1M donations over 100k conversations"
+"$WORK/new/suggest" config --store "$STORE" --max-age-days 0 --idle-days 0 >/dev/null
+"$WORK/suggest-bench" generate --donations 1M --conversations 100k --seed 1 2>/dev/null |
+    "$WORK/new/suggest" import - --store "$STORE" --quiet >&2
+TICKS=$(getconf CLK_TCK)
+
+# One server on a fresh copy of the store, one wrk run against it: prints "rate p50_us p99_us cpu_us", the rate and
+# the CPU per request (get) or per acknowledged donation (single, batch).
+measure() {
+    local build=$1 form=$2 copy=$WORK/copy log=$WORK/server.log
+    rm -rf "$copy"
+    cp -a "$STORE" "$copy"
+    sync
+    "$WORK/$build/suggest-serve" serve --port 0 --store "$copy" --no-access-log --workers "$WORKERS" >"$log" 2>&1 &
+    SERVER_PID=$!
+    local url=
+    for _ in $(seq 100); do
+        url=$(grep -o 'http://[0-9.:]*' "$log" | head -1 || true)
+        [ -n "$url" ] && break
+        sleep 0.1
+    done
+    [ -n "$url" ] || { note "the $build server did not start: $(cat "$log")"; exit 1; }
+    local before after result
+    if [ "$form" = get ]; then
+        local query="$url/v1/accounts/default/suggestions?limit=8"
+        for _ in $(seq 8); do curl -fs "$query" >/dev/null; done
+        sleep 2  # the mirror is rebuilt by the server's task every second
+        wrk -t1 -c32 -d2s "$query" >/dev/null
+        before=$(awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat")
+        result=$(wrk -t1 -c32 -d"${RUN_SECONDS}s" --latency -s "$REPORT" "$query" 2>&1 | grep '^wrk-result' || true)
+        after=$(awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat")
+    else
+        local connections=$SINGLE_CONNECTIONS args=(single 1 zipf)
+        if [ "$form" = batch ]; then connections=4; args=(batch 1000 zipf); fi
+        before=$(awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat")
+        result=$(wrk -t1 -c"$connections" -d"${RUN_SECONDS}s" --latency -s "$LUA" "$url/v1/accounts/default/donations" \
+            -- "cmp-$build-$form-$RANDOM$RANDOM" "${args[@]}" 2>&1 | grep '^wrk-result' || true)
+        after=$(awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat")
+    fi
+    [ -n "$result" ] || { note "wrk printed no result against the $build server ($form)"; exit 1; }
+    kill -TERM "$SERVER_PID"
+    wait "$SERVER_PID" || { note "the $build server did not exit 0"; exit 1; }
+    SERVER_PID=
+    local recorded non2xx p50 p99
+    if [ "$form" = get ]; then
+        recorded=$(grep -o 'requests=[0-9]*' <<<"$result" | cut -d= -f2)
+    else
+        recorded=$(grep -o 'recorded=[0-9]*' <<<"$result" | cut -d= -f2)
+    fi
+    non2xx=$(grep -o 'non2xx=[0-9]*' <<<"$result" | cut -d= -f2)
+    [ "$non2xx" = 0 ] || { note "the $build server answered $non2xx non-2xx"; exit 1; }
+    p50=$(grep -o 'p50_us=[0-9]*' <<<"$result" | cut -d= -f2)
+    p99=$(grep -o 'p99_us=[0-9]*' <<<"$result" | cut -d= -f2)
+    awk -v n="$recorded" -v s="$RUN_SECONDS" -v a="$before" -v b="$after" -v t="$TICKS" -v p50="$p50" -v p99="$p99" \
+        'BEGIN { printf "%d %d %d %d\n", n / s, p50, p99, (b - a) / t * 1e6 / (n > 0 ? n : 1) }'
+}
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+echo "## suggest serve: $(git rev-parse --short HEAD) (new) against $(git rev-parse --short "$BASE") (old)"
+echo
+echo "- $(nproc) cores; load at start $(cut -d' ' -f1-3 /proc/loadavg); \`--workers $WORKERS\`, single POSTs from $SINGLE_CONNECTIONS connections; $ROUNDS rounds of ${RUN_SECONDS} s runs, old and new in turn"
+echo "- a fresh copy of one 1M-donation store (100k conversations) for every run"
+echo
+echo "| round | form | build | per second | p50 | p99 | server CPU per request (get) or donation |"
+echo "|---|---|---|---:|---:|---:|---:|"
+results=$WORK/results
+: >"$results"
+for round in $(seq "$ROUNDS"); do
+    for form in $FORMS; do
+        for build in old new; do
+            note "round $round: $form, $build"
+            # In this shell, not a subshell: the trap must know the server to stop it if anything fails.
+            measure "$build" "$form" >"$WORK/measured"
+            read -r rate p50 p99 cpu <"$WORK/measured"
+            echo "$form $build $rate $p50 $p99 $cpu" >>"$results"
+            echo "| $round | $form | $build | $rate | $((p50 / 1000)) ms | $((p99 / 1000)) ms | $cpu µs |"
+        done
+    done
+done
+echo
+echo "| form | old per second | new per second | new/old | old CPU each | new CPU each | new/old |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
+for form in $FORMS; do
+    old_rate=$(awk -v f="$form" '$1 == f && $2 == "old" { print $3 }' "$results" | median)
+    new_rate=$(awk -v f="$form" '$1 == f && $2 == "new" { print $3 }' "$results" | median)
+    old_cpu=$(awk -v f="$form" '$1 == f && $2 == "old" { print $6 }' "$results" | median)
+    new_cpu=$(awk -v f="$form" '$1 == f && $2 == "new" { print $6 }' "$results" | median)
+    awk -v f="$form" -v a="$old_rate" -v b="$new_rate" -v c="$old_cpu" -v d="$new_cpu" \
+        'BEGIN { printf "| %s | %d | %d | %.2f | %d µs | %d µs | %.2f |\n", f, a, b, b / a, c, d, d / c }'
+done
