@@ -2,8 +2,9 @@ import RedisCluster
 import SuggestCore
 
 /// One account's ranking state in Redis, seen through `RankingSource`: its sorted sets give sorted access, in pages
-/// (every list's first page in one round trip), and a script gives random access to a batch of conversations with
-/// their preferences in one round trip. A handle is the conversation's number in the account.
+/// (every list's first page in one round trip, the same as the learned weights'), and a script gives random access
+/// to a batch of conversations with their preferences in one round trip. A handle is the conversation's number in
+/// the account.
 ///
 /// Redis has no snapshot across round trips: a query that pages while another client writes the account may meet a
 /// conversation twice (the walk counts it once) or miss one that moved up meanwhile. A query with no concurrent write
@@ -15,6 +16,10 @@ public final class RedisRankingSource: RankingSource {
     /// The first page of each list: enough for a top 8 to end within it, most of the time.
     static let firstPage = 16
 
+    /// First pages read with the weights (`learnedWeights(beforeOpening:)`), each taken by the `sortedAccess` that
+    /// opens its list.
+    private var firstPages: [SortedList: [SortedEntry]] = [:]
+
     init(store: RedisDonationStore, keys: RedisKeys) {
         self.store = store
         self.keys = keys
@@ -23,13 +28,18 @@ public final class RedisRankingSource: RankingSource {
     public var randomAccessBatchSize: Int { 16 }
 
     public func sortedAccess(_ lists: [SortedList]) throws -> [Cursor] {
-        let commands = lists.map { list in
-            RedisCommand("ZREVRANGE", key: keys.list(list), 0, Self.firstPage - 1, "WITHSCORES")
+        let unread = lists.filter { firstPages[$0] == nil }
+        let replies = try store.pipeline(unread.map(firstPageCommand))
+        for (list, reply) in zip(unread, replies) { firstPages[list] = try Self.entries(reply) }
+        return lists.map { list in
+            let page = firstPages.removeValue(forKey: list) ?? []
+            return Cursor(source: self, key: keys.list(list), page: page, offset: Self.firstPage)
         }
-        let replies = try store.pipeline(commands)
-        return try zip(lists, replies).map { list, reply in
-            Cursor(source: self, key: keys.list(list), page: try Self.entries(reply), offset: Self.firstPage)
-        }
+    }
+
+    /// The command that reads a list's first page.
+    private func firstPageCommand(_ list: SortedList) -> RedisCommand {
+        RedisCommand("ZREVRANGE", key: keys.list(list), 0, Self.firstPage - 1, "WITHSCORES")
     }
 
     /// A list's entries from a `ZREVRANGE ... WITHSCORES` reply.
@@ -145,7 +155,18 @@ public final class RedisRankingSource: RankingSource {
 
     /// The account's weights (`lw`, field `w`), `.empty` without them.
     public func learnedWeights() throws -> LearnedWeights {
-        try store.send(RedisCommand("HGET", key: keys.learnedWeights, "w")).bytes.map(RecordCoding.decodeWeights) ?? .empty
+        try learnedWeights(beforeOpening: [])
+    }
+
+    /// The weights, and the first page of each of `lists`, in one pipeline: one round trip, since every key of the
+    /// account is on one node.
+    public func learnedWeights(beforeOpening lists: [SortedList]) throws -> LearnedWeights {
+        let unread = lists.filter { firstPages[$0] == nil }
+        let replies = try store.pipeline(
+            [RedisCommand("HGET", key: keys.learnedWeights, "w")] + unread.map(firstPageCommand))
+        for (list, reply) in zip(unread, replies.dropFirst()) { firstPages[list] = try Self.entries(reply) }
+        if let message = replies[0].errorMessage { throw StoreError(.failed, "Redis refused a command: \(message)") }
+        return try replies[0].bytes.map(RecordCoding.decodeWeights) ?? .empty
     }
 
     public func conversationCount() throws -> Int {
