@@ -3,8 +3,11 @@ import SuggestCore
 
 /// One account's ranking state in Redis, seen through `RankingSource`: its sorted sets give sorted access, in pages
 /// (every list's first page in one round trip, the same as the learned weights'), and a script gives random access
-/// to a batch of conversations with their preferences in one round trip. A handle is the conversation's number in
-/// the account.
+/// to a batch of conversations with their preferences and latest intents in one round trip. A handle is the
+/// conversation's number in the account.
+///
+/// A query takes as few round trips as its steps allow: the weights and first pages, one per batch of candidates
+/// and per later page, and none for the intents of the top K, read with the candidates.
 ///
 /// Redis has no snapshot across round trips: a query that pages while another client writes the account may meet a
 /// conversation twice (the walk counts it once) or miss one that moved up meanwhile. A query with no concurrent write
@@ -19,6 +22,11 @@ public final class RedisRankingSource: RankingSource {
     /// First pages read with the weights (`learnedWeights(beforeOpening:)`), each taken by the `sortedAccess` that
     /// opens its list.
     private var firstPages: [SortedList: [SortedEntry]] = [:]
+    /// The latest intents (as stored) of conversations random access read, for `latestIntents`.
+    private var intents: [Int64: [UInt8]] = [:]
+    /// How many conversations' intents `intents` keeps: a walk's, not a scan's (the brute-force reference reads
+    /// every conversation through this source).
+    static let keptIntents = 1024
 
     init(store: RedisDonationStore, keys: RedisKeys) {
         self.store = store
@@ -110,13 +118,18 @@ public final class RedisRankingSource: RankingSource {
             RedisCommand(
                 script: RedisScripts.candidates,
                 keys: [keys.preferences] + conversations.map { keys.conversation($0.rawValue) }))
-        guard let items = try reply.checkedArray(), items.count == 3 * conversations.count else {
+        let fields = RedisScripts.candidateFields
+        guard let items = try reply.checkedArray(), items.count == fields * conversations.count else {
             throw StoreError.damaged("a reply of Redis to a read of conversations")
         }
         return try conversations.indices.map { index in
-            guard let identifier = items[3 * index].string, let bytes = items[3 * index + 1].bytes else { return nil }
+            let at = fields * index
+            guard let identifier = items[at].string, let bytes = items[at + 1].bytes else { return nil }
+            if intents.count < Self.keptIntents, let intent = items[at + 3].bytes {
+                intents[conversations[index].rawValue] = intent
+            }
             var record = try RecordCoding.decodeRecord(bytes)
-            if let preference = items[3 * index + 2].string {
+            if let preference = items[at + 2].string {
                 let (blocked, less) = RedisDonationStore.preference(preference)
                 record.state.isBlocked = blocked
                 record.state.lessFeedback = less
@@ -139,10 +152,17 @@ public final class RedisRankingSource: RankingSource {
             .flatMap(Int64.init).map(ConversationHandle.init)
     }
 
+    /// The intents random access read with the conversations (the top K of a walk were all read so), and the
+    /// others' in one round trip.
     public func latestIntents(_ conversations: [ConversationHandle]) throws -> [SendMessageIntent?] {
-        let replies = try store.pipeline(conversations.map { RedisCommand("HGET", key: keys.conversation($0.rawValue), "i") })
-        return try replies.map { reply in
-            guard let bytes = reply.bytes else { return nil }
+        let unread = conversations.filter { intents[$0.rawValue] == nil }
+        let replies = try store.pipeline(unread.map { RedisCommand("HGET", key: keys.conversation($0.rawValue), "i") })
+        var read: [Int64: [UInt8]] = [:]
+        for (conversation, reply) in zip(unread, replies) {
+            if let bytes = reply.bytes { read[conversation.rawValue] = bytes }
+        }
+        return try conversations.map { conversation in
+            guard let bytes = intents[conversation.rawValue] ?? read[conversation.rawValue] else { return nil }
             return try RedisDonationStore.decodeIntent(bytes)
         }
     }
