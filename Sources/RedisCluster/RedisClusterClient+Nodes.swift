@@ -89,31 +89,34 @@ extension RedisClusterClient {
         precondition(reads.allSatisfy { $0.isIdempotent && $0.slot != nil }, "only keyed reads ride along")
         let topology = try currentTopology()
         let masters = topology.nodes.filter { $0.role == .master }
-        var perMaster = masters.map { _ in commands }
-        // Where each read went: the master's index and its position in that master's pipeline.
-        var placed: [(master: Int, position: Int)?] = []
-        for read in reads {
-            let owner = read.slot.flatMap { topology.owner(ofSlot: $0) }
-            guard let master = masters.firstIndex(where: { $0.endpoint == owner?.node.endpoint }) else {
-                placed.append(nil)
-                continue
-            }
-            placed.append((master, perMaster[master].count))
-            perMaster[master].append(read)
+        var perMaster = [[RedisCommand]](repeating: commands, count: masters.count)
+        // Where each read went: its master's index (-1 for none known) and its place in that master's pipeline.
+        var master = [Int](repeating: -1, count: reads.count)
+        var position = [Int](repeating: 0, count: reads.count)
+        for index in reads.indices {
+            guard let slot = reads[index].slot, let owner = topology.owner(ofSlot: slot)?.node.endpoint,
+                let at = masters.firstIndex(where: { $0.endpoint == owner })
+            else { continue }
+            master[index] = at
+            position[index] = perMaster[at].count
+            perMaster[at].append(reads[index])
         }
         let replies = broadcast(perMaster, to: masters)
-        var readReplies = [RedisValue?](repeating: nil, count: reads.count)
-        for (index, place) in placed.enumerated() {
-            guard let place, case .success(let reply) = replies[place.master].results[place.position] else { continue }
-            readReplies[index] = reply
+        var readReplies = [RedisValue](repeating: .null, count: reads.count)
+        var unanswered: [Int] = []
+        for index in reads.indices {
+            if master[index] >= 0, case .success(let reply) = replies[master[index]].results[position[index]] {
+                readReplies[index] = reply
+            } else {
+                unanswered.append(index)
+            }
         }
-        let unanswered = readReplies.indices.filter { readReplies[$0] == nil }
         if !unanswered.isEmpty {
             let again = try pipeline(unanswered.map { reads[$0] })
-            for (index, reply) in zip(unanswered, again) { readReplies[index] = reply }
+            for offset in unanswered.indices { readReplies[unanswered[offset]] = again[offset] }
         }
-        let ownReplies = replies.map { RedisNodeReplies(node: $0.node, results: Array($0.results.prefix(commands.count))) }
-        return (ownReplies, readReplies.map { $0 ?? .null })
+        let own = replies.map { RedisNodeReplies(node: $0.node, results: Array($0.results[..<commands.count])) }
+        return (own, readReplies)
     }
 
     /// Sends a command to every node, replicas included, at once: for settings that each node has on its own

@@ -20,13 +20,18 @@ public final class RedisRankingSource: RankingSource {
     /// history a plain top 8 meets 27 conversations; with pages of 16 one list needed a second page, a round trip).
     static let firstPage = 32
 
-    /// First pages read with the weights (`learnedWeights(beforeOpening:)`), each taken by the `sortedAccess` that
-    /// opens its list.
-    private var firstPages: [SortedList: [SortedEntry]] = [:]
-    /// The latest intents (as stored) of conversations random access read, for `latestIntents`.
-    private var intents: [Int64: [UInt8]] = [:]
-    /// How many conversations' intents `intents` keeps: a walk's, not a scan's (the brute-force reference reads
-    /// every conversation through this source).
+    /// First pages read with the weights (`learnedWeights(beforeOpening:)`), `pages[i]` of `pagedLists[i]`, each
+    /// taken by the `sortedAccess` that opens its list. Pairs of arrays rather than dictionaries, here and for the
+    /// intents: the first dictionary keyed by a type in a process searches the run-time conformance tables for its
+    /// `Hashable` conformance, tens of microseconds (`Int64KeyTable`), for a few entries searched in nanoseconds.
+    private var pagedLists: [SortedList] = []
+    private var pages: [[SortedEntry]] = []
+    /// The latest intents (as stored) that random access read, `intentBytes[i]` of conversation `intentNumbers[i]`,
+    /// for `latestIntents`.
+    private var intentNumbers: [Int64] = []
+    private var intentBytes: [[UInt8]] = []
+    /// How many conversations' intents are kept: a walk's, not a scan's (the brute-force reference reads every
+    /// conversation through this source).
     static let keptIntents = 1024
 
     init(store: RedisDonationStore, keys: RedisKeys) {
@@ -40,18 +45,36 @@ public final class RedisRankingSource: RankingSource {
     public var randomAccessBatchSize: Int { 32 }
 
     public func sortedAccess(_ lists: [SortedList]) throws -> [Cursor] {
-        let unread = lists.filter { firstPages[$0] == nil }
-        let replies = try store.pipeline(unread.map(firstPageCommand))
-        for (list, reply) in zip(unread, replies) { firstPages[list] = try Self.entries(reply) }
+        _ = try pipeline([], readingFirstPagesOf: lists)
         return lists.map { list in
-            let page = firstPages.removeValue(forKey: list) ?? []
-            return Cursor(source: self, key: keys.list(list), page: page, offset: Self.firstPage)
+            Cursor(source: self, key: keys.list(list), page: takePage(of: list), offset: Self.firstPage)
         }
     }
 
-    /// The command that reads a list's first page.
-    private func firstPageCommand(_ list: SortedList) -> RedisCommand {
-        RedisCommand("ZREVRANGE", key: keys.list(list), 0, Self.firstPage - 1, "WITHSCORES")
+    /// Sends `commands`, then reads the first page of each of `lists` not read yet, in one pipeline (one round trip:
+    /// every key of the account is on one node), and keeps the pages for `sortedAccess`.
+    /// - Returns: the replies, those of `commands` first.
+    private func pipeline(_ commands: [RedisCommand], readingFirstPagesOf lists: [SortedList]) throws -> [RedisValue] {
+        var commands = commands
+        let leading = commands.count
+        var unread: [SortedList] = []
+        for list in lists where !pagedLists.contains(where: { $0 == list }) {
+            unread.append(list)
+            commands.append(RedisCommand("ZREVRANGE", key: keys.list(list), 0, Self.firstPage - 1, "WITHSCORES"))
+        }
+        let replies = try store.pipeline(commands)
+        for offset in unread.indices {
+            pages.append(try Self.entries(replies[leading + offset]))
+            pagedLists.append(unread[offset])
+        }
+        return replies
+    }
+
+    /// The first page of `list` read ahead, forgotten as it is taken (empty if it was not read: no list asks twice).
+    private func takePage(of list: SortedList) -> [SortedEntry] {
+        guard let index = pagedLists.firstIndex(where: { $0 == list }) else { return [] }
+        pagedLists.remove(at: index)
+        return pages.remove(at: index)
     }
 
     /// A list's entries from a `ZREVRANGE ... WITHSCORES` reply.
@@ -129,8 +152,9 @@ public final class RedisRankingSource: RankingSource {
         return try conversations.indices.map { index in
             let at = fields * index
             guard let identifier = items[at].string, let bytes = items[at + 1].bytes else { return nil }
-            if intents.count < Self.keptIntents, let intent = items[at + 3].bytes {
-                intents[conversations[index].rawValue] = intent
+            if intentNumbers.count < Self.keptIntents, let intent = items[at + 3].bytes {
+                intentNumbers.append(conversations[index].rawValue)
+                intentBytes.append(intent)
             }
             var record = try RecordCoding.decodeRecord(bytes)
             if let preference = items[at + 2].string {
@@ -159,16 +183,14 @@ public final class RedisRankingSource: RankingSource {
     /// The intents random access read with the conversations (the top K of a walk were all read so), and the
     /// others' in one round trip.
     public func latestIntents(_ conversations: [ConversationHandle]) throws -> [SendMessageIntent?] {
-        let unread = conversations.filter { intents[$0.rawValue] == nil }
-        let replies = try store.pipeline(unread.map { RedisCommand("HGET", key: keys.conversation($0.rawValue), "i") })
-        var read: [Int64: [UInt8]] = [:]
-        for (conversation, reply) in zip(unread, replies) {
-            if let bytes = reply.bytes { read[conversation.rawValue] = bytes }
+        var bytes = conversations.map { conversation in
+            intentNumbers.firstIndex(of: conversation.rawValue).map { intentBytes[$0] }
         }
-        return try conversations.map { conversation in
-            guard let bytes = intents[conversation.rawValue] ?? read[conversation.rawValue] else { return nil }
-            return try RedisDonationStore.decodeIntent(bytes)
-        }
+        let unread = conversations.indices.filter { bytes[$0] == nil }
+        let replies = try store.pipeline(
+            unread.map { RedisCommand("HGET", key: keys.conversation(conversations[$0].rawValue), "i") })
+        for offset in unread.indices { bytes[unread[offset]] = replies[offset].bytes }
+        return try bytes.map { intent in try intent.map(RedisDonationStore.decodeIntent) }
     }
 
     public func allConversations() throws -> [ConversationHandle] {
@@ -185,12 +207,9 @@ public final class RedisRankingSource: RankingSource {
     /// The weights, and the first page of each of `lists`, in one pipeline: one round trip, since every key of the
     /// account is on one node.
     public func learnedWeights(beforeOpening lists: [SortedList]) throws -> LearnedWeights {
-        let unread = lists.filter { firstPages[$0] == nil }
-        let replies = try store.pipeline(
-            [RedisCommand("HGET", key: keys.learnedWeights, "w")] + unread.map(firstPageCommand))
-        for (list, reply) in zip(unread, replies.dropFirst()) { firstPages[list] = try Self.entries(reply) }
-        if let message = replies[0].errorMessage { throw StoreError(.failed, "Redis refused a command: \(message)") }
-        return try replies[0].bytes.map(RecordCoding.decodeWeights) ?? .empty
+        let reply = try pipeline([RedisCommand("HGET", key: keys.learnedWeights, "w")], readingFirstPagesOf: lists)[0]
+        if let message = reply.errorMessage { throw StoreError(.failed, "Redis refused a command: \(message)") }
+        return try reply.bytes.map(RecordCoding.decodeWeights) ?? .empty
     }
 
     public func conversationCount() throws -> Int {
