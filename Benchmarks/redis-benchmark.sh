@@ -120,10 +120,15 @@ serve_rate() {
     port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
     "$binary" serve --store "$URL" --port "$port" --no-access-log >"$SCRATCH/serve.log" 2>&1 &
     SERVER_PID=$!
-    for _ in $(seq 50); do
-        curl -sf "http://127.0.0.1:$port/v1/accounts/default/suggestions?limit=8" >/dev/null 2>&1 && break
+    local up=0
+    for _ in $(seq 200); do
+        if curl -sf "http://127.0.0.1:$port/v1/accounts/default/suggestions?limit=8" >/dev/null 2>&1; then
+            up=1
+            break
+        fi
         sleep 0.1
     done
+    [ $up = 1 ] || { echo "redis-benchmark.sh: $binary serve did not answer within 20 s:" >&2; cat "$SCRATCH/serve.log" >&2; exit 1; }
     sleep 2
     wrk -t1 -c32 -d10s "http://127.0.0.1:$port/v1/accounts/default/suggestions?limit=8" >"$SCRATCH/wrk.txt"
     kill "$SERVER_PID" && wait "$SERVER_PID" 2>/dev/null || true
