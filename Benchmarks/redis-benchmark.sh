@@ -70,7 +70,8 @@ masters() {
     local seed port
     for seed in ${SEEDS//,/ }; do
         port=${seed#*:}
-        redis-cli -p "$port" role | head -1 | grep -q master && echo "$port"
+        # No grep -q or head in a pipe here: with pipefail, the writer's SIGPIPE would end the script.
+        [ "$(redis-cli -p "$port" role | awk 'NR == 1')" = master ] && echo "$port"
     done
     return 0
 }
@@ -145,7 +146,7 @@ if [ -n "$OLD" ]; then
 fi
 serve_rate "$SUGGEST"
 serve=$RATE
-port=$(masters | head -1)
+port=$(masters | awk 'NR == 1')
 members=()
 for i in $(seq 100); do members+=("$i" "m$i"); done
 # A key this master serves (redis-benchmark follows no redirection): the first tag whose ZADD it accepts.
