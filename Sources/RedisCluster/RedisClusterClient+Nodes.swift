@@ -55,7 +55,8 @@ extension RedisClusterClient {
     /// - Returns: one reply per master, in the order of ``nodes()``.
     /// - Throws: only when the layout cannot be had; a node's own failure is in its reply.
     public func sendToEveryMaster(_ command: RedisCommand) throws(RedisError) -> [RedisNodeReply] {
-        single(broadcast([command], to: try currentTopology().nodes.filter { $0.role == .master }))
+        let masters = try currentTopology().nodes.filter { $0.role == .master }
+        return single(broadcast(masters.map { _ in [command] }, to: masters))
     }
 
     /// Sends the same commands to every master as one pipeline each, all masters at once: one round trip for
@@ -66,7 +67,56 @@ extension RedisClusterClient {
     /// - Returns: one entry per master, in the order of ``nodes()``, with one result per command.
     /// - Throws: only when the layout cannot be had; a node's own failure is in its results.
     public func pipelineToEveryMaster(_ commands: [RedisCommand]) throws(RedisError) -> [RedisNodeReplies] {
-        broadcast(commands, to: try currentTopology().nodes.filter { $0.role == .master })
+        let masters = try currentTopology().nodes.filter { $0.role == .master }
+        return broadcast(masters.map { _ in commands }, to: masters)
+    }
+
+    /// ``pipelineToEveryMaster(_:)`` and ``pipeline(_:)`` of reads in one round trip: each of `reads` is written,
+    /// after the commands for every master, to the master that serves its key's slot, so that a process that must
+    /// ask every master something and read a few keys waits once.
+    ///
+    /// A read that does not get its reply there (the slot moved or is moving, the node failed) is sent again with
+    /// ``pipeline(_:)``, which follows redirections; reads run twice harmlessly.
+    /// - Parameters:
+    ///   - commands: the commands for every master, in the order each runs them.
+    ///   - reads: keyed reads (``RedisCommand/isIdempotent``).
+    /// - Returns: the masters' replies as ``pipelineToEveryMaster(_:)`` returns them, and one reply per read as
+    ///   ``pipeline(_:)`` returns them.
+    /// - Throws: when the layout cannot be had, or as ``pipeline(_:)`` for the reads sent again.
+    public func pipelineToEveryMaster(_ commands: [RedisCommand], with reads: [RedisCommand]) throws(RedisError)
+        -> (masters: [RedisNodeReplies], reads: [RedisValue])
+    {
+        precondition(reads.allSatisfy { $0.isIdempotent && $0.slot != nil }, "only keyed reads ride along")
+        let topology = try currentTopology()
+        let masters = topology.nodes.filter { $0.role == .master }
+        var perMaster = [[RedisCommand]](repeating: commands, count: masters.count)
+        // Where each read went: its master's index (-1 for none known) and its place in that master's pipeline.
+        var master = [Int](repeating: -1, count: reads.count)
+        var position = [Int](repeating: 0, count: reads.count)
+        for index in reads.indices {
+            guard let slot = reads[index].slot, let owner = topology.owner(ofSlot: slot)?.node.endpoint,
+                let at = masters.firstIndex(where: { $0.endpoint == owner })
+            else { continue }
+            master[index] = at
+            position[index] = perMaster[at].count
+            perMaster[at].append(reads[index])
+        }
+        let replies = broadcast(perMaster, to: masters)
+        var readReplies = [RedisValue](repeating: .null, count: reads.count)
+        var unanswered: [Int] = []
+        for index in reads.indices {
+            if master[index] >= 0, case .success(let reply) = replies[master[index]].results[position[index]] {
+                readReplies[index] = reply
+            } else {
+                unanswered.append(index)
+            }
+        }
+        if !unanswered.isEmpty {
+            let again = try pipeline(unanswered.map { reads[$0] })
+            for offset in unanswered.indices { readReplies[unanswered[offset]] = again[offset] }
+        }
+        let own = replies.map { RedisNodeReplies(node: $0.node, results: Array($0.results[..<commands.count])) }
+        return (own, readReplies)
     }
 
     /// Sends a command to every node, replicas included, at once: for settings that each node has on its own
@@ -75,19 +125,21 @@ extension RedisClusterClient {
     /// - Returns: one reply per node, masters first, in the order of ``nodes()``.
     /// - Throws: only when the layout cannot be had; a node's own failure is in its reply.
     public func sendToEveryNode(_ command: RedisCommand) throws(RedisError) -> [RedisNodeReply] {
-        single(broadcast([command], to: try currentTopology().nodes))
+        let nodes = try currentTopology().nodes
+        return single(broadcast(nodes.map { _ in [command] }, to: nodes))
     }
 
     private func single(_ replies: [RedisNodeReplies]) -> [RedisNodeReply] {
         replies.map { RedisNodeReply(node: $0.node, result: $0.results[0]) }
     }
 
-    /// Writes `commands` to every node before reading any reply.
-    private func broadcast(_ commands: [RedisCommand], to nodes: [RedisNode]) -> [RedisNodeReplies] {
+    /// Writes each node's commands (`perNode[i]` for `nodes[i]`) to every node before reading any reply.
+    private func broadcast(_ perNode: [[RedisCommand]], to nodes: [RedisNode]) -> [RedisNodeReplies] {
         var results = [[Result<RedisValue, RedisError>]?](repeating: nil, count: nodes.count)
         var connections: [(index: Int, pool: NodePool, connection: RedisConnection)] = []
         // In endpoint order, as pipelines take them.
         for index in nodes.indices.sorted(by: { nodes[$0].endpoint < nodes[$1].endpoint }) {
+            let commands = perNode[index]
             let pool = pool(for: nodes[index].endpoint)
             let connection: RedisConnection
             do {
@@ -106,6 +158,7 @@ extension RedisClusterClient {
             }
         }
         for entry in connections {
+            let commands = perNode[entry.index]
             var replies: [Result<RedisValue, RedisError>] = []
             for _ in commands {
                 do {
@@ -125,7 +178,7 @@ extension RedisClusterClient {
             RedisNodeReplies(
                 node: nodes[index],
                 results: results[index]
-                    ?? commands.map { _ in .failure(.unreachable([nodes[index].endpoint], reason: "not asked")) })
+                    ?? perNode[index].map { _ in .failure(.unreachable([nodes[index].endpoint], reason: "not asked")) })
         }
     }
 }

@@ -50,8 +50,12 @@ extension RedisDonationStore {
         let retention = try retention()
         var complete = policyDone
         let accounts = try account.map { [$0] } ?? accountNames()
-        for name in accounts {
+        // Each account's fold mark, where the expiry read it in its own round trip (`nil`: still to be read).
+        var marks = [Bool?](repeating: nil, count: accounts.count)
+        for index in accounts.indices {
+            let name = accounts[index]
             let expired = try expire(account: name, now: now, retention: retention, conversations: left)
+            marks[index] = expired.foldMark
             report.expired.donations += expired.report.donations
             report.expired.conversations += expired.report.conversations
             report.expired.removedConversations += expired.report.removedConversations
@@ -66,7 +70,7 @@ extension RedisDonationStore {
         }
         if ranking.learnedPolicy != nil {
             if left > 0 {
-                let (folded, done) = try foldMarkedWeights(accounts, budget: left)
+                let (folded, done) = try foldMarkedWeights(accounts, marks: marks, budget: left)
                 report.foldedAccounts = folded
                 if !done { complete = false }
             } else {
@@ -100,16 +104,21 @@ extension RedisDonationStore {
 
     /// Folds the weights marked to be folded again among `accounts`, until the budget is spent (at least one account
     /// when any is marked).
+    /// - Parameter marks: each account's mark where it was read already (by the expiry), `nil` where it is read here.
     /// - Returns: how many accounts were folded, and whether none marked is left among them.
-    private func foldMarkedWeights(_ accounts: [String], budget: Int) throws(StoreError) -> (folded: Int, isComplete: Bool) {
-        var marked: [String] = []
+    private func foldMarkedWeights(_ accounts: [String], marks: [Bool?], budget: Int) throws(StoreError) -> (
+        folded: Int, isComplete: Bool
+    ) {
+        var marks = marks
+        let unread = accounts.indices.filter { marks[$0] == nil }
         var start = 0
-        while start < accounts.count {
-            let batch = accounts[start..<min(start + 256, accounts.count)]
+        while start < unread.count {
+            let batch = unread[start..<min(start + 256, unread.count)]
             start += batch.count
-            let replies = try pipeline(batch.map { RedisCommand("HGET", key: RedisKeys(account: $0).learnedWeights, "fold") })
-            for (name, reply) in zip(batch, replies) where reply.string == "1" { marked.append(name) }
+            let replies = try pipeline(batch.map { RedisCommand("HGET", key: RedisKeys(account: accounts[$0]).learnedWeights, "fold") })
+            for (index, reply) in zip(batch, replies) { marks[index] = reply.string == "1" }
         }
+        let marked = accounts.indices.filter { marks[$0] == true }.map { accounts[$0] }
         var spent = 0
         var folded = 0
         for name in marked {
@@ -126,10 +135,14 @@ extension RedisDonationStore {
     static let weightsSetting = "ranking.weights"
 
     /// Deletes an account's donations older than the retention allows, through its conversations' oldest dates.
+    /// - Returns: what was deleted; whether the expiry is complete; and under a learned ranking, whether the
+    ///   account's weights are marked to be folded (`lw` field `fold`), read in the same round trip as the expired
+    ///   conversations so that maintenance need not ask again: `nil` when there is no expiry, or when it deleted
+    ///   something (its rewrites mark the weights, or it folded them).
     private func expire(account: String, now: Timestamp, retention: Retention, conversations limit: Int)
-        throws(StoreError) -> (report: DeletionReport, isComplete: Bool)
+        throws(StoreError) -> (report: DeletionReport, isComplete: Bool, foldMark: Bool?)
     {
-        guard let cutoff = retention.expiryCutoff(at: now) else { return (DeletionReport(), true) }
+        guard let cutoff = retention.expiryCutoff(at: now) else { return (DeletionReport(), true, nil) }
         let keys = RedisKeys(account: account)
         var command = RedisCommand(
             "ZRANGEBYSCORE", key: keys.oldest, "-inf", "(" + String(decoding: ScriptBuilder.score(cutoff.seconds), as: UTF8.self))
@@ -138,7 +151,10 @@ extension RedisDonationStore {
             command.append(0)
             command.append(limit + 1)
         }
-        let numbers = try members(command)
+        var reads = [command]
+        if ranking.learnedPolicy != nil { reads.append(RedisCommand("HGET", key: keys.learnedWeights, "fold")) }
+        let replies = try pipeline(reads)
+        let numbers = (try replies[0].checkedArray() ?? []).compactMap { $0.string.flatMap(Int64.init) }
         var report = DeletionReport()
         for number in numbers.prefix(limit) {
             let outcome = try rewrite(number, keys: keys) { $0.date < cutoff.seconds }
@@ -153,7 +169,8 @@ extension RedisDonationStore {
         // Once the account's expiry is complete its weights are folded (else they stay marked by the rewrites, for
         // the fold at the end of the maintenance step).
         if isComplete && report.donations > 0 { try refoldWeights(keys) }
-        return (report, isComplete)
+        let foldMark = reads.count > 1 && report.donations == 0 ? replies[1].string == "1" : nil
+        return (report, isComplete, foldMark)
     }
 
     /// Rebuilds the conversations of every account whose state was built under another policy, in account and

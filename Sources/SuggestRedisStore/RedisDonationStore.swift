@@ -57,13 +57,13 @@ public final class RedisDonationStore: DonationStore {
     public static func open(
         client: RedisClusterClient, ranking: StoreRanking = .default, types: UniformTypeTree = .standard
     ) throws(StoreError) -> RedisDonationStore {
-        let replicas = try durabilityCheck(client)
+        // The settings and whether any account exists are read in the check's round trip.
+        let (replicas, replies) = try durabilityCheck(
+            client,
+            reading: [RedisCommand("HGETALL", key: RedisKeys.settings), RedisCommand("EXISTS", key: RedisKeys.accounts)])
         let store = RedisDonationStore(ranking: ranking, types: types, client: client, replicasToWait: replicas)
         // A new store holds no state yet: it is built under this policy from its first donation, and so are its
         // learned weights.
-        let replies = try store.pipeline([
-            RedisCommand("HGETALL", key: RedisKeys.settings), RedisCommand("EXISTS", key: RedisKeys.accounts),
-        ])
         store.cacheSettings(replies[0])
         if try store.setting("ranking.policy") == nil, replies[1].integer == 0 {
             try store.setSetting("ranking.policy", store.policyFingerprint)
@@ -83,16 +83,19 @@ public final class RedisDonationStore: DonationStore {
     }
 
     /// Checks every master's persistence, and says how many replicas each write must wait for: one round trip,
-    /// both questions pipelined to every master at once.
+    /// both questions pipelined to every master at once, with `reads` (keyed reads the caller needs next) in it.
     ///
+    /// - Returns: how many replicas to wait for, and the replies to `reads`, as `pipeline` returns them.
     /// - Throws: `.misconfigured` for a master without the append-only file, or with neither `appendfsync always`
     ///   nor a replica to wait for.
-    static func durabilityCheck(_ client: RedisClusterClient) throws(StoreError) -> Int {
+    static func durabilityCheck(_ client: RedisClusterClient, reading reads: [RedisCommand]) throws(StoreError) -> (
+        replicas: Int, reads: [RedisValue]
+    ) {
         let masters: [RedisNodeReplies]
+        let readReplies: [RedisValue]
         do {
-            masters = try client.pipelineToEveryMaster([
-                RedisCommand("CONFIG", "GET", "append*"), RedisCommand("INFO", "replication"),
-            ])
+            (masters, readReplies) = try client.pipelineToEveryMaster(
+                [RedisCommand("CONFIG", "GET", "append*"), RedisCommand("INFO", "replication")], with: reads)
         } catch {
             throw translate(error)
         }
@@ -126,7 +129,7 @@ public final class RedisDonationStore: DonationStore {
             // `INFO replication` counts the replicas connected now, including those CLUSTER SLOTS leaves out.
             if connectedReplicas(info) == 0 && withoutReplica == nil { withoutReplica = "\(endpoint)" }
         }
-        guard let withoutReplica else { return 1 }
+        guard let withoutReplica else { return (1, readReplies) }
         if let lazy = lazyFsync {
             let reason =
                 lazy.endpoint == withoutReplica
@@ -137,7 +140,7 @@ public final class RedisDonationStore: DonationStore {
                     + "second of acknowledged donations; set appendfsync always, or give every master a replica "
                     + "(docs/redis.md)")
         }
-        return 0
+        return (0, readReplies)
     }
 
     /// The `connected_slaves:` count of an `INFO replication` reply (0 when it has none).

@@ -2,8 +2,12 @@ import RedisCluster
 import SuggestCore
 
 /// One account's ranking state in Redis, seen through `RankingSource`: its sorted sets give sorted access, in pages
-/// (every list's first page in one round trip), and a script gives random access to a batch of conversations with
-/// their preferences in one round trip. A handle is the conversation's number in the account.
+/// (every list's first page in one round trip, the same as the learned weights'), and a script gives random access
+/// to a batch of conversations with their preferences and latest intents in one round trip. A handle is the
+/// conversation's number in the account.
+///
+/// A query takes as few round trips as its steps allow: the weights and first pages, one per batch of candidates
+/// and per later page, and none for the intents of the top K, read with the candidates.
 ///
 /// Redis has no snapshot across round trips: a query that pages while another client writes the account may meet a
 /// conversation twice (the walk counts it once) or miss one that moved up meanwhile. A query with no concurrent write
@@ -12,24 +16,73 @@ public final class RedisRankingSource: RankingSource {
     let store: RedisDonationStore
     let keys: RedisKeys
 
-    /// The first page of each list: enough for a top 8 to end within it, most of the time.
-    static let firstPage = 16
+    /// The first page of each list: enough for a top 8 to end within it, most of the time (on the generated 100k
+    /// history a plain top 8 meets 27 conversations; with pages of 16 one list needed a second page, a round trip).
+    static let firstPage = 32
+
+    /// First pages read with the weights (`learnedWeights(beforeOpening:)`), `pages[i]` of `pagedLists[i]`, each
+    /// taken by the `sortedAccess` that opens its list. Pairs of arrays rather than dictionaries, here and for the
+    /// intents: the first dictionary keyed by a type in a process searches the run-time conformance tables for its
+    /// `Hashable` conformance, tens of microseconds (`Int64KeyTable`), for a few entries searched in nanoseconds.
+    private var pagedLists: [SortedList] = []
+    private var pages: [[SortedEntry]] = []
+    /// The latest intents (as stored) that random access read, `intentBytes[i]` of conversation `intentNumbers[i]`,
+    /// for `latestIntents`.
+    private var intentNumbers: [Int64] = []
+    private var intentBytes: [[UInt8]] = []
+    /// How many conversations' intents are kept: a walk's, not a scan's (the brute-force reference reads every
+    /// conversation through this source).
+    static let keptIntents = 1024
+    /// Whether the account has any preference (a block, a "suggest less"), asked in the round trip of the first
+    /// pages; `nil` until then. Without one, random access is plain `HMGET`s in one pipeline, which cost Redis
+    /// about a third of the `candidates` script (150 µs for 32 conversations, mostly its calls from Lua); with one,
+    /// or before it is known, the script looks up each conversation's preference beside its record.
+    private var hasPreferences: Bool?
 
     init(store: RedisDonationStore, keys: RedisKeys) {
         self.store = store
         self.keys = keys
     }
 
-    public var randomAccessBatchSize: Int { 16 }
+    /// As many as a first page: a plain top 8 is then scored in one round trip (27 conversations met on the
+    /// generated 100k history: two batches of 16); a walk that ends early reads a few more candidates than it
+    /// needs, each a few hundred bytes in the same round trip.
+    public var randomAccessBatchSize: Int { 32 }
 
     public func sortedAccess(_ lists: [SortedList]) throws -> [Cursor] {
-        let commands = lists.map { list in
-            RedisCommand("ZREVRANGE", key: keys.list(list), 0, Self.firstPage - 1, "WITHSCORES")
+        _ = try pipeline([], readingFirstPagesOf: lists)
+        return lists.map { list in
+            Cursor(source: self, key: keys.list(list), page: takePage(of: list), offset: Self.firstPage)
         }
+    }
+
+    /// Sends `commands`, then reads the first page of each of `lists` not read yet, in one pipeline (one round trip:
+    /// every key of the account is on one node), and keeps the pages for `sortedAccess`.
+    /// - Returns: the replies, those of `commands` first.
+    private func pipeline(_ commands: [RedisCommand], readingFirstPagesOf lists: [SortedList]) throws -> [RedisValue] {
+        var commands = commands
+        let leading = commands.count
+        var unread: [SortedList] = []
+        for list in lists where !pagedLists.contains(where: { $0 == list }) {
+            unread.append(list)
+            commands.append(RedisCommand("ZREVRANGE", key: keys.list(list), 0, Self.firstPage - 1, "WITHSCORES"))
+        }
+        let asksPreferences = hasPreferences == nil && !unread.isEmpty
+        if asksPreferences { commands.append(RedisCommand("EXISTS", key: keys.preferences)) }
         let replies = try store.pipeline(commands)
-        return try zip(lists, replies).map { list, reply in
-            Cursor(source: self, key: keys.list(list), page: try Self.entries(reply), offset: Self.firstPage)
+        for offset in unread.indices {
+            pages.append(try Self.entries(replies[leading + offset]))
+            pagedLists.append(unread[offset])
         }
+        if asksPreferences, let exists = replies[leading + unread.count].integer { hasPreferences = exists != 0 }
+        return replies
+    }
+
+    /// The first page of `list` read ahead, forgotten as it is taken (empty if it was not read: no list asks twice).
+    private func takePage(of list: SortedList) -> [SortedEntry] {
+        guard let index = pagedLists.firstIndex(where: { $0 == list }) else { return [] }
+        pagedLists.remove(at: index)
+        return pages.remove(at: index)
     }
 
     /// A list's entries from a `ZREVRANGE ... WITHSCORES` reply.
@@ -96,17 +149,39 @@ public final class RedisRankingSource: RankingSource {
 
     public func candidates(_ conversations: [ConversationHandle], contentKinds: [String]) throws -> [RankingCandidate?] {
         guard !conversations.isEmpty else { return [] }
-        let reply = try store.send(
-            RedisCommand(
-                script: RedisScripts.candidates,
-                keys: [keys.preferences] + conversations.map { keys.conversation($0.rawValue) }))
-        guard let items = try reply.checkedArray(), items.count == 3 * conversations.count else {
-            throw StoreError.damaged("a reply of Redis to a read of conversations")
+        // Each conversation's identifier, record, preference and latest intent, `fields` values apiece.
+        let fields = RedisScripts.candidateFields
+        var items: [RedisValue]
+        if hasPreferences == false {
+            let replies = try store.pipeline(
+                conversations.map { RedisCommand("HMGET", key: keys.conversation($0.rawValue), "id", "r", "i") })
+            items = []
+            items.reserveCapacity(fields * conversations.count)
+            for reply in replies {
+                guard let values = try reply.checkedArray(), values.count == 3 else {
+                    throw StoreError.damaged("a reply of Redis to a read of conversations")
+                }
+                items += [values[0], values[1], .null, values[2]]
+            }
+        } else {
+            let reply = try store.send(
+                RedisCommand(
+                    script: RedisScripts.candidates,
+                    keys: [keys.preferences] + conversations.map { keys.conversation($0.rawValue) }))
+            guard let values = try reply.checkedArray(), values.count == fields * conversations.count else {
+                throw StoreError.damaged("a reply of Redis to a read of conversations")
+            }
+            items = values
         }
         return try conversations.indices.map { index in
-            guard let identifier = items[3 * index].string, let bytes = items[3 * index + 1].bytes else { return nil }
+            let at = fields * index
+            guard let identifier = items[at].string, let bytes = items[at + 1].bytes else { return nil }
+            if intentNumbers.count < Self.keptIntents, let intent = items[at + 3].bytes {
+                intentNumbers.append(conversations[index].rawValue)
+                intentBytes.append(intent)
+            }
             var record = try RecordCoding.decodeRecord(bytes)
-            if let preference = items[3 * index + 2].string {
+            if let preference = items[at + 2].string {
                 let (blocked, less) = RedisDonationStore.preference(preference)
                 record.state.isBlocked = blocked
                 record.state.lessFeedback = less
@@ -129,12 +204,17 @@ public final class RedisRankingSource: RankingSource {
             .flatMap(Int64.init).map(ConversationHandle.init)
     }
 
+    /// The intents random access read with the conversations (the top K of a walk were all read so), and the
+    /// others' in one round trip.
     public func latestIntents(_ conversations: [ConversationHandle]) throws -> [SendMessageIntent?] {
-        let replies = try store.pipeline(conversations.map { RedisCommand("HGET", key: keys.conversation($0.rawValue), "i") })
-        return try replies.map { reply in
-            guard let bytes = reply.bytes else { return nil }
-            return try RedisDonationStore.decodeIntent(bytes)
+        var bytes = conversations.map { conversation in
+            intentNumbers.firstIndex(of: conversation.rawValue).map { intentBytes[$0] }
         }
+        let unread = conversations.indices.filter { bytes[$0] == nil }
+        let replies = try store.pipeline(
+            unread.map { RedisCommand("HGET", key: keys.conversation(conversations[$0].rawValue), "i") })
+        for offset in unread.indices { bytes[unread[offset]] = replies[offset].bytes }
+        return try bytes.map { intent in try intent.map(RedisDonationStore.decodeIntent) }
     }
 
     public func allConversations() throws -> [ConversationHandle] {
@@ -145,7 +225,15 @@ public final class RedisRankingSource: RankingSource {
 
     /// The account's weights (`lw`, field `w`), `.empty` without them.
     public func learnedWeights() throws -> LearnedWeights {
-        try store.send(RedisCommand("HGET", key: keys.learnedWeights, "w")).bytes.map(RecordCoding.decodeWeights) ?? .empty
+        try learnedWeights(beforeOpening: [])
+    }
+
+    /// The weights, and the first page of each of `lists`, in one pipeline: one round trip, since every key of the
+    /// account is on one node.
+    public func learnedWeights(beforeOpening lists: [SortedList]) throws -> LearnedWeights {
+        let reply = try pipeline([RedisCommand("HGET", key: keys.learnedWeights, "w")], readingFirstPagesOf: lists)[0]
+        if let message = reply.errorMessage { throw StoreError(.failed, "Redis refused a command: \(message)") }
+        return try reply.bytes.map(RecordCoding.decodeWeights) ?? .empty
     }
 
     public func conversationCount() throws -> Int {

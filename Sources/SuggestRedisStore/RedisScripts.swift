@@ -99,24 +99,29 @@ enum RedisScripts {
         return 'OK'
         """
 
-    /// Reads what random access needs of several conversations, with their preferences, in one round trip.
+    /// Reads what random access needs of several conversations, with their preferences and latest intents (what a
+    /// suggestion shows, read here so that the top K need no round trip of their own), in one round trip.
     ///
-    /// KEYS: `pref`, then the conversations' hashes. Returns, for each: its identifier, its record and its
-    /// preference (each `nil` when missing).
+    /// KEYS: `pref`, then the conversations' hashes. Returns, for each, `candidateFields` values: its identifier,
+    /// its record, its preference and its latest intent (each `nil` when missing).
     static let candidates = RedisScript(
         """
         #!lua flags=no-writes
         local out = {}
         for i = 2, #KEYS do
-          local fields = redis.call('HMGET', KEYS[i], 'id', 'r')
+          local fields = redis.call('HMGET', KEYS[i], 'id', 'r', 'i')
           local preference = false
           if fields[1] then preference = redis.call('HGET', KEYS[1], fields[1]) end
           out[#out + 1] = fields[1]
           out[#out + 1] = fields[2]
           out[#out + 1] = preference
+          out[#out + 1] = fields[3]
         end
         return out
         """)
+
+    /// How many values `candidates` returns for each conversation.
+    static let candidateFields = 4
 
     /// Changes one conversation's preference atomically.
     ///

@@ -49,6 +49,11 @@ public protocol RankingSource {
     /// as the conversations: `.empty` for an account with no donation. The default, for a source that keeps no
     /// weights (an `InMemoryRankingIndex`), is `.empty`.
     func learnedWeights() throws -> LearnedWeights
+
+    /// `learnedWeights()`, for a walk that opens some of `lists` next (which of them depends on the weights): a
+    /// remote source reads their first pages in the same round trip and keeps them for the `sortedAccess` that
+    /// follows. The default reads the weights alone.
+    func learnedWeights(beforeOpening lists: [SortedList]) throws -> LearnedWeights
 }
 
 extension RankingSource {
@@ -59,6 +64,8 @@ extension RankingSource {
     public var randomAccessBatchSize: Int { 1 }
 
     public func learnedWeights() throws -> LearnedWeights { .empty }
+
+    public func learnedWeights(beforeOpening lists: [SortedList]) throws -> LearnedWeights { try learnedWeights() }
 }
 
 /// A conversation as a ranking source knows it: a handle the source issued (a row, a slot, a member of a sorted

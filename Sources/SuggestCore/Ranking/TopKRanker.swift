@@ -367,14 +367,31 @@ struct WalkPlan {
         // is not walked; at least one list is, so that conversations scored 0 are still met.
         var channels = scorer.policy.channels.indices.filter { scorer.channelBound($0, key: 0) > LogSpace.zero }
         if channels.isEmpty { channels = [0] }
-        let scope: SortedListScope = scorer.context.serviceName.map { .service($0) } ?? .all
-        lists = channels.map { SortedList(channel: $0, scope: scope) }
-        baseLists = lists.count
-        for kind in scorer.contentKinds {
-            lists += channels.map { SortedList(channel: $0, scope: .contentKind(kind)) }
-        }
+        lists = Self.lists(channels: channels, context: scorer.context, contentKinds: scorer.contentKinds)
+        baseLists = channels.count
         contentWeight = scorer.contentKinds.isEmpty ? 0 : scorer.policy.contentWeight
         logFactor = scorer.logGroupFactorBound
+    }
+
+    /// The lists of `channels` a walk under `context` reads: the base lists (the context's service's, or all), then
+    /// each content kind's.
+    private static func lists(channels: [Int], context: RankingContext, contentKinds: [String]) -> [SortedList] {
+        let scope: SortedListScope = context.serviceName.map { .service($0) } ?? .all
+        var lists = channels.map { SortedList(channel: $0, scope: scope) }
+        for kind in contentKinds {
+            lists += channels.map { SortedList(channel: $0, scope: .contentKind(kind)) }
+        }
+        return lists
+    }
+
+    /// Every list a walk under `context` could read, whatever the channel weights turn out to be: what a plan made
+    /// once the weights are known holds a subset of these (the channels that carry weight).
+    /// - Parameters:
+    ///   - policy: the policy the stored state is built with (its channels and content weight).
+    ///   - tree: the type tree the context's content types are resolved in.
+    static func possibleLists(policy: FrecencyPolicy, context: RankingContext, tree: UniformTypeTree) -> [SortedList] {
+        let kinds = policy.contentWeight > 0 ? context.contentKinds(in: tree) : []
+        return lists(channels: Array(policy.channels.indices), context: context, contentKinds: kinds)
     }
 }
 

@@ -40,6 +40,18 @@ public struct RankingEngine: Sendable {
         return (ranking.scorer(context: context, weights: weights, tree: types), weights)
     }
 
+    /// `scorer(for:context:)` for a query that walks the sorted lists next: the weights are read with the first
+    /// pages of every list the walk could open (`WalkPlan.possibleLists`), one round trip for a remote source
+    /// where reading them in turn would take two.
+    private func walkingScorer(for source: some RankingSource, context: RankingContext) throws -> (
+        scorer: Scorer, weights: LearnedWeights?
+    ) {
+        guard ranking.learnedPolicy != nil else { return try scorer(for: source, context: context) }
+        let lists = WalkPlan.possibleLists(policy: ranking.base, context: context, tree: types)
+        let weights = try source.learnedWeights(beforeOpening: lists)
+        return (ranking.scorer(context: context, weights: weights, tree: types), weights)
+    }
+
     /// What an explanation says of the weights a query ranked with.
     private func summary(_ weights: LearnedWeights?) -> LearnedWeightsSummary? {
         guard let weights, let policy = ranking.learnedPolicy else { return nil }
@@ -53,7 +65,7 @@ public struct RankingEngine: Sendable {
     public func suggestions(
         account: String, in source: some RankingSource, context: RankingContext, explain: Bool = false
     ) throws -> SuggestionList {
-        let (scorer, weights) = try scorer(for: source, context: context)
+        let (scorer, weights) = try walkingScorer(for: source, context: context)
         let learned = explain ? summary(weights) : nil
         let ranked = try TopKRanker(scorer: scorer).top(in: source, explain: explain)
         let intents = try source.latestIntents(ranked.map(\.conversation))
@@ -70,7 +82,7 @@ public struct RankingEngine: Sendable {
 
     /// The exact top K of the source under `context`, as ranked conversations.
     public func ranked(in source: some RankingSource, context: RankingContext) throws -> [RankedConversation] {
-        try TopKRanker(scorer: try scorer(for: source, context: context).scorer).top(in: source)
+        try TopKRanker(scorer: try walkingScorer(for: source, context: context).scorer).top(in: source)
     }
 
     /// The same ranking by scoring every conversation: the reference the walk must equal.
