@@ -5,6 +5,10 @@ import SuggestTestSupport
 import Synchronization
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A server's connections record through one `GroupCommitWriter`: every donation acknowledged is stored once, a
 /// repeated identifier is a duplicate whichever thread sent it, a refused batch takes nothing of anyone else's work
 /// with it, and the store then holds exactly the log that the same donations recorded one by one would.
@@ -140,6 +144,70 @@ import Testing
         let stored = try Self.export(try server.connection())
         #expect(stored.count == good.count)
         #expect(!stored.contains { $0.contains("\"bad") })
+    }
+
+    /// On a full disk every request that does not fit fails with the store's one-line "full" error, nothing is half
+    /// recorded, and the writer works again once there is room.
+    @Test func aFullDiskFailsEveryRequestOfAGroupWithItsOwnError() throws {
+        let scratch = try TemporaryDirectory("group-commit-full")
+        let disk = scratch.path + "/disk"
+        guard geteuid() == 0, mkdir(disk, 0o755) == 0,
+            (try? ChildProcess(
+                executable: "/usr/bin/mount", arguments: ["-t", "tmpfs", "-o", "size=1m", "tmpfs", disk],
+                environment: [:], inputPath: nil, scratch: scratch.path
+            ).wait().status) == 0
+        else { try Test.cancel("a full disk needs root and mount(8) for a small tmpfs") }
+        defer {
+            _ = try? ChildProcess(
+                executable: "/usr/bin/umount", arguments: ["-l", disk], environment: [:], inputPath: nil,
+                scratch: scratch.path
+            ).wait()
+        }
+        let location = StoreLocation(directory: disk + "/store")
+        // A log that is truncated every 100 pages, as the command line's: SQLite's default of 1,000 would fill
+        // the 1 MiB disk before it is ever truncated.
+        let first = try SQLiteDonationStore.open(location, checkpoints: .everyPages(100))
+        _ = try first.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: Self.now)
+        _ = try first.importDonations(
+            (0..<50).map { Self.donation("f\($0)", conversation: $0 % 5, second: $0) }, options: ImportOptions(now: Self.now))
+        try first.checkpoint()
+        let before = try Self.export(first)
+        let writer = GroupCommitWriter { try SQLiteDonationStore.open(location, checkpoints: .everyPages(100)) }
+        let connect = { @Sendable in
+            try SQLiteDonationStore.open(location, checkpoints: .everyPages(100), groupCommit: writer)
+        }
+        let filler = open(disk + "/filler", O_WRONLY | O_CREAT, 0o644)
+        let block = [UInt8](repeating: 0x55, count: 4_096)
+        while block.withUnsafeBytes({ write(filler, $0.baseAddress, $0.count) }) > 0 {}
+        close(filler)
+
+        // Donations large enough not to fit in what SQLite already holds.
+        let name = String(repeating: "x", count: 3_000)
+        let errors = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+            guard let store = try? connect() else { return }
+            for step in 0..<10 {
+                var donation = Self.donation("full-\(thread)-\(step)", conversation: 100 + thread, second: step)
+                donation.intent.speakableGroupName = name + "\(thread)-\(step)"
+                do {
+                    _ = try store.record(donation, now: Self.now)
+                } catch {
+                    errors.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        let seen = errors.withLock { $0 }
+        #expect(!seen.isEmpty, "40 donations of 3 KB fitted on a full disk?")
+        #expect(seen.allSatisfy { $0.contains("full") && !$0.contains("savepoint") }, "\(Set(seen))")
+
+        unlink(disk + "/filler")
+        let after = try connect()
+        let recorded = try Self.export(after)
+        // Whatever was acknowledged is there in full; what failed left nothing.
+        #expect(recorded.count == before.count + (40 - seen.count))
+        #expect(Set(before).isSubset(of: Set(recorded)))
+        #expect(try after.record(Self.donation("again", conversation: 1, second: 99_000), now: Self.now)
+            == .recorded(identifier: "again"))
     }
 
     @Test func aWriterThatCannotOpenFailsItsRequestsAndIsTriedAgain() throws {

@@ -59,10 +59,10 @@ public final class GroupCommitWriter: Sendable {
         let piece = Piece { store in
             do {
                 result.value = .success(try work(store))
-                return true
+                return nil
             } catch {
                 result.value = .failure(error)
-                return false
+                return error
             }
         }
         let leads = state.withLock { state in
@@ -121,10 +121,16 @@ public final class GroupCommitWriter: Sendable {
                 try store.database.write {
                     for piece in group {
                         try store.database.execute("SAVEPOINT piece")
-                        if piece.run(store) {
+                        guard let failure = piece.run(store) else {
                             try store.database.execute("RELEASE piece")
-                        } else {
+                            continue
+                        }
+                        do {
                             try store.database.execute("ROLLBACK TO piece; RELEASE piece")
+                        } catch {
+                            // SQLite ended the whole transaction (a full disk, an I/O error): the piece's own
+                            // error says why, which the missing savepoint would not.
+                            throw failure
                         }
                     }
                 }
@@ -137,15 +143,15 @@ public final class GroupCommitWriter: Sendable {
 
     /// One request's work, its outcome, and how it is woken.
     private final class Piece: @unchecked Sendable {
-        /// Runs the work on the writing connection; `false` when it threw (its result holds the error).
-        let run: (SQLiteDonationStore) -> Bool
+        /// Runs the work on the writing connection; what it threw, if it did (its result holds it too).
+        let run: (SQLiteDonationStore) -> (any Error)?
         let wake = DispatchSemaphore(value: 0)
         /// Set by the leader before it wakes this piece's thread: the group's failure, if it failed.
         var commitFailure: (any Error)?
         /// Set before waking: this piece's thread leads the next group.
         var leads = false
 
-        init(run: @escaping (SQLiteDonationStore) -> Bool) { self.run = run }
+        init(run: @escaping (SQLiteDonationStore) -> (any Error)?) { self.run = run }
     }
 
     /// A piece's result, written by the leader's thread and read by the piece's own after it is woken.
