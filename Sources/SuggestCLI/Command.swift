@@ -156,14 +156,15 @@ public enum StoreOpening {
         /// Opens one connection.
         public let open: @Sendable () throws -> any DonationStore
         /// The store's lines for `/metrics`, in Prometheus' text format: the ranking mirror's queries, rebuilds
-        /// and size (none for a Redis Cluster store).
+        /// and size, and the group commits of its writing connection (none for a Redis Cluster store).
         public let metrics: @Sendable () -> String
     }
 
     /// The connections of a long-lived server: a page cache that keeps what requests touch
     /// (`serverPageCacheKiB`), checkpoints left to the server's background task (with one in the committing
-    /// request only past `serverCheckpointPages`), and one ranking mirror shared by every connection
-    /// (`serverMirror`), which the background checkpoint keeps up to date.
+    /// request only past `serverCheckpointPages`), one ranking mirror shared by every connection
+    /// (`serverMirror`), which the background checkpoint keeps up to date, and one connection that writes every
+    /// donation (`GroupCommitWriter`).
     /// - Parameter creating: whether a missing directory store is created.
     /// - Throws: as `opener(_:io:creating:)`.
     public static func serving(_ arguments: ParsedArguments, io: CommandIO, creating: Bool = true) throws -> Serving {

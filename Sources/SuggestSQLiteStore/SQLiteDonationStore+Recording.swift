@@ -6,35 +6,24 @@ extension SQLiteDonationStore {
     ///   rewritten); independent of the history's length.
     public func record(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome {
         try translating {
+            // A server's donation is written on its writing connection, with the others that arrive meanwhile.
             if let groupCommit {
-                // The retention is read on the writing connection, inside the transaction: no read transaction of
-                // this connection's own per donation.
                 return try groupCommit.commit { writer in try writer.admitAndRecord(donation, now: now) }
             }
-            let interaction: Interaction
-            switch try DonationAdmission.decide(
-                donation, now: now, oldestKept: try retention().oldestKept(at: now), roundsToExportPrecision: true)
-            {
-            case .expired: return .expired
-            case .record(let admitted): interaction = admitted
-            }
-            return try database.write { try recordAdmitted(interaction) }
+            return try database.write { try admitAndRecord(donation, now: now) }
         }
     }
 
     /// Admits the donation against the store's retention and the clock, and records it if admitted, inside the
-    /// caller's transaction.
+    /// caller's transaction (where the retention is read too: no read transaction of its own).
     func admitAndRecord(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome {
+        let interaction: Interaction
         switch try DonationAdmission.decide(
             donation, now: now, oldestKept: try retention().oldestKept(at: now), roundsToExportPrecision: true)
         {
         case .expired: return .expired
-        case .record(let admitted): return try recordAdmitted(admitted)
+        case .record(let admitted): interaction = admitted
         }
-    }
-
-    /// Records a donation that `DonationAdmission` let in, inside the caller's transaction.
-    func recordAdmitted(_ interaction: Interaction) throws -> DonationOutcome {
         let writer = DonationWriter(database: database, ranking: ranking, types: types)
         let identifier = try writer.record(interaction)
         try writer.flush()
@@ -59,11 +48,9 @@ extension SQLiteDonationStore {
             return try translating {
                 try groupCommit.commit { writer in
                     let cutoff = try writer.retention().oldestKept(at: options.now)
-                    var index = 0
+                    var donations = prepared.makeIterator()
                     return try writer.recordPrepared(options, cutoff: cutoff, progress: { _ in }, interruption: {}) {
-                        guard index < prepared.count else { return nil }
-                        defer { index += 1 }
-                        return prepared[index]
+                        donations.next()
                     }
                 }
             }
