@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -36,10 +37,9 @@ typedef void *(*suggest_mhd_uri_callback)(void *cls, const char *uri, struct MHD
 
 /// What `suggest_mhd_start` hands to `MHD_start_daemon` as options.
 struct suggest_mhd_options {
-    /// An already listening, non-blocking socket; MHD does not close it once quiesced.
-    int listen_socket;
     /// Worker threads, each with its own epoll set; 1 runs one internal thread without a pool.
     unsigned int thread_pool_size;
+    /// Connections one worker thread may hold.
     unsigned int connection_limit;
     /// 0: no limit per client address.
     unsigned int per_ip_connection_limit;
@@ -49,13 +49,15 @@ struct suggest_mhd_options {
     size_t connection_memory_limit;
 };
 
-/// `MHD_start_daemon` with the options in one array (Swift cannot call the variadic function). The callbacks share
-/// one closure pointer, `cls`.
+/// `MHD_start_daemon` with the options in one array (Swift cannot call the variadic function), for a daemon that is
+/// handed its connections (`MHD_add_connection`) rather than accepting them. The callbacks share one closure
+/// pointer, `cls`.
 static inline struct MHD_Daemon *suggest_mhd_start(
     unsigned int flags, const struct suggest_mhd_options *options, MHD_AccessHandlerCallback handler,
-    MHD_RequestCompletedCallback completed, suggest_mhd_uri_callback uri, MHD_LogCallback logger, void *cls) {
+    MHD_RequestCompletedCallback completed, suggest_mhd_uri_callback uri, MHD_NotifyConnectionCallback connections,
+    MHD_LogCallback logger, void *cls) {
     struct MHD_OptionItem items[] = {
-        {MHD_OPTION_LISTEN_SOCKET, options->listen_socket, NULL},
+        {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)connections, cls},
         {MHD_OPTION_CONNECTION_LIMIT, (intptr_t)options->connection_limit, NULL},
         {MHD_OPTION_PER_IP_CONNECTION_LIMIT, (intptr_t)options->per_ip_connection_limit, NULL},
         {MHD_OPTION_CONNECTION_TIMEOUT, (intptr_t)options->connection_timeout, NULL},
@@ -78,19 +80,19 @@ static inline const struct sockaddr *suggest_mhd_client_address(struct MHD_Conne
     return info == NULL ? NULL : info->client_addr;
 }
 
+// glibc declares accept4 only under _GNU_SOURCE, which would change other declarations this module shares with
+// CSystem; the function itself is always there (Linux 2.6.28, glibc 2.10).
+extern int accept4(int socket, struct sockaddr *address, socklen_t *length, int flags);
+
+/// `accept(2)` of one waiting connection, its socket non-blocking and closed on exec; -1 with `errno` set.
+static inline int suggest_accept(int listener, struct sockaddr *address, socklen_t *length) {
+    return accept4(listener, address, length, SOCK_NONBLOCK | SOCK_CLOEXEC);
+}
+
 /// The socket of a connection, or -1.
 static inline int suggest_mhd_connection_socket(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     return info == NULL ? -1 : info->connect_fd;
 }
-
-/// How many connections the daemon holds open now (`MHD_get_daemon_info` is variadic), or -1.
-static inline long suggest_mhd_current_connections(struct MHD_Daemon *daemon) {
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
-    return info == NULL ? -1 : (long)info->num_connections;
-}
-
-/// A duplicate of `fd` that closes on exec (`fcntl` is variadic).
-static inline int suggest_dup_cloexec(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 0); }
 
 #endif

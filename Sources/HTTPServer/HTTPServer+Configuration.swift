@@ -17,8 +17,7 @@ extension HTTPServer {
         /// handler holds up the other connections of its thread. Default: one per online processor.
         public var workerThreads: Int
         /// Connections open at once over all threads. At the limit the server stops accepting: further clients
-        /// wait in the listen backlog until a connection closes (a thread's share of the limit is the limit
-        /// divided by `workerThreads`). Default 1,000.
+        /// wait in the listen backlog until a connection closes. Default 1,000.
         public var connectionLimit: Int
         /// Connections open at once from one client address; one more is accepted and closed at once. `nil`
         /// (the default) for no limit, since clients behind one proxy share its address.

@@ -5,8 +5,8 @@ import Synchronization
 /// An HTTP/1.1 server on GNU libmicrohttpd: it accepts connections on its own threads, reads each request whole and
 /// hands it to one handler, which answers with a response.
 ///
-/// The handler runs on MHD's worker threads (a pool, each thread with its own epoll set), once per request, after
-/// the whole body has arrived. MHD parses the protocol and answers malformed requests itself (400, 414, 431, 505);
+/// Connections are accepted on a thread of the server's own and dealt out to MHD's worker threads (a pool, each
+/// with its own epoll set); the handler runs on them, once per request, after the whole body has arrived. MHD parses the protocol and answers malformed requests itself (400, 414, 431, 505);
 /// the server adds the body limit (413 without reading a declared body, or as soon as a chunked one crosses it),
 /// percent-decoding of the target, and a graceful stop.
 ///
@@ -40,8 +40,7 @@ public final class HTTPServer: Sendable {
         let daemon: OpaquePointer
         /// The listening socket, ours to shut down and close.
         let socket: Int32
-        /// The same socket under the descriptor MHD was given; MHD leaves it open once quiesced.
-        let daemonSocket: Int32
+        let acceptor: ConnectionAcceptor
     }
 
     /// Starts a server: binds the address, starts the worker threads, and returns once it accepts connections.
@@ -62,39 +61,44 @@ public final class HTTPServer: Sendable {
         try configuration.validate()
         let listener = try ListeningSocket.open(
             host: configuration.host, port: configuration.port, backlog: configuration.listenBacklog)
-        // MHD may close the descriptor it is given when it fails to start, and closes it when stopped without a
-        // quiesce: it gets a duplicate, so this one stays ours whatever happens.
-        let daemonSocket = suggest_dup_cloexec(listener.descriptor)
-        guard daemonSocket >= 0 else {
-            let reason = ListeningSocket.lastError()
-            close(listener.descriptor)
-            throw HTTPServerError("cannot start the HTTP server on \(listener.address): \(reason)")
-        }
         let core = ServerCore(handler: handler, log: log, maximumBodySize: configuration.maximumBodySize)
+        // The acceptor holds the limit over all workers, so each worker's share (MHD divides its option among
+        // them) is the whole limit: none refuses a connection the acceptor let in.
+        let workerLimit = min(configuration.connectionLimit * configuration.workerThreads, Int(Int32.max))
         var options = suggest_mhd_options(
-            listen_socket: daemonSocket, thread_pool_size: UInt32(configuration.workerThreads),
-            connection_limit: UInt32(configuration.connectionLimit),
+            thread_pool_size: UInt32(configuration.workerThreads), connection_limit: UInt32(workerLimit),
             per_ip_connection_limit: UInt32(configuration.perIPConnectionLimit ?? 0),
             connection_timeout: configuration.timeoutSeconds,
             connection_memory_limit: configuration.memoryLimitPerConnection)
         var flags =
             MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
-            | MHD_USE_ERROR_LOG.rawValue
+            | MHD_USE_ERROR_LOG.rawValue | MHD_USE_NO_LISTEN_SOCKET.rawValue
         if listener.address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
         let started = ProcessSignals.withSignalsBlocked {
-            suggest_mhd_start(flags, &options, mhdAccess, mhdRequestEnded, mhdRequestStarted, mhdLog, core.closure)
+            suggest_mhd_start(
+                flags, &options, mhdAccess, mhdRequestEnded, mhdRequestStarted, mhdConnectionChanged, mhdLog,
+                core.closure)
         }
         guard let started else {
-            if ListeningSocket.sameFile(daemonSocket, listener.descriptor) { close(daemonSocket) }
             close(listener.descriptor)
             throw HTTPServerError(
                 "cannot start the HTTP server on \(listener.address): libmicrohttpd refused to start (see its log "
                     + "lines); check the thread and connection limits against this machine's")
         }
+        let acceptor: ConnectionAcceptor
+        do {
+            acceptor = try ConnectionAcceptor(
+                listener: listener.descriptor, daemon: started, core: core,
+                connectionLimit: configuration.connectionLimit)
+        } catch {
+            MHD_stop_daemon(started)
+            close(listener.descriptor)
+            throw error
+        }
         self.configuration = configuration
         self.address = listener.address
         self.core = core
-        running = Mutex(Daemon(daemon: started, socket: listener.descriptor, daemonSocket: daemonSocket))
+        running = Mutex(Daemon(daemon: started, socket: listener.descriptor, acceptor: acceptor))
     }
 
     deinit {
@@ -125,11 +129,10 @@ public final class HTTPServer: Sendable {
             "HTTPServer.stop called from inside its handler; call it from another thread (a signal handler's)")
         guard let daemon = running.withLock({ $0.take() }) else { return 0 }
         core.draining.store(true, ordering: .relaxed)
-        // No thread polls the socket once quiesced; shutting it down makes the kernel refuse new connections and
-        // reset the ones waiting in the backlog, while the descriptor stays open (MHD's threads may still hold its
-        // number until they are joined).
-        _ = MHD_quiesce_daemon(daemon.daemon)
+        // Shutting the socket down makes the kernel refuse new connections and reset the ones waiting in the
+        // backlog, and wakes the acceptor, which ends; the descriptor is closed once it has.
         _ = shutdown(daemon.socket, Int32(SHUT_RDWR))
+        daemon.acceptor.stop()
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: gracePeriod)
         while core.inFlight.load(ordering: .relaxed) > 0 && clock.now < deadline {
@@ -138,7 +141,6 @@ public final class HTTPServer: Sendable {
         }
         let abandoned = core.inFlight.load(ordering: .relaxed)
         MHD_stop_daemon(daemon.daemon)
-        close(daemon.daemonSocket)
         close(daemon.socket)
         return abandoned
     }

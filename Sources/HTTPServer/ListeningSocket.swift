@@ -4,7 +4,7 @@ import CSystem
 /// The server's listening socket, made here rather than by MHD so that a failure says exactly why (the port is
 /// taken, the address is not this machine's) and the socket binds exactly the address asked for.
 struct ListeningSocket {
-    /// The socket, non-blocking (every worker thread polls it; the one that wins the race accepts).
+    /// The socket, non-blocking (`ConnectionAcceptor` polls it).
     let descriptor: Int32
     /// The address it is bound to, with the port the system chose for port 0.
     let address: SocketAddress
@@ -98,14 +98,4 @@ struct ListeningSocket {
     }
 
     static func lastError() -> String { String(cString: strerror(system_errno())) }
-}
-
-extension ListeningSocket {
-    /// Whether two descriptors refer to the same open file (same device and inode).
-    static func sameFile(_ a: Int32, _ b: Int32) -> Bool {
-        var first = stat()
-        var second = stat()
-        guard fstat(a, &first) == 0, fstat(b, &second) == 0 else { return false }
-        return first.st_dev == second.st_dev && first.st_ino == second.st_ino
-    }
 }

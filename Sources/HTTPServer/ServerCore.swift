@@ -12,6 +12,8 @@ final class ServerCore: Sendable {
     let inFlight = Atomic<Int>(0)
     /// Set once a stop begins: every response from then on closes its connection.
     let draining = Atomic<Bool>(false)
+    /// Connections handed to MHD and not yet closed (`ConnectionAcceptor` counts them in, MHD's notification out).
+    let openConnections = Atomic<Int>(0)
 
     /// Set (to any non-null value) on a thread while it runs the handler, so that `stop` can tell it is called
     /// from inside a request, where it would wait for itself.
@@ -267,6 +269,15 @@ func mhdRequestEnded(
     contextPointer.pointee = nil
     Unmanaged<RequestContext>.fromOpaque(stored).release()
     ServerCore.from(closure).inFlight.subtract(1, ordering: .relaxed)
+}
+
+/// MHD's connection notification: a connection it was handed has started or closed.
+func mhdConnectionChanged(
+    _ closure: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ change: MHD_ConnectionNotificationCode
+) {
+    guard let closure, change == .CONNECTION_NOTIFY_CLOSED else { return }
+    ServerCore.from(closure).openConnections.subtract(1, ordering: .acquiringAndReleasing)
 }
 
 /// MHD's error log: one formatted line to the caller's log handler.

@@ -47,4 +47,29 @@ import Testing
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0.prefix(3) })")
         #expect(answered.load(ordering: .relaxed) == clients * requestsPerClient)
     }
+
+    @Test func connectionsOpenedTogetherAreSpreadOverTheWorkers() throws {
+        // Four connections opened at once, as a load balancer or a benchmark opens them, and each request held in
+        // its handler until all four are in: with every connection on one worker thread (MHD's own accepting
+        // gives a worker up to ten in a row) only one request at a time could be inside.
+        let inside = Atomic<Int>(0)
+        let mostInside = Atomic<Int>(0)
+        let handler: HTTPServer.Handler = { request in
+            let now = inside.add(1, ordering: .acquiringAndReleasing).newValue
+            mostInside.max(now, ordering: .acquiringAndReleasing)
+            _ = eventually(within: 2) { inside.load(ordering: .acquiring) >= 2 }
+            sleepSeconds(0.05)
+            inside.subtract(1, ordering: .acquiringAndReleasing)
+            return .text("ok")
+        }
+        try withServer(testConfiguration(workerThreads: 2), handler: handler) { server in
+            let port = server.address.port
+            let connections = try (0..<4).map { _ in try TestConnection.connected(port: port) }
+            for (index, connection) in connections.enumerated() {
+                try connection.send("GET /\(index) HTTP/1.1\r\nHost: x\r\n\r\n")
+            }
+            for connection in connections { #expect(try connection.readResponse().status == 200) }
+        }
+        #expect(mostInside.load(ordering: .acquiring) == 2)
+    }
 }
