@@ -41,7 +41,8 @@ final class ConnectionAcceptor: Sendable {
         }
         guard created == 0 else {
             Unmanaged<ConnectionAcceptor>.fromOpaque(context).release()
-            throw HTTPServerError("cannot start the thread that accepts connections: \(String(cString: strerror(created)))")
+            throw HTTPServerError(
+                "cannot start the thread that accepts connections: \(String(cString: strerror(created)))")
         }
         self.thread.withLock { $0 = thread }
     }
