@@ -6,9 +6,10 @@ import Synchronization
 /// hands it to one handler, which answers with a response.
 ///
 /// Connections are accepted on a thread of the server's own and dealt out to MHD's worker threads (a pool, each
-/// with its own epoll set); the handler runs on them, once per request, after the whole body has arrived. MHD parses the protocol and answers malformed requests itself (400, 414, 431, 505);
-/// the server adds the body limit (413 without reading a declared body, or as soon as a chunked one crosses it),
-/// percent-decoding of the target, and a graceful stop.
+/// with its own epoll set); the handler runs on them, once per request, after the whole body has arrived. MHD
+/// parses the protocol and answers malformed requests itself (400, 414, 431, 505); the server adds the body limit
+/// (413 without reading a declared body, or as soon as a chunked one crosses it), percent-decoding of the target,
+/// and a graceful stop.
 ///
 /// Keep the server alive with a reference outside the handler, and stop it from outside the handler: stopping
 /// (or letting the last reference go, which stops it) from a worker thread would wait for itself.
