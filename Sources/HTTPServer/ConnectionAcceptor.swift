@@ -28,21 +28,8 @@ final class ConnectionAcceptor: Sendable {
         self.core = core
         self.connectionLimit = connectionLimit
         self.thread = Mutex(nil)
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let created = ProcessSignals.withSignalsBlocked {
-            pthread_create(
-                &thread, nil,
-                { raw in
-                    guard let raw else { return nil }
-                    Unmanaged<ConnectionAcceptor>.fromOpaque(raw).takeRetainedValue().run()
-                    return nil
-                }, context)
-        }
-        guard created == 0 else {
-            Unmanaged<ConnectionAcceptor>.fromOpaque(context).release()
-            throw HTTPServerError(
-                "cannot start the thread that accepts connections: \(String(cString: strerror(created)))")
+        let thread = try ProcessSignals.withSignalsBlocked { () throws(HTTPServerError) in
+            try startServerThread("accepts connections") { self.run() }
         }
         self.thread.withLock { $0 = thread }
     }

@@ -95,21 +95,7 @@ public final class ProcessSignals: Sendable {
         guard blocked == 0 else {
             throw HTTPServerError("cannot block signals: \(String(cString: strerror(blocked)))")
         }
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(waiter).toOpaque()
-        let created = pthread_create(
-            &thread, nil,
-            { raw in
-                guard let raw else { return nil }
-                let waiter = Unmanaged<Waiter>.fromOpaque(raw).takeRetainedValue()
-                waiter.run()
-                return nil
-            }, context)
-        guard created == 0 else {
-            Unmanaged<Waiter>.fromOpaque(context).release()
-            throw HTTPServerError(
-                "cannot start the thread that waits for signals: \(String(cString: strerror(created)))")
-        }
+        let thread = try startServerThread("waits for signals") { waiter.run() }
         self.waiter = waiter
         self.thread = Mutex(thread)
     }
@@ -135,13 +121,15 @@ public final class ProcessSignals: Sendable {
     /// with them blocked; the calling thread's mask is restored afterwards.
     /// - Parameter body: the work, typically starting threads.
     /// - Returns: what `body` returns.
-    public static func withSignalsBlocked<Result>(_ body: () -> Result) -> Result {
+    public static func withSignalsBlocked<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure)
+        -> Result
+    {
         var set = sigset_t()
         sigemptyset(&set)
         for signal in Signal.all { sigaddset(&set, signal.number) }
         var previous = sigset_t()
         pthread_sigmask(SIG_BLOCK, &set, &previous)
         defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
-        return body()
+        return try body()
     }
 }
