@@ -178,6 +178,24 @@ extension SQLiteDonationStore {
         try database.excludingWriters { try database.withoutWaiting { try truncateLog() } }
     }
 
+    /// Starts the log over (`Database.checkpointAndRestart()`) if no other connection is reading it at this moment;
+    /// never waits for a reader, and holds this process's writers only while it copies what the last checkpoint
+    /// left.
+    /// - Returns: `false` when a reader keeps the log busy.
+    func restartLogIfIdle() throws -> Bool {
+        try database.excludingWriters { try database.withoutWaiting { try restartLog() } }
+    }
+
+    private func restartLog() throws -> Bool {
+        do {
+            try database.checkpointAndRestart()
+            return true
+        } catch {
+            guard error.primaryCode == 5 || error.primaryCode == 6 else { throw error }  // SQLITE_BUSY, SQLITE_LOCKED
+            return false
+        }
+    }
+
     /// Empties the write-ahead log, so that no deleted byte stays in it.
     /// - Returns: `false` when another process's read keeps the log busy: the deletion is committed all the same.
     func truncateLog() throws -> Bool {

@@ -21,8 +21,13 @@ public final class SQLiteDonationStore: DonationStore {
     public let types: UniformTypeTree
     /// When the write-ahead log is copied into the database and started over.
     public let checkpoints: CheckpointPolicy
-    /// What a log that was copied and started over is trimmed to: 64 MiB.
-    static let logSizeLimit = 64 << 20
+    /// What a log that was copied and started over is trimmed to: 64 MiB, or for a connection that checkpoints past
+    /// a number of pages (a server's), that many pages, so that a busy server's log is written over in place at each
+    /// restart instead of being cut and grown again.
+    var logSizeLimit: Int {
+        guard case .everyPages(let pages) = checkpoints else { return 64 << 20 }
+        return max(64 << 20, pages * 4096)
+    }
 
     /// The connection's page cache, in KiB (SQLite's default is 2,000: what a share extension can spare).
     public let pageCacheKiB: Int
@@ -32,6 +37,8 @@ public final class SQLiteDonationStore: DonationStore {
     /// (`GroupCommitWriter`); `nil` (a command, the writing connection itself): this connection commits its own.
     public let groupCommit: GroupCommitWriter?
     let database: Database
+    /// This connection's `PRAGMA data_version` at its last `checkpoint()`: unchanged, nothing was committed since.
+    private var versionAtLastCheckpoint: Int64?
 
     /// When the write-ahead log is copied into the database file: the moment a committed write becomes durable
     /// against a power loss (with `synchronous=NORMAL`, a commit writes the log without `fdatasync`). A crash of the
@@ -118,11 +125,18 @@ public final class SQLiteDonationStore: DonationStore {
         self.database = database
     }
 
-    /// Makes everything committed so far durable, without waiting for other connections or holding up their writes:
-    /// the log is copied into the database as far as no reader still needs it (the rest at a later checkpoint), and
-    /// truncated when nobody is using it. `suggest import` ends with one, and a server runs one every second in the
-    /// background. (Deletions truncate the log themselves, waiting for readers if they must: deleted data may not
-    /// stay in it.)
+    /// Makes everything committed so far durable, without waiting for other connections or holding up their writes
+    /// for long: the log is copied into the database as far as no reader still needs it (the rest at a later
+    /// checkpoint), and started over when nobody is using it. `suggest import` ends with one, and a server runs one
+    /// every second in the background. (Deletions truncate the log themselves, waiting for readers if they must:
+    /// deleted data may not stay in it.)
+    ///
+    /// How the log starts over depends on whether other connections committed since this connection's last
+    /// checkpoint. If they did (a server taking donations), the copy is run a second time for what came in during
+    /// the first, and only then are this process's writers held, for the little that is left, and the log is
+    /// written over from its start, keeping its size: cutting it to nothing and growing it again held every writer
+    /// for about 150 ms each second (a flush of the database, then of the cut). If they did not, it is cut to
+    /// nothing, which a quiet log costs nobody.
     ///
     /// A log that is already empty is left alone: truncating it changes nothing stored but still starts the log
     /// over, which every other connection sees as a change (`PRAGMA data_version`), and would make a ranking
@@ -132,12 +146,19 @@ public final class SQLiteDonationStore: DonationStore {
     public func checkpoint() throws {
         try translating {
             try database.checkpointWithoutWaiting()
+            let version = try database.statement("PRAGMA data_version").scalarInt()
+            defer { versionAtLastCheckpoint = version }
             var info = stat()
             if stat(database.path + "-wal", &info) == 0, info.st_size > 0 {
+                // A connection's first checkpoint (a command's only one) follows its own writes, which
+                // `data_version` does not count: it cuts the log like one that found nothing new.
+                let quiet = versionAtLastCheckpoint.map { $0 == version } ?? true
+                if !quiet { try database.checkpointWithoutWaiting() }
+                let startOver = quiet ? truncateLogIfIdle : restartLogIfIdle
                 if let mirror {
-                    _ = try mirror.rebuildingCurrent { try truncateLogIfIdle() }
+                    _ = try mirror.rebuildingCurrent(across: startOver)
                 } else {
-                    _ = try truncateLogIfIdle()
+                    _ = try startOver()
                 }
             }
         }
@@ -192,7 +213,7 @@ public final class SQLiteDonationStore: DonationStore {
         guard names.allSatisfy({ $0.hasPrefix("sqlite_") || known.contains($0) }) else { throw foreign }
         try database.execute(
             "PRAGMA secure_delete = ON; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF; "
-                + "PRAGMA cache_size = -\(pageCacheKiB); PRAGMA journal_size_limit = \(Self.logSizeLimit)")
+                + "PRAGMA cache_size = -\(pageCacheKiB); PRAGMA journal_size_limit = \(logSizeLimit)")
         if case .everyPages(let pages) = checkpoints { database.truncateLogAfterCommits(reaching: pages) }
         if applied < Schema.latestVersion || names.isEmpty {
             try database.enableWriteAheadLogging()

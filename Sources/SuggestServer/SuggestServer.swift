@@ -193,14 +193,14 @@ final class KeysWatch: Sendable {
 final class Maintenance: Sendable {
     private let task: PeriodicTask
     private let checkpoints: PeriodicTask
+    private let pool: StorePool
+    private let log: AccessLog
 
     init(pool: StorePool, log: AccessLog) {
+        self.pool = pool
+        self.log = log
         checkpoints = PeriodicTask(label: "suggest.checkpoint", every: .seconds(1)) {
-            do {
-                try pool.withStore { store in try store.checkpoint() }
-            } catch {
-                log.event("checkpoint failed", [("error", "\(error)")])
-            }
+            Self.checkpoint(pool, log)
         }
         task = PeriodicTask(label: "suggest.maintenance", every: .seconds(5)) {
             // Steps until the work is done or a second has gone, then waits for the next run.
@@ -227,8 +227,20 @@ final class Maintenance: Sendable {
         checkpoints.start()
     }
 
+    /// Stops the upkeep, and checkpoints one last time once the last request has been answered: the first call
+    /// copies what the last requests committed, the second finds nothing new and cuts the log to nothing, so that
+    /// the next process to open the store has no log to read.
     func stop() {
         checkpoints.stop()
         task.stop()
+        for _ in 0..<2 { Self.checkpoint(pool, log) }
+    }
+
+    private static func checkpoint(_ pool: StorePool, _ log: AccessLog) {
+        do {
+            try pool.withStore { store in try store.checkpoint() }
+        } catch {
+            log.event("checkpoint failed", [("error", "\(error)")])
+        }
     }
 }
