@@ -16,6 +16,11 @@ extension HTTPServer {
         /// Threads that serve connections, each with its own epoll set; a handler runs on one of them, so a slow
         /// handler holds up the other connections of its thread. Default: one per online processor.
         public var workerThreads: Int
+        /// Threads of the server's own for the handlers of requests that may wait (the `mayWait` of `HTTPServer`'s
+        /// initializer), so that such a request waits on one of them while its worker goes on with other
+        /// connections; a request that finds them all busy waits for one. 0 (the default) runs every handler on a
+        /// worker.
+        public var handlerThreads: Int
         /// Connections open at once over all threads. At the limit the server stops accepting: further clients
         /// wait in the listen backlog until a connection closes. Default 1,000.
         public var connectionLimit: Int
@@ -45,6 +50,7 @@ extension HTTPServer {
         ///   - host: the address to bind.
         ///   - port: the TCP port, 0 for a free one.
         ///   - workerThreads: threads that serve connections.
+        ///   - handlerThreads: threads for the handlers of requests that may wait, 0 for none.
         ///   - connectionLimit: connections open at once.
         ///   - perIPConnectionLimit: connections open at once from one address, `nil` for no limit.
         ///   - connectionTimeout: idle time before a connection is closed.
@@ -53,13 +59,14 @@ extension HTTPServer {
         ///   - listenBacklog: the kernel's queue of connections not yet accepted.
         public init(
             host: String = "127.0.0.1", port: Int = 8080, workerThreads: Int = Configuration.onlineProcessors,
-            connectionLimit: Int = 1000, perIPConnectionLimit: Int? = nil, connectionTimeout: Duration = .seconds(30),
+            handlerThreads: Int = 0, connectionLimit: Int = 1000, perIPConnectionLimit: Int? = nil, connectionTimeout: Duration = .seconds(30),
             memoryLimitPerConnection: Int = 32 * 1024, maximumBodySize: Int = 8 * 1024 * 1024,
             listenBacklog: Int = 1024
         ) {
             self.host = host
             self.port = port
             self.workerThreads = workerThreads
+            self.handlerThreads = handlerThreads
             self.connectionLimit = connectionLimit
             self.perIPConnectionLimit = perIPConnectionLimit
             self.connectionTimeout = connectionTimeout
@@ -87,6 +94,8 @@ extension HTTPServer {
             try check((0...65535).contains(port), "port \(port) is out of range; give 0 to 65535 (0 for a free port)")
             try check(
                 (1...256).contains(workerThreads), "workerThreads \(workerThreads) is out of range; give 1 to 256")
+            try check(
+                (0...1024).contains(handlerThreads), "handlerThreads \(handlerThreads) is out of range; give 0 to 1024")
             try check(
                 (1...1_000_000).contains(connectionLimit),
                 "connectionLimit \(connectionLimit) is out of range; give 1 to 1000000")

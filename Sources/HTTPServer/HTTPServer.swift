@@ -6,7 +6,8 @@ import Synchronization
 /// hands it to one handler, which answers with a response.
 ///
 /// Connections are accepted on a thread of the server's own and dealt out to MHD's worker threads (a pool, each
-/// with its own epoll set); the handler runs on them, once per request, after the whole body has arrived. MHD
+/// with its own epoll set); the handler runs on them, once per request, after the whole body has arrived, or, for
+/// a request that may wait (`mayWait`), on a thread of the server's own while the worker goes on. MHD
 /// parses the protocol and answers malformed requests itself (400, 414, 431, 505); the server adds the body limit
 /// (413 without reading a declared body, or as soon as a chunked one crosses it), percent-decoding of the target,
 /// and a graceful stop.
@@ -52,17 +53,31 @@ public final class HTTPServer: Sendable {
     /// - Parameters:
     ///   - configuration: where to listen and the limits.
     ///   - log: where log lines go; nowhere unless given.
+    ///   - mayWait: whether a request's handler may wait for other requests (a commit it shares with them): with
+    ///     `configuration.handlerThreads` above 0, it then runs on one of those threads. Called on the worker,
+    ///     once per request; keep it to a look at the method or the path.
     ///   - handler: answers each request.
     /// - Throws: `HTTPServerError` when the configuration is out of range, the address cannot be bound, or MHD
     ///   cannot start its threads.
     public init(
         configuration: Configuration = Configuration(), log: @escaping LogHandler = { _ in },
-        handler: @escaping Handler
+        mayWait: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false }, handler: @escaping Handler
     ) throws(HTTPServerError) {
         try configuration.validate()
         let listener = try ListeningSocket.open(
             host: configuration.host, port: configuration.port, backlog: configuration.listenBacklog)
-        let core = ServerCore(handler: handler, log: log, maximumBodySize: configuration.maximumBodySize)
+        var handlerThreads: HandlerThreads?
+        if configuration.handlerThreads > 0 {
+            do {
+                handlerThreads = try HandlerThreads(count: configuration.handlerThreads)
+            } catch {
+                close(listener.descriptor)
+                throw error
+            }
+        }
+        let core = ServerCore(
+            handler: handler, mayWait: mayWait, handlerThreads: handlerThreads, log: log,
+            maximumBodySize: configuration.maximumBodySize)
         // The acceptor holds the limit over all workers, so each worker's share (MHD divides its option among
         // them) is the whole limit: none refuses a connection the acceptor let in.
         let workerLimit = min(configuration.connectionLimit * configuration.workerThreads, Int(Int32.max))
@@ -74,6 +89,7 @@ public final class HTTPServer: Sendable {
         var flags =
             MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_EPOLL.rawValue | MHD_USE_ITC.rawValue
             | MHD_USE_ERROR_LOG.rawValue | MHD_USE_NO_LISTEN_SOCKET.rawValue
+        if handlerThreads != nil { flags |= MHD_ALLOW_SUSPEND_RESUME.rawValue }
         if listener.address.isIPv6 { flags |= MHD_USE_IPv6.rawValue }
         let started = ProcessSignals.withSignalsBlocked {
             suggest_mhd_start(
@@ -81,6 +97,7 @@ public final class HTTPServer: Sendable {
                 core.closure)
         }
         guard let started else {
+            handlerThreads?.stop()
             close(listener.descriptor)
             throw HTTPServerError(
                 "cannot start the HTTP server on \(listener.address): libmicrohttpd refused to start (see its log "
@@ -93,6 +110,7 @@ public final class HTTPServer: Sendable {
                 connectionLimit: configuration.connectionLimit)
         } catch {
             MHD_stop_daemon(started)
+            handlerThreads?.stop()
             close(listener.descriptor)
             throw error
         }
@@ -116,8 +134,8 @@ public final class HTTPServer: Sendable {
     /// `gracePeriod`, then closes every connection and ends the worker threads.
     ///
     /// From the first moment, every response closes its connection, so keep-alive clients go elsewhere. A request
-    /// still running when the grace period ends is cut off, except that a handler already running is always let
-    /// return (MHD joins its threads). A second call, or one on a stopped server, returns 0 at once.
+    /// still running when the grace period ends is cut off, except that a handler already running or waiting for a
+    /// handler thread is always let return (the server joins those threads, and MHD its workers). A second call, or one on a stopped server, returns 0 at once.
     ///
     /// Call it from any thread but a worker: from inside the handler it would wait for its own request and then
     /// join its own thread, so it stops the process there instead (a programming error, not a condition).
@@ -141,6 +159,9 @@ public final class HTTPServer: Sendable {
             _ = nanosleep(&pause, nil)
         }
         let abandoned = core.inFlight.load(ordering: .relaxed)
+        // Every handler thread has resumed its connection once it ends: MHD stops a daemon only without suspended
+        // connections (it aborts the process otherwise).
+        core.handlerThreads?.stop()
         MHD_stop_daemon(daemon.daemon)
         close(daemon.socket)
         return abandoned

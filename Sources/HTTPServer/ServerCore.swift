@@ -6,6 +6,9 @@ import Synchronization
 /// `HTTPServer` that owns it stops the daemon before letting it go.
 final class ServerCore: Sendable {
     let handler: HTTPServer.Handler
+    /// Whether a request's handler runs on `handlerThreads` rather than on the worker that read it.
+    let mayWait: @Sendable (HTTPRequest) -> Bool
+    let handlerThreads: HandlerThreads?
     let log: HTTPServer.LogHandler
     let maximumBodySize: Int
     /// Requests whose request line has arrived and that have not ended (answered, failed or cut off).
@@ -19,8 +22,13 @@ final class ServerCore: Sendable {
     /// from inside a request, where it would wait for itself.
     private let insideHandler: pthread_key_t
 
-    init(handler: @escaping HTTPServer.Handler, log: @escaping HTTPServer.LogHandler, maximumBodySize: Int) {
+    init(
+        handler: @escaping HTTPServer.Handler, mayWait: @escaping @Sendable (HTTPRequest) -> Bool,
+        handlerThreads: HandlerThreads?, log: @escaping HTTPServer.LogHandler, maximumBodySize: Int
+    ) {
         self.handler = handler
+        self.mayWait = mayWait
+        self.handlerThreads = handlerThreads
         self.log = log
         self.maximumBodySize = maximumBodySize
         var key = pthread_key_t()
@@ -75,6 +83,11 @@ final class ServerCore: Sendable {
             uploadSize.pointee = 0
             return .YES
         }
+        if let answer = context.answer {
+            // Called again after a handler thread answered and resumed the connection.
+            context.answer = nil
+            return queue(answer, on: connection)
+        }
         return respond(connection, context, method: method, version: version)
     }
 
@@ -106,10 +119,33 @@ final class ServerCore: Sendable {
         } catch {
             return queue(.error(status: .badRequest, code: "invalid_target", message: error.message), on: connection)
         }
+        guard let handlerThreads, mayWait(request) else {
+            return queue(answer(request), on: connection)
+        }
+        // MHD calls the access handler again once the connection is resumed, and the answer is queued then, on
+        // the connection's own worker. MHD's resume takes the lock the worker takes to pick resumed connections
+        // up, which orders the handler thread's write of the answer before the worker's read of it.
+        MHD_suspend_connection(connection)
+        let suspended = SuspendedRequest(connection: connection, context: context)
+        handlerThreads.run {
+            suspended.context.answer = self.answer(request)
+            MHD_resume_connection(suspended.connection)
+        }
+        return .YES
+    }
+
+    /// Runs the handler on this thread.
+    private func answer(_ request: HTTPRequest) -> HTTPResponse {
         pthread_setspecific(insideHandler, UnsafeRawPointer(bitPattern: 1))
-        let response = handler(request)
-        pthread_setspecific(insideHandler, nil)
-        return queue(response, on: connection)
+        defer { pthread_setspecific(insideHandler, nil) }
+        return handler(request)
+    }
+
+    /// A suspended connection and its request's context, handed to a handler thread: only that thread touches
+    /// them until it resumes the connection.
+    private struct SuspendedRequest: @unchecked Sendable {
+        let connection: OpaquePointer
+        let context: RequestContext
     }
 
     /// Hands `response` to MHD, which copies the body; a response MHD refuses becomes a 500.
@@ -234,6 +270,8 @@ final class RequestContext {
     let target: String?
     var headersSeen = false
     var body: [UInt8] = []
+    /// The response of a handler that ran on a handler thread, until it is queued.
+    var answer: HTTPResponse?
 
     init(target: String?) { self.target = target }
 }

@@ -10,6 +10,11 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var keysPath: String?
     /// Worker threads answering requests (`--workers`, `SUGGEST_WORKERS`): one per core unless given.
     public var workers = 2
+    /// Threads on which requests that write (every method but GET and HEAD) wait for the store, so that while one
+    /// waits for its commit the workers go on reading other requests, and the donations of every connection can
+    /// share one commit (`GroupCommitWriter`): with requests waiting on the workers, two workers made groups of at
+    /// most two. 32 unless given; no flag.
+    public var writeThreads = 32
     /// The largest request body accepted (`--max-body-bytes`, `SUGGEST_MAX_BODY_BYTES`): 32 MiB unless given; a larger
     /// one is refused with 413 before it is read.
     public var maximumBodyBytes = 32 << 20

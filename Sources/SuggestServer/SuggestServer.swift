@@ -72,7 +72,8 @@ public enum SuggestServer {
                 throw StartError(error.description)
             }
         }
-        let pool = StorePool(capacity: configuration.workers + 2, open: openStore)
+        // Connections for the workers, the write threads and the upkeep: one kept for each.
+        let pool = StorePool(capacity: configuration.workers + configuration.writeThreads + 2, open: openStore)
         do {
             try pool.warm()
         } catch {
@@ -86,12 +87,13 @@ public enum SuggestServer {
             server = try HTTPServer(
                 configuration: HTTPServer.Configuration(
                     host: configuration.host, port: configuration.port, workerThreads: configuration.workers,
-                    connectionLimit: configuration.connectionLimit,
+                    handlerThreads: configuration.writeThreads, connectionLimit: configuration.connectionLimit,
                     perIPConnectionLimit: configuration.perIPConnectionLimit == 0 ? nil : configuration.perIPConnectionLimit,
                     connectionTimeout: .seconds(configuration.connectionTimeoutSeconds),
                     memoryLimitPerConnection: configuration.headerBytesLimit,
                     maximumBodySize: configuration.maximumBodyBytes),
-                log: { line in log.event("http", [("message", line)]) }, handler: api.answer)
+                log: { line in log.event("http", [("message", line)]) },
+                mayWait: { request in request.method != .get && request.method != .head }, handler: api.answer)
         } catch {
             throw StartError(error.description)
         }

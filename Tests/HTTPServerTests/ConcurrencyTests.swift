@@ -6,13 +6,15 @@ import Testing
 
 /// Many clients at once, each checking that every answer is its own.
 @Suite struct ConcurrencyTests {
-    @Test(arguments: [1, 2, 4])
-    func manyConcurrentRequestsAreAllAnsweredCorrectly(workerThreads: Int) throws {
+    /// Worker threads, and handler threads for the POSTs (0: they run on the workers).
+    @Test(arguments: [(1, 0), (2, 0), (4, 0), (1, 3), (2, 8)])
+    func manyConcurrentRequestsAreAllAnsweredCorrectly(threads: (workers: Int, handlers: Int)) throws {
         let clients = 8
         let requestsPerClient = 60
         let failures = Mutex<[String]>([])
         let answered = Atomic<Int>(0)
-        try withServer(testConfiguration(workerThreads: workerThreads), handler: echoHandler) { server in
+        let configuration = testConfiguration(workerThreads: threads.workers, handlerThreads: threads.handlers)
+        try withServer(configuration, handler: echoHandler) { server in
             let port = server.address.port
             DispatchQueue.concurrentPerform(iterations: clients) { client in
                 var generator = SeededRandom(seed: 0xC0DE + UInt64(client))
@@ -71,5 +73,68 @@ import Testing
             for connection in connections { #expect(try connection.readResponse().status == 200) }
         }
         #expect(mostInside.load(ordering: .acquiring) == 2)
+    }
+
+    @Test func requestsThatMayWaitWaitTogetherWhileTheWorkerGoesOn() throws {
+        // One worker, four handler threads: four POSTs held in their handler until all four are inside (or 2 s
+        // pass), and a GET sent meanwhile. On the worker, one POST at a time could be inside, and the GET would
+        // wait behind it.
+        let inside = Atomic<Int>(0)
+        let mostInside = Atomic<Int>(0)
+        let getAnsweredWhileHeld = Atomic<Bool>(false)
+        let handler: HTTPServer.Handler = { request in
+            guard request.method == .post else {
+                getAnsweredWhileHeld.store(inside.load(ordering: .acquiring) > 0, ordering: .releasing)
+                return .text("read")
+            }
+            let now = inside.add(1, ordering: .acquiringAndReleasing).newValue
+            mostInside.max(now, ordering: .acquiringAndReleasing)
+            _ = eventually(within: 2) { inside.load(ordering: .acquiring) >= 4 }
+            sleepSeconds(0.1)
+            inside.subtract(1, ordering: .acquiringAndReleasing)
+            return .text("written")
+        }
+        try withServer(testConfiguration(workerThreads: 1, handlerThreads: 4), handler: handler) { server in
+            let port = server.address.port
+            let writers = try (0..<4).map { _ in try TestConnection.connected(port: port) }
+            for (index, connection) in writers.enumerated() {
+                try connection.send("POST /\(index) HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\nx")
+            }
+            #expect(eventually { inside.load(ordering: .acquiring) >= 1 })
+            let reader = try TestConnection.connected(port: port)
+            try reader.send("GET /read HTTP/1.1\r\nHost: x\r\n\r\n")
+            let read = try reader.readResponse()
+            #expect(read.status == 200 && read.text == "read")
+            for connection in writers {
+                let written = try connection.readResponse()
+                #expect(written.status == 200 && written.text == "written")
+            }
+        }
+        #expect(mostInside.load(ordering: .acquiring) == 4)
+        let heldWhenRead = getAnsweredWhileHeld.load(ordering: .acquiring)
+        #expect(heldWhenRead, "the GET waited for the POSTs")
+    }
+
+    @Test func aStopLetsTheRequestsOnHandlerThreadsFinish() throws {
+        let inside = Atomic<Int>(0)
+        let handler: HTTPServer.Handler = { _ in
+            inside.add(1, ordering: .acquiringAndReleasing)
+            sleepSeconds(0.3)
+            return .text("finished")
+        }
+        let server = try HTTPServer(
+            configuration: testConfiguration(workerThreads: 1, handlerThreads: 2), mayWait: { _ in true },
+            handler: handler)
+        let connections = try (0..<3).map { _ in try TestConnection.connected(port: server.address.port) }
+        for connection in connections {
+            try connection.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        }
+        // Two on the handler threads, the third queued for one of them.
+        #expect(eventually { inside.load(ordering: .acquiring) >= 2 })
+        #expect(server.stop(gracePeriod: .seconds(5)) == 0)
+        for connection in connections {
+            let response = try connection.readResponse()
+            #expect(response.status == 200 && response.text == "finished")
+        }
     }
 }

@@ -26,11 +26,12 @@ final class CallCounter: Sendable {
 
 /// A configuration for tests: a free port on loopback, two threads, short limits.
 func testConfiguration(
-    workerThreads: Int = 2, connectionLimit: Int = 64, perIPConnectionLimit: Int? = nil,
+    workerThreads: Int = 2, handlerThreads: Int = 0, connectionLimit: Int = 64, perIPConnectionLimit: Int? = nil,
     connectionTimeout: Duration = .seconds(10), maximumBodySize: Int = 1 << 20, host: String = "127.0.0.1"
 ) -> HTTPServer.Configuration {
     HTTPServer.Configuration(
-        host: host, port: 0, workerThreads: workerThreads, connectionLimit: connectionLimit,
+        host: host, port: 0, workerThreads: workerThreads, handlerThreads: handlerThreads,
+        connectionLimit: connectionLimit,
         perIPConnectionLimit: perIPConnectionLimit, connectionTimeout: connectionTimeout,
         maximumBodySize: maximumBodySize)
 }
@@ -38,9 +39,11 @@ func testConfiguration(
 /// Starts a real server, runs `body` with it, and stops it whether `body` returns or throws.
 func withServer<Result>(
     _ configuration: HTTPServer.Configuration = testConfiguration(), log: LogLines = LogLines(),
+    mayWait: @escaping @Sendable (HTTPRequest) -> Bool = { $0.method == .post },
     handler: @escaping HTTPServer.Handler, _ body: (HTTPServer) throws -> Result
 ) throws -> Result {
-    let server = try HTTPServer(configuration: configuration, log: { log.append($0) }, handler: handler)
+    let server = try HTTPServer(
+        configuration: configuration, log: { log.append($0) }, mayWait: mayWait, handler: handler)
     defer { server.stop(gracePeriod: .seconds(2)) }
     return try body(server)
 }
