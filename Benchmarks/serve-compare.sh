@@ -10,10 +10,13 @@
 #   get     `GET .../suggestions?limit=8` from 32 connections, after 8 queries and a 2 s warm-up have put the account in
 #           the server's ranking mirror;
 #   single  single-donation POSTs (`application/json`) from 8 connections;
-#   batch   JSON Lines POSTs of 1,000 donations from 4 connections
+#   batch   JSON Lines POSTs of 1,000 donations from 4 connections;
+#   mixed   the `get` query from 8 connections while 2 connections POST JSON Lines bodies of 1,000 donations (started
+#           a second before, ending a second after): how reads fare while writes take the store
 # (Benchmarks/serve-wrk/donations.lua: conversations drawn by a Zipf law, identifiers never repeated). Reports, for
 # each run, what was answered per second (requests for `get`, donations acknowledged otherwise), wrk's p50 and p99,
-# and the server's CPU time (user + system, from /proc) per request or donation; then the medians and the new/old
+# and the server's CPU time (user + system, from /proc) per request or donation (for `mixed`: the GETs, and the
+# CPU of both per GET); then the medians and the new/old
 # ratios of the medians. Markdown on standard output, progress on standard error.
 #
 # Environment:
@@ -22,7 +25,7 @@
 #   SECONDS_PER_RUN    seconds of each wrk run (default 6)
 #   WORKERS            the server's --workers (default 2)
 #   SINGLE_CONNECTIONS wrk's connections for the single-donation POSTs (default 8)
-#   FORMS              which runs, of "get single batch" (default all three)
+#   FORMS              which runs, of "get single batch mixed" (default all four)
 #   KEEP=1             keep the scratch directory
 set -euo pipefail
 
@@ -33,7 +36,7 @@ ROUNDS=${ROUNDS:-5}
 RUN_SECONDS=${SECONDS_PER_RUN:-6}
 WORKERS=${WORKERS:-2}
 SINGLE_CONNECTIONS=${SINGLE_CONNECTIONS:-8}
-FORMS=${FORMS:-get single batch}
+FORMS=${FORMS:-get single batch mixed}
 KEEP=${KEEP:-0}
 LUA=$PWD/Benchmarks/serve-wrk/donations.lua
 REPORT=$PWD/Benchmarks/serve-wrk/report.lua
@@ -88,14 +91,25 @@ measure() {
     done
     [ -n "$url" ] || { note "the $build server did not start: $(cat "$log")"; exit 1; }
     local before after result
-    if [ "$form" = get ]; then
-        local query="$url/v1/accounts/default/suggestions?limit=8"
+    if [ "$form" = get ] || [ "$form" = mixed ]; then
+        local query="$url/v1/accounts/default/suggestions?limit=8" readers=32 writer=
         for _ in $(seq 8); do curl -fs "$query" >/dev/null; done
         sleep 2  # the mirror is rebuilt by the server's task every second
         wrk -t1 -c32 -d2s "$query" >/dev/null
+        if [ "$form" = mixed ]; then
+            readers=8
+            wrk -t1 -c2 -d"$((RUN_SECONDS + 2))s" -s "$LUA" "$url/v1/accounts/default/donations" \
+                -- "cmp-$build-$form-$RANDOM$RANDOM" batch 1000 zipf >"$WORK/writer.out" 2>&1 &
+            writer=$!
+            sleep 1
+        fi
         before=$(awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat")
-        result=$(wrk -t1 -c32 -d"${RUN_SECONDS}s" --latency -s "$REPORT" "$query" 2>&1 | grep '^wrk-result' || true)
+        result=$(wrk -t1 -c"$readers" -d"${RUN_SECONDS}s" --latency -s "$REPORT" "$query" 2>&1 | grep '^wrk-result' || true)
         after=$(awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat")
+        if [ -n "$writer" ]; then
+            wait "$writer"
+            grep -q 'non2xx=0 ' "$WORK/writer.out" || { note "the $build server refused batches: $(cat "$WORK/writer.out")"; exit 1; }
+        fi
     else
         local connections=$SINGLE_CONNECTIONS args=(single 1 zipf)
         if [ "$form" = batch ]; then connections=4; args=(batch 1000 zipf); fi
@@ -109,7 +123,7 @@ measure() {
     wait "$SERVER_PID" || { note "the $build server did not exit 0"; exit 1; }
     SERVER_PID=
     local recorded non2xx p50 p99
-    if [ "$form" = get ]; then
+    if [ "$form" = get ] || [ "$form" = mixed ]; then
         recorded=$(grep -o 'requests=[0-9]*' <<<"$result" | cut -d= -f2)
     else
         recorded=$(grep -o 'recorded=[0-9]*' <<<"$result" | cut -d= -f2)
