@@ -158,6 +158,8 @@ public enum StoreOpening {
         /// The store's lines for `/metrics`, in Prometheus' text format: the ranking mirror's queries, rebuilds
         /// and size, and the group commits of its writing connection (none for a Redis Cluster store).
         public let metrics: @Sendable () -> String
+        /// Whether the store is across the network (a Redis Cluster), so that every query waits on round trips.
+        public let isRemote: Bool
     }
 
     /// The connections of a long-lived server: a page cache that keeps what requests touch
@@ -169,7 +171,7 @@ public enum StoreOpening {
     /// - Throws: as `opener(_:io:creating:)`.
     public static func serving(_ arguments: ParsedArguments, io: CommandIO, creating: Bool = true) throws -> Serving {
         if StoreOptions.redisURL(arguments, environment: io.environment) != nil {
-            return Serving(open: try opener(arguments, io: io, creating: creating), metrics: { "" })
+            return Serving(open: try opener(arguments, io: io, creating: creating), metrics: { "" }, isRemote: true)
         }
         let location = try StoreOptions.location(arguments, io)
         // One mirror for every connection the server opens: the accounts' ranking state once, not per worker.
@@ -183,7 +185,7 @@ public enum StoreOpening {
         let groupCommit = GroupCommitWriter { try connection(nil) }
         return Serving(
             open: { try connection(groupCommit) },
-            metrics: { mirrorMetrics(mirror.statistics) + groupCommitMetrics(groupCommit.statistics) })
+            metrics: { mirrorMetrics(mirror.statistics) + groupCommitMetrics(groupCommit.statistics) }, isRemote: false)
     }
 
     /// The ranking mirror's statistics as Prometheus text.

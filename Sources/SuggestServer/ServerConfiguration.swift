@@ -10,11 +10,15 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var keysPath: String?
     /// Worker threads answering requests (`--workers`, `SUGGEST_WORKERS`): one per core unless given.
     public var workers = 2
-    /// Threads on which requests that write (every method but GET and HEAD) wait for the store, so that while one
-    /// waits for its commit the workers go on reading other requests, and the donations of every connection can
-    /// share one commit (`GroupCommitWriter`): with requests waiting on the workers, two workers made groups of at
-    /// most two. 32 unless given; no flag.
-    public var writeThreads = 32
+    /// Threads on which requests wait for the store while the workers go on reading other requests: every request
+    /// that writes (every method but GET and HEAD), and every request when `readsWaitForTheStore`. While one waits
+    /// for its commit the donations of the others can share it (`GroupCommitWriter`): waiting on the workers, two
+    /// workers made groups of at most two. 32 unless given; no flag.
+    public var handlerThreads = 32
+    /// Whether reads wait for the store too, so that they also run on `handlerThreads`: for a store across the
+    /// network (a Redis Cluster), whose queries are round trips the workers would otherwise sit through, two at a
+    /// time. `suggest serve` sets it for a `redis://` store.
+    public var readsWaitForTheStore = false
     /// The largest request body accepted (`--max-body-bytes`, `SUGGEST_MAX_BODY_BYTES`): 32 MiB unless given; a larger
     /// one is refused with 413 before it is read.
     public var maximumBodyBytes = 32 << 20

@@ -72,8 +72,8 @@ public enum SuggestServer {
                 throw StartError(error.description)
             }
         }
-        // Connections for the workers, the write threads and the upkeep: one kept for each.
-        let pool = StorePool(capacity: configuration.workers + configuration.writeThreads + 2, open: openStore)
+        // Connections for the workers, the handler threads and the upkeep: one kept for each.
+        let pool = StorePool(capacity: configuration.workers + configuration.handlerThreads + 2, open: openStore)
         do {
             try pool.warm()
         } catch {
@@ -82,18 +82,22 @@ public enum SuggestServer {
         let log = AccessLog(enabled: configuration.accessLog)
         let api = API(configuration: configuration, keys: keys, pool: pool, log: log, storeMetrics: storeMetrics)
         let done = DispatchSemaphore(value: 0)
+        let readsWait = configuration.readsWaitForTheStore
+        let mayWait: @Sendable (HTTPRequest) -> Bool = { request in
+            readsWait || (request.method != .get && request.method != .head)
+        }
         let server: HTTPServer
         do {
             server = try HTTPServer(
                 configuration: HTTPServer.Configuration(
                     host: configuration.host, port: configuration.port, workerThreads: configuration.workers,
-                    handlerThreads: configuration.writeThreads, connectionLimit: configuration.connectionLimit,
+                    handlerThreads: configuration.handlerThreads, connectionLimit: configuration.connectionLimit,
                     perIPConnectionLimit: configuration.perIPConnectionLimit == 0 ? nil : configuration.perIPConnectionLimit,
                     connectionTimeout: .seconds(configuration.connectionTimeoutSeconds),
                     memoryLimitPerConnection: configuration.headerBytesLimit,
                     maximumBodySize: configuration.maximumBodyBytes),
                 log: { line in log.event("http", [("message", line)]) },
-                mayWait: { request in request.method != .get && request.method != .head }, handler: api.answer)
+                mayWait: mayWait, handler: api.answer)
         } catch {
             throw StartError(error.description)
         }

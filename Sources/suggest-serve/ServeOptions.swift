@@ -20,9 +20,10 @@ enum ServeOptions {
     /// Runs the server with the options; returns its exit code.
     @Sendable static func serve(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
         try arguments.expectPositionals(atMost: 0)
-        let configuration = try configuration(arguments, environment: io.environment)
+        var configuration = try configuration(arguments, environment: io.environment)
         do {
             let serving = try StoreOpening.serving(arguments, io: io)
+            configuration.readsWaitForTheStore = serving.isRemote
             try SuggestServer.run(configuration, openStore: serving.open, storeMetrics: serving.metrics) { line in
                 // A log line that cannot be written (standard error closed) must not stop the server.
                 try? io.standardError.write(line + "\n")
