@@ -13,8 +13,18 @@ import Testing
 /// before the conversations' group identifiers (schema 2) finds its groups; one written before the blocks of
 /// donations (schema 3) has its donation rows moved into blocks, in their order.
 @Suite struct MigrationTests {
+    /// Turns a store back into the exact shape migration 7 left: an index of all of an account's conversations per
+    /// channel.
+    static func downgradeToSchema7(_ path: String) throws {
+        let database = try Database(path: path)
+        var creates = ""
+        for channel in 0..<4 { creates += try migrationStatement("CREATE INDEX conversations_by_c\(channel) ", in: 1) }
+        try database.execute("BEGIN; \(creates) DELETE FROM schema_migrations WHERE version >= 8; COMMIT;")
+    }
+
     /// Turns a store back into the exact shape migration 6 left: no learned weights.
     static func downgradeToSchema6(_ path: String) throws {
+        try downgradeToSchema7(path)
         let database = try Database(path: path)
         try database.execute(
             """
@@ -303,6 +313,37 @@ import Testing
             #expect(
                 try store.suggestions(account: account, context: context, explain: true)
                     == reference.suggestions(account: account, context: context, explain: true))
+        }
+    }
+
+    /// A store of schema 7 loses its indexes of all an account's conversations, and ranks as before from its
+    /// service indexes merged: every context, against brute force, with conversations of three services and of
+    /// none, and channel keys that tie.
+    @Test func aSchema7StoreRanksFromItsServiceListsMerged() throws {
+        let directory = try TemporaryDirectory("open")
+        var donations = (0..<360).map(StoreOpeningTests.donation)
+        let services: [String?] = ["sms", nil, "chat", "mail"]
+        let first = donations.map(\.date).min() ?? .now()
+        for index in donations.indices {
+            donations[index].intent.conversationIdentifier = "c-\(index % 29)"
+            donations[index].intent.serviceName = services[(index % 29) % services.count]
+            // Conversations 0-9 get one donation each at the same moment: equal channel keys, across services.
+            if index < 10 { donations[index].date = first }
+            if index % 5 == 1 { donations[index].intent.contentTypes = ["public.jpeg"] }
+            if index % 2 == 0 { donations[index].direction = .incoming }
+        }
+        let (store, _) = try Self.migratedStore(of: donations, in: directory, downgrade: Self.downgradeToSchema7)
+        let indexes = try store.database.statement(
+            "SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND name LIKE 'conversations_by_c_'"
+        ).scalarInt()
+        #expect(indexes == 0)
+        let at = donations.map(\.date).max() ?? .now()
+        for context in [
+            RankingContext(at: at, limit: 8), RankingContext(at: at, limit: 29), RankingContext(at: at, limit: 1),
+            RankingContext(at: at, limit: 5, serviceName: "chat"), RankingContext(at: at, limit: 5, contentTypes: ["public.jpeg"]),
+        ] {
+            #expect(try store.rankedConversations(account: "default", context: context)
+                == (try store.suggestionsByBruteForce(account: "default", context: context)))
         }
     }
 

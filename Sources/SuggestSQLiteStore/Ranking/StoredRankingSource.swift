@@ -20,6 +20,8 @@ public final class StoredRankingSource: RankingSource {
     /// The content kinds of the last random access, and their indices in the mirror.
     private var askedKinds: [String] = []
     private var askedKindIndices: [Int32?] = []
+    /// The account's services, once `accountServices()` has read them.
+    private var services: [String?]?
 
     init(database: Database, account: String, mirrored: MirroredAccount? = nil, mirror: RankingMirror? = nil) {
         self.database = database
@@ -108,12 +110,21 @@ public final class StoredRankingSource: RankingSource {
             let values: [Statement.Value]
             switch list.scope {
             case .all:
-                sql = "SELECT id, c\(channel) FROM conversations INDEXED BY conversations_by_c\(channel) "
-                    + "WHERE account = ? ORDER BY c\(channel) DESC"
-                values = [.text(account)]
+                // Each of the account's services in its own order, merged (schema 8 keeps no index of all of them).
+                var statements: [Statement] = []
+                for service in try accountServices() {
+                    let sql = Self.serviceListSQL(channel: channel, serviceIsNull: service == nil)
+                    let instance = used[sql, default: 0]
+                    used[sql] = instance + 1
+                    let statement = try database.statement(sql, instance: instance)
+                    try statement.reset(service.map { [.text(account), .text($0)] } ?? [.text(account)])
+                    cursorStatements.append(statement)
+                    statements.append(statement)
+                }
+                cursors.append(Cursor(merging: statements))
+                continue
             case .service(let service):
-                sql = "SELECT id, c\(channel) FROM conversations INDEXED BY conversations_by_service_c\(channel) "
-                    + "WHERE account = ? AND service_name = ? ORDER BY c\(channel) DESC"
+                sql = Self.serviceListSQL(channel: channel, serviceIsNull: false)
                 values = [.text(account), .text(service)]
             case .contentKind(let kind):
                 sql = "SELECT conversation_id, c\(channel) FROM conversation_content "
@@ -131,29 +142,99 @@ public final class StoredRankingSource: RankingSource {
         return cursors
     }
 
-    /// Sorted access into one list: an index's rows, or a mirror's list.
+    /// One service's conversations (or those without a service) in the order of a channel: `account`, then the
+    /// service unless `serviceIsNull`, are its parameters.
+    static func serviceListSQL(channel: Int, serviceIsNull: Bool) -> String {
+        "SELECT id, c\(channel) FROM conversations INDEXED BY conversations_by_service_c\(channel) WHERE account = ? AND "
+            + (serviceIsNull ? "service_name IS NULL" : "service_name = ?") + " ORDER BY c\(channel) DESC"
+    }
+
+    /// The account's services, `nil` for conversations without one, read once per source: one look-up in a service
+    /// index each, stepping from one service to the next, rather than a walk of all the account's conversations.
+    private func accountServices() throws -> [String?] {
+        if let services { return services }
+        let index = "FROM conversations INDEXED BY conversations_by_service_c0 WHERE account = ?"
+        var found: [String?] = []
+        if try database.statement("SELECT 1 \(index) AND service_name IS NULL LIMIT 1").scalarInt([.text(account)])
+            != nil
+        {
+            found.append(nil)
+        }
+        let first = try database.statement(
+            "SELECT service_name \(index) AND service_name IS NOT NULL ORDER BY service_name LIMIT 1")
+        let following = try database.statement(
+            "SELECT service_name \(index) AND service_name > ? ORDER BY service_name LIMIT 1")
+        try first.reset([.text(account)])
+        var next = try first.step() ? first.text(0) : nil
+        _ = try first.reset()
+        while let service = next {
+            found.append(service)
+            try following.reset([.text(account), .text(service)])
+            next = try following.step() ? following.text(0) : nil
+            _ = try following.reset()
+        }
+        services = found
+        return found
+    }
+
+    /// Sorted access into one list: an index's rows, several indexes' rows merged, or a mirror's list.
     public struct Cursor: SortedAccessCursor {
-        let statement: Statement?
-        let entries: MirroredAccount.SortedEntries
-        var position = 0
-
-        init(statement: Statement) {
-            self.statement = statement
-            entries = MirroredAccount.SortedEntries()
+        private enum Source {
+            case statement(Statement)
+            /// Lists of the same rows split by service, each in the list's order: their next entries (`nil` once
+            /// one is done), read when the first entry is asked for.
+            case merged([Statement], heads: [SortedEntry?]?)
+            case mirror(MirroredAccount.SortedEntries, position: Int)
         }
 
-        init(entries: MirroredAccount.SortedEntries) {
-            statement = nil
-            self.entries = entries
+        private var source: Source
+
+        init(statement: Statement) { source = .statement(statement) }
+
+        /// The entries of `statements` as one list. An index orders equal keys by row id, so equal keys are taken
+        /// lowest row id first: the merged list is in exactly the order one index of all of them would give.
+        init(merging statements: [Statement]) {
+            source = statements.count == 1 ? .statement(statements[0]) : .merged(statements, heads: nil)
         }
+
+        init(entries: MirroredAccount.SortedEntries) { source = .mirror(entries, position: 0) }
 
         public mutating func next() throws -> SortedEntry? {
-            guard let statement else {
+            switch source {
+            case .statement(let statement):
+                return try Self.step(statement)
+            case .mirror(let entries, let position):
                 guard position < entries.keys.count else { return nil }
-                defer { position += 1 }
+                source = .mirror(entries, position: position + 1)
                 return SortedEntry(
                     key: entries.keys[position], conversation: ConversationHandle(rawValue: Int64(entries.slots[position])))
+            case .merged(let statements, let read):
+                var heads = try read ?? statements.map { try Self.step($0) }
+                var best: Int?
+                for (index, head) in heads.enumerated() {
+                    guard let head else { continue }
+                    guard let chosen = best, let current = heads[chosen] else {
+                        best = index
+                        continue
+                    }
+                    if head.key > current.key
+                        || (head.key == current.key && head.conversation.rawValue < current.conversation.rawValue)
+                    {
+                        best = index
+                    }
+                }
+                guard let best else {
+                    source = .merged(statements, heads: heads)
+                    return nil
+                }
+                let entry = heads[best]
+                heads[best] = try Self.step(statements[best])
+                source = .merged(statements, heads: heads)
+                return entry
             }
+        }
+
+        private static func step(_ statement: Statement) throws -> SortedEntry? {
             guard try statement.step() else { return nil }
             return SortedEntry(key: statement.double(1), conversation: ConversationHandle(rawValue: statement.int(0)))
         }

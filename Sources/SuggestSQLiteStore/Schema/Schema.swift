@@ -209,6 +209,20 @@ enum Schema {
             """,
             nil
         ),
+        (
+            8,
+            // The sorted lists of all an account's conversations are read by merging the lists of its services
+            // (`StoredRankingSource`), which hold the same rows: the four indexes of all of them cost every donation
+            // four more index entries moved, about a quarter of a donation's pages and time, and answered nothing
+            // the service indexes cannot.
+            """
+            DROP INDEX conversations_by_c0;
+            DROP INDEX conversations_by_c1;
+            DROP INDEX conversations_by_c2;
+            DROP INDEX conversations_by_c3;
+            """,
+            nil
+        ),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
