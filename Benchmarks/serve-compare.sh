@@ -68,10 +68,12 @@ git worktree add --force --detach "$WORK/base-tree" "$BASE" >/dev/null 2>&1
 build "$WORK/base-tree" "$WORK/old"
 
 STORE=$WORK/store
+# Written by the old build, so that both can open it: a newer build migrates an older store (on its copy, as the
+# server starts), never the reverse.
 note "importing 1M donations over 100k conversations"
-"$WORK/new/suggest" config --store "$STORE" --max-age-days 0 --idle-days 0 >/dev/null
+"$WORK/old/suggest" config --store "$STORE" --max-age-days 0 --idle-days 0 >/dev/null
 "$WORK/suggest-bench" generate --donations 1M --conversations 100k --seed 1 2>/dev/null |
-    "$WORK/new/suggest" import - --store "$STORE" --quiet >&2
+    "$WORK/old/suggest" import - --store "$STORE" --quiet >&2
 TICKS=$(getconf CLK_TCK)
 
 # One server on a fresh copy of the store, one wrk run against it: prints "rate p50_us p99_us cpu_us", the rate and
@@ -84,7 +86,8 @@ measure() {
     "$WORK/$build/suggest-serve" serve --port 0 --store "$copy" --no-access-log --workers "$WORKERS" >"$log" 2>&1 &
     SERVER_PID=$!
     local url=
-    for _ in $(seq 100); do
+    # Up to 60 s: a store of an older schema is migrated first.
+    for _ in $(seq 600); do
         url=$(grep -o 'http://[0-9.:]*' "$log" | head -1 || true)
         [ -n "$url" ] && break
         sleep 0.1
@@ -141,7 +144,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 echo "## suggest serve: $(git rev-parse --short HEAD) (new) against $(git rev-parse --short "$BASE") (old)"
 echo
 echo "- $(nproc) cores; load at start $(cut -d' ' -f1-3 /proc/loadavg); \`--workers $WORKERS\`, single POSTs from $SINGLE_CONNECTIONS connections; $ROUNDS rounds of ${RUN_SECONDS} s runs, old and new in turn"
-echo "- a fresh copy of one 1M-donation store (100k conversations) for every run"
+echo "- a fresh copy of one 1M-donation store (100k conversations, written by the old build) for every run"
 echo
 echo "| round | form | build | per second | p50 | p99 | server CPU per request (get) or donation |"
 echo "|---|---|---|---:|---:|---:|---:|"
