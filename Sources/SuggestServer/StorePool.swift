@@ -30,6 +30,9 @@ final class StorePool: Sendable {
         idle.withLock { $0.append(connection) }
     }
 
+    /// A connection outside the pool, for a task that keeps one for itself.
+    func openConnection() throws -> any DonationStore { try open() }
+
     /// Runs `body` with a connection of its own.
     func withStore<T>(_ body: (any DonationStore) throws -> T) throws -> T {
         let connection = try idle.withLock { $0.popLast() } ?? Connection(open())

@@ -199,15 +199,37 @@ final class KeysWatch: Sendable {
 final class Maintenance: Sendable {
     private let task: PeriodicTask
     private let checkpoints: PeriodicTask
-    private let pool: StorePool
-    private let log: AccessLog
+    private let checkpointer: Checkpointer
+
+    /// The connection the checkpoints run on, its own for the server's life: a checkpoint tells a log that writes
+    /// are still coming into from a quiet one by what its connection saw at the one before (`SQLiteDonationStore
+    /// .checkpoint()`), which a connection from the pool, another each time, would not know. Used by one thread at a
+    /// time: the periodic task's, then the stop's, after the task has ended.
+    private final class Checkpointer: @unchecked Sendable {
+        private let pool: StorePool
+        private let log: AccessLog
+        private var store: (any DonationStore)?
+
+        init(pool: StorePool, log: AccessLog) {
+            self.pool = pool
+            self.log = log
+        }
+
+        func checkpoint() {
+            do {
+                let store = try self.store ?? pool.openConnection()
+                self.store = store
+                try store.checkpoint()
+            } catch {
+                log.event("checkpoint failed", [("error", "\(error)")])
+            }
+        }
+    }
 
     init(pool: StorePool, log: AccessLog) {
-        self.pool = pool
-        self.log = log
-        checkpoints = PeriodicTask(label: "suggest.checkpoint", every: .seconds(1)) {
-            Self.checkpoint(pool, log)
-        }
+        let checkpointer = Checkpointer(pool: pool, log: log)
+        self.checkpointer = checkpointer
+        checkpoints = PeriodicTask(label: "suggest.checkpoint", every: .seconds(1)) { checkpointer.checkpoint() }
         task = PeriodicTask(label: "suggest.maintenance", every: .seconds(5)) {
             // Steps until the work is done or a second has gone, then waits for the next run.
             let started = ContinuousClock.now
@@ -239,14 +261,6 @@ final class Maintenance: Sendable {
     func stop() {
         checkpoints.stop()
         task.stop()
-        for _ in 0..<2 { Self.checkpoint(pool, log) }
-    }
-
-    private static func checkpoint(_ pool: StorePool, _ log: AccessLog) {
-        do {
-            try pool.withStore { store in try store.checkpoint() }
-        } catch {
-            log.event("checkpoint failed", [("error", "\(error)")])
-        }
+        for _ in 0..<2 { checkpointer.checkpoint() }
     }
 }
