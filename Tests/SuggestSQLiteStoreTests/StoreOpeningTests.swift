@@ -89,4 +89,27 @@ import Testing
         #expect(Self.size(directory.log) == 0)
         #expect(try store.donationCount(account: "default") == 60)
     }
+
+    /// A server's checkpoint, while other connections go on committing, copies the log and has it started over in
+    /// place (the file keeps its size), and cuts it to nothing only once nothing was committed since its last one;
+    /// a connection's first checkpoint, which cannot know, cuts it too. Nothing committed is lost either way.
+    @Test func aCheckpointCutsTheLogOnlyOnceWritesHaveStopped() throws {
+        let directory = try TemporaryDirectory("open")
+        let writer = try SQLiteDonationStore.open(directory.location, checkpoints: .everyPages(65_536))
+        let checkpointer = try SQLiteDonationStore.open(directory.location, checkpoints: .everyPages(65_536))
+        _ = try writer.record(Self.donation(0))
+        try checkpointer.checkpoint()
+        #expect(Self.size(directory.log) == 0, "a first checkpoint cuts the log")
+        _ = try writer.record(Self.donation(1))
+        try checkpointer.checkpoint()
+        let restarted = Self.size(directory.log) ?? 0
+        #expect(restarted > 0, "a commit came in since the last checkpoint: the log is started over, not cut")
+        _ = try writer.record(Self.donation(2))
+        try checkpointer.checkpoint()
+        #expect(Self.size(directory.log) ?? 0 > 0)
+        try checkpointer.checkpoint()
+        #expect(Self.size(directory.log) == 0, "nothing came in since the last checkpoint: the log is cut")
+        let reader = try SQLiteDonationStore.open(directory.location, checkpoints: .everyPages(65_536))
+        #expect(try reader.donationCount(account: "default") == 3)
+    }
 }
