@@ -183,24 +183,18 @@ extension SQLiteDonationStore {
     /// left.
     /// - Returns: `false` when a reader keeps the log busy.
     func restartLogIfIdle() throws -> Bool {
-        try database.excludingWriters { try database.withoutWaiting { try restartLog() } }
-    }
-
-    private func restartLog() throws -> Bool {
-        do {
-            try database.checkpointAndRestart()
-            return true
-        } catch {
-            guard error.primaryCode == 5 || error.primaryCode == 6 else { throw error }  // SQLITE_BUSY, SQLITE_LOCKED
-            return false
-        }
+        try database.excludingWriters { try database.withoutWaiting { try startLogOver(cutting: false) } }
     }
 
     /// Empties the write-ahead log, so that no deleted byte stays in it.
     /// - Returns: `false` when another process's read keeps the log busy: the deletion is committed all the same.
-    func truncateLog() throws -> Bool {
+    func truncateLog() throws -> Bool { try startLogOver(cutting: true) }
+
+    /// Copies the log into the database and cuts it to nothing, or has the next write start it over in place.
+    /// - Returns: `false` when a reader keeps the log busy.
+    private func startLogOver(cutting: Bool) throws -> Bool {
         do {
-            try database.checkpointAndTruncate()
+            if cutting { try database.checkpointAndTruncate() } else { try database.checkpointAndRestart() }
             return true
         } catch {
             guard error.primaryCode == 5 || error.primaryCode == 6 else { throw error }  // SQLITE_BUSY, SQLITE_LOCKED
