@@ -198,16 +198,11 @@ package final class Database {
     /// and without holding up writers (SQLite's passive checkpoint): what was committed is durable once it returns.
     /// The log is not truncated; a writer starts it over from its beginning once it is all copied, and
     /// `journal_size_limit` trims it then. For a periodic checkpoint that must never hold up requests.
-    /// - Returns: whether the whole log is now in the database (no frame was committed while it was copied).
-    @discardableResult
-    package func checkpointWithoutWaiting() throws(SQLiteError) -> Bool {
-        var logFrames: Int32 = -1
-        var copiedFrames: Int32 = -1
-        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logFrames, &copiedFrames)
+    package func checkpointWithoutWaiting() throws(SQLiteError) {
+        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
         guard code == SQLITE_OK || code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED else {
             throw error(code, sql: "PRAGMA wal_checkpoint(PASSIVE)")
         }
-        return code == SQLITE_OK && logFrames == copiedFrames
     }
 
     /// Runs `body` with no busy timeout: a lock another connection holds fails it at once instead of waiting.
