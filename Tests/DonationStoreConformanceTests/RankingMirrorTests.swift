@@ -161,6 +161,75 @@ import Testing
         #expect(tiny.statistics.accounts == 0 && tiny.statistics.hits == 0 && tiny.statistics.discardedRebuilds == 1)
     }
 
+    /// Queries that find no mirror while it is being read are answered from SQLite at the version being read: once
+    /// the rebuild is kept they are no demand for another, or a server would read its busiest account again at
+    /// every refresh, answering from SQLite meanwhile, with nothing written.
+    @Test func queriesDuringARebuildDoNotCallForAnother() throws {
+        let stores = try Stores()
+        let donations = (0..<6_000).map { index in
+            Interaction(
+                identifier: "d\(index)", date: StoreConformanceTests.end.adding(-Double(index) * 60),
+                direction: index % 3 == 0 ? .incoming : .outgoing,
+                intent: SendMessageIntent(conversationIdentifier: "c\(index % 3_000)", contentTypes: ["public.jpeg"]))
+        }
+        _ = try stores.writer.importDonations(donations)
+        let location = StoreLocation(directory: stores.directory.path)
+        let worker = try SQLiteDonationStore.open(location, checkpoints: .everyPages(16_384), mirror: stores.mirror)
+        let context = RankingContext(at: StoreConformanceTests.end)
+        _ = try worker.suggestions(account: "default", context: context)
+
+        // A worker queries without pause while the mirror is read; the read is tried again until some of its
+        // queries fell inside it (a read of 3,000 conversations takes a few milliseconds, a query from SQLite less).
+        final class Querying: @unchecked Sendable {
+            let store: SQLiteDonationStore
+            let stop = Atomic(false)
+            let failure = Mutex<(any Error)?>(nil)
+            init(_ store: SQLiteDonationStore) { self.store = store }
+        }
+        let querying = Querying(worker)
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            while !querying.stop.load(ordering: .relaxed) {
+                do {
+                    _ = try querying.store.suggestions(account: "default", context: context)
+                } catch {
+                    querying.failure.withLock { $0 = error }
+                    break
+                }
+            }
+            done.signal()
+        }
+        var missedDuringARead = false
+        for _ in 0..<50 where !missedDuringARead {
+            let before = stores.mirror.statistics.misses
+            #expect(try stores.mirrored.refreshMirror())
+            missedDuringARead = stores.mirror.statistics.misses > before
+            if !missedDuringARead {
+                // Put the mirror out of date, so that the worker's queries call for the next refresh.
+                let stale = stores.mirror.statistics.staleReads
+                _ = try stores.writer.suggestLess(conversation: "c1", account: "default")
+                for _ in 0..<5_000 where stores.mirror.statistics.staleReads == stale { Self.pause(milliseconds: 1) }
+            }
+        }
+        querying.stop.store(true, ordering: .relaxed)
+        done.wait()
+        try querying.failure.withLock { if let error = $0 { throw error } }
+        #expect(missedDuringARead, "no query fell inside a rebuild in 50 tries")
+
+        // Nothing was written since: the mirror is current, and no refresh reads it again.
+        #expect(try !stores.mirrored.refreshMirror())
+        let hits = stores.mirror.statistics.hits
+        let fromMemory = try worker.suggestions(account: "default", context: context)
+        #expect(fromMemory == (try stores.reference.suggestions(account: "default", context: context)))
+        #expect(stores.mirror.statistics.hits == hits + 1)
+
+        // The retention it holds is the store's: a change is a commit, after which the mirror is not used.
+        let later = RankingContext(at: StoreConformanceTests.end.adding(3 * 86_400))
+        #expect(try !worker.suggestions(account: "default", context: later).suggestions.isEmpty)
+        try stores.writer.setRetention(Retention(maximumAgeDays: 0, idleDays: 1), now: StoreConformanceTests.end)
+        #expect(try worker.suggestions(account: "default", context: later).suggestions.isEmpty)
+    }
+
     @Test func aMirrorServesOneStore() throws {
         let first = try TemporaryDirectory("mirror-a")
         let second = try TemporaryDirectory("mirror-b")

@@ -263,6 +263,9 @@ public final class RankingMirror: Sendable {
                 return
             }
             state.entries[chosen.key]?.mirror = built
+            // The queries that missed while it was read were answered from SQLite at this same version: the new
+            // mirror stands for them, and counting them would rebuild a current mirror at the next refresh.
+            state.entries[chosen.key]?.demand = 0
             state.statistics.rebuilds += 1
             state.statistics.accounts += 1
             state.statistics.conversations += built.count
