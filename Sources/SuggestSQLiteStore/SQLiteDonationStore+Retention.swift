@@ -3,14 +3,7 @@ import SuggestCore
 extension SQLiteDonationStore {
     /// The store's retention settings.
     public func retention() throws -> Retention {
-        try translating {
-            var retention = Retention.default
-            if let text = try setting("retention.maximumAgeDays"), let value = Double(text) {
-                retention.maximumAgeDays = value
-            }
-            if let text = try setting("retention.idleDays"), let value = Double(text) { retention.idleDays = value }
-            return retention
-        }
+        try translating { try database.storedRetention() }
     }
 
     /// Changes the retention settings and applies the new maximum age at once, to every account.
@@ -187,5 +180,18 @@ extension SQLiteDonationStore {
                 return try body(source)
             }
         }
+    }
+}
+
+extension Database {
+    /// The store's retention settings, in the connection's current transaction (a query's read, a mirror's
+    /// build) or in one of their own.
+    func storedRetention() throws(SQLiteError) -> Retention {
+        var retention = Retention.default
+        if let text = try setting("retention.maximumAgeDays"), let value = Double(text) {
+            retention.maximumAgeDays = value
+        }
+        if let text = try setting("retention.idleDays"), let value = Double(text) { retention.idleDays = value }
+        return retention
     }
 }

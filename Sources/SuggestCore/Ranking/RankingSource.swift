@@ -54,6 +54,11 @@ public protocol RankingSource {
     /// remote source reads their first pages in the same round trip and keeps them for the `sortedAccess` that
     /// follows. The default reads the weights alone.
     func learnedWeights(beforeOpening lists: [SortedList]) throws -> LearnedWeights
+
+    /// The store's retention settings as of the same snapshot, for a source that holds them with its rows (a
+    /// server's mirror of the account), so that a query needs no read of its own for them; `nil`, the default,
+    /// when the store is to be asked (`DonationStore.retention()`).
+    func retention() throws -> Retention?
 }
 
 extension RankingSource {
@@ -66,6 +71,8 @@ extension RankingSource {
     public func learnedWeights() throws -> LearnedWeights { .empty }
 
     public func learnedWeights(beforeOpening lists: [SortedList]) throws -> LearnedWeights { try learnedWeights() }
+
+    public func retention() throws -> Retention? { nil }
 }
 
 /// A conversation as a ranking source knows it: a handle the source issued (a row, a slot, a member of a sorted

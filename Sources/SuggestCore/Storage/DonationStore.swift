@@ -137,11 +137,14 @@ extension DonationStore {
     /// - Complexity: independent of the history's length: a few index steps per suggestion (`TopKRanker`).
     public func suggestions(account: String, context: RankingContext, explain: Bool = false) throws -> SuggestionList {
         try context.validate()
-        var context = context
-        if context.notIdleSince == nil { context.notIdleSince = try retention().notIdleSince(at: context.at) }
         let engine = RankingEngine(ranking: ranking, types: types)
         return try withRankingSource(account: account) { source in
-            try engine.suggestions(account: account, in: source, context: context, explain: explain)
+            var context = context
+            if context.notIdleSince == nil {
+                let settings = try source.retention() ?? self.retention()
+                context.notIdleSince = settings.notIdleSince(at: context.at)
+            }
+            return try engine.suggestions(account: account, in: source, context: context, explain: explain)
         }
     }
 

@@ -11,7 +11,7 @@ struct ByteKey: Hashable, Sendable {
 
 /// One account's ranking state as the store held it at one `PRAGMA data_version` of the mirror's connection: every
 /// conversation's row as random access reads it, the sorted lists as the indexes give them (the keys are the stored
-/// columns, not recomputed), and the account's learned weights. Immutable once built, so the server's workers share
+/// columns, not recomputed), the account's learned weights and the store's retention. Immutable once built, so the server's workers share
 /// it without a lock; `RankingMirror` hands it out only while the store is still at that version.
 ///
 /// Conversations are known by slots (dense, from 0), which the mirrored `StoredRankingSource` uses as its handles;
@@ -21,6 +21,8 @@ final class MirroredAccount: Sendable {
     /// The mirror connection's `PRAGMA data_version` the state was read at.
     let version: Int64
     let weights: LearnedWeights
+    /// The store's retention settings at that version (a change of them is a commit, so a new version).
+    let retention: Retention
     let rowIDs: [Int64]
     let slotsByRowID: [Int64: Int32]
     let identifiers: [String]
@@ -67,12 +69,13 @@ final class MirroredAccount: Sendable {
     var count: Int { rowIDs.count }
 
     private init(
-        account: String, version: Int64, weights: LearnedWeights, rows: [StoredRankingSource.Row],
+        account: String, version: Int64, weights: LearnedWeights, retention: Retention, rows: [StoredRankingSource.Row],
         slotsByRowID: [Int64: Int32], content: [ContentRow], kindNames: [String], channelCount: Int
     ) {
         self.account = account
         self.version = version
         self.weights = weights
+        self.retention = retention
         self.channelCount = channelCount
         self.slotsByRowID = slotsByRowID
         let count = rows.count
@@ -170,6 +173,7 @@ final class MirroredAccount: Sendable {
         -> MirroredAccount
     {
         let weights = try LearnedWeightsTable.read(account: account, in: database)
+        let retention = try database.storedRetention()
         let select = try database.uncachedStatement(
             "SELECT \(StoredRankingSource.rowColumns) \(StoredRankingSource.rowSource) WHERE c.account = ?")
         try select.reset([.text(account)])
@@ -205,7 +209,7 @@ final class MirroredAccount: Sendable {
                         contentSelect.double(3), contentSelect.double(4), contentSelect.double(5), contentSelect.double(6))))
         }
         return MirroredAccount(
-            account: account, version: version, weights: weights, rows: rows, slotsByRowID: slots, content: content,
+            account: account, version: version, weights: weights, retention: retention, rows: rows, slotsByRowID: slots, content: content,
             kindNames: kindNames, channelCount: channelCount)
     }
 

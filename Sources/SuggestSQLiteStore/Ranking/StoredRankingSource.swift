@@ -361,6 +361,12 @@ public final class StoredRankingSource: RankingSource {
         return try LearnedWeightsTable.read(account: account, in: database)
     }
 
+    /// The retention the mirror was built with, or the stored one in the query's read transaction.
+    public func retention() throws -> Retention? {
+        if let mirrored { return mirrored.retention }
+        return try database.storedRetention()
+    }
+
     public func allConversations() throws -> [ConversationHandle] {
         if let mirrored { return (0..<Int64(mirrored.count)).map { ConversationHandle(rawValue: $0) } }
         let select = try database.statement("SELECT id FROM conversations WHERE account = ?")
