@@ -9,7 +9,7 @@ struct ByteKey: Hashable, Sendable {
     init(_ text: String) { bytes = Array(text.utf8) }
 }
 
-/// One account's ranking state as the store held it at one `PRAGMA data_version` of the mirror's connection: every
+/// One account's ranking state as the store held it at one version (`StoreVersion`): every
 /// conversation's row as random access reads it, the sorted lists as the indexes give them (the keys are the stored
 /// columns, not recomputed), the account's learned weights and the store's retention. Immutable once built, so the server's workers share
 /// it without a lock; `RankingMirror` hands it out only while the store is still at that version.
@@ -18,8 +18,8 @@ struct ByteKey: Hashable, Sendable {
 /// `rowIDs` maps a slot back to its row for what is still read from SQLite (the latest intents, the people).
 final class MirroredAccount: Sendable {
     let account: String
-    /// The mirror connection's `PRAGMA data_version` the state was read at.
-    let version: Int64
+    /// The store's version the state was read at.
+    let version: StoreVersion
     let weights: LearnedWeights
     /// The store's retention settings at that version (a change of them is a commit, so a new version).
     let retention: Retention
@@ -69,7 +69,7 @@ final class MirroredAccount: Sendable {
     var count: Int { rowIDs.count }
 
     private init(
-        account: String, version: Int64, weights: LearnedWeights, retention: Retention, rows: [StoredRankingSource.Row],
+        account: String, version: StoreVersion, weights: LearnedWeights, retention: Retention, rows: [StoredRankingSource.Row],
         slotsByRowID: [Int64: Int32], content: [ContentRow], kindNames: [String], channelCount: Int
     ) {
         self.account = account
@@ -169,7 +169,7 @@ final class MirroredAccount: Sendable {
     /// - Parameters:
     ///   - version: what the mirror's connection said of the store before and after the read.
     ///   - channelCount: the channels of the store's policy.
-    static func read(account: String, version: Int64, channelCount: Int, in database: Database) throws
+    static func read(account: String, version: StoreVersion, channelCount: Int, in database: Database) throws
         -> MirroredAccount
     {
         let weights = try LearnedWeightsTable.read(account: account, in: database)

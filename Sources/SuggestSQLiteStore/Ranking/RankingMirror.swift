@@ -7,11 +7,13 @@ import SuggestCore
 /// to the bit, because it reads the same rows.
 ///
 /// Every store connection a server opens shares one mirror (`SQLiteDonationStore.open(_:mirror:...)`). The mirror
-/// keeps a connection of its own that never writes, and asks it `PRAGMA data_version` at every query: the number
-/// changes whenever any other connection commits (the server's workers, a command, another process, maintenance),
-/// and an account's mirror is used only while the number is the one it was built at. Otherwise the query reads
-/// SQLite as without a mirror, and counts as demand for a rebuild; rebuilds run off the request path, in
-/// `refresh()`, which the server's periodic checkpoint calls (`SQLiteDonationStore.checkpoint()`).
+/// keeps a connection of its own that never writes, and reads the store's version at every query: the header of
+/// the write-ahead log's index (`WALIndexHeader`), which every commit of any connection rewrites (the server's
+/// workers, a command, another process, maintenance), read from memory; or, where that file cannot be mapped, its
+/// connection's `PRAGMA data_version`, the same information through a read transaction. An account's mirror is
+/// used only while the version is the one it was built at. Otherwise the query reads SQLite as without a mirror,
+/// and counts as demand for a rebuild; rebuilds run off the request path, in `refresh()`, which the server's
+/// periodic checkpoint calls (`SQLiteDonationStore.checkpoint()`).
 ///
 /// A rebuild reads the version, then the account's rows in one read transaction on a second connection, then the
 /// version again, and keeps the result only if both were the same: nothing was committed while it read. Memory is
@@ -81,8 +83,11 @@ public final class RankingMirror: Sendable {
 
     private struct State {
         var path: String?
-        /// The connection that only ever asks `PRAGMA data_version`; opened with the first store.
+        /// The connection that keeps the store open and, without `header`, is asked `PRAGMA data_version`; opened
+        /// with the first store.
         var versions: Database?
+        /// The log index's header, mapped once the connection has read.
+        var header: WALIndexHeader?
         var entries: [ByteKey: Entry] = [:]
         var clock: UInt64 = 0
         var statistics = Statistics()
@@ -116,7 +121,10 @@ public final class RankingMirror: Sendable {
                 return
             }
             let connection = try Self.connection(path: path)
+            // A first read creates the log's index if no connection had.
+            _ = try connection.statement("PRAGMA data_version").scalarInt()
             state.versions = connection
+            state.header = WALIndexHeader(databasePath: path)
             state.path = path
         }
     }
@@ -130,8 +138,13 @@ public final class RankingMirror: Sendable {
         return database
     }
 
-    private static func dataVersion(_ database: Database) throws -> Int64 {
-        try database.statement("PRAGMA data_version").scalarInt() ?? 0
+    /// The store's version now; `nil` when it cannot be told (a writer is rewriting the header, the connection
+    /// failed), which no mirror matches.
+    private static func version(_ state: State) -> StoreVersion? {
+        if let header = state.header { return header.read() }
+        guard let versions = state.versions, let number = try? versions.statement("PRAGMA data_version").scalarInt()
+        else { return nil }
+        return StoreVersion(UInt64(bitPattern: number), 0, 0, 0, 0, 0, 0, 0)
     }
 
     /// The account's mirror if it is the store's current state now; otherwise `nil`, counted as demand. A version
@@ -149,12 +162,12 @@ public final class RankingMirror: Sendable {
             }
             entry.lastUse = now
             defer { state.entries[key] = entry }
-            guard let mirror = entry.mirror, let versions = state.versions else {
+            guard let mirror = entry.mirror else {
                 state.statistics.misses += 1
                 entry.demand += 1
                 return nil
             }
-            guard (try? Self.dataVersion(versions)) == mirror.version else {
+            guard Self.version(state) == mirror.version else {
                 state.statistics.staleReads += 1
                 entry.demand += 1
                 return nil
@@ -167,10 +180,7 @@ public final class RankingMirror: Sendable {
     /// Whether `mirror` is still the store's current state: asked after a connection has begun the read
     /// transaction in which a query reads what the mirror does not hold.
     func isCurrent(_ mirror: MirroredAccount) -> Bool {
-        state.withLock { state in
-            guard let versions = state.versions else { return false }
-            return (try? Self.dataVersion(versions)) == mirror.version
-        }
+        state.withLock { state in Self.version(state) == mirror.version }
     }
 
     /// Counts a query that began in memory and was answered from SQLite after all.
@@ -185,9 +195,8 @@ public final class RankingMirror: Sendable {
     /// but every other connection sees it as a change (`PRAGMA data_version`), so the mirrors that were current
     /// before it are rebuilt at the next `refresh()` without waiting for queries to miss them.
     func rebuildingCurrent(across truncate: () throws -> Bool) throws -> Bool {
-        let current: [ByteKey] = try state.withLock { state in
-            guard let versions = state.versions else { return [] }
-            let version = try Self.dataVersion(versions)
+        let current: [ByteKey] = state.withLock { state in
+            guard let version = Self.version(state) else { return [] }
             return state.entries.filter { $0.value.mirror?.version == version }.map(\.key)
         }
         let truncated = try truncate()
@@ -212,8 +221,8 @@ public final class RankingMirror: Sendable {
     @discardableResult
     public func refresh(channelCount: Int) throws -> Bool {
         let threshold = configuration.readsBeforeRebuild
-        let chosen: (key: ByteKey, account: String, version: Int64, path: String)? = try state.withLock { state in
-            guard let path = state.path, let versions = state.versions else { return nil }
+        let chosen: (key: ByteKey, account: String, version: StoreVersion, path: String)? = state.withLock { state in
+            guard let path = state.path, let version = Self.version(state) else { return nil }
             var best: (key: ByteKey, demand: Int)?
             for (key, entry) in state.entries where !entry.oversized && entry.demand >= threshold {
                 if best == nil || entry.demand > best?.demand ?? 0 { best = (key, entry.demand) }
@@ -229,7 +238,7 @@ public final class RankingMirror: Sendable {
             entry.demand = 0
             state.entries[best.key] = entry
             let account = String(decoding: best.key.bytes, as: UTF8.self)
-            return (best.key, account, try Self.dataVersion(versions), path)
+            return (best.key, account, version, path)
         }
         guard let chosen else { return false }
         let built: MirroredAccount
@@ -251,8 +260,8 @@ public final class RankingMirror: Sendable {
             state.withLock { $0.statistics.failures += 1 }
             throw error
         }
-        try state.withLock { state in
-            guard let versions = state.versions, try Self.dataVersion(versions) == chosen.version else {
+        state.withLock { state in
+            guard Self.version(state) == chosen.version else {
                 state.statistics.discardedRebuilds += 1
                 // The queries that keep missing it will ask again.
                 return
@@ -287,3 +296,7 @@ public final class RankingMirror: Sendable {
         return true
     }
 }
+
+/// A version of the store as a mirror tells them apart: the six words of the log index's header, or the
+/// `PRAGMA data_version` of the mirror's connection in the first lane where the header cannot be read.
+typealias StoreVersion = SIMD8<UInt64>
