@@ -207,7 +207,9 @@ import Testing
         // A request id given is echoed; one is made up otherwise.
         let echoed = try client.request("GET", "/v1/health/live", headers: [("X-Request-Id", "abc-123")])
         #expect(echoed.header("X-Request-Id") == "abc-123")
-        #expect((try client.request("GET", "/v1/health/live").header("X-Request-Id")?.count ?? 0) == 16)
+        let made = try (0..<20).map { _ in try client.request("GET", "/v1/health/live").header("X-Request-Id") ?? "" }
+        #expect(made.allSatisfy { $0.utf8.count == 16 && $0.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) } })
+        #expect(Set(made).count == made.count, "every request made up is another id")
         _ = try client.send("POST", "/v1/accounts/a/donations", json: Self.donation("1", "c", ago: 1))
         _ = try client.request("GET", "/v1/accounts/a/suggestions")
         let metrics = try client.request("GET", "/metrics")

@@ -123,10 +123,23 @@ final class API: Sendable {
         {
             return given
         }
-        var random = SystemRandomNumberGenerator()
-        let value = random.next() as UInt64
-        let text = String(value, radix: 16)
+        let text = String(freshRequestID(), radix: 16)
         return String(repeating: "0", count: 16 - text.count) + text
+    }
+
+    /// Counts the ids made, from a random start.
+    private static let requestIDs: Atomic<UInt64> = {
+        var random = SystemRandomNumberGenerator()
+        return Atomic(random.next())
+    }()
+
+    /// A new id, different from every other this process made: the next count through SplitMix64's finalizer (a
+    /// bijection of 64 bits), so that ids do not look sequential, without a system call for randomness each.
+    static func freshRequestID() -> UInt64 {
+        var value = requestIDs.wrappingAdd(1, ordering: .relaxed).newValue
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
     }
 
     static func seconds(since start: ContinuousClock.Instant) -> Double {
