@@ -13,6 +13,10 @@ public struct JSONWriter: Sendable {
     /// An empty writer, ready for one top-level value.
     public init() {}
 
+    /// An empty writer with room for about `capacity` bytes before it grows: a response's body written in one
+    /// allocation rather than a doubling array's several, each copying what came before.
+    public init(capacity: Int) { bytes.reserveCapacity(capacity) }
+
     private var pendingValueAfterKey = false
 
     private mutating func separate() {

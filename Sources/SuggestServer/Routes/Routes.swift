@@ -106,7 +106,8 @@ enum Routes {
 
     /// A JSON document as a 200 (or other) response.
     static func json(_ write: (inout JSONWriter) -> Void, status: HTTPStatus = .ok) -> HTTPResponse {
-        var writer = JSONWriter()
+        // A top-8 of suggestions is about 2.6 KB.
+        var writer = JSONWriter(capacity: 4_096)
         write(&writer)
         return HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: writer.bytes)
     }
