@@ -26,6 +26,10 @@ static inline int system_open(const char *path, int flags) { return open(path, f
 /// `open(2)` with a mode for the file it creates.
 static inline int system_open_creating(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }
 
+/// A duplicate of `fd` numbered `minimum` or the lowest free number above it, closed on exec (`fcntl(2)`'s
+/// `F_DUPFD_CLOEXEC`: Swift cannot call the variadic C function).
+static inline int system_duplicate_at_least(int fd, int minimum) { return fcntl(fd, F_DUPFD_CLOEXEC, minimum); }
+
 /// Whether a `stat` mode is a directory (`S_ISDIR`, a macro in C).
 static inline int system_is_directory(mode_t mode) { return S_ISDIR(mode); }
 

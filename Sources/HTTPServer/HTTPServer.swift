@@ -107,7 +107,7 @@ public final class HTTPServer: Sendable {
         do {
             acceptor = try ConnectionAcceptor(
                 listener: listener.descriptor, daemon: started, core: core,
-                connectionLimit: configuration.connectionLimit)
+                connectionLimit: configuration.connectionLimit, workers: configuration.workerThreads)
         } catch {
             MHD_stop_daemon(started)
             handlerThreads?.stop()

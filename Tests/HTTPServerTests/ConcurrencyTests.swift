@@ -4,6 +4,10 @@ import SuggestTestSupport
 import Synchronization
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Many clients at once, each checking that every answer is its own.
 @Suite struct ConcurrencyTests {
     /// Worker threads, and handler threads for the POSTs (0: they run on the workers).
@@ -66,6 +70,35 @@ import Testing
         }
         try withServer(testConfiguration(workerThreads: 2), handler: handler) { server in
             let port = server.address.port
+            let connections = try (0..<4).map { _ in try TestConnection.connected(port: port) }
+            for (index, connection) in connections.enumerated() {
+                try connection.send("GET /\(index) HTTP/1.1\r\nHost: x\r\n\r\n")
+            }
+            for connection in connections { #expect(try connection.readResponse().status == 200) }
+        }
+        #expect(mostInside.load(ordering: .acquiring) == 2)
+    }
+
+    @Test func connectionsAreDealtInTurnWhateverTheirSocketNumbers() throws {
+        // The same four connections with sockets that all get odd numbers (the process's lowest free numbers are
+        // made the odd ones), as other files opened and closed between accepts may leave them: MHD alone gives a
+        // connection to the worker that its number names (modulo the workers), so all four would land on one.
+        let inside = Atomic<Int>(0)
+        let mostInside = Atomic<Int>(0)
+        let handler: HTTPServer.Handler = { request in
+            let now = inside.add(1, ordering: .acquiringAndReleasing).newValue
+            mostInside.max(now, ordering: .acquiringAndReleasing)
+            _ = eventually(within: 2) { inside.load(ordering: .acquiring) >= 2 }
+            sleepSeconds(0.05)
+            inside.subtract(1, ordering: .acquiringAndReleasing)
+            return .text("ok")
+        }
+        try withServer(testConfiguration(workerThreads: 2), handler: handler) { server in
+            let port = server.address.port
+            var held = (0..<64).map { _ in open("/dev/null", O_RDONLY) }
+            for descriptor in held where descriptor % 2 == 1 { close(descriptor) }
+            held.removeAll { $0 % 2 == 1 }
+            defer { for descriptor in held { close(descriptor) } }
             let connections = try (0..<4).map { _ in try TestConnection.connected(port: port) }
             for (index, connection) in connections.enumerated() {
                 try connection.send("GET /\(index) HTTP/1.1\r\nHost: x\r\n\r\n")
