@@ -17,7 +17,8 @@
 #     wrk -t1 -c4 POSTs of JSON Lines bodies of BATCH donations (application/x-ndjson), their conversations drawn
 #         by the generator's Zipf law, then again drawn uniformly (the worst case: every donation another block)
 #     wrk -t1 -c8 POSTs of one donation each (application/json), Zipf
-#     every donation with an identifier no other request uses (Benchmarks/serve-wrk/donations.lua)
+#     every donation with an identifier no other request uses (Benchmarks/serve-wrk/donations.lua); their p50
+#     and p99 from the server's own latency histogram (`/metrics`, read before and after), not from wrk
 #   the copy's donations counted (`suggest export | wc -l`): the growth must be at least what the server
 #   acknowledged (201, "recorded" summed) and at most that plus the requests in flight when wrk stopped.
 # Last, with PROFILE=1, perf on the server (--workers PROFILE_WORKERS): `perf record -g` during a plain GET run,
@@ -236,6 +237,28 @@ start_server() {
 }
 rss_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 
+# The server's own latency histogram of ROUTE, from `/metrics`: "upper-bound cumulative-count" lines, in order.
+route_histogram() {
+    curl -sf "http://127.0.0.1:$PORT/metrics" |
+        awk -v want="suggest_http_request_duration_seconds_bucket{route=\"$1\",le=\"" \
+            'index($0, want) == 1 { le = substr($0, length(want) + 1); sub(/".*/, "", le); print le, $NF }'
+}
+
+# server_quantiles BEFORE AFTER: between two histograms of route_histogram, the buckets' upper bounds within which
+# half and 99% of the requests were answered, as the server timed them (from the request's start to its response
+# handed to libmicrohttpd): "server_p50_us=N server_p99_us=N", -1 past the last bound.
+server_quantiles() {
+    # A route not yet asked for has no lines before: its counts start at 0.
+    awk 'NR == FNR { before[$1] = $2; next } { k++; bound[k] = $1; n[k] = $2 - before[$1] } END {
+        total = n[k]
+        for (q = 1; q <= 2; q++) {
+            share = q == 1 ? 0.5 : 0.99; found = -1
+            for (i = 1; i <= k && total > 0; i++) if (n[i] >= share * total) { found = bound[i] == "+Inf" ? -1 : bound[i] * 1e6; break }
+            printf "%sserver_p%s_us=%d", q == 1 ? "" : " ", q == 1 ? "50" : "99", found
+        }
+    }' <(printf '%s\n' "$1") <(printf '%s\n' "$2")
+}
+
 # wrk_run ROUND SIZE WORKERS KIND CONNECTIONS URL [SCRIPT [ARGS...]]
 wrk_run() {
     local round=$1 size=$2 workers=$3 kind=$4 connections=$5 url=$6 script=${7:-$LUA/report.lua}
@@ -243,17 +266,22 @@ wrk_run() {
     local out=$RESULTS/raw/wrk-r$round-$size-w$workers-$kind.txt m0 s0 m1 s1 t0 t1 line
     local args=()
     [ $# -gt 0 ] && args=(-- "$@")
+    # POSTs' latencies are read from the server: wrk's, with a script that makes each request, add up to more
+    # time than the run had (its mean times its rate exceeds its connections; wg/wrk#438).
+    local route=/v1/accounts/{account}/donations histogram_before='' server_latency=''
+    [ "$size" = post ] && histogram_before=$(route_histogram "$route")
     m0=$(machine_ticks); s0=$(process_ticks "$SERVER_PID"); t0=$(now_ns)
     # wrk's own CPU time from bash's `times` of a child: user and system seconds.
     local TIMEFORMAT='%U %S'
     { time wrk -t1 -c"$connections" -d"$DURATION" --timeout 30s --latency -s "$script" "$url" "${args[@]}" >"$out" 2>&1 || true; } 2>"$out.time"
     m1=$(machine_ticks); s1=$(process_ticks "$SERVER_PID"); t1=$(now_ns)
+    [ "$size" = post ] && server_latency=$(server_quantiles "$histogram_before" "$(route_histogram "$route")")
     line=$(sed -n 's/^wrk-result //p' "$out")
     [ -n "$line" ] || fail "wrk printed no result for $kind: $(tail -n5 "$out"); the server's stderr: $(tail -n3 "$SERVER_ERR")"
     local secs wrk_cpu
     secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print (b - a) / 1e9 }')
     wrk_cpu=$(awk '{ print $1 + $2 }' "$out.time")
-    record "round=$round size=$size workers=$workers kind=$kind $line" \
+    record "round=$round size=$size workers=$workers kind=$kind $line $server_latency" \
         "$(awk -v s="$((s1 - s0))" -v m="$((m1 - m0))" -v hz="$TICKS" -v secs="$secs" -v w="$wrk_cpu" -v line="$line" 'BEGIN {
             n = split(line, kv, " "); for (i = 1; i <= n; i++) { split(kv[i], p, "="); v[p[1]] = p[2] }
             per = v["requests"] > 0 ? s / hz * 1e6 / v["requests"] : 0
@@ -355,7 +383,9 @@ echo "(MB = 2^20 bytes.)"
 echo
 echo "### POST /v1/accounts/default/donations: donations acknowledged per second, median (min–max)"
 echo
-echo "| --workers | form | connections | donations/s (acknowledged) | requests/s | p50 | p99 | non-2xx | duplicates | server CPU (cores) | wrk CPU | machine busy |"
+echo "Latencies as the server timed them (\`/metrics\`: the upper bound of the histogram bucket that holds the 50th and the 99th percentile; wrk's own are left out, see wrk_run)."
+echo
+echo "| --workers | form | connections | donations/s (acknowledged) | requests/s | p50 within | p99 within | non-2xx | duplicates | server CPU (cores) | wrk CPU | machine busy |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for workers in $WORKERS; do
     for kind in batch batchUniform single; do
@@ -366,7 +396,7 @@ for workers in $WORKERS; do
         batchUniform) form="JSON Lines, $BATCH a body, uniform" ;;
         *) form="one donation (application/json), Zipf" ;;
         esac
-        echo "| $workers | $form | $connections | $(paste <(rows recorded) <(rows seconds) | awk '{ print $1 / $2 }' | stats) | $(rows rps | stats) | $(rows p50_us | awk '{ print $1 / 1000 }' | stats '%.2f ms') | $(rows p99_us | awk '{ print $1 / 1000 }' | stats '%.2f ms') | $(rows non2xx | stats) | $(rows duplicates | stats) | $(rows server_cores | stats '%.2f') | $(rows wrk_cores | stats '%.2f') | $(rows machine_cores | stats '%.2f') |"
+        echo "| $workers | $form | $connections | $(paste <(rows recorded) <(rows seconds) | awk '{ print $1 / $2 }' | stats) | $(rows rps | stats) | $(rows server_p50_us | awk '{ print $1 / 1000 }' | stats '%.2f ms') | $(rows server_p99_us | awk '{ print $1 / 1000 }' | stats '%.2f ms') | $(rows non2xx | stats) | $(rows duplicates | stats) | $(rows server_cores | stats '%.2f') | $(rows wrk_cores | stats '%.2f') | $(rows machine_cores | stats '%.2f') |"
     done
 done
 echo
