@@ -79,10 +79,11 @@ import Testing
 
         // Another process's commit puts the copy out of date at once: the next query sees it, and one more.
         for (index, conversation) in ["from-the-command-line", "and-another"].enumerated() {
-            let donated = try Suggest.run(
-                ["donate", "--store", scratch("store"), "--account", "a", "--conversation", conversation,
-                 "--identifier", "cli-\(index)"],
-                scratch: scratch.path)
+            let arguments = [
+                "donate", "--store", scratch("store"), "--account", "a", "--conversation", conversation,
+                "--identifier", "cli-\(index)",
+            ]
+            let donated = try Suggest.run(arguments, scratch: scratch.path)
             #expect(donated.status == 0, "\(donated.error)")
             let answer = try client.request("GET", "/v1/accounts/a/suggestions?limit=8")
             #expect(answer.status == 200 && answer.text.contains(conversation), "\(answer.text.prefix(300))")
