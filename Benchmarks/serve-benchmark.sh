@@ -78,6 +78,8 @@ CONVERSATIONS=${CONVERSATIONS:-100k}
 SEED=1
 PERSON=p-17
 LUA=$ROOT/Benchmarks/serve-wrk
+# shellcheck source=Benchmarks/serve-latency.sh
+. "$ROOT/Benchmarks/serve-latency.sh"
 
 note() { printf '%s\n' "$*" >&2; }
 fail() { note "serve-benchmark: $*"; exit 1; }
@@ -237,28 +239,6 @@ start_server() {
 }
 rss_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 
-# The server's own latency histogram of ROUTE, from `/metrics`: "upper-bound cumulative-count" lines, in order.
-route_histogram() {
-    curl -sf "http://127.0.0.1:$PORT/metrics" |
-        awk -v want="suggest_http_request_duration_seconds_bucket{route=\"$1\",le=\"" \
-            'index($0, want) == 1 { le = substr($0, length(want) + 1); sub(/".*/, "", le); print le, $NF }'
-}
-
-# server_quantiles BEFORE AFTER: between two histograms of route_histogram, the buckets' upper bounds within which
-# half and 99% of the requests were answered, as the server timed them (from the request's start to its response
-# handed to libmicrohttpd): "server_p50_us=N server_p99_us=N", -1 past the last bound.
-server_quantiles() {
-    # A route not yet asked for has no lines before: its counts start at 0.
-    awk 'NR == FNR { before[$1] = $2; next } { k++; bound[k] = $1; n[k] = $2 - before[$1] } END {
-        total = n[k]
-        for (q = 1; q <= 2; q++) {
-            share = q == 1 ? 0.5 : 0.99; found = -1
-            for (i = 1; i <= k && total > 0; i++) if (n[i] >= share * total) { found = bound[i] == "+Inf" ? -1 : bound[i] * 1e6; break }
-            printf "%sserver_p%s_us=%d", q == 1 ? "" : " ", q == 1 ? "50" : "99", found
-        }
-    }' <(printf '%s\n' "$1") <(printf '%s\n' "$2")
-}
-
 # wrk_run ROUND SIZE WORKERS KIND CONNECTIONS URL [SCRIPT [ARGS...]]
 wrk_run() {
     local round=$1 size=$2 workers=$3 kind=$4 connections=$5 url=$6 script=${7:-$LUA/report.lua}
@@ -266,16 +246,15 @@ wrk_run() {
     local out=$RESULTS/raw/wrk-r$round-$size-w$workers-$kind.txt m0 s0 m1 s1 t0 t1 line
     local args=()
     [ $# -gt 0 ] && args=(-- "$@")
-    # POSTs' latencies are read from the server: wrk's, with a script that makes each request, add up to more
-    # time than the run had (its mean times its rate exceeds its connections; wg/wrk#438).
+    # POSTs' latencies are read from the server (serve-latency.sh says why).
     local route=/v1/accounts/{account}/donations histogram_before='' server_latency=''
-    [ "$size" = post ] && histogram_before=$(route_histogram "$route")
+    [ "$size" = post ] && histogram_before=$(route_histogram "http://127.0.0.1:$PORT" "$route")
     m0=$(machine_ticks); s0=$(process_ticks "$SERVER_PID"); t0=$(now_ns)
     # wrk's own CPU time from bash's `times` of a child: user and system seconds.
     local TIMEFORMAT='%U %S'
     { time wrk -t1 -c"$connections" -d"$DURATION" --timeout 30s --latency -s "$script" "$url" "${args[@]}" >"$out" 2>&1 || true; } 2>"$out.time"
     m1=$(machine_ticks); s1=$(process_ticks "$SERVER_PID"); t1=$(now_ns)
-    [ "$size" = post ] && server_latency=$(server_quantiles "$histogram_before" "$(route_histogram "$route")")
+    [ "$size" = post ] && server_latency=$(server_quantiles "$histogram_before" "$(route_histogram "http://127.0.0.1:$PORT" "$route")")
     line=$(sed -n 's/^wrk-result //p' "$out")
     [ -n "$line" ] || fail "wrk printed no result for $kind: $(tail -n5 "$out"); the server's stderr: $(tail -n3 "$SERVER_ERR")"
     local secs wrk_cpu
@@ -383,7 +362,7 @@ echo "(MB = 2^20 bytes.)"
 echo
 echo "### POST /v1/accounts/default/donations: donations acknowledged per second, median (min–max)"
 echo
-echo "Latencies as the server timed them (\`/metrics\`: the upper bound of the histogram bucket that holds the 50th and the 99th percentile; wrk's own are left out, see wrk_run)."
+echo "Latencies as the server timed them (\`/metrics\`: the upper bound of the histogram bucket that holds the 50th and the 99th percentile; wrk's own are left out, Benchmarks/serve-latency.sh says why)."
 echo
 echo "| --workers | form | connections | donations/s (acknowledged) | requests/s | p50 within | p99 within | non-2xx | duplicates | server CPU (cores) | wrk CPU | machine busy |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"

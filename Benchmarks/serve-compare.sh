@@ -14,7 +14,8 @@
 #   mixed   the `get` query from 8 connections while 2 connections POST JSON Lines bodies of 1,000 donations (started
 #           a second before, ending a second after): how reads fare while writes take the store
 # (Benchmarks/serve-wrk/donations.lua: conversations drawn by a Zipf law, identifiers never repeated). Reports, for
-# each run, what was answered per second (requests for `get`, donations acknowledged otherwise), wrk's p50 and p99,
+# each run, what was answered per second (requests for `get`, donations acknowledged otherwise), the p50 and p99
+# (wrk's for the GETs; for the donations the server's own, as upper bounds of its histogram: serve-latency.sh),
 # and the server's CPU time (user + system, from /proc) per request or donation (for `mixed`: the GETs, and the
 # CPU of both per GET); then the medians and the new/old
 # ratios of the medians. Markdown on standard output, progress on standard error.
@@ -40,6 +41,8 @@ FORMS=${FORMS:-get single batch mixed}
 KEEP=${KEEP:-0}
 LUA=$PWD/Benchmarks/serve-wrk/donations.lua
 REPORT=$PWD/Benchmarks/serve-wrk/report.lua
+# shellcheck source=Benchmarks/serve-latency.sh
+. "$PWD/Benchmarks/serve-latency.sh"
 note() { printf '%s\n' "$*" >&2; }
 command -v wrk >/dev/null || { note "wrk is missing: scripts/setup.sh --bench installs it"; exit 1; }
 
@@ -116,10 +119,14 @@ measure() {
     else
         local connections=$SINGLE_CONNECTIONS args=(single 1 zipf)
         if [ "$form" = batch ]; then connections=4; args=(batch 1000 zipf); fi
+        local route=/v1/accounts/{account}/donations histogram
+        histogram=$(route_histogram "$url" "$route")
         before=$(awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat")
         result=$(wrk -t1 -c"$connections" -d"${RUN_SECONDS}s" --latency -s "$LUA" "$url/v1/accounts/default/donations" \
             -- "cmp-$build-$form-$RANDOM$RANDOM" "${args[@]}" 2>&1 | grep '^wrk-result' || true)
         after=$(awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat")
+        # The donations' latencies as the server timed them (serve-latency.sh says why not wrk's).
+        result="$result $(server_quantiles "$histogram" "$(route_histogram "$url" "$route")" | sed 's/server_//g')"
     fi
     [ -n "$result" ] || { note "wrk printed no result against the $build server ($form)"; exit 1; }
     kill -TERM "$SERVER_PID"
@@ -133,8 +140,9 @@ measure() {
     fi
     non2xx=$(grep -o 'non2xx=[0-9]*' <<<"$result" | cut -d= -f2)
     [ "$non2xx" = 0 ] || { note "the $build server answered $non2xx non-2xx"; exit 1; }
-    p50=$(grep -o 'p50_us=[0-9]*' <<<"$result" | cut -d= -f2)
-    p99=$(grep -o 'p99_us=[0-9]*' <<<"$result" | cut -d= -f2)
+    # The last of each: for the donation runs, the server's.
+    p50=$(grep -o 'p50_us=-*[0-9]*' <<<"$result" | tail -n1 | cut -d= -f2)
+    p99=$(grep -o 'p99_us=-*[0-9]*' <<<"$result" | tail -n1 | cut -d= -f2)
     awk -v n="$recorded" -v s="$RUN_SECONDS" -v a="$before" -v b="$after" -v t="$TICKS" -v p50="$p50" -v p99="$p99" \
         'BEGIN { printf "%d %d %d %d\n", n / s, p50, p99, (b - a) / t * 1e6 / (n > 0 ? n : 1) }'
 }
