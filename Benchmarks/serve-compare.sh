@@ -166,7 +166,7 @@ for round in $(seq "$ROUNDS"); do
             measure "$build" "$form" >"$WORK/measured"
             read -r rate p50 p99 cpu <"$WORK/measured"
             echo "$form $build $rate $p50 $p99 $cpu" >>"$results"
-            echo "| $round | $form | $build | $rate | $((p50 / 1000)) ms | $((p99 / 1000)) ms | $cpu µs |"
+            echo "| $round | $form | $build | $rate | $(awk -v v="$p50" 'BEGIN { printf "%.1f", v / 1000 }') ms | $(awk -v v="$p99" 'BEGIN { printf "%.1f", v / 1000 }') ms | $cpu µs |"
         done
     done
 done
