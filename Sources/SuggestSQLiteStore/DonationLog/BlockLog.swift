@@ -25,6 +25,9 @@ final class BlockLog {
         let account: String
         let firstSequence: Int64
         var oldestDate: Double
+        /// The oldest date its row holds (`nil` before it has one): a row is written without its date when the date
+        /// stayed, since setting an indexed column, even to the value it has, rewrites its entry in the index.
+        var storedOldestDate: Double?
         var count: Int
         var encoder: DonationBlock.Encoder
         /// Whether the block has a row already (updated when written) or not (inserted).
@@ -41,6 +44,7 @@ final class BlockLog {
             self.account = account
             self.firstSequence = firstSequence
             self.oldestDate = oldestDate
+            storedOldestDate = isStored ? oldestDate : nil
             self.count = count
             self.encoder = encoder
             self.isStored = isStored
@@ -144,8 +148,9 @@ final class BlockLog {
         block.isDirty = false
         unwritten[block.id] = nil
         if block.isStored {
-            try Self.update(block.id, oldestDate: block.oldestDate, count: block.count, donations: block.encoder.bytes,
-                in: database)
+            let date = block.oldestDate == block.storedOldestDate ? nil : block.oldestDate
+            try Self.update(block.id, oldestDate: date, count: block.count, donations: block.encoder.bytes, in: database)
+            block.storedOldestDate = block.oldestDate
         } else {
             try database.statement(
                 """
@@ -157,16 +162,24 @@ final class BlockLog {
                 .real(block.oldestDate), .integer(Int64(block.count)), .blob(block.encoder.bytes),
             ])
             block.isStored = true
+            block.storedOldestDate = block.oldestDate
         }
     }
 
     /// Rewrites a stored block's donations (more of them, or fewer after a deletion): its number and first sequence
     /// number stay.
+    /// - Parameter oldestDate: its new oldest date, or `nil` when the row's is still right: the date's index entry
+    ///   is then left as it is (one page fewer written by a donation that joins a block).
     static func update(
-        _ id: Int64, oldestDate: Double, count: Int, donations: [UInt8], in database: Database
+        _ id: Int64, oldestDate: Double?, count: Int, donations: [UInt8], in database: Database
     ) throws(SQLiteError) {
-        try database.statement("UPDATE donation_blocks SET oldest_date = ?2, count = ?3, donations = ?4 WHERE id = ?1")
-            .run([.integer(id), .real(oldestDate), .integer(Int64(count)), .blob(donations)])
+        if let oldestDate {
+            try database.statement("UPDATE donation_blocks SET oldest_date = ?2, count = ?3, donations = ?4 WHERE id = ?1")
+                .run([.integer(id), .real(oldestDate), .integer(Int64(count)), .blob(donations)])
+        } else {
+            try database.statement("UPDATE donation_blocks SET count = ?2, donations = ?3 WHERE id = ?1")
+                .run([.integer(id), .integer(Int64(count)), .blob(donations)])
+        }
     }
 
     /// The conversation's highest-numbered stored block, which its next donation joins if it has room.
