@@ -55,34 +55,29 @@ import Testing
     }
 
     @Test func connectionsOpenedTogetherAreSpreadOverTheWorkers() throws {
-        // Four connections opened at once, as a load balancer or a benchmark opens them, and each request held in
-        // its handler until a second one is inside too (or 2 s pass): with every connection on one worker thread
-        // (MHD's own accepting gives a worker up to ten in a row) only one request at a time could be inside.
-        let inside = Atomic<Int>(0)
-        let mostInside = Atomic<Int>(0)
-        let handler: HTTPServer.Handler = { request in
-            let now = inside.add(1, ordering: .acquiringAndReleasing).newValue
-            mostInside.max(now, ordering: .acquiringAndReleasing)
-            _ = eventually(within: 2) { inside.load(ordering: .acquiring) >= 2 }
-            sleepSeconds(0.05)
-            inside.subtract(1, ordering: .acquiringAndReleasing)
-            return .text("ok")
-        }
-        try withServer(testConfiguration(workerThreads: 2), handler: handler) { server in
-            let port = server.address.port
-            let connections = try (0..<4).map { _ in try TestConnection.connected(port: port) }
-            for (index, connection) in connections.enumerated() {
-                try connection.send("GET /\(index) HTTP/1.1\r\nHost: x\r\n\r\n")
-            }
-            for connection in connections { #expect(try connection.readResponse().status == 200) }
-        }
-        #expect(mostInside.load(ordering: .acquiring) == 2)
+        // Four connections opened at once, as a load balancer or a benchmark opens them: with every connection on
+        // one worker thread (MHD's own accepting gives a worker up to ten in a row) only one request at a time
+        // could be inside.
+        #expect(try Self.mostRequestsInsideAtOnce(fromConnectionsOpened: {}) == 2)
     }
 
     @Test func connectionsAreDealtInTurnWhateverTheirSocketNumbers() throws {
         // The same four connections with sockets that all get odd numbers (the process's lowest free numbers are
         // made the odd ones), as other files opened and closed between accepts may leave them: MHD alone gives a
         // connection to the worker that its number names (modulo the workers), so all four would land on one.
+        var held: [Int32] = []
+        defer { for descriptor in held { close(descriptor) } }
+        let most = try Self.mostRequestsInsideAtOnce(fromConnectionsOpened: {
+            held = (0..<64).map { _ in open("/dev/null", O_RDONLY) }
+            for descriptor in held where descriptor % 2 == 1 { close(descriptor) }
+            held.removeAll { $0 % 2 == 1 }
+        })
+        #expect(most == 2)
+    }
+
+    /// Four connections to a server of two workers, opened after `prepare`, each sending one request that its
+    /// handler holds until a second one is inside too (or 2 s pass): how many were inside at once.
+    private static func mostRequestsInsideAtOnce(fromConnectionsOpened prepare: () -> Void) throws -> Int {
         let inside = Atomic<Int>(0)
         let mostInside = Atomic<Int>(0)
         let handler: HTTPServer.Handler = { request in
@@ -95,17 +90,14 @@ import Testing
         }
         try withServer(testConfiguration(workerThreads: 2), handler: handler) { server in
             let port = server.address.port
-            var held = (0..<64).map { _ in open("/dev/null", O_RDONLY) }
-            for descriptor in held where descriptor % 2 == 1 { close(descriptor) }
-            held.removeAll { $0 % 2 == 1 }
-            defer { for descriptor in held { close(descriptor) } }
+            prepare()
             let connections = try (0..<4).map { _ in try TestConnection.connected(port: port) }
             for (index, connection) in connections.enumerated() {
                 try connection.send("GET /\(index) HTTP/1.1\r\nHost: x\r\n\r\n")
             }
             for connection in connections { #expect(try connection.readResponse().status == 200) }
         }
-        #expect(mostInside.load(ordering: .acquiring) == 2)
+        return mostInside.load(ordering: .acquiring)
     }
 
     @Test func requestsThatMayWaitWaitTogetherWhileTheWorkerGoesOn() throws {

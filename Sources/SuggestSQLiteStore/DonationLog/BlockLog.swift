@@ -174,8 +174,9 @@ final class BlockLog {
         _ id: Int64, oldestDate: Double?, count: Int, donations: [UInt8], in database: Database
     ) throws(SQLiteError) {
         if let oldestDate {
-            try database.statement("UPDATE donation_blocks SET oldest_date = ?2, count = ?3, donations = ?4 WHERE id = ?1")
-                .run([.integer(id), .real(oldestDate), .integer(Int64(count)), .blob(donations)])
+            let update = try database.statement(
+                "UPDATE donation_blocks SET oldest_date = ?2, count = ?3, donations = ?4 WHERE id = ?1")
+            try update.run([.integer(id), .real(oldestDate), .integer(Int64(count)), .blob(donations)])
         } else {
             try database.statement("UPDATE donation_blocks SET count = ?2, donations = ?3 WHERE id = ?1")
                 .run([.integer(id), .integer(Int64(count)), .blob(donations)])

@@ -209,8 +209,8 @@ final class MirroredAccount: Sendable {
                         contentSelect.double(3), contentSelect.double(4), contentSelect.double(5), contentSelect.double(6))))
         }
         return MirroredAccount(
-            account: account, version: version, weights: weights, retention: retention, rows: rows, slotsByRowID: slots, content: content,
-            kindNames: kindNames, channelCount: channelCount)
+            account: account, version: version, weights: weights, retention: retention, rows: rows,
+            slotsByRowID: slots, content: content, kindNames: kindNames, channelCount: channelCount)
     }
 
     /// The list that sorted access to `list` walks, or `nil` when the mirror has none for its channel (a channel
