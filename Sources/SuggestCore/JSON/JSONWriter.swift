@@ -8,11 +8,7 @@ public struct JSONWriter: Sendable {
     public private(set) var bytes: [UInt8] = []
     /// The JSON written so far.
     public var text: String { String(decoding: bytes, as: UTF8.self) }
-    /// Whether the innermost open object or array (or the top level) has an element already, so that the next one
-    /// needs a comma; and the same for each one around it, outermost first. The innermost is a stored property of
-    /// its own: every member and element asks it, and an array's last element would be a bounds check each time.
-    private var needsComma = false
-    private var enclosing: [Bool] = []
+    private var needsComma = [false]
 
     /// An empty writer, ready for one top-level value.
     public init() {}
@@ -24,23 +20,8 @@ public struct JSONWriter: Sendable {
     private var pendingValueAfterKey = false
 
     private mutating func separate() {
-        if needsComma { bytes.append(UInt8(ascii: ",")) }
-        needsComma = true
-    }
-
-    private mutating func open(_ bracket: UInt8) {
-        valuePrefix()
-        bytes.append(bracket)
-        enclosing.append(needsComma)
-        needsComma = false
-    }
-
-    private mutating func close(_ bracket: UInt8, _ caller: StaticString) {
-        guard let outer = enclosing.popLast() else {
-            preconditionFailure("JSONWriter.\(caller) without an open object or array to close")
-        }
-        needsComma = outer
-        bytes.append(bracket)
+        if needsComma[needsComma.count - 1] { bytes.append(UInt8(ascii: ",")) }
+        needsComma[needsComma.count - 1] = true
     }
 
     /// Before a value: a comma between array elements, nothing right after a member name.
@@ -53,17 +34,32 @@ public struct JSONWriter: Sendable {
     }
 
     /// Opens an object: at the top level, as an array element, or as the value of the preceding `key(_:)`.
-    public mutating func beginObject() { open(UInt8(ascii: "{")) }
+    public mutating func beginObject() {
+        valuePrefix()
+        bytes.append(UInt8(ascii: "{"))
+        needsComma.append(false)
+    }
 
     /// Closes the innermost open object. Each call must match a `beginObject()`, and a `key(_:)` must not be left
-    /// without its value: a close with nothing open traps; an array closed as an object is not checked.
-    public mutating func endObject() { close(UInt8(ascii: "}"), "endObject()") }
+    /// without its value: the writer does not check the nesting (a stray close traps at the next write).
+    public mutating func endObject() {
+        needsComma.removeLast()
+        bytes.append(UInt8(ascii: "}"))
+    }
 
     /// Opens an array: at the top level, as an array element, or as the value of the preceding `key(_:)`.
-    public mutating func beginArray() { open(UInt8(ascii: "[")) }
+    public mutating func beginArray() {
+        valuePrefix()
+        bytes.append(UInt8(ascii: "["))
+        needsComma.append(false)
+    }
 
-    /// Closes the innermost open array. Each call must match a `beginArray()`: a close with nothing open traps.
-    public mutating func endArray() { close(UInt8(ascii: "]"), "endArray()") }
+    /// Closes the innermost open array. Each call must match a `beginArray()`: the writer does not check the
+    /// nesting.
+    public mutating func endArray() {
+        needsComma.removeLast()
+        bytes.append(UInt8(ascii: "]"))
+    }
 
     /// Writes a member name; the next value written is its value.
     public mutating func key(_ name: String) {
