@@ -41,8 +41,9 @@ public struct JSONWriter: Sendable {
     }
 
     /// Closes the innermost open object. Each call must match a `beginObject()`, and a `key(_:)` must not be left
-    /// without its value: the writer does not check the nesting (a stray close traps at the next write).
+    /// without its value: a close with nothing open traps; an array closed as an object is not checked.
     public mutating func endObject() {
+        precondition(needsComma.count > 1, "JSONWriter.endObject() without an open object to close")
         needsComma.removeLast()
         bytes.append(UInt8(ascii: "}"))
     }
@@ -54,9 +55,9 @@ public struct JSONWriter: Sendable {
         needsComma.append(false)
     }
 
-    /// Closes the innermost open array. Each call must match a `beginArray()`: the writer does not check the
-    /// nesting.
+    /// Closes the innermost open array. Each call must match a `beginArray()`: a close with nothing open traps.
     public mutating func endArray() {
+        precondition(needsComma.count > 1, "JSONWriter.endArray() without an open array to close")
         needsComma.removeLast()
         bytes.append(UInt8(ascii: "]"))
     }
