@@ -13,7 +13,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Threads on which requests wait for the store while the workers go on reading other requests: every request
     /// that writes (every method but GET and HEAD), and every request when `readsWaitForTheStore`. While one waits
     /// for its commit the donations of the others can share it (`GroupCommitWriter`): waiting on the workers, two
-    /// workers made groups of at most two. 32 unless given; no flag.
+    /// workers made groups of at most two. 32 unless given (`--handler-threads`).
     public var handlerThreads = 32
     /// Whether reads wait for the store too, so that they also run on `handlerThreads`: for a store across the
     /// network (a Redis Cluster), whose queries are round trips the workers would otherwise sit through, two at a

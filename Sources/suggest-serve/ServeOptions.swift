@@ -52,6 +52,8 @@ enum ServeOptions {
         }
         configuration.workers =
             try number(arguments, "--workers", environment["SUGGEST_WORKERS"], 1...256) ?? configuration.workers
+        configuration.handlerThreads =
+            try number(arguments, "--handler-threads", nil, 1...1024) ?? configuration.handlerThreads
         configuration.maximumBodyBytes =
             try number(arguments, "--max-body-bytes", nil, 1...(1 << 30)) ?? configuration.maximumBodyBytes
         configuration.connectionLimit =

@@ -90,6 +90,33 @@ import Testing
         }
     }
 
+    /// `--handler-threads` sets how many requests may wait for the store at once; out of its range it is a usage
+    /// error, and one thread still answers every writer, in turn.
+    @Test func handlerThreadsAreAFlag() throws {
+        let scratch = try TemporaryDirectory("lifecycle")
+        let refused = try Suggest.run(
+            ["serve", "--port", "0", "--store", scratch("store"), "--handler-threads", "0"], scratch: scratch.path,
+            timeout: 30)
+        #expect(refused.status == 64)
+        #expect(refused.error.contains("--handler-threads takes a whole number from 1 to 1024, not '0'"), "\(refused.error)")
+        let server = try ServeProcess(
+            ["--store", scratch("store"), "--no-access-log", "--handler-threads", "1"], scratch: scratch.path)
+        let client = server.client
+        let senders = DispatchGroup()
+        let statuses = Mutex<[Int]>([])
+        for index in 0..<4 {
+            DispatchQueue.global().async(group: senders) {
+                let body = ServerRoutesTests.donation("h-\(index)", "c-\(index)", ago: 5)
+                let status = (try? client.send("POST", "/v1/accounts/a/donations", json: body).status) ?? 0
+                statuses.withLock { $0.append(status) }
+            }
+        }
+        senders.wait()
+        #expect(statuses.withLock { $0 } == [201, 201, 201, 201])
+        let listed = try client.request("GET", "/v1/accounts/a/suggestions?limit=8").text
+        #expect((0..<4).allSatisfy { listed.contains("c-\($0)") })
+    }
+
     @Test func sigtermDrainsAndExitsZero() throws {
         let scratch = try TemporaryDirectory("lifecycle")
         let server = try ServeProcess(
