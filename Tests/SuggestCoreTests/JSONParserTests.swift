@@ -71,21 +71,6 @@ import Testing
             #expect(writer.text == expected, "\(input)")
         }
     }
-
-    @Test func writerSeparatesMembersAndElements() {
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.key("a")
-        writer.beginArray()
-        writer.integer(1)
-        writer.beginObject()
-        writer.endObject()
-        writer.endArray()
-        writer.key("b")
-        writer.number(0.5)
-        writer.endObject()
-        #expect(writer.text == #"{"a":[1,{}],"b":0.5}"#)
-    }
 }
 
 @Suite struct DecimalFormattingTests {

@@ -25,8 +25,10 @@ import Testing
         writer.endObject()
         writer.key("e")
         writer.string("x")
+        writer.key("f")
+        writer.number(0.5)
         writer.endObject()
-        #expect(writer.text == #"{"a":[1,{"b":[],"c":true},[],null],"d":{},"e":"x"}"#)
+        #expect(writer.text == #"{"a":[1,{"b":[],"c":true},[],null],"d":{},"e":"x","f":0.5}"#)
     }
 
     @Test func topLevelValuesOneAfterAnother() {
