@@ -9,10 +9,10 @@ struct ByteKey: Hashable, Sendable {
     init(_ text: String) { bytes = Array(text.utf8) }
 }
 
-/// One account's ranking state as the store held it at one version (`StoreVersion`): every
-/// conversation's row as random access reads it, the sorted lists as the indexes give them (the keys are the stored
-/// columns, not recomputed), the account's learned weights and the store's retention. Immutable once built, so the server's workers share
-/// it without a lock; `RankingMirror` hands it out only while the store is still at that version.
+/// One account's ranking state as the store held it at one version (`StoreVersion`): every conversation's row as
+/// random access reads it, the sorted lists as the indexes give them (the keys are the stored columns, not
+/// recomputed), the account's learned weights and the store's retention. Immutable once built, so the server's
+/// workers share it without a lock; `RankingMirror` hands it out only while the store is still at that version.
 ///
 /// Conversations are known by slots (dense, from 0), which the mirrored `StoredRankingSource` uses as its handles;
 /// `rowIDs` maps a slot back to its row for what is still read from SQLite (the latest intents, the people).
@@ -69,8 +69,9 @@ final class MirroredAccount: Sendable {
     var count: Int { rowIDs.count }
 
     private init(
-        account: String, version: StoreVersion, weights: LearnedWeights, retention: Retention, rows: [StoredRankingSource.Row],
-        slotsByRowID: [Int64: Int32], content: [ContentRow], kindNames: [String], channelCount: Int
+        account: String, version: StoreVersion, weights: LearnedWeights, retention: Retention,
+        rows: [StoredRankingSource.Row], slotsByRowID: [Int64: Int32], content: [ContentRow], kindNames: [String],
+        channelCount: Int
     ) {
         self.account = account
         self.version = version

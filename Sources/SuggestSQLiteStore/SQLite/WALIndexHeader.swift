@@ -42,7 +42,7 @@ final class WALIndexHeader: @unchecked Sendable {
     deinit { munmap(UnsafeMutableRawPointer(mutating: base), Self.mappedBytes) }
 
     /// The header now, or `nil` while a writer is rewriting it (the copies differ) or before it was ever written.
-    func read() -> SIMD8<UInt64>? {
+    func read() -> StoreVersion? {
         let first = Self.load(base)
         atomicMemoryFence(ordering: .acquiring)
         let second = Self.load(base + Self.copyBytes)
@@ -52,8 +52,8 @@ final class WALIndexHeader: @unchecked Sendable {
     }
 
     /// One copy of the header as six words (the last two lanes zero).
-    private static func load(_ copy: UnsafeRawPointer) -> SIMD8<UInt64> {
-        var words = SIMD8<UInt64>()
+    private static func load(_ copy: UnsafeRawPointer) -> StoreVersion {
+        var words = StoreVersion()
         for index in 0..<6 { words[index] = copy.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self) }
         return words
     }
