@@ -16,7 +16,7 @@ struct ByteKey: Hashable, Sendable {
 ///
 /// Conversations are known by slots (dense, from 0), which the mirrored `StoredRankingSource` uses as its handles;
 /// `rowIDs` maps a slot back to its row for what is still read from SQLite (the latest intents, the people).
-final class MirroredAccount: Sendable {
+final class MirroredAccount: MirroredState {
     let account: String
     /// The store's version the state was read at.
     let version: StoreVersion

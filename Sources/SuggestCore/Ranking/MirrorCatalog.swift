@@ -1,0 +1,198 @@
+/// One account's ranking state held in memory by a server, as a store's mirror builds it: what `MirrorCatalog`
+/// needs to know of it to keep it within a budget.
+public protocol MirroredState: AnyObject, Sendable {
+    /// How many conversations it holds.
+    var count: Int { get }
+    /// About how many bytes it holds: what the budget counts.
+    var estimatedBytes: Int { get }
+}
+
+/// What a store's ranking mirror may hold and when it rebuilds: the same for every store that keeps one.
+public struct RankingMirrorConfiguration: Sendable, Equatable {
+    /// About how many bytes every account's mirror may take together.
+    public var byteBudget: Int
+    /// How many queries must have found an account's mirror missing or out of date before it is rebuilt: an
+    /// account read once in a while is not worth reading whole.
+    public var readsBeforeRebuild: Int
+
+    /// - Parameters:
+    ///   - byteBudget: about how many bytes the mirrors may take together (64 MiB by default: about 200,000
+    ///     conversations).
+    ///   - readsBeforeRebuild: the queries that must have missed an account before it is rebuilt (at least 1).
+    public init(byteBudget: Int = 64 << 20, readsBeforeRebuild: Int = 4) {
+        self.byteBudget = byteBudget
+        self.readsBeforeRebuild = max(1, readsBeforeRebuild)
+    }
+}
+
+/// What a ranking mirror has done since it was made: for tests, benchmarks and `/metrics`.
+public struct RankingMirrorStatistics: Sendable, Equatable {
+    /// Queries ranked from memory.
+    public var hits = 0
+    /// Queries on an account with no mirror yet (or none kept), ranked from the store.
+    public var misses = 0
+    /// Queries that found the account's mirror out of date (something was written since it was built), ranked
+    /// from the store.
+    public var staleReads = 0
+    /// Queries that began in memory but met a write before they had read what they read from the store (the
+    /// latest intents, the people), and were answered again from the store.
+    public var abandoned = 0
+    /// Mirrors built and kept.
+    public var rebuilds = 0
+    /// Mirrors built and thrown away because something was written while they were read, or because the account
+    /// is larger than the whole budget.
+    public var discardedRebuilds = 0
+    /// Mirrors dropped to stay within the budget.
+    public var evictions = 0
+    /// Accounts mirrored now.
+    public var accounts = 0
+    /// The conversations of the accounts mirrored now.
+    public var conversations = 0
+    /// About how many bytes they hold.
+    public var bytes = 0
+    /// Rebuilds that failed (a store error), which left the account unmirrored.
+    public var failures = 0
+
+    /// Nothing done yet.
+    public init() {}
+}
+
+/// The bookkeeping of a ranking mirror, whatever store it mirrors: which accounts are mirrored, how often queries
+/// missed each (its demand for a rebuild), which to rebuild next, and which to drop to stay within the budget
+/// (the least recently queried). It knows nothing of versions: each store's mirror tells whether a mirror is
+/// current its own way, and reports here what it found.
+///
+/// A value type without a lock of its own: its owner keeps it behind one (`Mutex`).
+public struct MirrorCatalog<Mirror: MirroredState> {
+    public let configuration: RankingMirrorConfiguration
+    public private(set) var statistics = RankingMirrorStatistics()
+
+    private struct Entry {
+        var mirror: Mirror?
+        /// Queries that missed since the last rebuild.
+        var demand = 0
+        var lastUse: UInt64 = 0
+        /// Larger than the whole budget: not rebuilt again.
+        var oversized = false
+    }
+
+    private var entries: [[UInt8]: Entry] = [:]
+    private var clock: UInt64 = 0
+
+    /// At most this many accounts are tracked (mirrored or waiting for enough demand); past it, unmirrored ones
+    /// are forgotten.
+    public static var trackedAccounts: Int { 65_536 }
+
+    public init(_ configuration: RankingMirrorConfiguration) {
+        self.configuration = configuration
+    }
+
+    /// The account's mirror, current or not, marked as just used; `nil` (counted as a miss, and as demand) when it
+    /// has none. The caller then tells whether it is current: `hit(_:)` or `stale(_:)`.
+    /// - Parameter account: the account's name as the store compares it: its UTF-8 bytes.
+    public mutating func mirror(of account: [UInt8]) -> Mirror? {
+        clock += 1
+        guard var entry = entries[account] else {
+            statistics.misses += 1
+            if entries.count < Self.trackedAccounts { entries[account] = Entry(demand: 1, lastUse: clock) }
+            return nil
+        }
+        entry.lastUse = clock
+        defer { entries[account] = entry }
+        guard let mirror = entry.mirror else {
+            statistics.misses += 1
+            entry.demand += 1
+            return nil
+        }
+        return mirror
+    }
+
+    /// Counts a query answered from the mirror `mirror(of:)` gave.
+    public mutating func hit() { statistics.hits += 1 }
+
+    /// Counts a query that found the account's mirror out of date, as demand for a rebuild.
+    public mutating func stale(_ account: [UInt8]) {
+        statistics.staleReads += 1
+        entries[account]?.demand += 1
+    }
+
+    /// Counts a query that began in memory and was answered from the store after all, as demand for a rebuild.
+    public mutating func abandoned(_ account: [UInt8]) {
+        statistics.abandoned += 1
+        entries[account]?.demand += 1
+    }
+
+    /// The accounts whose mirrors pass `isCurrent`.
+    public func accounts(where isCurrent: (Mirror) -> Bool) -> [[UInt8]] {
+        entries.filter { $0.value.mirror.map(isCurrent) ?? false }.map(\.key)
+    }
+
+    /// Gives `accounts` at least the demand that rebuilds them at the next refresh.
+    public mutating func demandRebuild(of accounts: [[UInt8]]) {
+        let threshold = configuration.readsBeforeRebuild
+        for account in accounts {
+            guard var entry = entries[account] else { continue }
+            entry.demand = max(entry.demand, threshold)
+            entries[account] = entry
+        }
+    }
+
+    /// The account most queries missed, if enough did, to be rebuilt now: its out-of-date mirror, never used
+    /// again, is dropped first, so that its memory goes before the new one is read; its demand starts over.
+    public mutating func nextToRebuild() -> [UInt8]? {
+        var best: (account: [UInt8], demand: Int)?
+        for (account, entry) in entries where !entry.oversized && entry.demand >= configuration.readsBeforeRebuild {
+            if best == nil || entry.demand > best?.demand ?? 0 { best = (account, entry.demand) }
+        }
+        guard let best, var entry = entries[best.account] else { return nil }
+        if let old = entry.mirror {
+            remove(old)
+            entry.mirror = nil
+        }
+        entry.demand = 0
+        entries[best.account] = entry
+        return best.account
+    }
+
+    /// Keeps a mirror just built (unless it is larger than the whole budget, which is never rebuilt again), then
+    /// drops the least recently used others until the rest fit.
+    public mutating func keep(_ built: Mirror, of account: [UInt8]) {
+        guard built.estimatedBytes <= configuration.byteBudget else {
+            entries[account]?.oversized = true
+            statistics.discardedRebuilds += 1
+            return
+        }
+        guard entries[account] != nil else { return }
+        entries[account]?.mirror = built
+        // The queries that missed while it was read were answered from the store at this same version: the new
+        // mirror stands for them, and counting them would rebuild a current mirror at the next refresh.
+        entries[account]?.demand = 0
+        statistics.rebuilds += 1
+        statistics.accounts += 1
+        statistics.conversations += built.count
+        statistics.bytes += built.estimatedBytes
+        while statistics.bytes > configuration.byteBudget {
+            var oldest: (account: [UInt8], lastUse: UInt64)?
+            for (key, entry) in entries where entry.mirror != nil && key != account {
+                if oldest == nil || entry.lastUse < oldest?.lastUse ?? .max { oldest = (key, entry.lastUse) }
+            }
+            guard let oldest, let dropped = entries[oldest.account]?.mirror else { break }
+            entries[oldest.account]?.mirror = nil
+            statistics.evictions += 1
+            remove(dropped)
+        }
+    }
+
+    /// Counts a rebuild thrown away because something was written while it was read: the queries that keep
+    /// missing the account will ask again.
+    public mutating func discarded() { statistics.discardedRebuilds += 1 }
+
+    /// Counts a rebuild that failed.
+    public mutating func failed() { statistics.failures += 1 }
+
+    private mutating func remove(_ mirror: Mirror) {
+        statistics.accounts -= 1
+        statistics.conversations -= mirror.count
+        statistics.bytes -= mirror.estimatedBytes
+    }
+}
