@@ -136,12 +136,7 @@ public enum StoreOpening {
         throws -> @Sendable () throws -> any DonationStore
     {
         if let url = StoreOptions.redisURL(arguments, environment: io.environment) {
-            let client: RedisClusterClient
-            do {
-                client = try RedisClusterClient(url: url)
-            } catch {
-                throw CommandError.usage("--store: \(error)")
-            }
+            let client = try redisClient(url)
             return { try RedisDonationStore.open(client: client) }
         }
         let location = try StoreOptions.location(arguments, io)
@@ -170,8 +165,13 @@ public enum StoreOpening {
     /// - Parameter creating: whether a missing directory store is created.
     /// - Throws: as `opener(_:io:creating:)`.
     public static func serving(_ arguments: ParsedArguments, io: CommandIO, creating: Bool = true) throws -> Serving {
-        if StoreOptions.redisURL(arguments, environment: io.environment) != nil {
-            return Serving(open: try opener(arguments, io: io, creating: creating), metrics: { "" }, isRemote: true)
+        if let url = StoreOptions.redisURL(arguments, environment: io.environment) {
+            // One client and one mirror for every connection, as for the embedded store.
+            let client = try redisClient(url)
+            let mirror = RedisRankingMirror(serverMirror)
+            return Serving(
+                open: { try RedisDonationStore.open(client: client, mirror: mirror) },
+                metrics: { mirrorMetrics(mirror.statistics) }, isRemote: true)
         }
         let location = try StoreOptions.location(arguments, io)
         // One mirror for every connection the server opens: the accounts' ranking state once, not per worker.
@@ -188,11 +188,21 @@ public enum StoreOpening {
             metrics: { mirrorMetrics(mirror.statistics) + groupCommitMetrics(groupCommit.statistics) }, isRemote: false)
     }
 
+    /// The client of the Redis Cluster a `redis://` URL names.
+    /// - Throws: `CommandError.usage` for a URL that does not parse.
+    private static func redisClient(_ url: String) throws -> RedisClusterClient {
+        do {
+            return try RedisClusterClient(url: url)
+        } catch {
+            throw CommandError.usage("--store: \(error)")
+        }
+    }
+
     /// The ranking mirror's statistics as Prometheus text.
-    static func mirrorMetrics(_ statistics: RankingMirror.Statistics) -> String {
+    static func mirrorMetrics(_ statistics: RankingMirrorStatistics) -> String {
         """
         # HELP suggest_ranking_mirror_queries_total Ranking queries, by where they were answered: from memory (hit), \
-        or from SQLite because the account had no mirror (miss), because something was committed since it was built \
+        or from the store because the account had no mirror (miss), because something was committed since it was built \
         (stale), or because a commit landed while the query ran (abandoned).
         # TYPE suggest_ranking_mirror_queries_total counter
         suggest_ranking_mirror_queries_total{result="hit"} \(statistics.hits)

@@ -25,10 +25,11 @@ struct ScriptBuilder {
     private var checks: [(key: [UInt8], version: Int64, firstSequence: Int64)] = []
     var checkedIdentifiers: [String] = []
 
-    /// - Parameter identifiersKey: the account's `ids` hash, which the identifiers being recorded are checked in.
-    init(identifiersKey: String) {
-        keys = [identifiersKey]
-        keyIndex = [identifiersKey: 1]
+    /// A change to the account of `keys`: the identifiers being recorded are checked in its `ids` hash, and a
+    /// change that runs leaves a new stamp in its `sv` key.
+    init(_ keys: RedisKeys) {
+        self.keys = [keys.identifiers, keys.stateStamp]
+        keyIndex = [keys.identifiers: 1, keys.stateStamp: 2]
     }
 
     /// Checks, before the change, that the hash at `key` still has `version` (0: no hash yet) and, when
@@ -122,6 +123,10 @@ struct ScriptBuilder {
         }
         command.append(checkedIdentifiers.count)
         for identifier in checkedIdentifiers { command.append(identifier) }
+        // The stamp first: a script that stops half-way (an error from Redis) has changed the account all the same.
+        command.append("T")
+        command.append("2")
+        command.append(StateStamp.next())
         for operation in operations { command.append(operation) }
         return command
     }

@@ -58,7 +58,11 @@ extension RedisDonationStore {
     /// Deletes every account's keys (preferences included): an empty store, with its settings kept.
     public func deleteEverything() throws -> DeletionReport {
         var report = DeletionReport()
-        for account in try accountNames() { report.donations += try donationCount(account: account) }
+        let accounts = try accountNames()
+        for account in accounts { report.donations += try donationCount(account: account) }
+        // The state stamps first: from here on no ranking mirror of these accounts is current, while the rest of
+        // their keys go in whatever order the scan finds them.
+        _ = try write(accounts.map { RedisCommand("UNLINK", key: RedisKeys(account: $0).stateStamp) })
         // Every key of suggest's is `sg:` and a tag: scan each master for them.
         let masters: [RedisNode]
         do {
@@ -137,7 +141,7 @@ extension RedisDonationStore {
             let kept = entries.filter { !drops($0) }
             let removed = entries.filter(drops)
             guard !removed.isEmpty || rebuildingAnyway else { return Rewrite(identifier: identifier) }
-            var script = ScriptBuilder(identifiersKey: keys.identifiers)
+            var script = ScriptBuilder(keys)
             script.check(keys.conversation(number), version: version)
             script.allowsOutOfMemory = allowingOutOfMemory
             // The account's weights no longer follow from its donations: marked, and any fold under way made to
@@ -157,7 +161,7 @@ extension RedisDonationStore {
                 if kept.isEmpty && !allowingOutOfMemory {
                     // "Suggest Less" was about the deleted conversation; a block is a standing choice and stays.
                     _ = try write([
-                        RedisCommand(script: RedisScripts.preference, keys: [keys.preferences], arguments: identifier, "forget-less")
+                        RedisScripts.changePreference(identifier, "forget-less", keys: keys)
                     ])
                 }
                 return Rewrite(identifier: identifier, removed: removed.count, isGone: kept.isEmpty)
@@ -274,7 +278,7 @@ extension RedisDonationStore {
                 }
             }
             donations.sort { $0.sequence < $1.sequence }
-            var script = ScriptBuilder(identifiersKey: keys.identifiers)
+            var script = ScriptBuilder(keys)
             let hash = keys.learnedWeights
             script.check(hash, version: read.version)
             if donations.isEmpty {

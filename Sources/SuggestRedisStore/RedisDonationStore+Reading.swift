@@ -2,8 +2,24 @@ import RedisCluster
 import SuggestCore
 
 extension RedisDonationStore {
+    /// Runs `body` with the account's ranking state: with a `RedisRankingMirror` whose copy of the account has the
+    /// stamp Redis holds now (one `GET`), that copy; a change met before `body` is done makes it run again on
+    /// Redis alone.
     public func withRankingSource<T>(account: String, _ body: (RedisRankingSource) throws -> T) throws -> T {
-        try body(RedisRankingSource(store: self, keys: RedisKeys(account: account)))
+        let keys = RedisKeys(account: account)
+        if let mirror, let mirrored = mirror.mirror(of: account) {
+            if try send(RedisCommand("GET", key: keys.stateStamp)).bytes == mirrored.stamp {
+                mirror.hit()
+                do {
+                    return try body(RedisRankingSource(store: self, keys: keys, mirrored: mirrored))
+                } catch is MirrorWentStale {
+                    mirror.abandoned(mirrored)
+                }
+            } else {
+                mirror.stale(mirrored)
+            }
+        }
+        return try body(RedisRankingSource(store: self, keys: keys))
     }
 
     /// The account's donations in recording order, as the embedded store exports them: each conversation's list
@@ -117,7 +133,7 @@ extension RedisDonationStore {
         let keys = RedisKeys(account: account)
         let replies = try write([
             RedisCommand("SADD", key: RedisKeys.accounts, account),
-            RedisCommand(script: RedisScripts.preference, keys: [keys.preferences], arguments: conversation, operation),
+            RedisScripts.changePreference(conversation, operation, keys: keys),
         ])
         if let message = replies[1].errorMessage { throw StoreError(.failed, "Redis refused a preference: \(message)") }
         return Int(replies[1].integer ?? 0)

@@ -352,7 +352,7 @@ extension RedisDonationStore {
                 pending = []
                 break
             }
-            var script = ScriptBuilder(identifiersKey: keys.identifiers)
+            var script = ScriptBuilder(keys)
             var recorded: [Int] = []
             for (position, change) in working.enumerated() where !change.recorded.isEmpty {
                 change.write(

@@ -33,6 +33,8 @@ public final class RedisDonationStore: DonationStore {
     /// and its `WAIT` on another master. An account whose sequence counter is new is added again whatever this set
     /// says: another process deleted it meanwhile (`delete --all` removes every key of the account).
     var registeredAccounts: Set<[UInt8]> = []
+    /// Accounts' ranking state in memory, shared by the stores of a server's threads (`RedisRankingMirror`).
+    public let mirror: RedisRankingMirror?
 
     /// Connects to the cluster at `url` (`redis://[:PASSWORD@]HOST:PORT[,HOST:PORT...]`) and checks that it can keep
     /// the store's promises.
@@ -53,15 +55,20 @@ public final class RedisDonationStore: DonationStore {
     }
 
     /// A store on a client already made (shared by the stores of a server's threads).
-    /// - Parameter ranking: learned weights (the default) or a policy's fixed ones.
+    /// - Parameters:
+    ///   - ranking: learned weights (the default) or a policy's fixed ones.
+    ///   - mirror: accounts' ranking state kept in memory, shared by every store of a server on this cluster, which
+    ///     queries read while it is current; `checkpoint()` rebuilds what queries missed.
     public static func open(
-        client: RedisClusterClient, ranking: StoreRanking = .default, types: UniformTypeTree = .standard
+        client: RedisClusterClient, ranking: StoreRanking = .default, types: UniformTypeTree = .standard,
+        mirror: RedisRankingMirror? = nil
     ) throws(StoreError) -> RedisDonationStore {
         // The settings and whether any account exists are read in the check's round trip.
         let (replicas, replies) = try durabilityCheck(
             client,
             reading: [RedisCommand("HGETALL", key: RedisKeys.settings), RedisCommand("EXISTS", key: RedisKeys.accounts)])
-        let store = RedisDonationStore(ranking: ranking, types: types, client: client, replicasToWait: replicas)
+        let store = RedisDonationStore(
+            ranking: ranking, types: types, client: client, replicasToWait: replicas, mirror: mirror)
         // A new store holds no state yet: it is built under this policy from its first donation, and so are its
         // learned weights.
         store.cacheSettings(replies[0])
@@ -74,12 +81,16 @@ public final class RedisDonationStore: DonationStore {
         return store
     }
 
-    init(ranking: StoreRanking, types: UniformTypeTree, client: RedisClusterClient, replicasToWait: Int) {
+    init(
+        ranking: StoreRanking, types: UniformTypeTree, client: RedisClusterClient, replicasToWait: Int,
+        mirror: RedisRankingMirror? = nil
+    ) {
         self.ranking = ranking
         policy = ranking.base
         self.types = types
         self.client = client
         self.replicasToWait = replicasToWait
+        self.mirror = mirror
     }
 
     /// Checks every master's persistence, and says how many replicas each write must wait for: one round trip,
@@ -277,8 +288,10 @@ public final class RedisDonationStore: DonationStore {
     /// The fingerprint of the policy whose channels the stored state holds (the embedded store's, in the same form).
     var policyFingerprint: String { policy.stateFingerprint }
 
+    /// Every write was durable when it returned (an fsynced log, or a replica's copy), so there is nothing to
+    /// copy; with a mirror, one step of its upkeep runs here, off the requests' path (`RedisRankingMirror.refresh`).
     public func checkpoint() throws {
-        // Every write was durable when it returned (an fsynced log, or a replica's copy).
+        try mirror?.refresh(store: self)
     }
 }
 

@@ -16,6 +16,8 @@ import SuggestCore
 ///     sg:{alice}:ids          hash: donation identifier → conversation number
 ///     sg:{alice}:old          sorted set: conversation number by its oldest donation's date
 ///     sg:{alice}:pref         hash: conversation identifier → "blocked,less"
+///     sg:{alice}:sv           string: the stamp of the account's last change (`StateStamp`), which ranking mirrors
+///                             compare
 ///     sg:{alice}:lw           hash: w (the learned weights), v (version), ls (the last sequence number learned
 ///                             from), fold ("1": to be folded again from the donations)
 ///
@@ -36,6 +38,7 @@ struct RedisKeys: Sendable {
     var oldest: String { prefix + ":old" }
     var preferences: String { prefix + ":pref" }
     var learnedWeights: String { prefix + ":lw" }
+    var stateStamp: String { prefix + ":sv" }
 
     func conversation(_ number: Int64) -> String { prefix + ":c:" + String(number) }
     func donations(_ number: Int64) -> String { prefix + ":d:" + String(number) }

@@ -12,9 +12,16 @@ import SuggestCore
 /// Redis has no snapshot across round trips: a query that pages while another client writes the account may meet a
 /// conversation twice (the walk counts it once) or miss one that moved up meanwhile. A query with no concurrent write
 /// is exact, as on every store.
+///
+/// On a store opened with a `RedisRankingMirror`, a source may instead read the account's mirror, whose stamp the
+/// store has just read from Redis: sorted and random access then read memory (handles are the mirror's slots), and
+/// what the mirror does not hold (the latest intents, the people) is read with the stamp in one round trip, and
+/// kept; a changed stamp there throws `MirrorWentStale`, and the query runs again on Redis.
 public final class RedisRankingSource: RankingSource {
     let store: RedisDonationStore
     let keys: RedisKeys
+    /// The account's mirror, when the query ranks from memory.
+    let mirrored: MirroredRedisAccount?
 
     /// The first page of each list: enough for a top 8 to end within it, most of the time (on the generated 100k
     /// history a plain top 8 meets 27 conversations; with pages of 16 one list needed a second page, a round trip).
@@ -39,17 +46,24 @@ public final class RedisRankingSource: RankingSource {
     /// or before it is known, the script looks up each conversation's preference beside its record.
     private var hasPreferences: Bool?
 
-    init(store: RedisDonationStore, keys: RedisKeys) {
+    init(store: RedisDonationStore, keys: RedisKeys, mirrored: MirroredRedisAccount? = nil) {
         self.store = store
         self.keys = keys
+        self.mirrored = mirrored
     }
 
     /// As many as a first page: a plain top 8 is then scored in one round trip (27 conversations met on the
     /// generated 100k history: two batches of 16); a walk that ends early reads a few more candidates than it
-    /// needs, each a few hundred bytes in the same round trip.
-    public var randomAccessBatchSize: Int { 32 }
+    /// needs, each a few hundred bytes in the same round trip. From a mirror, one at a time, as a local source.
+    public var randomAccessBatchSize: Int { mirrored == nil ? 32 : 1 }
 
     public func sortedAccess(_ lists: [SortedList]) throws -> [Cursor] {
+        if let mirrored {
+            return try lists.map { list in
+                guard let entries = mirrored.list(list) else { throw MirrorWentStale() }
+                return Cursor(source: self, entries: entries)
+            }
+        }
         _ = try pipeline([], readingFirstPagesOf: lists)
         return lists.map { list in
             Cursor(source: self, key: keys.list(list), page: takePage(of: list), offset: Self.firstPage)
@@ -108,7 +122,7 @@ public final class RedisRankingSource: RankingSource {
         }
     }
 
-    /// Pages through one sorted set, each next page twice the last.
+    /// Pages through one sorted set, each next page twice the last; or walks a mirror's list.
     public struct Cursor: SortedAccessCursor {
         let source: RedisRankingSource
         let key: String
@@ -117,6 +131,7 @@ public final class RedisRankingSource: RankingSource {
         var offset: Int
         var pageSize = RedisRankingSource.firstPage
         var exhausted: Bool
+        var mirrored: MirroredList.Cursor?
 
         init(source: RedisRankingSource, key: String, page: [SortedEntry], offset: Int) {
             self.source = source
@@ -126,7 +141,14 @@ public final class RedisRankingSource: RankingSource {
             exhausted = page.count < RedisRankingSource.firstPage
         }
 
+        init(source: RedisRankingSource, entries: MirroredList) {
+            self.init(source: source, key: "", page: [], offset: 0)
+            exhausted = true
+            mirrored = MirroredList.Cursor(entries)
+        }
+
         public mutating func next() throws -> SortedEntry? {
+            if mirrored != nil { return mirrored?.next() }
             if position == page.count {
                 guard !exhausted else { return nil }
                 pageSize = min(pageSize * 2, 4096)
@@ -149,6 +171,12 @@ public final class RedisRankingSource: RankingSource {
 
     public func candidates(_ conversations: [ConversationHandle], contentKinds: [String]) throws -> [RankingCandidate?] {
         guard !conversations.isEmpty else { return [] }
+        if let mirrored {
+            return conversations.map { handle in
+                guard let slot = Self.slot(handle, in: mirrored) else { return nil }
+                return mirrored.candidate(slot, handle: handle, contentKinds: contentKinds)
+            }
+        }
         // Each conversation's identifier, record, preference and latest intent, `fields` values apiece.
         let fields = RedisScripts.candidateFields
         var items: [RedisValue]
@@ -192,21 +220,67 @@ public final class RedisRankingSource: RankingSource {
         }
     }
 
+    /// A mirror's slot of a handle it gave, `nil` for any other.
+    private static func slot(_ handle: ConversationHandle, in mirrored: MirroredRedisAccount) -> Int32? {
+        handle.rawValue >= 0 && handle.rawValue < Int64(mirrored.count) ? Int32(handle.rawValue) : nil
+    }
+
+    /// Sends `commands` with a read of the account's stamp after them, in one round trip (one node holds the
+    /// account), and returns their replies if the stamp is still the mirror's: nothing was written since it was
+    /// built, so the replies are of the state it holds.
+    /// - Throws: `MirrorWentStale` otherwise.
+    private func readAtMirrorsStamp(_ commands: [RedisCommand], _ mirrored: MirroredRedisAccount) throws
+        -> [RedisValue]
+    {
+        var replies = try store.pipeline(commands + [RedisCommand("GET", key: keys.stateStamp)])
+        guard replies.removeLast().bytes == mirrored.stamp else { throw MirrorWentStale() }
+        return replies
+    }
+
     public func conversations(withPeople people: [String]) throws -> [[ConversationHandle]] {
+        if let mirrored { return try mirroredConversations(withPeople: people, mirrored) }
         let replies = try store.pipeline(people.map { RedisCommand("SMEMBERS", key: keys.person($0)) })
         return try replies.map { reply in
             (try reply.checkedArray() ?? []).compactMap { $0.string.flatMap(Int64.init) }.map(ConversationHandle.init)
         }
     }
 
+    private func mirroredConversations(withPeople people: [String], _ mirrored: MirroredRedisAccount) throws
+        -> [[ConversationHandle]]
+    {
+        var found = people.map { mirrored.cachedPeople($0) }
+        let unread = people.indices.filter { found[$0] == nil }
+        if !unread.isEmpty {
+            let replies = try readAtMirrorsStamp(
+                unread.map { RedisCommand("SMEMBERS", key: keys.person(people[$0])) }, mirrored)
+            for (index, reply) in zip(unread, replies) {
+                // Every conversation of the set has a record at this stamp, so the mirror has its slot.
+                let slots = try (try reply.checkedArray() ?? []).compactMap { $0.string.flatMap(Int64.init) }
+                    .map { number in
+                        guard let slot = mirrored.slotsByNumber[number] else { throw MirrorWentStale() }
+                        return slot
+                    }
+                mirrored.cachePeople(people[index], slots)
+                found[index] = slots
+            }
+        }
+        return found.map { ($0 ?? []).map { ConversationHandle(rawValue: Int64($0)) } }
+    }
+
     public func conversation(identifiedBy conversationIdentifier: String) throws -> ConversationHandle? {
-        try store.send(RedisCommand("HGET", key: keys.conversationNumbers, conversationIdentifier)).string
+        if let mirrored {
+            return mirrored.slotsByIdentifier[Array(conversationIdentifier.utf8)].map {
+                ConversationHandle(rawValue: Int64($0))
+            }
+        }
+        return try store.send(RedisCommand("HGET", key: keys.conversationNumbers, conversationIdentifier)).string
             .flatMap(Int64.init).map(ConversationHandle.init)
     }
 
     /// The intents random access read with the conversations (the top K of a walk were all read so), and the
     /// others' in one round trip.
     public func latestIntents(_ conversations: [ConversationHandle]) throws -> [SendMessageIntent?] {
+        if let mirrored { return try mirroredIntents(conversations, mirrored) }
         var bytes = conversations.map { conversation in
             intentNumbers.firstIndex(of: conversation.rawValue).map { intentBytes[$0] }
         }
@@ -217,7 +291,33 @@ public final class RedisRankingSource: RankingSource {
         return try bytes.map { intent in try intent.map(RedisDonationStore.decodeIntent) }
     }
 
+    /// The intents cached with the mirror, and the others' read with the stamp in one round trip, then cached.
+    private func mirroredIntents(_ conversations: [ConversationHandle], _ mirrored: MirroredRedisAccount) throws
+        -> [SendMessageIntent?]
+    {
+        let slots = try conversations.map { handle in
+            guard let slot = Self.slot(handle, in: mirrored) else { throw MirrorWentStale() }
+            return slot
+        }
+        var bytes = mirrored.cachedIntents(slots)
+        let unread = slots.indices.filter { bytes[$0] == nil }
+        if !unread.isEmpty {
+            let replies = try readAtMirrorsStamp(
+                unread.map { RedisCommand("HGET", key: keys.conversation(mirrored.numbers[Int(slots[$0])]), "i") },
+                mirrored)
+            var read: [(Int32, [UInt8]?)] = []
+            for (index, reply) in zip(unread, replies) {
+                if let message = reply.errorMessage { throw StoreError(.failed, "Redis refused a command: \(message)") }
+                bytes[index] = .some(reply.bytes)
+                read.append((slots[index], reply.bytes))
+            }
+            mirrored.cacheIntents(read)
+        }
+        return try bytes.map { intent in try intent?.map(RedisDonationStore.decodeIntent) }
+    }
+
     public func allConversations() throws -> [ConversationHandle] {
+        if let mirrored { return (0..<Int64(mirrored.count)).map(ConversationHandle.init) }
         let reply = try store.send(RedisCommand("HVALS", key: keys.conversationNumbers))
         return (try reply.checkedArray() ?? []).compactMap { $0.string.flatMap(Int64.init) }.sorted()
             .map(ConversationHandle.init)
@@ -231,13 +331,15 @@ public final class RedisRankingSource: RankingSource {
     /// The weights, and the first page of each of `lists`, in one pipeline: one round trip, since every key of the
     /// account is on one node.
     public func learnedWeights(beforeOpening lists: [SortedList]) throws -> LearnedWeights {
+        if let mirrored { return mirrored.weights }
         let reply = try pipeline([RedisCommand("HGET", key: keys.learnedWeights, "w")], readingFirstPagesOf: lists)[0]
         if let message = reply.errorMessage { throw StoreError(.failed, "Redis refused a command: \(message)") }
         return try reply.bytes.map(RecordCoding.decodeWeights) ?? .empty
     }
 
     public func conversationCount() throws -> Int {
-        Int(try store.send(RedisCommand("HLEN", key: keys.conversationNumbers)).integer ?? 0)
+        if let mirrored { return mirrored.count }
+        return Int(try store.send(RedisCommand("HLEN", key: keys.conversationNumbers)).integer ?? 0)
     }
 }
 

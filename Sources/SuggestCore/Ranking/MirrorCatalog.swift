@@ -196,3 +196,34 @@ public struct MirrorCatalog<Mirror: MirroredState> {
         statistics.bytes -= mirror.estimatedBytes
     }
 }
+
+/// One sorted list as a mirror holds it: the keys, best first, and the slots of their conversations (the mirror's
+/// own numbering, dense from 0), side by side.
+public struct MirroredList: Sendable {
+    public var keys: [Double] = []
+    public var slots: [Int32] = []
+
+    public init() {}
+
+    /// The list of `keyed`, sorted best first.
+    public init(sorting keyed: [(key: Double, slot: Int32)]) {
+        let ordered = keyed.sorted { $0.key > $1.key }
+        keys = ordered.map(\.key)
+        slots = ordered.map(\.slot)
+    }
+
+    /// Sorted access along the list, the handles being the slots.
+    public struct Cursor: SortedAccessCursor {
+        let list: MirroredList
+        var position = 0
+
+        public init(_ list: MirroredList) { self.list = list }
+
+        public mutating func next() -> SortedEntry? {
+            guard position < list.keys.count else { return nil }
+            defer { position += 1 }
+            let conversation = ConversationHandle(rawValue: Int64(list.slots[position]))
+            return SortedEntry(key: list.keys[position], conversation: conversation)
+        }
+    }
+}

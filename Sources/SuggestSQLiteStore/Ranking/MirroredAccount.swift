@@ -35,9 +35,9 @@ final class MirroredAccount: MirroredState {
     let contentSums: [Double]
     let kindIndex: [ByteKey: Int32]
     /// One sorted list per channel, for every conversation, each service and each content kind.
-    let allLists: [SortedEntries]
-    let serviceLists: [ByteKey: [SortedEntries]]
-    let kindLists: [ByteKey: [SortedEntries]]
+    let allLists: [MirroredList]
+    let serviceLists: [ByteKey: [MirroredList]]
+    let kindLists: [ByteKey: [MirroredList]]
     /// How many channels have lists: the policy's.
     let channelCount: Int
     /// About how many bytes the arrays above hold: what the mirror's budget counts.
@@ -46,12 +46,6 @@ final class MirroredAccount: MirroredState {
     /// What was read from SQLite for this version and may be read again without it: valid exactly as long as the
     /// account itself, since the whole value stands for one version of the store.
     private let cache = Mutex(ReadCache())
-
-    /// A list's keys (best first) and their slots, side by side.
-    struct SortedEntries: Sendable {
-        var keys: [Double] = []
-        var slots: [Int32] = []
-    }
 
     struct ReadCache {
         var intents: [Int32: CachedIntent] = [:]
@@ -108,12 +102,8 @@ final class MirroredAccount: MirroredState {
         for (position, name) in kindNames.enumerated() { index[ByteKey(name)] = Int32(position) }
         kindIndex = index
 
-        func sorted(_ keyed: [(key: Double, slot: Int32)]) -> SortedEntries {
-            let ordered = keyed.sorted { $0.key > $1.key }
-            return SortedEntries(keys: ordered.map(\.key), slots: ordered.map(\.slot))
-        }
         let all = (0..<channelCount).map { channel in
-            sorted(states.indices.map { (states[$0].channels[channel], Int32($0)) })
+            MirroredList(sorting: states.indices.map { (states[$0].channels[channel], Int32($0)) })
         }
         allLists = all
         // A service's lists are the lists of all, filtered: their order is already right.
@@ -121,12 +111,12 @@ final class MirroredAccount: MirroredState {
         for (slot, service) in services.enumerated() {
             if let service { byService[ByteKey(service), default: []].append(Int32(slot)) }
         }
-        var serviceLists: [ByteKey: [SortedEntries]] = [:]
+        var serviceLists: [ByteKey: [MirroredList]] = [:]
         for (service, members) in byService {
             var inService = [Bool](repeating: false, count: count)
             for slot in members { inService[Int(slot)] = true }
             serviceLists[service] = all.map { list in
-                var entries = SortedEntries()
+                var entries = MirroredList()
                 entries.keys.reserveCapacity(members.count)
                 entries.slots.reserveCapacity(members.count)
                 for (key, slot) in zip(list.keys, list.slots) where inService[Int(slot)] {
@@ -140,10 +130,10 @@ final class MirroredAccount: MirroredState {
         // A kind's lists carry the keys stored with its rows.
         var byKind: [Int32: [Int]] = [:]
         for (position, row) in content.enumerated() { byKind[row.kind, default: []].append(position) }
-        var kindLists: [ByteKey: [SortedEntries]] = [:]
+        var kindLists: [ByteKey: [MirroredList]] = [:]
         for (kind, positions) in byKind {
             kindLists[ByteKey(kindNames[Int(kind)])] = (0..<channelCount).map { channel in
-                sorted(positions.map { (content[$0].keys[channel], content[$0].slot) })
+                MirroredList(sorting: positions.map { (content[$0].keys[channel], content[$0].slot) })
             }
         }
         self.kindLists = kindLists
@@ -216,12 +206,12 @@ final class MirroredAccount: MirroredState {
 
     /// The list that sorted access to `list` walks, or `nil` when the mirror has none for its channel (a channel
     /// past the policy's): the query is then answered from SQLite.
-    func entries(_ list: SortedList) -> SortedEntries? {
+    func entries(_ list: SortedList) -> MirroredList? {
         guard list.channel >= 0, list.channel < channelCount else { return nil }
         switch list.scope {
         case .all: return allLists[list.channel]
-        case .service(let service): return serviceLists[ByteKey(service)]?[list.channel] ?? SortedEntries()
-        case .contentKind(let kind): return kindLists[ByteKey(kind)]?[list.channel] ?? SortedEntries()
+        case .service(let service): return serviceLists[ByteKey(service)]?[list.channel] ?? MirroredList()
+        case .contentKind(let kind): return kindLists[ByteKey(kind)]?[list.channel] ?? MirroredList()
         }
     }
 

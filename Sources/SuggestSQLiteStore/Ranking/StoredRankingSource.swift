@@ -184,7 +184,7 @@ public final class StoredRankingSource: RankingSource {
             /// Lists of the same rows split by service, each in the list's order: their next entries (`nil` once
             /// one is done), read when the first entry is asked for.
             case merged([Statement], heads: [SortedEntry?]?)
-            case mirror(MirroredAccount.SortedEntries, position: Int)
+            case mirror(MirroredList.Cursor)
         }
 
         private var source: Source
@@ -197,17 +197,15 @@ public final class StoredRankingSource: RankingSource {
             source = statements.count == 1 ? .statement(statements[0]) : .merged(statements, heads: nil)
         }
 
-        init(entries: MirroredAccount.SortedEntries) { source = .mirror(entries, position: 0) }
+        init(entries: MirroredList) { source = .mirror(MirroredList.Cursor(entries)) }
 
         public mutating func next() throws -> SortedEntry? {
             switch source {
             case .statement(let statement):
                 return try Self.step(statement)
-            case .mirror(let entries, let position):
-                guard position < entries.keys.count else { return nil }
-                source = .mirror(entries, position: position + 1)
-                return SortedEntry(
-                    key: entries.keys[position], conversation: ConversationHandle(rawValue: Int64(entries.slots[position])))
+            case .mirror(var cursor):
+                defer { source = .mirror(cursor) }
+                return cursor.next()
             case .merged(let statements, let read):
                 var heads = try read ?? statements.map { try Self.step($0) }
                 var best: Int?
