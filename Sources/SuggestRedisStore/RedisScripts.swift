@@ -38,7 +38,8 @@ enum RedisScripts {
     /// below it); how many identifiers to check, the identifiers; then the operations:
     ///   `Z k score member` ZADD, `L k score member` ZADD LT, `z k member` ZREM, `S k member` SADD,
     ///   `s k member` SREM, `H k field value` HSET, `N k field value` HSETNX, `h k field` HDEL, `D k` DEL,
-    ///   `R k count value...` RPUSH, `V k` HINCRBY k v 1 (a hash the change invalidates without depending on it).
+    ///   `R k count value...` RPUSH, `V k` HINCRBY k v 1 (a hash the change invalidates without depending on it),
+    ///   `T k value` SET (the account's state stamp).
     /// Returns `OK`, `CONFLICT` (changed meanwhile: read it again) or `DUPLICATE` (an identifier arrived
     /// meanwhile).
     static let apply = RedisScript("#!lua\n" + applySource)
@@ -85,6 +86,7 @@ enum RedisScripts {
             deleted[key] = true
             p = p + 2
           elseif op == 'V' then redis.call('HINCRBY', key, 'v', 1); p = p + 2
+          elseif op == 'T' then redis.call('SET', key, ARGV[p + 2]); p = p + 3
           elseif op == 'R' then
             local count = tonumber(ARGV[p + 2])
             for i = 1, count, 512 do
@@ -123,14 +125,16 @@ enum RedisScripts {
     /// How many values `candidates` returns for each conversation.
     static let candidateFields = 4
 
-    /// Changes one conversation's preference atomically.
+    /// Changes one conversation's preference atomically, and the account's state stamp with it.
     ///
-    /// KEYS: `pref`. ARGV: the conversation identifier, then `block`, `unblock`, `less`, `reset` (forget "suggest
-    /// less") or `forget-less` (the same, when the conversation's last donation was deleted). The value is
-    /// `BLOCKED,LESS`; a preference with neither is removed. Returns the "suggest less" count now.
+    /// KEYS: `pref`, `sv`. ARGV: the conversation identifier, then `block`, `unblock`, `less`, `reset` (forget
+    /// "suggest less") or `forget-less` (the same, when the conversation's last donation was deleted), then a new
+    /// stamp. The value is `BLOCKED,LESS`; a preference with neither is removed. Returns the "suggest less" count
+    /// now.
     static let preference = RedisScript(
         """
         #!lua
+        redis.call('SET', KEYS[2], ARGV[3])
         local value = redis.call('HGET', KEYS[1], ARGV[1]) or '0,0'
         local comma = string.find(value, ',', 1, true)
         local blocked = string.sub(value, 1, comma - 1)
@@ -145,4 +149,12 @@ enum RedisScripts {
         else redis.call('HSET', KEYS[1], ARGV[1], blocked .. ',' .. less) end
         return less
         """)
+
+    /// The `preference` script's command for one change of a conversation's preference.
+    static func changePreference(_ conversation: String, _ operation: String, keys: RedisKeys) -> RedisCommand {
+        var command = RedisCommand(
+            script: preference, keys: [keys.preferences, keys.stateStamp], arguments: conversation, operation)
+        command.append(StateStamp.next())
+        return command
+    }
 }
