@@ -35,7 +35,7 @@ final class MirroredRedisAccount: MirroredState {
     private let cache = Mutex(ReadCache())
 
     private struct ReadCache {
-        var intents: [Int32: [UInt8]?] = [:]
+        var intents: [Int32: SendMessageIntent?] = [:]
         var people: [[UInt8]: [Int32]] = [:]
     }
 
@@ -138,13 +138,13 @@ final class MirroredRedisAccount: MirroredState {
             contentSums: contentKinds.map { contentSums[index][$0] ?? LogSpace.zero }, serviceName: services[index])
     }
 
-    /// The cached latest intents (as stored) of `slots`: `.some(nil)` for a conversation read without one, `nil`
-    /// where not read yet.
-    func cachedIntents(_ slots: [Int32]) -> [[UInt8]??] {
+    /// The cached latest intents of `slots`: `.some(nil)` for a conversation read without one, `nil` where not
+    /// read yet.
+    func cachedIntents(_ slots: [Int32]) -> [SendMessageIntent??] {
         cache.withLock { cache in slots.map { cache.intents[$0] } }
     }
 
-    func cacheIntents(_ intents: [(Int32, [UInt8]?)]) {
+    func cacheIntents(_ intents: [(Int32, SendMessageIntent?)]) {
         cache.withLock { cache in
             for (slot, intent) in intents where cache.intents.count < Self.cacheLimit { cache.intents[slot] = intent }
         }

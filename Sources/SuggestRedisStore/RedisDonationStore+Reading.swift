@@ -7,19 +7,36 @@ extension RedisDonationStore {
     /// Redis alone.
     public func withRankingSource<T>(account: String, _ body: (RedisRankingSource) throws -> T) throws -> T {
         let keys = RedisKeys(account: account)
-        if let mirror, let mirrored = mirror.mirror(of: account) {
+        if let mirror, let mirrored = mirrorToCheck(account, in: mirror) {
             if try send(RedisCommand("GET", key: keys.stateStamp)).bytes == mirrored.stamp {
                 mirror.hit()
                 do {
                     return try body(RedisRankingSource(store: self, keys: keys, mirrored: mirrored))
                 } catch is MirrorWentStale {
+                    recentMirror = nil
                     mirror.abandoned(mirrored)
                 }
             } else {
+                recentMirror = nil
                 mirror.stale(mirrored)
             }
         }
         return try body(RedisRankingSource(store: self, keys: keys))
+    }
+
+    /// The account's mirror, to be checked against its stamp: the one this store found last if the catalog has
+    /// changed nothing since, otherwise the catalog's.
+    private func mirrorToCheck(_ account: String, in mirror: RedisRankingMirror) -> MirroredRedisAccount? {
+        if var recent = recentMirror, recent.uses < RecentMirror.reuses, recent.account.hasSameBytes(as: account),
+            mirror.isUnchanged(since: recent.generation)
+        {
+            recent.uses += 1
+            recentMirror = recent
+            return recent.mirror
+        }
+        let (found, generation) = mirror.mirror(of: account)
+        recentMirror = found.map { RecentMirror(account: account, mirror: $0, generation: generation) }
+        return found
     }
 
     /// The account's donations in recording order, as the embedded store exports them: each conversation's list

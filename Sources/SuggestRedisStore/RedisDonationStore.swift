@@ -35,6 +35,18 @@ public final class RedisDonationStore: DonationStore {
     var registeredAccounts: Set<[UInt8]> = []
     /// Accounts' ranking state in memory, shared by the stores of a server's threads (`RedisRankingMirror`).
     public let mirror: RedisRankingMirror?
+    /// The mirror this store's last query found, used again without the mirror's lock while the mirror's
+    /// generation is unchanged, for at most `RecentMirror.reuses` queries (then the catalog is asked, which also
+    /// marks the account as recently used, for the budget's evictions).
+    var recentMirror: RecentMirror?
+
+    struct RecentMirror {
+        static let reuses = 64
+        let account: String
+        let mirror: MirroredRedisAccount
+        let generation: UInt64
+        var uses = 0
+    }
 
     /// Connects to the cluster at `url` (`redis://[:PASSWORD@]HOST:PORT[,HOST:PORT...]`) and checks that it can keep
     /// the store's promises.

@@ -299,21 +299,22 @@ public final class RedisRankingSource: RankingSource {
             guard let slot = Self.slot(handle, in: mirrored) else { throw MirrorWentStale() }
             return slot
         }
-        var bytes = mirrored.cachedIntents(slots)
-        let unread = slots.indices.filter { bytes[$0] == nil }
+        var intents = mirrored.cachedIntents(slots)
+        let unread = slots.indices.filter { intents[$0] == nil }
         if !unread.isEmpty {
             let replies = try readAtMirrorsStamp(
                 unread.map { RedisCommand("HGET", key: keys.conversation(mirrored.numbers[Int(slots[$0])]), "i") },
                 mirrored)
-            var read: [(Int32, [UInt8]?)] = []
+            var read: [(Int32, SendMessageIntent?)] = []
             for (index, reply) in zip(unread, replies) {
                 if let message = reply.errorMessage { throw StoreError(.failed, "Redis refused a command: \(message)") }
-                bytes[index] = .some(reply.bytes)
-                read.append((slots[index], reply.bytes))
+                let intent = try reply.bytes.map(RedisDonationStore.decodeIntent)
+                intents[index] = .some(intent)
+                read.append((slots[index], intent))
             }
             mirrored.cacheIntents(read)
         }
-        return try bytes.map { intent in try intent?.map(RedisDonationStore.decodeIntent) }
+        return intents.map { $0 ?? nil }
     }
 
     public func allConversations() throws -> [ConversationHandle] {
