@@ -21,6 +21,12 @@ extension HTTPServer {
         /// connections; a request that finds them all busy waits for one. 0 (the default) runs every handler on a
         /// worker.
         public var handlerThreads: Int
+        /// Threads for the handlers of requests that wait only briefly (the `waitsBriefly` of `HTTPServer`'s
+        /// initializer, among the requests `mayWait` sends off the workers), such as reads across the network:
+        /// kept apart from `handlerThreads`, which are many so that slow requests can wait together, since many
+        /// threads busy on few cores queue on every lock they share. 0 (the default) runs them on
+        /// `handlerThreads`.
+        public var readerThreads: Int
         /// Connections open at once over all threads. At the limit the server stops accepting: further clients
         /// wait in the listen backlog until a connection closes. Default 1,000.
         public var connectionLimit: Int
@@ -51,6 +57,7 @@ extension HTTPServer {
         ///   - port: the TCP port, 0 for a free one.
         ///   - workerThreads: threads that serve connections.
         ///   - handlerThreads: threads for the handlers of requests that may wait, 0 for none.
+        ///   - readerThreads: threads for those of them that wait only briefly, 0 to run them on `handlerThreads`.
         ///   - connectionLimit: connections open at once.
         ///   - perIPConnectionLimit: connections open at once from one address, `nil` for no limit.
         ///   - connectionTimeout: idle time before a connection is closed.
@@ -59,7 +66,7 @@ extension HTTPServer {
         ///   - listenBacklog: the kernel's queue of connections not yet accepted.
         public init(
             host: String = "127.0.0.1", port: Int = 8080, workerThreads: Int = Configuration.onlineProcessors,
-            handlerThreads: Int = 0, connectionLimit: Int = 1000, perIPConnectionLimit: Int? = nil, connectionTimeout: Duration = .seconds(30),
+            handlerThreads: Int = 0, readerThreads: Int = 0, connectionLimit: Int = 1000, perIPConnectionLimit: Int? = nil, connectionTimeout: Duration = .seconds(30),
             memoryLimitPerConnection: Int = 32 * 1024, maximumBodySize: Int = 8 * 1024 * 1024,
             listenBacklog: Int = 1024
         ) {
@@ -67,6 +74,7 @@ extension HTTPServer {
             self.port = port
             self.workerThreads = workerThreads
             self.handlerThreads = handlerThreads
+            self.readerThreads = readerThreads
             self.connectionLimit = connectionLimit
             self.perIPConnectionLimit = perIPConnectionLimit
             self.connectionTimeout = connectionTimeout
@@ -96,6 +104,8 @@ extension HTTPServer {
                 (1...256).contains(workerThreads), "workerThreads \(workerThreads) is out of range; give 1 to 256")
             try check(
                 (0...1024).contains(handlerThreads), "handlerThreads \(handlerThreads) is out of range; give 0 to 1024")
+            try check(
+                (0...1024).contains(readerThreads), "readerThreads \(readerThreads) is out of range; give 0 to 1024")
             try check(
                 (1...1_000_000).contains(connectionLimit),
                 "connectionLimit \(connectionLimit) is out of range; give 1 to 1000000")

@@ -56,28 +56,36 @@ public final class HTTPServer: Sendable {
     ///   - mayWait: whether a request's handler may wait for other requests (a commit it shares with them): with
     ///     `configuration.handlerThreads` above 0, it then runs on one of those threads. Called on the worker,
     ///     once per request; keep it to a look at the method or the path.
+    ///   - waitsBriefly: whether a request `mayWait` sends off the workers waits only briefly: with
+    ///     `configuration.readerThreads` above 0, it then runs on one of those. Called like `mayWait`.
     ///   - handler: answers each request.
     /// - Throws: `HTTPServerError` when the configuration is out of range, the address cannot be bound, or MHD
     ///   cannot start its threads.
     public init(
         configuration: Configuration = Configuration(), log: @escaping LogHandler = { _ in },
-        mayWait: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false }, handler: @escaping Handler
+        mayWait: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false },
+        waitsBriefly: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false }, handler: @escaping Handler
     ) throws(HTTPServerError) {
         try configuration.validate()
         let listener = try ListeningSocket.open(
             host: configuration.host, port: configuration.port, backlog: configuration.listenBacklog)
         var handlerThreads: HandlerThreads?
+        var readerThreads: HandlerThreads?
         if configuration.handlerThreads > 0 {
             do {
                 handlerThreads = try HandlerThreads(count: configuration.handlerThreads)
+                if configuration.readerThreads > 0 {
+                    readerThreads = try HandlerThreads(count: configuration.readerThreads)
+                }
             } catch {
+                handlerThreads?.stop()
                 close(listener.descriptor)
                 throw error
             }
         }
         let core = ServerCore(
-            handler: handler, mayWait: mayWait, handlerThreads: handlerThreads, log: log,
-            maximumBodySize: configuration.maximumBodySize)
+            handler: handler, mayWait: mayWait, handlerThreads: handlerThreads, waitsBriefly: waitsBriefly,
+            readerThreads: readerThreads, log: log, maximumBodySize: configuration.maximumBodySize)
         // The acceptor holds the limit over all workers, so each worker's share (MHD divides its option among
         // them) is the whole limit: none refuses a connection the acceptor let in.
         let workerLimit = min(configuration.connectionLimit * configuration.workerThreads, Int(Int32.max))
@@ -97,7 +105,7 @@ public final class HTTPServer: Sendable {
                 core.closure)
         }
         guard let started else {
-            handlerThreads?.stop()
+            core.stopHandlerThreads()
             close(listener.descriptor)
             throw HTTPServerError(
                 "cannot start the HTTP server on \(listener.address): libmicrohttpd refused to start (see its log "
@@ -110,7 +118,7 @@ public final class HTTPServer: Sendable {
                 connectionLimit: configuration.connectionLimit, workers: configuration.workerThreads)
         } catch {
             MHD_stop_daemon(started)
-            handlerThreads?.stop()
+            core.stopHandlerThreads()
             close(listener.descriptor)
             throw error
         }
@@ -161,7 +169,7 @@ public final class HTTPServer: Sendable {
         let abandoned = core.inFlight.load(ordering: .relaxed)
         // Every handler thread has resumed its connection once it ends: MHD stops a daemon only without suspended
         // connections (it aborts the process otherwise).
-        core.handlerThreads?.stop()
+        core.stopHandlerThreads()
         MHD_stop_daemon(daemon.daemon)
         close(daemon.socket)
         return abandoned

@@ -9,6 +9,9 @@ final class ServerCore: Sendable {
     /// Whether a request's handler runs on `handlerThreads` rather than on the worker that read it.
     let mayWait: @Sendable (HTTPRequest) -> Bool
     let handlerThreads: HandlerThreads?
+    /// Whether a request sent off its worker waits only briefly, and so runs on `readerThreads` when there are.
+    let waitsBriefly: @Sendable (HTTPRequest) -> Bool
+    let readerThreads: HandlerThreads?
     let log: HTTPServer.LogHandler
     let maximumBodySize: Int
     /// Requests whose request line has arrived and that have not ended (answered, failed or cut off).
@@ -24,11 +27,14 @@ final class ServerCore: Sendable {
 
     init(
         handler: @escaping HTTPServer.Handler, mayWait: @escaping @Sendable (HTTPRequest) -> Bool,
-        handlerThreads: HandlerThreads?, log: @escaping HTTPServer.LogHandler, maximumBodySize: Int
+        handlerThreads: HandlerThreads?, waitsBriefly: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false },
+        readerThreads: HandlerThreads? = nil, log: @escaping HTTPServer.LogHandler, maximumBodySize: Int
     ) {
         self.handler = handler
         self.mayWait = mayWait
         self.handlerThreads = handlerThreads
+        self.waitsBriefly = waitsBriefly
+        self.readerThreads = readerThreads
         self.log = log
         self.maximumBodySize = maximumBodySize
         var key = pthread_key_t()
@@ -37,6 +43,12 @@ final class ServerCore: Sendable {
     }
 
     deinit { pthread_key_delete(insideHandler) }
+
+    /// Lets the handlers queued so far end, and stops both kinds of handler threads.
+    func stopHandlerThreads() {
+        handlerThreads?.stop()
+        readerThreads?.stop()
+    }
 
     /// Whether the calling thread is running this server's handler.
     var isInsideHandler: Bool { pthread_getspecific(insideHandler) != nil }
@@ -119,15 +131,16 @@ final class ServerCore: Sendable {
         } catch {
             return queue(.error(status: .badRequest, code: "invalid_target", message: error.message), on: connection)
         }
-        guard let handlerThreads, mayWait(request) else {
+        guard let waiting = handlerThreads, mayWait(request) else {
             return queue(answer(request), on: connection)
         }
+        let threads = readerThreads.flatMap { waitsBriefly(request) ? $0 : nil } ?? waiting
         // MHD calls the access handler again once the connection is resumed, and the answer is queued then, on
         // the connection's own worker. MHD's resume takes the lock the worker takes to pick resumed connections
         // up, which orders the handler thread's write of the answer before the worker's read of it.
         MHD_suspend_connection(connection)
         let suspended = SuspendedRequest(connection: connection, context: context)
-        handlerThreads.run {
+        threads.run {
             suspended.context.answer = self.answer(request)
             MHD_resume_connection(suspended.connection)
         }

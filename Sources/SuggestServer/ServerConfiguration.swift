@@ -1,3 +1,5 @@
+import HTTPServer
+
 /// How `suggest serve` runs: where it listens, which keys open which tenants, and its limits. Every setting has a
 /// flag and an environment variable (the flag wins); the defaults suit one machine behind a reverse proxy.
 public struct ServerConfiguration: Sendable, Equatable {
@@ -19,6 +21,11 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// network (a Redis Cluster), whose queries are round trips the workers would otherwise sit through, two at a
     /// time. `suggest serve` sets it for a `redis://` store.
     public var readsWaitForTheStore = false
+    /// With `readsWaitForTheStore`, the threads reads run on, apart from `handlerThreads`: a read from a ranking
+    /// mirror waits for one short round trip, and 32 threads busy on 2 cores queue on every lock they share (the
+    /// store pool's, the cluster client's): 4 threads answered 1.4× the GETs of 32 (Benchmarks/README.md, "A
+    /// ranking mirror on Redis"). Two per core, at least 2.
+    public var readerThreads = max(2, 2 * HTTPServer.Configuration.onlineProcessors)
     /// The largest request body accepted (`--max-body-bytes`, `SUGGEST_MAX_BODY_BYTES`): 32 MiB unless given; a larger
     /// one is refused with 413 before it is read.
     public var maximumBodyBytes = 32 << 20

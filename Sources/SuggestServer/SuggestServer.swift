@@ -73,7 +73,9 @@ public enum SuggestServer {
             }
         }
         // Connections for the workers, the handler threads and the upkeep: one kept for each.
-        let pool = StorePool(capacity: configuration.workers + configuration.handlerThreads + 2, open: openStore)
+        let readerThreads = configuration.readsWaitForTheStore ? configuration.readerThreads : 0
+        let pool = StorePool(
+            capacity: configuration.workers + configuration.handlerThreads + readerThreads + 2, open: openStore)
         do {
             try pool.warm()
         } catch {
@@ -86,18 +88,20 @@ public enum SuggestServer {
         let mayWait: @Sendable (HTTPRequest) -> Bool = { request in
             readsWait || (request.method != .get && request.method != .head)
         }
+        let isRead: @Sendable (HTTPRequest) -> Bool = { request in request.method == .get || request.method == .head }
         let server: HTTPServer
         do {
             server = try HTTPServer(
                 configuration: HTTPServer.Configuration(
                     host: configuration.host, port: configuration.port, workerThreads: configuration.workers,
-                    handlerThreads: configuration.handlerThreads, connectionLimit: configuration.connectionLimit,
+                    handlerThreads: configuration.handlerThreads, readerThreads: readerThreads,
+                    connectionLimit: configuration.connectionLimit,
                     perIPConnectionLimit: configuration.perIPConnectionLimit == 0 ? nil : configuration.perIPConnectionLimit,
                     connectionTimeout: .seconds(configuration.connectionTimeoutSeconds),
                     memoryLimitPerConnection: configuration.headerBytesLimit,
                     maximumBodySize: configuration.maximumBodyBytes),
                 log: { line in log.event("http", [("message", line)]) },
-                mayWait: mayWait, handler: api.answer)
+                mayWait: mayWait, waitsBriefly: isRead, handler: api.answer)
         } catch {
             throw StartError(error.description)
         }

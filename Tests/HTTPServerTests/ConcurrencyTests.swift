@@ -162,4 +162,36 @@ import Testing
             #expect(response.status == 200 && response.text == "finished")
         }
     }
+
+    /// Requests that wait only briefly run on reader threads of their own: a GET is answered while every handler
+    /// thread is held by a slow POST, and a stop lets both kinds finish.
+    @Test func briefRequestsRunOnReaderThreadsBesideTheSlowOnes() throws {
+        let release = Atomic(false)
+        let slowInside = Atomic(false)
+        let handler: HTTPServer.Handler = { request in
+            if request.method == .post {
+                slowInside.store(true, ordering: .releasing)
+                while !release.load(ordering: .acquiring) { sleepSeconds(0.005) }
+                return .text("slow")
+            }
+            return .text("brief")
+        }
+        var configuration = testConfiguration(workerThreads: 1, handlerThreads: 1)
+        configuration.readerThreads = 1
+        let server = try HTTPServer(
+            configuration: configuration, mayWait: { _ in true }, waitsBriefly: { $0.method == .get },
+            handler: handler)
+        let slow = try TestConnection.connected(port: server.address.port)
+        try slow.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        #expect(eventually { slowInside.load(ordering: .acquiring) })
+        let brief = try TestConnection.connected(port: server.address.port)
+        try brief.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        let answer = try brief.readResponse()
+        #expect(answer.status == 200 && answer.text == "brief")
+        let released = release.load(ordering: .acquiring)
+        #expect(!released, "the GET was answered only after the POST")
+        release.store(true, ordering: .releasing)
+        #expect(try slow.readResponse().text == "slow")
+        #expect(server.stop(gracePeriod: .seconds(5)) == 0)
+    }
 }

@@ -17,7 +17,7 @@ enum Serve: Command {
         .option("--keys", "FILE", "API keys and their tenants: {\"keys\": [{\"tenant\": \"acme\", \"key\": \"...\"}]} ($SUGGEST_KEYS); mode 600."),
         StoreOptions.store,
         .option("--workers", "N", "Threads answering requests (default: one per core; $SUGGEST_WORKERS)."),
-        .option("--handler-threads", "N", "Threads on which writes (and reads from a Redis Cluster) wait for the store (default 32)."),
+        .option("--handler-threads", "N", "Threads on which writes wait for the store (default 32); reads from a Redis Cluster have 2 per core of their own."),
         .option("--max-body-bytes", "N", "The largest request body (default 33554432, 32 MiB); larger is 413."),
         .option("--max-header-bytes", "N", "Bytes for a request's target and header fields (default 65536); more is 414 or 431."),
         .option("--max-connections", "N", "Connections open at once (default 1024)."),
