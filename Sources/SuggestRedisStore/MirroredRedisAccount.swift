@@ -1,4 +1,3 @@
-import Synchronization
 import SuggestCore
 
 /// One account's ranking state as Redis held it at one state stamp (`StateStamp`): every conversation's record,
@@ -30,17 +29,8 @@ final class MirroredRedisAccount: MirroredState {
     let channelCount: Int
     let estimatedBytes: Int
 
-    /// What was read from Redis for this stamp and may be read again without it: valid as long as the account
-    /// itself, since the whole value stands for one state.
-    private let cache = Mutex(ReadCache())
-
-    private struct ReadCache {
-        var intents: [Int32: SendMessageIntent?] = [:]
-        var people: [[UInt8]: [Int32]] = [:]
-    }
-
-    /// The most entries of each kind the read cache keeps: a server's queries ask for the same few dozen.
-    static let cacheLimit = 4_096
+    /// What queries read from Redis beside the mirror, at its stamp.
+    let cache = MirrorReadCache()
 
     var count: Int { numbers.count }
 
@@ -136,25 +126,5 @@ final class MirroredRedisAccount: MirroredState {
         return RankingCandidate(
             conversation: handle, conversationIdentifier: identifiers[index], state: states[index],
             contentSums: contentKinds.map { contentSums[index][$0] ?? LogSpace.zero }, serviceName: services[index])
-    }
-
-    /// The cached latest intents of `slots`: `.some(nil)` for a conversation read without one, `nil` where not
-    /// read yet.
-    func cachedIntents(_ slots: [Int32]) -> [SendMessageIntent??] {
-        cache.withLock { cache in slots.map { cache.intents[$0] } }
-    }
-
-    func cacheIntents(_ intents: [(Int32, SendMessageIntent?)]) {
-        cache.withLock { cache in
-            for (slot, intent) in intents where cache.intents.count < Self.cacheLimit { cache.intents[slot] = intent }
-        }
-    }
-
-    func cachedPeople(_ key: String) -> [Int32]? { cache.withLock { $0.people[Array(key.utf8)] } }
-
-    func cachePeople(_ key: String, _ slots: [Int32]) {
-        cache.withLock { cache in
-            if cache.people.count < Self.cacheLimit { cache.people[Array(key.utf8)] = slots }
-        }
     }
 }

@@ -248,7 +248,7 @@ public final class RedisRankingSource: RankingSource {
     private func mirroredConversations(withPeople people: [String], _ mirrored: MirroredRedisAccount) throws
         -> [[ConversationHandle]]
     {
-        var found = people.map { mirrored.cachedPeople($0) }
+        var found = people.map { mirrored.cache.people($0) }
         let unread = people.indices.filter { found[$0] == nil }
         if !unread.isEmpty {
             let replies = try readAtMirrorsStamp(
@@ -260,7 +260,7 @@ public final class RedisRankingSource: RankingSource {
                         guard let slot = mirrored.slotsByNumber[number] else { throw MirrorWentStale() }
                         return slot
                     }
-                mirrored.cachePeople(people[index], slots)
+                mirrored.cache.keepPeople(people[index], slots)
                 found[index] = slots
             }
         }
@@ -299,7 +299,7 @@ public final class RedisRankingSource: RankingSource {
             guard let slot = Self.slot(handle, in: mirrored) else { throw MirrorWentStale() }
             return slot
         }
-        var intents = mirrored.cachedIntents(slots)
+        var intents = mirrored.cache.intents(slots)
         let unread = slots.indices.filter { intents[$0] == nil }
         if !unread.isEmpty {
             let replies = try readAtMirrorsStamp(
@@ -312,7 +312,7 @@ public final class RedisRankingSource: RankingSource {
                 intents[index] = .some(intent)
                 read.append((slots[index], intent))
             }
-            mirrored.cacheIntents(read)
+            mirrored.cache.keepIntents(read)
         }
         return intents.map { $0 ?? nil }
     }

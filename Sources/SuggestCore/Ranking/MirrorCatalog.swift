@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One account's ranking state held in memory by a server, as a store's mirror builds it: what `MirrorCatalog`
 /// needs to know of it to keep it within a budget.
 public protocol MirroredState: AnyObject, Sendable {
@@ -224,6 +226,43 @@ public struct MirroredList: Sendable {
             defer { position += 1 }
             let conversation = ConversationHandle(rawValue: Int64(list.slots[position]))
             return SortedEntry(key: list.keys[position], conversation: conversation)
+        }
+    }
+}
+
+/// What a query on a mirror read from its store beside the mirror (the latest intents of the conversations shown,
+/// the conversations of a person) and may read again without it: valid exactly as long as the mirror it belongs
+/// to, since the mirror stands for one version of the store. A server's queries ask for the same few dozen, so each
+/// kind keeps at most `limit` entries.
+public final class MirrorReadCache: Sendable {
+    private struct Entries {
+        var intents: [Int32: SendMessageIntent?] = [:]
+        var people: [[UInt8]: [Int32]] = [:]
+    }
+
+    private let entries = Mutex(Entries())
+    public static var limit: Int { 4_096 }
+
+    public init() {}
+
+    /// The cached latest intents of `slots`: `.some(nil)` for a conversation read without one, `nil` where not read
+    /// yet.
+    public func intents(_ slots: [Int32]) -> [SendMessageIntent??] {
+        entries.withLock { entries in slots.map { entries.intents[$0] } }
+    }
+
+    public func keepIntents(_ intents: [(Int32, SendMessageIntent?)]) {
+        entries.withLock { entries in
+            for (slot, intent) in intents where entries.intents.count < Self.limit { entries.intents[slot] = intent }
+        }
+    }
+
+    /// The cached slots of a person key's conversations (the key compared by its bytes).
+    public func people(_ key: String) -> [Int32]? { entries.withLock { $0.people[Array(key.utf8)] } }
+
+    public func keepPeople(_ key: String, _ slots: [Int32]) {
+        entries.withLock { entries in
+            if entries.people.count < Self.limit { entries.people[Array(key.utf8)] = slots }
         }
     }
 }

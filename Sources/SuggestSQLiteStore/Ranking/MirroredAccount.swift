@@ -1,4 +1,3 @@
-import Synchronization
 import SuggestCore
 
 /// Text compared as SQLite compares it: by its UTF-8 bytes. A `String` key would take canonically equivalent
@@ -43,22 +42,8 @@ final class MirroredAccount: MirroredState {
     /// About how many bytes the arrays above hold: what the mirror's budget counts.
     let estimatedBytes: Int
 
-    /// What was read from SQLite for this version and may be read again without it: valid exactly as long as the
-    /// account itself, since the whole value stands for one version of the store.
-    private let cache = Mutex(ReadCache())
-
-    struct ReadCache {
-        var intents: [Int32: CachedIntent] = [:]
-        var people: [ByteKey: [Int32]] = [:]
-    }
-
-    /// A latest intent as read, `nil` included (a conversation whose snapshot is gone).
-    struct CachedIntent {
-        var intent: SendMessageIntent?
-    }
-
-    /// The most entries of each kind the read cache keeps: a server's queries ask for the same few dozen.
-    static let cacheLimit = 4_096
+    /// What queries read from SQLite beside the mirror, at its version.
+    let cache = MirrorReadCache()
 
     var count: Int { rowIDs.count }
 
@@ -233,25 +218,4 @@ final class MirroredAccount: MirroredState {
 
     /// The kinds' indices, `nil` for a kind no conversation of the account has.
     func kindIndices(_ kinds: [String]) -> [Int32?] { kinds.map { kindIndex[ByteKey($0)] } }
-
-    /// The cached intents of `slots` (`nil` where not cached).
-    func cachedIntents(_ slots: [Int32]) -> [CachedIntent?] {
-        cache.withLock { cache in slots.map { cache.intents[$0] } }
-    }
-
-    func cacheIntents(_ intents: [(Int32, SendMessageIntent?)]) {
-        cache.withLock { cache in
-            for (slot, intent) in intents where cache.intents.count < Self.cacheLimit {
-                cache.intents[slot] = CachedIntent(intent: intent)
-            }
-        }
-    }
-
-    func cachedPeople(_ key: String) -> [Int32]? { cache.withLock { $0.people[ByteKey(key)] } }
-
-    func cachePeople(_ key: String, _ slots: [Int32]) {
-        cache.withLock { cache in
-            if cache.people.count < Self.cacheLimit { cache.people[ByteKey(key)] = slots }
-        }
-    }
 }

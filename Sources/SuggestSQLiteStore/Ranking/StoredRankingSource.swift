@@ -278,7 +278,7 @@ public final class StoredRankingSource: RankingSource {
 
     public func conversations(withPeople keys: [String]) throws -> [[ConversationHandle]] {
         if let mirrored {
-            var found = keys.map { mirrored.cachedPeople($0) }
+            var found = keys.map { mirrored.cache.people($0) }
             let missing = found.indices.filter { found[$0] == nil }
             if !missing.isEmpty {
                 let read = try consistentRead(mirrored) {
@@ -288,7 +288,7 @@ public final class StoredRankingSource: RankingSource {
                 }
                 for (index, slots) in zip(missing, read) {
                     found[index] = slots
-                    mirrored.cachePeople(keys[index], slots)
+                    mirrored.cache.keepPeople(keys[index], slots)
                 }
             }
             return found.map { ($0 ?? []).map { ConversationHandle(rawValue: Int64($0)) } }
@@ -327,14 +327,14 @@ public final class StoredRankingSource: RankingSource {
             }
             slots.append(Int32(conversation.rawValue))
         }
-        let cached = mirrored.cachedIntents(slots)
+        let cached = mirrored.cache.intents(slots)
         let missing = cached.indices.filter { cached[$0] == nil }
-        guard !missing.isEmpty else { return cached.map { $0?.intent } }
+        guard !missing.isEmpty else { return cached.map { $0 ?? nil } }
         let read = try consistentRead(mirrored) {
             try missing.map { try latestIntent(row: mirrored.rowIDs[Int(slots[$0])]) }
         }
-        mirrored.cacheIntents(zip(missing, read).map { (slots[$0], $1) })
-        var intents = cached.map { $0?.intent }
+        mirrored.cache.keepIntents(zip(missing, read).map { (slots[$0], $1) })
+        var intents = cached.map { $0 ?? nil }
         for (index, intent) in zip(missing, read) { intents[index] = intent }
         return intents
     }
