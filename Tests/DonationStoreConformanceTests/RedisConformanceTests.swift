@@ -9,9 +9,10 @@ import Testing
 /// the suite, stopped when the tests end): the same scripts as the SQLite store's, and the same export and ranking
 /// as the SQLite store on the public histories.
 @Suite(.serialized) struct RedisConformanceTests {
-    /// A cluster shared by the Redis tests, emptied before each test.
-    static func emptyCluster() throws -> LocalRedisCluster {
-        let cluster = try LocalRedisCluster.shared("conformance")
+    /// A cluster shared by the tests of one suite, emptied before each test. Each suite names its own: suites run
+    /// at the same time, and one suite's `FLUSHALL` would empty another's stores in the middle of a test.
+    static func emptyCluster(_ name: String = "conformance") throws -> LocalRedisCluster {
+        let cluster = try LocalRedisCluster.shared(name)
         let client = try RedisClusterClient(url: cluster.url)
         for reply in try client.sendToEveryMaster(RedisCommand("FLUSHALL")) { _ = try reply.result.get() }
         return cluster

@@ -15,7 +15,7 @@ import Testing
         let mirror: RedisRankingMirror
 
         init(_ configuration: RankingMirrorConfiguration = .init(readsBeforeRebuild: 1)) throws {
-            let cluster = try RedisConformanceTests.emptyCluster()
+            let cluster = try RedisConformanceTests.emptyCluster("ranking-mirror")
             writer = try RedisDonationStore.open(url: cluster.url)
             reference = try RedisDonationStore.open(url: cluster.url)
             mirror = RedisRankingMirror(configuration)
