@@ -23,8 +23,14 @@ public final class RedisDonationStore: DonationStore {
     public let policy: FrecencyPolicy
     public let types: UniformTypeTree
     let client: RedisClusterClient
-    /// How many replicas acknowledge every write before it is reported done (0 without replicas).
-    let replicasToWait: Int
+    /// How many replicas acknowledge every write before it is reported done (0 when some master has none, and
+    /// every master then fsyncs each write itself). Checked again after `durabilityRecheck` and whenever a `WAIT`
+    /// comes back short: a failover leaves the promoted master without a replica, and a replica may join later.
+    var replicasToWait: Int
+    /// When `replicasToWait` was last read from the masters.
+    var durabilityCheckedAt: ContinuousClock.Instant
+    /// How long a durability check holds before the next write checks again.
+    static let durabilityRecheck = Duration.seconds(10)
     /// How long a write waits for them.
     static let replicaTimeout = Duration.seconds(2)
     /// The settings last read, and when (`setting(_:)`).
@@ -102,6 +108,7 @@ public final class RedisDonationStore: DonationStore {
         self.types = types
         self.client = client
         self.replicasToWait = replicasToWait
+        durabilityCheckedAt = .now
         self.mirror = mirror
     }
 
@@ -212,8 +219,14 @@ public final class RedisDonationStore: DonationStore {
     /// Sends writes as one pipeline (one round trip per node), then, with replicas, `WAIT` on every connection used.
     /// - Returns: the replies, and whether every write is on `replicasToWait` replicas (always, without replicas);
     ///   the caller reads the replies before it reports an unconfirmed write.
+    ///
+    /// A `WAIT` that comes back short is not the end: after a failover the promoted master has no replica, and the
+    /// masters are checked again. When the check finds a master without a replica it has also found that every
+    /// master fsyncs each write before answering (else it throws), so the writes, on a master that no failover can
+    /// replace, are durable: confirmed, and later writes wait for no replica until a check finds one again.
     func writeReplicated(_ commands: [RedisCommand]) throws(StoreError) -> (replies: [RedisValue], confirmed: Bool) {
         guard !commands.isEmpty else { return ([], true) }
+        if ContinuousClock.now - durabilityCheckedAt > Self.durabilityRecheck { try checkDurabilityAgain() }
         guard replicasToWait > 0 else { return (try pipeline(commands), true) }
         let outcome: RedisClusterClient.ReplicatedReplies
         do {
@@ -221,7 +234,16 @@ public final class RedisDonationStore: DonationStore {
         } catch {
             throw Self.translate(error)
         }
-        return (outcome.replies, outcome.replicas >= replicasToWait)
+        if outcome.replicas >= replicasToWait { return (outcome.replies, true) }
+        try checkDurabilityAgain()
+        return (outcome.replies, replicasToWait == 0)
+    }
+
+    /// Reads again how many replicas writes must wait for (`durabilityCheck`).
+    /// - Throws: `.misconfigured` when a master lost its replica and does not fsync each write.
+    func checkDurabilityAgain() throws(StoreError) {
+        replicasToWait = try Self.durabilityCheck(client, reading: []).replicas
+        durabilityCheckedAt = .now
     }
 
     /// The error for writes no replica confirmed in time.
