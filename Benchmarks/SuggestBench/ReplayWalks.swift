@@ -66,8 +66,8 @@ enum ReplayWalks {
                             learned.map { learned in
                                 Scorer(
                                     policy: base, context: context,
-                                    channelWeights: (weights[donation.account] ?? .empty).channelWeights(
-                                        at: donation.event.date, policy: learned))
+                                    channelOffsets: (weights[donation.account] ?? .empty).channelOffsets(
+                                        policy: learned))
                             } ?? Scorer(policy: base, context: context)
                         var statistics = TopKRanker.Statistics()
                         if let rank = try index.rank(

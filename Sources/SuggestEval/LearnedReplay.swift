@@ -22,7 +22,7 @@ final class LearnedReplay: AccountReplay {
         guard let slot = index.existingSlot(for: conversation) else { return nil }
         let scorer = Scorer(
             policy: policy.base, context: RankingContext(at: date),
-            channelWeights: weights.channelWeights(at: date, policy: policy))
+            channelOffsets: weights.channelOffsets(policy: policy))
         guard let ranked = try index.rank(of: slot, using: TopKRanker(scorer: scorer), depth: depth) else { return nil }
         return RankedTarget(
             rank: ranked.rank, covered: ranked.ranked.logScore > LogSpace.zero, lastDate: ranked.ranked.lastDate)

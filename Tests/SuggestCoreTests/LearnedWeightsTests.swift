@@ -159,13 +159,37 @@ import Testing
                 for context in RankerTests.contexts {
                     let scorer = Scorer(
                         policy: Self.policy.base, context: context,
-                        channelWeights: weights.channelWeights(at: context.at, policy: Self.policy))
+                        channelOffsets: weights.channelOffsets(policy: Self.policy))
                     let ranker = TopKRanker(scorer: scorer)
                     let fast = try ranker.top(in: index, explain: true)
                     #expect(fast == (try ranker.bruteForce(in: index, explain: true)), "context \(context)")
                 }
             }
         }
+    }
+
+    /// A learned ranking is a mixture of shares of each channel's mass, and a share holds no moment: the same state
+    /// ranks the same conversations with the same bits (scores, explanations) an hour, a year or ten years later.
+    /// Only the idle cutoff, which the moment sets, can change the answer; a store may keep an answer while nothing
+    /// is written (`RankedAnswers`) because of this.
+    @Test func aLearnedRankingIsTheSameBitsAtEveryMoment() throws {
+        let (index, weights) = Self.replay(Self.history(seed: 12))
+        for context in RankerTests.contexts where context.notIdleSince == nil {
+            func ranked(after seconds: Double) throws -> [RankedConversation] {
+                var later = context
+                later.at = context.at.adding(seconds)
+                let scorer = Scorer(
+                    policy: Self.policy.base, context: later, channelOffsets: weights.channelOffsets(policy: Self.policy))
+                #expect(scorer.isTimeInvariant)
+                return try TopKRanker(scorer: scorer).top(in: index, explain: true)
+            }
+            let now = try ranked(after: 0)
+            for seconds in [1, 3_600, 365 * Self.day, -40 * Self.day, 3_650 * Self.day] {
+                #expect(try ranked(after: seconds) == now, "\(context), \(seconds) s later")
+            }
+        }
+        // The fixed policy's constant weights are not shares: its ranking changes as time passes.
+        #expect(!Scorer(policy: .default, context: RankingContext(at: Timestamp(seconds: Self.end))).isTimeInvariant)
     }
 
     @Test func depthLimitedRanksAreExactToTheDepth() throws {
@@ -182,7 +206,7 @@ import Testing
                 {
                     Scorer(
                         policy: Self.policy.base, context: $0,
-                        channelWeights: weights.channelWeights(at: at, policy: Self.policy))
+                        channelOffsets: weights.channelOffsets(policy: Self.policy))
                 }
             ),
         ]

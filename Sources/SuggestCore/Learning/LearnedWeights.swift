@@ -85,27 +85,28 @@ public struct LearnedWeights: Sendable, Hashable {
         return (person, group)
     }
 
-    /// The channel weights a query at `date` ranks with: `ln β_{m,k} = ln π_{m,k} − T_{m,k} + λ_m·t`, so that the
-    /// scorer's term `β_{m,k} · e^(A_m − λ_m·t)` is `π_{m,k}` times the conversation's share of the channel.
-    /// - Returns: weights for `Scorer.init(policy:context:channelWeights:tree:)` with `policy.base`.
-    public func channelWeights(at date: Timestamp, policy: LearnedPolicy) -> Scorer.ChannelWeights {
+    /// The channel offsets a query ranks with: `ln π_{m,k} − T_{m,k}`, so that the scorer's term `e^(offset + A_m)`
+    /// is `π_{m,k}` times the conversation's share of the channel's mass. Both the key and the mass decay alike, so
+    /// the moment of the query is in neither: the offsets, and every score made with them, are the same bits
+    /// whenever the query runs, until the state changes.
+    /// - Returns: offsets for `Scorer.init(policy:context:channelOffsets:tree:)` with `policy.base`.
+    public func channelOffsets(policy: LearnedPolicy) -> Scorer.ChannelOffsets {
         let mixture = mixture(policy: policy)
-        let t = date.seconds
         var person: [Double] = []
         var group: [Double] = []
         person.reserveCapacity(policy.base.channels.count)
         group.reserveCapacity(policy.base.channels.count)
-        for (index, decay) in policy.base.decay.enumerated() {
-            person.append(Self.logWeight(mixture.person[index], total: personTotals[index], rate: decay.rate, at: t))
-            group.append(Self.logWeight(mixture.group[index], total: groupTotals[index], rate: decay.rate, at: t))
+        for index in policy.base.channels.indices {
+            person.append(Self.logShareOffset(mixture.person[index], total: personTotals[index]))
+            group.append(Self.logShareOffset(mixture.group[index], total: groupTotals[index]))
         }
-        return Scorer.ChannelWeights(person: person, group: group)
+        return Scorer.ChannelOffsets(person: person, group: group, isTimeInvariant: true)
     }
 
-    /// `ln π − T + λ·t`, or `-∞` when the expert has no weight or no mass.
-    private static func logWeight(_ share: Double, total: Double, rate: Double, at t: Double) -> Double {
+    /// `ln π − T`, or `-∞` when the expert has no weight or no mass.
+    private static func logShareOffset(_ share: Double, total: Double) -> Double {
         guard share > 0, total > LogSpace.zero else { return LogSpace.zero }
-        return (LogSpace.ln(share) - total) + rate * t
+        return LogSpace.ln(share) - total
     }
 
     /// One step of online EM for the mixture weights: the responsibility of each channel (of the target's kind)

@@ -27,7 +27,7 @@ public enum StoreRanking: Sendable, Hashable {
     }
 
     /// The scorer of one query: the base's channel shapes and context constants, with the account's learned
-    /// channel weights at `context.at` for a learned ranking (`weights` is ignored for a fixed one).
+    /// channel weights for a learned ranking (`weights` is ignored for a fixed one).
     /// - Parameters:
     ///   - context: the query.
     ///   - weights: what the account has learned (`.empty` for an account with no donation).
@@ -37,8 +37,7 @@ public enum StoreRanking: Sendable, Hashable {
         switch self {
         case .learned(let policy):
             return Scorer(
-                policy: policy.base, context: context, channelWeights: weights.channelWeights(at: context.at, policy: policy),
-                tree: tree)
+                policy: policy.base, context: context, channelOffsets: weights.channelOffsets(policy: policy), tree: tree)
         case .fixed(let policy):
             return Scorer(policy: policy, context: context, tree: tree)
         }

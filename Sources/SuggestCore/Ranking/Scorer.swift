@@ -7,61 +7,80 @@ public struct Scorer: Sendable {
     public let context: RankingContext
     /// The content kinds of the context, in the order the source returns their sums.
     public let contentKinds: [String]
-    private let channelRates: [Double]
-    /// `ln β_m` for a person's conversation and for a group's; the bound of the walk takes the larger.
-    private let channelLogWeights: [Double]
-    private let groupChannelLogWeights: [Double]
-    private let boundLogWeights: [Double]
+    /// What this query adds to a conversation's stored key `A_m` to get its term, for a person's conversation and
+    /// for a group's; the bound of the walk takes the larger.
+    private let personOffsets: [Double]
+    private let groupOffsets: [Double]
+    private let boundOffsets: [Double]
     private let logGroupFactor: Double
     private let logLessFactor: Double
 
-    /// The channel weights `β_m` of one query, as natural logarithms, one for a person's conversation and one for
-    /// a group's: the policy's own weights, or weights learned for the account (`LearnedWeights`). A logarithm,
-    /// not a weight, because a learned weight carries the query time (`ln β = ln π − T + λ·t`), which overflows
-    /// a `Double` as a plain number. `-∞` turns a channel off.
-    public struct ChannelWeights: Sendable, Hashable {
-        /// `ln β_m` for conversations with one other person, in the policy's channel order.
+    /// What one query adds to a conversation's stored channel keys to get its channel terms, as natural logarithms,
+    /// one per channel for a person's conversation and one for a group's: a term is `offset + A_m`.
+    ///
+    /// For constant weights `β_m` the offset is `ln β_m − λ_m·t`, so it carries the query's moment. For weights an
+    /// account learned it is `ln π_m − T_m` (`LearnedWeights.channelOffsets(policy:)`): the moment cancels out of a
+    /// share of a channel's mass, so the offset, every score and the whole ranking are the same bits at every
+    /// moment until the state changes. `-∞` turns a channel off.
+    public struct ChannelOffsets: Sendable, Hashable {
+        /// One logarithm per channel of the policy, for conversations with one other person.
         public var person: [Double]
-        /// `ln β_m` for group conversations.
+        /// As many, for group conversations.
         public var group: [Double]
+        /// Whether the offsets hold no moment: scores made with them do not change as time passes.
+        public var isTimeInvariant: Bool
 
         /// - Parameters:
         ///   - person: one logarithm per channel of the policy.
         ///   - group: as many, for groups.
-        public init(person: [Double], group: [Double]) {
+        ///   - isTimeInvariant: whether they are free of the query's moment (learned shares).
+        public init(person: [Double], group: [Double], isTimeInvariant: Bool) {
             self.person = person
             self.group = group
+            self.isTimeInvariant = isTimeInvariant
+        }
+
+        /// The offsets of a policy's constant weights at moment `at`: `ln β_m − λ_m·t`.
+        public init(policy: FrecencyPolicy, at: Timestamp) {
+            let t = at.seconds
+            let offsets = policy.channels.map { LogSpace.ln($0.weight) - $0.rate * t }
+            self.init(person: offsets, group: offsets, isTimeInvariant: false)
         }
     }
 
+    /// Whether this scorer's scores are the same at every moment (learned weights): a ranking made with it then
+    /// depends on the moment only through which conversations the context's idle cutoff admits.
+    public let isTimeInvariant: Bool
+
     /// A scorer with the policy's own channel weights.
     public init(policy: FrecencyPolicy, context: RankingContext, tree: UniformTypeTree = .standard) {
-        let logWeights = policy.channels.map { LogSpace.ln($0.weight) }
-        self.init(policy: policy, context: context, channelWeights: ChannelWeights(person: logWeights, group: logWeights), tree: tree)
+        self.init(
+            policy: policy, context: context, channelOffsets: ChannelOffsets(policy: policy, at: context.at), tree: tree)
     }
 
-    /// A scorer whose channel weights are given for this query: the policy's channel shapes (half-lives, donation
-    /// weights) and context constants, with `channelWeights` in place of the channels' `weight`.
+    /// A scorer whose channel offsets are given for this query: the policy's channel shapes (half-lives, donation
+    /// weights) and context constants, with `channelOffsets` in place of the channels' `weight` at the query's
+    /// moment.
     ///
     /// The score stays a non-negative combination of the channels' terms, so the threshold walk stays exact: its
-    /// bound per channel takes the larger of the two weights. Group conversations are still multiplied by the
+    /// bound per channel takes the larger of the two offsets. Group conversations are still multiplied by the
     /// policy's `groupFactor`.
     /// - Parameters:
-    ///   - channelWeights: one logarithm per channel for people and one for groups; the counts must match the
+    ///   - channelOffsets: one logarithm per channel for people and one for groups; the counts must match the
     ///     policy's channels.
     public init(
-        policy: FrecencyPolicy, context: RankingContext, channelWeights: ChannelWeights, tree: UniformTypeTree = .standard
+        policy: FrecencyPolicy, context: RankingContext, channelOffsets: ChannelOffsets, tree: UniformTypeTree = .standard
     ) {
         precondition(
-            channelWeights.person.count == policy.channels.count && channelWeights.group.count == policy.channels.count,
-            "one channel weight per channel")
+            channelOffsets.person.count == policy.channels.count && channelOffsets.group.count == policy.channels.count,
+            "one channel offset per channel")
         self.policy = policy
         self.context = context
         self.contentKinds = policy.contentWeight > 0 ? context.contentKinds(in: tree) : []
-        channelRates = policy.channels.map(\.rate)
-        channelLogWeights = channelWeights.person
-        groupChannelLogWeights = channelWeights.group
-        boundLogWeights = zip(channelWeights.person, channelWeights.group).map { max($0, $1) }
+        personOffsets = channelOffsets.person
+        groupOffsets = channelOffsets.group
+        boundOffsets = zip(channelOffsets.person, channelOffsets.group).map { max($0, $1) }
+        isTimeInvariant = channelOffsets.isTimeInvariant
         logGroupFactor = LogSpace.ln(policy.groupFactor)
         logLessFactor = LogSpace.ln(policy.lessFactor)
     }
@@ -80,7 +99,7 @@ public struct Scorer: Sendable {
     /// The most that channel `index` can add, in log space, for a conversation whose key `A_m` is at most `key`.
     @inline(__always)
     public func channelBound(_ index: Int, key: Double) -> Double {
-        boundLogWeights[index] + key - channelRates[index] * context.at.seconds
+        boundOffsets[index] + key
     }
 
     /// The largest factor the channel sum of a conversation not met by a people look-up can be multiplied by:
@@ -100,13 +119,12 @@ public struct Scorer: Sendable {
     /// - Parameter matchedPeople: how many of the context's people take part in the conversation.
     public func rank(_ candidate: RankingCandidate, matchedPeople: Int, explain: Bool = false) -> RankedConversation {
         let state = candidate.state
-        let t = context.at.seconds
         var logTotal = LogSpace.zero
         var terms: [ScoreBreakdown.Term] = []
         if explain { terms.reserveCapacity(policy.channels.count + 1) }
-        let logWeights = state.isGroup ? groupChannelLogWeights : channelLogWeights
-        for index in channelRates.indices {
-            let term = logWeights[index] + state.channels[index] - channelRates[index] * t
+        let offsets = state.isGroup ? groupOffsets : personOffsets
+        for index in offsets.indices {
+            let term = offsets[index] + state.channels[index]
             logTotal = LogSpace.addExp(logTotal, term)
             if explain { terms.append(.init(name: policy.channels[index].name, value: LogSpace.value(term))) }
         }

@@ -26,7 +26,7 @@ public struct TopKRanker {
     }
 
     /// A ranker that scores with `scorer`: for channel weights of the query's own, such as an account's learned
-    /// weights (`Scorer.init(policy:context:channelWeights:tree:)`).
+    /// weights (`Scorer.init(policy:context:channelOffsets:tree:)`).
     public init(scorer: Scorer) {
         self.scorer = scorer
     }
