@@ -209,6 +209,11 @@ public enum StoreOpening {
         suggest_ranking_mirror_queries_total{result="miss"} \(statistics.misses)
         suggest_ranking_mirror_queries_total{result="stale"} \(statistics.staleReads)
         suggest_ranking_mirror_queries_total{result="abandoned"} \(statistics.abandoned)
+        # HELP suggest_ranked_answers_total Answers of queries ranked from memory: computed and kept (kept), or given \
+        again because nothing was written since and the moment still admits all they list (reused).
+        # TYPE suggest_ranked_answers_total counter
+        suggest_ranked_answers_total{result="kept"} \(statistics.answersKept)
+        suggest_ranked_answers_total{result="reused"} \(statistics.answersReused)
         # HELP suggest_ranking_mirror_rebuilds_total Accounts read into memory: kept, discarded (a commit landed \
         while they were read, or the account is larger than the budget), or failed.
         # TYPE suggest_ranking_mirror_rebuilds_total counter

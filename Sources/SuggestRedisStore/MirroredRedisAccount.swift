@@ -29,8 +29,8 @@ final class MirroredRedisAccount: MirroredState {
     let channelCount: Int
     let estimatedBytes: Int
 
-    /// What queries read from Redis beside the mirror, at its stamp.
-    let cache = MirrorReadCache()
+    /// What queries read from Redis beside the mirror, and the answers they gave, at its stamp.
+    let cache: MirrorReadCache
 
     var count: Int { numbers.count }
 
@@ -46,8 +46,9 @@ final class MirroredRedisAccount: MirroredState {
     ///   - preferences: the `pref` hash, conversation identifier (bytes) to its `BLOCKED,LESS` value.
     init(
         account: String, stamp: [UInt8], weights: LearnedWeights, conversations: [Conversation],
-        preferences: [[UInt8]: String], channelCount: Int
+        preferences: [[UInt8]: String], channelCount: Int, answerCounters: RankedAnswers.Counters
     ) {
+        cache = MirrorReadCache(answerCounters: answerCounters)
         self.account = account
         self.stamp = stamp
         self.weights = weights

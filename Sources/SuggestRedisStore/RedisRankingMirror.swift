@@ -32,8 +32,13 @@ public final class RedisRankingMirror: Sendable {
     public var statistics: RankingMirrorStatistics {
         var statistics = catalog.withLock { $0.statistics }
         statistics.hits += hits.load(ordering: .relaxed)
+        statistics.answersKept = answerCounters.keptCount
+        statistics.answersReused = answerCounters.reusedCount
         return statistics
     }
+
+    /// Counts the answers kept with the accounts' mirrors (`RankedAnswers`), and how often they were given again.
+    let answerCounters = RankedAnswers.Counters()
 
     /// The account's mirror, which the caller checks against the stamp in Redis; `nil`, counted as demand, when it
     /// has none. Also the generation it was found at, for `isUnchanged(since:)`.
@@ -73,7 +78,7 @@ public final class RedisRankingMirror: Sendable {
         let account = String(decoding: chosen, as: UTF8.self)
         let built: MirroredRedisAccount?
         do {
-            built = try Self.read(account: account, store: store)
+            built = try Self.read(account: account, store: store, answerCounters: answerCounters)
         } catch {
             catalog.withLock { $0.failed() }
             throw error
@@ -94,7 +99,9 @@ public final class RedisRankingMirror: Sendable {
 
     /// Reads one account: `nil` when its stamp changed while it was read, or when it has none (nothing written to
     /// it since the store began keeping stamps, or every key deleted).
-    static func read(account: String, store: RedisDonationStore) throws(StoreError) -> MirroredRedisAccount? {
+    static func read(account: String, store: RedisDonationStore, answerCounters: RankedAnswers.Counters)
+        throws(StoreError) -> MirroredRedisAccount?
+    {
         let keys = RedisKeys(account: account)
         let head = try store.pipeline([
             RedisCommand("GET", key: keys.stateStamp),
@@ -133,7 +140,7 @@ public final class RedisRankingMirror: Sendable {
         guard try store.send(RedisCommand("GET", key: keys.stateStamp)).bytes == stamp else { return nil }
         return MirroredRedisAccount(
             account: account, stamp: stamp, weights: weights, conversations: conversations, preferences: preferences,
-            channelCount: store.policy.channels.count)
+            channelCount: store.policy.channels.count, answerCounters: answerCounters)
     }
 }
 

@@ -57,6 +57,9 @@ public final class RedisRankingSource: RankingSource {
     /// needs, each a few hundred bytes in the same round trip. From a mirror, one at a time, as a local source.
     public var randomAccessBatchSize: Int { mirrored == nil ? 32 : 1 }
 
+    /// The answers kept with the mirror, when the query ranks from one: they hold for the account's state stamp.
+    public var rankedAnswers: RankedAnswers? { mirrored?.cache.answers }
+
     public func sortedAccess(_ lists: [SortedList]) throws -> [Cursor] {
         if let mirrored {
             return try lists.map { list in

@@ -41,6 +41,61 @@ import Testing
             statistics: { stores.mirror.statistics }, refreshAll: stores.refreshAll)
     }
 
+    @Test func keptAnswersHoldAsTimePasses() throws {
+        let stores = try Stores()
+        try Self.keptAnswersHoldAsTimePasses(
+            writer: stores.writer, reference: stores.reference, mirrored: stores.mirrored,
+            statistics: { stores.mirror.statistics }, refreshAll: stores.refreshAll)
+    }
+
+    /// A mirror keeps each context's answer (`RankedAnswers`) and gives it again while nothing is written: the
+    /// answers equal the store's own at every moment of a sweep over five weeks, forwards and back, while the idle
+    /// cutoff leaves the listed conversations out one by one; and some were given again, some computed anew.
+    static func keptAnswersHoldAsTimePasses<Store: DonationStore>(
+        writer: Store, reference: Store, mirrored: Store, statistics: () -> RankingMirrorStatistics,
+        refreshAll: () throws -> Void, settle: () -> Void = {}
+    ) throws {
+        let script = StoreConformance(seed: 11)
+        var random = SeededRandom(seed: 11)
+        var next = 0
+        let end = StoreConformanceTests.end
+        try writer.setRetention(Retention(maximumAgeDays: 0, idleDays: 10), now: end)
+        _ = try writer.importDonations((0..<400).map { _ in script.donation(&random, number: &next) })
+        settle()
+        let contexts = [
+            RankingContext(at: end), RankingContext(at: end, limit: 3),
+            RankingContext(at: end, limit: 8, contentTypes: ["public.jpeg"]),
+            RankingContext(at: end, limit: 8, people: ["p3", "p7@example.com"]),
+            RankingContext(at: end, limit: 5, serviceName: "sms", excluded: ["c1", "c2"]),
+        ]
+        func sweep(_ hours: some Sequence<Int>) throws {
+            for hour in hours {
+                for (index, context) in contexts.enumerated() {
+                    var later = context
+                    later.at = end.adding(Double(hour) * 3_600)
+                    for account in StoreConformance.accounts {
+                        let explain = index % 2 == 0
+                        let expected = try reference.suggestions(account: account, context: later, explain: explain)
+                        let actual = try mirrored.suggestions(account: account, context: later, explain: explain)
+                        try script.expectEqual(expected, actual, "\(account), \(hour) h after the end, \(later)")
+                        // As the contract's JSON too: a kept answer is written from its kept rendering.
+                        try script.expectEqual(expected.jsonText, actual.jsonText, "\(account), \(hour) h, JSON")
+                    }
+                }
+            }
+        }
+        // The first queries miss, then rebuild the mirror, whose queries keep their answers.
+        try sweep([0])
+        try refreshAll()
+        let before = statistics()
+        try sweep(stride(from: 0, through: 35 * 24, by: 7))
+        try sweep(stride(from: 35 * 24, through: -48, by: -29))
+        let after = statistics()
+        #expect(after.answersReused > before.answersReused, "no answer was given again")
+        #expect(after.answersKept > before.answersKept + 2 * contexts.count, "no answer was computed again")
+        #expect(after.staleReads == before.staleReads && after.misses == before.misses)
+    }
+
     /// What every store's mirror is held to: writes of every kind by another connection (as another process would
     /// write) and by the mirrored store itself; after each, the same answers as a store without a mirror, from the
     /// store before a rebuild and from memory after it.

@@ -38,6 +38,14 @@ import Testing
             settle: { RankingMirrorTests.pause(milliseconds: 60) })
     }
 
+    @Test func keptAnswersHoldAsTimePasses() throws {
+        let stores = try Stores()
+        try RankingMirrorTests.keptAnswersHoldAsTimePasses(
+            writer: stores.writer, reference: stores.reference, mirrored: stores.mirrored,
+            statistics: { stores.mirror.statistics }, refreshAll: stores.refreshAll,
+            settle: { RankingMirrorTests.pause(milliseconds: 60) })
+    }
+
     /// Deleting every key of the store deletes the accounts' stamps first: no mirror is used afterwards, and one
     /// built before does not come back when an account of the same name is written again.
     @Test func aMirrorDoesNotOutliveDeletingEverything() throws {

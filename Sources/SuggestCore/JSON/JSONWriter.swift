@@ -90,6 +90,13 @@ public struct JSONWriter: Sendable {
         JSONWriter.appendDecimal(value, significantDigits: significantDigits, to: &bytes)
     }
 
+    /// Writes a value another writer wrote: `json` must be the bytes of one whole JSON value (a rendering kept to
+    /// be written again), as an array element or the value of the preceding `key(_:)`.
+    public mutating func written(_ json: [UInt8]) {
+        valuePrefix()
+        bytes.append(contentsOf: json)
+    }
+
     /// Writes a moment as a string in RFC 3339 form (`Timestamp.rfc3339`).
     public mutating func string(rfc3339 moment: Timestamp) {
         valuePrefix()

@@ -54,6 +54,11 @@ public struct RankingMirrorStatistics: Sendable, Equatable {
     public var bytes = 0
     /// Rebuilds that failed (a store error), which left the account unmirrored.
     public var failures = 0
+    /// Queries ranked from memory whose answer was kept, to be given again while nothing is written
+    /// (`RankedAnswers`).
+    public var answersKept = 0
+    /// Queries given an answer kept before: nothing was written since, and the moment still admits all it lists.
+    public var answersReused = 0
 
     /// Nothing done yet.
     public init() {}
@@ -231,9 +236,9 @@ public struct MirroredList: Sendable {
 }
 
 /// What a query on a mirror read from its store beside the mirror (the latest intents of the conversations shown,
-/// the conversations of a person) and may read again without it: valid exactly as long as the mirror it belongs
-/// to, since the mirror stands for one version of the store. A server's queries ask for the same few dozen, so each
-/// kind keeps at most `limit` entries.
+/// the conversations of a person), and the answers it gave, which later queries may use without reading again:
+/// valid exactly as long as the mirror it belongs to, since the mirror stands for one version of the store. A
+/// server's queries ask for the same few dozen, so each kind keeps at most `limit` entries.
 public final class MirrorReadCache: Sendable {
     private struct Entries {
         var intents: [Int32: SendMessageIntent?] = [:]
@@ -242,8 +247,13 @@ public final class MirrorReadCache: Sendable {
 
     private let entries = Mutex(Entries())
     public static var limit: Int { 4_096 }
+    /// Whole answers of the mirror's queries (`RankedAnswers`), kept as long as the intents they show.
+    public let answers: RankedAnswers
 
-    public init() {}
+    /// - Parameter answerCounters: where the kept answers are counted, shared by every account of one mirror.
+    public init(answerCounters: RankedAnswers.Counters = RankedAnswers.Counters()) {
+        answers = RankedAnswers(counters: answerCounters)
+    }
 
     /// The cached latest intents of `slots`: `.some(nil)` for a conversation read without one, `nil` where not read
     /// yet.

@@ -59,6 +59,11 @@ public protocol RankingSource {
     /// server's mirror of the account), so that a query needs no read of its own for them; `nil`, the default,
     /// when the store is to be asked (`DonationStore.retention()`).
     func retention() throws -> Retention?
+
+    /// Where the answers of earlier queries on the same version of the store are kept, for a source that stands
+    /// for one version (a server's mirror of the account); `nil`, the default, for a source that reads the store
+    /// as it is now. The engine keeps and reuses only answers that hold at a later moment (`RankedAnswers`).
+    var rankedAnswers: RankedAnswers? { get }
 }
 
 extension RankingSource {
@@ -73,6 +78,8 @@ extension RankingSource {
     public func learnedWeights(beforeOpening lists: [SortedList]) throws -> LearnedWeights { try learnedWeights() }
 
     public func retention() throws -> Retention? { nil }
+
+    public var rankedAnswers: RankedAnswers? { nil }
 }
 
 /// A conversation as a ranking source knows it: a handle the source issued (a row, a slot, a member of a sorted

@@ -62,8 +62,28 @@ public struct RankingEngine: Sendable {
     /// - Parameter explain: attach each score's parts to its suggestion, and the account's learned weights to the
     ///   list.
     /// - Complexity: a few sorted and random accesses per suggestion (`TopKRanker`), then one batch of latest intents.
+    ///
+    /// A source that stands for one version of the store (`RankingSource.rankedAnswers`) gets a learned ranking's
+    /// answer once per context and idle cutoff that admits the same conversations: the scores hold no moment, so the
+    /// answer at a later moment is the same bits.
     public func suggestions(
         account: String, in source: some RankingSource, context: RankingContext, explain: Bool = false
+    ) throws -> SuggestionList {
+        let answers = ranking.learnedPolicy == nil ? nil : source.rankedAnswers
+        let key = answers.map { _ in RankedAnswers.Key(context, explain: explain) }
+        if let answers, let key, var list = answers.answer(for: key, cutoff: context.notIdleSince) {
+            list.account = account
+            list.at = context.at
+            return list
+        }
+        let list = try rank(account: account, in: source, context: context, explain: explain)
+        guard let answers, let key else { return list }
+        return answers.keep(list, for: key, cutoff: context.notIdleSince)
+    }
+
+    /// The top suggestions, ranked.
+    private func rank(
+        account: String, in source: some RankingSource, context: RankingContext, explain: Bool
     ) throws -> SuggestionList {
         let (scorer, weights) = try walkingScorer(for: source, context: context)
         let learned = explain ? summary(weights) : nil

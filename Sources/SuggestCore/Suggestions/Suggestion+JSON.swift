@@ -108,9 +108,15 @@ extension SuggestionList {
         writer.key("at")
         writer.string(rfc3339: at)
         writer.key("suggestions")
-        writer.beginArray()
-        for suggestion in suggestions { suggestion.write(to: &writer) }
-        writer.endArray()
+        if let rendered = rendering?.bytes {
+            writer.written(rendered)
+        } else {
+            let start = writer.bytes.count
+            writer.beginArray()
+            for suggestion in suggestions { suggestion.write(to: &writer) }
+            writer.endArray()
+            rendering?.keep(Array(writer.bytes[start...]))
+        }
         writer.endObject()
     }
 

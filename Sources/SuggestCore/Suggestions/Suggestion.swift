@@ -122,6 +122,10 @@ public struct SuggestionList: Sendable, Equatable {
     /// every channel: what `list --explain` prints under its table. Not part of the list's JSON, which holds, in
     /// each suggestion's explanation, the weights of that suggestion's kind (`Suggestion.Explanation`).
     public var learnedWeights: LearnedWeightsSummary?
+    /// The JSON of `suggestions`, written once and shared by every copy of a list kept to be given again
+    /// (`RankedAnswers`); `nil` for a list written each time. Not part of the list's value: change `suggestions`
+    /// of a copy only after setting this to `nil`.
+    public var rendering: JSONRendering?
 
     /// - Parameter learnedWeights: the account's learned weights, when the list explains them.
     public init(account: String, at: Timestamp, suggestions: [Suggestion], learnedWeights: LearnedWeightsSummary? = nil) {
@@ -129,6 +133,12 @@ public struct SuggestionList: Sendable, Equatable {
         self.at = at
         self.suggestions = suggestions
         self.learnedWeights = learnedWeights
+    }
+
+    /// Lists are equal when they say the same: how they are written does not count.
+    public static func == (lhs: SuggestionList, rhs: SuggestionList) -> Bool {
+        lhs.account == rhs.account && lhs.at == rhs.at && lhs.suggestions == rhs.suggestions
+            && lhs.learnedWeights == rhs.learnedWeights
     }
 }
 

@@ -42,16 +42,17 @@ final class MirroredAccount: MirroredState {
     /// About how many bytes the arrays above hold: what the mirror's budget counts.
     let estimatedBytes: Int
 
-    /// What queries read from SQLite beside the mirror, at its version.
-    let cache = MirrorReadCache()
+    /// What queries read from SQLite beside the mirror, and the answers they gave, at its version.
+    let cache: MirrorReadCache
 
     var count: Int { rowIDs.count }
 
     private init(
         account: String, version: StoreVersion, weights: LearnedWeights, retention: Retention,
         rows: [StoredRankingSource.Row], slotsByRowID: [Int64: Int32], content: [ContentRow], kindNames: [String],
-        channelCount: Int
+        channelCount: Int, answerCounters: RankedAnswers.Counters
     ) {
+        cache = MirrorReadCache(answerCounters: answerCounters)
         self.account = account
         self.version = version
         self.weights = weights
@@ -145,9 +146,11 @@ final class MirroredAccount: MirroredState {
     /// - Parameters:
     ///   - version: what the mirror's connection said of the store before and after the read.
     ///   - channelCount: the channels of the store's policy.
-    static func read(account: String, version: StoreVersion, channelCount: Int, in database: Database) throws
-        -> MirroredAccount
-    {
+    ///   - answerCounters: where the mirror counts the answers its queries keep and reuse.
+    static func read(
+        account: String, version: StoreVersion, channelCount: Int, answerCounters: RankedAnswers.Counters,
+        in database: Database
+    ) throws -> MirroredAccount {
         let weights = try LearnedWeightsTable.read(account: account, in: database)
         let retention = try database.storedRetention()
         let select = try database.uncachedStatement(
@@ -186,7 +189,8 @@ final class MirroredAccount: MirroredState {
         }
         return MirroredAccount(
             account: account, version: version, weights: weights, retention: retention, rows: rows,
-            slotsByRowID: slots, content: content, kindNames: kindNames, channelCount: channelCount)
+            slotsByRowID: slots, content: content, kindNames: kindNames, channelCount: channelCount,
+            answerCounters: answerCounters)
     }
 
     /// The list that sorted access to `list` walks, or `nil` when the mirror has none for its channel (a channel

@@ -48,8 +48,16 @@ public final class RankingMirror: Sendable {
         state = Mutex(State(catalog: MirrorCatalog(configuration)))
     }
 
+    /// Counts the answers kept with the accounts' mirrors (`RankedAnswers`), and how often they were given again.
+    private let answerCounters = RankedAnswers.Counters()
+
     /// What the mirror has done, and holds now.
-    public var statistics: Statistics { state.withLock { $0.catalog.statistics } }
+    public var statistics: Statistics {
+        var statistics = state.withLock { $0.catalog.statistics }
+        statistics.answersKept = answerCounters.keptCount
+        statistics.answersReused = answerCounters.reusedCount
+        return statistics
+    }
 
     /// Binds the mirror to the database at `path` (the first store opened with it) and opens its version
     /// connection; a later store must be the same database.
@@ -154,7 +162,8 @@ public final class RankingMirror: Sendable {
                 }
                 return try database.read {
                     try MirroredAccount.read(
-                        account: chosen.account, version: chosen.version, channelCount: channelCount, in: database)
+                        account: chosen.account, version: chosen.version, channelCount: channelCount,
+                        answerCounters: answerCounters, in: database)
                 }
             }
         } catch {

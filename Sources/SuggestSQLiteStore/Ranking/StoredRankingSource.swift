@@ -365,6 +365,9 @@ public final class StoredRankingSource: RankingSource {
         return try database.storedRetention()
     }
 
+    /// The answers kept with the mirror, when the query ranks from one: they hold for the mirror's version.
+    public var rankedAnswers: RankedAnswers? { mirrored?.cache.answers }
+
     public func allConversations() throws -> [ConversationHandle] {
         if let mirrored { return (0..<Int64(mirrored.count)).map { ConversationHandle(rawValue: $0) } }
         let select = try database.statement("SELECT id FROM conversations WHERE account = ?")

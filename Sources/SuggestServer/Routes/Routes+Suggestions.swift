@@ -15,7 +15,9 @@ extension Routes {
         let list = try call.withStore { store in
             try store.suggestions(account: account.storeAccount, context: context, explain: explain)
         }
-        let shown = SuggestionList(account: account.account, at: list.at, suggestions: list.suggestions)
+        // The account as the key's tenant names it; the rest as the store answered (its rendering included).
+        var shown = list
+        shown.account = account.account
         return json { shown.write(to: &$0) }
     }
 
