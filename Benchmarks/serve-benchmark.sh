@@ -12,6 +12,8 @@
 #     wrk -t1 -c32 -d10s --latency  GET /v1/accounts/default/suggestions?limit=8
 #                                   GET ...?limit=8&contentType=public.jpeg
 #                                   GET ...?limit=8&person=p-17     (p-17: c-17's recipient, in every history)
+#                                   GET ...?limit=8&exclude=fresh-N  (a new context each request: nothing kept
+#                                                                     answers it; Benchmarks/serve-wrk/fresh.lua)
 #     the server's peak RSS (VmHWM) after those three runs; the server stopped (SIGTERM, exit 0 checked)
 #   for each --workers N, on the copy of the 1M store:
 #     wrk -t1 -c4 POSTs of JSON Lines bodies of BATCH donations (application/x-ndjson), their conversations drawn
@@ -292,6 +294,8 @@ for round in $(seq 1 "$ROUNDS"); do
             for query in "${QUERIES[@]}"; do
                 wrk_run "$round" "$size" "$workers" "${query%%:*}" 32 "$BASE/suggestions?${query#*:}"
             done
+            # The plain query as a new context each time: nothing kept can answer it (serve-wrk/fresh.lua).
+            wrk_run "$round" "$size" "$workers" fresh 32 "$BASE/suggestions?limit=8" "$LUA/fresh.lua"
             record "round=$round size=$size workers=$workers kind=rss hwm_kb=$(rss_kb "$SERVER_PID" VmHWM) rss_kb=$(rss_kb "$SERVER_PID" VmRSS)"
             stop_server
         done
@@ -334,7 +338,7 @@ echo "| store | --workers | query | requests/s | p50 | p99 | non-2xx | server CP
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 for size in $SIZES; do for workers in $WORKERS; do
     echo "| $size | $workers | redis-benchmark ZREVRANGE 0 7 WITHSCORES, -c 32 | $(tsv size=$size workers=$workers kind=redis | values rps | stats) | $(tsv size=$size workers=$workers kind=redis | values p50_us | stats '%.0f µs') | $(tsv size=$size workers=$workers kind=redis | values p99_us | stats '%.0f µs') | | $(tsv size=$size workers=$workers kind=redis | values server_cores | stats '%.2f') (redis-server) | | $(tsv size=$size workers=$workers kind=redis | values machine_cores | stats '%.2f') | |"
-    for query in "${QUERIES[@]}"; do
+    for query in "${QUERIES[@]}" "fresh:limit=8&exclude=fresh-N (a new context each request)"; do
         kind=${query%%:*}
         rows() { tsv size=$size workers=$workers kind=$kind | values "$1"; }
         echo "| $size | $workers | \`${query#*:}\` | $(rows rps | stats) | $(rows p50_us | awk '{ print $1 / 1000 }' | stats '%.2f ms') | $(rows p99_us | awk '{ print $1 / 1000 }' | stats '%.2f ms') | $(rows non2xx | stats) | $(rows server_cores | stats '%.2f') | $(rows wrk_cores | stats '%.2f') | $(rows machine_cores | stats '%.2f') | $(rows server_cpu_us | stats '%.1f µs') |"
@@ -343,16 +347,16 @@ done; done
 echo
 echo "### Ratios, pair by pair in each round: median (min–max)"
 echo
-echo "| store | --workers | plain GET / redis-benchmark (target ≥ 0.5) | plain / contentType requests/s (target ≤ 1.5) | plain / person requests/s (target ≤ 1.5) | contentType p99 / plain p99 | person p99 / plain p99 |"
-echo "|---|---|---|---|---|---|---|"
+echo "| store | --workers | plain GET / redis-benchmark (target ≥ 0.5) | a new context each GET / redis-benchmark | plain / contentType requests/s (target ≤ 1.5) | plain / person requests/s (target ≤ 1.5) | contentType p99 / plain p99 | person p99 / plain p99 |"
+echo "|---|---|---|---|---|---|---|---|"
 for size in $SIZES; do for workers in $WORKERS; do
     k="size=$size workers=$workers"
-    echo "| $size | $workers | $(ratio "$k kind=plain" "$k kind=redis" rps) | $(ratio "$k kind=plain" "$k kind=contentType" rps) | $(ratio "$k kind=plain" "$k kind=person" rps) | $(ratio "$k kind=contentType" "$k kind=plain" p99_us) | $(ratio "$k kind=person" "$k kind=plain" p99_us) |"
+    echo "| $size | $workers | $(ratio "$k kind=plain" "$k kind=redis" rps) | $(ratio "$k kind=fresh" "$k kind=redis" rps) | $(ratio "$k kind=plain" "$k kind=contentType" rps) | $(ratio "$k kind=plain" "$k kind=person" rps) | $(ratio "$k kind=contentType" "$k kind=plain" p99_us) | $(ratio "$k kind=person" "$k kind=plain" p99_us) |"
 done; done
 echo
 echo "### Server memory: median (min–max) over the rounds"
 echo
-echo "| store | --workers | start to 'listening on' | RSS after start | peak RSS (VmHWM) after the three GET runs | RSS then |"
+echo "| store | --workers | start to 'listening on' | RSS after start | peak RSS (VmHWM) after the GET runs | RSS then |"
 echo "|---|---|---|---|---|---|"
 for size in $SIZES; do for workers in $WORKERS; do
     k="size=$size workers=$workers"
