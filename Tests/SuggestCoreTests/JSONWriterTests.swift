@@ -3,6 +3,31 @@ import Testing
 
 /// The writer puts commas between members and elements at every depth, and refuses to close what it never opened.
 @Suite struct JSONWriterTests {
+    /// A list kept to be given again writes its suggestions once: every copy then writes the same bytes, with its
+    /// own account and moment around them, and a copy whose suggestions change writes them anew.
+    @Test func aRenderingIsWrittenOnceAndDroppedWithTheSuggestions() {
+        func suggestion(_ identifier: String, rank: Int) -> Suggestion {
+            Suggestion(
+                rank: rank, conversationIdentifier: identifier, speakableGroupName: nil,
+                recipients: [Person(customIdentifier: "p-" + identifier, displayName: "Person \"\(identifier)\"")],
+                image: nil, conversationImage: nil, serviceName: "sms", isGroup: false, lastDate: Timestamp(seconds: 1e9),
+                score: 1 / Double(rank), explanation: nil)
+        }
+        var kept = SuggestionList(
+            account: "a", at: Timestamp(seconds: 2e9), suggestions: [suggestion("c1", rank: 1), suggestion("c2", rank: 2)])
+        let plain = kept.jsonText
+        kept.rendering = JSONRendering()
+        #expect(kept.jsonText == plain)
+        #expect(kept.rendering?.bytes.map { String(decoding: $0, as: UTF8.self) }?.hasPrefix("[{\"rank\":1,") == true)
+        var again = kept
+        again.account = "b"
+        again.at = Timestamp(seconds: 2e9 + 60)
+        #expect(again.jsonText == SuggestionList(account: "b", at: again.at, suggestions: kept.suggestions).jsonText)
+        again.suggestions.removeLast()
+        #expect(again.rendering == nil)
+        #expect(again.jsonText == SuggestionList(account: "b", at: again.at, suggestions: [kept.suggestions[0]]).jsonText)
+    }
+
     @Test func commasAtEveryDepth() {
         var writer = JSONWriter()
         writer.beginObject()

@@ -116,15 +116,16 @@ public struct SuggestionList: Sendable, Equatable {
     public var account: String
     /// The moment they were ranked at.
     public var at: Timestamp
-    /// Best first.
-    public var suggestions: [Suggestion]
+    /// Best first. Changing them drops `rendering`, which wrote the ones before.
+    public var suggestions: [Suggestion] {
+        didSet { rendering = nil }
+    }
     /// With `explain` under a learned ranking, the account's learned weights, for the people and the groups of
     /// every channel: what `list --explain` prints under its table. Not part of the list's JSON, which holds, in
     /// each suggestion's explanation, the weights of that suggestion's kind (`Suggestion.Explanation`).
     public var learnedWeights: LearnedWeightsSummary?
     /// The JSON of `suggestions`, written once and shared by every copy of a list kept to be given again
-    /// (`RankedAnswers`); `nil` for a list written each time. Not part of the list's value: change `suggestions`
-    /// of a copy only after setting this to `nil`.
+    /// (`RankedAnswers`); `nil` for a list written each time. Not part of the list's value.
     public var rendering: JSONRendering?
 
     /// - Parameter learnedWeights: the account's learned weights, when the list explains them.
