@@ -48,7 +48,6 @@ final class MirroredRedisAccount: MirroredState {
         account: String, stamp: [UInt8], weights: LearnedWeights, conversations: [Conversation],
         preferences: [[UInt8]: String], channelCount: Int, answerCounters: RankedAnswers.Counters
     ) {
-        cache = MirrorReadCache(answerCounters: answerCounters)
         self.account = account
         self.stamp = stamp
         self.weights = weights
@@ -107,7 +106,9 @@ final class MirroredRedisAccount: MirroredState {
         var entries = channelCount * conversations.count
         for lists in serviceLists.values { entries += lists.reduce(0) { $0 + $1.keys.count } }
         for lists in kindLists.values { entries += lists.reduce(0) { $0 + $1.keys.count } }
-        estimatedBytes = bytes + entries * 12
+        let estimatedBytes = bytes + entries * 12
+        self.estimatedBytes = estimatedBytes
+        cache = MirrorReadCache(answerCounters: answerCounters, answerBytes: estimatedBytes)
     }
 
     /// The list sorted access walks, or `nil` for a channel past the policy's (the query is then answered from

@@ -3,8 +3,8 @@ import Testing
 
 /// The writer puts commas between members and elements at every depth, and refuses to close what it never opened.
 @Suite struct JSONWriterTests {
-    /// A list kept to be given again writes its suggestions once: every copy then writes the same bytes, with its
-    /// own account and moment around them, and a copy whose suggestions change writes them anew.
+    /// A list kept to be given again has its suggestions written once: every copy then writes the same bytes, with
+    /// its own account and moment around them, and a copy whose suggestions change writes them anew.
     @Test func aRenderingIsWrittenOnceAndDroppedWithTheSuggestions() {
         func suggestion(_ identifier: String, rank: Int) -> Suggestion {
             Suggestion(
@@ -16,9 +16,9 @@ import Testing
         var kept = SuggestionList(
             account: "a", at: Timestamp(seconds: 2e9), suggestions: [suggestion("c1", rank: 1), suggestion("c2", rank: 2)])
         let plain = kept.jsonText
-        kept.rendering = JSONRendering()
+        kept.rendering = JSONRendering(kept.suggestions)
         #expect(kept.jsonText == plain)
-        #expect(kept.rendering?.bytes.map { String(decoding: $0, as: UTF8.self) }?.hasPrefix("[{\"rank\":1,") == true)
+        #expect(kept.rendering.map { String(decoding: $0.bytes, as: UTF8.self) }?.hasPrefix("[{\"rank\":1,") == true)
         var again = kept
         again.account = "b"
         again.at = Timestamp(seconds: 2e9 + 60)

@@ -250,9 +250,12 @@ public final class MirrorReadCache: Sendable {
     /// Whole answers of the mirror's queries (`RankedAnswers`), kept as long as the intents they show.
     public let answers: RankedAnswers
 
-    /// - Parameter answerCounters: where the kept answers are counted, shared by every account of one mirror.
-    public init(answerCounters: RankedAnswers.Counters = RankedAnswers.Counters()) {
-        answers = RankedAnswers(counters: answerCounters)
+    /// - Parameters:
+    ///   - answerCounters: where the kept answers are counted, shared by every account of one mirror.
+    ///   - answerBytes: about how many bytes the kept answers may hold: the mirror's own size, so that they take at
+    ///     most as much memory as the mirrors' budget.
+    public init(answerCounters: RankedAnswers.Counters = RankedAnswers.Counters(), answerBytes: Int = .max) {
+        answers = RankedAnswers(counters: answerCounters, byteLimit: answerBytes)
     }
 
     /// The cached latest intents of `slots`: `.some(nil)` for a conversation read without one, `nil` where not read

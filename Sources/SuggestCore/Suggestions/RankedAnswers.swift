@@ -48,6 +48,7 @@ public final class RankedAnswers: Sendable {
         var list: SuggestionList
         /// The idle cutoff it was computed with, and the latest cutoff that still admits all it lists.
         var cutoffs: ClosedRange<Timestamp>?
+        var bytes: Int
     }
 
     /// How often answers were kept and given again, counted by every `RankedAnswers` of one mirror.
@@ -63,20 +64,33 @@ public final class RankedAnswers: Sendable {
         public var reusedCount: Int { reused.load(ordering: .relaxed) }
     }
 
-    private let answers = Mutex<[Key: Answer]>([:])
+    private struct Kept {
+        var answers: [Key: Answer] = [:]
+        /// About how many bytes the answers hold: their JSON and their suggestions.
+        var bytes = 0
+    }
+
+    private let kept = Mutex(Kept())
     private let counters: Counters
+    private let byteLimit: Int
+    /// At most this many answers are kept at once.
     public static var limit: Int { 64 }
 
-    /// - Parameter counters: where to count, shared by the answers of every account of one mirror.
-    public init(counters: Counters = Counters()) {
+    /// - Parameters:
+    ///   - counters: where to count, shared by the answers of every account of one mirror.
+    ///   - byteLimit: about how many bytes the answers may hold together: a mirror gives its own size, so that
+    ///     the answers of every account take at most as much memory as the mirrors' budget. When a new answer would
+    ///     pass the limit, or `limit` answers are kept, the answers start over.
+    public init(counters: Counters = Counters(), byteLimit: Int = .max) {
         self.counters = counters
+        self.byteLimit = byteLimit
     }
 
     /// The answer kept for `key`, when it holds for a query whose idle cutoff is `cutoff`.
     /// - Returns: the list as it was computed (its `at` is the moment it was computed at).
     public func answer(for key: Key, cutoff: Timestamp?) -> SuggestionList? {
-        let found = answers.withLock { answers -> SuggestionList? in
-            guard let answer = answers[key] else { return nil }
+        let found = kept.withLock { kept -> SuggestionList? in
+            guard let answer = kept.answers[key] else { return nil }
             if let range = answer.cutoffs {
                 guard let cutoff, range.contains(cutoff) else { return nil }
             }
@@ -86,38 +100,44 @@ public final class RankedAnswers: Sendable {
         return found
     }
 
-    /// Keeps `list`, computed for `key` with idle cutoff `cutoff`, with a rendering its JSON is written into once.
-    /// - Returns: the list as kept, to be written as the query's answer.
+    /// Keeps `list`, computed for `key` with idle cutoff `cutoff`, with its suggestions' JSON written now, once.
+    /// - Returns: the list as kept (with its rendering), to be written as the query's answer; the list as it was
+    ///   when it alone would pass the byte limit.
     public func keep(_ list: SuggestionList, for key: Key, cutoff: Timestamp?) -> SuggestionList {
-        var kept = list
-        kept.rendering = JSONRendering()
+        var answer = list
+        answer.rendering = JSONRendering(list.suggestions)
+        let bytes = (answer.rendering?.bytes.count ?? 0) + list.suggestions.count * MemoryLayout<Suggestion>.stride
+        guard bytes <= byteLimit else { return list }
         var cutoffs: ClosedRange<Timestamp>?
         if let cutoff {
             // Every listed conversation was admitted, so each was last active at or after the cutoff.
             let oldest = list.suggestions.lazy.map(\.lastDate).min() ?? Timestamp(seconds: .infinity)
             cutoffs = cutoff...max(cutoff, oldest)
         }
-        answers.withLock { answers in
-            if answers.count >= Self.limit, answers[key] == nil { answers.removeAll(keepingCapacity: true) }
-            answers[key] = Answer(list: kept, cutoffs: cutoffs)
+        kept.withLock { kept in
+            if let replaced = kept.answers[key] { kept.bytes -= replaced.bytes }
+            if kept.answers.count >= Self.limit || kept.bytes + bytes > byteLimit {
+                kept.answers.removeAll(keepingCapacity: true)
+                kept.bytes = 0
+            }
+            kept.answers[key] = Answer(list: answer, cutoffs: cutoffs, bytes: bytes)
+            kept.bytes += bytes
         }
         counters.kept.add(1, ordering: .relaxed)
-        return kept
+        return answer
     }
 }
 
-/// A JSON value written once and shared by every copy of what it renders (`SuggestionList.rendering`): the first
-/// writer keeps the bytes, later writers copy them.
+/// The JSON of a list's suggestions (the array), written once and shared by every copy of a list kept to be given
+/// again (`SuggestionList.rendering`).
 public final class JSONRendering: Sendable {
-    private let rendered = Mutex<[UInt8]?>(nil)
+    /// The array's JSON.
+    public let bytes: [UInt8]
 
-    public init() {}
-
-    /// The value's JSON, once written.
-    public var bytes: [UInt8]? { rendered.withLock { $0 } }
-
-    /// Keeps the value's JSON, unless another writer kept it first (both wrote the same bytes).
-    public func keep(_ bytes: [UInt8]) {
-        rendered.withLock { if $0 == nil { $0 = bytes } }
+    /// Writes the suggestions' array as `SuggestionList.write(to:)` writes it.
+    public init(_ suggestions: [Suggestion]) {
+        var writer = JSONWriter(capacity: suggestions.count * 400)
+        SuggestionList.writeSuggestions(suggestions, to: &writer)
+        bytes = writer.bytes
     }
 }

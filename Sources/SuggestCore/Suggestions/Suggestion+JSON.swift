@@ -108,16 +108,19 @@ extension SuggestionList {
         writer.key("at")
         writer.string(rfc3339: at)
         writer.key("suggestions")
-        if let rendered = rendering?.bytes {
-            writer.written(rendered)
+        if let rendering {
+            writer.written(rendering.bytes)
         } else {
-            let start = writer.bytes.count
-            writer.beginArray()
-            for suggestion in suggestions { suggestion.write(to: &writer) }
-            writer.endArray()
-            rendering?.keep(Array(writer.bytes[start...]))
+            Self.writeSuggestions(suggestions, to: &writer)
         }
         writer.endObject()
+    }
+
+    /// Writes the `suggestions` member's array.
+    static func writeSuggestions(_ suggestions: [Suggestion], to writer: inout JSONWriter) {
+        writer.beginArray()
+        for suggestion in suggestions { suggestion.write(to: &writer) }
+        writer.endArray()
     }
 
     /// The contract's `list --json` text, without a line break.

@@ -52,7 +52,6 @@ final class MirroredAccount: MirroredState {
         rows: [StoredRankingSource.Row], slotsByRowID: [Int64: Int32], content: [ContentRow], kindNames: [String],
         channelCount: Int, answerCounters: RankedAnswers.Counters
     ) {
-        cache = MirrorReadCache(answerCounters: answerCounters)
         self.account = account
         self.version = version
         self.weights = weights
@@ -131,7 +130,9 @@ final class MirroredAccount: MirroredState {
         var listEntries = channelCount * count
         for lists in serviceLists.values { listEntries += lists.reduce(0) { $0 + $1.keys.count } }
         for lists in kindLists.values { listEntries += lists.reduce(0) { $0 + $1.keys.count } }
-        estimatedBytes = bytes + listEntries * 12
+        let estimatedBytes = bytes + listEntries * 12
+        self.estimatedBytes = estimatedBytes
+        cache = MirrorReadCache(answerCounters: answerCounters, answerBytes: estimatedBytes)
     }
 
     /// One row of `conversation_content`, by slot and kind index.

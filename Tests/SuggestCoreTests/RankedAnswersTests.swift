@@ -1,0 +1,69 @@
+import SuggestCore
+import Testing
+
+/// The answers a mirror keeps: given again only for the same context (compared byte for byte) and a cutoff that
+/// admits everything they list, within their count and byte limits.
+@Suite struct RankedAnswersTests {
+    static let at = Timestamp(seconds: 2_000_000_000)
+
+    static func list(_ lastDates: [Double]) -> SuggestionList {
+        SuggestionList(
+            account: "a", at: at,
+            suggestions: lastDates.enumerated().map { offset, date in
+                Suggestion(
+                    rank: offset + 1, conversationIdentifier: "c\(offset)", speakableGroupName: nil, recipients: [],
+                    image: nil, conversationImage: nil, serviceName: nil, isGroup: false,
+                    lastDate: Timestamp(seconds: date), score: 1, explanation: nil)
+            })
+    }
+
+    @Test func anAnswerHoldsWhileItsCutoffAdmitsAllItLists() {
+        let answers = RankedAnswers()
+        let key = RankedAnswers.Key(RankingContext(at: Self.at), explain: false)
+        let cutoff = Timestamp(seconds: 1_000)
+        let kept = answers.keep(Self.list([5_000, 3_000, 4_000]), for: key, cutoff: cutoff)
+        #expect(kept.rendering != nil)
+        #expect(answers.answer(for: key, cutoff: cutoff) == kept)
+        #expect(answers.answer(for: key, cutoff: Timestamp(seconds: 3_000)) == kept)
+        // Later, the oldest listed conversation has gone idle; earlier, others may not have been yet.
+        #expect(answers.answer(for: key, cutoff: Timestamp(seconds: 3_001)) == nil)
+        #expect(answers.answer(for: key, cutoff: Timestamp(seconds: 999)) == nil)
+        // An answer made without a cutoff is not one for a query with a cutoff.
+        #expect(answers.answer(for: key, cutoff: nil) == nil)
+    }
+
+    @Test func contextsAreComparedByteForByte() {
+        let answers = RankedAnswers()
+        let precomposed = RankedAnswers.Key(RankingContext(at: Self.at, serviceName: "caf\u{E9}"), explain: false)
+        let decomposed = RankedAnswers.Key(RankingContext(at: Self.at, serviceName: "cafe\u{301}"), explain: false)
+        #expect(precomposed != decomposed)
+        _ = answers.keep(Self.list([1]), for: precomposed, cutoff: nil)
+        #expect(answers.answer(for: decomposed, cutoff: nil) == nil)
+        // The moment is not part of a context's key; the set of exclusions is, in any order.
+        let excluded = RankedAnswers.Key(RankingContext(at: Self.at, excluded: ["x", "y"]), explain: false)
+        #expect(excluded == RankedAnswers.Key(RankingContext(at: Self.at.adding(60), excluded: ["y", "x"]), explain: false))
+        #expect(excluded != RankedAnswers.Key(RankingContext(at: Self.at, excluded: ["x", "y"]), explain: true))
+        #expect(excluded != RankedAnswers.Key(RankingContext(at: Self.at, excluded: ["xy"]), explain: false))
+    }
+
+    @Test func answersStayWithinTheirLimits() {
+        let one = Self.list([1, 2, 3])
+        let size = JSONRendering(one.suggestions).bytes.count + 3 * MemoryLayout<Suggestion>.stride
+        // Room for two answers: the third starts the answers over.
+        let answers = RankedAnswers(byteLimit: 2 * size + 10)
+        let keys = (1...3).map { RankedAnswers.Key(RankingContext(at: Self.at, limit: $0), explain: false) }
+        for key in keys { _ = answers.keep(one, for: key, cutoff: nil) }
+        #expect(answers.answer(for: keys[0], cutoff: nil) == nil)
+        #expect(answers.answer(for: keys[2], cutoff: nil) != nil)
+        // An answer larger than the whole limit is given as it is, not kept.
+        let small = RankedAnswers(byteLimit: size - 1)
+        #expect(small.keep(one, for: keys[0], cutoff: nil).rendering == nil)
+        #expect(small.answer(for: keys[0], cutoff: nil) == nil)
+        // At most `limit` answers at once.
+        let many = RankedAnswers()
+        for limit in 1...(RankedAnswers.limit + 1) {
+            _ = many.keep(one, for: RankedAnswers.Key(RankingContext(at: Self.at, limit: limit), explain: false), cutoff: nil)
+        }
+        #expect(many.answer(for: RankedAnswers.Key(RankingContext(at: Self.at, limit: 1), explain: false), cutoff: nil) == nil)
+    }
+}
