@@ -15,8 +15,9 @@
 #           (`suggest-bench time --vs`: medians, the ratio pair by pair); with BASE, this tree's build against
 #           BASE's on the same cluster, in turn
 #   serve:  `suggest serve --store redis://...` and wrk -t1 -c32 -d10s of GET .../suggestions?limit=8 (with BASE,
-#           BASE's server and this tree's in turn, twice each), then redis-benchmark -c 32 -n 200000 ZREVRANGE
-#           key 0 7 WITHSCORES on one of the cluster's masters (a 100-member sorted set in a slot of its own)
+#           BASE's server and this tree's in turn, twice each), then SERVE_ROUNDS times (default 3) this tree's
+#           server and redis-benchmark -c 32 -n 200000 ZREVRANGE key 0 7 WITHSCORES on one of the cluster's masters
+#           (a 100-member sorted set in a slot of its own) in turn: each pair's ratio, and their median
 # Prints the figures on standard output; progress on standard error. Needs redis-server, redis-tools, wrk,
 # python3, curl and about 1 GB under SCRATCH (default: a new directory in /tmp, removed at the end unless KEEP=1).
 # Every node, server and worktree it started is stopped or removed on exit, also on failure.
@@ -25,6 +26,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNS=${RUNS:-5}
 LIST_RUNS=${LIST_RUNS:-60}
+SERVE_ROUNDS=${SERVE_ROUNDS:-3}
 BASE=${BASE:-}
 SCRATCH=${SCRATCH:-$(mktemp -d /tmp/suggest-redis-bench.XXXXXX)}
 SERVER_PID=
@@ -154,8 +156,6 @@ if [ -n "$OLD" ]; then
         echo "serve round $round: $BASE $old_rate requests/s, $(git rev-parse --short HEAD) $RATE requests/s"
     done
 fi
-serve_rate "$SUGGEST"
-serve=$RATE
 port=$(masters | awk 'NR == 1')
 members=()
 for i in $(seq 100); do members+=("$i" "m$i"); done
@@ -168,9 +168,17 @@ for i in $(seq 1000); do
     fi
 done
 [ -n "$slotkey" ] || { echo "redis-benchmark.sh: found no key of master $port" >&2; exit 1; }
-redis-benchmark -p "$port" -c 32 -n 200000 -q ZREVRANGE "$slotkey" 0 7 WITHSCORES >"$SCRATCH/redis-benchmark.txt" 2>&1
-# The number before "requests per second" (redis-benchmark 7 appends p50=...; earlier ones end there).
-redis=$(tr '\r' '\n' <"$SCRATCH/redis-benchmark.txt" |
-    awk '/requests per second/ { for (i = 2; i <= NF; i++) if ($i == "requests" && $(i + 1) == "per") v = $(i - 1) } END { print v }')
-echo "serve: suggest serve on the cluster ${serve} requests/s; redis-benchmark ZREVRANGE ${redis} requests/s" \
-    "($(python3 -c "print(round($serve / $redis, 3))")x; target 0.25x)"
+# The server and redis-benchmark in turn, SERVE_ROUNDS times: the ratio of each pair, then their median.
+ratios=()
+for round in $(seq "$SERVE_ROUNDS"); do
+    serve_rate "$SUGGEST"
+    serve=$RATE
+    redis-benchmark -p "$port" -c 32 -n 200000 -q ZREVRANGE "$slotkey" 0 7 WITHSCORES >"$SCRATCH/redis-benchmark.txt" 2>&1
+    # The number before "requests per second" (redis-benchmark 7 appends p50=...; earlier ones end there).
+    redis=$(tr '\r' '\n' <"$SCRATCH/redis-benchmark.txt" |
+        awk '/requests per second/ { for (i = 2; i <= NF; i++) if ($i == "requests" && $(i + 1) == "per") v = $(i - 1) } END { print v }')
+    ratio=$(python3 -c "print(round($serve / $redis, 3))")
+    ratios+=("$ratio")
+    echo "serve round $round: suggest serve on the cluster ${serve} requests/s; redis-benchmark ZREVRANGE ${redis} requests/s (${ratio}x)"
+done
+echo "serve: the median of $SERVE_ROUNDS ratios $(printf '%s\n' "${ratios[@]}" | sort -g | awk '{ x[NR] = $1 } END { print (NR % 2 ? x[(NR + 1) / 2] : (x[NR / 2] + x[NR / 2 + 1]) / 2) }')x of redis-benchmark (target 0.25x)"
