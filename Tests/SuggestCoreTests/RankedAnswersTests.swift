@@ -59,11 +59,15 @@ import Testing
         let small = RankedAnswers(byteLimit: size - 1)
         #expect(small.keep(one, for: keys[0], cutoff: nil).rendering == nil)
         #expect(small.answer(for: keys[0], cutoff: nil) == nil)
-        // At most `limit` answers at once.
+        // At most `limit` answers at once; a context answered again replaces its own answer and leaves the others.
         let many = RankedAnswers()
-        for limit in 1...(RankedAnswers.limit + 1) {
-            _ = many.keep(one, for: RankedAnswers.Key(RankingContext(at: Self.at, limit: limit), explain: false), cutoff: nil)
+        func key(_ limit: Int) -> RankedAnswers.Key {
+            RankedAnswers.Key(RankingContext(at: Self.at, limit: limit), explain: false)
         }
-        #expect(many.answer(for: RankedAnswers.Key(RankingContext(at: Self.at, limit: 1), explain: false), cutoff: nil) == nil)
+        for limit in 1...RankedAnswers.limit { _ = many.keep(one, for: key(limit), cutoff: nil) }
+        _ = many.keep(one, for: key(2), cutoff: nil)
+        #expect(many.answer(for: key(1), cutoff: nil) != nil)
+        _ = many.keep(one, for: key(RankedAnswers.limit + 1), cutoff: nil)
+        #expect(many.answer(for: key(1), cutoff: nil) == nil)
     }
 }

@@ -101,8 +101,8 @@ public final class RankedAnswers: Sendable {
     }
 
     /// Keeps `list`, computed for `key` with idle cutoff `cutoff`, with its suggestions' JSON written now, once.
-    /// - Returns: the list as kept (with its rendering), to be written as the query's answer; the list as it was
-    ///   when it alone would pass the byte limit.
+    /// - Returns: the list as kept (with its rendering), to be written as the query's answer; or, when it alone
+    ///   would pass the byte limit, the list as it came, not kept.
     public func keep(_ list: SuggestionList, for key: Key, cutoff: Timestamp?) -> SuggestionList {
         var answer = list
         answer.rendering = JSONRendering(list.suggestions)
@@ -115,7 +115,8 @@ public final class RankedAnswers: Sendable {
             cutoffs = cutoff...max(cutoff, oldest)
         }
         kept.withLock { kept in
-            if let replaced = kept.answers[key] { kept.bytes -= replaced.bytes }
+            let replaced = kept.answers.removeValue(forKey: key)
+            kept.bytes -= replaced?.bytes ?? 0
             if kept.answers.count >= Self.limit || kept.bytes + bytes > byteLimit {
                 kept.answers.removeAll(keepingCapacity: true)
                 kept.bytes = 0
