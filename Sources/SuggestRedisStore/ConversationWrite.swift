@@ -17,13 +17,30 @@ struct StoredConversation {
 }
 
 /// The operations of one `RedisScripts.apply` call: the keys it names, its checks, and what it writes.
+///
+/// Operations of one kind on one key are gathered into one command with many elements (`ZADD key s1 m1 s2 m2 ...`),
+/// as long as no other operation on that key came between them: operations on different keys commute, so moving
+/// one to the key's last group changes nothing, and a round of thousands of donations runs a few commands per key
+/// instead of one per element (each a call from Lua into Redis, and a command copied to the replicas and the
+/// append-only files).
 struct ScriptBuilder {
     private(set) var keys: [String]
     private var keyIndex: [String: Int] = [:]
-    private(set) var operations: [[UInt8]] = []
+    /// The operations in order: a kind, a key's index, and its arguments (all of its elements').
+    private var operations: [Operation] = []
+    /// The place in `operations` of each key's last operation.
+    private var lastOperation: [Int: Int] = [:]
     /// The hashes checked before anything is written: each key's index, expected version and first sequence number.
     private var checks: [(key: [UInt8], version: Int64, firstSequence: Int64)] = []
     var checkedIdentifiers: [String] = []
+
+    private struct Operation {
+        var kind: UInt8
+        var key: Int
+        var arguments: [[UInt8]]
+        /// For a kind that takes many elements, how many it has; `nil` for the others.
+        var elements: Int?
+    }
 
     /// A change to the account of `keys`: the identifiers being recorded are checked in its `ids` hash, and a
     /// change that runs leaves a new stamp in its `sv` key.
@@ -36,7 +53,7 @@ struct ScriptBuilder {
     /// `firstSequence` is above 0, that its last donation (`ls`) came before that sequence number; after the change,
     /// its version is incremented (unless the change deleted it).
     mutating func check(_ key: String, version: Int64, firstSequence: Int64 = 0) {
-        checks.append((index(key), version, firstSequence))
+        checks.append((Array(String(index(key)).utf8), version, firstSequence))
     }
 
     /// Sets the first sequence number of the hash checked last (known only once its first donation is met).
@@ -47,59 +64,78 @@ struct ScriptBuilder {
     /// How many hashes are checked so far (the index of the next one).
     var checkCount: Int { checks.count }
 
-    private mutating func index(_ key: String) -> [UInt8] {
-        if let known = keyIndex[key] { return Array(String(known).utf8) }
+    private mutating func index(_ key: String) -> Int {
+        if let known = keyIndex[key] { return known }
         keys.append(key)
         keyIndex[key] = keys.count
-        return Array(String(keys.count).utf8)
+        return keys.count
+    }
+
+    /// Adds one element of a kind that takes many: to the key's last operation when it is of that kind.
+    private mutating func add(_ kind: Character, _ key: String, _ element: [[UInt8]]) {
+        let kind = UInt8(ascii: kind.unicodeScalars.first ?? "?")
+        let key = index(key)
+        if let last = lastOperation[key], operations[last].kind == kind, let count = operations[last].elements {
+            operations[last].arguments += element
+            operations[last].elements = count + 1
+            return
+        }
+        lastOperation[key] = operations.count
+        operations.append(Operation(kind: kind, key: key, arguments: element, elements: 1))
+    }
+
+    /// Adds an operation of a kind that takes one element.
+    private mutating func single(_ kind: Character, _ key: String, _ arguments: [[UInt8]]) {
+        let key = index(key)
+        lastOperation[key] = operations.count
+        operations.append(
+            Operation(kind: UInt8(ascii: kind.unicodeScalars.first ?? "?"), key: key, arguments: arguments, elements: nil))
     }
 
     mutating func zadd(_ key: String, _ score: Double, _ member: Int64) {
-        operations += [Array("Z".utf8), index(key), Self.score(score), Array(String(member).utf8)]
+        add("Z", key, [Self.score(score), Array(String(member).utf8)])
     }
 
     mutating func zaddLess(_ key: String, _ score: Double, _ member: Int64) {
-        operations += [Array("L".utf8), index(key), Self.score(score), Array(String(member).utf8)]
+        add("L", key, [Self.score(score), Array(String(member).utf8)])
     }
 
     mutating func zrem(_ key: String, _ member: Int64) {
-        operations += [Array("z".utf8), index(key), Array(String(member).utf8)]
+        add("z", key, [Array(String(member).utf8)])
     }
 
     mutating func sadd(_ key: String, _ member: Int64) {
-        operations += [Array("S".utf8), index(key), Array(String(member).utf8)]
+        add("S", key, [Array(String(member).utf8)])
     }
 
     mutating func srem(_ key: String, _ member: Int64) {
-        operations += [Array("s".utf8), index(key), Array(String(member).utf8)]
+        add("s", key, [Array(String(member).utf8)])
     }
 
     mutating func hset(_ key: String, _ field: String, _ value: [UInt8]) {
-        operations += [Array("H".utf8), index(key), Array(field.utf8), value]
+        add("H", key, [Array(field.utf8), value])
     }
 
     mutating func hsetnx(_ key: String, _ field: String, _ value: [UInt8]) {
-        operations += [Array("N".utf8), index(key), Array(field.utf8), value]
+        single("N", key, [Array(field.utf8), value])
     }
 
     mutating func hdel(_ key: String, _ field: String) {
-        operations += [Array("h".utf8), index(key), Array(field.utf8)]
+        add("h", key, [Array(field.utf8)])
     }
 
     mutating func delete(_ key: String) {
-        operations += [Array("D".utf8), index(key)]
+        single("D", key, [])
     }
 
     /// Increments the version of a hash the change invalidates without checking it: a fold of the account's
     /// learned weights that read the donations before this change then fails its check and reads them again.
     mutating func bumpVersion(_ key: String) {
-        operations += [Array("V".utf8), index(key)]
+        single("V", key, [])
     }
 
     mutating func rpush(_ key: String, _ values: [[UInt8]]) {
-        guard !values.isEmpty else { return }
-        operations += [Array("R".utf8), index(key), Array(String(values.count).utf8)]
-        operations += values
+        for value in values { add("R", key, [value]) }
     }
 
     /// A score as Redis reads it back exactly: the shortest text that round-trips the `Double`.
@@ -127,7 +163,12 @@ struct ScriptBuilder {
         command.append("T")
         command.append("2")
         command.append(StateStamp.next())
-        for operation in operations { command.append(operation) }
+        for operation in operations {
+            command.append([operation.kind])
+            command.append(String(operation.key))
+            if let elements = operation.elements { command.append(String(elements)) }
+            for argument in operation.arguments { command.append(argument) }
+        }
         return command
     }
 }

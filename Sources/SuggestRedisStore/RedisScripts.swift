@@ -35,11 +35,12 @@ enum RedisScripts {
     /// KEYS: `ids`, then the keys the checks and operations name (by their index in KEYS).
     /// ARGV: how many hashes to check, then for each its key's index, its expected version (`0`: no hash yet) and
     /// the first sequence number of the donations appended (0 for none; the hash's last one, field `ls`, must be
-    /// below it); how many identifiers to check, the identifiers; then the operations:
-    ///   `Z k score member` ZADD, `L k score member` ZADD LT, `z k member` ZREM, `S k member` SADD,
-    ///   `s k member` SREM, `H k field value` HSET, `N k field value` HSETNX, `h k field` HDEL, `D k` DEL,
-    ///   `R k count value...` RPUSH, `V k` HINCRBY k v 1 (a hash the change invalidates without depending on it),
-    ///   `T k value` SET (the account's state stamp).
+    /// below it); how many identifiers to check, the identifiers; then the operations, each on one key `k`, most of
+    /// them for `n` elements at once (one command for all of a key's elements, in slices of 512):
+    ///   `Z k n (score member)...` ZADD, `L k n (score member)...` ZADD LT, `z k n member...` ZREM,
+    ///   `S k n member...` SADD, `s k n member...` SREM, `H k n (field value)...` HSET, `h k n field...` HDEL,
+    ///   `R k n value...` RPUSH; `N k field value` HSETNX, `D k` DEL, `V k` HINCRBY k v 1 (a hash the change
+    ///   invalidates without depending on it), `T k value` SET (the account's state stamp).
     /// Returns `OK`, `CONFLICT` (changed meanwhile: read it again) or `DUPLICATE` (an identifier arrived
     /// meanwhile).
     static let apply = RedisScript("#!lua\n" + applySource)
@@ -70,29 +71,33 @@ enum RedisScripts {
         end
         p = p + checks + 1
         local deleted = {}
+        -- Runs one command on `key` for `n` elements of `width` arguments each, from ARGV[first], in slices that
+        -- Lua's stack holds; returns the place after them.
+        local function many(command, option, key, first, n, width)
+          for i = 0, n - 1, 512 do
+            local from = first + width * i
+            local to = from + width * math.min(512, n - i) - 1
+            if option then redis.call(command, key, option, unpack(ARGV, from, to))
+            else redis.call(command, key, unpack(ARGV, from, to)) end
+          end
+          return first + width * n
+        end
+        local variadic = {
+          Z = {'ZADD', false, 2}, L = {'ZADD', 'LT', 2}, z = {'ZREM', false, 1}, S = {'SADD', false, 1},
+          s = {'SREM', false, 1}, H = {'HSET', false, 2}, h = {'HDEL', false, 1}, R = {'RPUSH', false, 1},
+        }
         while p <= #ARGV do
           local op = ARGV[p]
           local key = KEYS[tonumber(ARGV[p + 1])]
-          if op == 'Z' then redis.call('ZADD', key, ARGV[p + 2], ARGV[p + 3]); p = p + 4
-          elseif op == 'L' then redis.call('ZADD', key, 'LT', ARGV[p + 2], ARGV[p + 3]); p = p + 4
-          elseif op == 'z' then redis.call('ZREM', key, ARGV[p + 2]); p = p + 3
-          elseif op == 'S' then redis.call('SADD', key, ARGV[p + 2]); p = p + 3
-          elseif op == 's' then redis.call('SREM', key, ARGV[p + 2]); p = p + 3
-          elseif op == 'H' then redis.call('HSET', key, ARGV[p + 2], ARGV[p + 3]); p = p + 4
+          local form = variadic[op]
+          if form then p = many(form[1], form[2], key, p + 3, tonumber(ARGV[p + 2]), form[3])
           elseif op == 'N' then redis.call('HSETNX', key, ARGV[p + 2], ARGV[p + 3]); p = p + 4
-          elseif op == 'h' then redis.call('HDEL', key, ARGV[p + 2]); p = p + 3
           elseif op == 'D' then
             redis.call('DEL', key)
             deleted[key] = true
             p = p + 2
           elseif op == 'V' then redis.call('HINCRBY', key, 'v', 1); p = p + 2
           elseif op == 'T' then redis.call('SET', key, ARGV[p + 2]); p = p + 3
-          elseif op == 'R' then
-            local count = tonumber(ARGV[p + 2])
-            for i = 1, count, 512 do
-              redis.call('RPUSH', key, unpack(ARGV, p + 2 + i, p + 2 + math.min(i + 511, count)))
-            end
-            p = p + 3 + count
           else return redis.error_reply('unknown operation ' .. op) end
         end
         for _, key in ipairs(checked) do
