@@ -72,8 +72,8 @@ struct ScriptBuilder {
     }
 
     /// Adds one element of a kind that takes many: to the key's last operation when it is of that kind.
-    private mutating func add(_ kind: Character, _ key: String, _ element: [[UInt8]]) {
-        let kind = UInt8(ascii: kind.unicodeScalars.first ?? "?")
+    private mutating func add(_ kind: Unicode.Scalar, _ key: String, _ element: [[UInt8]]) {
+        let kind = UInt8(ascii: kind)
         let key = index(key)
         if let last = lastOperation[key], operations[last].kind == kind, let count = operations[last].elements {
             operations[last].arguments += element
@@ -85,11 +85,10 @@ struct ScriptBuilder {
     }
 
     /// Adds an operation of a kind that takes one element.
-    private mutating func single(_ kind: Character, _ key: String, _ arguments: [[UInt8]]) {
+    private mutating func single(_ kind: Unicode.Scalar, _ key: String, _ arguments: [[UInt8]]) {
         let key = index(key)
         lastOperation[key] = operations.count
-        operations.append(
-            Operation(kind: UInt8(ascii: kind.unicodeScalars.first ?? "?"), key: key, arguments: arguments, elements: nil))
+        operations.append(Operation(kind: UInt8(ascii: kind), key: key, arguments: arguments, elements: nil))
     }
 
     mutating func zadd(_ key: String, _ score: Double, _ member: Int64) {

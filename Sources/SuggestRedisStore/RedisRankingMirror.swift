@@ -32,13 +32,8 @@ public final class RedisRankingMirror: Sendable {
     public var statistics: RankingMirrorStatistics {
         var statistics = catalog.withLock { $0.statistics }
         statistics.hits += hits.load(ordering: .relaxed)
-        statistics.answersKept = answerCounters.keptCount
-        statistics.answersReused = answerCounters.reusedCount
         return statistics
     }
-
-    /// Counts the answers kept with the accounts' mirrors (`RankedAnswers`), and how often they were given again.
-    let answerCounters = RankedAnswers.Counters()
 
     /// The account's mirror, which the caller checks against the stamp in Redis; `nil`, counted as demand, when it
     /// has none. Also the generation it was found at, for `isUnchanged(since:)`.
@@ -68,13 +63,13 @@ public final class RedisRankingMirror: Sendable {
     /// - Throws: `StoreError` when Redis cannot be read; the account stays unmirrored.
     @discardableResult
     public func refresh(store: RedisDonationStore) throws -> Bool {
-        let next = catalog.withLock { catalog -> [UInt8]? in
+        let next = catalog.withLock { catalog -> (account: [UInt8], counters: RankedAnswers.Counters)? in
             guard let chosen = catalog.nextToRebuild() else { return nil }
             // Its out-of-date mirror is gone from the catalog: no store may use it again.
             generation.add(1, ordering: .releasing)
-            return chosen
+            return (chosen, catalog.answerCounters)
         }
-        guard let chosen = next else { return false }
+        guard let (chosen, answerCounters) = next else { return false }
         let account = String(decoding: chosen, as: UTF8.self)
         let built: MirroredRedisAccount?
         do {

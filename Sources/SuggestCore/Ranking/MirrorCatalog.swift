@@ -72,7 +72,18 @@ public struct RankingMirrorStatistics: Sendable, Equatable {
 /// A value type without a lock of its own: its owner keeps it behind one (`Mutex`).
 public struct MirrorCatalog<Mirror: MirroredState> {
     public let configuration: RankingMirrorConfiguration
-    public private(set) var statistics = RankingMirrorStatistics()
+    /// What the catalog counted itself; `statistics` adds the kept answers'.
+    private var counts = RankingMirrorStatistics()
+    /// Where the answers kept with this catalog's mirrors are counted (`RankedAnswers`): given to each mirror built.
+    public let answerCounters = RankedAnswers.Counters()
+
+    /// What the mirrors have done, and hold now.
+    public var statistics: RankingMirrorStatistics {
+        var statistics = counts
+        statistics.answersKept = answerCounters.keptCount
+        statistics.answersReused = answerCounters.reusedCount
+        return statistics
+    }
 
     private struct Entry {
         var mirror: Mirror?
@@ -100,14 +111,14 @@ public struct MirrorCatalog<Mirror: MirroredState> {
     public mutating func mirror(of account: [UInt8]) -> Mirror? {
         clock += 1
         guard var entry = entries[account] else {
-            statistics.misses += 1
+            counts.misses += 1
             if entries.count < Self.trackedAccounts { entries[account] = Entry(demand: 1, lastUse: clock) }
             return nil
         }
         entry.lastUse = clock
         defer { entries[account] = entry }
         guard let mirror = entry.mirror else {
-            statistics.misses += 1
+            counts.misses += 1
             entry.demand += 1
             return nil
         }
@@ -115,17 +126,17 @@ public struct MirrorCatalog<Mirror: MirroredState> {
     }
 
     /// Counts a query answered from the mirror `mirror(of:)` gave.
-    public mutating func hit() { statistics.hits += 1 }
+    public mutating func hit() { counts.hits += 1 }
 
     /// Counts a query that found the account's mirror out of date, as demand for a rebuild.
     public mutating func stale(_ account: [UInt8]) {
-        statistics.staleReads += 1
+        counts.staleReads += 1
         entries[account]?.demand += 1
     }
 
     /// Counts a query that began in memory and was answered from the store after all, as demand for a rebuild.
     public mutating func abandoned(_ account: [UInt8]) {
-        statistics.abandoned += 1
+        counts.abandoned += 1
         entries[account]?.demand += 1
     }
 
@@ -166,7 +177,7 @@ public struct MirrorCatalog<Mirror: MirroredState> {
     public mutating func keep(_ built: Mirror, of account: [UInt8]) {
         guard built.estimatedBytes <= configuration.byteBudget else {
             entries[account]?.oversized = true
-            statistics.discardedRebuilds += 1
+            counts.discardedRebuilds += 1
             return
         }
         guard entries[account] != nil else { return }
@@ -174,33 +185,33 @@ public struct MirrorCatalog<Mirror: MirroredState> {
         // The queries that missed while it was read were answered from the store at this same version: the new
         // mirror stands for them, and counting them would rebuild a current mirror at the next refresh.
         entries[account]?.demand = 0
-        statistics.rebuilds += 1
-        statistics.accounts += 1
-        statistics.conversations += built.count
-        statistics.bytes += built.estimatedBytes
-        while statistics.bytes > configuration.byteBudget {
+        counts.rebuilds += 1
+        counts.accounts += 1
+        counts.conversations += built.count
+        counts.bytes += built.estimatedBytes
+        while counts.bytes > configuration.byteBudget {
             var oldest: (account: [UInt8], lastUse: UInt64)?
             for (key, entry) in entries where entry.mirror != nil && key != account {
                 if oldest == nil || entry.lastUse < oldest?.lastUse ?? .max { oldest = (key, entry.lastUse) }
             }
             guard let oldest, let dropped = entries[oldest.account]?.mirror else { break }
             entries[oldest.account]?.mirror = nil
-            statistics.evictions += 1
+            counts.evictions += 1
             remove(dropped)
         }
     }
 
     /// Counts a rebuild thrown away because something was written while it was read: the queries that keep
     /// missing the account will ask again.
-    public mutating func discarded() { statistics.discardedRebuilds += 1 }
+    public mutating func discarded() { counts.discardedRebuilds += 1 }
 
     /// Counts a rebuild that failed.
-    public mutating func failed() { statistics.failures += 1 }
+    public mutating func failed() { counts.failures += 1 }
 
     private mutating func remove(_ mirror: Mirror) {
-        statistics.accounts -= 1
-        statistics.conversations -= mirror.count
-        statistics.bytes -= mirror.estimatedBytes
+        counts.accounts -= 1
+        counts.conversations -= mirror.count
+        counts.bytes -= mirror.estimatedBytes
     }
 }
 

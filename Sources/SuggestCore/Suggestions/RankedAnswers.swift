@@ -104,9 +104,10 @@ public final class RankedAnswers: Sendable {
     /// - Returns: the list as kept (with its rendering), to be written as the query's answer; or, when it alone
     ///   would pass the byte limit, the list as it came, not kept.
     public func keep(_ list: SuggestionList, for key: Key, cutoff: Timestamp?) -> SuggestionList {
+        let rendering = JSONRendering(list.suggestions)
         var answer = list
-        answer.rendering = JSONRendering(list.suggestions)
-        let bytes = (answer.rendering?.bytes.count ?? 0) + list.suggestions.count * MemoryLayout<Suggestion>.stride
+        answer.rendering = rendering
+        let bytes = rendering.bytes.count + list.suggestions.count * MemoryLayout<Suggestion>.stride
         guard bytes <= byteLimit else { return list }
         var cutoffs: ClosedRange<Timestamp>?
         if let cutoff {

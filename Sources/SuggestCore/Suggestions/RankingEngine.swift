@@ -69,15 +69,16 @@ public struct RankingEngine: Sendable {
     public func suggestions(
         account: String, in source: some RankingSource, context: RankingContext, explain: Bool = false
     ) throws -> SuggestionList {
-        let answers = ranking.learnedPolicy == nil ? nil : source.rankedAnswers
-        let key = answers.map { _ in RankedAnswers.Key(context, explain: explain) }
-        if let answers, let key, var list = answers.answer(for: key, cutoff: context.notIdleSince) {
+        guard ranking.learnedPolicy != nil, let answers = source.rankedAnswers else {
+            return try rank(account: account, in: source, context: context, explain: explain)
+        }
+        let key = RankedAnswers.Key(context, explain: explain)
+        if var list = answers.answer(for: key, cutoff: context.notIdleSince) {
             list.account = account
             list.at = context.at
             return list
         }
         let list = try rank(account: account, in: source, context: context, explain: explain)
-        guard let answers, let key else { return list }
         return answers.keep(list, for: key, cutoff: context.notIdleSince)
     }
 

@@ -48,16 +48,8 @@ public final class RankingMirror: Sendable {
         state = Mutex(State(catalog: MirrorCatalog(configuration)))
     }
 
-    /// Counts the answers kept with the accounts' mirrors (`RankedAnswers`), and how often they were given again.
-    private let answerCounters = RankedAnswers.Counters()
-
     /// What the mirror has done, and holds now.
-    public var statistics: Statistics {
-        var statistics = state.withLock { $0.catalog.statistics }
-        statistics.answersKept = answerCounters.keptCount
-        statistics.answersReused = answerCounters.reusedCount
-        return statistics
-    }
+    public var statistics: Statistics { state.withLock { $0.catalog.statistics } }
 
     /// Binds the mirror to the database at `path` (the first store opened with it) and opens its version
     /// connection; a later store must be the same database.
@@ -143,11 +135,12 @@ public final class RankingMirror: Sendable {
     /// - Throws: `StoreError` when the store cannot be read; the account stays unmirrored.
     @discardableResult
     public func refresh(channelCount: Int) throws -> Bool {
-        let chosen: (account: String, version: StoreVersion, path: String)? = state.withLock { state in
-            guard let path = state.path, let version = Self.version(state),
-                let account = state.catalog.nextToRebuild()
-            else { return nil }
-            return (String(decoding: account, as: UTF8.self), version, path)
+        let chosen: (account: String, version: StoreVersion, path: String, counters: RankedAnswers.Counters)? =
+            state.withLock { state in
+                guard let path = state.path, let version = Self.version(state),
+                    let account = state.catalog.nextToRebuild()
+                else { return nil }
+                return (String(decoding: account, as: UTF8.self), version, path, state.catalog.answerCounters)
         }
         guard let chosen else { return false }
         let built: MirroredAccount
@@ -163,7 +156,7 @@ public final class RankingMirror: Sendable {
                 return try database.read {
                     try MirroredAccount.read(
                         account: chosen.account, version: chosen.version, channelCount: channelCount,
-                        answerCounters: answerCounters, in: database)
+                        answerCounters: chosen.counters, in: database)
                 }
             }
         } catch {
