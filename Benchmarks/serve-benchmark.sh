@@ -19,6 +19,7 @@
 #     wrk -t1 -c4 POSTs of JSON Lines bodies of BATCH donations (application/x-ndjson), their conversations drawn
 #         by the generator's Zipf law, then again drawn uniformly (the worst case: every donation another block)
 #     wrk -t1 -c8 POSTs of one donation each (application/json), Zipf
+#     the server's peak RSS (VmHWM) after those three runs
 #     every donation with an identifier no other request uses (Benchmarks/serve-wrk/donations.lua); their p50
 #     and p99 from the server's own latency histogram (`/metrics`, read before and after), not from wrk
 #   the copy's donations counted (`suggest export | wc -l`): the growth must be at least what the server
@@ -309,6 +310,7 @@ for round in $(seq 1 "$ROUNDS"); do
             "$TAG-r$round-w$workers-u" batch "$BATCH" uniform
         wrk_run "$round" post "$workers" single "$SINGLE_CONNECTIONS" "$BASE/donations" "$LUA/donations.lua" \
             "$TAG-r$round-w$workers-s" single 1 zipf
+        record "round=$round size=post workers=$workers kind=rss hwm_kb=$(rss_kb "$SERVER_PID" VmHWM) rss_kb=$(rss_kb "$SERVER_PID" VmRSS)"
         stop_server
         INFLIGHT_MAX=$((INFLIGHT_MAX + 2 * BATCH_CONNECTIONS * BATCH + SINGLE_CONNECTIONS))
     done
@@ -362,6 +364,10 @@ for size in $SIZES; do for workers in $WORKERS; do
     k="size=$size workers=$workers"
     echo "| $size | $workers | $(tsv $k kind=start | values seconds | stats '%.2f s') | $(tsv $k kind=start | values rss_kb | awk '{ print $1 / 1024 }' | stats '%.1f MB') | $(tsv $k kind=rss | values hwm_kb | awk '{ print $1 / 1024 }' | stats '%.1f MB') | $(tsv $k kind=rss | values rss_kb | awk '{ print $1 / 1024 }' | stats '%.1f MB') |"
 done; done
+for workers in $WORKERS; do
+    k="size=post workers=$workers kind=rss"
+    echo "| 1M copy, under the donation runs | $workers | – | – | $(tsv $k | values hwm_kb | awk '{ print $1 / 1024 }' | stats '%.1f MB') (after the donation runs) | $(tsv $k | values rss_kb | awk '{ print $1 / 1024 }' | stats '%.1f MB') |"
+done
 echo "(MB = 2^20 bytes.)"
 echo
 echo "### POST /v1/accounts/default/donations: donations acknowledged per second, median (min–max)"

@@ -39,4 +39,14 @@ static inline int system_is_regular_file(mode_t mode) { return S_ISREG(mode); }
 /// Ignores a signal (`SIG_IGN` is a cast in C, which Swift does not import).
 static inline void system_ignore_signal(int signal_number) { signal(signal_number, SIG_IGN); }
 
+/// Caps how many heaps (arenas) glibc's malloc keeps, where the C library is glibc; elsewhere does nothing. glibc
+/// gives threads that contend for the heap arenas of their own, up to eight per core, and keeps what was freed in
+/// them: a server's threads that each parse a large body leave that much memory behind in each arena.
+#if defined(__GLIBC__)
+#include <malloc.h>
+static inline void system_limit_heap_arenas(int count) { mallopt(M_ARENA_MAX, count); }
+#else
+static inline void system_limit_heap_arenas(int count) { (void)count; }
+#endif
+
 #endif
