@@ -45,8 +45,13 @@ extension HTTPServer {
         public var memoryLimitPerConnection: Int
         /// The largest request body accepted; a larger one gets 413 before it is read (declared length) or as soon
         /// as it crosses the limit (chunked), and never reaches the handler. A body is held whole in memory until
-        /// its handler returns, so the worst case is `connectionLimit` times this. Default 8 MiB.
+        /// its handler returns; `bodyBytesInMemoryLimit` bounds them all together. Default 8 MiB.
         public var maximumBodySize: Int
+        /// Bytes of request bodies held in memory at once, over every connection: a body that would take the
+        /// total past it is refused with 503 (before it is read when its length is declared, else as soon as it
+        /// would cross). At least `maximumBodySize`. Without it the worst case is `connectionLimit` bodies of
+        /// `maximumBodySize`, gigabytes from one client. Default 64 MiB.
+        public var bodyBytesInMemoryLimit: Int
         /// Connections the kernel may hold complete but not yet accepted. Default 1,024 (the kernel caps it at
         /// `net.core.somaxconn`).
         public var listenBacklog: Int
@@ -63,12 +68,13 @@ extension HTTPServer {
         ///   - connectionTimeout: idle time before a connection is closed.
         ///   - memoryLimitPerConnection: bytes for a connection's request head and read buffer.
         ///   - maximumBodySize: the largest request body accepted.
+        ///   - bodyBytesInMemoryLimit: the bytes of request bodies held at once, over every connection.
         ///   - listenBacklog: the kernel's queue of connections not yet accepted.
         public init(
             host: String = "127.0.0.1", port: Int = 8080, workerThreads: Int = Configuration.onlineProcessors,
             handlerThreads: Int = 0, readerThreads: Int = 0, connectionLimit: Int = 1000, perIPConnectionLimit: Int? = nil, connectionTimeout: Duration = .seconds(30),
             memoryLimitPerConnection: Int = 32 * 1024, maximumBodySize: Int = 8 * 1024 * 1024,
-            listenBacklog: Int = 1024
+            bodyBytesInMemoryLimit: Int = 64 * 1024 * 1024, listenBacklog: Int = 1024
         ) {
             self.host = host
             self.port = port
@@ -80,6 +86,7 @@ extension HTTPServer {
             self.connectionTimeout = connectionTimeout
             self.memoryLimitPerConnection = memoryLimitPerConnection
             self.maximumBodySize = maximumBodySize
+            self.bodyBytesInMemoryLimit = bodyBytesInMemoryLimit
             self.listenBacklog = listenBacklog
         }
 
@@ -124,6 +131,10 @@ extension HTTPServer {
                 "memoryLimitPerConnection \(memoryLimitPerConnection) is out of range; give 4096 to 1073741824 bytes")
             try check(
                 maximumBodySize >= 0, "maximumBodySize \(maximumBodySize) is negative; give a number of bytes")
+            try check(
+                bodyBytesInMemoryLimit >= maximumBodySize,
+                "bodyBytesInMemoryLimit \(bodyBytesInMemoryLimit) is below maximumBodySize \(maximumBodySize); "
+                    + "give at least that, or no body of the largest size could ever be read")
             try check(
                 (1...65535).contains(listenBacklog), "listenBacklog \(listenBacklog) is out of range; give 1 to 65535")
         }

@@ -9,7 +9,8 @@ import Synchronization
 /// with its own epoll set); the handler runs on them, once per request, after the whole body has arrived, or, for
 /// a request that may wait (`mayWait`), on a thread of the server's own while the worker goes on. MHD
 /// parses the protocol and answers malformed requests itself (400, 414, 431, 505); the server adds the body limit
-/// (413 without reading a declared body, or as soon as a chunked one crosses it), percent-decoding of the target,
+/// (413 without reading a declared body, or as soon as a chunked one crosses it), a limit on the bodies held at
+/// once (503), a look at each request's head before its body is read (`screen`), percent-decoding of the target,
 /// and a graceful stop.
 ///
 /// Keep the server alive with a reference outside the handler, and stop it from outside the handler: stopping
@@ -58,13 +59,18 @@ public final class HTTPServer: Sendable {
     ///     once per request; keep it to a look at the method or the path.
     ///   - waitsBriefly: whether a request `mayWait` sends off the workers waits only briefly: with
     ///     `configuration.readerThreads` above 0, it then runs on one of those. Called like `mayWait`.
+    ///   - screen: looks at a request that declares a body when its head has arrived, before any of the body is
+    ///     read (its `body` is empty): a response refuses it with that, and the body is never read (the
+    ///     connection closes after the response). For what needs no body to decide (the route, the method, the
+    ///     key), so that a request that would be refused costs no memory for its body.
     ///   - handler: answers each request.
     /// - Throws: `HTTPServerError` when the configuration is out of range, the address cannot be bound, or MHD
     ///   cannot start its threads.
     public init(
         configuration: Configuration = Configuration(), log: @escaping LogHandler = { _ in },
         mayWait: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false },
-        waitsBriefly: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false }, handler: @escaping Handler
+        waitsBriefly: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false },
+        screen: @escaping @Sendable (HTTPRequest) -> HTTPResponse? = { _ in nil }, handler: @escaping Handler
     ) throws(HTTPServerError) {
         try configuration.validate()
         let listener = try ListeningSocket.open(
@@ -85,7 +91,8 @@ public final class HTTPServer: Sendable {
         }
         let core = ServerCore(
             handler: handler, mayWait: mayWait, handlerThreads: handlerThreads, waitsBriefly: waitsBriefly,
-            readerThreads: readerThreads, log: log, maximumBodySize: configuration.maximumBodySize)
+            readerThreads: readerThreads, screen: screen, log: log, maximumBodySize: configuration.maximumBodySize,
+            bodyBytesInMemoryLimit: configuration.bodyBytesInMemoryLimit)
         // The acceptor holds the limit over all workers, so each worker's share (MHD divides its option among
         // them) is the whole limit: none refuses a connection the acceptor let in.
         let workerLimit = min(configuration.connectionLimit * configuration.workerThreads, Int(Int32.max))
@@ -131,6 +138,9 @@ public final class HTTPServer: Sendable {
     deinit {
         stop(gracePeriod: .zero)
     }
+
+    /// Bytes of request bodies the server holds now: read, and their requests not yet ended.
+    public var bodyBytesInMemory: Int { core.bodyBytesInMemory.load(ordering: .relaxed) }
 
     /// Requests under way now: their request line has arrived and they have not been answered (or cut off).
     public var requestsInFlight: Int { core.inFlight.load(ordering: .relaxed) }

@@ -12,8 +12,13 @@ final class ServerCore: Sendable {
     /// Whether a request sent off its worker waits only briefly, and so runs on `readerThreads` when there are.
     let waitsBriefly: @Sendable (HTTPRequest) -> Bool
     let readerThreads: HandlerThreads?
+    /// Looks at a request's head before its body is read (`HTTPServer.init`'s `screen`).
+    let screen: @Sendable (HTTPRequest) -> HTTPResponse?
     let log: HTTPServer.LogHandler
     let maximumBodySize: Int
+    let bodyBytesInMemoryLimit: Int
+    /// Bytes of request bodies read and not yet let go (their requests have not ended), over every connection.
+    let bodyBytesInMemory = Atomic<Int>(0)
     /// Requests whose request line has arrived and that have not ended (answered, failed or cut off).
     let inFlight = Atomic<Int>(0)
     /// Set once a stop begins: every response from then on closes its connection.
@@ -28,15 +33,18 @@ final class ServerCore: Sendable {
     init(
         handler: @escaping HTTPServer.Handler, mayWait: @escaping @Sendable (HTTPRequest) -> Bool,
         handlerThreads: HandlerThreads?, waitsBriefly: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false },
-        readerThreads: HandlerThreads? = nil, log: @escaping HTTPServer.LogHandler, maximumBodySize: Int
+        readerThreads: HandlerThreads? = nil, screen: @escaping @Sendable (HTTPRequest) -> HTTPResponse? = { _ in nil },
+        log: @escaping HTTPServer.LogHandler, maximumBodySize: Int, bodyBytesInMemoryLimit: Int = .max
     ) {
         self.handler = handler
         self.mayWait = mayWait
         self.handlerThreads = handlerThreads
         self.waitsBriefly = waitsBriefly
         self.readerThreads = readerThreads
+        self.screen = screen
         self.log = log
         self.maximumBodySize = maximumBodySize
+        self.bodyBytesInMemoryLimit = bodyBytesInMemoryLimit
         var key = pthread_key_t()
         pthread_key_create(&key, nil)
         insideHandler = key
@@ -75,9 +83,19 @@ final class ServerCore: Sendable {
             }
             // A request without a body is answered on the next call, not this one: a response queued now would make
             // MHD close the connection afterwards (it cannot tell that no body follows).
-            if declared > 0 && lookUp("Transfer-Encoding", on: connection) == nil {
-                context.body.reserveCapacity(declared)
+            let chunked = lookUp("Transfer-Encoding", on: connection) != nil
+            guard declared > 0 || chunked else { return .YES }
+            // A response queued now is sent without reading the body, and MHD closes the connection after it.
+            switch makeRequest(connection, context, method: method, version: version, body: []) {
+            case .refused(let refusal):
+                return queue(closing(refusal), on: connection)
+            case .made(let head):
+                if let refusal = screen(head) { return queue(closing(refusal), on: connection) }
             }
+            if declared > bodyBytesInMemoryLimit - bodyBytesInMemory.load(ordering: .relaxed) {
+                return queue(busy(), on: connection)
+            }
+            if !chunked { context.body.reserveCapacity(declared) }
             return .YES
         }
         let size = uploadSize.pointee
@@ -88,9 +106,20 @@ final class ServerCore: Sendable {
             }
             // Only a chunked body gets here past the limit: MHD never passes more than a declared length.
             if context.body.count + size > maximumBodySize {
-                refuseStreamedBody(on: connection)
+                refuseStreamedBody(
+                    bodyTooLarge(), statusLine: "413 Content Too Large",
+                    reason: "a chunked request body crossed the limit of \(maximumBodySize) bytes", on: connection)
                 return .NO
             }
+            // Counted before it is kept, so that bodies arriving together cannot all pass the check and then cross.
+            if bodyBytesInMemory.add(size, ordering: .relaxed).newValue > bodyBytesInMemoryLimit {
+                bodyBytesInMemory.subtract(size, ordering: .relaxed)
+                refuseStreamedBody(
+                    busy(), statusLine: "503 Service Unavailable",
+                    reason: "the request bodies held at once would cross \(bodyBytesInMemoryLimit) bytes", on: connection)
+                return .NO
+            }
+            context.heldBodyBytes += size
             context.body.append(contentsOf: UnsafeRawBufferPointer(start: upload, count: size))
             uploadSize.pointee = 0
             return .YES
@@ -108,28 +137,12 @@ final class ServerCore: Sendable {
         _ connection: OpaquePointer, _ context: RequestContext, method: UnsafePointer<CChar>?,
         version: UnsafePointer<CChar>?
     ) -> MHD_Result {
-        guard let target = context.target else {
-            return queue(
-                .error(
-                    status: .badRequest, code: "invalid_target",
-                    message: "the request target is not UTF-8; percent-encode it"),
-                on: connection)
-        }
-        var fields: [HTTPHeader] = []
-        _ = withUnsafeMutablePointer(to: &fields) { pointer in
-            MHD_get_connection_values_n(connection, .HEADER_KIND, collectHeader, pointer)
-        }
         let body = context.body
         context.body = []
         let request: HTTPRequest
-        do {
-            request = try HTTPRequest(
-                method: HTTPMethod(method.map { String(cString: $0) } ?? "GET"), target: target,
-                headers: HTTPHeaders(fields), body: body,
-                clientAddress: suggest_mhd_client_address(connection).flatMap(SocketAddress.init),
-                version: HTTPVersion(parsing: version))
-        } catch {
-            return queue(.error(status: .badRequest, code: "invalid_target", message: error.message), on: connection)
+        switch makeRequest(connection, context, method: method, version: version, body: body) {
+        case .refused(let refusal): return queue(refusal, on: connection)
+        case .made(let made): request = made
         }
         guard let waiting = handlerThreads, mayWait(request) else {
             return queue(answer(request), on: connection)
@@ -145,6 +158,45 @@ final class ServerCore: Sendable {
             MHD_resume_connection(suspended.connection)
         }
         return .YES
+    }
+
+    /// A request built from what MHD read, or the answer to one that cannot be built.
+    enum MadeRequest {
+        case made(HTTPRequest)
+        case refused(HTTPResponse)
+    }
+
+    /// The request MHD has read, with `body`; a 400 when its target is not one.
+    private func makeRequest(
+        _ connection: OpaquePointer, _ context: RequestContext, method: UnsafePointer<CChar>?,
+        version: UnsafePointer<CChar>?, body: [UInt8]
+    ) -> MadeRequest {
+        guard let target = context.target else {
+            return .refused(
+                .error(
+                    status: .badRequest, code: "invalid_target",
+                    message: "the request target is not UTF-8; percent-encode it"))
+        }
+        var fields: [HTTPHeader] = []
+        _ = withUnsafeMutablePointer(to: &fields) { pointer in
+            MHD_get_connection_values_n(connection, .HEADER_KIND, collectHeader, pointer)
+        }
+        do {
+            return .made(
+                try HTTPRequest(
+                    method: HTTPMethod(method.map { String(cString: $0) } ?? "GET"), target: target,
+                    headers: HTTPHeaders(fields), body: body,
+                    clientAddress: suggest_mhd_client_address(connection).flatMap(SocketAddress.init),
+                    version: HTTPVersion(parsing: version)))
+        } catch {
+            return .refused(.error(status: .badRequest, code: "invalid_target", message: error.message))
+        }
+    }
+
+    /// Lets go of what a request's body held in the count of bodies in memory; when the request ends.
+    func release(_ context: RequestContext) {
+        if context.heldBodyBytes > 0 { bodyBytesInMemory.subtract(context.heldBodyBytes, ordering: .relaxed) }
+        context.heldBodyBytes = 0
     }
 
     /// Runs the handler on this thread.
@@ -220,24 +272,44 @@ final class ServerCore: Sendable {
 
     /// The 413 for a body over the limit.
     private func bodyTooLarge() -> HTTPResponse {
-        var response = HTTPResponse.error(
-            status: .contentTooLarge, code: "body_too_large",
-            message: "the request body is over the limit of \(maximumBodySize) bytes; send a smaller body")
+        closing(
+            .error(
+                status: .contentTooLarge, code: "body_too_large",
+                message: "the request body is over the limit of \(maximumBodySize) bytes; send a smaller body"))
+    }
+
+    /// The 503 for a body that does not fit beside the bodies held now.
+    private func busy() -> HTTPResponse {
+        var response = closing(
+            .error(
+                status: .serviceUnavailable, code: "busy",
+                message: "the server holds as many request bodies as it may (\(bodyBytesInMemoryLimit) bytes); "
+                    + "send again in a moment"))
+        response.headers.append(name: "Retry-After", value: "1")
+        return response
+    }
+
+    /// `response`, saying that the connection closes after it (as MHD closes it after a body it did not read).
+    private func closing(_ response: HTTPResponse) -> HTTPResponse {
+        var response = response
         response.headers.append(name: "Connection", value: "close")
         return response
     }
 
-    /// Answers 413 to a chunked body that has crossed the limit, then lets MHD close the connection.
+    /// Answers a body that is being read with `response` (status line `statusLine`), then lets MHD close the
+    /// connection.
     ///
     /// MHD accepts a response only before the body or after all of it, and reading an endless body to its end is
-    /// what the limit is there to prevent. So the answer is written to the socket here, in one non-blocking send
+    /// what the limits are there to prevent. So the answer is written to the socket here, in one non-blocking send
     /// (a connection still reading its request has nothing else queued), and the handler returns `.NO`, on which
-    /// MHD closes the connection. A client that is still sending may see the close before it reads the 413.
-    private func refuseStreamedBody(on connection: OpaquePointer) {
-        let response = bodyTooLarge()
+    /// MHD closes the connection. A client that is still sending may see the close before it reads the answer.
+    private func refuseStreamedBody(
+        _ response: HTTPResponse, statusLine: String, reason: String, on connection: OpaquePointer
+    ) {
+        var head = "HTTP/1.1 \(statusLine)\r\n"
+        for field in response.headers { head += "\(field.name): \(field.value)\r\n" }
         var bytes = Array(
-            ("HTTP/1.1 413 Content Too Large\r\nConnection: close\r\nContent-Type: application/json\r\n"
-                + "Content-Length: \(response.body.count)\r\n\r\n").utf8)
+            (head + "Content-Length: \(response.body.count)\r\n\r\n").utf8)
         bytes += response.body
         let socket = suggest_mhd_connection_socket(connection)
         var sent = -1
@@ -246,8 +318,8 @@ final class ServerCore: Sendable {
                 send(socket, raw.baseAddress, raw.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
             }
         }
-        let outcome = sent == bytes.count ? "answered 413" : "could not send the 413"
-        log("a chunked request body crossed the limit of \(maximumBodySize) bytes: \(outcome), closing the connection")
+        let outcome = sent == bytes.count ? "answered \(statusLine)" : "could not send the \(statusLine)"
+        log("\(reason): \(outcome), closing the connection")
     }
 
     /// The declared `Content-Length`, 0 without one, `Int.max` past `Int.max` (MHD has refused a malformed one).
@@ -283,6 +355,8 @@ final class RequestContext {
     let target: String?
     var headersSeen = false
     var body: [UInt8] = []
+    /// The bytes of `body` counted in `ServerCore.bodyBytesInMemory`, until the request ends.
+    var heldBodyBytes = 0
     /// The response of a handler that ran on a handler thread, until it is queued.
     var answer: HTTPResponse?
 
@@ -318,8 +392,10 @@ func mhdRequestEnded(
 ) {
     guard let closure, let contextPointer, let stored = contextPointer.pointee else { return }
     contextPointer.pointee = nil
+    let core = ServerCore.from(closure)
+    core.release(Unmanaged<RequestContext>.fromOpaque(stored).takeUnretainedValue())
     Unmanaged<RequestContext>.fromOpaque(stored).release()
-    ServerCore.from(closure).inFlight.subtract(1, ordering: .relaxed)
+    core.inFlight.subtract(1, ordering: .relaxed)
 }
 
 /// MHD's connection notification: a connection it was handed has started or closed.

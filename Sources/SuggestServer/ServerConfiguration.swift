@@ -26,9 +26,18 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// store pool's, the cluster client's): 4 threads answered 1.4× the GETs of 32 (Benchmarks/README.md, "A
     /// ranking mirror on Redis"). Two per core, at least 2.
     public var readerThreads = max(2, 2 * HTTPServer.Configuration.onlineProcessors)
-    /// The largest request body accepted (`--max-body-bytes`, `SUGGEST_MAX_BODY_BYTES`): 32 MiB unless given; a larger
+    /// The largest request body accepted (`--max-body-bytes`): 32 MiB unless given; a larger
     /// one is refused with 413 before it is read.
     public var maximumBodyBytes = 32 << 20
+    /// Bytes all request bodies being read or answered may hold at once (`--max-body-memory`): unless given, twice
+    /// `maximumBodyBytes` and at least 64 MiB. A body that does not fit beside the others is refused with 503 and
+    /// `Retry-After: 1`. Bodies are held whole until answered, so without it 1,024 connections could hold 32 GiB.
+    public var maximumBodyMemory: Int?
+
+    /// `maximumBodyMemory`, or its default; never below `maximumBodyBytes`.
+    public var bodyMemoryLimit: Int {
+        max(maximumBodyMemory ?? max(64 << 20, 2 * maximumBodyBytes), maximumBodyBytes)
+    }
     /// Connections open at once (`--max-connections`): 1024 unless given.
     public var connectionLimit = 1024
     /// Connections from one address at once (`--max-connections-per-ip`): 256 unless given; 0 for no limit (behind a

@@ -99,9 +99,10 @@ public enum SuggestServer {
                     perIPConnectionLimit: configuration.perIPConnectionLimit == 0 ? nil : configuration.perIPConnectionLimit,
                     connectionTimeout: .seconds(configuration.connectionTimeoutSeconds),
                     memoryLimitPerConnection: configuration.headerBytesLimit,
-                    maximumBodySize: configuration.maximumBodyBytes),
+                    maximumBodySize: configuration.maximumBodyBytes,
+                    bodyBytesInMemoryLimit: configuration.bodyMemoryLimit),
                 log: { line in log.event("http", [("message", line)]) },
-                mayWait: mayWait, waitsBriefly: isRead, handler: api.answer)
+                mayWait: mayWait, waitsBriefly: isRead, screen: api.screen, handler: api.answer)
         } catch {
             throw StartError(error.description)
         }

@@ -56,6 +56,8 @@ enum ServeOptions {
             try number(arguments, "--handler-threads", nil, 1...1024) ?? configuration.handlerThreads
         configuration.maximumBodyBytes =
             try number(arguments, "--max-body-bytes", nil, 1...(1 << 30)) ?? configuration.maximumBodyBytes
+        configuration.maximumBodyMemory =
+            try number(arguments, "--max-body-memory", nil, 1...(1 << 40)) ?? configuration.maximumBodyMemory
         configuration.connectionLimit =
             try number(arguments, "--max-connections", nil, 1...100_000) ?? configuration.connectionLimit
         configuration.perIPConnectionLimit =

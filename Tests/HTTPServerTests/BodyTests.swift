@@ -101,6 +101,100 @@ import Testing
         }
     }
 
+    @Test func aScreenRefusesARequestBeforeItsBodyIsRead() throws {
+        let calls = CallCounter()
+        let screened = CallCounter()
+        let screen: @Sendable (HTTPRequest) -> HTTPResponse? = { request in
+            screened.increment()
+            #expect(request.body.isEmpty)
+            guard request.headers["authorization"] == "Bearer k" else {
+                return .error(status: .unauthorized, code: "unauthorized", message: "no key")
+            }
+            return nil
+        }
+        try withServer(screen: screen, handler: counting(calls)) { server in
+            let refused = try TestConnection.connected(port: server.address.port)
+            // No body is sent at all: a server that waited for it before screening would time out here.
+            try refused.send("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 900000\r\n\r\n")
+            let response = try refused.readResponse()
+            #expect(response.status == 401)
+            #expect(response.header("connection")?.lowercased() == "close")
+            #expect(refused.closesWithoutData(within: 3))
+            #expect(calls.count == 0)
+
+            // A chunked body is screened as well, before its first chunk.
+            let chunked = try TestConnection.connected(port: server.address.port)
+            try chunked.send("POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+            #expect(try chunked.readResponse().status == 401)
+
+            // One the screen lets through is read and answered by the handler.
+            let admitted = try TestConnection.connected(port: server.address.port)
+            try admitted.send("POST /a HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Length: 5\r\n\r\nhello")
+            let answered = try admitted.readResponse()
+            #expect(answered.status == 200)
+            #expect(echoed("body", in: answered) == ["5 \(fnv1a(Array("hello".utf8)))"])
+            #expect(calls.count == 1)
+            // A request without a body is not screened: the handler decides with the whole request anyway.
+            let before = screened.count
+            #expect(try admitted.exchange("GET /b HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
+            #expect(screened.count == before)
+        }
+    }
+
+    @Test func bodiesHeldAtOnceAreBoundedAndLetGoWhenAnswered() throws {
+        let calls = CallCounter()
+        let log = LogLines()
+        let configuration = testConfiguration(maximumBodySize: 4000, bodyBytesInMemoryLimit: 8000)
+        try withServer(configuration, log: log, handler: counting(calls)) { server in
+            func waitUntilHeld(_ bytes: Int) {
+                let deadline = ContinuousClock.now + .seconds(5)
+                while server.bodyBytesInMemory != bytes && ContinuousClock.now < deadline {
+                    sleepSeconds(0.01)
+                }
+                #expect(server.bodyBytesInMemory == bytes)
+            }
+            // Two bodies of 4,000 under way, 3,000 bytes of each read: 6,000 held.
+            let first = try TestConnection.connected(port: server.address.port)
+            let second = try TestConnection.connected(port: server.address.port)
+            for connection in [first, second] {
+                try connection.send("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 4000\r\n\r\n")
+                try connection.send([UInt8](repeating: 65, count: 3000))
+            }
+            waitUntilHeld(6000)
+
+            // A third declared body would take the total to 10,000: 503 before it is read.
+            let third = try TestConnection.connected(port: server.address.port)
+            try third.send("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 4000\r\n\r\n")
+            let busy = try third.readResponse()
+            #expect(busy.status == 503)
+            #expect(busy.text.contains(#""code":"busy""#))
+            #expect(busy.header("retry-after") == "1")
+            #expect(third.closesWithoutData(within: 3))
+
+            // A chunked one is refused as soon as it would cross.
+            let chunked = try TestConnection.connected(port: server.address.port)
+            try chunked.send("POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+            try chunked.send("9c4\r\n" + String(repeating: "z", count: 2500) + "\r\n")
+            #expect(try chunked.readResponse().status == 503)
+            // Logged before the server closes the connection.
+            #expect(chunked.closesWithoutData(within: 3))
+            #expect(log.contains("would cross 8000 bytes: answered 503"))
+            waitUntilHeld(6000)
+
+            // The two finish and are answered; what they held is let go, and the next body is taken.
+            for connection in [first, second] {
+                try connection.send([UInt8](repeating: 65, count: 1000))
+                #expect(try connection.readResponse().status == 200)
+            }
+            waitUntilHeld(0)
+            let next = try TestConnection.connected(port: server.address.port)
+            try next.send("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 4000\r\n\r\n")
+            try next.send([UInt8](repeating: 66, count: 4000))
+            #expect(try next.readResponse().status == 200)
+            #expect(calls.count == 3)
+        }
+    }
+
     @Test func aLargeResponseArrivesWhole() throws {
         let payload = randomBytes(3_000_000, seed: 0xB16)
         let handler: HTTPServer.Handler = { _ in

@@ -27,23 +27,25 @@ final class CallCounter: Sendable {
 /// A configuration for tests: a free port on loopback, two threads, short limits.
 func testConfiguration(
     workerThreads: Int = 2, handlerThreads: Int = 0, connectionLimit: Int = 64, perIPConnectionLimit: Int? = nil,
-    connectionTimeout: Duration = .seconds(10), maximumBodySize: Int = 1 << 20, host: String = "127.0.0.1"
+    connectionTimeout: Duration = .seconds(10), maximumBodySize: Int = 1 << 20, bodyBytesInMemoryLimit: Int = 64 << 20,
+    host: String = "127.0.0.1"
 ) -> HTTPServer.Configuration {
     HTTPServer.Configuration(
         host: host, port: 0, workerThreads: workerThreads, handlerThreads: handlerThreads,
         connectionLimit: connectionLimit,
         perIPConnectionLimit: perIPConnectionLimit, connectionTimeout: connectionTimeout,
-        maximumBodySize: maximumBodySize)
+        maximumBodySize: maximumBodySize, bodyBytesInMemoryLimit: bodyBytesInMemoryLimit)
 }
 
 /// Starts a real server, runs `body` with it, and stops it whether `body` returns or throws.
 func withServer<Result>(
     _ configuration: HTTPServer.Configuration = testConfiguration(), log: LogLines = LogLines(),
     mayWait: @escaping @Sendable (HTTPRequest) -> Bool = { $0.method == .post },
+    screen: @escaping @Sendable (HTTPRequest) -> HTTPResponse? = { _ in nil },
     handler: @escaping HTTPServer.Handler, _ body: (HTTPServer) throws -> Result
 ) throws -> Result {
     let server = try HTTPServer(
-        configuration: configuration, log: { log.append($0) }, mayWait: mayWait, handler: handler)
+        configuration: configuration, log: { log.append($0) }, mayWait: mayWait, screen: screen, handler: handler)
     defer { server.stop(gracePeriod: .seconds(2)) }
     return try body(server)
 }

@@ -81,6 +81,35 @@ import Testing
         #expect(log.contains(#""tenant":"acme""#))
     }
 
+    @Test func aRequestThatWouldBeRefusedIsRefusedBeforeItsBodyIsRead() throws {
+        let scratch = try TemporaryDirectory("tenants")
+        let keys = try Self.keysFile(scratch, [("acme", Self.acme)])
+        let server = try ServeProcess(["--store", scratch("store"), "--keys", keys], scratch: scratch.path)
+        var client = server.client
+        // Short: a server that read (waited for) the 30 MB body first would run into it.
+        client.timeout = 5
+        let body = [("Content-Type", "application/x-ndjson")]
+        let path = "/v1/accounts/alice/donations"
+        let anonymous = try client.requestWithoutSendingItsBody("POST", path, headers: body, declaredLength: 30_000_000)
+        #expect(anonymous.status == 401, "\(anonymous)")
+        #expect(anonymous.header("WWW-Authenticate") != nil)
+        let unknown = try client.requestWithoutSendingItsBody(
+            "POST", path, headers: body + Self.bearer("not-a-key-0123456789"), declaredLength: 30_000_000)
+        #expect(unknown.status == 401 && unknown.text.contains("not known"), "\(unknown)")
+        let nowhere = try client.requestWithoutSendingItsBody(
+            "POST", "/v1/nowhere", headers: body + Self.bearer(Self.acme), declaredLength: 30_000_000)
+        #expect(nowhere.status == 404, "\(nowhere)")
+        let method = try client.requestWithoutSendingItsBody(
+            "PUT", path, headers: body + Self.bearer(Self.acme), declaredLength: 30_000_000)
+        #expect(method.status == 405 && method.header("Allow") != nil, "\(method)")
+        // Counted and logged as any other answer.
+        let metrics = try client.request("GET", "/metrics").text
+        #expect(metrics.contains(#"route="/v1/accounts/{account}/donations",method="POST",status="401"} 2"#), "\(metrics)")
+        // A request with the key is read and answered.
+        let donation = ServerRoutesTests.donation("d1", "c", ago: 5)
+        #expect(try client.send("POST", path, json: donation, headers: Self.bearer(Self.acme)).status == 201)
+    }
+
     @Test func aKeysFileOthersCanReadIsRefused() throws {
         let scratch = try TemporaryDirectory("tenants")
         let keys = try Self.keysFile(scratch, [("acme", Self.acme)], mode: 0o644)

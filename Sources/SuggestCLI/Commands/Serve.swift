@@ -19,6 +19,7 @@ enum Serve: Command {
         .option("--workers", "N", "Threads answering requests (default: one per core; $SUGGEST_WORKERS)."),
         .option("--handler-threads", "N", "Threads on which writes wait for the store (default 32); reads from a Redis Cluster have 2 per core of their own."),
         .option("--max-body-bytes", "N", "The largest request body (default 33554432, 32 MiB); larger is 413."),
+        .option("--max-body-memory", "N", "Bytes all request bodies may hold at once (default: twice --max-body-bytes, at least 64 MiB); past it 503."),
         .option("--max-header-bytes", "N", "Bytes for a request's target and header fields (default 65536); more is 414 or 431."),
         .option("--max-connections", "N", "Connections open at once (default 1024)."),
         .option("--max-connections-per-ip", "N", "Connections from one address (default 256; 0 = no limit, behind a proxy)."),

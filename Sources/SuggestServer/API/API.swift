@@ -51,42 +51,88 @@ final class API: Sendable {
     func answer(_ request: HTTPRequest) -> HTTPResponse {
         let started = ContinuousClock.now
         metrics.requestStarted()
-        let requestID = Self.requestID(request.headers["x-request-id"])
-        var template = "unmatched"
-        var tenant: String?
+        var admission = Admission()
         var response: HTTPResponse
         do {
-            guard let (route, parameters) = router.route(for: request.pathSegments) else {
-                throw APIError.notFound("no route \(request.method) \(String(request.path.prefix(200))); see /v1/openapi.json")
-            }
-            template = route.template
-            guard let endpoint = route.methods[request.method] else {
-                throw APIError(
-                    .methodNotAllowed, "method_not_allowed",
-                    "\(request.method) is not allowed on \(route.template); allowed: \(route.allow)",
-                    headers: ["Allow": route.allow])
-            }
-            if route.needsKey { tenant = try authenticate(request) }
-            var call = Call(request: request, parameters: parameters, tenant: tenant, api: self)
+            let (endpoint, parameters) = try admit(request, &admission)
+            var call = Call(request: request, parameters: parameters, tenant: admission.tenant, api: self)
             response = try endpoint(&call)
-        } catch let error as APIError {
-            response = error.response
-        } catch let error as InputError {
-            response = APIError.invalid("invalid_request", error).response
-        } catch let error as StoreError {
-            metrics.storeError(kind: "\(error.kind)")
-            response = APIError.store(error).response
         } catch {
-            response = APIError(.internalServerError, "internal", "the server failed: \(error)").response
+            response = errorResponse(error)
         }
+        return finish(request, response, admission, started: started)
+    }
+
+    /// Refuses, before its body is read, a request that declares one and would be refused whatever its body says:
+    /// no such route, a method the route does not answer, no key or an unknown key. `nil` for one that may go on.
+    /// So a client without a key cannot make the server hold bodies (up to `maximumBodyBytes` each) in memory.
+    func screen(_ request: HTTPRequest) -> HTTPResponse? {
+        let started = ContinuousClock.now
+        var admission = Admission()
+        do {
+            _ = try admit(request, &admission)
+            return nil
+        } catch {
+            metrics.requestStarted()
+            return finish(request, errorResponse(error), admission, started: started)
+        }
+    }
+
+    /// What is known of a request once it is admitted, or as far as its admission went: for the metrics and the
+    /// access log.
+    private struct Admission {
+        var template = "unmatched"
+        var tenant: String?
+    }
+
+    /// The route's endpoint and path parameters for `request`, after the checks that need no body: the route, the
+    /// method and the key.
+    private func admit(_ request: HTTPRequest, _ admission: inout Admission) throws -> (
+        Router.Endpoint, [String: String]
+    ) {
+        guard let (route, parameters) = router.route(for: request.pathSegments) else {
+            throw APIError.notFound("no route \(request.method) \(String(request.path.prefix(200))); see /v1/openapi.json")
+        }
+        admission.template = route.template
+        guard let endpoint = route.methods[request.method] else {
+            throw APIError(
+                .methodNotAllowed, "method_not_allowed",
+                "\(request.method) is not allowed on \(route.template); allowed: \(route.allow)",
+                headers: ["Allow": route.allow])
+        }
+        if route.needsKey { admission.tenant = try authenticate(request) }
+        return (endpoint, parameters)
+    }
+
+    /// The contract's JSON error for a failure.
+    private func errorResponse(_ error: any Error) -> HTTPResponse {
+        switch error {
+        case let error as APIError:
+            return error.response
+        case let error as InputError:
+            return APIError.invalid("invalid_request", error).response
+        case let error as StoreError:
+            metrics.storeError(kind: "\(error.kind)")
+            return APIError.store(error).response
+        default:
+            return APIError(.internalServerError, "internal", "the server failed: \(error)").response
+        }
+    }
+
+    /// `response` with the request's id, counted and logged.
+    private func finish(
+        _ request: HTTPRequest, _ response: HTTPResponse, _ admission: Admission, started: ContinuousClock.Instant
+    ) -> HTTPResponse {
+        var response = response
+        let requestID = Self.requestID(request.headers["x-request-id"])
         response.headers.set(name: "X-Request-Id", value: requestID)
         let seconds = Self.seconds(since: started)
         metrics.requestFinished(
-            route: template, method: request.method.rawValue, status: response.status.code, seconds: seconds)
+            route: admission.template, method: request.method.rawValue, status: response.status.code, seconds: seconds)
         log.record(
             AccessLog.Entry(
-                requestID: requestID, method: request.method.rawValue, route: template, status: response.status.code,
-                seconds: seconds, tenant: tenant, bytes: response.body.count))
+                requestID: requestID, method: request.method.rawValue, route: admission.template,
+                status: response.status.code, seconds: seconds, tenant: admission.tenant, bytes: response.body.count))
         return response
     }
 
