@@ -34,7 +34,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// `Retry-After: 1`. Bodies are held whole until answered, so without it 1,024 connections could hold 32 GiB.
     public var maximumBodyMemory: Int?
 
-    /// `maximumBodyMemory`, or its default; never below `maximumBodyBytes`.
+    /// `maximumBodyMemory`, or its default; never below `maximumBodyBytes` (`suggest serve` refuses a smaller one).
     public var bodyMemoryLimit: Int {
         max(maximumBodyMemory ?? max(64 << 20, 2 * maximumBodyBytes), maximumBodyBytes)
     }

@@ -58,6 +58,11 @@ enum ServeOptions {
             try number(arguments, "--max-body-bytes", nil, 1...(1 << 30)) ?? configuration.maximumBodyBytes
         configuration.maximumBodyMemory =
             try number(arguments, "--max-body-memory", nil, 1...(1 << 40)) ?? configuration.maximumBodyMemory
+        if let memory = configuration.maximumBodyMemory, memory < configuration.maximumBodyBytes {
+            throw CommandError.usage(
+                "--max-body-memory (\(memory)) is below the largest body (\(configuration.maximumBodyBytes), "
+                    + "--max-body-bytes): no body of that size could ever be read; give at least that")
+        }
         configuration.connectionLimit =
             try number(arguments, "--max-connections", nil, 1...100_000) ?? configuration.connectionLimit
         configuration.perIPConnectionLimit =

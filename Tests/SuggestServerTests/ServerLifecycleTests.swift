@@ -90,6 +90,46 @@ import Testing
         }
     }
 
+    /// `--max-body-memory` bounds the bodies held at once: below the largest body it is a usage error; a body that
+    /// does not fit beside the others gets 503 before it is read, and one that fits is recorded.
+    @Test func bodyMemoryIsAFlag() throws {
+        let scratch = try TemporaryDirectory("lifecycle")
+        let refused = try Suggest.run(
+            ["serve", "--port", "0", "--store", scratch("store"), "--max-body-bytes", "4096", "--max-body-memory", "4095"],
+            scratch: scratch.path, timeout: 30)
+        #expect(refused.status == 64)
+        #expect(refused.error.contains("--max-body-memory (4095) is below the largest body (4096"), "\(refused.error)")
+        let server = try ServeProcess(
+            ["--store", scratch("store"), "--no-access-log", "--max-body-bytes", "4096", "--max-body-memory", "6000"],
+            scratch: scratch.path)
+        var client = server.client
+        client.timeout = 5
+        // A body of 4,000 under way and its first 3,000 bytes sent: a second of 4,000 does not fit beside it.
+        let holder = try RawHTTPConnection(port: server.port)
+        try holder.send(
+            "POST /v1/accounts/a/donations HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\n"
+                + "Content-Length: 4000\r\n\r\n" + String(repeating: "\n", count: 3000))
+        let deadline = monotonicSeconds() + 5
+        var busy = try client.requestWithoutSendingItsBody(
+            "POST", "/v1/accounts/a/donations", headers: [("Content-Type", "application/x-ndjson")], declaredLength: 4000)
+        // The server counts the held bytes as they arrive; until it has, the second body may still fit.
+        while busy.status != 503 && monotonicSeconds() < deadline {
+            sleepSeconds(0.05)
+            busy = try client.requestWithoutSendingItsBody(
+                "POST", "/v1/accounts/a/donations", headers: [("Content-Type", "application/x-ndjson")], declaredLength: 4000)
+        }
+        #expect(busy.status == 503 && busy.text.contains(#""code":"busy""#) && busy.header("Retry-After") == "1", "\(busy)")
+        holder.close()
+        // Once the first has ended, a donation fits again.
+        let donation = ServerRoutesTests.donation("m-1", "c-1", ago: 5)
+        var recorded = try client.send("POST", "/v1/accounts/a/donations", json: donation)
+        while recorded.status == 503 && monotonicSeconds() < deadline + 5 {
+            sleepSeconds(0.05)
+            recorded = try client.send("POST", "/v1/accounts/a/donations", json: donation)
+        }
+        #expect(recorded.status == 201, "\(recorded)")
+    }
+
     /// `--handler-threads` sets how many requests may wait for the store at once; out of its range it is a usage
     /// error, and one thread still answers every writer, in turn.
     @Test func handlerThreadsAreAFlag() throws {

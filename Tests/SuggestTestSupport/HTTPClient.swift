@@ -92,7 +92,7 @@ public struct HTTPClient: Sendable {
         return false
     }
 
-    private func connectSocket() throws(HarnessError) -> Int32 {
+    func connectSocket() throws(HarnessError) -> Int32 {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { throw HarnessError("socket: \(String(cString: strerror(errno)))") }
         var limit = timeval(tv_sec: Int(timeout), tv_usec: 0)
@@ -148,6 +148,36 @@ public struct HTTPClient: Sendable {
             body = Array(body.prefix(length))
         }
         return HTTPReply(status: status, headers: headers, body: body)
+    }
+}
+
+/// A connection to hold open while other requests are made: sends what it is given, never reads.
+public final class RawHTTPConnection {
+    private var descriptor: Int32
+
+    public init(host: String = "127.0.0.1", port: Int) throws(HarnessError) {
+        descriptor = try HTTPClient(host: host, port: port).connectSocket()
+    }
+
+    deinit { close() }
+
+    /// Sends every byte of `text`, or throws.
+    public func send(_ text: String) throws(HarnessError) {
+        let bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes {
+                Glibc.send(descriptor, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL))
+            }
+            if sent < 0 && errno == EINTR { continue }
+            guard sent > 0 else { throw HarnessError("send: \(String(cString: strerror(errno)))") }
+            offset += sent
+        }
+    }
+
+    public func close() {
+        if descriptor >= 0 { Glibc.close(descriptor) }
+        descriptor = -1
     }
 }
 
