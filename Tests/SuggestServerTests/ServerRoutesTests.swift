@@ -218,6 +218,13 @@ import Testing
         #expect(metrics.text.contains(#"suggest_http_request_duration_seconds_bucket{route="/v1/accounts/{account}/donations",le="+Inf"} 1"#))
         #expect(metrics.text.contains("suggest_donations_recorded_total 1"))
         #expect(!metrics.text.contains("/v1/accounts/a/"), "metrics name route templates, never raw paths")
+        // Methods a client makes up are counted together: one series, not one each.
+        for index in 0..<20 {
+            #expect(try client.request("MADEUP\(index)", "/v1/accounts/a/suggestions").status == 405)
+        }
+        let after = try client.request("GET", "/metrics").text
+        #expect(!after.contains("MADEUP"), "\(after)")
+        #expect(after.contains(#"suggest_http_requests_total{route="/v1/accounts/{account}/suggestions",method="other",status="405"} 20"#), "\(after)")
         // The access log: one JSON line per request, with its route template, never its path.
         server.stop()
         let log = server.process.standardErrorSoFar()
