@@ -112,13 +112,13 @@ extension SQLiteDonationStore {
     ) throws -> ImportReport {
         try translating {
             let cutoff = try retention().oldestKept(at: options.now)
-            // A large import touches many pages; a larger page cache keeps them from being spilled to the WAL
-            // more than once. Restored afterwards: a share extension's memory is precious. A server's connection
-            // keeps its cache as it is, whatever the batch: shrinking it would drop the pages the next request
-            // needs, and growing it for one body of 65,000 donations took the server from 15 to 317 MB, 227 MB of
-            // which stayed.
-            let large = groupCommit == nil && (options.expectedDonations.map { $0 >= Self.largeImport } ?? true)
-            let importCacheKiB = 262_144
+            // A large import touches many pages; a larger page cache (`largeImportCacheKiB`) keeps them from being
+            // spilled to the WAL more than once. Restored afterwards: a share extension's memory is precious, and a
+            // server has a connection per thread (its large batches get 24 MiB, not 256: one body of 65,000
+            // donations took the server from 15 to 317 MB, 227 MB of which stayed). A small batch keeps the
+            // connection's cache as it is: shrinking it would drop the pages the next request needs.
+            let large = options.expectedDonations.map { $0 >= Self.largeImport } ?? true
+            let importCacheKiB = largeImportCacheKiB
             if large && pageCacheKiB < importCacheKiB {
                 try database.execute("PRAGMA cache_size = -\(importCacheKiB)")
             }

@@ -31,6 +31,10 @@ public final class SQLiteDonationStore: DonationStore {
 
     /// The connection's page cache, in KiB (SQLite's default is 2,000: what a share extension can spare).
     public let pageCacheKiB: Int
+    /// The page cache, in KiB, of an import's transaction of `largeImport` donations or more, when larger than
+    /// `pageCacheKiB`; restored afterwards. 256 MiB unless given: a command's import has the machine to itself, a
+    /// server's large batch shares it with every other request.
+    public let largeImportCacheKiB: Int
     /// The accounts' ranking state in memory that queries use while it is current (`nil`: always SQLite).
     public let mirror: RankingMirror?
     /// The connection every donation of a server is committed on, with the donations of other requests
@@ -78,7 +82,7 @@ public final class SQLiteDonationStore: DonationStore {
     public static func open(
         _ location: StoreLocation, ranking: StoreRanking = .default, types: UniformTypeTree = .standard,
         checkpoints: CheckpointPolicy = .onClose, createIfMissing: Bool = true, pageCacheKiB: Int = 2_000,
-        mirror: RankingMirror? = nil, groupCommit: GroupCommitWriter? = nil
+        largeImportCacheKiB: Int = 262_144, mirror: RankingMirror? = nil, groupCommit: GroupCommitWriter? = nil
     ) throws(StoreError) -> SQLiteDonationStore {
         if createIfMissing { try location.createDirectory() } else { try location.checkExists() }
         try location.checkDatabasePath()
@@ -90,7 +94,8 @@ public final class SQLiteDonationStore: DonationStore {
             if case .everyPages = checkpoints { try database.setCheckpointOnClose(false) }
             let store = SQLiteDonationStore(
                 location: location, ranking: ranking, types: types, checkpoints: checkpoints,
-                pageCacheKiB: max(100, pageCacheKiB), mirror: mirror, groupCommit: groupCommit, database: database)
+                pageCacheKiB: max(100, pageCacheKiB), largeImportCacheKiB: largeImportCacheKiB, mirror: mirror,
+                groupCommit: groupCommit, database: database)
             do {
                 try store.prepare()
                 try mirror?.attach(path: path)
@@ -112,9 +117,11 @@ public final class SQLiteDonationStore: DonationStore {
 
     private init(
         location: StoreLocation, ranking: StoreRanking, types: UniformTypeTree, checkpoints: CheckpointPolicy,
-        pageCacheKiB: Int, mirror: RankingMirror?, groupCommit: GroupCommitWriter?, database: Database
+        pageCacheKiB: Int, largeImportCacheKiB: Int, mirror: RankingMirror?, groupCommit: GroupCommitWriter?,
+        database: Database
     ) {
         self.pageCacheKiB = pageCacheKiB
+        self.largeImportCacheKiB = largeImportCacheKiB
         self.mirror = mirror
         self.groupCommit = groupCommit
         self.location = location
