@@ -48,8 +48,9 @@ extension HTTPServer {
         /// its handler returns; `bodyBytesInMemoryLimit` bounds them all together. Default 8 MiB.
         public var maximumBodySize: Int
         /// Bytes of request bodies held in memory at once, over every connection: a body that would take the
-        /// total past it is refused with 503 (before it is read when its length is declared, else as soon as it
-        /// would cross). At least `maximumBodySize`. Without it the worst case is `connectionLimit` bodies of
+        /// total past it is refused with 503, a declared one when its head arrives (at once to a client that asked
+        /// for `100 Continue`, else once its body has been read and dropped), a chunked one as soon as it would
+        /// cross. At least `maximumBodySize`. Without it the worst case is `connectionLimit` bodies of
         /// `maximumBodySize`, gigabytes from one client. Default 64 MiB.
         public var bodyBytesInMemoryLimit: Int
         /// Connections the kernel may hold complete but not yet accepted. Default 1,024 (the kernel caps it at

@@ -60,9 +60,10 @@ public final class HTTPServer: Sendable {
     ///   - waitsBriefly: whether a request `mayWait` sends off the workers waits only briefly: with
     ///     `configuration.readerThreads` above 0, it then runs on one of those. Called like `mayWait`.
     ///   - screen: looks at a request that declares a body when its head has arrived, before any of the body is
-    ///     read (its `body` is empty): a response refuses it with that, and the body is never read (the
-    ///     connection closes after the response). For what needs no body to decide (the route, the method, the
-    ///     key), so that a request that would be refused costs no memory for its body.
+    ///     read (its `body` is empty): a response refuses it with that, and the body is never kept. A client that
+    ///     asked for `100 Continue` gets the answer at once (and the connection closes after it); one that sends
+    ///     its body regardless has it read, dropped and then answered. For what needs no body to decide (the
+    ///     route, the method, the key), so that a request that would be refused costs no memory for its body.
     ///   - handler: answers each request.
     /// - Throws: `HTTPServerError` when the configuration is out of range, the address cannot be bound, or MHD
     ///   cannot start its threads.
@@ -139,8 +140,13 @@ public final class HTTPServer: Sendable {
         stop(gracePeriod: .zero)
     }
 
-    /// Bytes of request bodies the server holds now: read, and their requests not yet ended.
+    /// Bytes of request bodies the server holds now (a declared length counts whole from the moment its head is
+    /// admitted) for requests not yet ended.
     public var bodyBytesInMemory: Int { core.bodyBytesInMemory.load(ordering: .relaxed) }
+
+    /// Requests refused with 503 so far because their bodies did not fit beside the others
+    /// (`Configuration.bodyBytesInMemoryLimit`).
+    public var bodiesRefusedForMemory: Int { core.bodiesRefusedForMemory.load(ordering: .relaxed) }
 
     /// Requests under way now: their request line has arrived and they have not been answered (or cut off).
     public var requestsInFlight: Int { core.inFlight.load(ordering: .relaxed) }

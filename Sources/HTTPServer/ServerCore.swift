@@ -17,8 +17,11 @@ final class ServerCore: Sendable {
     let log: HTTPServer.LogHandler
     let maximumBodySize: Int
     let bodyBytesInMemoryLimit: Int
-    /// Bytes of request bodies read and not yet let go (their requests have not ended), over every connection.
+    /// Bytes of request bodies read or announced (a declared length counts whole once its head is admitted) and
+    /// not yet let go (their requests have not ended), over every connection.
     let bodyBytesInMemory = Atomic<Int>(0)
+    /// Requests refused with 503 because their bodies did not fit beside the others.
+    let bodiesRefusedForMemory = Atomic<Int>(0)
     /// Requests whose request line has arrived and that have not ended (answered, failed or cut off).
     let inFlight = Atomic<Int>(0)
     /// Set once a stop begins: every response from then on closes its connection.
@@ -85,17 +88,28 @@ final class ServerCore: Sendable {
             // MHD close the connection afterwards (it cannot tell that no body follows).
             let chunked = lookUp("Transfer-Encoding", on: connection) != nil
             guard declared > 0 || chunked else { return .YES }
-            // A response queued now is sent without reading the body, and MHD closes the connection after it.
+            var refusal: HTTPResponse?
             switch makeRequest(connection, context, method: method, version: version, body: []) {
-            case .refused(let refusal):
-                return queue(closing(refusal), on: connection)
-            case .made(let head):
-                if let refusal = screen(head) { return queue(closing(refusal), on: connection) }
+            case .refused(let answer): refusal = answer
+            case .made(let head): refusal = screen(head)
             }
-            if declared > bodyBytesInMemoryLimit - bodyBytesInMemory.load(ordering: .relaxed) {
-                return queue(busy(), on: connection)
+            // A declared body is counted whole as its head arrives, so that bodies whose heads arrive together
+            // cannot all pass and then cross; a chunked one as its pieces arrive.
+            if refusal == nil && !chunked {
+                if bodyBytesInMemory.add(declared, ordering: .relaxed).newValue > bodyBytesInMemoryLimit {
+                    bodyBytesInMemory.subtract(declared, ordering: .relaxed)
+                    refusal = busy(declared: declared)
+                } else {
+                    context.heldBodyBytes = declared
+                    context.body.reserveCapacity(declared)
+                }
             }
-            if !chunked { context.body.reserveCapacity(declared) }
+            guard let refusal else { return .YES }
+            // A client that waits for `100 Continue` gets the answer now and never sends the body (MHD closes the
+            // connection after it). One that sends its body regardless would find the connection closed under it,
+            // a broken pipe instead of the answer: its body is read and dropped, and answered once it has arrived.
+            if expectsContinue(connection) { return queue(closing(refusal), on: connection) }
+            context.refusal = refusal
             return .YES
         }
         let size = uploadSize.pointee
@@ -104,6 +118,11 @@ final class ServerCore: Sendable {
                 log("libmicrohttpd passed \(size) bytes of body without the bytes; the connection is closed")
                 return .NO
             }
+            if context.refusal != nil {
+                // Read and dropped: the request is answered with its refusal once the body has arrived.
+                uploadSize.pointee = 0
+                return .YES
+            }
             // Only a chunked body gets here past the limit: MHD never passes more than a declared length.
             if context.body.count + size > maximumBodySize {
                 refuseStreamedBody(
@@ -111,15 +130,20 @@ final class ServerCore: Sendable {
                     reason: "a chunked request body crossed the limit of \(maximumBodySize) bytes", on: connection)
                 return .NO
             }
-            // Counted before it is kept, so that bodies arriving together cannot all pass the check and then cross.
-            if bodyBytesInMemory.add(size, ordering: .relaxed).newValue > bodyBytesInMemoryLimit {
-                bodyBytesInMemory.subtract(size, ordering: .relaxed)
-                refuseStreamedBody(
-                    busy(), statusLine: "503 Service Unavailable",
-                    reason: "the request bodies held at once would cross \(bodyBytesInMemoryLimit) bytes", on: connection)
-                return .NO
+            // A chunked body's bytes are counted as they come, before they are kept (a declared one was counted
+            // whole with its head, and MHD passes no more than it declared).
+            let uncounted = context.body.count + size - context.heldBodyBytes
+            if uncounted > 0 {
+                if bodyBytesInMemory.add(uncounted, ordering: .relaxed).newValue > bodyBytesInMemoryLimit {
+                    bodyBytesInMemory.subtract(uncounted, ordering: .relaxed)
+                    refuseStreamedBody(
+                        busy(declared: nil), statusLine: "503 Service Unavailable",
+                        reason: "the request bodies held at once would cross \(bodyBytesInMemoryLimit) bytes",
+                        on: connection)
+                    return .NO
+                }
+                context.heldBodyBytes += uncounted
             }
-            context.heldBodyBytes += size
             context.body.append(contentsOf: UnsafeRawBufferPointer(start: upload, count: size))
             uploadSize.pointee = 0
             return .YES
@@ -128,6 +152,11 @@ final class ServerCore: Sendable {
             // Called again after a handler thread answered and resumed the connection.
             context.answer = nil
             return queue(answer, on: connection)
+        }
+        if let refusal = context.refusal {
+            // The body of a refused request has arrived, and was dropped.
+            context.refusal = nil
+            return queue(refusal, on: connection)
         }
         return respond(connection, context, method: method, version: version)
     }
@@ -278,15 +307,25 @@ final class ServerCore: Sendable {
                 message: "the request body is over the limit of \(maximumBodySize) bytes; send a smaller body"))
     }
 
-    /// The 503 for a body that does not fit beside the bodies held now.
-    private func busy() -> HTTPResponse {
-        var response = closing(
-            .error(
-                status: .serviceUnavailable, code: "busy",
-                message: "the server holds as many request bodies as it may (\(bodyBytesInMemoryLimit) bytes); "
-                    + "send again in a moment"))
+    /// The 503 for a body that does not fit beside the bodies held now (of `declared` bytes, or chunked); counted
+    /// and logged, since it never reaches the handler.
+    private func busy(declared: Int?) -> HTTPResponse {
+        bodiesRefusedForMemory.add(1, ordering: .relaxed)
+        if let declared {
+            log("a declared body of \(declared) bytes would take the bodies held at once past \(bodyBytesInMemoryLimit) bytes: answered 503")
+        }
+        var response = HTTPResponse.error(
+            status: .serviceUnavailable, code: "busy",
+            message: "the server holds as many request bodies as it may (\(bodyBytesInMemoryLimit) bytes); "
+                + "send again in a moment")
         response.headers.append(name: "Retry-After", value: "1")
         return response
+    }
+
+    /// Whether the request asks for `100 Continue` before it sends its body.
+    private func expectsContinue(_ connection: OpaquePointer) -> Bool {
+        guard let value = lookUp("Expect", on: connection) else { return false }
+        return String(cString: value).lowercased().contains("100-continue")
     }
 
     /// `response`, saying that the connection closes after it (as MHD closes it after a body it did not read).
@@ -355,8 +394,11 @@ final class RequestContext {
     let target: String?
     var headersSeen = false
     var body: [UInt8] = []
-    /// The bytes of `body` counted in `ServerCore.bodyBytesInMemory`, until the request ends.
+    /// The bytes counted for this request in `ServerCore.bodyBytesInMemory` (its declared length, or what has
+    /// arrived of a chunked body), until the request ends.
     var heldBodyBytes = 0
+    /// The answer of a request refused when its head arrived, sent once its body has arrived (and been dropped).
+    var refusal: HTTPResponse?
     /// The response of a handler that ran on a handler thread, until it is queued.
     var answer: HTTPResponse?
 

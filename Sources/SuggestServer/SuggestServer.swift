@@ -106,6 +106,7 @@ public enum SuggestServer {
         } catch {
             throw StartError(error.description)
         }
+        api.metrics.countBodies { [unowned server] in (server.bodyBytesInMemory, server.bodiesRefusedForMemory) }
         let keysWatch = KeysWatch(path: configuration.keysPath, modified: keysModified, api: api)
         let signals: ProcessSignals
         do {

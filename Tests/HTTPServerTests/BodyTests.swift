@@ -101,7 +101,7 @@ import Testing
         }
     }
 
-    @Test func aScreenRefusesARequestBeforeItsBodyIsRead() throws {
+    @Test func aScreenRefusesARequestBeforeItsBodyIsKept() throws {
         let calls = CallCounter()
         let screened = CallCounter()
         let screen: @Sendable (HTTPRequest) -> HTTPResponse? = { request in
@@ -113,18 +113,30 @@ import Testing
             return nil
         }
         try withServer(screen: screen, handler: counting(calls)) { server in
-            let refused = try TestConnection.connected(port: server.address.port)
-            // No body is sent at all: a server that waited for it before screening would time out here.
-            try refused.send("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 900000\r\n\r\n")
-            let response = try refused.readResponse()
+            // A client that waits for 100 Continue gets the refusal at once and sends nothing: a server that waited
+            // for the body before screening would time out here.
+            let waiting = try TestConnection.connected(port: server.address.port)
+            try waiting.send("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 900000\r\nExpect: 100-continue\r\n\r\n")
+            let response = try waiting.readResponse()
             #expect(response.status == 401)
             #expect(response.header("connection")?.lowercased() == "close")
-            #expect(refused.closesWithoutData(within: 3))
+            #expect(waiting.closesWithoutData(within: 3))
             #expect(calls.count == 0)
+
+            // One that sends its body regardless gets the refusal after it (not a connection closed under it, which
+            // it would read as a broken pipe); the body is dropped, and the connection goes on.
+            let sending = try TestConnection.connected(port: server.address.port)
+            try sending.send("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 300000\r\n\r\n")
+            try sending.send(randomBytes(300_000, seed: 0x5C12))
+            #expect(try sending.readResponse().status == 401)
+            #expect(server.bodyBytesInMemory == 0)
+            #expect(try sending.exchange("GET /after HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
+            #expect(calls.count == 1)
 
             // A chunked body is screened as well, before its first chunk.
             let chunked = try TestConnection.connected(port: server.address.port)
             try chunked.send("POST /a HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+            try chunked.send("5\r\nhello\r\n0\r\n\r\n")
             #expect(try chunked.readResponse().status == 401)
 
             // One the screen lets through is read and answered by the handler.
@@ -133,7 +145,7 @@ import Testing
             let answered = try admitted.readResponse()
             #expect(answered.status == 200)
             #expect(echoed("body", in: answered) == ["5 \(fnv1a(Array("hello".utf8)))"])
-            #expect(calls.count == 1)
+            #expect(calls.count == 2)
             // A request without a body is not screened: the handler decides with the whole request anyway.
             let before = screened.count
             #expect(try admitted.exchange("GET /b HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
@@ -148,38 +160,42 @@ import Testing
         try withServer(configuration, log: log, handler: counting(calls)) { server in
             func waitUntilHeld(_ bytes: Int) {
                 let deadline = ContinuousClock.now + .seconds(5)
-                while server.bodyBytesInMemory != bytes && ContinuousClock.now < deadline {
-                    sleepSeconds(0.01)
-                }
+                while server.bodyBytesInMemory != bytes && ContinuousClock.now < deadline { sleepSeconds(0.01) }
                 #expect(server.bodyBytesInMemory == bytes)
             }
-            // Two bodies of 4,000 under way, 3,000 bytes of each read: 6,000 held.
+            // Two bodies of 4,000 under way: each counts whole from its head on, 8,000 held.
             let first = try TestConnection.connected(port: server.address.port)
             let second = try TestConnection.connected(port: server.address.port)
             for connection in [first, second] {
                 try connection.send("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 4000\r\n\r\n")
                 try connection.send([UInt8](repeating: 65, count: 3000))
             }
-            waitUntilHeld(6000)
+            waitUntilHeld(8000)
 
-            // A third declared body would take the total to 10,000: 503 before it is read.
-            let third = try TestConnection.connected(port: server.address.port)
-            try third.send("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 4000\r\n\r\n")
-            let busy = try third.readResponse()
+            // A third declared body does not fit: 503 at once to a client that waits for 100 Continue...
+            let waiting = try TestConnection.connected(port: server.address.port)
+            try waiting.send("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\nExpect: 100-continue\r\n\r\n")
+            let busy = try waiting.readResponse()
             #expect(busy.status == 503)
             #expect(busy.text.contains(#""code":"busy""#))
             #expect(busy.header("retry-after") == "1")
-            #expect(third.closesWithoutData(within: 3))
+            #expect(waiting.closesWithoutData(within: 3))
+            #expect(log.contains("a declared body of 10 bytes would take the bodies held at once past 8000 bytes: answered 503"))
+            // ...and after its body, dropped, to one that sends it regardless.
+            let sending = try TestConnection.connected(port: server.address.port)
+            try sending.send("POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n0123456789")
+            #expect(try sending.readResponse().status == 503)
 
             // A chunked one is refused as soon as it would cross.
             let chunked = try TestConnection.connected(port: server.address.port)
             try chunked.send("POST /c HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
-            try chunked.send("9c4\r\n" + String(repeating: "z", count: 2500) + "\r\n")
+            try chunked.send("a\r\n" + String(repeating: "z", count: 10) + "\r\n")
             #expect(try chunked.readResponse().status == 503)
             // Logged before the server closes the connection.
             #expect(chunked.closesWithoutData(within: 3))
             #expect(log.contains("would cross 8000 bytes: answered 503"))
-            waitUntilHeld(6000)
+            #expect(server.bodiesRefusedForMemory == 3)
+            waitUntilHeld(8000)
 
             // The two finish and are answered; what they held is let go, and the next body is taken.
             for connection in [first, second] {

@@ -31,6 +31,8 @@ final class Metrics: Sendable {
     private let inFlight = Atomic(0)
     /// The store's own lines, appended to the server's.
     private let store: SuggestServer.StoreMetrics?
+    /// The HTTP server's body counters (`countBodies`).
+    private let bodies = Mutex<(@Sendable () -> (held: Int, refused: Int))?>(nil)
 
     init(store: SuggestServer.StoreMetrics? = nil) {
         self.store = store
@@ -108,7 +110,23 @@ final class Metrics: Sendable {
         for (kind, count) in snapshot.storeErrors.sorted(by: { $0.key < $1.key }) {
             text += "suggest_store_errors_total{kind=\"\(kind)\"} \(count)\n"
         }
+        if let bodies = bodies.withLock({ $0 }) {
+            let (held, refused) = bodies()
+            text += """
+                # HELP suggest_http_body_bytes_in_memory Bytes of request bodies held now (a declared length counts whole).
+                # TYPE suggest_http_body_bytes_in_memory gauge
+                suggest_http_body_bytes_in_memory \(held)
+                # HELP suggest_http_bodies_refused_total Requests refused with 503 because their bodies did not fit beside the others (--max-body-memory).
+                # TYPE suggest_http_bodies_refused_total counter
+                suggest_http_bodies_refused_total \(refused)
+
+                """
+        }
         if let store { text += store() }
         return text
     }
+
+    /// Reads the HTTP server's body counters for the exposition: the bytes held now and the requests refused for
+    /// want of room. Set once the server has started (it is made after the API).
+    func countBodies(_ read: @escaping @Sendable () -> (held: Int, refused: Int)) { bodies.withLock { $0 = read } }
 }
