@@ -11,9 +11,10 @@
 #   wrk -t1 -c4 -d10s  JSON Lines POSTs of 1,000 donations (Benchmarks/serve-wrk/donations.lua, Zipf)
 #   wrk -t1 -c8 -d10s  single-donation POSTs
 # reporting the server's peak resident memory (VmHWM) after each run and the donations acknowledged a second.
-# Then, with a keys file, FLOOD_CONNECTIONS connections (default 64) that each POST a 30 MB body: with a wrong key
-# (the server must answer 401 before reading it), and with the right key (at most --max-body-memory is held; the
-# rest get 503): the server's peak memory and the answers.
+# Then 12 JSON Lines bodies of 9,999 donations (5 MB each) posted at once to a fresh copy of the 1M store, the
+# server's peak memory and what it keeps after. Last, with a keys file, FLOOD_CONNECTIONS connections (default 64)
+# that each POST a 30 MB body whole: with a wrong key (401 after each body, which is read and dropped, never
+# kept), and with the right key (at most --max-body-memory is held; the rest get 503): peak memory and answers.
 #
 # Needs wrk, python3 (Debian; installed when missing and run as root) and about 1 GB under SUGGEST_BENCH_DIR.
 set -euo pipefail
@@ -106,6 +107,26 @@ for round in $(seq 1 "$ROUNDS"); do
     done
 done
 echo
+
+# Twelve large batches at once.
+"$WORK/bin/suggest-bench" generate --donations 9999 --conversations 5000 --seed 9 2>/dev/null >"$WORK/batch.jsonl"
+rm -rf "$WORK/copy"
+cp -a "$WORK/store" "$WORK/copy"
+start_server "$WORK/copy"
+CURLS=()
+for i in $(seq 12); do
+    curl -s -o "$WORK/batch-$i.out" -w '%{http_code}\n' -H 'Content-Type: application/x-ndjson' \
+        --data-binary @"$WORK/batch.jsonl" "http://127.0.0.1:$PORT/v1/accounts/default/donations" >"$WORK/batch-$i.code" &
+    CURLS+=($!)
+done
+for pid in "${CURLS[@]}"; do wait "$pid" || true; done
+echo "### 12 JSON Lines bodies of 9,999 donations (5 MB each) at once, into the 1M store"
+echo
+echo "| answers | server peak RSS | RSS after |"
+echo "|---|---|---|"
+echo "| $(cat "$WORK"/batch-*.code | sort | uniq -c | awk '{ printf "%s%d × %s", (NR > 1 ? "; " : ""), $1, $2 }') | $(peak_mb) MB | $(awk '$1 == "VmRSS:" { printf "%.1f", $2 / 1024 }' "/proc/$SERVER_PID/status") MB |"
+echo
+stop_server
 
 # A keys file, and clients that send 30 MB bodies over many connections at once.
 KEY=c2b7f0d1e9a84b6f93e1d0c4a7b2e8f1
