@@ -36,7 +36,9 @@ import Testing
         #expect(second.mirror === mirror)
         let writer = try #require(first.groupCommit)
         #expect(second.groupCommit === writer)
-        #expect(first.pageCacheKiB == StoreOpening.serverPageCacheKiB)
+        // The writing connection has the large cache; these have SQLite's, but for a large batch's transaction.
+        #expect(first.pageCacheKiB == StoreOpening.serverConnectionPageCacheKiB)
+        #expect(first.largeImportCacheKiB == StoreOpening.serverPageCacheKiB)
         #expect(mirror.configuration == StoreOpening.serverMirror)
 
         _ = try first.record(
