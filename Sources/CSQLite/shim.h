@@ -14,3 +14,18 @@ static inline int suggest_sqlite3_db_config_flag(sqlite3 *db, int option, int va
 static inline int suggest_sqlite3_disable_memory_statistics(void) {
     return sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 }
+
+/// The first region (32 KiB) of the connection's write-ahead-log index (the `-shm` file) as SQLite itself maps it,
+/// through the connection's own VFS file, so under its own file descriptor and locks; NULL when the database is not
+/// in WAL mode or the connection has not opened its index yet. The mapping lives as long as the connection. Mapping
+/// the file again through a descriptor of one's own would be wrong: closing that descriptor drops every POSIX lock
+/// the process holds on the file, SQLite's included, after which another process believes no one has the index
+/// open and re-initialises it under this one.
+static inline const volatile void *suggest_sqlite3_wal_index(sqlite3 *db) {
+    sqlite3_file *file = 0;
+    if (sqlite3_file_control(db, "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || file == 0) return 0;
+    if (file->pMethods == 0 || file->pMethods->iVersion < 2 || file->pMethods->xShmMap == 0) return 0;
+    volatile void *region = 0;
+    if (file->pMethods->xShmMap(file, 0, 32768, 0, &region) != SQLITE_OK) return 0;
+    return (const volatile void *)region;
+}

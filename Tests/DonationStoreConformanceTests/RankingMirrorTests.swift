@@ -5,6 +5,10 @@ import SuggestTestSupport
 import Synchronization
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// A store with a `RankingMirror` answers exactly as the same store without one, through every kind of write by
 /// another connection (as another process would write) and by itself, before its mirror is rebuilt (from SQLite)
 /// and after (from memory); and it does rank from memory whenever nothing was committed since the rebuild.
@@ -31,6 +35,41 @@ import Testing
         func refreshAll() throws {
             for _ in 0..<16 where try mirrored.refreshMirror() {}
         }
+    }
+
+    /// A mirror reads the log index's header through SQLite's own mapping of the index, so this process keeps its
+    /// lock on the index (byte 128 of `-shm`, by which SQLite tells other processes that one has it open). Mapped
+    /// through a descriptor of its own, closing that descriptor dropped every lock the process held on the file:
+    /// another process opening the store then took itself for the first and re-initialised the index under this
+    /// one, and a server's connections read a store without the donations they had just recorded (a flaky
+    /// `ServerRoutesTests` in CI).
+    @Test func aMirrorLeavesThisProcesssLockOnTheLogIndex() throws {
+        let stores = try Stores()
+        let python = try #require(findExecutable("python3"), "python3 asks the kernel who holds the lock")
+        let script = """
+            import fcntl, os, struct, sys
+            fd = os.open(sys.argv[1], os.O_RDWR)
+            asked = struct.pack("hhqqi", fcntl.F_WRLCK, os.SEEK_SET, 128, 1, 0)
+            kind, _, _, _, pid = struct.unpack("hhqqi", fcntl.fcntl(fd, fcntl.F_GETLK, asked))
+            print("free" if kind == fcntl.F_UNLCK else "held by %d" % pid)
+            """
+        let asked = try ChildProcess(
+            executable: python, arguments: ["-c", script, stores.directory.path + "/suggest.sqlite-shm"],
+            environment: ["PATH": "/usr/bin:/bin"], inputPath: nil, scratch: stores.directory.path
+        ).wait(timeout: 30)
+        #expect(asked.status == 0, "\(asked)")
+        #expect(asked.output == "held by \(getpid())\n", "\(asked)")
+        // And the mirror still tells a commit from none.
+        let now = Timestamp(seconds: 1_796_000_000)
+        _ = try stores.writer.record(
+            Interaction(
+                account: "a", identifier: "d1", date: now, direction: .outgoing,
+                intent: SendMessageIntent(conversationIdentifier: "c1")),
+            now: now)
+        let context = RankingContext(at: now)
+        for _ in 0..<3 { _ = try stores.mirrored.suggestions(account: "a", context: context) }
+        try stores.refreshAll()
+        #expect(try stores.mirrored.suggestions(account: "a", context: context).suggestions.map(\.conversationIdentifier) == ["c1"])
     }
 
     @Test(arguments: [UInt64(1), 2, 3])

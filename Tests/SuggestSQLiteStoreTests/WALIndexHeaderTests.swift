@@ -21,7 +21,7 @@ import Testing
         let watcher = try Database(path: path)
         func dataVersion() throws -> Int64? { try watcher.statement("PRAGMA data_version").scalarInt() }
         _ = try dataVersion()
-        let header = try #require(WALIndexHeader(databasePath: path))
+        let header = try #require(WALIndexHeader(connection: watcher))
 
         var last = try #require(header.read())
         var lastVersion = try dataVersion()
@@ -61,6 +61,9 @@ import Testing
 
     @Test func aDatabaseWithoutALogIndexHasNoHeader() throws {
         let directory = try TemporaryDirectory("no-index")
-        #expect(WALIndexHeader(databasePath: directory.path + "/none.sqlite") == nil)
+        // A database in the default rollback journal mode has no log index.
+        let database = try Database(path: directory.path + "/plain.sqlite")
+        try database.execute("CREATE TABLE t(x)")
+        #expect(WALIndexHeader(connection: database) == nil)
     }
 }

@@ -173,6 +173,16 @@ final class SerialCounter: Sendable {
     }
 }
 
+/// The path of the executable `name` on `PATH` (and the system's own directories), or `nil`.
+public func findExecutable(_ name: String) -> String? {
+    let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
+    for directory in (path + ":/usr/sbin:/usr/bin:/sbin:/bin").split(separator: ":") {
+        let candidate = "\(directory)/\(name)"
+        if access(candidate, X_OK) == 0 { return candidate }
+    }
+    return nil
+}
+
 /// The monotonic clock, in seconds.
 public func monotonicSeconds() -> Double {
     var now = timespec()

@@ -489,14 +489,7 @@ public final class LocalRedisCluster: Sendable {
         if let directory { removeTree(directory) }
     }
 
-    static func findExecutable(_ name: String) -> String? {
-        let path = getenv("PATH").map { String(cString: $0) } ?? "/usr/bin:/bin"
-        for directory in (path + ":/usr/sbin:/usr/bin:/sbin:/bin").split(separator: ":") {
-            let candidate = "\(directory)/\(name)"
-            if access(candidate, X_OK) == 0 { return candidate }
-        }
-        return nil
-    }
+    static func findExecutable(_ name: String) -> String? { SuggestTestSupport.findExecutable(name) }
 
     private static let reservedPorts = Mutex<Set<Int>>([])
     private static let sharedClusters = Mutex<[String: LocalRedisCluster]>([:])

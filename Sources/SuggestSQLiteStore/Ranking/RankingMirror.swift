@@ -33,7 +33,7 @@ public final class RankingMirror: Sendable {
         /// The connection that keeps the store open and, without `header`, is asked `PRAGMA data_version`; opened
         /// with the first store.
         var versions: Database?
-        /// The log index's header, mapped once the connection has read.
+        /// The log index's header, read through `versions`' own mapping of the index: it lives as long as `versions`.
         var header: WALIndexHeader?
         var catalog: MirrorCatalog<MirroredAccount>
     }
@@ -66,7 +66,7 @@ public final class RankingMirror: Sendable {
             // A first read creates the log's index if no connection had.
             _ = try connection.statement("PRAGMA data_version").scalarInt()
             state.versions = connection
-            state.header = WALIndexHeader(databasePath: path)
+            state.header = WALIndexHeader(connection: connection)
             state.path = path
         }
     }

@@ -1,4 +1,4 @@
-import CSystem
+import CSQLite
 import Synchronization
 
 /// The header of a database's write-ahead log index (the `-shm` file), read from memory: the cheap way to know
@@ -13,33 +13,21 @@ import Synchronization
 /// other order, and a header is taken only when both agree, so a reader never takes half of a rewrite for a
 /// header that was committed.
 ///
-/// The mapping stays valid as long as one connection of this process keeps the database open: SQLite truncates
-/// and re-initialises the file only when the first connection of all opens it, and deletes it only when the last
-/// one closes.
+/// The header is read through the mapping SQLite made for `connection` itself (`suggest_sqlite3_wal_index`), valid
+/// as long as that connection is open: the caller keeps both together. Not through a mapping of its own: closing a
+/// descriptor of the file would drop the process's POSIX locks on it, SQLite's among them.
 final class WALIndexHeader: @unchecked Sendable {
     /// The two copies of the header, 48 bytes each, at the start of the file.
     private static let copyBytes = 48
-    private static let mappedBytes = 4_096
 
     private let base: UnsafeRawPointer
 
-    /// Maps the index of the database at `databasePath`, which a connection of this process must have open, in
-    /// write-ahead-log mode, and have read from once; `nil` when it cannot (another locking mode, a file that is not
-    /// there or too short).
-    init?(databasePath: String) {
-        let descriptor = system_open(databasePath + "-shm", O_RDONLY | O_CLOEXEC)
-        guard descriptor >= 0 else { return nil }
-        defer { close(descriptor) }
-        var info = stat()
-        guard fstat(descriptor, &info) == 0, info.st_size >= 2 * Self.copyBytes else { return nil }
-        // `MAP_FAILED` is a cast in C, which Swift does not import: it is all bits set.
-        guard let mapped = mmap(nil, Self.mappedBytes, PROT_READ, MAP_SHARED, descriptor, 0),
-            Int(bitPattern: mapped) != -1
-        else { return nil }
+    /// The index of `connection`'s database, which must be in write-ahead-log mode and have been read from once;
+    /// `nil` when it cannot (another journal mode, a VFS without shared memory, no index yet).
+    init?(connection: Database) {
+        guard let mapped = suggest_sqlite3_wal_index(connection.handle) else { return nil }
         base = UnsafeRawPointer(mapped)
     }
-
-    deinit { munmap(UnsafeMutableRawPointer(mutating: base), Self.mappedBytes) }
 
     /// The header now, or `nil` while a writer is rewriting it (the copies differ) or before it was ever written.
     func read() -> StoreVersion? {
