@@ -91,7 +91,9 @@ final class ServerCore: Sendable {
             var refusal: HTTPResponse?
             switch makeRequest(connection, context, method: method, version: version, body: []) {
             case .refused(let answer): refusal = answer
-            case .made(let head): refusal = screen(head)
+            case .made(let head):
+                context.head = head
+                refusal = screen(head)
             }
             // A declared body is counted whole as its head arrives, so that bodies whose heads arrive together
             // cannot all pass and then cross; a chunked one as its pieces arrive.
@@ -169,9 +171,16 @@ final class ServerCore: Sendable {
         let body = context.body
         context.body = []
         let request: HTTPRequest
-        switch makeRequest(connection, context, method: method, version: version, body: body) {
-        case .refused(let refusal): return queue(refusal, on: connection)
-        case .made(let made): request = made
+        if var head = context.head {
+            // Built when its head arrived: only the body is new.
+            context.head = nil
+            head.body = body
+            request = head
+        } else {
+            switch makeRequest(connection, context, method: method, version: version, body: body) {
+            case .refused(let refusal): return queue(refusal, on: connection)
+            case .made(let made): request = made
+            }
         }
         guard let waiting = handlerThreads, mayWait(request) else {
             return queue(answer(request), on: connection)
@@ -399,6 +408,9 @@ final class RequestContext {
     var heldBodyBytes = 0
     /// The answer of a request refused when its head arrived, sent once its body has arrived (and been dropped).
     var refusal: HTTPResponse?
+    /// A request with a body as it was built when its head arrived (for `screen`), given its body once that has
+    /// arrived instead of being built again.
+    var head: HTTPRequest?
     /// The response of a handler that ran on a handler thread, until it is queued.
     var answer: HTTPResponse?
 

@@ -118,12 +118,11 @@ extension SQLiteDonationStore {
             // donations took the server from 15 to 317 MB, 227 MB of which stayed). A small batch keeps the
             // connection's cache as it is: shrinking it would drop the pages the next request needs.
             let large = options.expectedDonations.map { $0 >= Self.largeImport } ?? true
-            let importCacheKiB = largeImportCacheKiB
-            if large && pageCacheKiB < importCacheKiB {
-                try database.execute("PRAGMA cache_size = -\(importCacheKiB)")
+            if large && pageCacheKiB < largeImportCacheKiB {
+                try database.execute("PRAGMA cache_size = -\(largeImportCacheKiB)")
             }
             defer {
-                if large && pageCacheKiB < importCacheKiB {
+                if large && pageCacheKiB < largeImportCacheKiB {
                     try? database.execute("PRAGMA cache_size = -\(pageCacheKiB)")
                 }
             }
