@@ -229,6 +229,36 @@ import Testing
         #expect(stores.mirror.statistics.staleReads == before.staleReads + 1)
     }
 
+    /// A mirror something was committed since never answers again: the next refresh drops it, whether or not
+    /// queries asked for it since, so that a server taking donations and no queries does not keep it in memory.
+    /// A checkpoint that changes nothing stored keeps it.
+    @Test func anOutOfDateMirrorIsDroppedAtTheNextRefresh() throws {
+        let stores = try Stores()
+        var random = SeededRandom(seed: 13)
+        var next = 0
+        let script = StoreConformance(seed: 13)
+        _ = try stores.writer.importDonations((0..<300).map { _ in script.donation(&random, number: &next) })
+        try stores.writer.checkpoint()
+        let context = RankingContext(at: StoreConformanceTests.end)
+        _ = try stores.mirrored.suggestions(account: "default", context: context)
+        try stores.refreshAll()
+        #expect(stores.mirror.statistics.accounts == 1 && stores.mirror.statistics.bytes > 0)
+        try stores.mirrored.checkpoint()
+        #expect(try !stores.mirrored.refreshMirror())
+        #expect(stores.mirror.statistics.accounts == 1, "a checkpoint dropped a current mirror")
+
+        _ = try stores.writer.record(script.donation(&random, number: &next), now: StoreConformanceTests.end)
+        #expect(try !stores.mirrored.refreshMirror(), "rebuilt without a query asking")
+        var statistics = stores.mirror.statistics
+        #expect(statistics.accounts == 0 && statistics.bytes == 0 && statistics.conversations == 0)
+        // The account is read from SQLite (a miss, not a stale read: no mirror is left), then mirrored again.
+        #expect(try stores.mirrored.suggestions(account: "default", context: context) == stores.reference.suggestions(account: "default", context: context))
+        #expect(stores.mirror.statistics.misses == statistics.misses + 1)
+        #expect(try stores.mirrored.refreshMirror())
+        statistics = stores.mirror.statistics
+        #expect(statistics.accounts == 1 && statistics.bytes > 0)
+    }
+
     @Test func theBudgetKeepsTheMostRecentlyQueriedAccounts() throws {
         // How large each account's mirror is, from a mirror with room for both.
         let sizing = try Stores()

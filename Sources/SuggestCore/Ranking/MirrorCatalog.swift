@@ -145,6 +145,16 @@ public struct MirrorCatalog<Mirror: MirroredState> {
         entries.filter { $0.value.mirror.map(isCurrent) ?? false }.map(\.key)
     }
 
+    /// Drops the mirrors that fail `isCurrent`, keeping their accounts' demand: a mirror out of date never answers
+    /// a query again (a rebuild replaces it), so under a stream of writes it would only hold its memory.
+    public mutating func dropMirrors(where isOutOfDate: (Mirror) -> Bool) {
+        for (account, entry) in entries {
+            guard let mirror = entry.mirror, isOutOfDate(mirror) else { continue }
+            entries[account]?.mirror = nil
+            remove(mirror)
+        }
+    }
+
     /// Gives `accounts` at least the demand that rebuilds them at the next refresh.
     public mutating func demandRebuild(of accounts: [[UInt8]]) {
         let threshold = configuration.readsBeforeRebuild
