@@ -45,8 +45,17 @@ static inline void system_ignore_signal(int signal_number) { signal(signal_numbe
 #if defined(__GLIBC__)
 #include <malloc.h>
 static inline void system_limit_heap_arenas(int count) { mallopt(M_ARENA_MAX, count); }
+/// Fixes the size from which glibc's malloc maps a block of its own (given back whole when freed) and the free
+/// space at a heap's top that it gives back. Left to itself, glibc raises both each time a mapped block is freed, up
+/// to 32 MB: after one large body, every later large allocation lands inside the heaps, among long-lived ones, and
+/// its pages stay resident after it is freed.
+static inline void system_fix_heap_thresholds(int mapped, int trimmed) {
+    mallopt(M_MMAP_THRESHOLD, mapped);
+    mallopt(M_TRIM_THRESHOLD, trimmed);
+}
 #else
 static inline void system_limit_heap_arenas(int count) { (void)count; }
+static inline void system_fix_heap_thresholds(int mapped, int trimmed) { (void)mapped; (void)trimmed; }
 #endif
 
 #endif

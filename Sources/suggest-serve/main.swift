@@ -10,12 +10,21 @@ let io = CommandIO(
 
 // Two heaps for the server's threads, not glibc's eight per core: JSON Lines bodies of 1,000 donations, parsed on
 // 4 of the 32 handler threads, left 190 MB resident on the 1M store where two heaps keep it under 95 MB, with the
-// same rates (Benchmarks/README.md, "The server's memory under donations and floods"). MALLOC_ARENA_MAX or the
-// glibc.malloc.arena_max tunable, when set, decides.
-if getenv("MALLOC_ARENA_MAX") == nil
-    && !(getenv("GLIBC_TUNABLES").map { String(cString: $0).contains("glibc.malloc.arena_max") } ?? false)
-{
+// same rates (Benchmarks/README.md, "The server's memory under donations and floods"). And large blocks (bodies,
+// a transaction's working state, the ranking mirror's lists) mapped from 1 MiB on, whatever was freed before, so
+// that they leave nothing resident when freed. The environment (MALLOC_ARENA_MAX, MALLOC_MMAP_THRESHOLD_,
+// MALLOC_TRIM_THRESHOLD_ or the glibc.malloc tunables), when it sets one, decides.
+let tunables = getenv("GLIBC_TUNABLES").map { String(cString: $0) } ?? ""
+func environmentSets(_ variable: String, tunable: String) -> Bool {
+    getenv(variable) != nil || tunables.contains("glibc.malloc.\(tunable)")
+}
+if !environmentSets("MALLOC_ARENA_MAX", tunable: "arena_max") {
     system_limit_heap_arenas(2)
+}
+if !environmentSets("MALLOC_MMAP_THRESHOLD_", tunable: "mmap_threshold")
+    && !environmentSets("MALLOC_TRIM_THRESHOLD_", tunable: "trim_threshold")
+{
+    system_fix_heap_thresholds(1 << 20, 1 << 20)
 }
 
 exit(SuggestCommandLine.run(Array(CommandLine.arguments.dropFirst()), io: io))
