@@ -62,12 +62,12 @@ public enum SuggestServer {
                     + "give --keys FILE to serve others")
         }
         var keys: KeyRing?
-        var keysModified: Timestamp?
+        var keysVersion: KeyRing.FileVersion?
         if let path = configuration.keysPath {
             do {
                 let file = try KeyRing.load(path: path)
                 keys = file.ring
-                keysModified = file.modified
+                keysVersion = file.version
             } catch {
                 throw StartError(error.description)
             }
@@ -107,7 +107,7 @@ public enum SuggestServer {
             throw StartError(error.description)
         }
         api.metrics.countBodies { [unowned server] in (server.bodyBytesInMemory, server.bodiesRefusedForMemory) }
-        let keysWatch = KeysWatch(path: configuration.keysPath, modified: keysModified, api: api)
+        let keysWatch = KeysWatch(path: configuration.keysPath, version: keysVersion, api: api)
         let signals: ProcessSignals
         do {
             signals = try ProcessSignals { signal in
@@ -143,24 +143,24 @@ public enum SuggestServer {
     }
 }
 
-/// Re-reads the keys file when it changes (checked every 2 seconds) or on SIGHUP; a file that cannot be used leaves
-/// the keys as they were, and says why.
+/// Re-reads the keys file when it changes (`KeyRing.FileVersion`, checked every 2 seconds) or on SIGHUP; a file that
+/// cannot be used leaves the keys as they were, and says why.
 final class KeysWatch: Sendable {
     private let path: String?
-    private let modified: Mutex<Timestamp?>
+    private let version: Mutex<KeyRing.FileVersion?>
     private let api: API
     private let task: Mutex<PeriodicTask?> = Mutex(nil)
 
-    init(path: String?, modified: Timestamp?, api: API) {
+    init(path: String?, version: KeyRing.FileVersion?, api: API) {
         self.path = path
-        self.modified = Mutex(modified)
+        self.version = Mutex(version)
         self.api = api
     }
 
     func start() {
         guard path != nil else { return }
         let task = PeriodicTask(label: "suggest.keys", every: .seconds(2)) { [self] in
-            if let current = Self.modificationTime(path), modified.withLock({ $0 }) != current {
+            if let path, let current = KeyRing.FileVersion.of(path: path), version.withLock({ $0 }) != current {
                 reload(reason: "the file changed")
             }
         }
@@ -170,13 +170,6 @@ final class KeysWatch: Sendable {
 
     func stop() { task.withLock { $0 }?.stop() }
 
-    static func modificationTime(_ path: String?) -> Timestamp? {
-        guard let path else { return nil }
-        var info = stat()
-        guard stat(path, &info) == 0 else { return nil }
-        return Timestamp(seconds: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
-    }
-
     func reload(reason: String) {
         guard let path else {
             api.log.event("keys not reloaded", [("reason", "the server has no keys file")])
@@ -185,13 +178,14 @@ final class KeysWatch: Sendable {
         do {
             let file = try KeyRing.load(path: path)
             api.replaceKeys(file.ring)
-            modified.withLock { $0 = file.modified }
+            version.withLock { $0 = file.version }
             api.log.event(
                 "keys reloaded", [("why", reason), ("tenants", String(Set(file.ring.entries.map(\.tenant)).count))])
         } catch {
-            // The time is taken anyway, so that a broken file is reported once, not every 2 seconds.
-            let time = Self.modificationTime(path)
-            modified.withLock { $0 = time }
+            // Its version is taken anyway, so that a broken file is reported once, not every 2 seconds; making it
+            // usable (an edit, a rename into place, a chmod) is a new version.
+            let current = KeyRing.FileVersion.of(path: path)
+            version.withLock { $0 = current }
             api.log.event("keys not reloaded; the old keys stay", [("error", error.description)])
         }
     }

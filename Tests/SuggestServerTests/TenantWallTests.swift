@@ -170,4 +170,44 @@ import Testing
         server.stop()
         #expect(server.process.standardErrorSoFar().contains("keys not reloaded; the old keys stay"))
     }
+
+    /// What an operator does after the server refused a file (`chmod 600`), and a file renamed into place that
+    /// keeps the old one's modification time (`cp -p`, `touch -r`): both are new versions of the keys file, picked
+    /// up by the watch without a signal. Only the modification time was compared: the refused keys' replacement
+    /// was never read, and the key it removed kept working until SIGHUP.
+    @Test func aKeysFileMadePrivateOrRenamedIntoPlaceIsPickedUp() throws {
+        let scratch = try TemporaryDirectory("tenants")
+        let keys = try Self.keysFile(scratch, [("acme", Self.acme)])
+        let server = try ServeProcess(["--store", scratch("store"), "--keys", keys], scratch: scratch.path)
+        let client = server.client
+        func answers(_ key: String, _ status: Int) throws -> Bool {
+            for _ in 0..<100 {
+                if try client.request("GET", "/v1/accounts/a/donations", headers: Self.bearer(key)).status == status {
+                    return true
+                }
+                sleepSeconds(0.1)
+            }
+            return false
+        }
+        _ = try Self.keysFile(scratch, [("acme", Self.other)], mode: 0o644)
+        for _ in 0..<100 where !server.process.standardErrorSoFar().contains("keys not reloaded") { sleepSeconds(0.1) }
+        #expect(server.process.standardErrorSoFar().contains("chmod 600"))
+        #expect(try answers(Self.acme, 200), "a refused file changed the keys")
+
+        chmod(keys, 0o600)
+        #expect(try answers(Self.other, 200), "the file made private was not picked up within 10 s")
+        #expect(try answers(Self.acme, 401))
+
+        var old = stat()
+        #expect(stat(keys, &old) == 0)
+        let next = scratch("next.json")
+        try writeFile(next, #"{"keys": [{"tenant": "acme", "key": "\#(Self.acme)"}]}"#)
+        chmod(next, 0o600)
+        var times = [old.st_atim, old.st_mtim]
+        #expect(utimensat(AT_FDCWD, next, &times, 0) == 0)
+        #expect(rename(next, keys) == 0)
+        #expect(try answers(Self.acme, 200), "the file renamed into place was not picked up within 10 s")
+        #expect(try answers(Self.other, 401))
+        server.stop()
+    }
 }

@@ -29,8 +29,34 @@ public struct KeyRing: Sendable, Equatable {
     public struct LoadedFile: Sendable, Equatable {
         /// The keys it holds.
         public var ring: KeyRing
-        /// When it was last modified: a later time means it changed and is read again.
-        public var modified: Timestamp
+        /// Which version of the file it was: another one is read again.
+        public var version: FileVersion
+    }
+
+    /// What tells one version of a file from the next: its inode (a file renamed into place), its size, and the
+    /// times of its last change of content and of status (a `chmod` that makes a refused file usable changes only
+    /// the second; a copy that keeps the old modification time changes the inode or the status time).
+    public struct FileVersion: Sendable, Equatable {
+        var device: UInt64
+        var inode: UInt64
+        var size: Int64
+        var modified: Int64
+        var changed: Int64
+
+        init(_ info: stat) {
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+            modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+            changed = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+        }
+
+        /// The version of the file at `path` now, or `nil` when it cannot be read.
+        public static func of(path: String) -> FileVersion? {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            return FileVersion(info)
+        }
     }
 
     /// The tenant a presented key opens, or `nil`.
@@ -95,7 +121,7 @@ public struct KeyRing: Sendable, Equatable {
     }
 
     /// Reads the keys file at `path`, refusing one that other users can read or write.
-    /// - Returns: the keys, with the file's modification time.
+    /// - Returns: the keys, with the version of the file they were read from.
     /// - Throws: `KeyRingError` when the file cannot be read, is readable by others, or does not parse.
     public static func load(path: String) throws(KeyRingError) -> LoadedFile {
         let descriptor = system_open(path, O_RDONLY | O_CLOEXEC)
@@ -124,8 +150,7 @@ public struct KeyRing: Sendable, Equatable {
             bytes += chunk[0..<count]
             guard bytes.count <= 1 << 20 else { throw KeyRingError("the keys file \(path) is over 1 MiB") }
         }
-        let modified = Timestamp(seconds: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
-        return LoadedFile(ring: try KeyRing(json: bytes, name: path), modified: modified)
+        return LoadedFile(ring: try KeyRing(json: bytes, name: path), version: FileVersion(info))
     }
 }
 
