@@ -111,7 +111,7 @@ extension RedisDonationStore {
             }
         } catch {
             guard options.skipInvalid else { throw error.at(line: line) }
-            report.rejected.append(error.at(line: line))
+            report.reject(error.at(line: line))
             return nil
         }
     }

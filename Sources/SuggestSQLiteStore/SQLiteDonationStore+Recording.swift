@@ -163,7 +163,7 @@ extension SQLiteDonationStore {
             switch consume parsed {
             case .failure(let error):
                 guard options.skipInvalid else { throw error.at(line: line) }
-                report.rejected.append(error.at(line: line))
+                report.reject(error.at(line: line))
             case .success(let donation):
                 do {
                     let date = donation.interaction.date
@@ -184,7 +184,7 @@ extension SQLiteDonationStore {
                     }
                 } catch let error as InputError {
                     guard options.skipInvalid else { throw error.at(line: line) }
-                    report.rejected.append(error.at(line: line))
+                    report.reject(error.at(line: line))
                 }
             }
         }

@@ -42,8 +42,8 @@ enum Import: Command {
         // Durable before it is reported, and a large import's log does not stay on disk for later commands to read.
         if report.recorded > 0 { try store.checkpoint() }
         for error in report.rejected.prefix(20) { io.err("suggest import: skipped \(error)\n") }
-        if report.rejected.count > 20 {
-            io.err("suggest import: skipped \(counted(report.rejected.count - 20, "more invalid line"))\n")
+        if report.rejectedCount > 20 {
+            io.err("suggest import: skipped \(counted(report.rejectedCount - 20, "more invalid line"))\n")
         }
         var summary = "imported \(counted(report.recorded, "donation"))"
         if report.duplicates > 0 { summary += ", \(report.duplicates) already recorded" }
@@ -54,7 +54,7 @@ enum Import: Command {
                 ", \(report.expired) not kept: older than the store keeps donations (\(days) days; "
                 + "'suggest config --max-age-days 0' keeps everything)"
         }
-        if !report.rejected.isEmpty { summary += ", \(counted(report.rejected.count, "invalid line")) skipped" }
+        if report.rejectedCount > 0 { summary += ", \(counted(report.rejectedCount, "invalid line")) skipped" }
         try io.out(summary + "\n")
         return ExitCode.success
     }

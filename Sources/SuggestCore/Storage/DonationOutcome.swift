@@ -18,8 +18,19 @@ public struct ImportReport: Sendable, Equatable {
     public var duplicates = 0
     /// Donations older than the store's retention: not kept.
     public var expired = 0
-    /// Lines refused (only with `skipInvalid`; otherwise the first one aborts the import).
-    public var rejected: [InputError] = []
+    /// The first `keptRejections` lines refused (only with `skipInvalid`; otherwise the first one aborts the
+    /// import): an input of millions of invalid lines must not be held in memory to be reported.
+    public private(set) var rejected: [InputError] = []
+    /// How many lines were refused, all of them.
+    public private(set) var rejectedCount = 0
+    /// How many refused lines a report keeps.
+    public static let keptRejections = 100
+
+    /// Counts a refused line, and keeps it while fewer than `keptRejections` are kept.
+    public mutating func reject(_ error: InputError) {
+        rejectedCount += 1
+        if rejected.count < Self.keptRejections { rejected.append(error) }
+    }
 
     /// A report of nothing read yet, which an import fills in.
     public init() {}

@@ -89,7 +89,7 @@ public final class InMemoryDonationStore: DonationStore {
                 staged[ByteKey(interaction.account)] = history
             } catch let error as InputError {
                 guard options.skipInvalid else { throw error.at(line: line) }
-                report.rejected.append(error.at(line: line))
+                report.reject(error.at(line: line))
             }
         }
         histories = staged
