@@ -150,4 +150,18 @@ import Testing
         #expect(SuggestCommandLine.run(["--version"], io: io) == 1)
         #expect(error.text == "suggest: cannot write standard output: No space left on device\n")
     }
+
+    /// A closed standard input is an input that cannot be read, not an empty one: SQLite opened /dev/null on the
+    /// free descriptor 0 before it opened the store, and `import -` then imported nothing and said so with exit 0.
+    @Test func aClosedStandardInputIsAFailureNotAnEmptyInput() throws {
+        let before = SuggestProcess.run(["export", "--store", store]).standardOutput
+        for arguments in [["import", "-"], ["import", "-", "--skip-invalid"], ["donate", "--json"]] {
+            let outcome = try Suggest.run(
+                arguments + ["--store", store], scratch: directory.path,
+                wrapper: ["/bin/sh", "-c", #"exec "$0" "$@" <&-"#])
+            #expect(outcome.status == 1, "\(arguments)")
+            #expect(outcome.error.contains("cannot read standard input"), "\(arguments): \(outcome.error)")
+        }
+        #expect(SuggestProcess.run(["export", "--store", store]).standardOutput == before)
+    }
 }
