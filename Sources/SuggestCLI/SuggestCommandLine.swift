@@ -5,7 +5,7 @@ import SuggestSQLiteStore
 /// one line on standard error and the contract's exit code.
 public enum SuggestCommandLine {
     /// What `suggest --version` prints after `suggest `.
-    public static let version = "0.1.0"
+    public static let version = Release.version
 
     static let commands: [any Command.Type] = [
         Donate.self, Import.self, Export.self, List.self, Share.self, Delete.self, Block.self, Unblock.self,

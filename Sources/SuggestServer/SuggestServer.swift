@@ -12,7 +12,7 @@ import Synchronization
 /// SIGHUP, or a change of the keys file, reloads the keys without a restart.
 public enum SuggestServer {
     /// The API's version, as `GET /v1/version` reports it.
-    public static let version = "0.2.0"
+    public static let version = Release.version
 
     /// Opens a store connection; called once per worker, and again when a connection is needed.
     public typealias StoreOpener = @Sendable () throws -> any DonationStore

@@ -16,7 +16,7 @@ import Testing
     }
 
     @Test func versionHelpAndUsageErrors() {
-        #expect(SuggestProcess.run(["--version"]).standardOutput == "suggest 0.1.0\n")
+        #expect(SuggestProcess.run(["--version"]).standardOutput == "suggest \(Release.version)\n")
         let help = SuggestProcess.run(["--help"])
         #expect(help.status == 0 && help.standardOutput.contains("Commands:") && help.standardOutput.contains("donate"))
         let listHelp = SuggestProcess.run(["list", "--help"])

@@ -200,7 +200,14 @@ import Testing
         let server = try ServeProcess(["--store", scratch("store")], scratch: scratch.path)
         let client = server.client
         #expect(try client.request("GET", "/v1/health/live").text == #"{"status":"live"}"#)
-        #expect(try client.request("GET", "/v1/version").text.hasPrefix(#"{"name":"suggest","version":""#))
+        let version = try client.request("GET", "/v1/version").text
+        #expect(version.hasPrefix(#"{"name":"suggest","version":""#))
+        // One version in every door: the document's and the command line's too (the document said 0.2.0 where
+        // `suggest --version` said 0.1.0).
+        let number = version.split(separator: "\"").dropFirst(7).first.map(String.init) ?? "?"
+        #expect(try client.request("GET", "/v1/openapi.json").text.contains(#""version": "\#(number)""#))
+        let command = try Suggest.run(["--version"], scratch: scratch.path)
+        #expect(String(decoding: command.standardOutput, as: UTF8.self) == "suggest \(number)\n")
         let document = try client.request("GET", "/v1/openapi.json")
         #expect(document.status == 200)
         #expect(document.body == (try readFile(Suggest.packageRoot + "/Sources/SuggestServer/Resources/openapi.json")))
