@@ -200,6 +200,16 @@ import Testing
         let server = try ServeProcess(["--store", scratch("store")], scratch: scratch.path)
         let client = server.client
         #expect(try client.request("GET", "/v1/health/live").text == #"{"status":"live"}"#)
+        // HEAD wherever GET is (it was 405): the same head, no body.
+        for path in ["/v1/health/live", "/v1/openapi.json", "/metrics"] {
+            let head = try client.request("HEAD", path)
+            let get = try client.request("GET", path)
+            #expect(head.status == 200 && head.body.isEmpty, "HEAD \(path)")
+            #expect(head.header("Content-Type") == get.header("Content-Type"), "HEAD \(path)")
+        }
+        #expect(try client.request("HEAD", "/v1/openapi.json").header("Content-Length")
+            == String(try client.request("GET", "/v1/openapi.json").body.count))
+        #expect(try client.request("POST", "/v1/health/live").header("Allow") == "GET, HEAD")
         let version = try client.request("GET", "/v1/version").text
         #expect(version.hasPrefix(#"{"name":"suggest","version":""#))
         // One version in every door: the document's and the command line's too (the document said 0.2.0 where

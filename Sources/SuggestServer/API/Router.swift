@@ -21,9 +21,13 @@ struct Router: Sendable {
         /// Routes under `/v1/accounts/` need a key when the server has keys.
         let needsKey: Bool
 
+        /// A route that answers `GET` answers `HEAD` too, as HTTP asks of every general-purpose server (RFC 9110,
+        /// 9.1): the same endpoint, whose body libmicrohttpd does not send.
         init(_ template: String, needsKey: Bool, _ methods: [HTTPMethod: Endpoint]) {
             self.template = template
             self.needsKey = needsKey
+            var methods = methods
+            if let get = methods[.get], methods[.head] == nil { methods[.head] = get }
             self.methods = methods
             segments = template.split(separator: "/").map { part in
                 part.hasPrefix("{") && part.hasSuffix("}")
