@@ -29,3 +29,11 @@ static inline const volatile void *suggest_sqlite3_wal_index(sqlite3 *db) {
     if (file->pMethods->xShmMap(file, 0, 32768, 0, &region) != SQLITE_OK) return 0;
     return (const volatile void *)region;
 }
+
+/// Whether the connection's database file was deleted, renamed or replaced since it was opened (SQLite compares the
+/// file it holds open with what its path names now): 1 if so, 0 if not, -1 when SQLite cannot tell. A process that
+/// goes on writing to a deleted store writes to a file nobody will open again.
+static inline int suggest_sqlite3_file_has_moved(sqlite3 *db) {
+    int moved = 0;
+    return sqlite3_file_control(db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK ? (moved != 0) : -1;
+}

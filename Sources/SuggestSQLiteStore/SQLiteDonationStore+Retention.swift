@@ -6,6 +6,19 @@ extension SQLiteDonationStore {
         try translating { try database.storedRetention() }
     }
 
+    /// Throws when a donation could not be recorded now: the settings cannot be read, the database file was
+    /// deleted or moved since this connection opened it, or the connection may only read (SQLite opens a file
+    /// its process may not write read-only, without an error).
+    public func checkHealth() throws {
+        try translating {
+            _ = try database.storedRetention()
+            try database.checkFileInPlace()
+            if database.isReadOnly {
+                throw StoreError(.readOnly, "the store \(database.path) is read-only for this process: nothing can be recorded")
+            }
+        }
+    }
+
     /// Changes the retention settings and applies the new maximum age at once, to every account.
     /// - Throws: `InputError` for a setting that is not a number of days from 0 to `Retention.maximumDays`.
     @discardableResult

@@ -195,6 +195,26 @@ import Testing
         #expect(try client.request("GET", "/v1/health/ready").text == #"{"status":"ready"}"#)
     }
 
+    /// A store deleted under the running server (`rm -rf` of a store kept in /tmp): its donations went on being
+    /// acknowledged into unlinked files, lost at exit, while readiness said 200. Now every write is refused with 503
+    /// and readiness says why.
+    @Test func aStoreDeletedUnderTheServerIsNotWrittenTo() throws {
+        let scratch = try TemporaryDirectory("serve")
+        let server = try ServeProcess(["--store", scratch("store")], scratch: scratch.path)
+        let client = server.client
+        let path = "/v1/accounts/alice/donations"
+        #expect(try client.send("POST", path, json: Self.donation("d1", "u-1", ago: 60)).status == 201)
+        #expect(try client.request("GET", "/v1/health/ready").status == 200)
+        #expect(system("rm -rf '\(scratch("store"))'") == 0)
+        let refused = try client.send("POST", path, json: Self.donation("d2", "u-2", ago: 30))
+        #expect(refused.status == 503 && refused.text.contains("store_failed") && refused.text.contains("deleted or moved"), "\(refused.status) \(refused.text)")
+        let batch = [Self.donation("d3", "u-3", ago: 20), Self.donation("d4", "u-4", ago: 10)].joined(separator: "\n")
+        #expect(try client.send("POST", path, json: batch, contentType: "application/x-ndjson").status == 503)
+        let ready = try client.request("GET", "/v1/health/ready")
+        #expect(ready.status == 503 && ready.text.contains("deleted or moved"), "\(ready.text)")
+        server.stop()
+    }
+
     @Test func serviceRoutes() throws {
         let scratch = try TemporaryDirectory("serve")
         let server = try ServeProcess(["--store", scratch("store")], scratch: scratch.path)

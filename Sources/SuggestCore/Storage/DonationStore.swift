@@ -119,6 +119,14 @@ public protocol DonationStore: AnyObject {
     /// Makes everything recorded so far durable against a power loss, now (an embedded store copies its
     /// write-ahead log into the database; a server-backed store waits for its server).
     func checkpoint() throws
+
+    /// Throws when the store could not record a donation now: what a server's readiness asks. By default, a read
+    /// of the settings.
+    func checkHealth() throws
+}
+
+extension DonationStore {
+    public func checkHealth() throws { _ = try retention() }
 }
 
 extension DonationStore {

@@ -142,6 +142,7 @@ package final class Database {
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
+            try checkFileInPlace()
             try execute("COMMIT")
             return result
         } catch {
@@ -149,6 +150,20 @@ package final class Database {
             throw error
         }
     }
+
+    /// Throws when the database file this connection writes to is no longer the one its path names (deleted,
+    /// renamed or replaced since it was opened): what it commits would be acknowledged, then lost with the file.
+    /// A `stat` of the path; SQLite itself only logs a warning.
+    package func checkFileInPlace() throws(StoreError) {
+        guard suggest_sqlite3_file_has_moved(handle) == 1 else { return }
+        throw StoreError(
+            .noSuchStore,
+            "the store's database \(path) was deleted or moved while this process had it open; nothing more is "
+                + "recorded in it (restart with the store in place)")
+    }
+
+    /// Whether this connection can only read: SQLite opens a file it may not write read-only, without an error.
+    package var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 
     /// Runs `body` in a read transaction: one consistent snapshot even while other processes write.
     package func read<T>(_ body: () throws -> T) throws -> T {

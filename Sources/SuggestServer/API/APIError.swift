@@ -31,7 +31,9 @@ struct APIError: Error, Sendable, Equatable {
     /// The error for invalid input, under `code` (`invalid_donation`, `invalid_query`, `invalid_share`).
     static func invalid(_ code: String, _ error: InputError) -> APIError { APIError(.badRequest, code, error.description) }
 
-    /// What a store's failure is for a client: its own fault never; the store's state, 503 when it may pass.
+    /// What a store's failure is for a client: never its own fault, and 503, the contract's one status for the
+    /// server's side (a retry may find the store back, or another instance): `store_unavailable` when it may pass by
+    /// itself, `store_full`, and `store_failed` when it needs an operator.
     static func store(_ error: StoreError) -> APIError {
         switch error.kind {
         case .busy, .unavailable:
@@ -40,7 +42,7 @@ struct APIError: Error, Sendable, Equatable {
             return APIError(.serviceUnavailable, "store_full", error.message)
         case .noSuchStore, .notADirectory, .notAStore, .foreignDatabase, .newerSchema, .readOnly, .misconfigured,
             .failed:
-            return APIError(.internalServerError, "store_failed", error.message)
+            return APIError(.serviceUnavailable, "store_failed", error.message)
         }
     }
 }

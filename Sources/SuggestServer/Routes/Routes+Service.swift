@@ -12,13 +12,14 @@ extension Routes {
         }
     }
 
-    /// `GET /v1/health/ready`: 200 while the server takes traffic; 503 while it starts, drains, or cannot reach its
-    /// store (asked again at every call, so a store that comes back makes the server ready again).
+    /// `GET /v1/health/ready`: 200 while the server takes traffic; 503 while it starts, drains, or its store could
+    /// not record a donation (`DonationStore.checkHealth`: unreachable, deleted, read-only), asked again at every
+    /// call, so a store that comes back makes the server ready again.
     static let ready: Router.Endpoint = { call in
         let api = call.api
         if api.readiness != .draining {
             do {
-                _ = try call.withStore { store in try store.retention() }
+                try call.withStore { store in try store.checkHealth() }
                 api.readiness = .ready
             } catch {
                 api.readiness = .storeUnavailable("\(error)")
