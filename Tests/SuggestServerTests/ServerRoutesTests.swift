@@ -138,6 +138,14 @@ import Testing
         _ = try client.request("DELETE", "/v1/accounts/me/conversations/u-juan")
         let gone = try client.send("POST", "/v1/accounts/me/share", json: #"{\#(photo), "conversationIdentifier": "u-juan"}"#)
         #expect(gone.text.contains(#""preselected":null"#) && gone.text.contains("deleted"))
+        // A send that cannot send is refused, as `suggest share --send` fails it (it was 200 "preview").
+        for body in [
+            #"{\#(photo), "conversationIdentifier": "u-juan", "action": "send"}"#, #"{\#(photo), "pick": 99, "action": "send"}"#,
+            #"{"items": [], "action": "send"}"#,
+        ] {
+            let refused = try client.send("POST", "/v1/accounts/me/share", json: body)
+            #expect(refused.status == 400 && refused.text.contains("invalid_share") && refused.text.contains("nothing was sent"), "\(body): \(refused.text)")
+        }
         // u-juan's donations went with it (the sent share among them); the cancelled share recorded nothing.
         let export = try client.request("GET", "/v1/accounts/me/donations").text
         #expect(export.split(separator: "\n").count == 2)

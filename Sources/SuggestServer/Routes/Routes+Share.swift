@@ -5,7 +5,8 @@ import SuggestShare
 extension Routes {
     /// `POST /v1/accounts/{account}/share`: the share flow (`ShareFlow`) with the rule given inline. The body is
     /// `ShareFlow.Request`'s, with the ranking context in it too (`limit`, `at`, `people`, `service`, `exclude`,
-    /// `explain`); the result is `suggest share --json`'s.
+    /// `explain`); the result is `suggest share --json`'s. A `send` that cannot send is 400 `invalid_share`, with
+    /// the reason, and records nothing.
     static let share: Router.Endpoint = { call in
         let account = try call.account()
         try checkQuery(call.request, allowed: [])
@@ -25,6 +26,9 @@ extension Routes {
                 request.items, choice: request.choice, action: request.action, account: account.storeAccount,
                 context: context, in: store, explain: explain)
         }
+        // A send that sent nothing (no conversation chosen, a pick past the suggestions, a deleted conversation, a
+        // rule that refuses the items) is refused as `suggest share --send` fails it, not answered 200 "preview".
+        if let failure = result.failure { throw APIError.badRequest("invalid_share", failure) }
         if case .sent = result.outcome { call.api.metrics.donations(recorded: 1, duplicates: 0) }
         return json { result.write(to: &$0) }
     }
