@@ -79,6 +79,12 @@ final class ServerCore: Sendable {
     ) -> MHD_Result {
         if !context.headersSeen {
             context.headersSeen = true
+            if let ambiguity = framingAmbiguity(connection) {
+                // Refused before a byte of the body is read, and the connection closed: behind a proxy that framed
+                // the body otherwise, what follows could be read as another request (request smuggling).
+                return queue(
+                    closing(.error(status: .badRequest, code: "ambiguous_length", message: ambiguity)), on: connection)
+            }
             let declared = declaredLength(connection)
             if declared > maximumBodySize {
                 // Queued before any of the body is read: MHD sends it and closes the connection, never reading on.
@@ -370,6 +376,21 @@ final class ServerCore: Sendable {
         log("\(reason): \(outcome), closing the connection")
     }
 
+    /// Why the request's body has no single length, if it has none: several `Content-Length` fields (MHD would
+    /// take the first), or one beside `Transfer-Encoding` (RFC 9112, 6.3: a request a server may reject, and should
+    /// when it cannot be sure every hop framed it alike).
+    private func framingAmbiguity(_ connection: OpaquePointer) -> String? {
+        var counts = FramingFields()
+        _ = withUnsafeMutablePointer(to: &counts) { pointer in
+            MHD_get_connection_values_n(connection, .HEADER_KIND, countFramingField, pointer)
+        }
+        if counts.contentLengths > 1 { return "the request has \(counts.contentLengths) Content-Length fields; send one" }
+        if counts.contentLengths > 0 && counts.transferEncodings > 0 {
+            return "the request has both Content-Length and Transfer-Encoding; send one"
+        }
+        return nil
+    }
+
     /// The declared `Content-Length`, 0 without one, `Int.max` past `Int.max` (MHD has refused a malformed one).
     private func declaredLength(_ connection: OpaquePointer) -> Int {
         guard let text = lookUp("Content-Length", on: connection) else { return 0 }
@@ -476,6 +497,27 @@ func mhdLog(_ closure: UnsafeMutableRawPointer?, _ format: UnsafePointer<CChar>?
 }
 
 /// Collects one header field for `HTTPRequest.headers`.
+/// How many fields of a request's head say how long its body is.
+private struct FramingFields {
+    var contentLengths = 0
+    var transferEncodings = 0
+}
+
+/// MHD's iterator over a request's head fields, counting the framing ones into a `FramingFields`.
+private func countFramingField(
+    _ counts: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?, _ keySize: Int,
+    _ value: UnsafePointer<CChar>?, _ valueSize: Int
+) -> MHD_Result {
+    guard let counts, let key else { return .YES }
+    let fields = counts.assumingMemoryBound(to: FramingFields.self)
+    if keySize == 14 && strncasecmp(key, "Content-Length", 14) == 0 {
+        fields.pointee.contentLengths += 1
+    } else if keySize == 17 && strncasecmp(key, "Transfer-Encoding", 17) == 0 {
+        fields.pointee.transferEncodings += 1
+    }
+    return .YES
+}
+
 private func collectHeader(
     _ fields: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?, _ keySize: Int,
     _ value: UnsafePointer<CChar>?, _ valueSize: Int

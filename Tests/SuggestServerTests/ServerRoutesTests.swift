@@ -198,6 +198,16 @@ import Testing
         expectError(try client.request("DELETE", "/v1/accounts/alice/donations"), 400, "invalid_query")
         expectError(try client.send("POST", "/v1/accounts/alice/share", json: #"{"items": [], "rule": "TRUEPREDICATE AND"}"#), 400, "invalid_share")
         expectError(try client.send("POST", "/v1/accounts/alice/share", json: #"{"items": [], "pick": 1, "conversationIdentifier": "x"}"#), 400, "invalid_share")
+        // A body with no single length is refused before it is read, and the connection closed (request smuggling).
+        let twice = try client.request(
+            "POST", path, headers: [("Content-Type", "application/json"), ("Content-Length", "5")],
+            body: Array(Self.donation("smuggled", "y", ago: 1).utf8))
+        expectError(twice, 400, "ambiguous_length")
+        #expect(twice.header("Connection") == "close")
+        let both = try client.request(
+            "POST", path, headers: [("Content-Type", "application/json"), ("Transfer-Encoding", "chunked")],
+            body: Array("0\r\n\r\n".utf8))
+        expectError(both, 400, "ambiguous_length")
         #expect(try client.request("GET", path).body.isEmpty, "nothing was recorded by any refused request")
         // The server is still well.
         #expect(try client.request("GET", "/v1/health/ready").text == #"{"status":"ready"}"#)
