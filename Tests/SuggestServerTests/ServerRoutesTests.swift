@@ -198,6 +198,10 @@ import Testing
         expectError(try client.request("DELETE", "/v1/accounts/alice/donations"), 400, "invalid_query")
         expectError(try client.send("POST", "/v1/accounts/alice/share", json: #"{"items": [], "rule": "TRUEPREDICATE AND"}"#), 400, "invalid_share")
         expectError(try client.send("POST", "/v1/accounts/alice/share", json: #"{"items": [], "pick": 1, "conversationIdentifier": "x"}"#), 400, "invalid_share")
+        // A compressed body is refused as a media type the server does not read (it was parsed as sent, a 400).
+        expectError(
+            try client.send("POST", path, json: Self.donation("gz", "y", ago: 1), headers: [("Content-Encoding", "gzip")]),
+            415, "unsupported_media_type")
         // A body with no single length is refused before it is read, and the connection closed (request smuggling).
         let twice = try client.request(
             "POST", path, headers: [("Content-Type", "application/json"), ("Content-Length", "5")],

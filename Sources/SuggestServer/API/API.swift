@@ -101,6 +101,13 @@ final class API: Sendable {
                 headers: ["Allow": route.allow])
         }
         if route.needsKey { admission.tenant = try authenticate(request) }
+        // A compressed body would reach the parsers as it was sent (RFC 9110, 15.5.16: 415 for a content coding
+        // the server does not apply).
+        if let coding = request.headers["content-encoding"], !coding.isEmpty, coding.lowercased() != "identity" {
+            throw APIError(
+                .unsupportedMediaType, "unsupported_media_type",
+                "Content-Encoding \(coding.prefix(40)) is not supported: send the body uncompressed")
+        }
         return (endpoint, parameters)
     }
 
