@@ -29,6 +29,26 @@ import Testing
         #expect(result.standardOutput.isEmpty)
     }
 
+    /// A conversation longer than any donation may name (4,096 bytes) is refused by the commands that name one
+    /// without a donation, as donations and the server refuse it; it was stored.
+    @Test func aConversationLongerThanADonationMayNameIsRefused() {
+        let long = String(repeating: "a", count: Interaction.maximumStringBytes + 1)
+        for command in ["block", "unblock"] {
+            let result = suggest(command, "--conversation", long)
+            #expect(result.status == 64, "\(command)")
+            #expect(result.standardError == "suggest \(command): --conversation is 4097 bytes long; the limit is 4096\n")
+        }
+        #expect(suggest("feedback", "--less", "--conversation", long).status == 64)
+        #expect(suggest("block", "--conversation", String(long.dropFirst())).status == 0)
+    }
+
+    /// "Suggest Less" asked hundreds of times said "score × 0" beside a conversation still listed with a score.
+    @Test func aSmallMultiplierIsShownAsAPowerOfTen() {
+        #expect(Feedback.multiplier(0.25, times: 2) == "0.0625")
+        #expect(Feedback.multiplier(0.25, times: 1100) == "10^-662")
+        #expect(Feedback.multiplier(0.5, times: 1022) != "0" && !Feedback.multiplier(0.5, times: 1100).hasPrefix("0"))
+    }
+
     /// One number grammar, with the range in the message.
     @Test(arguments: [
         (

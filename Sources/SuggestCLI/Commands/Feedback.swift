@@ -1,3 +1,4 @@
+import CSystem
 import SuggestCore
 
 /// `suggest feedback`: "Suggest Less" for a conversation, or forgetting it.
@@ -23,15 +24,23 @@ enum Feedback: Command {
         if arguments.flag("--less") {
             let times = try store.suggestLess(conversation: conversation, account: account)
             let factor = store.policy.lessFactor
-            var product = 1.0
-            for _ in 0..<times { product *= factor }
             try io.out(
                 "\(TerminalText.escaped(conversation)) will be suggested less (asked \(times)×: score × "
-                    + "\(JSONWriter.format(product)))\n")
+                    + "\(multiplier(factor, times: times)))\n")
         } else {
             try store.resetFeedback(conversation: conversation, account: account)
             try io.out("forgot the feedback on \(TerminalText.escaped(conversation))\n")
         }
         return ExitCode.success
+    }
+
+    /// `factor` to the power `times`, as the message shows it. Ranking multiplies in the log domain, where the
+    /// product never reaches 0; a `Double` product does, past about 500 times at ¼, and "× 0" beside a
+    /// conversation still listed would be wrong: past the normal numbers it is shown as a power of ten.
+    static func multiplier(_ factor: Double, times: Int) -> String {
+        var product = 1.0
+        for _ in 0..<times { product *= factor }
+        guard product < Double.leastNormalMagnitude, factor > 0 else { return JSONWriter.format(product) }
+        return "10^\(Int((Double(times) * log10(factor)).rounded()))"
     }
 }
