@@ -69,6 +69,8 @@ import Testing
             #"{"date":0,"x":"\#u{1}","intent":{"conversationIdentifier":"c"}}"#,
             #"{"date":0,"intent":{"conversationIdentifier":"c","recipients":[{"personHandle":{"type":"fax"}}]}}"#,
             "{\"date\":0,\"intent\":{\"conversationIdentifier\":\"" + String(repeating: "x", count: 4097) + "\"}}",
+            // A date is a string too: a fraction of 5,000 digits was accepted (found by a newcomer sweep).
+            "{\"date\":\"2026-11-29T18:03:00." + String(repeating: "1", count: 5_000) + "Z\",\"intent\":{\"conversationIdentifier\":\"c\"}}",
             "{\"date\":0,\"x\":" + String(repeating: "[", count: 70) + String(repeating: "]", count: 70)
                 + ",\"intent\":{\"conversationIdentifier\":\"c\"}}",
         ]

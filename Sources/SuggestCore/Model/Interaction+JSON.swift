@@ -86,6 +86,10 @@ extension Interaction {
         case .number(let seconds):
             date = Timestamp(seconds: seconds)
         case .string(let text):
+            // The limit of every string, here too: a date's fraction may otherwise run on for megabytes.
+            guard text.utf8.count <= maximumStringBytes else {
+                throw InputError(field: field, message: "is \(text.utf8.count) bytes long; the limit is \(maximumStringBytes)")
+            }
             guard let parsed = Timestamp(rfc3339: text) else {
                 throw InputError(
                     field: field,

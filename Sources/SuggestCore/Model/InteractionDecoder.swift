@@ -234,10 +234,14 @@ struct InteractionDecoder {
         switch parser.current ?? 0 {
         case UInt8(ascii: "\""):
             if let raw = try rawString() {
-                guard let parsed = Timestamp(rfc3339UTF8: raw) else { throw GiveUp() }
+                guard raw.count <= Interaction.maximumStringBytes, let parsed = Timestamp(rfc3339UTF8: raw) else {
+                    throw GiveUp()
+                }
                 date = parsed
             } else {
-                guard let text = try? parser.parseString(), let parsed = Timestamp(rfc3339: text) else {
+                guard let text = try? parser.parseString(), text.utf8.count <= Interaction.maximumStringBytes,
+                    let parsed = Timestamp(rfc3339: text)
+                else {
                     throw GiveUp()
                 }
                 date = parsed
