@@ -150,8 +150,12 @@ public final class SQLiteDonationStore: DonationStore {
     /// mirror out of date every second. With a mirror, the checkpoint then runs one step of its upkeep
     /// (`refreshMirror()`), so that a mirror rebuilt after a write is read after the truncation that write leads
     /// to, not before it; and a truncation marks the mirrors that were current before it to be read again.
+    ///
+    /// A database file deleted or moved since the connection opened it fails the checkpoint (what would it make
+    /// durable?), so that a server's periodic checkpoint says so in its log.
     public func checkpoint() throws {
         try translating {
+            try database.checkFileInPlace()
             try database.checkpointWithoutWaiting()
             let version = try database.statement("PRAGMA data_version").scalarInt()
             defer { versionAtLastCheckpoint = version }

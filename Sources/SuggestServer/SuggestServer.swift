@@ -209,6 +209,10 @@ final class Maintenance: Sendable {
         private let pool: StorePool
         private let log: AccessLog
         private var store: (any DonationStore)?
+        /// The failure the last checkpoint logged, and how many times in a row it has failed so since: a store that
+        /// stays broken (read-only, deleted) is logged when its failure starts, changes or ends, and once a minute,
+        /// not every second.
+        private var failure: (message: String, count: Int)?
 
         init(pool: StorePool, log: AccessLog) {
             self.pool = pool
@@ -220,8 +224,20 @@ final class Maintenance: Sendable {
                 let store = try self.store ?? pool.openConnection()
                 self.store = store
                 try store.checkpoint()
+                if let failure {
+                    log.event("checkpoint recovered", [("failures", String(failure.count))])
+                    self.failure = nil
+                }
             } catch {
-                log.event("checkpoint failed", [("error", "\(error)")])
+                let message = "\(error)"
+                if let failure, failure.message == message {
+                    self.failure?.count += 1
+                    guard (failure.count + 1) % 60 == 0 else { return }
+                    log.event("checkpoint failed", [("error", message), ("failures", String(failure.count + 1))])
+                } else {
+                    failure = (message, 1)
+                    log.event("checkpoint failed", [("error", message)])
+                }
             }
         }
     }

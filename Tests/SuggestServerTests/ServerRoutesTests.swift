@@ -234,7 +234,11 @@ import Testing
         #expect(try client.send("POST", path, json: batch, contentType: "application/x-ndjson").status == 503)
         let ready = try client.request("GET", "/v1/health/ready")
         #expect(ready.status == 503 && ready.text.contains("deleted or moved"), "\(ready.text)")
+        // The periodic checkpoint says so in the log, once, not every second.
+        sleepSeconds(3.5)
         server.stop()
+        let log = server.process.standardErrorSoFar()
+        #expect(log.split(separator: "\n").filter { $0.contains("checkpoint failed") }.count == 1, "\(log.suffix(2000))")
     }
 
     @Test func serviceRoutes() throws {
