@@ -81,7 +81,9 @@ final class ServerCore: Sendable {
             context.headersSeen = true
             if let ambiguity = framingAmbiguity(connection) {
                 // Refused before a byte of the body is read, and the connection closed: behind a proxy that framed
-                // the body otherwise, what follows could be read as another request (request smuggling).
+                // the body otherwise, what follows could be read as another request (request smuggling). Logged,
+                // as it never reaches the access log.
+                log("\(ambiguity): answered 400 ambiguous_length, closing the connection")
                 return queue(
                     closing(.error(status: .badRequest, code: "ambiguous_length", message: ambiguity)), on: connection)
             }

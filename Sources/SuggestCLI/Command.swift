@@ -2,6 +2,7 @@ import RedisCluster
 import SuggestCore
 import SuggestRedisStore
 import SuggestSQLiteStore
+import Synchronization
 
 /// One subcommand of `suggest`: its name, help and options, and what it does.
 protocol Command: Sendable {
@@ -176,11 +177,26 @@ public enum StoreOpening {
         let location = try StoreOptions.location(arguments, io)
         // One mirror for every connection the server opens: the accounts' ranking state once, not per worker.
         let mirror = RankingMirror(serverMirror)
+        // Every connection must have the file the first one opened: a store deleted under the server, then created
+        // again at its path, would take the donations of the connections opened since, unseen by the older ones.
+        // Only the first open creates a missing store.
+        let firstFile = Mutex<SQLiteDonationStore.FileIdentity?>(nil)
         let connection = { @Sendable (groupCommit: GroupCommitWriter?, pageCacheKiB: Int) throws -> SQLiteDonationStore in
-            try SQLiteDonationStore.open(
-                location, checkpoints: .everyPages(serverCheckpointPages), createIfMissing: creating,
+            let first = firstFile.withLock { $0 }
+            let store = try SQLiteDonationStore.open(
+                location, checkpoints: .everyPages(serverCheckpointPages), createIfMissing: creating && first == nil,
                 pageCacheKiB: pageCacheKiB, largeImportCacheKiB: serverPageCacheKiB, mirror: mirror,
                 groupCommit: groupCommit)
+            if let first {
+                try store.requireFile(first)
+            } else {
+                let identity = try store.fileIdentity()
+                try firstFile.withLock { known in
+                    if let known, known != identity { try store.requireFile(known) }
+                    known = identity
+                }
+            }
+            return store
         }
         // One connection writes every donation, so that its page cache stays valid (`GroupCommitWriter`); it has the
         // large cache. The others (one per worker and handler thread) read little: queries go to the mirror.

@@ -1,3 +1,4 @@
+import CSystem
 import SuggestCore
 
 extension SQLiteDonationStore {
@@ -17,6 +18,32 @@ extension SQLiteDonationStore {
                 throw StoreError(.readOnly, "the store \(database.path) is read-only for this process: nothing can be recorded")
             }
         }
+    }
+
+    /// The database file a connection has open (its device and inode), for a server to tell whether its
+    /// connections all have one file.
+    public struct FileIdentity: Sendable, Equatable {
+        let device: UInt64
+        let inode: UInt64
+    }
+
+    /// The database file this connection has open, checked to be the one its path names.
+    public func fileIdentity() throws -> FileIdentity {
+        try translating {
+            try database.checkFileInPlace()
+            var info = stat()
+            guard stat(database.path, &info) == 0 else { throw Database.goneError(database.path) }
+            return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        }
+    }
+
+    /// Throws unless this connection has the file `expected` (a server's first connection's), and then takes the
+    /// store for gone in this process: a store deleted and created again at its path under a running server (by a
+    /// command that creates a missing store) is another store, which the server's older connections do not see.
+    public func requireFile(_ expected: FileIdentity) throws {
+        guard try fileIdentity() != expected else { return }
+        Database.markGone(database.path)
+        throw Database.goneError(database.path)
     }
 
     /// Changes the retention settings and applies the new maximum age at once, to every account.

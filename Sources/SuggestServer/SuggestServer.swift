@@ -182,10 +182,11 @@ final class KeysWatch: Sendable {
             api.log.event(
                 "keys reloaded", [("why", reason), ("tenants", String(Set(file.ring.entries.map(\.tenant)).count))])
         } catch {
-            // Its version is taken anyway, so that a broken file is reported once, not every 2 seconds; making it
-            // usable (an edit, a rename into place, a chmod) is a new version.
-            let current = KeyRing.FileVersion.of(path: path)
-            version.withLock { $0 = current }
+            // The refused version is kept anyway, so that a broken file is reported once, not every 2 seconds;
+            // making it usable (an edit, a rename into place, a chmod) is a new version. The version of the file
+            // that was read, not of what the path names a moment later, which may already be the fix.
+            let refused = error.version ?? KeyRing.FileVersion.of(path: path)
+            version.withLock { $0 = refused }
             api.log.event("keys not reloaded; the old keys stay", [("error", error.description)])
         }
     }

@@ -219,21 +219,36 @@ import Testing
 
     /// A store deleted under the running server (`rm -rf` of a store kept in /tmp): its donations went on being
     /// acknowledged into unlinked files, lost at exit, while readiness said 200. Now every write is refused with 503
-    /// and readiness says why.
-    @Test func aStoreDeletedUnderTheServerIsNotWrittenTo() throws {
+    /// and readiness says why; so is every read once the server has noticed, and a store created again at the path
+    /// (by a command, which creates a missing store) is not taken for it.
+    @Test(arguments: [false, true])
+    func aStoreDeletedUnderTheServerIsNotWrittenTo(createdAgain: Bool) throws {
         let scratch = try TemporaryDirectory("serve")
         let server = try ServeProcess(["--store", scratch("store")], scratch: scratch.path)
         let client = server.client
         let path = "/v1/accounts/alice/donations"
         #expect(try client.send("POST", path, json: Self.donation("d1", "u-1", ago: 60)).status == 201)
         #expect(try client.request("GET", "/v1/health/ready").status == 200)
+        #expect(try client.request("GET", "/v1/accounts/alice/suggestions").status == 200)
         #expect(system("rm -rf '\(scratch("store"))'") == 0)
+        if createdAgain {
+            let created = try Suggest.run(
+                ["donate", "--conversation", "other", "--account", "alice", "--store", scratch("store")], scratch: scratch.path)
+            #expect(created.status == 0)
+        }
         let refused = try client.send("POST", path, json: Self.donation("d2", "u-2", ago: 30))
         #expect(refused.status == 503 && refused.text.contains("store_failed") && refused.text.contains("deleted or moved"), "\(refused.status) \(refused.text)")
         let batch = [Self.donation("d3", "u-3", ago: 20), Self.donation("d4", "u-4", ago: 10)].joined(separator: "\n")
         #expect(try client.send("POST", path, json: batch, contentType: "application/x-ndjson").status == 503)
         let ready = try client.request("GET", "/v1/health/ready")
         #expect(ready.status == 503 && ready.text.contains("deleted or moved"), "\(ready.text)")
+        let read = try client.request("GET", "/v1/accounts/alice/suggestions")
+        #expect(read.status == 503 && read.text.contains("deleted or moved"), "\(read.text)")
+        // Connections opened since (more at once than the pool holds) do not find another store either.
+        for _ in 0..<3 {
+            #expect(try client.send("POST", path, json: Self.donation("d5", "u-5", ago: 5)).status == 503)
+            #expect(try client.request("GET", "/v1/accounts/alice/donations").status == 503)
+        }
         // The periodic checkpoint says so in the log, once, not every second.
         sleepSeconds(3.5)
         server.stop()

@@ -147,9 +147,16 @@ public struct MirrorCatalog<Mirror: MirroredState> {
 
     /// Drops the mirrors that fail `isCurrent`, keeping their accounts' demand: a mirror out of date never answers
     /// a query again (a rebuild replaces it), so under a stream of writes it would only hold its memory.
+    /// (The accounts are found first and changed after: changing `entries` while iterating it would copy the whole
+    /// table, up to `trackedAccounts`, under the lock every query takes.)
     public mutating func dropMirrors(where isOutOfDate: (Mirror) -> Bool) {
+        guard counts.accounts > 0 else { return }
+        var outOfDate: [[UInt8]] = []
         for (account, entry) in entries {
-            guard let mirror = entry.mirror, isOutOfDate(mirror) else { continue }
+            if let mirror = entry.mirror, isOutOfDate(mirror) { outOfDate.append(account) }
+        }
+        for account in outOfDate {
+            guard let mirror = entries[account]?.mirror else { continue }
             entries[account]?.mirror = nil
             remove(mirror)
         }

@@ -28,7 +28,8 @@ extension DeletionReport {
 }
 
 extension ImportReport {
-    /// Writes `{"recorded": N, "duplicates": M, "expired": E}`, with the rejected lines when there are any.
+    /// Writes `{"recorded": N, "duplicates": M, "expired": E}`, with the rejected lines when there are any (the
+    /// first `keptRejections`, and then `rejectedCount`, all of them).
     public func write(to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("recorded")
@@ -52,6 +53,10 @@ extension ImportReport {
                 writer.endObject()
             }
             writer.endArray()
+            if rejectedCount > rejected.count {
+                writer.key("rejectedCount")
+                writer.integer(rejectedCount)
+            }
         }
         writer.endObject()
     }

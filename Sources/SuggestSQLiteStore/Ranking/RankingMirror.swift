@@ -94,6 +94,8 @@ public final class RankingMirror: Sendable {
     /// failure of the store itself.
     func current(account: String) -> MirroredAccount? {
         state.withLock { state -> MirroredAccount? in
+            // A store deleted under the process is not answered from memory either (`Database.isGone`).
+            if let path = state.path, Database.isGone(path) { return nil }
             guard let mirror = state.catalog.mirror(of: Array(account.utf8)) else { return nil }
             guard Self.version(state) == mirror.version else {
                 state.catalog.stale(Array(account.utf8))

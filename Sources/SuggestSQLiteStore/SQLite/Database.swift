@@ -139,6 +139,7 @@ package final class Database {
     }
 
     private func transaction<T>(_ body: () throws -> T) throws -> T {
+        if Self.isGone(path) { throw Self.goneError(path) }
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
@@ -153,13 +154,39 @@ package final class Database {
 
     /// Throws when the database file this connection writes to is no longer the one its path names (deleted,
     /// renamed or replaced since it was opened): what it commits would be acknowledged, then lost with the file.
-    /// A `stat` of the path; SQLite itself only logs a warning.
+    /// A `stat` of the path; SQLite itself only logs a warning. The store is then gone for the whole process
+    /// (`isGone`): every connection to it, open or to be opened, refuses to read or write.
     package func checkFileInPlace() throws(StoreError) {
+        if Self.isGone(path) { throw Self.goneError(path) }
         guard suggest_sqlite3_file_has_moved(handle) == 1 else { return }
-        throw StoreError(
+        Self.markGone(path)
+        throw Self.goneError(path)
+    }
+
+    /// The database files this process found deleted or moved under it, by path: gone for its life, so that its
+    /// connections opened before agree with those opened since (which would find a new store, or none). A restart
+    /// opens what the path names then.
+    private static let goneStores = Mutex<Set<String>>([])
+    /// Whether `goneStores` holds any: the check every read and write makes is one load while none is gone.
+    private static let anyStoreGone = Atomic<Bool>(false)
+
+    /// Whether the store at `path` was found deleted or moved under this process.
+    package static func isGone(_ path: String) -> Bool {
+        guard anyStoreGone.load(ordering: .acquiring) else { return false }
+        return goneStores.withLock { $0.contains(path) }
+    }
+
+    /// Takes the store at `path` for gone in this process.
+    package static func markGone(_ path: String) {
+        goneStores.withLock { _ = $0.insert(path) }
+        anyStoreGone.store(true, ordering: .releasing)
+    }
+
+    package static func goneError(_ path: String) -> StoreError {
+        StoreError(
             .noSuchStore,
-            "the store's database \(path) was deleted or moved while this process had it open; nothing more is "
-                + "recorded in it (restart with the store in place)")
+            "the store's database \(path) was deleted or moved while this process had it open; nothing more is read "
+                + "from it or recorded in it (restart with the store in place)")
     }
 
     /// Whether this connection can only read: SQLite opens a file it may not write read-only, without an error.
@@ -167,6 +194,7 @@ package final class Database {
 
     /// Runs `body` in a read transaction: one consistent snapshot even while other processes write.
     package func read<T>(_ body: () throws -> T) throws -> T {
+        if Self.isGone(path) { throw Self.goneError(path) }
         try execute("BEGIN DEFERRED")
         defer { try? execute("COMMIT") }
         return try body()

@@ -133,10 +133,11 @@ public struct KeyRing: Sendable, Equatable {
         guard fstat(descriptor, &info) == 0, system_is_regular_file(info.st_mode) != 0 else {
             throw KeyRingError("the keys file \(path) is not a regular file")
         }
+        let version = FileVersion(info)
         guard info.st_mode & 0o077 == 0 else {
             throw KeyRingError(
                 "the keys file \(path) can be read or written by other users (mode \(String(info.st_mode & 0o777, radix: 8))); "
-                    + "make it private: chmod 600 \(path)")
+                    + "make it private: chmod 600 \(path)", version: version)
         }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
@@ -150,7 +151,11 @@ public struct KeyRing: Sendable, Equatable {
             bytes += chunk[0..<count]
             guard bytes.count <= 1 << 20 else { throw KeyRingError("the keys file \(path) is over 1 MiB") }
         }
-        return LoadedFile(ring: try KeyRing(json: bytes, name: path), version: FileVersion(info))
+        do {
+            return LoadedFile(ring: try KeyRing(json: bytes, name: path), version: version)
+        } catch {
+            throw KeyRingError(error.description, version: version)
+        }
     }
 }
 
@@ -158,5 +163,10 @@ public struct KeyRing: Sendable, Equatable {
 public struct KeyRingError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What is wrong with the file and what to do, in one line.
     public var description: String
-    init(_ description: String) { self.description = description }
+    /// The version of the file that was refused, when it could be opened: a later version is read again.
+    public var version: KeyRing.FileVersion?
+    init(_ description: String, version: KeyRing.FileVersion? = nil) {
+        self.description = description
+        self.version = version
+    }
 }
