@@ -11,14 +11,15 @@
 #           the server's ranking mirror;
 #   single  single-donation POSTs (`application/json`) from 8 connections;
 #   batch   JSON Lines POSTs of 1,000 donations from 4 connections;
+#   uniform the same, their conversations drawn uniformly (each batch touches about 1,000 of them);
 #   mixed   the `get` query from 8 connections while 2 connections POST JSON Lines bodies of 1,000 donations (started
 #           a second before, ending a second after): how reads fare while writes take the store
 # (Benchmarks/serve-wrk/donations.lua: conversations drawn by a Zipf law, identifiers never repeated). Reports, for
 # each run, what was answered per second (requests for `get`, donations acknowledged otherwise), the p50 and p99
 # (wrk's for the GETs; for the donations the server's own, as upper bounds of its histogram: serve-latency.sh),
-# and the server's CPU time (user + system, from /proc) per request or donation (for `mixed`: the GETs, and the
-# CPU of both per GET); then the medians and the new/old
-# ratios of the medians. Markdown on standard output, progress on standard error.
+# the server's CPU time (user + system, from /proc) per request or donation (for `mixed`: the GETs, and the
+# CPU of both per GET), and the server's peak resident memory (VmHWM) when the run ends; then the medians and the
+# new/old ratios of the medians. Markdown on standard output, progress on standard error.
 #
 # Environment:
 #   SUGGEST_BENCH_DIR  scratch directory (default /tmp/suggest-serve-compare; about 1.5 GB)
@@ -26,7 +27,7 @@
 #   SECONDS_PER_RUN    seconds of each wrk run (default 6)
 #   WORKERS            the server's --workers (default 2)
 #   SINGLE_CONNECTIONS wrk's connections for the single-donation POSTs (default 8)
-#   FORMS              which runs, of "get single batch mixed" (default all four)
+#   FORMS              which runs, of "get single batch uniform mixed" (default "get single batch mixed")
 #   KEEP=1             keep the scratch directory
 set -euo pipefail
 
@@ -79,8 +80,8 @@ note "importing 1M donations over 100k conversations"
     "$WORK/old/suggest" import - --store "$STORE" --quiet >&2
 TICKS=$(getconf CLK_TCK)
 
-# One server on a fresh copy of the store, one wrk run against it: prints "rate p50_us p99_us cpu_us", the rate and
-# the CPU per request (get) or per acknowledged donation (single, batch).
+# One server on a fresh copy of the store, one wrk run against it: prints "rate p50_us p99_us cpu_us peak_kb", the
+# rate, the CPU per request (get) or per acknowledged donation (single, batch, uniform), and the server's peak RSS.
 measure() {
     local build=$1 form=$2 copy=$WORK/copy log=$WORK/server.log
     rm -rf "$copy"
@@ -119,6 +120,7 @@ measure() {
     else
         local connections=$SINGLE_CONNECTIONS args=(single 1 zipf)
         if [ "$form" = batch ]; then connections=4; args=(batch 1000 zipf); fi
+        if [ "$form" = uniform ]; then connections=4; args=(batch 1000 uniform); fi
         local route=/v1/accounts/{account}/donations histogram
         histogram=$(route_histogram "$url" "$route")
         before=$(awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat")
@@ -129,6 +131,8 @@ measure() {
         result="$result $(server_quantiles "$histogram" "$(route_histogram "$url" "$route")" | sed 's/server_//g')"
     fi
     [ -n "$result" ] || { note "wrk printed no result against the $build server ($form)"; exit 1; }
+    local peak
+    peak=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$SERVER_PID/status")
     kill -TERM "$SERVER_PID"
     wait "$SERVER_PID" || { note "the $build server did not exit 0"; exit 1; }
     SERVER_PID=
@@ -144,7 +148,7 @@ measure() {
     p50=$(grep -o 'p50_us=-*[0-9]*' <<<"$result" | tail -n1 | cut -d= -f2)
     p99=$(grep -o 'p99_us=-*[0-9]*' <<<"$result" | tail -n1 | cut -d= -f2)
     awk -v n="$recorded" -v s="$RUN_SECONDS" -v a="$before" -v b="$after" -v t="$TICKS" -v p50="$p50" -v p99="$p99" \
-        'BEGIN { printf "%d %d %d %d\n", n / s, p50, p99, (b - a) / t * 1e6 / (n > 0 ? n : 1) }'
+        -v peak="$peak" 'BEGIN { printf "%d %d %d %d %d\n", n / s, p50, p99, (b - a) / t * 1e6 / (n > 0 ? n : 1), peak }'
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -154,8 +158,8 @@ echo
 echo "- $(nproc) cores; load at start $(cut -d' ' -f1-3 /proc/loadavg); \`--workers $WORKERS\`, single POSTs from $SINGLE_CONNECTIONS connections; $ROUNDS rounds of ${RUN_SECONDS} s runs, old and new in turn"
 echo "- a fresh copy of one 1M-donation store (100k conversations, written by the old build) for every run"
 echo
-echo "| round | form | build | per second | p50 | p99 | server CPU per request (get) or donation |"
-echo "|---|---|---|---:|---:|---:|---:|"
+echo "| round | form | build | per second | p50 | p99 | server CPU per request (get) or donation | server peak RSS |"
+echo "|---|---|---|---:|---:|---:|---:|---:|"
 results=$WORK/results
 : >"$results"
 for round in $(seq "$ROUNDS"); do
@@ -164,20 +168,22 @@ for round in $(seq "$ROUNDS"); do
             note "round $round: $form, $build"
             # In this shell, not a subshell: the trap must know the server to stop it if anything fails.
             measure "$build" "$form" >"$WORK/measured"
-            read -r rate p50 p99 cpu <"$WORK/measured"
-            echo "$form $build $rate $p50 $p99 $cpu" >>"$results"
-            echo "| $round | $form | $build | $rate | $(awk -v v="$p50" 'BEGIN { printf "%.1f", v / 1000 }') ms | $(awk -v v="$p99" 'BEGIN { printf "%.1f", v / 1000 }') ms | $cpu µs |"
+            read -r rate p50 p99 cpu peak <"$WORK/measured"
+            echo "$form $build $rate $p50 $p99 $cpu $peak" >>"$results"
+            echo "| $round | $form | $build | $rate | $(awk -v v="$p50" 'BEGIN { printf "%.1f", v / 1000 }') ms | $(awk -v v="$p99" 'BEGIN { printf "%.1f", v / 1000 }') ms | $cpu µs | $(awk -v v="$peak" 'BEGIN { printf "%.1f", v / 1024 }') MB |"
         done
     done
 done
 echo
-echo "| form | old per second | new per second | new/old | old CPU each | new CPU each | new/old |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
+echo "| form | old per second | new per second | new/old | old CPU each | new CPU each | new/old | old peak RSS | new peak RSS |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 for form in $FORMS; do
     old_rate=$(awk -v f="$form" '$1 == f && $2 == "old" { print $3 }' "$results" | median)
     new_rate=$(awk -v f="$form" '$1 == f && $2 == "new" { print $3 }' "$results" | median)
     old_cpu=$(awk -v f="$form" '$1 == f && $2 == "old" { print $6 }' "$results" | median)
     new_cpu=$(awk -v f="$form" '$1 == f && $2 == "new" { print $6 }' "$results" | median)
-    awk -v f="$form" -v a="$old_rate" -v b="$new_rate" -v c="$old_cpu" -v d="$new_cpu" \
-        'BEGIN { printf "| %s | %d | %d | %.2f | %d µs | %d µs | %.2f |\n", f, a, b, b / a, c, d, d / c }'
+    old_peak=$(awk -v f="$form" '$1 == f && $2 == "old" { print $7 }' "$results" | median)
+    new_peak=$(awk -v f="$form" '$1 == f && $2 == "new" { print $7 }' "$results" | median)
+    awk -v f="$form" -v a="$old_rate" -v b="$new_rate" -v c="$old_cpu" -v d="$new_cpu" -v e="$old_peak" -v g="$new_peak" \
+        'BEGIN { printf "| %s | %d | %d | %.2f | %d µs | %d µs | %.2f | %.1f MB | %.1f MB |\n", f, a, b, b / a, c, d, d / c, e / 1024, g / 1024 }'
 done
