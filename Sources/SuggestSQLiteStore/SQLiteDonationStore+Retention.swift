@@ -37,12 +37,11 @@ extension SQLiteDonationStore {
         }
     }
 
-    /// Throws unless this connection has the file `expected` (a server's first connection's), and then takes the
-    /// store for gone in this process: a store deleted and created again at its path under a running server (by a
-    /// command that creates a missing store) is another store, which the server's older connections do not see.
+    /// Throws unless this connection has the file `expected` (a server's first connection's): a store deleted and
+    /// created again at its path under a running server (by a command that creates a missing store) is another
+    /// store, which the server's older connections do not see.
     public func requireFile(_ expected: FileIdentity) throws {
         guard try fileIdentity() != expected else { return }
-        Database.markGone(database.path)
         throw Database.goneError(database.path)
     }
 

@@ -84,7 +84,6 @@ public final class SQLiteDonationStore: DonationStore {
         checkpoints: CheckpointPolicy = .onClose, createIfMissing: Bool = true, pageCacheKiB: Int = 2_000,
         largeImportCacheKiB: Int = 262_144, mirror: RankingMirror? = nil, groupCommit: GroupCommitWriter? = nil
     ) throws(StoreError) -> SQLiteDonationStore {
-        if Database.isGone(location.databasePath) { throw Database.goneError(location.databasePath) }
         if createIfMissing { try location.createDirectory() } else { try location.checkExists() }
         try location.checkDatabasePath()
         let path = location.databasePath

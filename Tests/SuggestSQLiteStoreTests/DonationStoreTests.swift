@@ -4,6 +4,10 @@ import Testing
 @testable import SuggestSQLiteStore
 import SuggestTestSupport
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @Suite struct DonationStoreTests {
     static let at = Timestamp(seconds: 1_796_029_200)  // 2026-11-30T09:00:00Z
 
@@ -352,6 +356,26 @@ import SuggestTestSupport
         let report = try temporary.importLines(lines.joined(separator: "\n"), skipInvalid: true)
         #expect(report.recorded == 1 && report.rejectedCount == 250)
         #expect(report.rejected.count == ImportReport.keptRejections && report.rejected.first?.line == 2)
+    }
+
+    /// A store deleted under an open connection: the connection refuses to write into the unlinked file, and to
+    /// read it, once it has found it gone; a store created again at the same path in the same process (an app that
+    /// wipes its container and starts over) is a new store, which works.
+    @Test func aStoreDeletedUnderAConnectionIsRefusedAndANewOneAtItsPathWorks() throws {
+        let directory = try TemporaryDirectory("gone")
+        let location = StoreLocation(directory: directory.path + "/store")
+        let old = try SQLiteDonationStore.open(location)
+        #expect(try old.record(Self.donation("a", "c", Self.at.seconds), now: Self.at) == .recorded(identifier: "a"))
+        _ = try old.fileIdentity()
+        #expect(system("rm -rf '\(directory.path)/store'") == 0)
+        #expect(throws: StoreError.self) { try old.record(Self.donation("b", "c", Self.at.seconds), now: Self.at) }
+        let refused = #expect(throws: StoreError.self) { try old.donationCount(account: "default") }
+        #expect(refused?.message.contains("deleted or moved") == true, "\(String(describing: refused))")
+
+        let new = try SQLiteDonationStore.open(location)
+        #expect(try new.record(Self.donation("d", "c", Self.at.seconds), now: Self.at) == .recorded(identifier: "d"))
+        #expect(try new.donationCount(account: "default") == 1)
+        #expect(throws: StoreError.self) { try old.donationCount(account: "default") }
     }
 }
 

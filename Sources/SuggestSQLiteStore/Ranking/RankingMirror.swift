@@ -65,6 +65,8 @@ public final class RankingMirror: Sendable {
             let connection = try Self.connection(path: path)
             // A first read creates the log's index if no connection had.
             _ = try connection.statement("PRAGMA data_version").scalarInt()
+            // Its file noted, so that the mirror knows when the store is found deleted (`current`).
+            try connection.checkFileInPlace()
             state.versions = connection
             state.header = WALIndexHeader(connection: connection)
             state.path = path
@@ -95,7 +97,7 @@ public final class RankingMirror: Sendable {
     func current(account: String) -> MirroredAccount? {
         state.withLock { state -> MirroredAccount? in
             // A store deleted under the process is not answered from memory either (`Database.isGone`).
-            if let path = state.path, Database.isGone(path) { return nil }
+            if state.versions?.isGone == true { return nil }
             guard let mirror = state.catalog.mirror(of: Array(account.utf8)) else { return nil }
             guard Self.version(state) == mirror.version else {
                 state.catalog.stale(Array(account.utf8))

@@ -48,6 +48,12 @@ package final class Database {
     deinit {
         statements.removeAll()
         sqlite3_close_v2(handle)
+        if let openedFile {
+            Self.openFiles.withLock { files in
+                guard let entry = files[openedFile] else { return }
+                files[openedFile] = entry.connections > 1 ? (entry.state, entry.connections - 1) : nil
+            }
+        }
     }
 
     func error(_ code: Int32, sql: String?) -> SQLiteError {
@@ -91,6 +97,10 @@ package final class Database {
     /// The cached prepared statement for `sql`, prepared on first use.
     /// - Parameter instance: which of several statements of the same text, for cursors that step side by side.
     package func statement(_ sql: String, instance: Int = 0) throws(SQLiteError) -> Statement {
+        // Every statement, in a transaction or not, refuses a file found deleted (`isGone`).
+        if isGone {
+            throw SQLiteError(code: SQLITE_NOTFOUND, message: Self.goneError(path).message, systemErrorNumber: 0)
+        }
         let key = instance == 0 ? sql : sql + "\u{0}" + String(instance)
         if let cached = statements[key] { return cached }
         let statement = try Statement(database: self, sql: sql)
@@ -139,7 +149,7 @@ package final class Database {
     }
 
     private func transaction<T>(_ body: () throws -> T) throws -> T {
-        if Self.isGone(path) { throw Self.goneError(path) }
+        if isGone { throw Self.goneError(path) }
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
@@ -154,33 +164,52 @@ package final class Database {
 
     /// Throws when the database file this connection writes to is no longer the one its path names (deleted,
     /// renamed or replaced since it was opened): what it commits would be acknowledged, then lost with the file.
-    /// A `stat` of the path; SQLite itself only logs a warning. The store is then gone for the whole process
-    /// (`isGone`): every connection to it, open or to be opened, refuses to read or write.
+    /// A `stat` of the path; SQLite itself only logs a warning. The file is then gone for the whole process: every
+    /// connection that has it open and has checked it once refuses to read or write (`isGone`); a connection
+    /// opened since, on whatever the path names now, is another matter (a server refuses those itself).
     package func checkFileInPlace() throws(StoreError) {
-        if Self.isGone(path) { throw Self.goneError(path) }
-        guard suggest_sqlite3_file_has_moved(handle) == 1 else { return }
-        Self.markGone(path)
-        throw Self.goneError(path)
+        if isGone { throw Self.goneError(path) }
+        switch suggest_sqlite3_file_has_moved(handle) {
+        case 1:
+            fileState?.gone.store(true, ordering: .releasing)
+            throw Self.goneError(path)
+        case 0 where fileState == nil:
+            // Not moved: the path names this connection's file, which joins the process's record of open files.
+            var info = stat()
+            guard stat(path, &info) == 0 else { return }
+            let key = FileKey(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+            fileState = Self.openFiles.withLock { files in
+                let state = files[key]?.state ?? FileState()
+                files[key] = (state, (files[key]?.connections ?? 0) + 1)
+                return state
+            }
+            openedFile = key
+        default:
+            break
+        }
     }
 
-    /// The database files this process found deleted or moved under it, by path: gone for its life, so that its
-    /// connections opened before agree with those opened since (which would find a new store, or none). A restart
-    /// opens what the path names then.
-    private static let goneStores = Mutex<Set<String>>([])
-    /// Whether `goneStores` holds any: the check every read and write makes is one load while none is gone.
-    private static let anyStoreGone = Atomic<Bool>(false)
-
-    /// Whether the store at `path` was found deleted or moved under this process.
-    package static func isGone(_ path: String) -> Bool {
-        guard anyStoreGone.load(ordering: .acquiring) else { return false }
-        return goneStores.withLock { $0.contains(path) }
+    /// A database file, by device and inode.
+    private struct FileKey: Hashable {
+        let device: UInt64
+        let inode: UInt64
     }
 
-    /// Takes the store at `path` for gone in this process.
-    package static func markGone(_ path: String) {
-        goneStores.withLock { _ = $0.insert(path) }
-        anyStoreGone.store(true, ordering: .releasing)
+    /// What the process's connections to one file know of it: whether it was found deleted or moved.
+    private final class FileState: Sendable {
+        let gone = Atomic<Bool>(false)
     }
+
+    /// The files this process's connections have open (once `checkFileInPlace` has seen their paths name them),
+    /// with how many connections have each: an entry lasts while one of them is open, which keeps the file's inode
+    /// from being given to another file (a store created later with the same number is not taken for a gone one).
+    private static let openFiles = Mutex<[FileKey: (state: FileState, connections: Int)]>([:])
+    /// This connection's file, and what is known of it.
+    private var openedFile: FileKey?
+    private var fileState: FileState?
+
+    /// Whether this connection's file was found deleted or moved under this process (by any of its connections).
+    package var isGone: Bool { fileState?.gone.load(ordering: .acquiring) ?? false }
 
     package static func goneError(_ path: String) -> StoreError {
         StoreError(
@@ -194,7 +223,7 @@ package final class Database {
 
     /// Runs `body` in a read transaction: one consistent snapshot even while other processes write.
     package func read<T>(_ body: () throws -> T) throws -> T {
-        if Self.isGone(path) { throw Self.goneError(path) }
+        if isGone { throw Self.goneError(path) }
         try execute("BEGIN DEFERRED")
         defer { try? execute("COMMIT") }
         return try body()
