@@ -49,10 +49,27 @@ extension RedisDonationStore {
             _ = try write([RedisCommand("DEL", key: keys.conversationNumbers)])
         }
         if report.donations > 0 { try refoldWeights(keys) }
+        if case .all = selector { try forgetAccountIfEmpty(keys) }
         report.conversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         report.removedConversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         if report.donations > 0 { report.logTruncated = rewriteFiles() }
         return report
+    }
+
+    /// After the whole account was deleted: its name goes from the list of accounts and its own keys (counters,
+    /// weights, state stamp), unless a preference (a block, "suggest less") keeps the account, as it keeps it in the
+    /// embedded store. A conversation recorded meanwhile by another client keeps it too.
+    private func forgetAccountIfEmpty(_ keys: RedisKeys) throws(StoreError) {
+        let remaining = try send(RedisCommand("HLEN", key: keys.conversationNumbers)).integer ?? 0
+        let preferences = try send(RedisCommand("HLEN", key: keys.preferences)).integer ?? 0
+        guard remaining == 0, preferences == 0 else { return }
+        _ = try write([
+            RedisCommand("SREM", key: RedisKeys.accounts, keys.account),
+            RedisCommand("UNLINK", key: keys.stateStamp), RedisCommand("UNLINK", key: keys.meta),
+            RedisCommand("UNLINK", key: keys.learnedWeights), RedisCommand("UNLINK", key: keys.identifiers),
+            RedisCommand("UNLINK", key: keys.oldest),
+        ])
+        registeredAccounts.remove(Array(keys.account.utf8))
     }
 
     /// Deletes every account's keys (preferences included): an empty store, with its settings kept.
@@ -324,11 +341,9 @@ extension RedisDonationStore {
                 }
             }
             if !started { done = false }
-            if let save = try? client.send(RedisCommand("CONFIG", "GET", "save"), to: node.endpoint),
-                let pairs = save.array, pairs.count == 2, let schedule = pairs[1].string, !schedule.isEmpty
-            {
-                _ = try? client.send(RedisCommand("BGSAVE", "SCHEDULE"), to: node.endpoint)
-            }
+            // The snapshot too, whatever the node's `save` setting: a replica's full resync writes one even under
+            // `save ""`, with what was deleted since in it.
+            _ = try? client.send(RedisCommand("BGSAVE", "SCHEDULE"), to: node.endpoint)
         }
         forgetSettings()
         _ = try? write([

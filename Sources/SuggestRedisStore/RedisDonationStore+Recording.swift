@@ -138,24 +138,39 @@ extension RedisDonationStore {
         }
     }
 
-    /// What an import has recorded so far, by account.
+    /// What an import has recorded so far, by account, and the accounts it gave conversation numbers in (which a
+    /// failed import must take back even when it recorded nothing there).
     struct ImportLedger {
         private(set) var identifiers: [[UInt8]: [String]] = [:]
 
         mutating func note(account: String, identifier: String) {
             identifiers[Array(account.utf8), default: []].append(identifier)
         }
+
+        mutating func numbered(account: String) {
+            let key = Array(account.utf8)
+            if identifiers[key] == nil { identifiers[key] = [] }
+        }
     }
 
     /// Runs an import's writes; when they fail (or are interrupted) part-way, deletes what they had recorded, so that
     /// the import leaves nothing, then throws.
+    /// The undoing is tried again for a while when it fails: a master lost in the middle of an import is replaced
+    /// by its replica within seconds, after which the undo can reach the account again.
     private func undoingOnFailure(_ body: (inout ImportLedger) throws -> Void) throws {
         var written = ImportLedger()
         do {
             try body(&written)
         } catch {
-            let undone = undo(written)
-            guard let store = error as? StoreError, !undone else { throw error }
+            var undone = undo(written)
+            let deadline = ContinuousClock.now + .seconds(15)
+            while !undone && ContinuousClock.now < deadline {
+                var pause = timespec(tv_sec: 1, tv_nsec: 0)
+                _ = nanosleep(&pause, nil)
+                undone = undo(written)
+            }
+            guard !undone else { throw error }
+            let store = (error as? StoreError) ?? (error as? RedisError).map(Self.translate) ?? StoreError(.failed, "\(error)")
             throw StoreError(
                 store.kind, store.message + "; the donations this import had recorded stayed, import the same file again to "
                     + "complete it")
@@ -301,6 +316,7 @@ extension RedisDonationStore {
                 // A sequence counter that was 0: the account was deleted since this store registered it.
                 _ = try write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)])
             }
+            ledger.numbered(account: keys.account)
             let conversationNumbers = reserved.dropFirst().map { $0.integer ?? 0 }
             let stored = try readConversations(Array(conversationNumbers), keys: keys)
             let account = try readWeights(keys)

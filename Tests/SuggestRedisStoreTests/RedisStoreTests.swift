@@ -157,6 +157,16 @@ import Testing
         let holding = try Self.filesHolding(secret, in: cluster)
         #expect(holding.isEmpty, "the deleted names are still in \(holding)")
         #expect(try store.donationCount(account: "victim") == 1)
+
+        // A whole account: its name too (it stayed in the list of accounts and three keys of its own).
+        let account = "acct-\(secret)"
+        _ = try store.record(Self.donation("a-\(secret)", account: account, conversation: "c"))
+        #expect(try store.accounts().contains(account))
+        _ = try store.delete(.all, account: account)
+        #expect(try !store.accounts().contains(account))
+        try Self.waitForRewrites(cluster)
+        let named = try Self.filesHolding(account, in: cluster)
+        #expect(named.isEmpty, "the deleted account's name is still in \(named)")
     }
 
     /// Waits until no node has an append-only rewrite under way or scheduled.
