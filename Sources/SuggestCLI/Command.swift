@@ -70,6 +70,12 @@ enum StoreOptions {
     /// - Throws: `CommandError.usage` when they name none (an empty `--store`, `HOME` unset) or name it through a
     ///   variable that is not UTF-8.
     static func location(_ arguments: ParsedArguments, _ io: CommandIO) throws(CommandError) -> StoreLocation {
+        // A URL of another scheme (`rediss://`, `REDIS://`, `postgres://`) is a mistake, not a directory to create.
+        if let named = arguments.value("--store") ?? io.environment["SUGGEST_STORE"], let scheme = urlScheme(named) {
+            throw CommandError.usage(
+                "the store '\(RedisDonationStore.redacted(String(named.prefix(200))))' is a URL of scheme '\(scheme)', which "
+                    + "suggest does not know: give a directory, or redis://HOST:PORT (in lower case; TLS is not supported)")
+        }
         let location: StoreLocation
         do {
             location = try StoreLocation.resolve(explicit: arguments.value("--store"), environment: io.environment)
@@ -106,6 +112,19 @@ enum StoreOptions {
     }
 
     /// Whether the store named is a Redis Cluster (`redis://HOST:PORT[,HOST:PORT...]`) rather than a directory.
+    /// The scheme of a store named as a URL (`letters://...`), when it names one.
+    private static func urlScheme(_ named: String) -> String? {
+        let bytes = Array(named.utf8)
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[colon...].starts(with: Array("://".utf8)) else {
+            return nil
+        }
+        let scheme = String(decoding: bytes[..<colon], as: UTF8.self)
+        guard let first = scheme.first, first.isASCII, first.isLetter,
+            scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
+        else { return nil }
+        return String(scheme)
+    }
+
     static func redisURL(_ arguments: ParsedArguments, environment: [String: String]) -> String? {
         let named = arguments.value("--store") ?? environment["SUGGEST_STORE"]
         guard let named, named.hasPrefix("redis://") else { return nil }

@@ -42,6 +42,15 @@ import Testing
         #expect(suggest("block", "--conversation", String(long.dropFirst())).status == 0)
     }
 
+    /// A store URL of a scheme suggest does not speak is a usage error, not a directory `rediss:/host:port` to
+    /// create (found by a review of the Redis store).
+    @Test(arguments: ["rediss://127.0.0.1:7000", "REDIS://127.0.0.1:7000"])
+    func aStoreURLOfAnotherSchemeIsAUsageError(url: String) {
+        let result = SuggestProcess.run(["donate", "--conversation", "c", "--store", url])
+        #expect(result.status == 64)
+        #expect(result.standardError.contains("which suggest does not know"), "\(result.standardError)")
+    }
+
     /// "Suggest Less" asked hundreds of times said "score × 0" beside a conversation still listed with a score.
     @Test func aSmallMultiplierIsShownAsAPowerOfTen() {
         #expect(Feedback.multiplier(0.25, times: 2) == "0.0625")
