@@ -280,6 +280,9 @@ import Testing
         #expect(
             left.output.split(separator: "\n").count == 1,
             "only the donation from before stays: \(left.output.prefix(300))")
+        // Nor do the conversation numbers the failed import gave (1,839 stayed when its first round failed): the
+        // account's only conversation is the one from before.
+        #expect(try full.cli(full.nodes[0], "HLEN", "sg:{default}:cid") == "1")
 
         // A script flushed from the server is loaded again, unseen.
         _ = try full.cli(full.nodes[0], "SCRIPT", "FLUSH")
