@@ -111,7 +111,6 @@ enum StoreOptions {
         return store
     }
 
-    /// Whether the store named is a Redis Cluster (`redis://HOST:PORT[,HOST:PORT...]`) rather than a directory.
     /// The scheme of a store named as a URL (`letters://...`), when it names one.
     private static func urlScheme(_ named: String) -> String? {
         let bytes = Array(named.utf8)
@@ -125,6 +124,7 @@ enum StoreOptions {
         return String(scheme)
     }
 
+    /// Whether the store named is a Redis Cluster (`redis://HOST:PORT[,HOST:PORT...]`) rather than a directory.
     static func redisURL(_ arguments: ParsedArguments, environment: [String: String]) -> String? {
         let named = arguments.value("--store") ?? environment["SUGGEST_STORE"]
         guard let named, named.hasPrefix("redis://") else { return nil }

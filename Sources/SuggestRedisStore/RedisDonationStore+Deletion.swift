@@ -49,26 +49,36 @@ extension RedisDonationStore {
             _ = try write([RedisCommand("DEL", key: keys.conversationNumbers)])
         }
         if report.donations > 0 { try refoldWeights(keys) }
-        if case .all = selector { try forgetAccountIfEmpty(keys) }
+        // The files are rewritten even when forgetting the account's name fails: the donations are gone already.
+        var forgetting: StoreError?
+        if case .all = selector {
+            do { try forgetAccountIfEmpty(keys) } catch { forgetting = error }
+        }
         report.conversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         report.removedConversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        if report.donations > 0 { report.logTruncated = rewriteFiles() }
+        if report.donations > 0 || forgetting != nil { report.logTruncated = rewriteFiles() }
+        if let forgetting { throw forgetting }
         return report
     }
 
     /// After the whole account was deleted: its name goes from the list of accounts and its own keys (counters,
     /// weights, state stamp), unless a preference (a block, "suggest less") keeps the account, as it keeps it in the
     /// embedded store. A conversation recorded meanwhile by another client keeps it too.
+    ///
+    /// The name leaves the list first and comes back if the account is not empty after all: a client that records
+    /// into the account after its keys went finds its counters at zero and puts the name back itself.
     private func forgetAccountIfEmpty(_ keys: RedisKeys) throws(StoreError) {
-        let remaining = try send(RedisCommand("HLEN", key: keys.conversationNumbers)).integer ?? 0
-        let preferences = try send(RedisCommand("HLEN", key: keys.preferences)).integer ?? 0
-        guard remaining == 0, preferences == 0 else { return }
-        _ = try write([
-            RedisCommand("SREM", key: RedisKeys.accounts, keys.account),
-            RedisCommand("UNLINK", key: keys.stateStamp), RedisCommand("UNLINK", key: keys.meta),
-            RedisCommand("UNLINK", key: keys.learnedWeights), RedisCommand("UNLINK", key: keys.identifiers),
-            RedisCommand("UNLINK", key: keys.oldest),
-        ])
+        _ = try write([RedisCommand("SREM", key: RedisKeys.accounts, keys.account)])
+        let forget = RedisCommand(
+            script: RedisScripts.forgetAccount,
+            keys: [
+                keys.conversationNumbers, keys.preferences, keys.stateStamp, keys.meta, keys.learnedWeights,
+                keys.identifiers, keys.oldest,
+            ])
+        guard try write([forget])[0].integer == 1 else {
+            _ = try write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)])
+            return
+        }
         registeredAccounts.remove(Array(keys.account.utf8))
     }
 
@@ -342,8 +352,19 @@ extension RedisDonationStore {
             }
             if !started { done = false }
             // The snapshot too, whatever the node's `save` setting: a replica's full resync writes one even under
-            // `save ""`, with what was deleted since in it.
-            _ = try? client.send(RedisCommand("BGSAVE", "SCHEDULE"), to: node.endpoint)
+            // `save ""`, with what was deleted since in it. One under way (that resync's) is waited for.
+            var saved = false
+            while !saved && ContinuousClock.now < deadline {
+                do {
+                    _ = try client.send(RedisCommand("BGSAVE", "SCHEDULE"), to: node.endpoint)
+                    saved = true
+                } catch {
+                    guard case .server(_, let message) = error, message.contains("already in progress") else { break }
+                    var pause = timespec(tv_sec: 0, tv_nsec: 20_000_000)
+                    _ = nanosleep(&pause, nil)
+                }
+            }
+            if !saved { done = false }
         }
         forgetSettings()
         _ = try? write([

@@ -306,6 +306,8 @@ extension RedisDonationStore {
                 throw StoreError(.busy, "the account's conversations kept changing under this write; retry in a moment")
             }
             let total = pending.reduce(0) { $0 + $1.count }
+            // Noted before the numbers are asked for: a reply lost after the script ran leaves numbers to take back.
+            ledger.numbered(account: keys.account)
             var numbers = RedisCommand(script: RedisScripts.numbers, keys: [keys.conversationNumbers, keys.meta])
             numbers.append(total)
             for group in pending { numbers.append(donations[group[0]].conversationIdentifier) }
@@ -316,7 +318,6 @@ extension RedisDonationStore {
                 // A sequence counter that was 0: the account was deleted since this store registered it.
                 _ = try write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)])
             }
-            ledger.numbered(account: keys.account)
             let conversationNumbers = reserved.dropFirst().map { $0.integer ?? 0 }
             let stored = try readConversations(Array(conversationNumbers), keys: keys)
             let account = try readWeights(keys)

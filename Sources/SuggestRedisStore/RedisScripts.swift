@@ -26,6 +26,19 @@ enum RedisScripts {
         return out
         """)
 
+    /// Forgets an account that has no conversation and no preference left: its counters, learned weights, state
+    /// stamp, identifiers and dates, in one step, so that no other client's write falls between the check and the
+    /// deletion. It only deletes, so it runs at `maxmemory` too.
+    ///
+    /// KEYS: `cid`, `pref`, then the keys to delete. Returns 1 when it forgot the account, 0 when something is left.
+    static let forgetAccount = RedisScript(
+        """
+        #!lua flags=allow-oom
+        if redis.call('HLEN', KEYS[1]) > 0 or redis.call('HLEN', KEYS[2]) > 0 then return 0 end
+        for i = 3, #KEYS do redis.call('UNLINK', KEYS[i]) end
+        return 1
+        """)
+
     /// Applies one change to an account (a batch's donations across its conversations, or the rewrite of one
     /// conversation), after checking that nobody changed what it was computed from: each checked hash (a
     /// conversation's, the account's learned weights) still has the version the change was read at, and the

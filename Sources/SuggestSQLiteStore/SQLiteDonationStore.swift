@@ -98,6 +98,8 @@ public final class SQLiteDonationStore: DonationStore {
                 groupCommit: groupCommit, database: database)
             do {
                 try store.prepare()
+                // The connection's file, noted now: a store deleted under it is refused by its reads too.
+                try database.checkFileInPlace()
                 try mirror?.attach(path: path)
             } catch {
                 // A file that is not a usable store is left as it was: when this open created the log and its

@@ -46,14 +46,15 @@ package final class Database {
     }
 
     deinit {
-        statements.removeAll()
-        sqlite3_close_v2(handle)
+        // Out of the record before the file is closed: once closed, its inode may go to a file created next.
         if let openedFile {
             Self.openFiles.withLock { files in
                 guard let entry = files[openedFile] else { return }
                 files[openedFile] = entry.connections > 1 ? (entry.state, entry.connections - 1) : nil
             }
         }
+        statements.removeAll()
+        sqlite3_close_v2(handle)
     }
 
     func error(_ code: Int32, sql: String?) -> SQLiteError {
@@ -169,15 +170,20 @@ package final class Database {
     /// opened since, on whatever the path names now, is another matter (a server refuses those itself).
     package func checkFileInPlace() throws(StoreError) {
         if isGone { throw Self.goneError(path) }
+        var before = stat()
+        let named = fileState == nil && stat(path, &before) == 0
         switch suggest_sqlite3_file_has_moved(handle) {
         case 1:
+            // Found gone before it was ever recorded: this connection at least knows.
+            if fileState == nil { fileState = FileState() }
             fileState?.gone.store(true, ordering: .releasing)
             throw Self.goneError(path)
-        case 0 where fileState == nil:
-            // Not moved: the path names this connection's file, which joins the process's record of open files.
-            var info = stat()
-            guard stat(path, &info) == 0 else { return }
-            let key = FileKey(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+        case 0 where named:
+            // Not moved, and the path named one file before and after the check: this connection's, which joins
+            // the process's record of open files.
+            var after = stat()
+            guard stat(path, &after) == 0, after.st_dev == before.st_dev, after.st_ino == before.st_ino else { return }
+            let key = FileKey(device: UInt64(after.st_dev), inode: UInt64(after.st_ino))
             fileState = Self.openFiles.withLock { files in
                 let state = files[key]?.state ?? FileState()
                 files[key] = (state, (files[key]?.connections ?? 0) + 1)

@@ -23,6 +23,8 @@ extension StoreError {
                 return StoreError(.diskFull, "the disk holding \(path) is full; nothing was changed; free some space and retry")
             }
             return StoreError(.failed, "I/O error on the store at \(path): \(error.message)")
+        case 12:  // SQLITE_NOTFOUND: what `Database.statement` throws for a file found deleted or moved
+            return StoreError(.noSuchStore, error.message)
         default:
             return StoreError(.failed, "the store at \(path) failed: \(error)")
         }
