@@ -498,7 +498,6 @@ func mhdLog(_ closure: UnsafeMutableRawPointer?, _ format: UnsafePointer<CChar>?
     ServerCore.from(closure).log(line)
 }
 
-/// Collects one header field for `HTTPRequest.headers`.
 /// How many fields of a request's head say how long its body is.
 private struct FramingFields {
     var contentLengths = 0
@@ -520,6 +519,7 @@ private func countFramingField(
     return .YES
 }
 
+/// Collects one header field for `HTTPRequest.headers`.
 private func collectHeader(
     _ fields: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?, _ keySize: Int,
     _ value: UnsafePointer<CChar>?, _ valueSize: Int

@@ -86,10 +86,8 @@ extension Interaction {
         case .number(let seconds):
             date = Timestamp(seconds: seconds)
         case .string(let text):
-            // The limit of every string, here too: a date's fraction may otherwise run on for megabytes.
-            guard text.utf8.count <= maximumStringBytes else {
-                throw InputError(field: field, message: "is \(text.utf8.count) bytes long; the limit is \(maximumStringBytes)")
-            }
+            // Checked as every string is: a date's fraction may otherwise run on for megabytes.
+            try FieldReader.check(text, field: field)
             guard let parsed = Timestamp(rfc3339: text) else {
                 throw InputError(
                     field: field,

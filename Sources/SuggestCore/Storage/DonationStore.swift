@@ -127,9 +127,7 @@ public protocol DonationStore: AnyObject {
 
 extension DonationStore {
     public func checkHealth() throws { _ = try retention() }
-}
 
-extension DonationStore {
     public func importJSONLines(
         from lines: some JSONLineSource, options: ImportOptions, progress: (ImportProgress) -> Void,
         interruption: () throws -> Void
