@@ -339,32 +339,12 @@ extension RedisDonationStore {
         var done = true
         for node in nodes {
             let deadline = ContinuousClock.now + .seconds(5)
-            var started = false
-            while !started && ContinuousClock.now < deadline {
-                do {
-                    _ = try client.send(RedisCommand("BGREWRITEAOF"), to: node.endpoint)
-                    started = true
-                } catch {
-                    guard case .server(_, let message) = error, message.contains("already in progress") else { break }
-                    var pause = timespec(tv_sec: 0, tv_nsec: 20_000_000)
-                    _ = nanosleep(&pause, nil)
-                }
-            }
-            if !started { done = false }
             // The snapshot too, whatever the node's `save` setting: a replica's full resync writes one even under
-            // `save ""`, with what was deleted since in it. One under way (that resync's) is waited for.
-            var saved = false
-            while !saved && ContinuousClock.now < deadline {
-                do {
-                    _ = try client.send(RedisCommand("BGSAVE", "SCHEDULE"), to: node.endpoint)
-                    saved = true
-                } catch {
-                    guard case .server(_, let message) = error, message.contains("already in progress") else { break }
-                    var pause = timespec(tv_sec: 0, tv_nsec: 20_000_000)
-                    _ = nanosleep(&pause, nil)
-                }
+            // `save ""`, with what was deleted since in it.
+            for command in [RedisCommand("BGREWRITEAOF"), RedisCommand("BGSAVE", "SCHEDULE")]
+            where !start(command, on: node, before: deadline) {
+                done = false
             }
-            if !saved { done = false }
         }
         forgetSettings()
         _ = try? write([
@@ -373,5 +353,21 @@ extension RedisDonationStore {
                 : RedisCommand("HSET", key: RedisKeys.settings, "files.rewrite", "1")
         ])
         return done
+    }
+
+    /// Starts a background rewrite on `node`, waiting (until `deadline`) for one already under way to end.
+    /// - Returns: whether it started or was scheduled.
+    private func start(_ command: RedisCommand, on node: RedisNode, before deadline: ContinuousClock.Instant) -> Bool {
+        while ContinuousClock.now < deadline {
+            do {
+                _ = try client.send(command, to: node.endpoint)
+                return true
+            } catch {
+                guard case .server(_, let message) = error, message.contains("already in progress") else { return false }
+                var pause = timespec(tv_sec: 0, tv_nsec: 20_000_000)
+                _ = nanosleep(&pause, nil)
+            }
+        }
+        return false
     }
 }
