@@ -199,7 +199,7 @@ public enum StoreOpening {
         // Every connection must have the file the first one opened: a store deleted under the server, then created
         // again at its path, would take the donations of the connections opened since, unseen by the older ones.
         // Only the first open creates a missing store.
-        let firstFile = Mutex<SQLiteDonationStore.FileIdentity?>(nil)
+        let firstFile = Mutex<DatabaseFile?>(nil)
         let connection = { @Sendable (groupCommit: GroupCommitWriter?, pageCacheKiB: Int) throws -> SQLiteDonationStore in
             let first = firstFile.withLock { $0 }
             let store = try SQLiteDonationStore.open(

@@ -1,4 +1,3 @@
-import CSystem
 import SuggestCore
 
 extension SQLiteDonationStore {
@@ -20,27 +19,20 @@ extension SQLiteDonationStore {
         }
     }
 
-    /// The database file a connection has open (its device and inode), for a server to tell whether its
-    /// connections all have one file.
-    public struct FileIdentity: Sendable, Equatable {
-        let device: UInt64
-        let inode: UInt64
-    }
-
-    /// The database file this connection has open, checked to be the one its path names.
-    public func fileIdentity() throws -> FileIdentity {
+    /// The database file this connection has open, checked to be the one its path names: for a server to tell
+    /// whether its connections all have one file.
+    public func fileIdentity() throws -> DatabaseFile {
         try translating {
             try database.checkFileInPlace()
-            var info = stat()
-            guard stat(database.path, &info) == 0 else { throw Database.goneError(database.path) }
-            return FileIdentity(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+            guard let file = database.openedFile else { throw Database.goneError(database.path) }
+            return file
         }
     }
 
     /// Throws unless this connection has the file `expected` (a server's first connection's): a store deleted and
     /// created again at its path under a running server (by a command that creates a missing store) is another
     /// store, which the server's older connections do not see.
-    public func requireFile(_ expected: FileIdentity) throws {
+    public func requireFile(_ expected: DatabaseFile) throws {
         guard try fileIdentity() != expected else { return }
         throw Database.goneError(database.path)
     }

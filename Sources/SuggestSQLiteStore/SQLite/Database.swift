@@ -3,6 +3,12 @@ import CSQLite
 import CSystem
 import SuggestCore
 
+/// A database file, by device and inode: what tells the file a connection has open from another at the same path.
+public struct DatabaseFile: Sendable, Hashable {
+    let device: UInt64
+    let inode: UInt64
+}
+
 /// One connection to a SQLite database, configured for several processes sharing one store.
 ///
 /// WAL journal (readers never block the writer), `synchronous=NORMAL` (durable at each checkpoint, never
@@ -65,6 +71,7 @@ package final class Database {
 
     /// Runs one or more statements that return no rows.
     package func execute(_ sql: String) throws(SQLiteError) {
+        try refuseIfGone()
         var message: UnsafeMutablePointer<CChar>?
         let code = sqlite3_exec(handle, sql, nil, nil, &message)
         guard code == SQLITE_OK else {
@@ -98,10 +105,7 @@ package final class Database {
     /// The cached prepared statement for `sql`, prepared on first use.
     /// - Parameter instance: which of several statements of the same text, for cursors that step side by side.
     package func statement(_ sql: String, instance: Int = 0) throws(SQLiteError) -> Statement {
-        // Every statement, in a transaction or not, refuses a file found deleted (`isGone`).
-        if isGone {
-            throw SQLiteError(code: SQLITE_NOTFOUND, message: Self.goneError(path).message, systemErrorNumber: 0)
-        }
+        try refuseIfGone()
         let key = instance == 0 ? sql : sql + "\u{0}" + String(instance)
         if let cached = statements[key] { return cached }
         let statement = try Statement(database: self, sql: sql)
@@ -150,7 +154,6 @@ package final class Database {
     }
 
     private func transaction<T>(_ body: () throws -> T) throws -> T {
-        if isGone { throw Self.goneError(path) }
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
@@ -183,7 +186,7 @@ package final class Database {
             // the process's record of open files.
             var after = stat()
             guard stat(path, &after) == 0, after.st_dev == before.st_dev, after.st_ino == before.st_ino else { return }
-            let key = FileKey(device: UInt64(after.st_dev), inode: UInt64(after.st_ino))
+            let key = DatabaseFile(device: UInt64(after.st_dev), inode: UInt64(after.st_ino))
             fileState = Self.openFiles.withLock { files in
                 let state = files[key]?.state ?? FileState()
                 files[key] = (state, (files[key]?.connections ?? 0) + 1)
@@ -195,11 +198,6 @@ package final class Database {
         }
     }
 
-    /// A database file, by device and inode.
-    private struct FileKey: Hashable {
-        let device: UInt64
-        let inode: UInt64
-    }
 
     /// What the process's connections to one file know of it: whether it was found deleted or moved.
     private final class FileState: Sendable {
@@ -209,13 +207,19 @@ package final class Database {
     /// The files this process's connections have open (once `checkFileInPlace` has seen their paths name them),
     /// with how many connections have each: an entry lasts while one of them is open, which keeps the file's inode
     /// from being given to another file (a store created later with the same number is not taken for a gone one).
-    private static let openFiles = Mutex<[FileKey: (state: FileState, connections: Int)]>([:])
+    private static let openFiles = Mutex<[DatabaseFile: (state: FileState, connections: Int)]>([:])
     /// This connection's file, and what is known of it.
-    private var openedFile: FileKey?
+    package private(set) var openedFile: DatabaseFile?
     private var fileState: FileState?
 
     /// Whether this connection's file was found deleted or moved under this process (by any of its connections).
     package var isGone: Bool { fileState?.gone.load(ordering: .acquiring) ?? false }
+
+    /// Every statement and every `execute`, in a transaction or not, refuses a file found gone (`isGone`).
+    private func refuseIfGone() throws(SQLiteError) {
+        guard isGone else { return }
+        throw SQLiteError(code: SQLITE_NOTFOUND, message: Self.goneError(path).message, systemErrorNumber: 0)
+    }
 
     package static func goneError(_ path: String) -> StoreError {
         StoreError(
@@ -229,7 +233,6 @@ package final class Database {
 
     /// Runs `body` in a read transaction: one consistent snapshot even while other processes write.
     package func read<T>(_ body: () throws -> T) throws -> T {
-        if isGone { throw Self.goneError(path) }
         try execute("BEGIN DEFERRED")
         defer { try? execute("COMMIT") }
         return try body()
