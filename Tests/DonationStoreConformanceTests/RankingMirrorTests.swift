@@ -35,6 +35,18 @@ import Testing
         func refreshAll() throws {
             for _ in 0..<16 where try mirrored.refreshMirror() {}
         }
+
+        /// Imports `count` of the script's donations through the writer, checkpoints (the first checkpoint
+        /// truncates the log the import left, which other connections see as a change), then queries the default
+        /// account and mirrors it.
+        func importAndMirror(
+            _ count: Int, of script: StoreConformance, _ random: inout SeededRandom, _ next: inout Int
+        ) throws {
+            _ = try writer.importDonations((0..<count).map { _ in script.donation(&random, number: &next) })
+            try writer.checkpoint()
+            _ = try mirrored.suggestions(account: "default", context: RankingContext(at: StoreConformanceTests.end))
+            try refreshAll()
+        }
     }
 
     /// A mirror reads the log index's header through SQLite's own mapping of the index, so this process keeps its
@@ -207,11 +219,7 @@ import Testing
         var random = SeededRandom(seed: 7)
         var next = 0
         let script = StoreConformance(seed: 7)
-        _ = try stores.writer.importDonations((0..<200).map { _ in script.donation(&random, number: &next) })
-        // The first checkpoint truncates the log the import left, which other connections see as a change.
-        try stores.writer.checkpoint()
-        _ = try stores.mirrored.suggestions(account: "default", context: RankingContext(at: StoreConformanceTests.end))
-        try stores.refreshAll()
+        try stores.importAndMirror(200, of: script, &random, &next)
         let before = stores.mirror.statistics
         #expect(before.accounts == 1)
         for round in 0..<3 {
@@ -237,11 +245,8 @@ import Testing
         var random = SeededRandom(seed: 13)
         var next = 0
         let script = StoreConformance(seed: 13)
-        _ = try stores.writer.importDonations((0..<300).map { _ in script.donation(&random, number: &next) })
-        try stores.writer.checkpoint()
+        try stores.importAndMirror(300, of: script, &random, &next)
         let context = RankingContext(at: StoreConformanceTests.end)
-        _ = try stores.mirrored.suggestions(account: "default", context: context)
-        try stores.refreshAll()
         #expect(stores.mirror.statistics.accounts == 1 && stores.mirror.statistics.bytes > 0)
         try stores.mirrored.checkpoint()
         #expect(try !stores.mirrored.refreshMirror())
