@@ -178,8 +178,8 @@ public enum StoreOpening {
     }
 
     /// The connections of a long-lived server: a page cache that keeps what requests touch
-    /// (`serverPageCacheKiB`), checkpoints left to the server's background task (with one in the committing
-    /// request only past `serverCheckpointPages`), one ranking mirror shared by every connection
+    /// (`serverPageCacheKiB`), checkpoints left to the server's background task (with one in a commit only past
+    /// `serverCheckpointPages`, which writes the log over in place), one ranking mirror shared by every connection
     /// (`serverMirror`), which the background checkpoint keeps up to date, and one connection that writes every
     /// donation (`GroupCommitWriter`).
     /// - Parameter creating: whether a missing directory store is created.
@@ -203,9 +203,9 @@ public enum StoreOpening {
         let connection = { @Sendable (groupCommit: GroupCommitWriter?, pageCacheKiB: Int) throws -> SQLiteDonationStore in
             let first = firstFile.withLock { $0 }
             let store = try SQLiteDonationStore.open(
-                location, checkpoints: .everyPages(serverCheckpointPages), createIfMissing: creating && first == nil,
-                pageCacheKiB: pageCacheKiB, largeImportCacheKiB: serverPageCacheKiB, mirror: mirror,
-                groupCommit: groupCommit)
+                location, checkpoints: .everyPagesInPlace(serverCheckpointPages),
+                createIfMissing: creating && first == nil, pageCacheKiB: pageCacheKiB,
+                largeImportCacheKiB: serverPageCacheKiB, mirror: mirror, groupCommit: groupCommit)
             if let first {
                 try store.requireFile(first)
             } else {
@@ -302,7 +302,7 @@ public enum StoreOpening {
     /// `serverPageCacheKiB` for its transaction (a 2 MB cache made one of 65,000 donations 1.5 times slower).
     public static let serverConnectionPageCacheKiB = 2_000
 
-    /// About 256 MB of log: past it, the committing request checkpoints; below it, the server's checkpoint every
+    /// About 256 MB of log: past it, the commit that reaches it checkpoints; below it, the server's checkpoint every
     /// second does, off the requests' path. A donation into a large store adds about 25 pages (100 KB) to the log,
     /// so a server taking 1,600 donations a second passed 64 MB every 0.4 s, before its own checkpoint came, and a
     /// request waited about 140 ms for each of those checkpoints.

@@ -90,6 +90,34 @@ import Testing
         #expect(try store.donationCount(account: "default") == 60)
     }
 
+    /// A server's writing connection: a commit that leaves the log at the limit starts it over in place, so the file
+    /// keeps the size it reached instead of being cut and grown again, and the log still never grows much past the
+    /// limit. Nothing committed is lost.
+    @Test func withCheckpointsEveryPagesInPlaceTheLogIsWrittenOverNotCut() throws {
+        let directory = try TemporaryDirectory("open")
+        let pages = 40
+        let frame = 4096 + 24
+        let store = try SQLiteDonationStore.open(directory.location, checkpoints: .everyPagesInPlace(pages))
+        var largest = 0
+        var smallest = Int.max
+        var restarts = 0
+        var previousSalt: [UInt8] = []
+        for index in 0..<60 {
+            #expect(try store.record(Self.donation(index)) == .recorded(identifier: "d-\(index)"))
+            let size = Self.size(directory.log) ?? 0
+            largest = max(largest, size)
+            if index > 20 { smallest = min(smallest, size) }
+            // The log's salts (bytes 16 to 23 of its header) change whenever the log starts over.
+            let salt = Array(try readFile(directory.log).dropFirst(16).prefix(8))
+            if !previousSalt.isEmpty && salt != previousSalt { restarts += 1 }
+            previousSalt = salt
+        }
+        #expect(restarts >= 2, "the log was started over \(restarts) times")
+        #expect(smallest >= pages * frame, "the log's file was cut to \(smallest) bytes")
+        #expect(largest <= 32 + (pages + 30) * frame, "the log reached \(largest) bytes")
+        #expect(try store.donationCount(account: "default") == 60)
+    }
+
     /// A server's checkpoint, while other connections go on committing, copies the log and has it started over in
     /// place (the file keeps its size), and cuts it to nothing only once nothing was committed since its last one;
     /// a connection's first checkpoint, which cannot know, cuts it too. Nothing committed is lost either way.

@@ -256,23 +256,31 @@ package final class Database {
     }
 
     /// After each commit that leaves `pages` pages or more in the write-ahead log, copies the log into the database
-    /// and truncates it to zero bytes, if no other connection is busy with it at that moment (else a later commit
-    /// does). This replaces SQLite's automatic checkpoint (`wal_autocheckpoint`), which only copies the log: the next
-    /// write reuses the log from its start only if the same connection knows it was copied, and a process that
-    /// opens the store later cannot know it (the log's index in `-shm` is rebuilt from the log on the first open).
-    /// Without a connection that lives on, the log would grow by every command's write, and every command would
-    /// read it all at open.
-    package func truncateLogAfterCommits(reaching pages: Int) {
-        let hook: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32 = {
-            context, handle, name, frames in
+    /// and starts it over, if no other connection is busy with it at that moment (else a later commit does): cut to
+    /// zero bytes, or, `inPlace`, written over from its start (`checkpointAndRestart()`). This replaces SQLite's
+    /// automatic checkpoint (`wal_autocheckpoint`), which only copies the log: the next write reuses the log from
+    /// its start only if the same connection knows it was copied, and a process that opens the store later cannot
+    /// know it (the log's index in `-shm` is rebuilt from the log on the first open). Without a connection that
+    /// lives on, the log would grow by every command's write, and every command would read it all at open.
+    package func startLogOverAfterCommits(reaching pages: Int, inPlace: Bool) {
+        typealias Hook =
+            @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32
+        // Without waiting, in both: a reader that holds an old snapshot would hold this commit's process up.
+        let cut: Hook = { context, handle, name, frames in
             guard Int(bitPattern: context) <= Int(frames) else { return SQLITE_OK }
-            // Without waiting: a reader that holds an old snapshot would hold this commit's process up.
             sqlite3_busy_timeout(handle, 0)
             sqlite3_wal_checkpoint_v2(handle, name, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
             sqlite3_busy_timeout(handle, Database.busyTimeoutMilliseconds)
             return SQLITE_OK
         }
-        sqlite3_wal_hook(handle, hook, UnsafeMutableRawPointer(bitPattern: max(1, pages)))
+        let writeOver: Hook = { context, handle, name, frames in
+            guard Int(bitPattern: context) <= Int(frames) else { return SQLITE_OK }
+            sqlite3_busy_timeout(handle, 0)
+            sqlite3_wal_checkpoint_v2(handle, name, SQLITE_CHECKPOINT_RESTART, nil, nil)
+            sqlite3_busy_timeout(handle, Database.busyTimeoutMilliseconds)
+            return SQLITE_OK
+        }
+        sqlite3_wal_hook(handle, inPlace ? writeOver : cut, UnsafeMutableRawPointer(bitPattern: max(1, pages)))
     }
 
     /// Copies the write-ahead log into the database as far as no reader still needs it, without waiting for anyone
