@@ -8,20 +8,22 @@ import Synchronization
 /// Two things make a server's donations slow when each request commits on its own connection: a commit costs the
 /// same whether it carries one donation or fifty, and SQLite empties a connection's page cache whenever another
 /// connection has written, so each request re-reads the pages the one before it wrote. Here every donation of a
-/// server goes through one connection, whose cache therefore stays valid, and the request that finds nobody writing
-/// becomes the leader: it commits everything queued by then, its own work first, each piece in a savepoint of its
-/// own, and wakes the others with their outcomes. A piece whose work fails (a donation refused) is rolled back alone;
-/// a failed commit fails every piece of it. Nothing is acknowledged before the commit that holds it.
+/// server goes through one connection, whose cache therefore stays valid, and one serial queue does all the
+/// writing: while it commits a group, the requests that arrive wait together, and it takes them all as the next
+/// group, each piece in a savepoint of its own, then wakes them with their outcomes. A piece whose work fails (a
+/// donation refused) is rolled back alone; a failed commit fails every piece of it. Nothing is acknowledged before
+/// the commit that holds it.
 ///
-/// The leader serves one group, then hands the lead to the oldest waiting request, so that no request writes for
-/// others indefinitely.
+/// The queue writes, not one of the waiting requests, so that under a stream of donations one group follows the
+/// next with no hand-over between threads: the writing is the one serial part of a server's donations, and a
+/// hand-over left it idle until the next thread was scheduled.
 public final class GroupCommitWriter: Sendable {
     /// Opens the writing connection, on first use: a connection of the same store without a group commit writer.
     public typealias Opener = @Sendable () throws -> SQLiteDonationStore
 
     /// Counts since the writer was made, for `/metrics`.
     public struct Statistics: Sendable, Equatable {
-        /// Transactions committed (or failed) by a leader.
+        /// Transactions committed (or failed).
         public var groups = 0
         /// Pieces of work those transactions carried: a donation, or a batch of them.
         public var pieces = 0
@@ -29,16 +31,18 @@ public final class GroupCommitWriter: Sendable {
 
     private let open: Opener
     private let state = Mutex(State())
-    /// Touched only by the leader of the moment: the lead is handed over through a semaphore, which orders each
-    /// leader's use after the one before.
+    /// Runs the writing (`writeWhileWaiting`), one group after another.
+    private let writing = DispatchQueue(label: "suggest.group-commit")
+    /// Touched only on `writing`.
     private let connection = ConnectionSlot()
     /// The most pieces one transaction takes: enough to carry every request of a busy server, few enough that the
-    /// leader's own answer does not wait on an unbounded queue.
+    /// first of them does not wait on an unbounded queue.
     static let largestGroup = 256
 
     private struct State {
         var waiting: [Piece] = []
-        var leading = false
+        /// Whether `writeWhileWaiting` is running or queued: it takes every piece queued before it stops.
+        var writing = false
         var statistics = Statistics()
     }
 
@@ -65,50 +69,42 @@ public final class GroupCommitWriter: Sendable {
                 return error
             }
         }
-        let leads = state.withLock { state in
+        let startsWriting = state.withLock { state in
             state.waiting.append(piece)
-            guard !state.leading else { return false }
-            state.leading = true
+            guard !state.writing else { return false }
+            state.writing = true
             return true
         }
-        if !leads {
-            piece.wake.wait()
+        if startsWriting {
+            writing.async { self.writeWhileWaiting() }
         }
-        if leads || piece.leads {
-            lead()
-        }
+        piece.wake.wait()
         if let failure = piece.commitFailure { throw failure }
         guard let value = result.value else { preconditionFailure("a piece of a committed group has no result") }
         return try value.get()
     }
 
-    /// Commits one group, the first waiting piece (this thread's) first, then passes the lead on or lays it down.
-    private func lead() {
-        let group = state.withLock { state in
-            let group = Array(state.waiting.prefix(Self.largestGroup))
-            state.waiting.removeFirst(group.count)
-            return group
-        }
-        let failure = run(group)
-        let next = state.withLock { state -> Piece? in
-            state.statistics.groups += 1
-            state.statistics.pieces += group.count
-            guard let next = state.waiting.first else {
-                state.leading = false
-                return nil
+    /// Commits the waiting pieces, a group at a time, until none is left.
+    private func writeWhileWaiting() {
+        while true {
+            let group = state.withLock { state in
+                let group = Array(state.waiting.prefix(Self.largestGroup))
+                state.waiting.removeFirst(group.count)
+                // Decided under the lock: a piece queued after this finds nobody writing and starts the queue again.
+                if group.isEmpty { state.writing = false }
+                return group
             }
-            return next
-        }
-        for piece in group {
-            piece.commitFailure = failure
-        }
-        // Woken only now: their results are complete, and `lead` touches them no more.
-        for piece in group.dropFirst() {
-            piece.wake.signal()
-        }
-        if let next {
-            next.leads = true
-            next.wake.signal()
+            guard !group.isEmpty else { return }
+            let failure = run(group)
+            state.withLock { state in
+                state.statistics.groups += 1
+                state.statistics.pieces += group.count
+            }
+            // Woken only now: their results are complete, and nothing here touches them again.
+            for piece in group {
+                piece.commitFailure = failure
+                piece.wake.signal()
+            }
         }
     }
 
@@ -146,20 +142,18 @@ public final class GroupCommitWriter: Sendable {
         /// Runs the work on the writing connection; what it threw, if it did (its result holds it too).
         let run: (SQLiteDonationStore) -> (any Error)?
         let wake = DispatchSemaphore(value: 0)
-        /// Set by the leader before it wakes this piece's thread: the group's failure, if it failed.
+        /// Set before this piece's thread is woken: the group's failure, if it failed.
         var commitFailure: (any Error)?
-        /// Set before waking: this piece's thread leads the next group.
-        var leads = false
 
         init(run: @escaping (SQLiteDonationStore) -> (any Error)?) { self.run = run }
     }
 
-    /// A piece's result, written by the leader's thread and read by the piece's own after it is woken.
+    /// A piece's result, written on the writing queue and read by the piece's own thread after it is woken.
     private final class ResultSlot<T>: @unchecked Sendable {
         var value: Result<T, any Error>?
     }
 
-    /// The writing connection, opened by the first leader; a failed open is tried again by the next.
+    /// The writing connection, opened for the first group; a failed open is tried again for the next.
     private final class ConnectionSlot: @unchecked Sendable {
         private var store: SQLiteDonationStore?
 
