@@ -291,8 +291,10 @@ public enum StoreOpening {
     public static let serverMirror = RankingMirror.Configuration(byteBudget: 64 << 20, readsBeforeRebuild: 4)
 
     /// The page cache of a server's writing connection (`GroupCommitWriter`), through which every donation goes:
-    /// 24 MiB, so that the conversations, blocks and index pages that donations touch stay in memory.
-    public static let serverPageCacheKiB = 24_576
+    /// 12 MiB, enough for the pages most donations touch (the heads of the channel lists, the latest blocks, the
+    /// popular conversations); a page past it is one read from the system's cache. Twice that took as many
+    /// donations a second, and the server's peak under batches from 94 to 110 MB.
+    public static let serverPageCacheKiB = 12_288
 
     /// The page cache of each of a server's other connections (workers, handler threads): SQLite's default. They
     /// answer queries from the mirror and hand donations to the writing connection, so a large cache would only

@@ -114,7 +114,7 @@ extension SQLiteDonationStore {
             let cutoff = try retention().oldestKept(at: options.now)
             // A large import touches many pages; a larger page cache (`largeImportCacheKiB`) keeps them from being
             // spilled to the WAL more than once. Restored afterwards: a share extension's memory is precious, and a
-            // server has a connection per thread (its large batches get 24 MiB, not 256: one body of 65,000
+            // server has a connection per thread (its large batches get 12 MiB, not 256: one body of 65,000
             // donations took the server from 15 to 317 MB, 227 MB of which stayed). A small batch keeps the
             // connection's cache as it is: shrinking it would drop the pages the next request needs.
             let large = options.expectedDonations.map { $0 >= Self.largeImport } ?? true
