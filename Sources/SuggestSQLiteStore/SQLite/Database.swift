@@ -263,24 +263,20 @@ package final class Database {
     /// know it (the log's index in `-shm` is rebuilt from the log on the first open). Without a connection that
     /// lives on, the log would grow by every command's write, and every command would read it all at open.
     package func startLogOverAfterCommits(reaching pages: Int, inPlace: Bool) {
-        typealias Hook =
-            @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32
-        // Without waiting, in both: a reader that holds an old snapshot would hold this commit's process up.
-        let cut: Hook = { context, handle, name, frames in
-            guard Int(bitPattern: context) <= Int(frames) else { return SQLITE_OK }
+        // The hook is a C function: the limit and the mode travel in its context pointer, the mode in the low bit.
+        let hook: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32 = {
+            context, handle, name, frames in
+            let setting = Int(bitPattern: context)
+            guard setting >> 1 <= Int(frames) else { return SQLITE_OK }
+            // Without waiting: a reader that holds an old snapshot would hold this commit's process up.
             sqlite3_busy_timeout(handle, 0)
-            sqlite3_wal_checkpoint_v2(handle, name, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
+            let mode = setting & 1 == 1 ? SQLITE_CHECKPOINT_RESTART : SQLITE_CHECKPOINT_TRUNCATE
+            sqlite3_wal_checkpoint_v2(handle, name, mode, nil, nil)
             sqlite3_busy_timeout(handle, Database.busyTimeoutMilliseconds)
             return SQLITE_OK
         }
-        let writeOver: Hook = { context, handle, name, frames in
-            guard Int(bitPattern: context) <= Int(frames) else { return SQLITE_OK }
-            sqlite3_busy_timeout(handle, 0)
-            sqlite3_wal_checkpoint_v2(handle, name, SQLITE_CHECKPOINT_RESTART, nil, nil)
-            sqlite3_busy_timeout(handle, Database.busyTimeoutMilliseconds)
-            return SQLITE_OK
-        }
-        sqlite3_wal_hook(handle, inPlace ? writeOver : cut, UnsafeMutableRawPointer(bitPattern: max(1, pages)))
+        let setting = max(1, pages) << 1 | (inPlace ? 1 : 0)
+        sqlite3_wal_hook(handle, hook, UnsafeMutableRawPointer(bitPattern: setting))
     }
 
     /// Copies the write-ahead log into the database as far as no reader still needs it, without waiting for anyone
