@@ -4,9 +4,6 @@ import SuggestSQLiteStore
 /// The `suggest` command line: finds the subcommand, handles `--help` and `--version`, and turns every error into
 /// one line on standard error and the contract's exit code.
 public enum SuggestCommandLine {
-    /// What `suggest --version` prints after `suggest `.
-    public static let version = Release.version
-
     static let commands: [any Command.Type] = [
         Donate.self, Import.self, Export.self, List.self, Share.self, Delete.self, Block.self, Unblock.self,
         Feedback.self, Config.self, Eval.self, Convert.self, Serve.self, Demo.self,
@@ -143,7 +140,7 @@ public enum SuggestCommandLine {
                 return ExitCode.success
             }
             if first == "--version" {
-                try io.out("suggest \(version)\n")
+                try io.out("suggest \(Release.version)\n")
                 return ExitCode.success
             }
             guard let command else {

@@ -11,9 +11,6 @@ import Synchronization
 /// goes 503, the server stops accepting, lets the requests in flight finish (up to the grace period) and returns.
 /// SIGHUP, or a change of the keys file, reloads the keys without a restart.
 public enum SuggestServer {
-    /// The API's version, as `GET /v1/version` reports it.
-    public static let version = Release.version
-
     /// Opens a store connection; called once per worker, and again when a connection is needed.
     public typealias StoreOpener = @Sendable () throws -> any DonationStore
 

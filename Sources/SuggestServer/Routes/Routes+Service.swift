@@ -50,7 +50,7 @@ extension Routes {
             writer.key("name")
             writer.string("suggest")
             writer.key("version")
-            writer.string(SuggestServer.version)
+            writer.string(Release.version)
             writer.key("api")
             writer.string("v1")
             writer.endObject()
