@@ -33,6 +33,8 @@ struct ScriptBuilder {
     /// The hashes checked before anything is written: each key's index, expected version and first sequence number.
     private var checks: [(key: [UInt8], version: Int64, firstSequence: Int64)] = []
     var checkedIdentifiers: [String] = []
+    /// Conversation numbers that must still be mapped: the `cid` key's index, the identifier and the number.
+    private var checkedNumbers: [(key: [UInt8], identifier: String, number: Int64)] = []
 
     private struct Operation {
         var kind: UInt8
@@ -54,6 +56,13 @@ struct ScriptBuilder {
     /// its version is incremented (unless the change deleted it).
     mutating func check(_ key: String, version: Int64, firstSequence: Int64 = 0) {
         checks.append((Array(String(index(key)).utf8), version, firstSequence))
+    }
+
+    /// Checks, before the change, that the hash at `numbersKey` (`cid`) still maps `identifier` to `number`: for a
+    /// conversation the change creates, whose number another client's failed import may have forgotten since it was
+    /// given (the change would then write a conversation that no identifier leads to).
+    mutating func checkNumber(_ numbersKey: String, identifier: String, number: Int64) {
+        checkedNumbers.append((Array(String(index(numbersKey)).utf8), identifier, number))
     }
 
     /// Sets the first sequence number of the hash checked last (known only once its first donation is met).
@@ -158,6 +167,12 @@ struct ScriptBuilder {
         }
         command.append(checkedIdentifiers.count)
         for identifier in checkedIdentifiers { command.append(identifier) }
+        command.append(checkedNumbers.count)
+        for check in checkedNumbers {
+            command.append(check.key)
+            command.append(check.identifier)
+            command.append(String(check.number))
+        }
         // The stamp first: a script that stops half-way (an error from Redis) has changed the account all the same.
         command.append("T")
         command.append("2")

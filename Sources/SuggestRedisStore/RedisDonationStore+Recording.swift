@@ -207,23 +207,33 @@ extension RedisDonationStore {
     }
 
     /// Removes the numbers given to conversations that never got a hash (their writes failed): no conversation
-    /// identifier of a failed import stays behind.
-    private func forgetNumbersWithoutConversations(_ keys: RedisKeys) throws(StoreError) {
+    /// identifier of a failed import stays behind. A number is forgotten only by a script that finds it still
+    /// mapped and still without a hash (`RedisScripts.forgetNumbers`), so a conversation written meanwhile keeps its
+    /// number; a client that reserved a number a moment ago and writes its conversation after it was forgotten is
+    /// refused by its write's check (`ScriptBuilder.checkNumber`) and asks for a number again.
+    func forgetNumbersWithoutConversations(_ keys: RedisKeys) throws(StoreError) {
         let pairs = try send(RedisCommand("HGETALL", key: keys.conversationNumbers)).checkedArray() ?? []
-        var identifiers: [[UInt8]] = []
-        var numbers: [Int64] = []
+        var candidates: [(identifier: [UInt8], number: Int64)] = []
         for index in stride(from: 0, to: pairs.count - 1, by: 2) {
             if let identifier = pairs[index].bytes, let number = pairs[index + 1].string.flatMap(Int64.init) {
-                identifiers.append(identifier)
-                numbers.append(number)
+                candidates.append((identifier, number))
             }
         }
-        let exists = try pipeline(numbers.map { RedisCommand("EXISTS", key: keys.conversation($0)) })
-        let orphans = zip(identifiers, exists).filter { $0.1.integer == 0 }.map(\.0)
-        guard !orphans.isEmpty else { return }
-        var forget = RedisCommand("HDEL", key: keys.conversationNumbers)
-        for identifier in orphans { forget.append(identifier) }
-        _ = try write([forget])
+        let exists = try pipeline(candidates.map { RedisCommand("EXISTS", key: keys.conversation($0.number)) })
+        let orphans = zip(candidates, exists).filter { $0.1.integer == 0 }.map(\.0)
+        var start = 0
+        while start < orphans.count {
+            let slice = orphans[start..<min(start + 256, orphans.count)]
+            start += slice.count
+            var forget = RedisCommand(
+                script: RedisScripts.forgetNumbers,
+                keys: [keys.conversationNumbers] + slice.map { keys.conversation($0.number) })
+            for orphan in slice {
+                forget.append(orphan.identifier)
+                forget.append(String(orphan.number))
+            }
+            _ = try write([forget])
+        }
     }
 
     /// Records donations (of any accounts), each conversation's part by one script, retrying a conversation another
@@ -485,6 +495,9 @@ extension RedisDonationStore {
             let number = conversation.number
             let hash = keys.conversation(number)
             script.check(hash, version: conversation.version, firstSequence: firstSequence)
+            if conversation.version == 0 {
+                script.checkNumber(keys.conversationNumbers, identifier: identifier, number: number)
+            }
             let numberBytes = Array(String(number).utf8)
             for identifier in identifiers {
                 script.checkedIdentifiers.append(identifier)

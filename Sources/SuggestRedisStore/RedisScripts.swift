@@ -39,6 +39,26 @@ enum RedisScripts {
         return 1
         """)
 
+    /// Forgets the numbers of conversations that have no hash: each identifier's, if `cid` still maps it to the
+    /// number given and that number's hash does not exist, in one step, so that a hash written meanwhile keeps its
+    /// number. It only deletes, so it runs at `maxmemory` too.
+    ///
+    /// KEYS: `cid`, then one conversation hash for each identifier. ARGV: for each, its identifier and number.
+    /// Returns how many were forgotten.
+    static let forgetNumbers = RedisScript(
+        """
+        #!lua flags=allow-oom
+        local forgotten = 0
+        for i = 2, #KEYS do
+          local identifier = ARGV[2 * i - 3]
+          if redis.call('HGET', KEYS[1], identifier) == ARGV[2 * i - 2] and redis.call('EXISTS', KEYS[i]) == 0 then
+            redis.call('HDEL', KEYS[1], identifier)
+            forgotten = forgotten + 1
+          end
+        end
+        return forgotten
+        """)
+
     /// Applies one change to an account (a batch's donations across its conversations, or the rewrite of one
     /// conversation), after checking that nobody changed what it was computed from: each checked hash (a
     /// conversation's, the account's learned weights) still has the version the change was read at, and the
@@ -48,7 +68,10 @@ enum RedisScripts {
     /// KEYS: `ids`, then the keys the checks and operations name (by their index in KEYS).
     /// ARGV: how many hashes to check, then for each its key's index, its expected version (`0`: no hash yet) and
     /// the first sequence number of the donations appended (0 for none; the hash's last one, field `ls`, must be
-    /// below it); how many identifiers to check, the identifiers; then the operations, each on one key `k`, most of
+    /// below it); how many identifiers to check, the identifiers; how many conversation numbers to check, then for
+    /// each the index of the `cid` key, a conversation identifier and the number it must still map to (a conversation
+    /// created by the change: an import's undo may have forgotten a number between its reservation and this write);
+    /// then the operations, each on one key `k`, most of
     /// them for `n` elements at once (one command for all of a key's elements, in slices of 512):
     ///   `Z k n (score member)...` ZADD, `L k n (score member)...` ZADD LT, `z k n member...` ZREM,
     ///   `S k n member...` SADD, `s k n member...` SREM, `H k n (field value)...` HSET, `h k n field...` HDEL,
@@ -83,6 +106,12 @@ enum RedisScripts {
           if redis.call('HEXISTS', KEYS[1], ARGV[p + i]) == 1 then return 'DUPLICATE' end
         end
         p = p + checks + 1
+        local numbers = tonumber(ARGV[p])
+        for i = 0, numbers - 1 do
+          local q = p + 1 + 3 * i
+          if redis.call('HGET', KEYS[tonumber(ARGV[q])], ARGV[q + 1]) ~= ARGV[q + 2] then return 'CONFLICT' end
+        end
+        p = p + 3 * numbers + 1
         local deleted = {}
         -- Runs one command on `key` for `n` elements of `width` arguments each, from ARGV[first], in slices that
         -- Lua's stack holds; returns the place after them.
