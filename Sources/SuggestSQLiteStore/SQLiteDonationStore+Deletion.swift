@@ -1,3 +1,4 @@
+import CSystem
 import SuggestCore
 
 extension SQLiteDonationStore {
@@ -61,7 +62,7 @@ extension SQLiteDonationStore {
                     """)
             }
             try database.execute("VACUUM")
-            report.logTruncated = try truncateLog()
+            report.logTruncated = try scrubLog()
             return report
         }
     }
@@ -168,7 +169,7 @@ extension SQLiteDonationStore {
             return report
         }
         var finished = report
-        if report.donations > 0 { finished.logTruncated = try truncateLog() }
+        if report.donations > 0 { finished.logTruncated = try scrubLog() }
         return finished
     }
 
@@ -190,11 +191,34 @@ extension SQLiteDonationStore {
     /// - Returns: `false` when another process's read keeps the log busy: the deletion is committed all the same.
     func truncateLog() throws -> Bool { try startLogOver(cutting: true) }
 
+    /// Empties the log after a deletion (`truncateLog()`). A checkpoint another connection is running makes SQLite
+    /// refuse at once rather than wait (a server's passive copy each second, which runs outside the writers' lock):
+    /// refused quickly, it is tried again for up to a second.
+    /// - Returns: `false` when the log stayed busy: the deletion is committed all the same, and the scrub is owed
+    ///   (`Database.owesLogScrub`), so that the next checkpoint, or commit past the limit, cuts the log rather than
+    ///   write it over in place.
+    func scrubLog() throws -> Bool {
+        let started = ContinuousClock.now
+        while true {
+            if try truncateLog() { return true }
+            guard ContinuousClock.now - started < .seconds(1) else { break }
+            var pause = timespec(tv_sec: 0, tv_nsec: 50_000_000)
+            _ = nanosleep(&pause, nil)
+        }
+        database.owesLogScrub = true
+        return false
+    }
+
     /// Copies the log into the database and cuts it to nothing, or has the next write start it over in place.
     /// - Returns: `false` when a reader keeps the log busy.
     private func startLogOver(cutting: Bool) throws -> Bool {
         do {
-            if cutting { try database.checkpointAndTruncate() } else { try database.checkpointAndRestart() }
+            if cutting {
+                try database.checkpointAndTruncate()
+                database.owesLogScrub = false
+            } else {
+                try database.checkpointAndRestart()
+            }
             return true
         } catch {
             guard error.primaryCode == 5 || error.primaryCode == 6 else { throw error }  // SQLITE_BUSY, SQLITE_LOCKED

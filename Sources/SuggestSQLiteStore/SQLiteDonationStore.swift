@@ -151,7 +151,8 @@ public final class SQLiteDonationStore: DonationStore {
     /// for long: the log is copied into the database as far as no reader still needs it (the rest at a later
     /// checkpoint), and started over when nobody is using it. `suggest import` ends with one, and a server runs one
     /// every second in the background. (Deletions truncate the log themselves, waiting for readers if they must:
-    /// deleted data may not stay in it.)
+    /// deleted data may not stay in it. One that could not leaves the scrub owed, `Database.owesLogScrub`: then this
+    /// checkpoint cuts the log, never writes it over in place.)
     ///
     /// How the log starts over depends on whether other connections committed since this connection's last
     /// checkpoint. If they did (a server taking donations), the copy is run a second time for what came in during
@@ -180,7 +181,8 @@ public final class SQLiteDonationStore: DonationStore {
                 // `data_version` does not count: it cuts the log like one that found nothing new.
                 let quiet = versionAtLastCheckpoint.map { $0 == version } ?? true
                 if !quiet { try database.checkpointWithoutWaiting() }
-                let startOver = quiet ? truncateLogIfIdle : restartLogIfIdle
+                // Cut, not written over, while a deletion's scrub is owed: what a restart leaves may hold it.
+                let startOver = quiet || database.owesLogScrub ? truncateLogIfIdle : restartLogIfIdle
                 if let mirror {
                     _ = try mirror.rebuildingCurrent(across: startOver)
                 } else {
@@ -241,7 +243,8 @@ public final class SQLiteDonationStore: DonationStore {
             "PRAGMA secure_delete = ON; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF; "
                 + "PRAGMA cache_size = -\(pageCacheKiB); PRAGMA journal_size_limit = \(logSizeLimit)")
         if let pages = checkpoints.pages {
-            let inPlace = checkpoints == .everyPagesInPlace(pages)
+            var inPlace = false
+            if case .everyPagesInPlace = checkpoints { inPlace = true }
             database.startLogOverAfterCommits(reaching: pages, inPlace: inPlace)
         }
         if applied < Schema.latestVersion || names.isEmpty {

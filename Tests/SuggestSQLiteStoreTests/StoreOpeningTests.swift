@@ -118,6 +118,45 @@ import Testing
         #expect(try store.donationCount(account: "default") == 60)
     }
 
+    /// While a deletion's scrub of the log is owed (it found the log busy), a server's connections cut the log where
+    /// they would write it over in place: the checkpoint while writes go on, and the commit that reaches the limit.
+    /// The first cut settles the debt.
+    @Test func anOwedScrubIsACutNotARestart() throws {
+        let directory = try TemporaryDirectory("open")
+        let pages = 40
+        let writer = try SQLiteDonationStore.open(directory.location, checkpoints: .everyPagesInPlace(pages))
+        let checkpointer = try SQLiteDonationStore.open(directory.location, checkpoints: .everyPagesInPlace(pages))
+        _ = try writer.record(Self.donation(0))
+        try checkpointer.checkpoint()
+        _ = try writer.record(Self.donation(1))
+        try checkpointer.checkpoint()
+        #expect(Self.size(directory.log) ?? 0 > 0, "writes went on: the log is written over in place")
+
+        writer.database.owesLogScrub = true
+        _ = try writer.record(Self.donation(2))
+        try checkpointer.checkpoint()
+        #expect(Self.size(directory.log) == 0, "a scrub is owed: the checkpoint cuts the log")
+        #expect(!writer.database.owesLogScrub, "the cut settled it, for every connection of the process")
+
+        // The commit that reaches the limit: it cuts while the scrub is owed, and writes over in place after.
+        var index = 3
+        func recordUntilTheLogStartsOver() throws -> Int {
+            var largest = 0
+            while true {
+                _ = try writer.record(Self.donation(index))
+                index += 1
+                let size = Self.size(directory.log) ?? 0
+                if size < largest || index > 200 { return size }
+                largest = size
+            }
+        }
+        writer.database.owesLogScrub = true
+        #expect(try recordUntilTheLogStartsOver() == 0)
+        #expect(!writer.database.owesLogScrub)
+        // In place the file keeps its size (only written over from its start), so the loop ends on its cap.
+        #expect(try recordUntilTheLogStartsOver() > 0)
+    }
+
     /// A server's checkpoint, while other connections go on committing, copies the log and has it started over in
     /// place (the file keeps its size), and cuts it to nothing only once nothing was committed since its last one;
     /// a connection's first checkpoint, which cannot know, cuts it too. Nothing committed is lost either way.

@@ -7,8 +7,8 @@ public struct DeletionReport: Sendable, Equatable {
     /// Of those, the ones with no donation left: their names, people and pictures are gone too.
     public var removedConversations: [String] = []
     /// Whether every byte of the deleted donations has left the store's files already. It has not while another
-    /// process holds a long read of an embedded store (the deletion is committed all the same, and the old pages
-    /// go at the next checkpoint).
+    /// process holds a long read of an embedded store, or keeps its log busy (the deletion is committed all the same,
+    /// and the old pages go at the next checkpoint that finds the log idle).
     public var logTruncated = true
 
     /// A report of nothing deleted, which a deletion fills in.

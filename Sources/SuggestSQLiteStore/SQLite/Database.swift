@@ -26,6 +26,8 @@ package final class Database {
 
     /// The lock this process's writers of this database take before SQLite's (`write(_:)`).
     private lazy var writeGate: WriteGate = WriteGate.forDatabase(at: path)
+    /// What the log's hook after commits reads (`startLogOverAfterCommits`), kept as long as the connection.
+    private var logRestartSetting: LogRestartSetting?
 
     /// Configures the library once, before its first connection: `Database.init` reads it.
     private static let libraryConfigured: Bool = {
@@ -262,21 +264,35 @@ package final class Database {
     /// its start only if the same connection knows it was copied, and a process that opens the store later cannot
     /// know it (the log's index in `-shm` is rebuilt from the log on the first open). Without a connection that
     /// lives on, the log would grow by every command's write, and every command would read it all at open.
+    ///
+    /// In place, the log is cut all the same while a deletion's scrub of it is owed (`owesLogScrub`): the frames a
+    /// restart leaves in the file may hold what was deleted.
     package func startLogOverAfterCommits(reaching pages: Int, inPlace: Bool) {
-        // The hook is a C function: the limit and the mode travel in its context pointer, the mode in the low bit.
+        let setting = LogRestartSetting(pages: max(1, pages), inPlace: inPlace, gate: writeGate)
+        logRestartSetting = setting
+        // A C function: what it needs travels in its context pointer, kept alive by this connection.
         let hook: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32 = {
             context, handle, name, frames in
-            let setting = Int(bitPattern: context)
-            guard setting >> 1 <= Int(frames) else { return SQLITE_OK }
+            guard let context else { return SQLITE_OK }
+            let setting = Unmanaged<LogRestartSetting>.fromOpaque(context).takeUnretainedValue()
+            guard setting.pages <= Int(frames) else { return SQLITE_OK }
+            let cutting = !setting.inPlace || setting.gate.owesLogScrub.load(ordering: .acquiring)
             // Without waiting: a reader that holds an old snapshot would hold this commit's process up.
             sqlite3_busy_timeout(handle, 0)
-            let mode = setting & 1 == 1 ? SQLITE_CHECKPOINT_RESTART : SQLITE_CHECKPOINT_TRUNCATE
-            sqlite3_wal_checkpoint_v2(handle, name, mode, nil, nil)
+            let code = sqlite3_wal_checkpoint_v2(
+                handle, name, cutting ? SQLITE_CHECKPOINT_TRUNCATE : SQLITE_CHECKPOINT_RESTART, nil, nil)
             sqlite3_busy_timeout(handle, Database.busyTimeoutMilliseconds)
+            if cutting && code == SQLITE_OK { setting.gate.owesLogScrub.store(false, ordering: .releasing) }
             return SQLITE_OK
         }
-        let setting = max(1, pages) << 1 | (inPlace ? 1 : 0)
-        sqlite3_wal_hook(handle, hook, UnsafeMutableRawPointer(bitPattern: setting))
+        sqlite3_wal_hook(handle, hook, Unmanaged.passUnretained(setting).toOpaque())
+    }
+
+    /// Whether a deletion could not cut the log (a reader or another checkpoint kept it busy), so that the deleted
+    /// data may still be in it: shared by this process's connections to the database, cleared by the next cut.
+    package var owesLogScrub: Bool {
+        get { writeGate.owesLogScrub.load(ordering: .acquiring) }
+        set { writeGate.owesLogScrub.store(newValue, ordering: .releasing) }
     }
 
     /// Copies the write-ahead log into the database as far as no reader still needs it, without waiting for anyone
@@ -318,6 +334,8 @@ extension Database: Sendable {}
 /// One process-wide lock per database file, shared by every connection of this process to it.
 final class WriteGate: Sendable {
     private let lock = Mutex(())
+    /// `Database.owesLogScrub`, for every connection of this process to the database.
+    let owesLogScrub = Atomic<Bool>(false)
 
     private static let gates = Mutex<[String: WriteGate]>([:])
 
@@ -333,5 +351,18 @@ final class WriteGate: Sendable {
 
     func withLock<T>(_ body: () throws -> T) throws -> T {
         try lock.withLock { _ in try body() }
+    }
+}
+
+/// The limit, the mode and the process's gate of a connection's hook after commits.
+private final class LogRestartSetting {
+    let pages: Int
+    let inPlace: Bool
+    let gate: WriteGate
+
+    init(pages: Int, inPlace: Bool, gate: WriteGate) {
+        self.pages = pages
+        self.inPlace = inPlace
+        self.gate = gate
     }
 }
