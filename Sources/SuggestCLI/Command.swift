@@ -293,7 +293,8 @@ public enum StoreOpening {
     /// The page cache of a server's writing connection (`GroupCommitWriter`), through which every donation goes:
     /// 12 MiB, enough for the pages most donations touch (the heads of the channel lists, the latest blocks, the
     /// popular conversations); a page past it is one read from the system's cache. Twice that took as many
-    /// donations a second, and the server's peak under batches from 94 to 110 MB.
+    /// donations a second and more memory (by hand, GETs then batches and single POSTs on one server: a peak of
+    /// 110 MB against 94).
     public static let serverPageCacheKiB = 12_288
 
     /// The page cache of each of a server's other connections (workers, handler threads): SQLite's default. They

@@ -27,14 +27,14 @@ import Testing
             let location = location
             let store = try SQLiteDonationStore.open(location)
             _ = try store.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: GroupCommitWriterTests.now)
-            writer = GroupCommitWriter { try SQLiteDonationStore.open(location, checkpoints: .everyPages(16_384)) }
+            writer = GroupCommitWriter { try SQLiteDonationStore.open(location, checkpoints: .everyPagesInPlace(16_384)) }
         }
 
         /// Opens a connection of the server, from any thread.
         var connect: @Sendable () throws -> SQLiteDonationStore {
             let location = location
             let writer = writer
-            return { try SQLiteDonationStore.open(location, checkpoints: .everyPages(16_384), groupCommit: writer) }
+            return { try SQLiteDonationStore.open(location, checkpoints: .everyPagesInPlace(16_384), groupCommit: writer) }
         }
 
         func connection() throws -> SQLiteDonationStore { try connect() }

@@ -32,8 +32,8 @@ public final class GroupCommitWriter: Sendable {
     private let open: Opener
     private let state = Mutex(State())
     /// Runs the writing (`writeWhileWaiting`), one group after another.
-    private let writing = DispatchQueue(label: "suggest.group-commit")
-    /// Touched only on `writing`.
+    private let writerQueue = DispatchQueue(label: "suggest.group-commit")
+    /// Touched only on `writerQueue`.
     private let connection = ConnectionSlot()
     /// The most pieces one transaction takes: enough to carry every request of a busy server, few enough that the
     /// first of them does not wait on an unbounded queue.
@@ -59,6 +59,8 @@ public final class GroupCommitWriter: Sendable {
     /// - Throws: what `work` throws (its changes are rolled back, no one else's), or the store's error when the
     ///   transaction cannot begin or commit (then nothing of it is stored).
     func commit<T>(_ work: @escaping (SQLiteDonationStore) throws -> T) throws -> T {
+        // A piece's work that committed through the writer again would wait for itself.
+        dispatchPrecondition(condition: .notOnQueue(writerQueue))
         let result = ResultSlot<T>()
         let piece = Piece { store in
             do {
@@ -76,7 +78,7 @@ public final class GroupCommitWriter: Sendable {
             return true
         }
         if startsWriting {
-            writing.async { self.writeWhileWaiting() }
+            writerQueue.async { self.writeWhileWaiting() }
         }
         piece.wake.wait()
         if let failure = piece.commitFailure { throw failure }
