@@ -41,36 +41,39 @@ import Testing
         try store.send(RedisCommand("EXISTS", key: keys.conversation(number))).integer == 1
     }
 
-    @Test func aNumberForgottenBeforeItsConversationIsWrittenRefusesTheWrite() throws {
+    /// Runs `body` with a store on a cluster of its own, and the keys of the test's account.
+    static func onACluster(_ body: (RedisDonationStore, RedisKeys) throws -> Void) throws {
         let cluster = try LocalRedisCluster(masters: 3, replicasPerMaster: 1)
         defer { cluster.stop() }
-        let store = try RedisDonationStore.open(url: cluster.url)
-        let keys = RedisKeys(account: Self.account)
-        // Another client's reservation, and then an undo's look: a number without a hash, which it forgets.
-        let number = try Self.reserve("late", keys: keys, on: store)
-        try store.forgetNumbersWithoutConversations(keys)
-        #expect(try Self.mapped("late", keys: keys, on: store) == nil)
-        // The other client's write under the forgotten number is refused, and writes nothing.
-        #expect(try Self.create("late", number: number, keys: keys, on: store) == .conflict)
-        #expect(try !Self.exists(number, keys: keys, on: store))
-        // Asked again, it gets a number that leads to the conversation it writes.
-        let again = try Self.reserve("late", keys: keys, on: store)
-        #expect(again != number)
-        #expect(try Self.create("late", number: again, keys: keys, on: store) == .applied)
-        #expect(try Self.mapped("late", keys: keys, on: store) == String(again))
+        try body(try RedisDonationStore.open(url: cluster.url), RedisKeys(account: account))
+    }
+
+    @Test func aNumberForgottenBeforeItsConversationIsWrittenRefusesTheWrite() throws {
+        try Self.onACluster { store, keys in
+            // Another client's reservation, and then an undo's look: a number without a hash, which it forgets.
+            let number = try Self.reserve("late", keys: keys, on: store)
+            try store.forgetNumbersWithoutConversations(keys)
+            #expect(try Self.mapped("late", keys: keys, on: store) == nil)
+            // The other client's write under the forgotten number is refused, and writes nothing.
+            #expect(try Self.create("late", number: number, keys: keys, on: store) == .conflict)
+            #expect(try !Self.exists(number, keys: keys, on: store))
+            // Asked again, it gets a number that leads to the conversation it writes.
+            let again = try Self.reserve("late", keys: keys, on: store)
+            #expect(again != number)
+            #expect(try Self.create("late", number: again, keys: keys, on: store) == .applied)
+            #expect(try Self.mapped("late", keys: keys, on: store) == String(again))
+        }
     }
 
     @Test func aConversationWrittenBeforeTheUndoForgetsKeepsItsNumber() throws {
-        let cluster = try LocalRedisCluster(masters: 3, replicasPerMaster: 1)
-        defer { cluster.stop() }
-        let store = try RedisDonationStore.open(url: cluster.url)
-        let keys = RedisKeys(account: Self.account)
-        let written = try Self.reserve("written", keys: keys, on: store)
-        #expect(try Self.create("written", number: written, keys: keys, on: store) == .applied)
-        let orphan = try Self.reserve("orphan", keys: keys, on: store)
-        try store.forgetNumbersWithoutConversations(keys)
-        #expect(try Self.mapped("written", keys: keys, on: store) == String(written))
-        #expect(try Self.mapped("orphan", keys: keys, on: store) == nil)
-        #expect(try !Self.exists(orphan, keys: keys, on: store))
+        try Self.onACluster { store, keys in
+            let written = try Self.reserve("written", keys: keys, on: store)
+            #expect(try Self.create("written", number: written, keys: keys, on: store) == .applied)
+            let orphan = try Self.reserve("orphan", keys: keys, on: store)
+            try store.forgetNumbersWithoutConversations(keys)
+            #expect(try Self.mapped("written", keys: keys, on: store) == String(written))
+            #expect(try Self.mapped("orphan", keys: keys, on: store) == nil)
+            #expect(try !Self.exists(orphan, keys: keys, on: store))
+        }
     }
 }
