@@ -28,6 +28,20 @@ import Testing
         #expect(again.jsonText == SuggestionList(account: "b", at: again.at, suggestions: [kept.suggestions[0]]).jsonText)
     }
 
+    /// A deletion whose bytes are still in the store's files says so; one that scrubbed them writes what it always
+    /// wrote.
+    @Test func aDeletionSaysWhenItsBytesAreStillInTheFiles() {
+        var report = DeletionReport()
+        report.donations = 2
+        report.conversations = ["c1"]
+        let scrubbed = #"{"account":"a","donations":2,"conversations":["c1"],"removedConversations":[]}"#
+        #expect(report.jsonText(account: "a") == scrubbed)
+        report.logTruncated = false
+        #expect(
+            report.jsonText(account: "a")
+                == #"{"account":"a","donations":2,"conversations":["c1"],"removedConversations":[],"logTruncated":false}"#)
+    }
+
     @Test func commasAtEveryDepth() {
         var writer = JSONWriter()
         writer.beginObject()
