@@ -71,8 +71,8 @@ enum RedisScripts {
     /// below it); how many identifiers to check, the identifiers; how many conversation numbers to check, then for
     /// each the index of the `cid` key, a conversation identifier and the number it must still map to (a conversation
     /// created by the change: an import's undo may have forgotten a number between its reservation and this write);
-    /// then the operations, each on one key `k`, most of
-    /// them for `n` elements at once (one command for all of a key's elements, in slices of 512):
+    /// then the operations, each on one key `k`, most of them for `n` elements at once (one command for all of a
+    /// key's elements, in slices of 512):
     ///   `Z k n (score member)...` ZADD, `L k n (score member)...` ZADD LT, `z k n member...` ZREM,
     ///   `S k n member...` SADD, `s k n member...` SREM, `H k n (field value)...` HSET, `h k n field...` HDEL,
     ///   `R k n value...` RPUSH; `N k field value` HSETNX, `D k` DEL, `V k` HINCRBY k v 1 (a hash the change

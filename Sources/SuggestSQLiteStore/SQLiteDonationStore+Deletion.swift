@@ -213,12 +213,7 @@ extension SQLiteDonationStore {
     /// - Returns: `false` when a reader keeps the log busy.
     private func startLogOver(cutting: Bool) throws -> Bool {
         do {
-            if cutting {
-                try database.checkpointAndTruncate()
-                database.owesLogScrub = false
-            } else {
-                try database.checkpointAndRestart()
-            }
+            if cutting { try database.checkpointAndTruncate() } else { try database.checkpointAndRestart() }
             return true
         } catch {
             guard error.primaryCode == 5 || error.primaryCode == 6 else { throw error }  // SQLITE_BUSY, SQLITE_LOCKED

@@ -69,6 +69,12 @@ public final class SQLiteDonationStore: DonationStore {
             case .everyPages(let pages), .everyPagesInPlace(let pages): pages
             }
         }
+
+        /// Whether the log is written over in place when a commit starts it over, rather than cut.
+        var startsLogOverInPlace: Bool {
+            if case .everyPagesInPlace = self { return true }
+            return false
+        }
     }
 
     /// Opens the store, creating the directory and database if missing (unless `createIfMissing` is `false`) and
@@ -243,9 +249,7 @@ public final class SQLiteDonationStore: DonationStore {
             "PRAGMA secure_delete = ON; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF; "
                 + "PRAGMA cache_size = -\(pageCacheKiB); PRAGMA journal_size_limit = \(logSizeLimit)")
         if let pages = checkpoints.pages {
-            var inPlace = false
-            if case .everyPagesInPlace = checkpoints { inPlace = true }
-            database.startLogOverAfterCommits(reaching: pages, inPlace: inPlace)
+            database.startLogOverAfterCommits(reaching: pages, inPlace: checkpoints.startsLogOverInPlace)
         }
         if applied < Schema.latestVersion || names.isEmpty {
             try database.enableWriteAheadLogging()

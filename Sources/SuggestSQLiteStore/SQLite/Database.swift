@@ -313,10 +313,12 @@ package final class Database {
         return try body()
     }
 
-    /// Copies the WAL into the database and truncates it to zero bytes, so that no old page stays on disk in it.
+    /// Copies the WAL into the database and truncates it to zero bytes, so that no old page stays on disk in it
+    /// (which settles a scrub owed, `owesLogScrub`).
     package func checkpointAndTruncate() throws(SQLiteError) {
         let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
         guard code == SQLITE_OK else { throw error(code, sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+        owesLogScrub = false
     }
 
     /// Copies the WAL into the database and makes the next write start it over from its first frame, writing over
