@@ -177,6 +177,21 @@ import Testing
         #expect(result.status == 64 && result.standardError == "suggest \(command): \(option) must not be empty\n")
     }
 
+    /// An empty group identifier, service or group name in a donation is none: what the empty values above could
+    /// never name is not stored under that name (it could never be listed or deleted by it), and an empty group
+    /// name does not make a conversation a group.
+    @Test func emptyOptionalNamesInADonationAreNone() throws {
+        let line = #"{"identifier":"d-1","groupIdentifier":"","date":"2026-11-29T18:03:00Z","direction":"outgoing","#
+            + #""intent":{"conversationIdentifier":"u-1","speakableGroupName":"","serviceName":""}}"#
+        #expect(suggest("import", "-", input: line + "\n").status == 0)
+        #expect(
+            suggest("export").standardOutput
+                == #"{"account":"default","identifier":"d-1","date":"2026-11-29T18:03:00Z","direction":"outgoing","#
+                + #""intent":{"conversationIdentifier":"u-1"}}"# + "\n")
+        let list = suggest("list", "--json", "--at", "2026-11-30T00:00:00Z")
+        #expect(list.standardOutput.contains(#""isGroup":false"#) && !list.standardOutput.contains("serviceName"))
+    }
+
     /// The help describes the policy in use: its channels by name and half-life, not "two half-lives".
     @Test func helpDescribesTheChannelsOfThePolicy() {
         // Read as one paragraph: the help is wrapped at spaces.

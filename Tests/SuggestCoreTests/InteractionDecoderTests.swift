@@ -52,6 +52,21 @@ import Testing
         #expect(agree(#"{"date":0,"intent":{"conversationIdentifier":"c\"1\u00e9\ud83d\ude00"}}"#))
     }
 
+    /// An empty group identifier, service or group name is none, on both paths and when set later.
+    @Test func emptyOptionalNamesAreNone() throws {
+        let line = #"{"groupIdentifier":"","date":0,"intent":{"conversationIdentifier":"c","speakableGroupName":"","serviceName":""}}"#
+        for read in [tree(line), direct(line)] {
+            let interaction = try #require(read)
+            #expect(interaction.groupIdentifier == nil && interaction.intent.serviceName == nil)
+            #expect(interaction.intent.speakableGroupName == nil && !interaction.intent.isGroup)
+        }
+        var interaction = try #require(direct(line))
+        interaction.groupIdentifier = ""
+        interaction.intent.serviceName = ""
+        interaction.intent.speakableGroupName = ""
+        #expect(interaction == direct(line))
+    }
+
     @Test func refusesWhatTheTreePathRefuses() {
         let bad = [
             #"{"date":0}"#, #"{"intent":{"conversationIdentifier":"c"}}"#,

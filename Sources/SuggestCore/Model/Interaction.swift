@@ -7,8 +7,11 @@ public struct Interaction: Sendable, Hashable {
     public var account: String
     /// Unique within the account; donating the same identifier twice is a no-op. `nil` until the log assigns one.
     public var identifier: String?
-    /// Groups donations for deletion together (`INInteraction.groupIdentifier`).
-    public var groupIdentifier: String?
+    /// Groups donations for deletion together (`INInteraction.groupIdentifier`). Never empty: an empty one is no
+    /// group (`nil`), since no deletion could name it.
+    public var groupIdentifier: String? {
+        didSet { if groupIdentifier?.isEmpty == true { groupIdentifier = nil } }
+    }
     /// When the message was sent or received (`INInteraction.dateInterval`'s start): the moment its weight decays
     /// from.
     public var date: Timestamp
@@ -19,8 +22,9 @@ public struct Interaction: Sendable, Hashable {
     /// Whether this donation completed a share that started from a suggestion (an "engaged suggestion").
     public var isEngagedSuggestion: Bool
 
-    /// A donation, as given: nothing is checked here (`init(json:defaultAccount:)` applies the contract's rules, a
-    /// store the future-date rule and retention when it records it).
+    /// A donation, as given but for an empty group identifier, taken as none: nothing is checked here
+    /// (`init(json:defaultAccount:)` applies the contract's rules, a store the future-date rule and retention when it
+    /// records it).
     public init(
         account: String = Interaction.defaultAccount, identifier: String? = nil, groupIdentifier: String? = nil,
         date: Timestamp, direction: InteractionDirection = .unspecified, intent: SendMessageIntent,
@@ -28,7 +32,7 @@ public struct Interaction: Sendable, Hashable {
     ) {
         self.account = account
         self.identifier = identifier
-        self.groupIdentifier = groupIdentifier
+        self.groupIdentifier = groupIdentifier?.isEmpty == true ? nil : groupIdentifier
         self.date = date
         self.direction = direction
         self.intent = intent

@@ -4,11 +4,17 @@
 public struct SendMessageIntent: Sendable, Hashable {
     /// The conversation a suggestion points at, and the key the share extension preselects by.
     public var conversationIdentifier: String
-    /// The name of a group conversation as it should be shown and spoken.
-    public var speakableGroupName: String?
+    /// The name of a group conversation as it should be shown and spoken. Never empty: an empty name is none
+    /// (`nil`), which would otherwise make any conversation a group with a blank title.
+    public var speakableGroupName: String? {
+        didSet { if speakableGroupName?.isEmpty == true { speakableGroupName = nil } }
+    }
     /// The service the message went through (`INSendMessageIntent.serviceName`: `sms`, `chat.example`); a
-    /// ranking context's `serviceName` keeps the conversations whose latest donation names it.
-    public var serviceName: String?
+    /// ranking context's `serviceName` keeps the conversations whose latest donation names it. Never empty: an empty
+    /// one is none (`nil`), since no context could name it.
+    public var serviceName: String? {
+        didSet { if serviceName?.isEmpty == true { serviceName = nil } }
+    }
     /// Who sent the message (`INSendMessageIntent.sender`). Kept and exported, but not matched: a ranking
     /// context's people are looked up among the recipients.
     public var sender: Person?
@@ -20,14 +26,15 @@ public struct SendMessageIntent: Sendable, Hashable {
     /// The uniform type identifiers of what was sent, such as `public.jpeg`.
     public var contentTypes: [String]
 
-    /// An intent, as given: nothing is checked here (`init(json:path:)` applies the contract's rules).
+    /// An intent, as given but for an empty group name or service, taken as none: nothing is checked here
+    /// (`init(json:path:)` applies the contract's rules).
     public init(
         conversationIdentifier: String, speakableGroupName: String? = nil, serviceName: String? = nil,
         sender: Person? = nil, recipients: [Person] = [], image: String? = nil, contentTypes: [String] = []
     ) {
         self.conversationIdentifier = conversationIdentifier
-        self.speakableGroupName = speakableGroupName
-        self.serviceName = serviceName
+        self.speakableGroupName = speakableGroupName?.isEmpty == true ? nil : speakableGroupName
+        self.serviceName = serviceName?.isEmpty == true ? nil : serviceName
         self.sender = sender
         self.recipients = recipients
         self.image = image
