@@ -28,13 +28,7 @@ func rawEnvironment() -> [[UInt8]] {
     return environment
 }
 
-// A closed pipe (`suggest export | head`) should end the process quietly, not kill it with a signal.
-system_ignore_signal(SIGPIPE)
-// A process started with its standard input closed (`suggest import - <&-`) must read it as closed: an error, not
-// the empty input of the /dev/null that SQLite opens on any free descriptor below 3 before it opens a store. Write-only
-// /dev/null there keeps descriptor 0 from anything else this process opens, and reading it fails as a closed one does.
-var status = stat()
-if fstat(0, &status) != 0 && system_errno() == EBADF { _ = system_open("/dev/null", O_WRONLY) }
+ProcessStart.settle()
 let io = CommandIO(
     standardOutput: FileDescriptorOutput(descriptor: 1),
     standardError: FileDescriptorOutput(descriptor: 2, autoFlush: true),

@@ -199,6 +199,34 @@ import Testing
         #expect(count.output.split(separator: "\n").count == 40_000)
     }
 
+    /// `suggest-serve` started on its own (as a unit file or a supervisor may) goes on when the reader of its log
+    /// goes away: a line written to the closed pipe fails, and the server answers on, where SIGPIPE's default
+    /// action would end it. Its standard error is a pipe to `head -n 1`, which passes the first line on and exits.
+    @Test func aClosedLogPipeDoesNotEndTheServer() throws {
+        let scratch = try TemporaryDirectory("closed-log")
+        let serve = String(Suggest.binary.dropLast("suggest".count)) + "suggest-serve"
+        let server = try ChildProcess(
+            executable: "/bin/bash",
+            arguments: ["-c", #"exec "$0" serve --port 0 --store "$1" 2> >(head -n 1 >&2)"#, serve, scratch("store")],
+            environment: Suggest.environment(home: scratch.path), inputPath: nil, scratch: scratch.path)
+        let deadline = monotonicSeconds() + 30
+        var port: Int?
+        while port == nil && monotonicSeconds() < deadline && !server.hasExited {
+            let first = server.standardErrorSoFar()
+            if let range = first.firstRange(of: "http://127.0.0.1:") {
+                port = Int(first[range.upperBound...].prefix(while: { $0.isNumber }))
+            }
+            sleepSeconds(0.02)
+        }
+        let client = HTTPClient(port: try #require(port, "no address: \(server.standardErrorSoFar())"))
+        sleepSeconds(0.3)  // for `head` to be gone
+        for _ in 0..<3 { _ = try? client.request("GET", "/v1/health/live") }
+        #expect(!server.hasExited, "\(server.wait(timeout: 0))")
+        #expect(try client.request("GET", "/v1/health/ready").status == 200)
+        server.send(SIGTERM)
+        #expect(server.wait(timeout: 30).status == 0)
+    }
+
     /// schemathesis (PyPI) against the live server, with keys: no 5xx, and no response outside the OpenAPI
     /// document (status codes, content types, bodies, headers), in a bounded run.
     @Test func schemathesisFindsNothingOutsideTheDocument() throws {

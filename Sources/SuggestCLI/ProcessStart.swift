@@ -1,0 +1,21 @@
+import CSystem
+
+/// What both executables (`suggest` and `suggest-serve`) settle before anything opens a file or a socket.
+public enum ProcessStart {
+    /// - A closed pipe (`suggest export | head`, a log reader that went away) ends a write with an error, not the
+    ///   process with a signal.
+    /// - A standard descriptor the process was started without is held by `/dev/null`, so that nothing this process
+    ///   opens later lands on it: a store's file, a keys file, or a client's connection on descriptor 2 would
+    ///   receive the error and access-log lines meant for standard error. Held so that it still acts closed:
+    ///   standard input write-only (reading it fails, as `suggest import - <&-` must), standard output and error
+    ///   read-only (writing them fails, as `suggest export >&-` must say).
+    public static func settle() {
+        system_ignore_signal(SIGPIPE)
+        for (descriptor, flags) in [(Int32(0), O_WRONLY), (1, O_RDONLY), (2, O_RDONLY)] {
+            var status = stat()
+            guard fstat(descriptor, &status) != 0 && system_errno() == EBADF else { continue }
+            // open() takes the lowest free descriptor: this one, since those below it are open by now.
+            _ = system_open("/dev/null", flags)
+        }
+    }
+}
