@@ -138,18 +138,20 @@ extension RedisDonationStore {
         }
     }
 
-    /// What an import has recorded so far, by account, and the accounts it gave conversation numbers in (which a
-    /// failed import must take back even when it recorded nothing there).
+    /// What an import has recorded so far, by account, and the conversations it asked numbers for in each account
+    /// (which a failed import must take back even when it recorded nothing there).
     struct ImportLedger {
         private(set) var identifiers: [[UInt8]: [String]] = [:]
+        private(set) var numberedConversations: [[UInt8]: Set<String>] = [:]
 
         mutating func note(account: String, identifier: String) {
             identifiers[Array(account.utf8), default: []].append(identifier)
         }
 
-        mutating func numbered(account: String) {
+        mutating func numbered(account: String, conversations: some Sequence<String>) {
             let key = Array(account.utf8)
             if identifiers[key] == nil { identifiers[key] = [] }
+            numberedConversations[key, default: []].formUnion(conversations)
         }
     }
 
@@ -198,7 +200,8 @@ extension RedisDonationStore {
                     number, keys: keys, dropping: { doomed.contains(Array($0.identifier.utf8)) }, allowingOutOfMemory: true)
                 if rewritten == nil { complete = false }
             }
-            if (try? forgetNumbersWithoutConversations(keys)) == nil { complete = false }
+            let numbered = ledger.numberedConversations[account] ?? []
+            if (try? forgetNumbersWithoutConversations(among: numbered, keys)) == nil { complete = false }
             // The weights learned from what was undone: folded again now if the server lets it, else marked (by the
             // rewrites) for the next maintenance step.
             _ = try? refoldWeights(keys)
@@ -206,22 +209,30 @@ extension RedisDonationStore {
         return complete
     }
 
-    /// Removes the numbers given to conversations that never got a hash (their writes failed): no conversation
-    /// identifier of a failed import stays behind. A number is forgotten only by a script that finds it still
-    /// mapped and still without a hash (`RedisScripts.forgetNumbers`), so a conversation written meanwhile keeps its
-    /// number; a client that reserved a number a moment ago and writes its conversation after it was forgotten is
-    /// refused by its write's check (`ScriptBuilder.checkNumber`) and asks for a number again.
-    func forgetNumbersWithoutConversations(_ keys: RedisKeys) throws(StoreError) {
-        let pairs = try send(RedisCommand("HGETALL", key: keys.conversationNumbers)).checkedArray() ?? []
+    /// Removes the numbers given to `conversations` (those an import asked numbers for) that never got a hash
+    /// (their writes failed): no conversation identifier of a failed import stays behind. Only the import's own
+    /// conversations are looked at, so taking an import back costs what the import did, not the account's size.
+    /// A number is forgotten only by a script that finds it still mapped and still without a hash
+    /// (`RedisScripts.forgetNumbers`), so a conversation written meanwhile keeps its number; a client that reserved
+    /// a number a moment ago and writes its conversation after it was forgotten is refused by its write's check
+    /// (`ScriptBuilder.checkNumber`) and asks for a number again.
+    func forgetNumbersWithoutConversations(among conversations: Set<String>, _ keys: RedisKeys) throws(StoreError) {
+        let identifiers = Array(conversations)
         var candidates: [(identifier: [UInt8], number: Int64)] = []
-        for index in stride(from: 0, to: pairs.count - 1, by: 2) {
-            if let identifier = pairs[index].bytes, let number = pairs[index + 1].string.flatMap(Int64.init) {
-                candidates.append((identifier, number))
+        var start = 0
+        while start < identifiers.count {
+            let slice = identifiers[start..<min(start + 1000, identifiers.count)]
+            start += slice.count
+            var lookup = RedisCommand("HMGET", key: keys.conversationNumbers)
+            for identifier in slice { lookup.append(identifier) }
+            let numbers = try send(lookup).checkedArray() ?? []
+            for (identifier, number) in zip(slice, numbers) {
+                if let number = number.string.flatMap(Int64.init) { candidates.append((Array(identifier.utf8), number)) }
             }
         }
         let exists = try pipeline(candidates.map { RedisCommand("EXISTS", key: keys.conversation($0.number)) })
         let orphans = zip(candidates, exists).filter { $0.1.integer == 0 }.map(\.0)
-        var start = 0
+        start = 0
         while start < orphans.count {
             let slice = orphans[start..<min(start + 256, orphans.count)]
             start += slice.count
@@ -317,7 +328,7 @@ extension RedisDonationStore {
             }
             let total = pending.reduce(0) { $0 + $1.count }
             // Noted before the numbers are asked for: a reply lost after the script ran leaves numbers to take back.
-            ledger.numbered(account: keys.account)
+            ledger.numbered(account: keys.account, conversations: pending.map { donations[$0[0]].conversationIdentifier })
             var numbers = RedisCommand(script: RedisScripts.numbers, keys: [keys.conversationNumbers, keys.meta])
             numbers.append(total)
             for group in pending { numbers.append(donations[group[0]].conversationIdentifier) }

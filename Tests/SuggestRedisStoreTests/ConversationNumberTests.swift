@@ -52,7 +52,7 @@ import Testing
         try Self.onACluster { store, keys in
             // Another client's reservation, and then an undo's look: a number without a hash, which it forgets.
             let number = try Self.reserve("late", keys: keys, on: store)
-            try store.forgetNumbersWithoutConversations(keys)
+            try store.forgetNumbersWithoutConversations(among: ["late"], keys)
             #expect(try Self.mapped("late", keys: keys, on: store) == nil)
             // The other client's write under the forgotten number is refused, and writes nothing.
             #expect(try Self.create("late", number: number, keys: keys, on: store) == .conflict)
@@ -70,10 +70,13 @@ import Testing
             let written = try Self.reserve("written", keys: keys, on: store)
             #expect(try Self.create("written", number: written, keys: keys, on: store) == .applied)
             let orphan = try Self.reserve("orphan", keys: keys, on: store)
-            try store.forgetNumbersWithoutConversations(keys)
+            // Another import's reservation, not this undo's to look at: it stays.
+            let others = try Self.reserve("others", keys: keys, on: store)
+            try store.forgetNumbersWithoutConversations(among: ["written", "orphan"], keys)
             #expect(try Self.mapped("written", keys: keys, on: store) == String(written))
             #expect(try Self.mapped("orphan", keys: keys, on: store) == nil)
             #expect(try !Self.exists(orphan, keys: keys, on: store))
+            #expect(try Self.mapped("others", keys: keys, on: store) == String(others))
         }
     }
 }
