@@ -330,22 +330,27 @@ extension RedisDonationStore {
     /// Asks every node (masters and replicas) to rewrite its append-only file, and to write a new snapshot when it
     /// keeps them, so that deleted values leave the nodes' files as well as their memory.
     ///
-    /// A rewrite already under way began before the deletion (its copy of the data may hold what was deleted), so a
-    /// node busy with one is asked again once it has finished, for up to 5 seconds; a node still busy then is noted
-    /// (`files.rewrite` in the settings) and asked again by the next maintenance step.
+    /// A rewrite already under way may have begun before the deletion (its copy of the data may hold what was
+    /// deleted), so it does not count: a node busy with one is asked again until a rewrite starts after the
+    /// deletion, this one's or another client's (a deletion that another deletion's rewrite follows needs no fork
+    /// of its own, so a burst of deletions shares the rewrites). The nodes are asked together, for up to 5 seconds
+    /// in all; a node still busy then is noted (`files.rewrite` in the settings) and asked again by the next
+    /// maintenance step.
     /// - Returns: whether every node started (or scheduled) a rewrite that follows the deletion.
     func rewriteFiles() -> Bool {
         guard let nodes = try? client.nodes() else { return false }
-        var done = true
-        for node in nodes {
-            let deadline = ContinuousClock.now + .seconds(5)
-            // The snapshot too, whatever the node's `save` setting: a replica's full resync writes one even under
-            // `save ""`, with what was deleted since in it.
-            for command in [RedisCommand("BGREWRITEAOF"), RedisCommand("BGSAVE", "SCHEDULE")]
-            where !start(command, on: node, before: deadline) {
-                done = false
+        // The snapshot too, whatever the node's `save` setting: a replica's full resync writes one even under
+        // `save ""`, with what was deleted since in it.
+        var requests = nodes.flatMap { node in FileRewrite.allCases.map { RewriteRequest(node: node, kind: $0) } }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while requests.contains(where: { $0.state == .asking }) && ContinuousClock.now < deadline {
+            for index in requests.indices where requests[index].state == .asking { ask(&requests[index]) }
+            if requests.contains(where: { $0.state == .asking }) {
+                var pause = timespec(tv_sec: 0, tv_nsec: 20_000_000)
+                _ = nanosleep(&pause, nil)
             }
         }
+        let done = requests.allSatisfy { $0.state == .started }
         forgetSettings()
         _ = try? write([
             done
@@ -355,19 +360,66 @@ extension RedisDonationStore {
         return done
     }
 
-    /// Starts a background rewrite on `node`, waiting (until `deadline`) for one already under way to end.
-    /// - Returns: whether it started or was scheduled.
-    private func start(_ command: RedisCommand, on node: RedisNode, before deadline: ContinuousClock.Instant) -> Bool {
-        while ContinuousClock.now < deadline {
-            do {
-                _ = try client.send(command, to: node.endpoint)
-                return true
-            } catch {
-                guard case .server(_, let message) = error, message.contains("already in progress") else { return false }
-                var pause = timespec(tv_sec: 0, tv_nsec: 20_000_000)
-                _ = nanosleep(&pause, nil)
+    /// The two files of a node that hold its data: the append-only file and the snapshot.
+    private enum FileRewrite: CaseIterable {
+        case appendOnlyFile, snapshot
+
+        var command: RedisCommand {
+            switch self {
+            case .appendOnlyFile: RedisCommand("BGREWRITEAOF")
+            case .snapshot: RedisCommand("BGSAVE", "SCHEDULE")
             }
         }
-        return false
+
+        /// The field of `INFO persistence` that counts the node's rewrites of this file, raised as each one starts.
+        var startsField: String {
+            switch self {
+            case .appendOnlyFile: "aof_rewrites"
+            case .snapshot: "rdb_saves"
+            }
+        }
+    }
+
+    /// One node's rewrite of one file after a deletion.
+    private struct RewriteRequest {
+        enum State { case asking, started, failed }
+        let node: RedisNode
+        let kind: FileRewrite
+        var state = State.asking
+        /// How many rewrites of the file the node had started when one was first found under way: one more means a
+        /// rewrite began after that, so after the deletion.
+        var startsSeen: Int?
+    }
+
+    /// Asks for the rewrite once: `.started` when it started or was scheduled, or another rewrite started after
+    /// the deletion; still `.asking` while one that may predate the deletion is under way (counted the first time);
+    /// `.failed` on any other answer.
+    private func ask(_ request: inout RewriteRequest) {
+        if let seen = request.startsSeen, let now = startsSoFar(request), now != seen {
+            request.state = .started
+            return
+        }
+        do {
+            _ = try client.send(request.kind.command, to: request.node.endpoint)
+            request.state = .started
+        } catch {
+            guard case .server(_, let message) = error, message.contains("already in progress") else {
+                request.state = .failed
+                return
+            }
+            // Counted after the refusal: the rewrite under way is in the count, any later one raises it.
+            if request.startsSeen == nil { request.startsSeen = startsSoFar(request) }
+        }
+    }
+
+    /// The node's count of rewrites of the request's file (`INFO persistence`), or `nil` when it cannot be read.
+    private func startsSoFar(_ request: RewriteRequest) -> Int? {
+        guard let info = try? client.send(RedisCommand("INFO", "persistence"), to: request.node.endpoint).string
+        else { return nil }
+        let prefix = request.kind.startsField + ":"
+        for line in info.split(whereSeparator: \.isNewline) where line.hasPrefix(prefix) {
+            return Int(line.dropFirst(prefix.count))
+        }
+        return nil
     }
 }

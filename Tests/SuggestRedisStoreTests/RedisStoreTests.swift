@@ -169,6 +169,40 @@ import Testing
         #expect(named.isEmpty, "the deleted account's name is still in \(named)")
     }
 
+    /// A rewrite under way when a deletion commits may have copied the data before it, so it does not count: the
+    /// deletion has a rewrite of its own follow it (the node's count of rewrites goes up once more), and the deleted
+    /// names leave the files.
+    @Test func aRewriteUnderWayBeforeADeletionDoesNotCountForIt() throws {
+        let server = try LocalRedisCluster(standaloneWithPassword: nil)
+        defer { server.stop() }
+        let node = server.nodes[0]
+        let store = try RedisDonationStore.open(url: server.url)
+        let secret = "Wq\(UInt32.random(in: 100_000...999_999))y"
+        for index in 0..<5 {
+            _ = try store.record(
+                Self.donation("s-\(index)", account: "victim", conversation: "conv-\(secret)", secret: secret))
+        }
+        try Self.waitForRewrites(server)
+        func rewritesStarted() throws -> Int? {
+            let info = try server.cli(node, "INFO", "persistence")
+            return info.split(whereSeparator: \.isNewline).first { $0.hasPrefix("aof_rewrites:") }
+                .flatMap { Int($0.dropFirst("aof_rewrites:".count)) }
+        }
+        // A slow rewrite (a tenth of a second a key, about a second in all), started before the deletion.
+        _ = try server.cli(node, "CONFIG", "SET", "rdb-key-save-delay", "100000")
+        _ = try server.cli(node, "BGREWRITEAOF")
+        let before = try #require(try rewritesStarted())
+        #expect(try server.cli(node, "INFO", "persistence").contains("aof_rewrite_in_progress:1"))
+        let report = try store.delete(.conversation("conv-\(secret)"), account: "victim")
+        #expect(report.donations == 5 && report.logTruncated)
+        _ = try server.cli(node, "CONFIG", "SET", "rdb-key-save-delay", "0")
+        try Self.waitForRewrites(server)
+        // One more (started, or scheduled behind the snapshot that the deletion also asked for), not none.
+        #expect(try rewritesStarted() == before + 1)
+        let holding = try Self.filesHolding(secret, in: server)
+        #expect(holding.isEmpty, "the deleted names are still in \(holding)")
+    }
+
     /// Waits until no node has an append-only rewrite under way or scheduled.
     static func waitForRewrites(_ cluster: LocalRedisCluster) throws {
         let deadline = monotonicSeconds() + 30
