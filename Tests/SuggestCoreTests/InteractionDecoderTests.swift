@@ -67,6 +67,25 @@ import Testing
         #expect(interaction == direct(line))
     }
 
+    /// A donation carries at most `Interaction.maximumContentTypes` distinct content types, on both paths, and
+    /// reading a long list costs its length, not its square (a million distinct types kept `donate` busy for hours).
+    @Test func contentTypesAreBoundedAndReadInLinearTime() throws {
+        func line(_ types: [String]) -> String {
+            #"{"date":0,"intent":{"conversationIdentifier":"c","contentTypes":["#
+                + types.map { "\"\($0)\"" }.joined(separator: ",") + "]}}"
+        }
+        #expect(agree(line((0..<Interaction.maximumContentTypes).map { "public.t\($0)" })))
+        let over = line((0..<200_000).map { "public.t\($0)" })
+        #expect(direct(over) == nil)
+        let refused = try #require(throws: InputError.self) { try Interaction(jsonBytes: over) }
+        #expect(refused.field == "intent.contentTypes")
+        #expect(refused.message == "names 200000 distinct content types, more than the 100 a donation may carry")
+        // Repeats of one type are one type.
+        let repeated = line(Array(repeating: "public.jpeg", count: 200_000))
+        #expect(direct(repeated)?.intent.contentTypes == ["public.jpeg"])
+        #expect(tree(repeated)?.intent.contentTypes == ["public.jpeg"])
+    }
+
     @Test func refusesWhatTheTreePathRefuses() {
         let bad = [
             #"{"date":0}"#, #"{"intent":{"conversationIdentifier":"c"}}"#,

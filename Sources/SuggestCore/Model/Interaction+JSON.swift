@@ -10,6 +10,11 @@ extension Interaction {
     /// part of its members.
     public static let maximumRecipients = 1024
 
+    /// The most distinct content types one donation may carry: more than any message holds (WhatsApp sends at most
+    /// 100 media items in one message, most of one type). Each is a row of its conversation's content sums with its
+    /// own sorted lists, so a donation naming a million cost the store a million rows.
+    public static let maximumContentTypes = 100
+
     /// Reads one donation from parsed JSON, validating it exactly as the contract says.
     ///
     /// Unknown members are ignored so that newer writers can add fields. `content` (the message text) is read
@@ -52,6 +57,12 @@ extension Interaction {
                 field: "intent.recipients",
                 message: "names \(intent.recipients.count) people, more than the \(Interaction.maximumRecipients) a "
                     + "donation may name; give a large group's speakableGroupName and a part of its members")
+        }
+        guard intent.contentTypes.count <= Interaction.maximumContentTypes else {
+            throw InputError(
+                field: "intent.contentTypes",
+                message: "names \(intent.contentTypes.count) distinct content types, more than the "
+                    + "\(Interaction.maximumContentTypes) a donation may carry")
         }
         let engaged = try reader.bool(json, "engagedSuggestion") ?? false
         self.init(
@@ -176,6 +187,7 @@ extension SendMessageIntent {
             }
         }
         var contentTypes: [String] = []
+        var seenTypes: Set<String> = []
         if let list = json["contentTypes"], list != .null {
             guard case .array(let elements) = list else {
                 throw InputError(
@@ -187,7 +199,7 @@ extension SendMessageIntent {
                     throw InputError(field: field, message: "expected a non-empty UTI string")
                 }
                 try FieldReader.check(uti, field: field)
-                if !contentTypes.contains(uti) { contentTypes.append(uti) }
+                if seenTypes.insert(uti).inserted { contentTypes.append(uti) }
             }
         }
         // `content` is the message text: validated like any string, then dropped.

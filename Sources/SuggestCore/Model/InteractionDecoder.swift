@@ -91,7 +91,9 @@ struct InteractionDecoder {
         let resolvedAccount = account ?? defaultAccount
         guard !resolvedAccount.isEmpty, identifier != "", let date, let intent else { throw GiveUp() }
         // The tree path's limit on a donation's recipients (not on an intent read alone: the store's kept intents).
-        guard intent.recipients.count <= Interaction.maximumRecipients else { throw GiveUp() }
+        guard intent.recipients.count <= Interaction.maximumRecipients,
+            intent.contentTypes.count <= Interaction.maximumContentTypes
+        else { throw GiveUp() }
         return Interaction(
             account: resolvedAccount, identifier: identifier, groupIdentifier: groupIdentifier, date: date,
             direction: direction, intent: intent, isEngagedSuggestion: engaged)
@@ -118,6 +120,7 @@ struct InteractionDecoder {
         var recipients: [Person] = []
         var image: String?
         var contentTypes: [String] = []
+        var seenTypes: Set<String> = []
         try object { (decoder: inout InteractionDecoder, key: Key) throws(GiveUp) in
             switch key {
             case "conversationIdentifier": conversation = try decoder.string()
@@ -135,9 +138,10 @@ struct InteractionDecoder {
             case "image": image = try decoder.string()
             case "contentTypes":
                 contentTypes = []
+                seenTypes = []
                 try decoder.array { (decoder: inout InteractionDecoder) throws(GiveUp) in
                     guard let uti = try decoder.string(), !uti.isEmpty else { throw GiveUp() }
-                    if !contentTypes.contains(uti) { contentTypes.append(uti) }
+                    if seenTypes.insert(uti).inserted { contentTypes.append(uti) }
                 }
             case "content": _ = try decoder.string()
             default: try decoder.skipValue()

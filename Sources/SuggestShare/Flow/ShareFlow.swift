@@ -59,9 +59,8 @@ public struct ShareFlow: Sendable {
         in store: some DonationStore, now: Timestamp = .now(), explain: Bool = false
     ) throws -> ShareResult {
         var context = context
-        context.contentTypes += request.contentTypes.filter { type in
-            !context.contentTypes.contains { $0.lowercased() == type.lowercased() }
-        }
+        var given = Set(context.contentTypes.map { $0.lowercased() })
+        context.contentTypes += request.contentTypes.filter { given.insert($0.lowercased()).inserted }
         let decision = target.evaluate(request)
         // A rule's refusal can quote the rule, and a rule can be megabytes long: the reason stays readable.
         var result = ShareResult(
