@@ -112,12 +112,8 @@ public struct UniformTypeTree: Sendable {
 
     /// The distinct kinds of `types`, in the order they first appear.
     public func contentKinds(of types: [String]) -> [String] {
-        var kinds: [String] = []
-        for type in types {
-            let kind = contentKind(of: type)
-            if !kinds.contains(kind) { kinds.append(kind) }
-        }
-        return kinds
+        var seen: Set<String> = []
+        return types.map(contentKind(of:)).filter { seen.insert($0).inserted }
     }
 
     /// Why `identifier` is not a uniform type identifier, or `nil` when it is one: the rule every way in applies

@@ -152,10 +152,11 @@ extension ActivationDictionary {
         }
         guard accepted > 0 else {
             var labels: [String] = []
+            var seen: Set<String> = []
             for (attachment, outcome) in zip(attachments, outcomes) {
                 guard case .unhandled(let type) = outcome else { continue }
                 let label = Self.label(type, attachment, types)
-                if !labels.contains(label) { labels.append(label) }
+                if seen.insert(label).inserted { labels.append(label) }
             }
             let shared = labels.prefix(8).joined(separator: ", ")
             return .refused(
