@@ -62,6 +62,7 @@ public struct ShareFlow: Sendable {
         var given = Set(context.contentTypes.map { $0.lowercased() })
         context.contentTypes += request.contentTypes.filter { given.insert($0.lowercased()).inserted }
         let decision = target.evaluate(request)
+        if decision.exceededBudget { throw InputError(field: "rule", message: decision.reason ?? "too costly") }
         // A rule's refusal can quote the rule, and a rule can be megabytes long: the reason stays readable.
         var result = ShareResult(
             activated: decision.activated, suggestions: [], preselected: nil,

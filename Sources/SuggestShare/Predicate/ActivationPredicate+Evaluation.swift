@@ -15,7 +15,8 @@ extension ActivationPredicate {
     ///   operand that is not a string makes both false.
     /// - Parameter types: the conformance tree, with the target's own type declarations.
     /// - Complexity: O(size of the rule × size of the object) for the rules seen in practice; nested SUBQUERYs
-    ///   multiply their collections' sizes.
+    ///   multiply their collections' sizes, up to a budget of steps (`PredicateEvaluator.Budget`), past which the
+    ///   predicate is false (`decision(for:types:)` says why).
     public func evaluate(_ object: PropertyListValue, types: UniformTypeTree = .standard) -> Bool {
         PredicateEvaluator(types: types).holds(root, object: object, bindings: [])
     }

@@ -8,11 +8,15 @@ extension ActivationPredicate {
     /// public.jpeg". When the top of the rule is an AND, the requirement is the first operand that fails. The
     /// usual shapes (counts of SUBQUERYs, "all attachments" via `.@count == $item.attachments.@count`,
     /// `ANY ... UTI-CONFORMS-TO`, AND, OR, NOT) are put in words; anything else is quoted from the rule.
+    /// A rule that takes more steps than an evaluation may (`PredicateEvaluator.Budget`) is undecided:
+    /// `ActivationDecision.exceededBudget`.
     /// - Complexity: that of `evaluate(_:types:)`, plus O(n) in the length of the rule for the wording.
     public func decision(for request: ShareRequest, types: UniformTypeTree = .standard) -> ActivationDecision {
         let object = request.matchingDictionary
         let evaluator = PredicateEvaluator(types: types)
-        if evaluator.holds(root, object: object, bindings: []) { return .activated }
+        let holds = evaluator.holds(root, object: object, bindings: [])
+        if evaluator.budget.isSpent { return .exceeding(steps: PredicateEvaluator.Budget.steps) }
+        if holds { return .activated }
         if case .constant(false) = root {
             return .refused("the rule is FALSEPREDICATE, which never activates")
         }

@@ -1,15 +1,38 @@
 import SuggestCore
 
-/// Evaluates predicate syntax trees against property-list values.
+/// Evaluates predicate syntax trees against property-list values, within a budget of steps.
+///
+/// Nested SUBQUERYs multiply their collections' sizes, so a rule of a few hundred bytes over an array of a hundred
+/// numbers could run for hours (four levels: 22 s; six: days), on a server's thread, for any tenant. Each node
+/// evaluated and each element visited is a step; once `Budget.steps` are spent, every node is false and every
+/// value missing, so the evaluation unwinds at once, and the caller reads `budget.isSpent`.
 struct PredicateEvaluator {
     typealias Node = ActivationPredicate.Node
     typealias Expression = ActivationPredicate.Expression
     /// Variables bound by enclosing SUBQUERYs, innermost last.
     typealias Bindings = [(name: String, value: PropertyListValue)]
 
+    /// The steps left to one evaluation (shared by the copies of the evaluator it makes).
+    final class Budget {
+        /// Far more than real rules need on real requests (two nested SUBQUERYs over a thousand attachments of ten
+        /// types each take about 30,000), and about a tenth of a second of work.
+        static let steps = 1_000_000
+        private var left = Budget.steps
+
+        var isSpent: Bool { left <= 0 }
+
+        /// Takes `count` steps; `false` once the budget is spent.
+        func spend(_ count: Int = 1) -> Bool {
+            left -= count
+            return left > 0
+        }
+    }
+
     let types: UniformTypeTree
+    let budget = Budget()
 
     func holds(_ node: Node, object: PropertyListValue?, bindings: Bindings) -> Bool {
+        guard budget.spend() else { return false }
         switch node {
         case .constant(let value): return value
         case .not(let inner, _): return !holds(inner, object: object, bindings: bindings)
@@ -20,14 +43,15 @@ struct PredicateEvaluator {
             let rhs = value(comparison.rhs, object: object, bindings: bindings)
             switch comparison.modifier {
             case .direct: return compare(lhs, comparison.op, rhs)
-            case .any: return Self.elements(lhs).contains { compare($0, comparison.op, rhs) }
-            case .all: return Self.elements(lhs).allSatisfy { compare($0, comparison.op, rhs) }
-            case .none: return !Self.elements(lhs).contains { compare($0, comparison.op, rhs) }
+            case .any: return Self.elements(lhs).contains { budget.spend() && compare($0, comparison.op, rhs) }
+            case .all: return Self.elements(lhs).allSatisfy { budget.spend() && compare($0, comparison.op, rhs) }
+            case .none: return !Self.elements(lhs).contains { budget.spend() && compare($0, comparison.op, rhs) }
             }
         }
     }
 
     func value(_ expression: Expression, object: PropertyListValue?, bindings: Bindings) -> PropertyListValue? {
+        guard budget.spend() else { return nil }
         switch expression {
         case .integer(let number): return .integer(number)
         case .string(let text): return .string(text)
@@ -38,15 +62,15 @@ struct PredicateEvaluator {
             switch path.root {
             case .evaluatedObject: current = object
             case .variable(let name): current = bindings.last(where: { $0.name == name })?.value
-            case .key(let key): current = Self.read(key, of: object)
+            case .key(let key): current = read(key, of: object)
             }
-            return Self.follow(path.components, from: current)
+            return follow(path.components, from: current)
         case .subquery(let subquery, let path):
             let collection = value(subquery.collection, object: object, bindings: bindings)
             let selected = Self.elements(collection).filter { element in
                 holds(subquery.predicate, object: element, bindings: bindings + [(subquery.variable, element)])
             }
-            return Self.follow(path, from: .array(selected))
+            return follow(path, from: .array(selected))
         }
     }
 
@@ -61,7 +85,7 @@ struct PredicateEvaluator {
         }
     }
 
-    static func follow(
+    func follow(
         _ components: [ActivationPredicate.KeyPath.Component], from start: PropertyListValue?
     ) -> PropertyListValue? {
         var current = start
@@ -79,16 +103,21 @@ struct PredicateEvaluator {
         return current
     }
 
-    /// Key-value coding's `value(forKey:)`: a dictionary's member, or an array of each element's member.
-    static func read(_ key: String, of value: PropertyListValue?) -> PropertyListValue? {
+    /// Key-value coding's `value(forKey:)`: a dictionary's member, or an array of each element's member (a step
+    /// each).
+    func read(_ key: String, of value: PropertyListValue?) -> PropertyListValue? {
         switch value {
         case .dictionary(let members)?: return members[key]
-        case .array(let elements)?: return .array(elements.compactMap { read(key, of: $0) })
+        case .array(let elements)?:
+            guard budget.spend(elements.count) else { return nil }
+            return .array(elements.compactMap { read(key, of: $0) })
         default: return nil
         }
     }
 
     func compare(_ lhs: PropertyListValue?, _ op: ActivationPredicate.Operator, _ rhs: PropertyListValue?) -> Bool {
+        // Arrays and dictionaries compare element by element: a step each.
+        guard budget.spend(Self.width(lhs) + Self.width(rhs)) else { return false }
         switch op {
         case .equal: return Self.equal(lhs, rhs)
         case .notEqual: return !Self.equal(lhs, rhs)
@@ -115,6 +144,15 @@ struct PredicateEvaluator {
         case .equalsType:
             guard case .string(let left)? = lhs, case .string(let right)? = rhs else { return false }
             return types.equals(left, right)
+        }
+    }
+
+    /// How many elements a comparison of the value may look at.
+    static func width(_ value: PropertyListValue?) -> Int {
+        switch value {
+        case .array(let elements)?: return elements.count
+        case .dictionary(let members)?: return members.count
+        default: return 0
         }
     }
 

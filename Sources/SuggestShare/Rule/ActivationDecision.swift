@@ -5,10 +5,14 @@ public struct ActivationDecision: Sendable, Hashable, CustomStringConvertible {
     /// Which part of the rule refused the request, in a sentence such as "3 images exceed
     /// NSExtensionActivationSupportsImageWithMaxCount = 1"; `nil` when the rule accepts it.
     public var reason: String?
+    /// Whether the rule could not be decided within the steps an evaluation may take (`reason` says so): the rule
+    /// is at fault, not the shared items, and the share flow refuses it as bad input.
+    public var exceededBudget: Bool
 
-    init(activated: Bool, reason: String?) {
+    init(activated: Bool, reason: String?, exceededBudget: Bool = false) {
         self.activated = activated
         self.reason = reason
+        self.exceededBudget = exceededBudget
     }
 
     /// The rule accepts the request.
@@ -17,6 +21,15 @@ public struct ActivationDecision: Sendable, Hashable, CustomStringConvertible {
     /// The rule refuses the request for `reason`.
     public static func refused(_ reason: String) -> ActivationDecision {
         ActivationDecision(activated: false, reason: reason)
+    }
+
+    /// Undecided: the rule took more than `steps` steps on this request.
+    static func exceeding(steps: Int) -> ActivationDecision {
+        ActivationDecision(
+            activated: false,
+            reason: "the activation rule takes more than \(steps) steps on these items (nested SUBQUERYs multiply "
+                + "their collections' sizes); simplify the rule",
+            exceededBudget: true)
     }
 
     /// `activated`, or `refused: ` and the reason.
