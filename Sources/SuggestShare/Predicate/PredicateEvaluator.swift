@@ -14,8 +14,8 @@ struct PredicateEvaluator {
 
     /// The steps left to one evaluation (shared by the copies of the evaluator it makes).
     final class Budget {
-        /// Far more than real rules need on real requests (two nested SUBQUERYs over a thousand attachments of ten
-        /// types each take about 30,000), and about a tenth of a second of work.
+        /// Far more than real rules need on real requests (two nested SUBQUERYs over a thousand attachments of two
+        /// types each stay well within it), and about a tenth of a second of work.
         static let steps = 1_000_000
         private var left = Budget.steps
 
