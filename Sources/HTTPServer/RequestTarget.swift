@@ -96,7 +96,9 @@ struct RequestTarget {
     }
 
     /// Percent-decodes `raw`: `%` and two hex digits is that byte; any other `%` stays; `+` is a space in a query.
-    /// - Throws: `HTTPServerError` when the decoded bytes are not UTF-8.
+    /// - Throws: `HTTPServerError` when the decoded bytes are not UTF-8, or hold a NUL (`%00`): no name or value
+    ///   may (a donation's strings may not), and an account named with one was stored but not exported in a form
+    ///   that imports again.
     static func decode(_ raw: UnsafeBufferPointer<UInt8>, plusIsSpace: Bool, what: String) throws(HTTPServerError)
         -> String
     {
@@ -122,6 +124,9 @@ struct RequestTarget {
         guard let text = String(validating: decoded, as: UTF8.self) else {
             throw HTTPServerError(
                 "\(what) of the request target is not UTF-8 once percent-decoded; percent-encode UTF-8 text only")
+        }
+        guard !decoded.contains(0) else {
+            throw HTTPServerError("\(what) of the request target holds a NUL character (%00), which no name or value may")
         }
         return text
     }

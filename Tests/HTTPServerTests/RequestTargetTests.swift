@@ -40,8 +40,8 @@ import Testing
         #expect(try HTTPRequest(method: .get, target: "/x?").queryItems.isEmpty)
     }
 
-    @Test(arguments: ["/%FF", "/a?x=%C3", "/a?%80=1"])
-    func invalidUTF8IsRefused(target: String) {
+    @Test(arguments: ["/%FF", "/a?x=%C3", "/a?%80=1", "/a%00b/donations", "/a?person=%00"])
+    func invalidUTF8AndNULAreRefused(target: String) {
         #expect(throws: HTTPServerError.self) { try HTTPRequest(method: .get, target: target) }
     }
 
