@@ -37,6 +37,17 @@ import Testing
         #expect(reason.contains("got no extension items"))
     }
 
+    /// A share of files of more kinds than a query takes (32) is still a share: ranked by the first kinds it names,
+    /// where it was refused as a query over its limits.
+    @Test func aShareOfManyKindsOfFilesIsRankedByTheFirstOnes() throws {
+        let attachments = (0..<40).flatMap { ["--attachment", "com.example.kind\($0)=file\($0)"] }
+        let many = try share(attachments)
+        #expect(many.status == 0, "\(many.stderr)")
+        #expect(many.json["activated"] == .bool(true))
+        guard case .array(let suggestions)? = many.json["suggestions"] else { throw ShareTestError.shape }
+        #expect(suggestions.count == 8)
+    }
+
     @Test func aPDFOnlyRuleRejectsAnImage() throws {
         let result = try share(["--extension", extensions + "apple-pdf-example.plist", "--attachment", "public.jpeg=photo.jpg"])
         #expect(result.status == 0)

@@ -47,8 +47,9 @@ public struct ShareFlow: Sendable {
     ///   - choice: the conversation the person chose, if any.
     ///   - action: preview, send or cancel.
     ///   - account: whose history ranks and receives the donation.
-    ///   - context: the ranking context without the shared types (they are added from `request`); its `at` is the
-    ///     moment the suggestions are ranked for.
+    ///   - context: the ranking context without the shared types (they are added from `request`, as many distinct
+    ///     ones as `RankingContext.Limits.contentTypes` allows); its `at` is the moment the suggestions are ranked
+    ///     for.
     ///   - now: the moment a sent share is recorded at.
     ///   - store: the history to rank and to record the share in.
     ///   - explain: attach each score's parts to the suggestions.
@@ -59,8 +60,12 @@ public struct ShareFlow: Sendable {
         in store: some DonationStore, now: Timestamp = .now(), explain: Bool = false
     ) throws -> ShareResult {
         var context = context
+        // The shared types join the context up to the distinct types a query takes: a share of files of forty
+        // kinds is still a share, ranked by the first kinds it names, where the whole list was refused as a query.
         var given = Set(context.contentTypes.map { $0.lowercased() })
-        context.contentTypes += request.contentTypes.filter { given.insert($0.lowercased()).inserted }
+        context.contentTypes += request.contentTypes.filter { type in
+            given.count < RankingContext.Limits.contentTypes && given.insert(type.lowercased()).inserted
+        }
         let decision = target.evaluate(request)
         if decision.exceededBudget { throw InputError(field: "rule", message: decision.reason ?? "too costly") }
         // A rule's refusal can quote the rule, and a rule can be megabytes long: the reason stays readable.
