@@ -80,6 +80,12 @@ static inline const struct sockaddr *suggest_mhd_client_address(struct MHD_Conne
     return info == NULL ? NULL : info->client_addr;
 }
 
+/// The connection's socket context (what the connection notification set for it), or NULL.
+static inline void *suggest_mhd_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
+}
+
 // glibc declares accept4 only under _GNU_SOURCE, which would change other declarations this module shares with
 // CSystem; the function itself is always there (Linux 2.6.28, glibc 2.10).
 extern int accept4(int socket, struct sockaddr *address, socklen_t *length, int flags);

@@ -239,6 +239,15 @@ final class ServerCore: Sendable {
         }
     }
 
+    /// A request has ended, however it ended: its context (a retained `RequestContext`) is let go of, with the body
+    /// bytes it held, and it leaves the count in flight.
+    func endRequest(_ stored: UnsafeMutableRawPointer) {
+        let context = Unmanaged<RequestContext>.fromOpaque(stored)
+        release(context.takeUnretainedValue())
+        context.release()
+        inFlight.subtract(1, ordering: .relaxed)
+    }
+
     /// Lets go of what a request's body held in the count of bodies in memory; when the request ends.
     func release(_ context: RequestContext) {
         if context.heldBodyBytes > 0 { bodyBytesInMemory.subtract(context.heldBodyBytes, ordering: .relaxed) }
@@ -440,14 +449,27 @@ final class RequestContext {
     init(target: String?) { self.target = target }
 }
 
+/// What is kept of one connection (MHD's socket context): its request whose line has arrived and that has not
+/// ended. MHD calls the completion callback only for a request its access handler saw; one it gives up on before
+/// (a head larger than the connection's memory: a thousand query items, a thousand header lines) is let go of when
+/// its connection closes, or its context would stay allocated and counted in flight, and every drain would wait
+/// its whole grace for it.
+final class ConnectionContext {
+    var pendingRequest: UnsafeMutableRawPointer?
+}
+
 /// MHD's URI callback: a request line has arrived. Its result is the request's context pointer.
 func mhdRequestStarted(
     _ closure: UnsafeMutableRawPointer?, _ uri: UnsafePointer<CChar>?, _ connection: OpaquePointer?
 ) -> UnsafeMutableRawPointer? {
     guard let closure else { return nil }
     ServerCore.from(closure).inFlight.add(1, ordering: .relaxed)
-    let context = RequestContext(target: uri.flatMap { String(validatingCString: $0) })
-    return Unmanaged.passRetained(context).toOpaque()
+    let context = Unmanaged.passRetained(RequestContext(target: uri.flatMap { String(validatingCString: $0) }))
+        .toOpaque()
+    if let connection, let kept = suggest_mhd_socket_context(connection) {
+        Unmanaged<ConnectionContext>.fromOpaque(kept).takeUnretainedValue().pendingRequest = context
+    }
+    return context
 }
 
 /// MHD's access handler.
@@ -469,10 +491,11 @@ func mhdRequestEnded(
 ) {
     guard let closure, let contextPointer, let stored = contextPointer.pointee else { return }
     contextPointer.pointee = nil
-    let core = ServerCore.from(closure)
-    core.release(Unmanaged<RequestContext>.fromOpaque(stored).takeUnretainedValue())
-    Unmanaged<RequestContext>.fromOpaque(stored).release()
-    core.inFlight.subtract(1, ordering: .relaxed)
+    if let connection, let kept = suggest_mhd_socket_context(connection) {
+        let connectionContext = Unmanaged<ConnectionContext>.fromOpaque(kept).takeUnretainedValue()
+        if connectionContext.pendingRequest == stored { connectionContext.pendingRequest = nil }
+    }
+    ServerCore.from(closure).endRequest(stored)
 }
 
 /// MHD's connection notification: a connection it was handed has started or closed.
@@ -480,8 +503,21 @@ func mhdConnectionChanged(
     _ closure: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
     _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ change: MHD_ConnectionNotificationCode
 ) {
-    guard let closure, change == .CONNECTION_NOTIFY_CLOSED else { return }
-    ServerCore.from(closure).openConnections.subtract(1, ordering: .acquiringAndReleasing)
+    guard let closure, let socketContext else { return }
+    switch change {
+    case .CONNECTION_NOTIFY_STARTED:
+        socketContext.pointee = Unmanaged.passRetained(ConnectionContext()).toOpaque()
+    case .CONNECTION_NOTIFY_CLOSED:
+        let core = ServerCore.from(closure)
+        if let kept = socketContext.pointee {
+            socketContext.pointee = nil
+            let connectionContext = Unmanaged<ConnectionContext>.fromOpaque(kept).takeRetainedValue()
+            if let abandoned = connectionContext.pendingRequest { core.endRequest(abandoned) }
+        }
+        core.openConnections.subtract(1, ordering: .acquiringAndReleasing)
+    default:
+        break
+    }
 }
 
 /// MHD's error log: one formatted line to the caller's log handler.

@@ -107,6 +107,25 @@ import Testing
         }
     }
 
+    /// A head that the connection's memory cannot hold (a thousand query items, each a record of its own) is given
+    /// up by libmicrohttpd before the handler sees it, without its completion callback: the request still leaves
+    /// the count in flight when its connection closes, so that a drain does not wait its whole grace for it.
+    @Test func aRequestGivenUpBeforeItsHandlerLeavesNothingInFlight() throws {
+        try withServer(testConfiguration(), handler: echoHandler) { server in
+            let port = server.address.port
+            for _ in 0..<3 {
+                let crowded = try TestConnection.connected(port: port)
+                let items = String(repeating: "&", count: 1500)
+                try? crowded.send("GET /v1/version?\(items) HTTP/1.1\r\nHost: x\r\n\r\n")
+                _ = crowded.closesWithoutData(within: 0.5)
+                crowded.close()
+            }
+            #expect(eventually { server.requestsInFlight == 0 }, "\(server.requestsInFlight) in flight")
+            let next = try TestConnection.connected(port: port)
+            #expect(try next.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
+        }
+    }
+
     @Test func aClientThatStopsHalfwayIsClosedAfterTheTimeout() throws {
         let configuration = testConfiguration(connectionTimeout: .seconds(1))
         try withServer(configuration, handler: echoHandler) { server in
