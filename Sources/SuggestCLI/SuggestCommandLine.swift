@@ -114,7 +114,9 @@ public enum SuggestCommandLine {
         } catch {
             // A failure already reported (or a command that failed anyway) keeps its own exit code.
             if code == ExitCode.success {
-                code = report(error, command: commands.first(where: { $0.name == arguments.first })?.name, io: io)
+                code = report(
+                    error, command: commands.first(where: { $0.name == arguments.first })?.name, io: io,
+                    afterRunning: true)
             }
         }
         try? io.standardError.flush()
@@ -185,10 +187,25 @@ public enum SuggestCommandLine {
     }
 
     /// Says that standard output failed, unless its reader went away, and returns the failure's exit code.
-    private static func report(_ error: OutputError, command: String?, io: CommandIO) -> Int32 {
-        if !error.isBrokenPipe { io.err(oneLine((command.map { "suggest \($0)" } ?? "suggest") + ": \(error)")) }
+    /// Reports a result that could not be written (exit 1). `afterRunning`: the command had run to its end, so
+    /// whatever it changed in the store is changed, which a script that would run it again (a `donate` without an
+    /// identifier, a `share --send`) needs to know.
+    private static func report(_ error: OutputError, command: String?, io: CommandIO, afterRunning: Bool = false)
+        -> Int32
+    {
+        guard !error.isBrokenPipe else { return ExitCode.failure }
+        var line = (command.map { "suggest \($0)" } ?? "suggest") + ": \(error)"
+        if afterRunning, let command, changingCommands.contains(command) {
+            line += "; the command ran to its end: what it changed in the store stays changed"
+        }
+        io.err(oneLine(line))
         return ExitCode.failure
     }
+
+    /// The commands that can change a store.
+    private static let changingCommands: Set<String> = [
+        "donate", "import", "delete", "block", "unblock", "feedback", "config", "share",
+    ]
 
     /// An error is one line on standard error, even when it quotes input with line breaks or escape sequences in
     /// it (`TerminalText.line`).
