@@ -198,6 +198,15 @@ import Testing
         expectError(try client.request("DELETE", "/v1/accounts/alice/donations"), 400, "invalid_query")
         expectError(try client.send("POST", "/v1/accounts/alice/share", json: #"{"items": [], "rule": "TRUEPREDICATE AND"}"#), 400, "invalid_share")
         expectError(try client.send("POST", "/v1/accounts/alice/share", json: #"{"items": [], "pick": 1, "conversationIdentifier": "x"}"#), 400, "invalid_share")
+        // A rule that would run for hours on these items (nested SUBQUERYs multiply) is refused at once.
+        var costly = "$v4 == -1"
+        for level in (1...4).reversed() { costly = "SUBQUERY($a.l, $v\(level), \(costly)).@count > 0" }
+        let numbers = (0..<100).map(String.init).joined(separator: ",")
+        expectError(
+            try client.send(
+                "POST", "/v1/accounts/alice/share",
+                json: #"{"items": [{"userInfo": {"l": [\#(numbers)]}}], "rule": "SUBQUERY(extensionItems, $a, \#(costly)).@count > 0"}"#),
+            400, "invalid_share")
         // A compressed body is refused as a media type the server does not read (it was parsed as sent, a 400).
         expectError(
             try client.send("POST", path, json: Self.donation("gz", "y", ago: 1), headers: [("Content-Encoding", "gzip")]),

@@ -22,9 +22,14 @@ extension Routes {
             throw APIError.invalid("invalid_share", error)
         }
         let result = try call.withStore { store in
-            try ShareFlow(target: request.target).run(
-                request.items, choice: request.choice, action: request.action, account: account.storeAccount,
-                context: context, in: store, explain: explain)
+            do {
+                return try ShareFlow(target: request.target).run(
+                    request.items, choice: request.choice, action: request.action, account: account.storeAccount,
+                    context: context, in: store, explain: explain)
+            } catch let error as InputError {
+                // The flow's own refusals of what the body gave (a rule too costly on these items).
+                throw APIError.invalid("invalid_share", error)
+            }
         }
         // A send that sent nothing (no conversation chosen, a pick past the suggestions, a deleted conversation, a
         // rule that refuses the items) is refused as `suggest share --send` fails it, not answered 200 "preview".
