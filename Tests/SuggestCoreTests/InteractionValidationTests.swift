@@ -83,4 +83,18 @@ import Testing
         let interaction = try parse(#"{"date": 0, "intent": {"conversationIdentifier": "#  + writer.text + "}}")
         #expect(interaction.conversationIdentifier == sql)
     }
+
+    /// A date just past the 10 minutes allowed says by how much, to the second: "10 minutes after" read as allowed.
+    @Test func aDateAheadOfTheClockSaysByHowMuch() {
+        let now = Timestamp(seconds: 1_800_000_000)
+        for (ahead, words) in [
+            (659.0, "10 minutes 59 seconds"), (601, "10 minutes 1 second"), (3_000, "50 minutes"),
+            (3 * 3_600, "3 hours"), (5 * 86_400, "5 days"),
+        ] {
+            let interaction = Interaction(
+                date: Timestamp(seconds: now.seconds + ahead), intent: SendMessageIntent(conversationIdentifier: "c"))
+            #expect(throws: InputError.self) { try DonationAdmission.decide(interaction, now: now, oldestKept: nil) }
+            #expect(DonationAdmission.describe(ahead) == words)
+        }
+    }
 }

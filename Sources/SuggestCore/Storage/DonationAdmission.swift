@@ -46,12 +46,17 @@ public enum DonationAdmission {
         return .record(interaction)
     }
 
-    /// "3 days", "2 hours", "11 minutes".
+    /// "3 days", "2 hours", "11 minutes", "10 minutes 59 seconds": within the hour the seconds too, so that a
+    /// date just past the 10 minutes allowed does not read as "10 minutes after".
     static func describe(_ seconds: Double) -> String {
-        let (value, unit): (Double, String) =
-            seconds >= 2 * 86_400 ? (seconds / 86_400, "day") : seconds >= 2 * 3_600 ? (seconds / 3_600, "hour")
-            : (seconds / 60, "minute")
-        let whole = value >= 1e15 ? "more than a million million" : String(Int(value))
-        return whole + " " + unit + (Int(value) == 1 ? "" : "s")
+        func counted(_ value: Double, _ unit: String) -> String {
+            let whole = value >= 1e15 ? "more than a million million" : String(Int(value))
+            return whole + " " + unit + (Int(value) == 1 ? "" : "s")
+        }
+        if seconds >= 2 * 86_400 { return counted(seconds / 86_400, "day") }
+        if seconds >= 2 * 3_600 { return counted(seconds / 3_600, "hour") }
+        let minutes = counted(seconds / 60, "minute")
+        let rest = Int(seconds) % 60
+        return seconds < 3_600 && rest > 0 ? minutes + " " + counted(Double(rest), "second") : minutes
     }
 }
