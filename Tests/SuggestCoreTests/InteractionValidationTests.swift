@@ -97,4 +97,15 @@ import Testing
             #expect(DonationAdmission.describe(ahead) == words)
         }
     }
+
+    /// A date outside the years 0001 to 9999 is quoted in its refusal, as an unreadable one is.
+    @Test func aDateOutOfRangeIsQuoted() {
+        for (date, quoted) in [
+            (#""0000-12-31T23:59:59Z""#, #""0000-12-31T23:59:59Z""#), ("1e12", "1000000000000"),
+        ] {
+            #expect(throws: InputError(field: "date", message: "\(quoted) is outside the years 0001 to 9999")) {
+                try parse(#"{"date": \#(date), "intent": {"conversationIdentifier": "c"}}"#)
+            }
+        }
+    }
 }

@@ -110,7 +110,13 @@ extension Interaction {
             throw InputError(field: field, message: "expected a date string or Unix seconds, found \(value.kindName)")
         }
         guard Timestamp.acceptedRange.contains(date) else {
-            throw InputError(field: field, message: "is outside the years 0001 to 9999")
+            let given: String
+            switch value {
+            case .string(let text): given = "\"\(text.prefix(60))\""
+            case .number(let seconds): given = JSONWriter.format(seconds)
+            default: given = "the date"
+            }
+            throw InputError(field: field, message: "\(given) is outside the years 0001 to 9999")
         }
         return date
     }
