@@ -40,54 +40,66 @@ enum ServeOptions {
     {
         var configuration = ServerConfiguration()
         configuration.workers = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-        if let host = arguments.value("--host") ?? environment["SUGGEST_HOST"] {
-            guard !host.isEmpty else { throw CommandError.usage("--host must not be empty") }
+        if let (host, source) = value(arguments, "--host", "SUGGEST_HOST", environment) {
+            guard !host.isEmpty else { throw CommandError.usage("\(source) must not be empty") }
             configuration.host = host
         }
         configuration.port =
-            try number(arguments, "--port", environment["SUGGEST_PORT"], 0...65535) ?? configuration.port
-        if let keys = arguments.value("--keys") ?? environment["SUGGEST_KEYS"] {
-            guard !keys.isEmpty else { throw CommandError.usage("--keys must name a file") }
+            try number(arguments, "--port", variable: ("SUGGEST_PORT", environment), 0...65535) ?? configuration.port
+        if let (keys, source) = value(arguments, "--keys", "SUGGEST_KEYS", environment) {
+            guard !keys.isEmpty else { throw CommandError.usage("\(source) must name a file") }
             configuration.keysPath = keys
         }
         configuration.workers =
-            try number(arguments, "--workers", environment["SUGGEST_WORKERS"], 1...256) ?? configuration.workers
+            try number(arguments, "--workers", variable: ("SUGGEST_WORKERS", environment), 1...256) ?? configuration.workers
         configuration.handlerThreads =
-            try number(arguments, "--handler-threads", nil, 1...1024) ?? configuration.handlerThreads
+            try number(arguments, "--handler-threads", 1...1024) ?? configuration.handlerThreads
         configuration.maximumBodyBytes =
-            try number(arguments, "--max-body-bytes", nil, 1...(1 << 30)) ?? configuration.maximumBodyBytes
+            try number(arguments, "--max-body-bytes", 1...(1 << 30)) ?? configuration.maximumBodyBytes
         configuration.maximumBodyMemory =
-            try number(arguments, "--max-body-memory", nil, 1...(1 << 40)) ?? configuration.maximumBodyMemory
+            try number(arguments, "--max-body-memory", 1...(1 << 40)) ?? configuration.maximumBodyMemory
         if let memory = configuration.maximumBodyMemory, memory < configuration.maximumBodyBytes {
             throw CommandError.usage(
                 "--max-body-memory (\(memory)) is below the largest body (\(configuration.maximumBodyBytes), "
                     + "--max-body-bytes): no body of that size could ever be read; give at least that")
         }
         configuration.connectionLimit =
-            try number(arguments, "--max-connections", nil, 1...100_000) ?? configuration.connectionLimit
+            try number(arguments, "--max-connections", 1...100_000) ?? configuration.connectionLimit
         configuration.perIPConnectionLimit =
-            try number(arguments, "--max-connections-per-ip", nil, 0...100_000) ?? configuration.perIPConnectionLimit
+            try number(arguments, "--max-connections-per-ip", 0...100_000) ?? configuration.perIPConnectionLimit
         configuration.headerBytesLimit =
-            try number(arguments, "--max-header-bytes", nil, 16384...(16 << 20)) ?? configuration.headerBytesLimit
+            try number(arguments, "--max-header-bytes", 16384...(16 << 20)) ?? configuration.headerBytesLimit
         configuration.connectionTimeoutSeconds =
-            try number(arguments, "--timeout", nil, 1...3600) ?? configuration.connectionTimeoutSeconds
+            try number(arguments, "--timeout", 1...3600) ?? configuration.connectionTimeoutSeconds
         configuration.gracePeriodSeconds =
-            try number(arguments, "--grace", nil, 0...3600) ?? configuration.gracePeriodSeconds
+            try number(arguments, "--grace", 0...3600) ?? configuration.gracePeriodSeconds
         configuration.drainDelaySeconds =
-            try number(arguments, "--drain-delay", nil, 0...600) ?? configuration.drainDelaySeconds
+            try number(arguments, "--drain-delay", 0...600) ?? configuration.drainDelaySeconds
         configuration.accessLog = !arguments.flag("--no-access-log")
         return configuration
     }
 
+    /// The flag's value, else the variable's, with what an error should call its source (the variable's name and
+    /// the flag it stands for, when it came from the environment).
+    static func value(
+        _ arguments: ParsedArguments, _ flag: String, _ variable: String, _ environment: [String: String]
+    ) -> (String, source: String)? {
+        if let given = arguments.value(flag) { return (given, flag) }
+        return environment[variable].map { ($0, "\(variable) (for \(flag))") }
+    }
+
     /// A whole number from a flag or a variable, within `range`.
-    static func number(_ arguments: ParsedArguments, _ flag: String, _ variable: String?, _ range: ClosedRange<Int>)
-        throws(CommandError) -> Int?
-    {
-        guard let text = arguments.value(flag) ?? variable else { return nil }
+    static func number(
+        _ arguments: ParsedArguments, _ flag: String, variable: (name: String, environment: [String: String])? = nil,
+        _ range: ClosedRange<Int>
+    ) throws(CommandError) -> Int? {
+        let given = variable.map { value(arguments, flag, $0.name, $0.environment) }
+            ?? arguments.value(flag).map { ($0, flag) }
+        guard let (text, source) = given else { return nil }
         guard text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int(text), range.contains(value) else {
             throw CommandError.usage(
-                "\(flag) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text.prefix(40))'"
-            )
+                "\(source) takes a whole number from \(range.lowerBound) to \(range.upperBound), not "
+                    + "'\(text.prefix(40))'")
         }
         return value
     }

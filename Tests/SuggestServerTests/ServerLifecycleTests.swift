@@ -141,6 +141,16 @@ import Testing
             timeout: 30)
         #expect(refused.status == 64)
         #expect(refused.error.contains("--handler-threads takes a whole number from 1 to 1024, not '0'"), "\(refused.error)")
+        // A value from the environment is named by its variable, with the flag it stands for.
+        for (variable, value, message) in [
+            ("SUGGEST_PORT", "abc", "SUGGEST_PORT (for --port) takes a whole number from 0 to 65535, not 'abc'"),
+            ("SUGGEST_KEYS", "", "SUGGEST_KEYS (for --keys) must name a file"),
+        ] {
+            let fromEnvironment = try Suggest.run(
+                ["serve", "--store", scratch("store")], scratch: scratch.path, environment: [variable: value],
+                timeout: 30)
+            #expect(fromEnvironment.status == 64 && fromEnvironment.error == "suggest serve: \(message)\n", "\(fromEnvironment)")
+        }
         let server = try ServeProcess(
             ["--store", scratch("store"), "--no-access-log", "--handler-threads", "1"], scratch: scratch.path)
         let client = server.client
