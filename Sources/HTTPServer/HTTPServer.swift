@@ -159,18 +159,24 @@ public final class HTTPServer: Sendable {
     ///
     /// From the first moment, every response closes its connection, so keep-alive clients go elsewhere. A request
     /// still running when the grace period ends is cut off, except that a handler already running or waiting for a
-    /// handler thread is always let return (the server joins those threads, and MHD its workers). A second call, or one on a stopped server, returns 0 at once.
+    /// handler thread is let return (the server joins those threads, and MHD its workers), unless
+    /// `leavingHandlersRunning`. A call on a stopped server returns 0 at once.
     ///
     /// Call it from any thread but a worker: from inside the handler it would wait for its own request and then
     /// join its own thread, so it stops the process there instead (a programming error, not a condition).
-    /// - Parameter gracePeriod: how long to wait for the requests in flight.
+    /// - Parameters:
+    ///   - gracePeriod: how long to wait for the requests in flight.
+    ///   - leavingHandlersRunning: for a process about to end: when requests are still in flight after the grace
+    ///     period, return at once instead of joining the threads that run their handlers (which would hold the
+    ///     stop for as long as a handler runs: a store that stopped answering, for instance). The server is left
+    ///     as it is, refusing connections; a later `stop` joins its threads.
     /// - Returns: how many requests were still in flight when the grace period ended (0 when all finished).
     @discardableResult
-    public func stop(gracePeriod: Duration = .seconds(10)) -> Int {
+    public func stop(gracePeriod: Duration = .seconds(10), leavingHandlersRunning: Bool = false) -> Int {
         precondition(
             !core.isInsideHandler,
             "HTTPServer.stop called from inside its handler; call it from another thread (a signal handler's)")
-        guard let daemon = running.withLock({ $0.take() }) else { return 0 }
+        guard let daemon = running.withLock({ $0 }) else { return 0 }
         core.draining.store(true, ordering: .relaxed)
         // Shutting the socket down makes the kernel refuse new connections and reset the ones waiting in the
         // backlog, and wakes the acceptor, which ends; the descriptor is closed once it has.
@@ -183,6 +189,9 @@ public final class HTTPServer: Sendable {
             _ = nanosleep(&pause, nil)
         }
         let abandoned = core.inFlight.load(ordering: .relaxed)
+        if abandoned > 0 && leavingHandlersRunning { return abandoned }
+        // Whoever takes the daemon joins its threads; a stop under way in another thread already has.
+        guard running.withLock({ $0.take() }) != nil else { return abandoned }
         // Every handler thread has resumed its connection once it ends: MHD stops a daemon only without suspended
         // connections (it aborts the process otherwise).
         core.stopHandlerThreads()

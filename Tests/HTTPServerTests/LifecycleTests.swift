@@ -149,6 +149,27 @@ import Testing
         #expect(server.requestsInFlight == 0)
     }
 
+    /// For a process about to end, a handler that runs past the grace period does not hold the stop: it returns
+    /// at once with the count, and a later stop joins the threads once the handler has returned.
+    @Test func aStopForTheProcessEndDoesNotWaitForAHandlerPastTheGrace() throws {
+        let gate = DispatchSemaphore(value: 0)
+        let handler: HTTPServer.Handler = { _ in
+            _ = gate.wait(timeout: .now() + 30)
+            return .text("late\n")
+        }
+        let server = try HTTPServer(configuration: testConfiguration(), handler: handler)
+        let slow = try TestConnection.connected(port: server.address.port)
+        try slow.send("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(eventually { server.requestsInFlight == 1 })
+        let started = monotonicSeconds()
+        #expect(server.stop(gracePeriod: .milliseconds(100), leavingHandlersRunning: true) == 1)
+        #expect(monotonicSeconds() - started < 3)
+        #expect(server.isStopping)
+        gate.signal()
+        server.stop()
+        #expect(server.requestsInFlight == 0)
+    }
+
     @Test func workerThreadsHaveTheStopSignalsBlocked() throws {
         // This test's thread blocks none of them; the workers must all the same.
         var none = sigset_t()
