@@ -162,6 +162,17 @@ import Testing
         }
         let path = "/v1/accounts/alice/donations"
         expectError(try client.send("POST", path, json: "{not json"), 400, "invalid_donation")
+        // JSON is UTF-8: a body declared in another charset is refused, not read as UTF-8; UTF-8 said aloud is fine
+        // (in an account of its own: this one must stay empty).
+        let latin1 = ServerRoutesTests.donation("latin-1", "c-latin", ago: 5)
+        expectError(
+            try client.request(
+                "POST", path, headers: [("Content-Type", "application/json; charset=latin1")], body: Array(latin1.utf8)),
+            415, "unsupported_media_type")
+        let declared = try client.request(
+            "POST", "/v1/accounts/declared-utf8/donations", headers: [("Content-Type", #"application/json; charset="UTF-8""#)],
+            body: Array(latin1.utf8))
+        #expect(declared.status == 201, "\(declared)")
         expectError(try client.send("POST", path, json: #"{"date":"yesterday","intent":{"conversationIdentifier":"x"}}"#), 400, "invalid_donation")
         expectError(try client.send("POST", path, json: Self.donation("x", "y", ago: 1), contentType: "text/plain"), 415, "unsupported_media_type")
         expectError(

@@ -108,6 +108,12 @@ final class API: Sendable {
                 .unsupportedMediaType, "unsupported_media_type",
                 "Content-Encoding \(coding.prefix(40)) is not supported: send the body uncompressed")
         }
+        // JSON is UTF-8 (RFC 8259, 8.1): a body declared in another charset would be read as if it were UTF-8.
+        if let charset = Routes.charset(request), charset != "utf-8" && charset != "utf8" {
+            throw APIError(
+                .unsupportedMediaType, "unsupported_media_type",
+                "charset \(charset.prefix(40)) is not supported: send the body in UTF-8")
+        }
         return (endpoint, parameters)
     }
 

@@ -87,6 +87,23 @@ enum Routes {
         return type.trimmingPrefix(while: { $0 == " " }).lowercased().filter { $0 != " " }
     }
 
+    /// The `charset` parameter of the request's `Content-Type`, unquoted and lowercased, if it has one.
+    static func charset(_ request: HTTPRequest) -> String? {
+        guard let header = request.headers["content-type"] else { return nil }
+        func trimmed(_ text: Substring, _ ends: Set<Character>) -> Substring {
+            guard let first = text.firstIndex(where: { !ends.contains($0) }),
+                let last = text.lastIndex(where: { !ends.contains($0) })
+            else { return "" }
+            return text[first...last]
+        }
+        for parameter in header.split(separator: ";").dropFirst() {
+            let parts = parameter.split(separator: "=", maxSplits: 1)
+            guard parts.count == 2, trimmed(parts[0], [" ", "\t"]).lowercased() == "charset" else { continue }
+            return trimmed(trimmed(parts[1], [" ", "\t"]), ["\""]).lowercased()
+        }
+        return nil
+    }
+
     /// The body as one JSON document of `application/json`.
     static func jsonBody(_ request: HTTPRequest, code: String) throws -> JSONValue {
         guard mediaType(request) == "application/json" else {
