@@ -176,11 +176,19 @@ public final class HTTPServer: Sendable {
         precondition(
             !core.isInsideHandler,
             "HTTPServer.stop called from inside its handler; call it from another thread (a signal handler's)")
-        guard let daemon = running.withLock({ $0 }) else { return 0 }
-        core.draining.store(true, ordering: .relaxed)
-        // Shutting the socket down makes the kernel refuse new connections and reset the ones waiting in the
-        // backlog, and wakes the acceptor, which ends; the descriptor is closed once it has.
-        _ = shutdown(daemon.socket, Int32(SHUT_RDWR))
+        // The socket is shut down under the lock that the final take holds too, so never after another stop has
+        // taken the daemon and closed the descriptor (whose number may have been given to another file since).
+        let draining = running.withLock { (running: inout Daemon?) -> Bool in
+            guard let socket = running?.socket else { return false }
+            if !core.draining.load(ordering: .relaxed) {
+                core.draining.store(true, ordering: .relaxed)
+                // Shutting the socket down makes the kernel refuse new connections and reset the ones waiting in
+                // the backlog, and wakes the acceptor, which ends; the descriptor is closed once it has.
+                _ = shutdown(socket, Int32(SHUT_RDWR))
+            }
+            return true
+        }
+        guard draining, let daemon = running.withLock({ $0 }) else { return 0 }
         daemon.acceptor.stop()
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: gracePeriod)
