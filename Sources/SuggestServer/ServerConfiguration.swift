@@ -21,6 +21,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// network (a Redis Cluster), whose queries are round trips the workers would otherwise sit through, two at a
     /// time. `suggest serve` sets it for a `redis://` store.
     public var readsWaitForTheStore = false
+    /// Whether a request still running when SIGTERM's grace period ends is cut off with the process (`true`), or
+    /// waited for. Only a store that rolls a cut-off write back may cut: SQLite's transaction does, where a batch
+    /// on a Redis Cluster is several scripts that only its own undo takes back. `true` unless set.
+    public var cutsOffRequestsAfterGrace = true
     /// With `readsWaitForTheStore`, the threads reads run on, apart from `handlerThreads`: a read from a ranking
     /// mirror waits for one short round trip, and 32 threads busy on 2 cores queue on every lock they share (the
     /// store pool's, the cluster client's): 4 threads answered 1.4× the GETs of 32 (Benchmarks/README.md, "A

@@ -118,10 +118,11 @@ public enum SuggestServer {
                     var pause = timespec(tv_sec: configuration.drainDelaySeconds, tv_nsec: 0)
                     _ = nanosleep(&pause, nil)
                 }
+                let cutsOff = configuration.cutsOffRequestsAfterGrace
                 let abandoned = server.stop(
-                    gracePeriod: .seconds(configuration.gracePeriodSeconds), leavingHandlersRunning: true)
+                    gracePeriod: .seconds(configuration.gracePeriodSeconds), leavingHandlersRunning: cutsOff)
                 log.event("stopped", [("abandonedRequests", String(abandoned))])
-                if abandoned > 0 {
+                if abandoned > 0 && cutsOff {
                     // Their handlers run on past the grace (a store that stopped answering): the process ends now,
                     // and they with it, as `--grace` promises. None of their answers reached its client, so none was
                     // acknowledged; a write cut off in its transaction is rolled back, as after kill -9.

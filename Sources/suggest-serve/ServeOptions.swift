@@ -24,6 +24,7 @@ enum ServeOptions {
         do {
             let serving = try StoreOpening.serving(arguments, io: io)
             configuration.readsWaitForTheStore = serving.isRemote
+            configuration.cutsOffRequestsAfterGrace = !serving.isRemote
             try SuggestServer.run(configuration, openStore: serving.open, storeMetrics: serving.metrics) { line in
                 // A log line that cannot be written (standard error closed) must not stop the server.
                 try? io.standardError.write(line + "\n")
