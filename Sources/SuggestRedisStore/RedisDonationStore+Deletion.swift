@@ -395,7 +395,9 @@ extension RedisDonationStore {
     /// the deletion; still `.asking` while one that may predate the deletion is under way (counted the first time);
     /// `.failed` on any other answer.
     private func ask(_ request: inout RewriteRequest) {
-        if let seen = request.startsSeen, let now = startsSoFar(request), now != seen {
+        // Greater, not different: a count that went down was reset (CONFIG RESETSTAT, a restarted node), which says
+        // nothing of a rewrite since.
+        if let seen = request.startsSeen, let now = startsSoFar(request), now > seen {
             request.state = .started
             return
         }
