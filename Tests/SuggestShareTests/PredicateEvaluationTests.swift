@@ -147,6 +147,10 @@ struct PredicateEvaluationTests {
         #expect(decision.exceededBudget && !decision.activated)
         #expect(decision.reason?.contains("more than 1000000 steps") == true, "\(decision)")
         #expect(!predicate.evaluate(ShareRequest(items: [item]).matchingDictionary))
+        // Spent is never true, not even under a NOT.
+        let negated = try ActivationPredicate(parsing: "NOT (SUBQUERY(extensionItems, $a, \(rule)).@count > 0)")
+        #expect(!negated.evaluate(ShareRequest(items: [item]).matchingDictionary))
+        #expect(negated.decision(for: ShareRequest(items: [item])).exceededBudget)
 
         let usual = try ActivationPredicate(
             parsing: "SUBQUERY(extensionItems, $item, SUBQUERY($item.attachments, $a, ANY $a.registeredTypeIdentifiers "

@@ -20,12 +20,16 @@ extension ActivationPredicate {
         if case .constant(false) = root {
             return .refused("the rule is FALSEPREDICATE, which never activates")
         }
+        // A budget of its own for the search: what the first evaluation spent must not make an operand that holds
+        // look failing; a search that spends it all quotes the rule whole.
+        let explainer = PredicateEvaluator(types: types)
         var culprit = root
         while case .and(let operands, _) = culprit,
-            let failing = operands.first(where: { !evaluator.holds($0, object: object, bindings: []) })
+            let failing = operands.first(where: { !explainer.holds($0, object: object, bindings: []) })
         {
             culprit = failing
         }
+        if explainer.budget.isSpent { culprit = root }
         let phrase = PredicatePhrase(source: source)
         return .refused("the rule needs \(phrase.requirement(culprit)); got \(request.summary)")
     }

@@ -4,8 +4,8 @@ import SuggestCore
 ///
 /// Nested SUBQUERYs multiply their collections' sizes, so a rule of a few hundred bytes over an array of a hundred
 /// numbers could run for hours (four levels: 22 s; six: days), on a server's thread, for any tenant. Each node
-/// evaluated and each element visited is a step; once `Budget.steps` are spent, every node is false and every
-/// value missing, so the evaluation unwinds at once, and the caller reads `budget.isSpent`.
+/// evaluated and each element visited is a step; once `Budget.steps` are spent, every node is false (a NOT or NONE
+/// too) and every value missing, so the evaluation unwinds at once, and the caller reads `budget.isSpent`.
 struct PredicateEvaluator {
     typealias Node = ActivationPredicate.Node
     typealias Expression = ActivationPredicate.Expression
@@ -31,8 +31,14 @@ struct PredicateEvaluator {
     let types: UniformTypeTree
     let budget = Budget()
 
+    /// Whether `node` holds; `false` once the budget is spent, whatever the node (a NOT of a spent operand too).
     func holds(_ node: Node, object: PropertyListValue?, bindings: Bindings) -> Bool {
         guard budget.spend() else { return false }
+        let result = evaluate(node, object: object, bindings: bindings)
+        return result && !budget.isSpent
+    }
+
+    private func evaluate(_ node: Node, object: PropertyListValue?, bindings: Bindings) -> Bool {
         switch node {
         case .constant(let value): return value
         case .not(let inner, _): return !holds(inner, object: object, bindings: bindings)
