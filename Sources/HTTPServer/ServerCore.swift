@@ -450,10 +450,11 @@ final class RequestContext {
 }
 
 /// What is kept of one connection (MHD's socket context): its request whose line has arrived and that has not
-/// ended. MHD calls the completion callback only for a request its access handler saw; one it gives up on before
-/// (a head larger than the connection's memory: a thousand query items, a thousand header lines) is let go of when
-/// its connection closes, or its context would stay allocated and counted in flight, and every drain would wait
-/// its whole grace for it.
+/// ended. On some of the paths where MHD gives a request up before the access handler sees it (a head larger than
+/// the connection's memory: a thousand query items, a thousand header lines, whose error response MHD cannot
+/// build either), it closes the connection without the completion callback; the request is let go of when its
+/// connection closes, or its context would stay allocated and counted in flight, and every drain would wait its
+/// whole grace for it.
 final class ConnectionContext {
     var pendingRequest: UnsafeMutableRawPointer?
 }

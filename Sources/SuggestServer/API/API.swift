@@ -109,7 +109,10 @@ final class API: Sendable {
                 "Content-Encoding \(coding.prefix(40)) is not supported: send the body uncompressed")
         }
         // JSON is UTF-8 (RFC 8259, 8.1): a body declared in another charset would be read as if it were UTF-8.
-        if let charset = Routes.charset(request), charset != "utf-8" && charset != "utf8" {
+        // (Only bodies are read: POST is the one method of this API that sends one.)
+        if request.method == .post, let charset = Routes.charset(request),
+            !["utf-8", "utf8", "us-ascii"].contains(charset)
+        {
             throw APIError(
                 .unsupportedMediaType, "unsupported_media_type",
                 "charset \(charset.prefix(40)) is not supported: send the body in UTF-8")
