@@ -240,10 +240,12 @@ final class ServerCore: Sendable {
     }
 
     /// A request has ended, however it ended: its context (a retained `RequestContext`) is let go of, with the body
-    /// bytes it held, and it leaves the count in flight.
+    /// bytes it held, its connection no longer keeps it as pending, and it leaves the count in flight.
     func endRequest(_ stored: UnsafeMutableRawPointer) {
         let context = Unmanaged<RequestContext>.fromOpaque(stored)
-        release(context.takeUnretainedValue())
+        let request = context.takeUnretainedValue()
+        if let connection = request.connection, connection.pendingRequest == stored { connection.pendingRequest = nil }
+        release(request)
         context.release()
         inFlight.subtract(1, ordering: .relaxed)
     }
@@ -445,8 +447,13 @@ final class RequestContext {
     var head: HTTPRequest?
     /// The response of a handler that ran on a handler thread, until it is queued.
     var answer: HTTPResponse?
+    /// Its connection's context, which keeps this request as pending until it ends (`ServerCore.endRequest`).
+    let connection: ConnectionContext?
 
-    init(target: String?) { self.target = target }
+    init(target: String?, connection: ConnectionContext?) {
+        self.target = target
+        self.connection = connection
+    }
 }
 
 /// What is kept of one connection (MHD's socket context): its request whose line has arrived and that has not
@@ -465,11 +472,13 @@ func mhdRequestStarted(
 ) -> UnsafeMutableRawPointer? {
     guard let closure else { return nil }
     ServerCore.from(closure).inFlight.add(1, ordering: .relaxed)
-    let context = Unmanaged.passRetained(RequestContext(target: uri.flatMap { String(validatingCString: $0) }))
-        .toOpaque()
-    if let connection, let kept = suggest_mhd_socket_context(connection) {
-        Unmanaged<ConnectionContext>.fromOpaque(kept).takeUnretainedValue().pendingRequest = context
+    let connectionContext = connection.flatMap(suggest_mhd_socket_context).map {
+        Unmanaged<ConnectionContext>.fromOpaque($0).takeUnretainedValue()
     }
+    let context = Unmanaged.passRetained(
+        RequestContext(target: uri.flatMap { String(validatingCString: $0) }, connection: connectionContext)
+    ).toOpaque()
+    connectionContext?.pendingRequest = context
     return context
 }
 
@@ -492,10 +501,6 @@ func mhdRequestEnded(
 ) {
     guard let closure, let contextPointer, let stored = contextPointer.pointee else { return }
     contextPointer.pointee = nil
-    if let connection, let kept = suggest_mhd_socket_context(connection) {
-        let connectionContext = Unmanaged<ConnectionContext>.fromOpaque(kept).takeUnretainedValue()
-        if connectionContext.pendingRequest == stored { connectionContext.pendingRequest = nil }
-    }
     ServerCore.from(closure).endRequest(stored)
 }
 
