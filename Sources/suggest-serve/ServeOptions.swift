@@ -41,13 +41,13 @@ enum ServeOptions {
     {
         var configuration = ServerConfiguration()
         configuration.workers = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
-        if let (host, source) = value(arguments, "--host", "SUGGEST_HOST", environment) {
+        if let (host, source) = value(arguments, "--host", variable: ("SUGGEST_HOST", environment)) {
             guard !host.isEmpty else { throw CommandError.usage("\(source) must not be empty") }
             configuration.host = host
         }
         configuration.port =
             try number(arguments, "--port", variable: ("SUGGEST_PORT", environment), 0...65535) ?? configuration.port
-        if let (keys, source) = value(arguments, "--keys", "SUGGEST_KEYS", environment) {
+        if let (keys, source) = value(arguments, "--keys", variable: ("SUGGEST_KEYS", environment)) {
             guard !keys.isEmpty else { throw CommandError.usage("\(source) must name a file") }
             configuration.keysPath = keys
         }
@@ -80,23 +80,24 @@ enum ServeOptions {
         return configuration
     }
 
+    /// A variable that stands for a flag, and the environment it is read from.
+    typealias Variable = (name: String, environment: [String: String])
+
     /// The flag's value, else the variable's, with what an error should call its source (the variable's name and
     /// the flag it stands for, when it came from the environment).
-    static func value(
-        _ arguments: ParsedArguments, _ flag: String, _ variable: String, _ environment: [String: String]
-    ) -> (String, source: String)? {
+    static func value(_ arguments: ParsedArguments, _ flag: String, variable: Variable? = nil)
+        -> (String, source: String)?
+    {
         if let given = arguments.value(flag) { return (given, flag) }
-        return environment[variable].map { ($0, "\(variable) (for \(flag))") }
+        guard let variable else { return nil }
+        return variable.environment[variable.name].map { ($0, "\(variable.name) (for \(flag))") }
     }
 
     /// A whole number from a flag or a variable, within `range`.
     static func number(
-        _ arguments: ParsedArguments, _ flag: String, variable: (name: String, environment: [String: String])? = nil,
-        _ range: ClosedRange<Int>
+        _ arguments: ParsedArguments, _ flag: String, variable: Variable? = nil, _ range: ClosedRange<Int>
     ) throws(CommandError) -> Int? {
-        let given = variable.map { value(arguments, flag, $0.name, $0.environment) }
-            ?? arguments.value(flag).map { ($0, flag) }
-        guard let (text, source) = given else { return nil }
+        guard let (text, source) = value(arguments, flag, variable: variable) else { return nil }
         guard text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int(text), range.contains(value) else {
             throw CommandError.usage(
                 "\(source) takes a whole number from \(range.lowerBound) to \(range.upperBound), not "
