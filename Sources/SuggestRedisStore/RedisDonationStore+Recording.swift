@@ -186,16 +186,8 @@ extension RedisDonationStore {
         for (account, identifiers) in ledger.identifiers {
             let keys = RedisKeys(account: String(decoding: account, as: UTF8.self))
             let doomed = Set(identifiers.map { Array($0.utf8) })
-            var numbers: Set<Int64> = []
-            var start = 0
-            while start < identifiers.count {
-                var lookup = RedisCommand("HMGET", key: keys.identifiers)
-                for identifier in identifiers[start..<min(start + 1000, identifiers.count)] { lookup.append(identifier) }
-                start += 1000
-                guard let reply = try? send(lookup).checkedArray() else { return false }
-                for value in reply { if let number = value.string.flatMap(Int64.init) { numbers.insert(number) } }
-            }
-            for number in numbers.sorted() {
+            guard let found = try? numbers(in: keys.identifiers, of: identifiers) else { return false }
+            for number in Set(found.compactMap { $0 }).sorted() {
                 let rewritten = try? rewrite(
                     number, keys: keys, dropping: { doomed.contains(Array($0.identifier.utf8)) }, allowingOutOfMemory: true)
                 if rewritten == nil { complete = false }
@@ -218,21 +210,12 @@ extension RedisDonationStore {
     /// (`ScriptBuilder.checkNumber`) and asks for a number again.
     func forgetNumbersWithoutConversations(among conversations: Set<String>, _ keys: RedisKeys) throws(StoreError) {
         let identifiers = Array(conversations)
-        var candidates: [(identifier: [UInt8], number: Int64)] = []
-        var start = 0
-        while start < identifiers.count {
-            let slice = identifiers[start..<min(start + 1000, identifiers.count)]
-            start += slice.count
-            var lookup = RedisCommand("HMGET", key: keys.conversationNumbers)
-            for identifier in slice { lookup.append(identifier) }
-            let numbers = try send(lookup).checkedArray() ?? []
-            for (identifier, number) in zip(slice, numbers) {
-                if let number = number.string.flatMap(Int64.init) { candidates.append((Array(identifier.utf8), number)) }
-            }
+        let candidates = zip(identifiers, try numbers(in: keys.conversationNumbers, of: identifiers)).compactMap {
+            identifier, number in number.map { (identifier: Array(identifier.utf8), number: $0) }
         }
         let exists = try pipeline(candidates.map { RedisCommand("EXISTS", key: keys.conversation($0.number)) })
         let orphans = zip(candidates, exists).filter { $0.1.integer == 0 }.map(\.0)
-        start = 0
+        var start = 0
         while start < orphans.count {
             let slice = orphans[start..<min(start + 256, orphans.count)]
             start += slice.count
@@ -245,6 +228,25 @@ extension RedisDonationStore {
             }
             _ = try write([forget])
         }
+    }
+
+    /// The numbers the hash at `key` holds for `fields`, in their order (`nil` for a field it does not have): HMGET,
+    /// a thousand fields a command.
+    func numbers(in key: String, of fields: [String]) throws(StoreError) -> [Int64?] {
+        var numbers: [Int64?] = []
+        numbers.reserveCapacity(fields.count)
+        var start = 0
+        while start < fields.count {
+            let slice = fields[start..<min(start + 1000, fields.count)]
+            start += slice.count
+            var lookup = RedisCommand("HMGET", key: key)
+            for field in slice { lookup.append(field) }
+            guard let reply = try send(lookup).checkedArray(), reply.count == slice.count else {
+                throw StoreError.damaged("a reply of Redis to HMGET")
+            }
+            numbers += reply.map { $0.string.flatMap(Int64.init) }
+        }
+        return numbers
     }
 
     /// Records donations (of any accounts), each conversation's part by one script, retrying a conversation another
