@@ -18,7 +18,6 @@ extension ActivationPredicate {
     ///   multiply their collections' sizes, up to a budget of steps (`PredicateEvaluator.Budget`), past which the
     ///   predicate is false (`decision(for:types:)` says why).
     public func evaluate(_ object: PropertyListValue, types: UniformTypeTree = .standard) -> Bool {
-        let evaluator = PredicateEvaluator(types: types)
-        return evaluator.holds(root, object: object, bindings: []) && !evaluator.budget.isSpent
+        PredicateEvaluator(types: types).holds(root, object: object, bindings: [])
     }
 }
