@@ -10,7 +10,7 @@ public struct Interaction: Sendable, Hashable {
     /// Groups donations for deletion together (`INInteraction.groupIdentifier`). Never empty: an empty one is no
     /// group (`nil`), since no deletion could name it.
     public var groupIdentifier: String? {
-        didSet { if groupIdentifier?.isEmpty == true { groupIdentifier = nil } }
+        didSet { groupIdentifier = groupIdentifier.noneIfEmpty }
     }
     /// When the message was sent or received (`INInteraction.dateInterval`'s start): the moment its weight decays
     /// from.
@@ -32,7 +32,7 @@ public struct Interaction: Sendable, Hashable {
     ) {
         self.account = account
         self.identifier = identifier
-        self.groupIdentifier = groupIdentifier?.isEmpty == true ? nil : groupIdentifier
+        self.groupIdentifier = groupIdentifier.noneIfEmpty
         self.date = date
         self.direction = direction
         self.intent = intent

@@ -7,13 +7,13 @@ public struct SendMessageIntent: Sendable, Hashable {
     /// The name of a group conversation as it should be shown and spoken. Never empty: an empty name is none
     /// (`nil`), which would otherwise make any conversation a group with a blank title.
     public var speakableGroupName: String? {
-        didSet { if speakableGroupName?.isEmpty == true { speakableGroupName = nil } }
+        didSet { speakableGroupName = speakableGroupName.noneIfEmpty }
     }
     /// The service the message went through (`INSendMessageIntent.serviceName`: `sms`, `chat.example`); a
     /// ranking context's `serviceName` keeps the conversations whose latest donation names it. Never empty: an empty
     /// one is none (`nil`), since no context could name it.
     public var serviceName: String? {
-        didSet { if serviceName?.isEmpty == true { serviceName = nil } }
+        didSet { serviceName = serviceName.noneIfEmpty }
     }
     /// Who sent the message (`INSendMessageIntent.sender`). Kept and exported, but not matched: a ranking
     /// context's people are looked up among the recipients.
@@ -33,8 +33,8 @@ public struct SendMessageIntent: Sendable, Hashable {
         sender: Person? = nil, recipients: [Person] = [], image: String? = nil, contentTypes: [String] = []
     ) {
         self.conversationIdentifier = conversationIdentifier
-        self.speakableGroupName = speakableGroupName?.isEmpty == true ? nil : speakableGroupName
-        self.serviceName = serviceName?.isEmpty == true ? nil : serviceName
+        self.speakableGroupName = speakableGroupName.noneIfEmpty
+        self.serviceName = serviceName.noneIfEmpty
         self.sender = sender
         self.recipients = recipients
         self.image = image
@@ -43,4 +43,9 @@ public struct SendMessageIntent: Sendable, Hashable {
 
     /// Whether the conversation is a group: it has a group name or more than one recipient.
     public var isGroup: Bool { speakableGroupName != nil || recipients.count > 1 }
+}
+
+extension String? {
+    /// The string, or `nil` for an empty one: the optional names of a donation are never empty.
+    var noneIfEmpty: String? { self?.isEmpty == true ? nil : self }
 }
