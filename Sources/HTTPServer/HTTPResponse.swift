@@ -1,7 +1,8 @@
-/// What a handler answers: a status, header fields and the body's bytes.
+/// What a handler answers: a status, header fields and the body's bytes, or a body made while it is sent.
 ///
-/// MHD adds `Content-Length`, `Date` and, when the connection is to close, `Connection: close`; a response must not
-/// set `Content-Length` or `Transfer-Encoding` itself (MHD refuses them, and the request is answered 500).
+/// MHD adds `Content-Length` (`Transfer-Encoding: chunked` for a streamed body), `Date` and, when the connection is
+/// to close, `Connection: close`; a response must not set `Content-Length` or `Transfer-Encoding` itself (MHD
+/// refuses them, and the request is answered 500).
 public struct HTTPResponse: Sendable, Equatable {
     /// The status code.
     public var status: HTTPStatus
@@ -9,6 +10,9 @@ public struct HTTPResponse: Sendable, Equatable {
     public var headers: HTTPHeaders
     /// The body's bytes; MHD copies them, so the array may go away as soon as the handler returns.
     public var body: [UInt8]
+    /// A body made while it is sent, in place of `body` (which must then be empty); started (`StreamedBody.start`)
+    /// by the handler, ended by the server once the response is over.
+    public var streamedBody: StreamedBody?
 
     /// A response.
     /// - Parameters:
@@ -19,6 +23,16 @@ public struct HTTPResponse: Sendable, Equatable {
         self.status = status
         self.headers = headers
         self.body = body
+    }
+
+    /// A response whose body is made while it is sent.
+    /// - Parameters:
+    ///   - status: the status code; 200 unless given.
+    ///   - headers: the header fields.
+    ///   - streamedBody: the body, started.
+    public init(status: HTTPStatus = .ok, headers: HTTPHeaders = HTTPHeaders(), streamedBody: StreamedBody) {
+        self.init(status: status, headers: headers)
+        self.streamedBody = streamedBody
     }
 
     /// A JSON document (`Content-Type: application/json`).

@@ -270,19 +270,32 @@ final class ServerCore: Sendable {
         let context: RequestContext
     }
 
-    /// Hands `response` to MHD, which copies the body; a response MHD refuses becomes a 500.
+    /// Hands `response` to MHD, which copies the body (or reads a streamed one as the connection takes it); a
+    /// response MHD refuses becomes a 500.
     private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
         if let problem = ServerCore.problem(with: response) {
+            response.streamedBody?.end()
             log("answered 500 instead of the handler's response: \(problem); fix the handler")
             return queue(
                 .error(status: .internalServerError, code: "internal", message: "the server could not answer"),
                 on: connection)
         }
-        let made = response.body.withUnsafeBytes { bytes in
-            MHD_create_response_from_buffer(
-                bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+        let made: OpaquePointer?
+        if let streamed = response.streamedBody {
+            streamed.log = log
+            // MHD holds a reference until it lets the response go (`mhdEndStreamedBody`), which ends the body.
+            let retained = Unmanaged.passRetained(streamed).toOpaque()
+            made = MHD_create_response_from_callback(
+                UInt64.max, ServerCore.streamedBlockSize, mhdReadStreamedBody, retained, mhdEndStreamedBody)
+            if made == nil { Unmanaged<StreamedBody>.fromOpaque(retained).release() }
+        } else {
+            made = response.body.withUnsafeBytes { bytes in
+                MHD_create_response_from_buffer(
+                    bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), .RESPMEM_MUST_COPY)
+            }
         }
         guard let made else {
+            response.streamedBody?.end()
             log("cannot make a response: out of memory; the connection is closed")
             return .NO
         }
@@ -306,10 +319,16 @@ final class ServerCore: Sendable {
         return MHD_queue_response(connection, UInt32(response.status.code), made)
     }
 
+    /// The most a streamed body is asked for at once: MHD's buffer for it.
+    static let streamedBlockSize = 64 * 1024
+
     /// Why MHD could not send `response` as it is, or `nil` when it can.
     private static func problem(with response: HTTPResponse) -> String? {
         guard (200...999).contains(response.status.code) else {
             return "status \(response.status.code) is not a final status (200 to 999)"
+        }
+        if response.streamedBody != nil && !response.body.isEmpty {
+            return "it has both a body and a streamed body"
         }
         for field in response.headers {
             var name = field.name

@@ -10,55 +10,54 @@ extension SQLiteDonationStore {
     ) throws {
         try translating {
             try database.read {
-                // Blocks in the order of their first donation, each a run of its conversation's donations in
-                // recording order: merged by sequence number, they give the account's donations in recording order.
-                // By the sequence index itself: through the conversations' index, SQLite would sort every block.
-                let select = try database.uncachedStatement(
-                    """
-                    SELECT first_sequence, donations FROM donation_blocks INDEXED BY donation_blocks_by_sequence
-                    WHERE conversation_id IN (SELECT id FROM conversations WHERE account = ?) ORDER BY first_sequence
-                    """)
-                try select.reset([.text(account)])
-                let snapshot = try database.statement("SELECT body FROM snapshots WHERE id = ?")
-                // Decoded snapshots by row: most donations repeat one their conversation has had before. Bounded, so
-                // that an account with millions of distinct snapshots does not hold them all.
-                var decoded: [Int64: SendMessageIntent] = [:]
-                var merge = SequenceMerge()
-                var hasNextBlock = try select.step()
+                let reader = try RecordingOrderReader(database: database, account: account)
                 var count = 0
-                while true {
-                    // A block joins once its first donation may be the next one: no later block can hold an earlier one.
-                    while hasNextBlock, merge.nextSequence.map({ select.int(0) <= $0 }) ?? true {
-                        merge.add(try DonationBlock.Cursor(Array(select.blob(1))))
-                        hasNextBlock = try select.step()
-                    }
-                    guard let donation = try merge.next() else { break }
+                while let donation = try reader.next() {
                     count += 1
                     if count & 255 == 0 { try interruption() }
-                    let intent: SendMessageIntent
-                    if let known = decoded[donation.snapshotID] {
-                        intent = known
-                    } else {
-                        try snapshot.reset([.integer(donation.snapshotID)])
-                        guard try snapshot.step() else {
-                            throw StoreError.damaged("a donation's snapshot")
-                        }
-                        intent = try SQLiteDonationStore.decodeSnapshot(snapshot.text(0) ?? "")
-                        try snapshot.reset()
-                        if decoded.count >= 16_384 { decoded.removeAll(keepingCapacity: true) }
-                        decoded[donation.snapshotID] = intent
-                    }
-                    var interaction = Interaction(
-                        account: account, identifier: donation.identifier, groupIdentifier: donation.groupIdentifier,
-                        date: Timestamp(seconds: donation.date), direction: donation.direction, intent: intent,
-                        isEngagedSuggestion: donation.engaged)
-                    if let types = donation.contentTypes {
-                        interaction.intent.contentTypes = StoredDonation.contentTypes(joined: types)
-                    }
-                    try body(interaction)
+                    try body(donation)
                 }
             }
         }
+    }
+
+    /// The account's donations as `forEachDonation` gives them, read as the caller asks for them, in one read
+    /// transaction that stays open until the cursor is closed: the store as it was when the cursor was opened,
+    /// in the memory of `forEachDonation`'s.
+    public func openDonationCursor(account: String) throws -> any DonationCursor {
+        try translating {
+            try database.execute("BEGIN DEFERRED")
+            do {
+                return ExportCursor(store: self, reader: try RecordingOrderReader(database: database, account: account))
+            } catch {
+                try? database.execute("COMMIT")
+                throw error
+            }
+        }
+    }
+
+    /// A read transaction's `RecordingOrderReader`, committed when closed.
+    private final class ExportCursor: DonationCursor {
+        private let store: SQLiteDonationStore
+        private var reader: RecordingOrderReader?
+
+        init(store: SQLiteDonationStore, reader: RecordingOrderReader) {
+            self.store = store
+            self.reader = reader
+        }
+
+        func next() throws -> Interaction? {
+            guard let reader else { return nil }
+            return try store.translating { try reader.next() }
+        }
+
+        func close() {
+            guard reader != nil else { return }
+            reader = nil
+            try? store.database.execute("COMMIT")
+        }
+
+        deinit { close() }
     }
 
     /// The intent stored in a snapshot row.
@@ -93,6 +92,62 @@ extension SQLiteDonationStore {
             while try select.step() { if let account = select.text(0) { accounts.append(account) } }
             return accounts
         }
+    }
+}
+
+/// An account's donations in recording order, rebuilt from its blocks, inside a read transaction the caller holds:
+/// the blocks in the order of their first donation, each a run of its conversation's donations in recording order,
+/// merged by sequence number.
+final class RecordingOrderReader {
+    private let account: String
+    private let blocks: Statement
+    private let snapshot: Statement
+    /// Decoded snapshots by row: most donations repeat one their conversation has had before. Bounded, so that an
+    /// account with millions of distinct snapshots does not hold them all.
+    private var decoded: [Int64: SendMessageIntent] = [:]
+    private var merge = SequenceMerge()
+    private var hasNextBlock: Bool
+
+    init(database: Database, account: String) throws {
+        self.account = account
+        // By the sequence index itself: through the conversations' index, SQLite would sort every block.
+        blocks = try database.uncachedStatement(
+            """
+            SELECT first_sequence, donations FROM donation_blocks INDEXED BY donation_blocks_by_sequence
+            WHERE conversation_id IN (SELECT id FROM conversations WHERE account = ?) ORDER BY first_sequence
+            """)
+        try blocks.reset([.text(account)])
+        snapshot = try database.uncachedStatement("SELECT body FROM snapshots WHERE id = ?")
+        hasNextBlock = try blocks.step()
+    }
+
+    /// The next donation, or `nil` after the last.
+    func next() throws -> Interaction? {
+        // A block joins once its first donation may be the next one: no later block can hold an earlier one.
+        while hasNextBlock, merge.nextSequence.map({ blocks.int(0) <= $0 }) ?? true {
+            merge.add(try DonationBlock.Cursor(Array(blocks.blob(1))))
+            hasNextBlock = try blocks.step()
+        }
+        guard let donation = try merge.next() else { return nil }
+        var interaction = Interaction(
+            account: account, identifier: donation.identifier, groupIdentifier: donation.groupIdentifier,
+            date: Timestamp(seconds: donation.date), direction: donation.direction,
+            intent: try intent(snapshot: donation.snapshotID), isEngagedSuggestion: donation.engaged)
+        if let types = donation.contentTypes {
+            interaction.intent.contentTypes = StoredDonation.contentTypes(joined: types)
+        }
+        return interaction
+    }
+
+    private func intent(snapshot id: Int64) throws -> SendMessageIntent {
+        if let known = decoded[id] { return known }
+        try snapshot.reset([.integer(id)])
+        guard try snapshot.step() else { throw StoreError.damaged("a donation's snapshot") }
+        let intent = try SQLiteDonationStore.decodeSnapshot(snapshot.text(0) ?? "")
+        try snapshot.reset()
+        if decoded.count >= 16_384 { decoded.removeAll(keepingCapacity: true) }
+        decoded[id] = intent
+        return intent
     }
 }
 

@@ -42,6 +42,15 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var bodyMemoryLimit: Int {
         max(maximumBodyMemory ?? max(64 << 20, 2 * maximumBodyBytes), maximumBodyBytes)
     }
+    /// Exports (`GET .../donations`) being sent at once (`--max-exports`): 8 unless given. An export is sent as its
+    /// client reads it, from a store connection of its own that reads the store as it was when the export began;
+    /// one more is refused with 503 `busy` and `Retry-After: 1`.
+    public var maximumExports = 8
+    /// Seconds an export may take, its client's reading included (`--export-time-limit`): 600 unless given. While
+    /// an export's read is open the store's log cannot be checkpointed past it: the log grows, and what a deletion
+    /// removed meanwhile stays in the database file. A client reading a byte at a time cannot hold that for longer:
+    /// the export is cut off, without its last chunk (the client sees an incomplete transfer).
+    public var exportTimeLimitSeconds = 600
     /// Connections open at once (`--max-connections`): 1024 unless given.
     public var connectionLimit = 1024
     /// Connections from one address at once (`--max-connections-per-ip`): 256 unless given; 0 for no limit (behind a

@@ -64,6 +64,9 @@ enum ServeOptions {
                 "--max-body-memory (\(memory)) is below the largest body (\(configuration.maximumBodyBytes), "
                     + "--max-body-bytes): no body of that size could ever be read; give at least that")
         }
+        configuration.maximumExports = try number(arguments, "--max-exports", 1...1024) ?? configuration.maximumExports
+        configuration.exportTimeLimitSeconds =
+            try number(arguments, "--export-time-limit", 1...86_400) ?? configuration.exportTimeLimitSeconds
         configuration.connectionLimit =
             try number(arguments, "--max-connections", 1...100_000) ?? configuration.connectionLimit
         configuration.perIPConnectionLimit =

@@ -90,6 +90,47 @@ import Testing
         }
     }
 
+    /// An export is sent as its client reads it: a large one arrives whole, the bytes of `suggest export`; a client
+    /// that does not read holds one of `--max-exports` (the next export is 503 `busy`) until `--export-time-limit`
+    /// lets its read go and the server logs why; then exports are answered again.
+    @Test func exportsAreSentAsTheirClientsReadThemWithinTheirLimits() throws {
+        let scratch = try TemporaryDirectory("lifecycle")
+        let server = try ServeProcess(
+            ["--store", scratch("store"), "--max-exports", "1", "--export-time-limit", "2"], scratch: scratch.path)
+        var client = server.client
+        client.timeout = 20
+        // 40,000 donations, about 8 MB of JSON Lines: more than the sockets' buffers hold for a client that reads
+        // nothing, so that its export cannot be made to the end.
+        var lines = ""
+        for index in 0..<40_000 {
+            lines += ServerRoutesTests.donation("e\(index)", "c\(index % 500)", ago: 50_000 - index) + "\n"
+        }
+        let batch = try client.send(
+            "POST", "/v1/accounts/a/donations", json: lines, contentType: "application/x-ndjson")
+        #expect(batch.status == 201, "\(batch)")
+        let export = try client.request("GET", "/v1/accounts/a/donations")
+        #expect(export.status == 200 && export.header("Transfer-Encoding") == "chunked", "\(export.headers)")
+        #expect(export.text.split(separator: "\n").count == 40_000)
+        let check = try Suggest.run(["export", "--store", scratch("store"), "--account", "a"], scratch: scratch.path)
+        #expect(check.status == 0 && check.output == export.text)
+        // A client that asks and never reads holds the one export allowed.
+        let holder = try RawHTTPConnection(port: server.port)
+        try holder.send("GET /v1/accounts/a/donations HTTP/1.1\r\nHost: x\r\n\r\n")
+        sleepSeconds(0.5)
+        let busy = try client.request("GET", "/v1/accounts/a/donations")
+        #expect(busy.status == 503 && busy.text.contains(#""code":"busy""#) && busy.header("Retry-After") == "1", "\(busy)")
+        // At the time limit its read is let go of, and the server says why.
+        let deadline = monotonicSeconds() + 10
+        while !server.process.standardErrorSoFar().contains("longer than its limit of 2 seconds")
+            && monotonicSeconds() < deadline
+        {
+            sleepSeconds(0.05)
+        }
+        #expect(server.process.standardErrorSoFar().contains("longer than its limit of 2 seconds (--export-time-limit)"))
+        #expect(try client.request("GET", "/v1/accounts/a/donations").status == 200)
+        holder.close()
+    }
+
     /// `--max-body-memory` bounds the bodies held at once: below the largest body it is a usage error; a body that
     /// does not fit beside the others gets 503, and one that fits is recorded.
     @Test func bodyMemoryIsAFlag() throws {

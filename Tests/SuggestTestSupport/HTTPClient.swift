@@ -142,12 +142,34 @@ public struct HTTPClient: Sendable {
             headers.append((String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingPrefix(" ").description))
         }
         var body = Array(bytes[(end + 4)...])
-        if let length = headers.first(where: { $0.0.lowercased() == "content-length" }).flatMap({ Int($0.1) }),
+        if headers.contains(where: { $0.0.lowercased() == "transfer-encoding" && $0.1.lowercased() == "chunked" }) {
+            body = try dechunked(body, request: request)
+        } else if let length = headers.first(where: { $0.0.lowercased() == "content-length" }).flatMap({ Int($0.1) }),
             body.count > length
         {
             body = Array(body.prefix(length))
         }
         return HTTPReply(status: status, headers: headers, body: body)
+    }
+
+    /// A body in chunked transfer coding, decoded; one without its last chunk (the server cut it off) is an error.
+    static func dechunked(_ bytes: [UInt8], request: String) throws(HarnessError) -> [UInt8] {
+        var body: [UInt8] = []
+        var offset = 0
+        while true {
+            guard let lineEnd = (offset..<max(offset, bytes.count - 1)).first(where: { bytes[$0] == 13 && bytes[$0 + 1] == 10 }),
+                let size = Int(String(decoding: bytes[offset..<lineEnd], as: UTF8.self).prefix { $0 != ";" }, radix: 16)
+            else {
+                throw HarnessError("the chunked body of \(request) ends without its last chunk, after \(body.count) bytes")
+            }
+            if size == 0 { return body }
+            let start = lineEnd + 2
+            guard start + size + 2 <= bytes.count else {
+                throw HarnessError("the chunked body of \(request) ends in a chunk, after \(body.count) bytes")
+            }
+            body += bytes[start..<(start + size)]
+            offset = start + size + 2
+        }
     }
 }
 

@@ -64,6 +64,10 @@ public protocol DonationStore: AnyObject {
     /// - Parameter interruption: asked every few hundred donations; throwing ends the read.
     func forEachDonation(account: String, interruption: () throws -> Void, _ body: (Interaction) throws -> Void) throws
 
+    /// The account's donations in `forEachDonation`'s order, for a reader that takes them one at a time at its own
+    /// pace. Unless a store keeps a read open between calls, it reads them all into memory first.
+    func openDonationCursor(account: String) throws -> any DonationCursor
+
     /// How many donations the account holds.
     func donationCount(account: String) throws -> Int
 
@@ -189,6 +193,12 @@ extension DonationStore {
 
     /// `record(_:now:)` at the current time.
     public func record(_ donation: Interaction) throws -> DonationOutcome { try record(donation, now: .now()) }
+
+    public func openDonationCursor(account: String) throws -> any DonationCursor {
+        var donations: [Interaction] = []
+        try forEachDonation(account: account) { donations.append($0) }
+        return CollectedDonations(donations)
+    }
 
     /// `forEachDonation` without interruption.
     public func forEachDonation(account: String, _ body: (Interaction) throws -> Void) throws {

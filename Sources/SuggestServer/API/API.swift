@@ -12,6 +12,7 @@ final class API: Sendable {
     let metrics: Metrics
     let log: AccessLog
     let router: Router
+    let exports: Exports
     /// `nil` without `--keys`: one tenant, no key.
     private let keys: Mutex<KeyRing?>
     /// Ready once the store answered; not while draining or while the store fails.
@@ -34,6 +35,8 @@ final class API: Sendable {
         self.pool = pool
         self.log = log
         router = Router(routes: Routes.all)
+        exports = Exports(
+            limit: configuration.maximumExports, timeLimitSeconds: configuration.exportTimeLimitSeconds)
     }
 
     var hasKeys: Bool { keys.withLock { $0 != nil } }
@@ -148,7 +151,8 @@ final class API: Sendable {
         log.record(
             AccessLog.Entry(
                 requestID: requestID, method: request.method.rawValue, route: admission.template,
-                status: response.status.code, seconds: seconds, tenant: admission.tenant, bytes: response.body.count))
+                status: response.status.code, seconds: seconds, tenant: admission.tenant,
+                bytes: response.streamedBody == nil ? response.body.count : nil))
         return response
     }
 

@@ -34,7 +34,8 @@ final class AccessLog: Sendable {
         var status: Int
         var seconds: Double
         var tenant: String?
-        var bytes: Int
+        /// The body's length; `nil` for a body sent as its client reads it, whose length is not known yet.
+        var bytes: Int?
     }
 
     func record(_ entry: Entry) {
@@ -54,8 +55,13 @@ final class AccessLog: Sendable {
         writer.key("ms")
         writer.number(entry.seconds * 1000, significantDigits: 3)
         writer.optional("tenant", entry.tenant)
-        writer.key("bytes")
-        writer.integer(entry.bytes)
+        if let bytes = entry.bytes {
+            writer.key("bytes")
+            writer.integer(bytes)
+        } else {
+            writer.key("streamed")
+            writer.bool(true)
+        }
         writer.endObject()
         let full = buffer.withLock { buffer in
             buffer += writer.bytes

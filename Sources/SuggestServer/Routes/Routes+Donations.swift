@@ -100,20 +100,13 @@ extension Routes {
     }
 
     /// `GET /v1/accounts/{account}/donations`: the account's donations as JSON Lines, as `suggest export` writes
-    /// them.
+    /// them, sent as the client reads them (`Exports`).
     static let exportDonations: Router.Endpoint = { call in
         let account = try call.account()
         try checkQuery(call.request, allowed: [])
-        var bytes: [UInt8] = []
-        try call.withStore { store in
-            try store.forEachDonation(account: account.storeAccount) { donation in
-                var donation = donation
-                donation.account = account.account
-                bytes += donation.jsonLine.utf8
-                bytes.append(0x0A)
-            }
-        }
-        return HTTPResponse(status: .ok, headers: ["Content-Type": "application/x-ndjson"], body: bytes)
+        return HTTPResponse(
+            status: .ok, headers: ["Content-Type": "application/x-ndjson"],
+            streamedBody: try call.api.exports.body(of: account, pool: call.api.pool))
     }
 
     /// `DELETE /v1/accounts/{account}/donations?before=DATE`.
