@@ -12,6 +12,11 @@ import SuggestCore
 /// are the conversation's other members, so that a suggestion built from either direction shows the same people;
 /// `sender` is who wrote. Identifiers are `<source>-<message>-u<account>`: unique per account even where the
 /// source repeats a message. No message text or subject is kept.
+///
+/// What it writes, `import` takes: a message to more people than a donation may name
+/// (`Interaction.maximumRecipients`) is a broadcast, skipped and counted, not a conversation to suggest (and its
+/// members' sides, each listing all the others, grow with the square of its size); a group whose joined ids would
+/// pass the longest identifier (`Interaction.maximumStringBytes`) is named by a hash of them instead, `gh<hex>`.
 public enum HistoryConverter {
     /// What a conversion read and wrote.
     public struct Summary: Sendable, Equatable {
@@ -21,12 +26,15 @@ public enum HistoryConverter {
         public var donations = 0
         /// Messages that gave no donation: no recipient other than the sender.
         public var skipped = 0
+        /// Messages that gave no donation: more recipients than a donation may name.
+        public var broadcasts = 0
 
         /// A summary of these counts.
-        public init(messages: Int = 0, donations: Int = 0, skipped: Int = 0) {
+        public init(messages: Int = 0, donations: Int = 0, skipped: Int = 0, broadcasts: Int = 0) {
             self.messages = messages
             self.donations = donations
             self.skipped = skipped
+            self.broadcasts = broadcasts
         }
     }
 
@@ -45,6 +53,10 @@ public enum HistoryConverter {
         let members = Array(Set(recipients).subtracting([sender])).sorted()
         guard !members.isEmpty else {
             summary.skipped += 1
+            return
+        }
+        guard members.count <= Interaction.maximumRecipients else {
+            summary.broadcasts += 1
             return
         }
         let me = Person(customIdentifier: "u\(sender)", displayName: names[sender], isMe: true)
@@ -73,8 +85,13 @@ public enum HistoryConverter {
             return SendMessageIntent(
                 conversationIdentifier: "u\(members[0])", sender: sender, recipients: people)
         }
+        var identifier = "g" + members.map(String.init).joined(separator: "-")
+        if identifier.utf8.count > Interaction.maximumStringBytes {
+            let key = UInt64(bitPattern: StableHash.key(identifier))
+            identifier = "gh" + String(repeating: "0", count: 16 - String(key, radix: 16).count) + String(key, radix: 16)
+        }
         return SendMessageIntent(
-            conversationIdentifier: "g" + members.map(String.init).joined(separator: "-"),
+            conversationIdentifier: identifier,
             speakableGroupName: groupName(members.map { names[$0] ?? "u\($0)" }), sender: sender,
             recipients: people)
     }

@@ -121,6 +121,33 @@ import Testing
         #expect(!donations.contains { $0.account == "u5" })
     }
 
+    /// What `convert` writes, `import` reads back: a message to more people than a donation may name is skipped and
+    /// counted (its 1,025 sides of 1,024 people each would be refused, and grow with the square of its size), and a
+    /// group whose joined ids would pass 4,096 bytes is named by their hash.
+    @Test func enronBroadcastsAndVeryLargeGroupsStayImportable() throws {
+        // Message 1: to 1,100 people (a broadcast); message 2: to 800 people with six-digit ids (5,600 bytes joined).
+        let broadcast = (0..<1100).map { "1\t\($0)\t\(200_000 + $0)" }
+        let large = (0..<800).map { "2\t\($0)\t\(100_000 + $0)" }
+        var donations: [Interaction] = []
+        let summary = try HistoryConverter.enron(
+            messages: .text("1\ta/1\t911459940\tall hands\t7\n2\ta/2\t911459999\tproject\t7\n"),
+            recipients: .text((broadcast + large).joined(separator: "\n") + "\n"), employees: nil
+        ) { donations.append($0) }
+        #expect(summary == HistoryConverter.Summary(messages: 2, donations: 801, skipped: 0, broadcasts: 1))
+        let sent = try #require(donations.first)
+        #expect(sent.account == "u7")
+        #expect(sent.conversationIdentifier.hasPrefix("gh") && sent.conversationIdentifier.utf8.count == 18)
+        #expect(sent.intent.recipients.count == 800)
+        // Each side names its group by its own members' hash; every donation reads back as it was written.
+        #expect(Set(donations.map(\.conversationIdentifier)).count == 801)
+        for donation in donations {
+            var line = donation.jsonLine
+            let read = try line.withUTF8 { bytes throws(InputError) in try Interaction(jsonBytes: bytes) }
+            #expect(read.conversationIdentifier == donation.conversationIdentifier)
+            #expect(read.intent.recipients.count == donation.intent.recipients.count)
+        }
+    }
+
     @Test func enronWithoutNamesUsesIdentifiers() throws {
         let (donations, _) = try Self.convertEnron(employees: nil)
         #expect(donations[2].intent.speakableGroupName == "u15 and u109")

@@ -11,7 +11,8 @@ enum Convert: Command {
         Every message from S to recipients R at time t becomes an outgoing donation in account uS to the
         conversation R, and for each r in R an incoming donation in account ur to the conversation seen from r's
         side (the other members, S included). One recipient: conversation u<id>; several: g<ids joined by ->,
-        with a group name. Upstream duplicates are kept. Subjects and message text are never written.
+        with a group name (gh<hash> when that would pass 4096 bytes). A message to more than 1024 people is a
+        broadcast, skipped and counted. Upstream duplicates are kept. Subjects and message text are never written.
 
           collegemsg FILE  SNAP's CollegeMsg.txt: "SRC DST UNIXTS" per line.
           enron DIR        messages.tsv, recipients.tsv and (optional) employees.txt of Zhou et al. / Perry & Wolfe.
@@ -44,6 +45,9 @@ enum Convert: Command {
         try io.standardOutput.flush()
         var line = "suggest convert: \(counted(summary.messages, "message")), \(counted(summary.donations, "donation"))"
         if summary.skipped > 0 { line += ", \(counted(summary.skipped, "message")) skipped (no recipient)" }
+        if summary.broadcasts > 0 {
+            line += ", \(counted(summary.broadcasts, "message")) skipped (more than \(Interaction.maximumRecipients) recipients)"
+        }
         io.err(line + "\n")
         return ExitCode.success
     }
