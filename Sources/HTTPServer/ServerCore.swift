@@ -410,7 +410,8 @@ final class ServerCore: Sendable {
 
     /// Why the request's body has no single length, if it has none: several `Content-Length` fields (MHD would
     /// take the first), or one beside `Transfer-Encoding` (RFC 9112, 6.3: a request a server may reject, and should
-    /// when it cannot be sure every hop framed it alike).
+    /// when it cannot be sure every hop framed it alike), or a transfer coding other than `chunked` alone, which
+    /// MHD cannot delimit.
     private func framingAmbiguity(_ connection: OpaquePointer) -> String? {
         var counts = FramingFields()
         _ = withUnsafeMutablePointer(to: &counts) { pointer in
@@ -419,6 +420,15 @@ final class ServerCore: Sendable {
         if counts.contentLengths > 1 { return "the request has \(counts.contentLengths) Content-Length fields; send one" }
         if counts.contentLengths > 0 && counts.transferEncodings > 0 {
             return "the request has both Content-Length and Transfer-Encoding; send one"
+        }
+        if counts.transferEncodings > 1 { return "the request has \(counts.transferEncodings) Transfer-Encoding fields; send one" }
+        // MHD frames a body by chunks only for exactly `chunked`; any other coding (`gzip, chunked`, `identity`)
+        // left it waiting for a body it could not delimit until the connection's timeout.
+        if let coding = lookUp("Transfer-Encoding", on: connection),
+            String(cString: coding).lowercased().filter({ $0 != " " && $0 != "\t" }) != "chunked"
+        {
+            return "Transfer-Encoding \(String(String(cString: coding).prefix(40))) is not supported: send the body "
+                + "with Content-Length or Transfer-Encoding: chunked alone"
         }
         return nil
     }
