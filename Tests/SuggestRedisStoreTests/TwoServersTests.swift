@@ -52,6 +52,13 @@ extension RedisStoreTests {
             try #require(three != nil && two != nil, "\(text)")
             #expect(three?.lowerBound ?? text.endIndex < two?.lowerBound ?? text.startIndex, "\(text)")
         }
+        // Each server's export (sent as its client reads it) is the command line's, bytes and all.
+        let export = try Suggest.run(["export", "--store", cluster.url, "--account", account], scratch: scratch.path)
+        #expect(export.status == 0 && export.output.split(separator: "\n").count == 3, "\(export)")
+        for server in [first, second] {
+            let reply = try server.client.request("GET", path + "/donations")
+            #expect(reply.status == 200 && reply.text == export.output, "\(reply)")
+        }
         #expect(first.stop().status == 0)
         #expect(second.stop().status == 0)
     }
