@@ -160,7 +160,8 @@ public final class HTTPServer: Sendable {
     /// From the first moment, every response closes its connection, so keep-alive clients go elsewhere. A request
     /// still running when the grace period ends is cut off, except that a handler already running or waiting for a
     /// handler thread is let return (the server joins those threads, and MHD its workers), unless
-    /// `leavingHandlersRunning`. A call on a stopped server returns 0 at once.
+    /// `leavingHandlersRunning`. A streamed body still being sent then ends with its connection, and does not count
+    /// as a request left running. A call on a stopped server returns 0 at once.
     ///
     /// Call it from any thread but a worker: from inside the handler it would wait for its own request and then
     /// join its own thread, so it stops the process there instead (a programming error, not a condition).
@@ -170,7 +171,8 @@ public final class HTTPServer: Sendable {
     ///     period, return at once instead of joining the threads that run their handlers (which would hold the
     ///     stop for as long as a handler runs: a store that stopped answering, for instance). The server is left
     ///     as it is, refusing connections; a later `stop` joins its threads.
-    /// - Returns: how many requests were still in flight when the grace period ended (0 when all finished).
+    /// - Returns: how many requests were still in flight when the grace period ended, not counting those only
+    ///   sending a streamed body (0 when all finished).
     @discardableResult
     public func stop(gracePeriod: Duration = .seconds(10), leavingHandlersRunning: Bool = false) -> Int {
         precondition(
@@ -196,7 +198,9 @@ public final class HTTPServer: Sendable {
             var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
             _ = nanosleep(&pause, nil)
         }
-        let abandoned = core.inFlight.load(ordering: .relaxed)
+        // A request only sending its streamed body is not waiting for a handler: it ends with its connection.
+        let abandoned = max(
+            0, core.inFlight.load(ordering: .relaxed) - core.streamingResponses.load(ordering: .relaxed))
         if abandoned > 0 && leavingHandlersRunning { return abandoned }
         // Whoever takes the daemon joins its threads; a stop under way in another thread already has.
         guard running.withLock({ $0.take() }) != nil else { return abandoned }

@@ -48,4 +48,6 @@ public struct HTTPStatus: RawRepresentable, Hashable, Sendable, ExpressibleByInt
     public static let internalServerError = HTTPStatus(500)
     /// 503.
     public static let serviceUnavailable = HTTPStatus(503)
+    /// 505.
+    public static let httpVersionNotSupported = HTTPStatus(505)
 }

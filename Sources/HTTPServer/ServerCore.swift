@@ -24,6 +24,8 @@ final class ServerCore: Sendable {
     let bodiesRefusedForMemory = Atomic<Int>(0)
     /// Requests whose request line has arrived and that have not ended (answered, failed or cut off).
     let inFlight = Atomic<Int>(0)
+    /// Requests among `inFlight` whose handler has answered and whose streamed body is being sent.
+    let streamingResponses = Atomic<Int>(0)
     /// Set once a stop begins: every response from then on closes its connection.
     let draining = Atomic<Bool>(false)
     /// Connections handed to MHD and not yet closed (`ConnectionAcceptor` counts them in, MHD's notification out).
@@ -161,7 +163,7 @@ final class ServerCore: Sendable {
         if let answer = context.answer {
             // Called again after a handler thread answered and resumed the connection.
             context.answer = nil
-            return queue(answer, on: connection)
+            return queue(answer, on: connection, for: context)
         }
         if let refusal = context.refusal {
             // The body of a refused request has arrived, and was dropped.
@@ -191,7 +193,7 @@ final class ServerCore: Sendable {
             }
         }
         guard let waiting = handlerThreads, mayWait(request) else {
-            return queue(answer(request), on: connection)
+            return queue(answer(request), on: connection, for: context)
         }
         let threads = readerThreads.flatMap { waitsBriefly(request) ? $0 : nil } ?? waiting
         // MHD calls the access handler again once the connection is resumed, and the answer is queued then, on
@@ -245,6 +247,7 @@ final class ServerCore: Sendable {
         let context = Unmanaged<RequestContext>.fromOpaque(stored)
         let request = context.takeUnretainedValue()
         if let connection = request.connection, connection.pendingRequest == stored { connection.pendingRequest = nil }
+        if request.isStreaming { streamingResponses.subtract(1, ordering: .relaxed) }
         release(request)
         context.release()
         inFlight.subtract(1, ordering: .relaxed)
@@ -256,11 +259,17 @@ final class ServerCore: Sendable {
         context.heldBodyBytes = 0
     }
 
-    /// Runs the handler on this thread.
+    /// Runs the handler on this thread. A response to HEAD drops a streamed body: MHD 0.9.75 would send its last
+    /// chunk after the head, where the connection's next response belongs.
     private func answer(_ request: HTTPRequest) -> HTTPResponse {
         pthread_setspecific(insideHandler, UnsafeRawPointer(bitPattern: 1))
         defer { pthread_setspecific(insideHandler, nil) }
-        return handler(request)
+        var response = handler(request)
+        if request.method == .head, let streamed = response.streamedBody {
+            streamed.end()
+            response.streamedBody = nil
+        }
+        return response
     }
 
     /// A suspended connection and its request's context, handed to a handler thread: only that thread touches
@@ -271,8 +280,10 @@ final class ServerCore: Sendable {
     }
 
     /// Hands `response` to MHD, which copies the body (or reads a streamed one as the connection takes it); a
-    /// response MHD refuses becomes a 500.
-    private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+    /// response MHD refuses becomes a 500. A streamed body counts in `streamingResponses` until `context` ends.
+    private func queue(
+        _ response: HTTPResponse, on connection: OpaquePointer, for context: RequestContext? = nil
+    ) -> MHD_Result {
         if let problem = ServerCore.problem(with: response) {
             response.streamedBody?.end()
             log("answered 500 instead of the handler's response: \(problem); fix the handler")
@@ -282,7 +293,7 @@ final class ServerCore: Sendable {
         }
         let made: OpaquePointer?
         if let streamed = response.streamedBody {
-            streamed.log = log
+            streamed.attach(log: log)
             // MHD holds a reference until it lets the response go (`mhdEndStreamedBody`), which ends the body.
             let retained = Unmanaged.passRetained(streamed).toOpaque()
             made = MHD_create_response_from_callback(
@@ -316,7 +327,12 @@ final class ServerCore: Sendable {
         if draining.load(ordering: .relaxed) {
             _ = MHD_add_response_header(made, "Connection", "close")
         }
-        return MHD_queue_response(connection, UInt32(response.status.code), made)
+        let queued = MHD_queue_response(connection, UInt32(response.status.code), made)
+        if queued == .YES, response.streamedBody != nil, let context {
+            context.isStreaming = true
+            streamingResponses.add(1, ordering: .relaxed)
+        }
+        return queued
     }
 
     /// The most a streamed body is asked for at once: MHD's buffer for it.
@@ -476,6 +492,8 @@ final class RequestContext {
     var head: HTTPRequest?
     /// The response of a handler that ran on a handler thread, until it is queued.
     var answer: HTTPResponse?
+    /// Whether its response, queued, has a streamed body (counted in `ServerCore.streamingResponses`).
+    var isStreaming = false
     /// Its connection's context, which keeps this request as pending until it ends (`ServerCore.endRequest`).
     let connection: ConnectionContext?
 

@@ -6,9 +6,11 @@ import Synchronization
 /// asks for the next bytes whenever the connection can take more, and `produce` makes them then, on the thread of
 /// the connection's worker. A client that reads slowly holds a little buffer, not the whole body.
 ///
-/// The body goes out in chunked transfer coding (HTTP/1.0: until the connection closes). A failure after the first
-/// bytes have gone out cannot change the status any more: the connection is closed without the last chunk, which a
-/// client reports as an incomplete transfer, and the failure is logged.
+/// The body goes out in chunked transfer coding. A failure after the first bytes have gone out cannot change the
+/// status any more: the connection is closed without the last chunk, which a client reports as an incomplete
+/// transfer, and the failure is logged. Over HTTP/1.0 there are no chunks: the close ends the body, complete or not,
+/// so a handler whose body may fail should not stream it to an HTTP/1.0 client. A response to HEAD drops its
+/// streamed body.
 public final class StreamedBody: @unchecked Sendable {
     /// Appends the next bytes to its argument (a few tens of kilobytes is a good step) and returns whether the
     /// body is complete.
@@ -25,7 +27,7 @@ public final class StreamedBody: @unchecked Sendable {
     /// Why the body was cut off (`cutOff`), if it was.
     private var cutOffReason: String?
     /// Where a failure after the headers went out is reported (`ServerCore.log`), set when the body is queued.
-    var log: (@Sendable (String) -> Void)?
+    private var log: (@Sendable (String) -> Void)?
 
     /// - Parameters:
     ///   - produce: makes the next bytes; called again until it says the body is complete, or throws. It is not
@@ -35,6 +37,18 @@ public final class StreamedBody: @unchecked Sendable {
     public init(produce: @escaping Producer, end: @escaping () -> Void) {
         self.produce = produce
         onEnd = end
+    }
+
+    /// A body never queued (its request ended before its answer was) is ended when it goes away.
+    deinit {
+        let end = onEnd
+        onEnd = nil
+        end?()
+    }
+
+    /// Where a failure after the first bytes is reported: the server's log.
+    func attach(log: @escaping @Sendable (String) -> Void) {
+        lock.withLock { _ in self.log = log }
     }
 
     /// Makes the first bytes now, while the status can still say that the body could not be made.
@@ -81,12 +95,12 @@ public final class StreamedBody: @unchecked Sendable {
     }
 
     /// Ends the body unless it is complete, for `reason`, which is logged: a body that takes too long, from any
-    /// thread. Its connection is closed once the bytes made already have gone out.
+    /// thread. Its connection is closed when MHD next asks for bytes, after the bytes made already.
     public func cutOff(_ reason: String) {
         lock.withLock { _ in
             guard !complete, produce != nil else { return }
             cutOffReason = reason
-            log?("a streamed response body was cut off: \(reason); its connection is closed after the bytes made already")
+            log?("a streamed response body was cut off: \(reason); its connection is closed without the last chunk")
             endLocked()
         }
     }

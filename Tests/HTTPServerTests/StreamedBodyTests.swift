@@ -54,10 +54,13 @@ import Testing
             #expect(Self.eventually { ends.count == 1 })
             let next = try connection.exchange("GET /after HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(echoed("path", in: next) == ["/after"])
-            // HEAD sends no body, and the body is ended all the same.
+            // HEAD sends no body (not even a last chunk, which the next response would be read after), and the
+            // body is ended all the same.
             let head = try connection.exchange("HEAD /stream HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(head.status == 200)
             #expect(Self.eventually { ends.count == 2 })
+            let afterHead = try connection.exchange("GET /after-head HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(afterHead.status == 200 && echoed("path", in: afterHead) == ["/after-head"], "\(afterHead)")
         }
         #expect(ends.count == 2)
     }

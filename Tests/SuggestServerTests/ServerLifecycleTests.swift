@@ -96,7 +96,8 @@ import Testing
     @Test func exportsAreSentAsTheirClientsReadThemWithinTheirLimits() throws {
         let scratch = try TemporaryDirectory("lifecycle")
         let server = try ServeProcess(
-            ["--store", scratch("store"), "--max-exports", "1", "--export-time-limit", "2"], scratch: scratch.path)
+            ["--store", scratch("store"), "--max-exports", "1", "--export-time-limit", "2", "--grace", "1"],
+            scratch: scratch.path)
         var client = server.client
         client.timeout = 20
         // 40,000 donations, about 8 MB of JSON Lines: more than the sockets' buffers hold for a client that reads
@@ -119,6 +120,13 @@ import Testing
         sleepSeconds(0.5)
         let busy = try client.request("GET", "/v1/accounts/a/donations")
         #expect(busy.status == 503 && busy.text.contains(#""code":"busy""#) && busy.header("Retry-After") == "1", "\(busy)")
+        // HEAD makes no export, so it needs no room among them.
+        #expect(try client.request("HEAD", "/v1/accounts/a/donations").status == 200)
+        // Over HTTP/1.0, whose close ends a body, an export cut off would look complete: it is refused.
+        var oldClient = client
+        oldClient.httpVersion = "HTTP/1.0"
+        let old = try oldClient.request("GET", "/v1/accounts/a/donations")
+        #expect(old.status == 505 && old.text.contains(#""code":"http_version_not_supported""#), "\(old)")
         // At the time limit its read is let go of, and the server says why.
         let deadline = monotonicSeconds() + 10
         while !server.process.standardErrorSoFar().contains("longer than its limit of 2 seconds")
@@ -129,6 +137,15 @@ import Testing
         #expect(server.process.standardErrorSoFar().contains("longer than its limit of 2 seconds (--export-time-limit)"))
         #expect(try client.request("GET", "/v1/accounts/a/donations").status == 200)
         holder.close()
+        // An export still being sent at SIGTERM ends with its connection: it is no request left running, and the
+        // server stops as usual (not by ending the process over a handler that would not return).
+        let stalled = try RawHTTPConnection(port: server.port)
+        try stalled.send("GET /v1/accounts/a/donations HTTP/1.1\r\nHost: x\r\n\r\n")
+        sleepSeconds(0.5)
+        let stopped = server.stop(timeout: 15)
+        #expect(stopped.status == 0)
+        #expect(server.process.standardErrorSoFar().contains(#""event":"stopped","abandonedRequests":"0""#))
+        stalled.close()
     }
 
     /// `--max-body-memory` bounds the bodies held at once: below the largest body it is a usage error; a body that

@@ -25,6 +25,8 @@ public struct HTTPClient: Sendable {
     public let host: String
     public let port: Int
     public var timeout: Double
+    /// The version of the request line.
+    public var httpVersion = "HTTP/1.1"
 
     public init(host: String = "127.0.0.1", port: Int, timeout: Double = 30) {
         self.host = host
@@ -54,7 +56,7 @@ public struct HTTPClient: Sendable {
     private func exchange(
         _ method: String, _ target: String, headers: [(String, String)], declaredLength: Int, body: [UInt8]
     ) throws(HarnessError) -> HTTPReply {
-        var head = "\(method) \(target) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\n"
+        var head = "\(method) \(target) \(httpVersion)\r\nHost: \(host):\(port)\r\nConnection: close\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }
         if declaredLength > 0 || method == "POST" || method == "PUT" { head += "Content-Length: \(declaredLength)\r\n" }
         head += "\r\n"
