@@ -48,6 +48,19 @@ import Testing
         #expect(suggestions.count == 8)
     }
 
+    /// A share request is at most 256 KiB of JSON: its parsed tree takes about 26 times its size (a 30 MB one took
+    /// 790 MB). One just under it is read; one over it is refused before it is parsed.
+    @Test func aShareRequestOverItsLimitIsRefusedBeforeItIsParsed() throws {
+        func request(textBytes: Int) -> String {
+            #"{"items":[{"contentText":""# + String(repeating: "x", count: textBytes) + #""}]}"#
+        }
+        let fits = SuggestProcess.run(["share", "--store", store, "--at", at, "--json"], input: request(textBytes: 200_000))
+        #expect(fits.status == 0, "\(fits.standardError)")
+        let over = SuggestProcess.run(["share", "--store", store, "--at", at, "--json"], input: request(textBytes: 300_000))
+        #expect(over.status == 64)
+        #expect(over.standardError.contains("more than the 262144 it may have"), "\(over.standardError)")
+    }
+
     @Test func aPDFOnlyRuleRejectsAnImage() throws {
         let result = try share(["--extension", extensions + "apple-pdf-example.plist", "--attachment", "public.jpeg=photo.jpg"])
         #expect(result.status == 0)

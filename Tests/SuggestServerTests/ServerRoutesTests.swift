@@ -218,6 +218,12 @@ import Testing
                 "POST", "/v1/accounts/alice/share",
                 json: #"{"items": [{"userInfo": {"l": [\#(numbers)]}}], "rule": "SUBQUERY(extensionItems, $a, \#(costly)).@count > 0"}"#),
             400, "invalid_share")
+        // A share request over 256 KiB is refused before it is parsed (its tree takes about 26 times its size).
+        expectError(
+            try client.send(
+                "POST", "/v1/accounts/alice/share",
+                json: #"{"items": [{"contentText": ""# + String(repeating: "x", count: 300_000) + #""}]}"#),
+            413, "body_too_large")
         // A compressed body is refused as a media type the server does not read (it was parsed as sent, a 400).
         expectError(
             try client.send("POST", path, json: Self.donation("gz", "y", ago: 1), headers: [("Content-Encoding", "gzip")]),

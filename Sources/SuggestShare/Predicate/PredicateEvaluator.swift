@@ -4,8 +4,10 @@ import SuggestCore
 ///
 /// Nested SUBQUERYs multiply their collections' sizes, so a rule of a few hundred bytes over an array of a hundred
 /// numbers could run for hours (four levels: 22 s; six: days), on a server's thread, for any tenant. Each node
-/// evaluated and each element visited is a step; once `Budget.steps` are spent, every node is false (a NOT or NONE
-/// too) and every value missing, so the evaluation unwinds at once, and the caller reads `budget.isSpent`.
+/// evaluated and each element visited is a step, and a comparison costs what it may look at (`cost`): a clause
+/// comparing two 10 MB strings once counted one step, and 300,000 of them ran 96 s within the budget. Once
+/// `Budget.steps` are spent, every node is false (a NOT or NONE too) and every value missing, so the evaluation
+/// unwinds at once, and the caller reads `budget.isSpent`.
 struct PredicateEvaluator {
     typealias Node = ActivationPredicate.Node
     typealias Expression = ActivationPredicate.Expression
@@ -17,7 +19,7 @@ struct PredicateEvaluator {
         /// Far more than real rules need on real requests (two nested SUBQUERYs over a thousand attachments of two
         /// types each stay well within it), and about a tenth of a second of work.
         static let steps = 1_000_000
-        private var left = Budget.steps
+        private(set) var left = Budget.steps
 
         var isSpent: Bool { left <= 0 }
 
@@ -49,9 +51,9 @@ struct PredicateEvaluator {
             let rhs = value(comparison.rhs, object: object, bindings: bindings)
             switch comparison.modifier {
             case .direct: return compare(lhs, comparison.op, rhs)
-            case .any: return Self.elements(lhs).contains { budget.spend() && compare($0, comparison.op, rhs) }
-            case .all: return Self.elements(lhs).allSatisfy { budget.spend() && compare($0, comparison.op, rhs) }
-            case .none: return !Self.elements(lhs).contains { budget.spend() && compare($0, comparison.op, rhs) }
+            case .any: return elements(lhs).contains { budget.spend() && compare($0, comparison.op, rhs) }
+            case .all: return elements(lhs).allSatisfy { budget.spend() && compare($0, comparison.op, rhs) }
+            case .none: return !elements(lhs).contains { budget.spend() && compare($0, comparison.op, rhs) }
             }
         }
     }
@@ -73,20 +75,20 @@ struct PredicateEvaluator {
             return follow(path.components, from: current)
         case .subquery(let subquery, let path):
             let collection = value(subquery.collection, object: object, bindings: bindings)
-            let selected = Self.elements(collection).filter { element in
+            let selected = elements(collection).filter { element in
                 holds(subquery.predicate, object: element, bindings: bindings + [(subquery.variable, element)])
             }
             return follow(path, from: .array(selected))
         }
     }
 
-    /// The elements of a collection operand: an array's elements, a dictionary's values, nothing for a missing
-    /// value, and the value itself otherwise.
-    static func elements(_ value: PropertyListValue?) -> [PropertyListValue] {
+    /// The elements of a collection operand: an array's elements, a dictionary's values (copied: a step each),
+    /// nothing for a missing value, and the value itself otherwise.
+    func elements(_ value: PropertyListValue?) -> [PropertyListValue] {
         switch value {
         case nil: return []
         case .array(let elements)?: return elements
-        case .dictionary(let members)?: return Array(members.values)
+        case .dictionary(let members)?: return budget.spend(members.count) ? Array(members.values) : []
         case let single?: return [single]
         }
     }
@@ -122,8 +124,7 @@ struct PredicateEvaluator {
     }
 
     func compare(_ lhs: PropertyListValue?, _ op: ActivationPredicate.Operator, _ rhs: PropertyListValue?) -> Bool {
-        // Arrays and dictionaries compare element by element: a step each.
-        guard budget.spend(Self.width(lhs) + Self.width(rhs)) else { return false }
+        guard budget.spend(Self.cost(lhs, limit: budget.left) + Self.cost(rhs, limit: budget.left)) else { return false }
         switch op {
         case .equal: return Self.equal(lhs, rhs)
         case .notEqual: return !Self.equal(lhs, rhs)
@@ -153,14 +154,29 @@ struct PredicateEvaluator {
         }
     }
 
-    /// How many elements a comparison of the value may look at.
-    static func width(_ value: PropertyListValue?) -> Int {
+    /// The steps a comparison of the value may take: a step per element of an array or member of a dictionary, at
+    /// any depth, and per `bytesPerStep` of a string or data (a dictionary's keys too); counted only as far as
+    /// `limit`, past which the budget is spent anyway.
+    static func cost(_ value: PropertyListValue?, limit: Int) -> Int {
         switch value {
-        case .array(let elements)?: return elements.count
-        case .dictionary(let members)?: return members.count
+        case .string(let text)?: return text.utf8.count / bytesPerStep
+        case .data(let bytes)?: return bytes.count / bytesPerStep
+        case .array(let elements)?:
+            var total = elements.count
+            for element in elements where total <= limit { total += cost(element, limit: limit - total) }
+            return total
+        case .dictionary(let members)?:
+            var total = members.count
+            for (key, member) in members where total <= limit {
+                total += key.utf8.count / bytesPerStep + cost(member, limit: limit - total)
+            }
+            return total
         default: return 0
         }
     }
+
+    /// Bytes of a string compared in one step: about what a node's evaluation costs.
+    static let bytesPerStep = 64
 
     static func number(_ value: PropertyListValue?) -> Double? {
         switch value {

@@ -1,10 +1,19 @@
 import SuggestCore
 
 extension ShareRequest {
+    /// The longest share request read as JSON: 256 KiB, a hundred times a real one. Its parsed tree takes about 26
+    /// times its bytes (the JSON values, then the items' property lists): a 30 MB request took 790 MB.
+    public static let maximumJSONBytes = 256 << 10
+
     /// Reads a request from JSON text (what `suggest share --json` takes on standard input).
     /// - Throws: `InputError` for text that is not JSON (with its byte position) or does not have the shape
     ///   described at `init(json:)`.
     public init(jsonText: String) throws(InputError) {
+        guard jsonText.utf8.count <= ShareRequest.maximumJSONBytes else {
+            throw InputError(
+                field: nil,
+                message: "the share request is \(jsonText.utf8.count) bytes, more than the \(ShareRequest.maximumJSONBytes) it may have")
+        }
         let value: JSONValue
         do {
             value = try JSONParser.parse(jsonText)
