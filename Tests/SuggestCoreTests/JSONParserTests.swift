@@ -37,6 +37,28 @@ import Testing
         }
     }
 
+    /// `skipValue` reads what `parseValue` reads, to the same place, and refuses what it refuses with the same
+    /// error: it only keeps nothing.
+    @Test(arguments: [
+        #"{"a":[1,2,{"b":"c\u00e9\n"}],"d":null,"e":true,"f":-1.5e3}"#, "[]", "{}", #""plain""#, "12", "[1,]",
+        #"{"a" 1}"#, "1e400", #""abc"#, "\"a\u{01}\"", #""\x""#, #""\ud800""#, "tru", "[[[", #"{"a":1,}"#,
+        String(repeating: "[", count: JSONParser.maximumDepth + 1) + String(repeating: "]", count: JSONParser.maximumDepth + 1),
+    ])
+    func skippingAcceptsAndRefusesWhatParsingDoes(text: String) {
+        var copy = text
+        copy.withUTF8 { bytes in
+            var parsing = JSONParser(bytes)
+            var skipping = JSONParser(bytes)
+            let parsed = Result { () throws(JSONParser.Error) in try parsing.parseValue() }
+            let skipped = Result { () throws(JSONParser.Error) in try skipping.skipValue() }
+            switch (parsed, skipped) {
+            case (.success, .success): #expect(parsing.index == skipping.index)
+            case (.failure(let first), .failure(let second)): #expect(first == second)
+            default: Issue.record("parsing gave \(parsed), skipping \(skipped)")
+            }
+        }
+    }
+
     @Test func refusesDeepNestingInsteadOfRecursing() {
         let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
         #expect(throws: JSONParser.Error.self) { try JSONParser.parse(deep) }

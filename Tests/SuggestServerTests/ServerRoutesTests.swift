@@ -224,6 +224,11 @@ import Testing
                 "POST", "/v1/accounts/alice/share",
                 json: #"{"items": [{"contentText": ""# + String(repeating: "x", count: 300_000) + #""}]}"#),
             413, "body_too_large")
+        expectError(
+            try client.send(
+                "POST", "/v1/accounts/alice/conversations/c/feedback",
+                json: #"{"less": true, "pad": ""# + String(repeating: "x", count: 5000) + #""}"#),
+            413, "body_too_large")
         // A compressed body is refused as a media type the server does not read (it was parsed as sent, a 400).
         expectError(
             try client.send("POST", path, json: Self.donation("gz", "y", ago: 1), headers: [("Content-Encoding", "gzip")]),

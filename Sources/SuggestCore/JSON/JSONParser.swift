@@ -75,6 +75,26 @@ public struct JSONParser {
         }
     }
 
+    /// Reads one value as `parseValue` does, with the same errors, and keeps nothing of it: for members a reader
+    /// does not know, whose tree would take about 30 bytes an element (an unknown array of 30M numbers in a 60 MB
+    /// line took 890 MB).
+    mutating func skipValue() throws(Error) {
+        guard let byte = current else { throw error("unexpected end of the JSON text") }
+        switch byte {
+        case UInt8(ascii: "{"):
+            try forEachMember { parser, _ throws(Error) in try parser.skipValue() }
+        case UInt8(ascii: "["):
+            try forEachElement { parser throws(Error) in try parser.skipValue() }
+        case UInt8(ascii: "\""):
+            if try parseUnescapedString() == nil { _ = try parseString() }
+        case UInt8(ascii: "t"): try parseLiteral("true")
+        case UInt8(ascii: "f"): try parseLiteral("false")
+        case UInt8(ascii: "n"): try parseLiteral("null")
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): _ = try parseNumber()
+        default: throw error("unexpected character '\(Self.printable(byte))'")
+        }
+    }
+
     mutating func parseLiteral(_ literal: StaticString) throws(Error) {
         let start = index
         let expected = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
@@ -92,14 +112,26 @@ public struct JSONParser {
     }
 
     private mutating func parseObject() throws(Error) -> JSONValue {
+        var members: [JSONMember] = []
+        try forEachMember { parser, key throws(Error) in members.append(JSONMember(key, try parser.parseValue())) }
+        return .object(members)
+    }
+
+    private mutating func parseArray() throws(Error) -> JSONValue {
+        var elements: [JSONValue] = []
+        try forEachElement { parser throws(Error) in elements.append(try parser.parseValue()) }
+        return .array(elements)
+    }
+
+    /// Reads an object from its `{` to its `}`, calling `value` at each member's value with the member's name.
+    private mutating func forEachMember(_ value: (inout JSONParser, String) throws(Error) -> Void) throws(Error) {
         try enter()
         defer { depth -= 1 }
         index += 1
-        var members: [JSONMember] = []
         skipWhitespace()
         if current == UInt8(ascii: "}") {
             index += 1
-            return .object(members)
+            return
         }
         while true {
             skipWhitespace()
@@ -109,38 +141,38 @@ public struct JSONParser {
             guard current == UInt8(ascii: ":") else { throw error("expected ':' after the member name") }
             index += 1
             skipWhitespace()
-            members.append(JSONMember(key, try parseValue()))
+            try value(&self, key)
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): index += 1
             case UInt8(ascii: "}"):
                 index += 1
-                return .object(members)
+                return
             case nil: throw error("unexpected end of the JSON text inside an object")
             default: throw error("expected ',' or '}' in an object")
             }
         }
     }
 
-    private mutating func parseArray() throws(Error) -> JSONValue {
+    /// Reads an array from its `[` to its `]`, calling `element` at each element.
+    private mutating func forEachElement(_ element: (inout JSONParser) throws(Error) -> Void) throws(Error) {
         try enter()
         defer { depth -= 1 }
         index += 1
-        var elements: [JSONValue] = []
         skipWhitespace()
         if current == UInt8(ascii: "]") {
             index += 1
-            return .array(elements)
+            return
         }
         while true {
             skipWhitespace()
-            elements.append(try parseValue())
+            try element(&self)
             skipWhitespace()
             switch current {
             case UInt8(ascii: ","): index += 1
             case UInt8(ascii: "]"):
                 index += 1
-                return .array(elements)
+                return
             case nil: throw error("unexpected end of the JSON text inside an array")
             default: throw error("expected ',' or ']' in an array")
             }

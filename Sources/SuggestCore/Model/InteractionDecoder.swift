@@ -275,9 +275,9 @@ struct InteractionDecoder {
         guard (try? parser.parseLiteral(text)) != nil else { throw GiveUp() }
     }
 
-    /// Any JSON value, validated as the tree parser would and thrown away.
+    /// Any JSON value, validated as the tree parser would, and not kept.
     private mutating func skipValue() throws(GiveUp) {
-        guard (try? parser.parseValue()) != nil else { throw GiveUp() }
+        guard (try? parser.skipValue()) != nil else { throw GiveUp() }
     }
 
     // MARK: Structure

@@ -38,7 +38,7 @@ extension Routes {
         let account = try call.account()
         try checkQuery(call.request, allowed: [])
         let conversation = try call.parameter("id", code: "invalid_conversation")
-        let body = try jsonBody(call.request, code: "invalid_feedback")
+        let body = try jsonBody(call.request, code: "invalid_feedback", maximumBytes: 4096, what: "a feedback body")
         let less = body["less"] == .bool(true)
         let reset = body["reset"] == .bool(true)
         guard case .object(let members) = body, less != reset,

@@ -10,12 +10,8 @@ extension Routes {
     static let share: Router.Endpoint = { call in
         let account = try call.account()
         try checkQuery(call.request, allowed: [])
-        guard call.request.body.count <= ShareRequest.maximumJSONBytes else {
-            throw APIError(
-                .contentTooLarge, "body_too_large",
-                "a share request is at most \(ShareRequest.maximumJSONBytes) bytes; this one is \(call.request.body.count)")
-        }
-        let body = try jsonBody(call.request, code: "invalid_share")
+        let body = try jsonBody(
+            call.request, code: "invalid_share", maximumBytes: ShareRequest.maximumJSONBytes, what: "a share request")
         let request: ShareFlow.Request
         var context = RankingContext(at: .now())
         var explain = false

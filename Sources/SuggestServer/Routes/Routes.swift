@@ -104,8 +104,14 @@ enum Routes {
         return nil
     }
 
-    /// The body as one JSON document of `application/json`.
-    static func jsonBody(_ request: HTTPRequest, code: String) throws -> JSONValue {
+    /// The body as one JSON document of `application/json`, of at most `maximumBytes`: its tree takes tens of times
+    /// its size, so a route reads it whole only for bodies it knows to be small.
+    static func jsonBody(_ request: HTTPRequest, code: String, maximumBytes: Int, what: String) throws -> JSONValue {
+        guard request.body.count <= maximumBytes else {
+            throw APIError(
+                .contentTooLarge, "body_too_large",
+                "\(what) is at most \(maximumBytes) bytes; this one is \(request.body.count)")
+        }
         guard mediaType(request) == "application/json" else {
             throw APIError(
                 .unsupportedMediaType, "unsupported_media_type",
