@@ -82,6 +82,15 @@ import Testing
             ["config", "--idle-days", "1."],
             "suggest config: --idle-days takes a number of days from 0 to 1000000 (fractions allowed, as in 1.5), not '1.'"
         ),
+        // Not 0, yet read as 0 (past a double's range: it was stored as "keep forever"), or less than a second.
+        (
+            ["config", "--max-age-days", "0." + String(repeating: "0", count: 400) + "1"],
+            "suggest config: --max-age-days takes 0 (no limit) or at least 0.00001 days (about a second); '0.00000000000000000000000000000000000000' is less"
+        ),
+        (
+            ["config", "--idle-days", "0.0000001"],
+            "suggest config: --idle-days takes 0 (no limit) or at least 0.00001 days (about a second); '0.0000001' is less"
+        ),
     ])
     func numbersHaveOneGrammarAndSayTheirRange(_ arguments: [String], _ message: String) {
         let result = SuggestProcess.run(arguments + ["--store", store])
@@ -94,6 +103,10 @@ import Testing
         #expect(suggest("list", "--limit", "007").status == 0)
         let config = suggest("config", "--idle-days", "1.5")
         #expect(config.status == 0 && config.standardOutput.contains("idle-days     1.5\n"), "\(config.standardOutput)")
+        // Shown as the command takes it, not as 1.5e-05.
+        let small = suggest("config", "--idle-days", "0.000015")
+        #expect(small.status == 0 && small.standardOutput.contains("idle-days     0.000015\n"), "\(small.standardOutput)")
+        #expect(suggest("config", "--idle-days", "0.000").status == 0)
         let sample = Suggest.packageRoot + "/SampleData/donations.jsonl"
         #expect(SuggestProcess.run(["eval", sample, "--k", "1, 3,5"]).status == 0)
         #expect(

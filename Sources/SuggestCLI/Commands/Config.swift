@@ -53,10 +53,31 @@ enum Config: Command {
 
     static func days(_ arguments: ParsedArguments, _ name: String) throws(CommandError) -> Double? {
         guard let text = arguments.value(name) else { return nil }
-        return try ValueParsing.number(text, option: name, of: "days", in: 0...1_000_000)
+        let days = try ValueParsing.number(text, option: name, of: "days", in: 0...1_000_000)
+        // 0 turns the limit off: a value that is not 0 must not read as 0 (`0.000…1` past a double's range), nor
+        // as a limit no clock can keep.
+        guard days == 0 ? !text.contains(where: { $0 >= "1" && $0 <= "9" }) : days >= minimumDays else {
+            throw CommandError.usage(
+                "\(name) takes 0 (no limit) or at least 0.00001 days (about a second); '\(text.prefix(40))' is less")
+        }
+        return days
     }
 
+    /// About a second, in days: the least limit other than none.
+    static let minimumDays = 0.00001
+
     static func describe(_ days: Double, off: String) -> String {
-        days > 0 ? JSONWriter.format(days) : "0 (\(off))"
+        days > 0 ? plainDecimal(days) : "0 (\(off))"
+    }
+
+    /// A number of days as the command takes it: decimal digits, where Swift writes 0.000015 as 1.5e-05, which
+    /// `config` would refuse.
+    static func plainDecimal(_ value: Double) -> String {
+        let text = JSONWriter.format(value)
+        guard let mark = text.firstIndex(where: { $0 == "e" || $0 == "E" }),
+            let exponent = Int(text[text.index(after: mark)...]), exponent < 0
+        else { return text }
+        // One digit before the point in Swift's form: 1.5e-05 is 0.0000 then 15.
+        return "0." + String(repeating: "0", count: -exponent - 1) + text[..<mark].filter { $0 != "." }
     }
 }
