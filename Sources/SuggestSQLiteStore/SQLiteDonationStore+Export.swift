@@ -10,7 +10,7 @@ extension SQLiteDonationStore {
     ) throws {
         try translating {
             try database.read {
-                let reader = try RecordingOrderReader(database: database, account: account)
+                var reader = try RecordingOrderReader(database: database, account: account)
                 var count = 0
                 while let donation = try reader.next() {
                     count += 1
@@ -47,8 +47,8 @@ extension SQLiteDonationStore {
         }
 
         func next() throws -> Interaction? {
-            guard let reader else { return nil }
-            return try store.translating { try reader.next() }
+            guard reader != nil else { return nil }
+            return try store.translating { try reader!.next() }
         }
 
         func close() {
@@ -98,7 +98,7 @@ extension SQLiteDonationStore {
 /// An account's donations in recording order, rebuilt from its blocks, inside a read transaction the caller holds:
 /// the blocks in the order of their first donation, each a run of its conversation's donations in recording order,
 /// merged by sequence number.
-final class RecordingOrderReader {
+struct RecordingOrderReader {
     private let account: String
     private let blocks: Statement
     private let snapshot: Statement
@@ -122,7 +122,7 @@ final class RecordingOrderReader {
     }
 
     /// The next donation, or `nil` after the last.
-    func next() throws -> Interaction? {
+    mutating func next() throws -> Interaction? {
         // A block joins once its first donation may be the next one: no later block can hold an earlier one.
         while hasNextBlock, merge.nextSequence.map({ blocks.int(0) <= $0 }) ?? true {
             merge.add(try DonationBlock.Cursor(Array(blocks.blob(1))))
@@ -139,7 +139,7 @@ final class RecordingOrderReader {
         return interaction
     }
 
-    private func intent(snapshot id: Int64) throws -> SendMessageIntent {
+    private mutating func intent(snapshot id: Int64) throws -> SendMessageIntent {
         if let known = decoded[id] { return known }
         try snapshot.reset([.integer(id)])
         guard try snapshot.step() else { throw StoreError.damaged("a donation's snapshot") }
