@@ -67,6 +67,45 @@ import Testing
         #expect(interaction == direct(line))
     }
 
+    /// A line over `Interaction.maximumTreePathBytes` is not read a second time as a tree (30 bytes an element: a
+    /// 60 MB line of an unknown array, refused for a missing date, took 890 MB): a valid one is read, one over its
+    /// limits refused as the tree path would, one of broken JSON refused with its place, anything else in general
+    /// terms. A short one still says exactly what is wrong.
+    @Test func aLongLineIsReadOnceWhateverItHolds() throws {
+        let unknown = #""x":["# + Array(repeating: "0", count: 600_000).joined(separator: ",") + "],"
+        func read(_ text: String) -> Result<Interaction, InputError> {
+            var text = text
+            return text.withUTF8 { bytes in Result { () throws(InputError) in try Interaction(jsonBytes: bytes) } }
+        }
+        let valid = "{" + unknown + #""date":1796342400,"intent":{"conversationIdentifier":"c"}}"#
+        #expect(valid.utf8.count > Interaction.maximumTreePathBytes)
+        #expect((try? read(valid).get())?.conversationIdentifier == "c")
+        guard case .failure(let missing) = read("{" + unknown + #""intent":{"conversationIdentifier":"c"}}"#) else {
+            Issue.record("a line without a date was read")
+            return
+        }
+        #expect(missing.message.contains("not read a second time"), "\(missing)")
+        guard case .failure(let broken) = read("{" + unknown + #""date":1796342400,"intent":{"#) else {
+            Issue.record("a line of broken JSON was read")
+            return
+        }
+        #expect(broken.message.hasPrefix("invalid JSON: "), "\(broken)")
+        // Over its limits, it is refused as the tree path would refuse it: the fast path read every member.
+        let people = (0..<2000).map { #"{"customIdentifier":"p\#($0)"}"# }.joined(separator: ",")
+        let crowd = "{" + unknown + #""date":1796342400,"intent":{"conversationIdentifier":"c","recipients":["#
+            + people + "]}}"
+        guard case .failure(let over) = read(crowd) else {
+            Issue.record("a line naming 2000 people was read")
+            return
+        }
+        #expect(over.field == "intent.recipients" && over.message.hasPrefix("names 2000 people"), "\(over)")
+        guard case .failure(let short) = read(#"{"intent":{"conversationIdentifier":"c"}}"#) else {
+            Issue.record("a short line without a date was read")
+            return
+        }
+        #expect(short.field == "date", "\(short)")
+    }
+
     /// A donation carries at most `Interaction.maximumContentTypes` distinct content types, on both paths, and
     /// reading a long list costs its length, not its square (a million distinct types kept `donate` busy for hours).
     @Test func contentTypesAreBoundedAndReadInLinearTime() throws {

@@ -50,8 +50,17 @@ extension Interaction {
             throw InputError(field: "intent", message: "is required (an object with conversationIdentifier)")
         }
         let intent = try SendMessageIntent(json: intentValue, path: "intent")
-        // Checked on the donation, not in `SendMessageIntent(json:path:)`: the store reads the intents it kept
-        // through that, and one kept before the limit must still read.
+        try Interaction.checkLimits(of: intent)
+        let engaged = try reader.bool(json, "engagedSuggestion") ?? false
+        self.init(
+            account: account, identifier: identifier, groupIdentifier: groupIdentifier, date: date,
+            direction: direction, intent: intent, isEngagedSuggestion: engaged)
+    }
+
+    /// Refuses an intent that names more people or content types than a new donation may. Checked on the donation,
+    /// not in `SendMessageIntent(json:path:)`: the store reads the intents it kept through that, and one kept before
+    /// the limits must still read.
+    static func checkLimits(of intent: SendMessageIntent) throws(InputError) {
         guard intent.recipients.count <= Interaction.maximumRecipients else {
             throw InputError(
                 field: "intent.recipients",
@@ -64,10 +73,6 @@ extension Interaction {
                 message: "names \(intent.contentTypes.count) distinct content types, more than the "
                     + "\(Interaction.maximumContentTypes) a donation may carry")
         }
-        let engaged = try reader.bool(json, "engagedSuggestion") ?? false
-        self.init(
-            account: account, identifier: identifier, groupIdentifier: groupIdentifier, date: date,
-            direction: direction, intent: intent, isEngagedSuggestion: engaged)
     }
 
     /// Reads one donation from the bytes of a JSON text (one line of JSON Lines): parsing and validation in one,
@@ -82,13 +87,38 @@ extension Interaction {
     ) throws(InputError) {
         // Almost every line is well formed: read it straight from its bytes. Anything else takes the tree path,
         // which says exactly what is wrong (and reads the odd valid line the fast path leaves to it).
-        if let interaction = InteractionDecoder.decode(bytes, defaultAccount: defaultAccount, intents: intents) {
+        switch InteractionDecoder.read(bytes, defaultAccount: defaultAccount, intents: intents) {
+        case .read(let interaction):
             self = interaction
             return
+        case .refused(let refusal):
+            intents?.fastPathGaveUp()
+            throw refusal
+        case .gaveUp:
+            intents?.fastPathGaveUp()
         }
-        intents?.fastPathGaveUp()
+        guard bytes.count <= Interaction.maximumTreePathBytes else {
+            // The tree takes about 30 bytes an element: a 60 MB line of an unknown array of numbers, refused for a
+            // missing date, took 890 MB to say so. A long line is checked as JSON only, and refused in general terms.
+            var parser = JSONParser(bytes)
+            parser.skipWhitespace()
+            do {
+                try parser.skipValue()
+            } catch {
+                throw InputError(field: nil, message: "invalid JSON: \(error)")
+            }
+            throw InputError(
+                field: nil,
+                message: "is not a donation this reader takes: a required field is missing, a field has the wrong "
+                    + "type or is over its limits, or a member name has an escape (a line over "
+                    + "\(Interaction.maximumTreePathBytes >> 20) MiB is not read a second time to say which)")
+        }
         try self.init(json: try JSONValue.input(bytes, field: nil), defaultAccount: defaultAccount)
     }
+
+    /// The longest line read a second time, as a tree, to say what is wrong with it (or to read a member name with
+    /// an escape).
+    public static let maximumTreePathBytes = 1 << 20
 
     /// Parses a contract date: an RFC 3339 string with a zone, or a finite number of Unix seconds.
     public static func parseDate(_ value: JSONValue, field: String) throws(InputError) -> Timestamp {

@@ -12,8 +12,21 @@ import CSystem
 /// `Interaction.parseDate`, the same required fields), unknown members are validated as JSON and skipped, and a
 /// repeated member overwrites the earlier one, as `JSONValue`'s subscript takes the last.
 struct InteractionDecoder {
-    /// Why the fast path gave up; the tree path finds and words the actual problem.
-    struct GiveUp: Error {}
+    /// Why the fast path gave up; the tree path finds and words the actual problem, unless the fast path knows it
+    /// (`refusal`: a donation over its limits, found once every member has been read, which is what the tree path
+    /// would say of it too).
+    struct GiveUp: Error {
+        var refusal: InputError?
+    }
+
+    /// What the fast path made of a line.
+    enum Outcome {
+        case read(Interaction)
+        /// A line of valid JSON and valid members, refused as the tree path would refuse it.
+        case refused(InputError)
+        /// Anything else: the tree path says what.
+        case gaveUp
+    }
 
     private var parser: JSONParser
     /// Intents decoded before, by the bytes of their JSON object: an intent of the same bytes is not decoded again.
@@ -26,10 +39,29 @@ struct InteractionDecoder {
     static func decode(
         _ bytes: UnsafeBufferPointer<UInt8>, defaultAccount: String, intents: (any IntentMemo)? = nil
     ) -> Interaction? {
-        whole(bytes) { (decoder: inout InteractionDecoder) throws(GiveUp) in
-            decoder.intents = intents
-            return try decoder.interaction(defaultAccount: defaultAccount)
+        guard case .read(let interaction) = read(bytes, defaultAccount: defaultAccount, intents: intents) else {
+            return nil
         }
+        return interaction
+    }
+
+    /// The donation in `bytes`, or the tree path's refusal of it when the fast path knows it, or `.gaveUp`.
+    static func read(
+        _ bytes: UnsafeBufferPointer<UInt8>, defaultAccount: String, intents: (any IntentMemo)? = nil
+    ) -> Outcome {
+        var decoder = InteractionDecoder(bytes)
+        decoder.intents = intents
+        decoder.parser.skipWhitespace()
+        let outcome: Outcome
+        do throws(GiveUp) {
+            outcome = .read(try decoder.interaction(defaultAccount: defaultAccount))
+        } catch {
+            guard let refusal = error.refusal else { return .gaveUp }
+            outcome = .refused(refusal)
+        }
+        // Text after the object is a syntax error, which the tree path reports first.
+        decoder.parser.skipWhitespace()
+        return decoder.parser.index == bytes.count ? outcome : .gaveUp
     }
 
     /// The intent in `bytes`, a JSON object like a donation's `intent` member (the store keeps each conversation's
@@ -71,7 +103,7 @@ struct InteractionDecoder {
             case "date": date = try decoder.date()
             case "direction":
                 if let text = try decoder.string() {
-                    guard let known = InteractionDirection(rawValue: text) else { throw GiveUp() }
+                    guard let known = InteractionDirection(rawValue: text) else { throw GiveUp(refusal: nil) }
                     direction = known
                 } else {
                     direction = .unspecified
@@ -89,11 +121,13 @@ struct InteractionDecoder {
             }
         }
         let resolvedAccount = account ?? defaultAccount
-        guard !resolvedAccount.isEmpty, identifier != "", let date, let intent else { throw GiveUp() }
-        // The tree path's limit on a donation's recipients (not on an intent read alone: the store's kept intents).
-        guard intent.recipients.count <= Interaction.maximumRecipients,
-            intent.contentTypes.count <= Interaction.maximumContentTypes
-        else { throw GiveUp() }
+        guard !resolvedAccount.isEmpty, identifier != "", let date, let intent else { throw GiveUp(refusal: nil) }
+        // The tree path's limits on a donation (not on an intent read alone: the store's kept intents).
+        do throws(InputError) {
+            try Interaction.checkLimits(of: intent)
+        } catch {
+            throw GiveUp(refusal: error)
+        }
         return Interaction(
             account: resolvedAccount, identifier: identifier, groupIdentifier: groupIdentifier, date: date,
             direction: direction, intent: intent, isEngagedSuggestion: engaged)
@@ -140,14 +174,14 @@ struct InteractionDecoder {
                 contentTypes = []
                 seenTypes = []
                 try decoder.array { (decoder: inout InteractionDecoder) throws(GiveUp) in
-                    guard let uti = try decoder.string(), !uti.isEmpty else { throw GiveUp() }
+                    guard let uti = try decoder.string(), !uti.isEmpty else { throw GiveUp(refusal: nil) }
                     if seenTypes.insert(uti).inserted { contentTypes.append(uti) }
                 }
             case "content": _ = try decoder.string()
             default: try decoder.skipValue()
             }
         }
-        guard let conversation, !conversation.isEmpty else { throw GiveUp() }
+        guard let conversation, !conversation.isEmpty else { throw GiveUp(refusal: nil) }
         return SendMessageIntent(
             conversationIdentifier: conversation, speakableGroupName: groupName, serviceName: service, sender: sender,
             recipients: recipients, image: image, contentTypes: contentTypes)
@@ -180,7 +214,7 @@ struct InteractionDecoder {
             case "value": value = try decoder.string()
             case "type":
                 if let text = try decoder.string() {
-                    guard let known = Person.Handle.Kind(rawValue: text) else { throw GiveUp() }
+                    guard let known = Person.Handle.Kind(rawValue: text) else { throw GiveUp(refusal: nil) }
                     kind = known
                 } else {
                     kind = .unknown
@@ -199,23 +233,23 @@ struct InteractionDecoder {
         case UInt8(ascii: "\""):
             if let raw = try rawString() {
                 // Without escapes there is no NUL (control characters are refused), so the size is the only check.
-                guard raw.count <= Interaction.maximumStringBytes else { throw GiveUp() }
+                guard raw.count <= Interaction.maximumStringBytes else { throw GiveUp(refusal: nil) }
                 return String(decoding: raw, as: UTF8.self)
             }
-            guard let text = try? parser.parseString() else { throw GiveUp() }
-            guard (try? FieldReader.check(text, field: "")) != nil else { throw GiveUp() }
+            guard let text = try? parser.parseString() else { throw GiveUp(refusal: nil) }
+            guard (try? FieldReader.check(text, field: "")) != nil else { throw GiveUp(refusal: nil) }
             return text
         case UInt8(ascii: "n"):
             try literal("null")
             return nil
-        default: throw GiveUp()
+        default: throw GiveUp(refusal: nil)
         }
     }
 
     /// The bytes between the quotes of a string without escapes, with the cursor moved past it; `nil`, with the
     /// cursor left alone, for a string with escapes.
     private mutating func rawString() throws(GiveUp) -> UnsafeBufferPointer<UInt8>? {
-        do { return try parser.parseUnescapedString() } catch { throw GiveUp() }
+        do { return try parser.parseUnescapedString() } catch { throw GiveUp(refusal: nil) }
     }
 
     private mutating func bool() throws(GiveUp) -> Bool? {
@@ -229,7 +263,7 @@ struct InteractionDecoder {
         case UInt8(ascii: "n"):
             try literal("null")
             return nil
-        default: throw GiveUp()
+        default: throw GiveUp(refusal: nil)
         }
     }
 
@@ -239,26 +273,26 @@ struct InteractionDecoder {
         case UInt8(ascii: "\""):
             if let raw = try rawString() {
                 guard raw.count <= Interaction.maximumStringBytes, let parsed = Timestamp(rfc3339UTF8: raw) else {
-                    throw GiveUp()
+                    throw GiveUp(refusal: nil)
                 }
                 date = parsed
             } else {
                 guard let text = try? parser.parseString(), text.utf8.count <= Interaction.maximumStringBytes,
                     let parsed = Timestamp(rfc3339: text)
                 else {
-                    throw GiveUp()
+                    throw GiveUp(refusal: nil)
                 }
                 date = parsed
             }
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            guard let number = try? parser.parseNumber() else { throw GiveUp() }
+            guard let number = try? parser.parseNumber() else { throw GiveUp(refusal: nil) }
             date = Timestamp(seconds: number)
         case UInt8(ascii: "n"):
             try literal("null")
             return nil
-        default: throw GiveUp()
+        default: throw GiveUp(refusal: nil)
         }
-        guard Timestamp.acceptedRange.contains(date) else { throw GiveUp() }
+        guard Timestamp.acceptedRange.contains(date) else { throw GiveUp(refusal: nil) }
         return date
     }
 
@@ -272,12 +306,12 @@ struct InteractionDecoder {
     }
 
     private mutating func literal(_ text: StaticString) throws(GiveUp) {
-        guard (try? parser.parseLiteral(text)) != nil else { throw GiveUp() }
+        guard (try? parser.parseLiteral(text)) != nil else { throw GiveUp(refusal: nil) }
     }
 
     /// Any JSON value, validated as the tree parser would, and not kept.
     private mutating func skipValue() throws(GiveUp) {
-        guard (try? parser.skipValue()) != nil else { throw GiveUp() }
+        guard (try? parser.skipValue()) != nil else { throw GiveUp(refusal: nil) }
     }
 
     // MARK: Structure
@@ -305,7 +339,7 @@ struct InteractionDecoder {
             (decoder: inout InteractionDecoder) throws(GiveUp) in
             let key = try decoder.key()
             decoder.parser.skipWhitespace()
-            guard decoder.parser.current == UInt8(ascii: ":") else { throw GiveUp() }
+            guard decoder.parser.current == UInt8(ascii: ":") else { throw GiveUp(refusal: nil) }
             decoder.parser.index += 1
             decoder.parser.skipWhitespace()
             try member(&decoder, key)
@@ -326,7 +360,7 @@ struct InteractionDecoder {
     private mutating func delimited(
         open: UInt8, close: UInt8, _ item: (inout InteractionDecoder) throws(GiveUp) -> Void
     ) throws(GiveUp) {
-        guard parser.current == open, (try? parser.enter()) != nil else { throw GiveUp() }
+        guard parser.current == open, (try? parser.enter()) != nil else { throw GiveUp(refusal: nil) }
         parser.index += 1
         parser.skipWhitespace()
         if parser.current == close {
@@ -344,14 +378,14 @@ struct InteractionDecoder {
                 parser.index += 1
                 parser.depth -= 1
                 return
-            default: throw GiveUp()
+            default: throw GiveUp(refusal: nil)
             }
         }
     }
 
     /// A member name; a name with escapes goes to the tree path, which compares names as decoded strings.
     private mutating func key() throws(GiveUp) -> Key {
-        guard parser.current == UInt8(ascii: "\""), let name = try rawString() else { throw GiveUp() }
+        guard parser.current == UInt8(ascii: "\""), let name = try rawString() else { throw GiveUp(refusal: nil) }
         return Key(bytes: name)
     }
 }
