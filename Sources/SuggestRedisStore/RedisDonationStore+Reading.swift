@@ -44,9 +44,59 @@ extension RedisDonationStore {
     public func forEachDonation(
         account: String, interruption: () throws -> Void, _ body: (Interaction) throws -> Void
     ) throws {
+        let donations = try recordedDonations(account: account, interruption: interruption)
+        for (offset, donation) in donations.enumerated() {
+            if offset & 255 == 255 { try interruption() }
+            try body(donation.interaction(account: account))
+        }
+    }
+
+    /// The account's donations read into memory as the store keeps them (entries sharing their conversations'
+    /// intents), made into donations one at a time as the reader asks: Redis keeps no read open between calls.
+    public func openDonationCursor(account: String) throws -> any DonationCursor {
+        RecordedDonations(account: account, donations: try recordedDonations(account: account, interruption: {}))
+    }
+
+    /// One donation as the store keeps it: its log entry and its conversation's intent for the entry's snapshot.
+    struct RecordedDonation {
+        var entry: RecordCoding.Entry
+        var intent: SendMessageIntent
+
+        func interaction(account: String) -> Interaction {
+            var intent = intent
+            if !entry.contentTypes.isEmpty { intent.contentTypes = entry.contentTypes }
+            return Interaction(
+                account: account, identifier: entry.identifier, groupIdentifier: entry.groupIdentifier,
+                date: Timestamp(seconds: entry.date), direction: entry.direction, intent: intent,
+                isEngagedSuggestion: entry.engaged)
+        }
+    }
+
+    /// A cursor over `RecordedDonation`s.
+    final class RecordedDonations: DonationCursor {
+        private let account: String
+        private var donations: [RecordedDonation]
+        private var position = 0
+
+        init(account: String, donations: [RecordedDonation]) {
+            self.account = account
+            self.donations = donations
+        }
+
+        func next() throws -> Interaction? {
+            guard position < donations.count else { return nil }
+            defer { position += 1 }
+            return donations[position].interaction(account: account)
+        }
+
+        func close() { donations = [] }
+    }
+
+    /// The account's donations in recording order, each conversation's log and snapshots read in pipelined batches.
+    private func recordedDonations(account: String, interruption: () throws -> Void) throws -> [RecordedDonation] {
         let keys = RedisKeys(account: account)
         let numbers = try members(RedisCommand("HVALS", key: keys.conversationNumbers)).sorted()
-        var donations: [(entry: RecordCoding.Entry, intent: SendMessageIntent)] = []
+        var donations: [RecordedDonation] = []
         var start = 0
         while start < numbers.count {
             try interruption()
@@ -71,21 +121,12 @@ extension RedisDonationStore {
                     guard let intent = intents[entry.snapshot] else {
                         throw StoreError.damaged("a donation's snapshot in Redis")
                     }
-                    donations.append((entry, intent))
+                    donations.append(RecordedDonation(entry: entry, intent: intent))
                 }
             }
         }
         donations.sort { $0.entry.sequence < $1.entry.sequence }
-        for (offset, donation) in donations.enumerated() {
-            if offset & 255 == 255 { try interruption() }
-            var intent = donation.intent
-            if !donation.entry.contentTypes.isEmpty { intent.contentTypes = donation.entry.contentTypes }
-            try body(
-                Interaction(
-                    account: account, identifier: donation.entry.identifier, groupIdentifier: donation.entry.groupIdentifier,
-                    date: Timestamp(seconds: donation.entry.date), direction: donation.entry.direction, intent: intent,
-                    isEngagedSuggestion: donation.entry.engaged))
-        }
+        return donations
     }
 
     public func donationCount(account: String) throws -> Int {
