@@ -440,13 +440,19 @@ final class ServerCore: Sendable {
         if counts.transferEncodings > 1 { return "the request has \(counts.transferEncodings) Transfer-Encoding fields; send one" }
         // MHD frames a body by chunks only for exactly `chunked`; any other coding (`gzip, chunked`, `identity`)
         // left it waiting for a body it could not delimit until the connection's timeout.
-        if let coding = lookUp("Transfer-Encoding", on: connection),
-            String(cString: coding).lowercased().filter({ $0 != " " && $0 != "\t" }) != "chunked"
-        {
+        if let coding = lookUp("Transfer-Encoding", on: connection), !ServerCore.isChunkedAlone(coding) {
             return "Transfer-Encoding \(String(String(cString: coding).prefix(40))) is not supported: send the body "
                 + "with Content-Length or Transfer-Encoding: chunked alone"
         }
         return nil
+    }
+
+    /// Whether a `Transfer-Encoding` value is `chunked` as MHD reads it: that word in any ASCII case after leading
+    /// spaces or tabs, and nothing else (a trailing space is not MHD's `chunked`).
+    static func isChunkedAlone(_ value: UnsafePointer<CChar>) -> Bool {
+        var start = value
+        while start.pointee == 32 || start.pointee == 9 { start += 1 }
+        return strcasecmp(start, "chunked") == 0
     }
 
     /// The declared `Content-Length`, 0 without one, `Int.max` past `Int.max` (MHD has refused a malformed one).

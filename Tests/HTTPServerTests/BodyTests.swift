@@ -22,18 +22,18 @@ import Testing
 
     /// A transfer coding other than `chunked` alone is refused when the head arrives: MHD could not delimit the
     /// body, and the request waited for the connection's timeout. `chunked` in any case is taken.
-    @Test(arguments: ["gzip, chunked", "chunked, gzip", "identity", "chunked;x=1"])
+    @Test(arguments: ["gzip, chunked", "chunked, gzip", "identity", "chunked;x=1", "chunked ", "chunked\t", "chun ked"])
     func aTransferCodingOtherThanChunkedIsRefusedAtOnce(coding: String) throws {
         try withServer(handler: echoHandler) { server in
             let connection = try TestConnection.connected(port: server.address.port, timeout: 2)
             let response = try connection.exchange(
                 "POST /t HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: \(coding)\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
             #expect(response.status == 400)
-            #expect(response.text.contains("Transfer-Encoding \(coding) is not supported"), "\(response)")
+            #expect(response.text.contains(#""code":"ambiguous_length""#) && response.text.contains("is not supported"), "\(response)")
             #expect(response.header("Connection")?.lowercased() == "close")
             let chunked = try TestConnection.connected(port: server.address.port, timeout: 2)
             let taken = try chunked.exchange(
-                "POST /t HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: Chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
+                "POST /t HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:  Chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
             #expect(echoed("body", in: taken) == ["3 \(fnv1a(Array("abc".utf8)))"])
         }
     }

@@ -90,6 +90,11 @@ import Testing
             return
         }
         #expect(broken.message.hasPrefix("invalid JSON: "), "\(broken)")
+        guard case .failure(let trailing) = read(valid + " x") else {
+            Issue.record("a line with text after its JSON was read")
+            return
+        }
+        #expect(trailing.message.hasPrefix("invalid JSON: unexpected text after the JSON value"), "\(trailing)")
         // Over its limits, it is refused as the tree path would refuse it: the fast path read every member.
         let people = (0..<2000).map { #"{"customIdentifier":"p\#($0)"}"# }.joined(separator: ",")
         let crowd = "{" + unknown + #""date":1796342400,"intent":{"conversationIdentifier":"c","recipients":["#

@@ -29,7 +29,7 @@ enum Config: Command {
             if let idle { retention.idleDays = idle }
             let report = try store.setRetention(retention, now: .now())
             if report.donations > 0 {
-                io.err("suggest config: deleted \(counted(report.donations, "donation")) older than \(JSONWriter.format(retention.maximumAgeDays)) days\n")
+                io.err("suggest config: deleted \(counted(report.donations, "donation")) older than \(plainDecimal(retention.maximumAgeDays)) days\n")
             }
         }
         if arguments.flag("--json") {

@@ -104,14 +104,18 @@ extension Interaction {
             parser.skipWhitespace()
             do {
                 try parser.skipValue()
+                parser.skipWhitespace()
+                if parser.index != bytes.count {
+                    throw JSONParser.Error(offset: parser.index, message: "unexpected text after the JSON value")
+                }
             } catch {
                 throw InputError(field: nil, message: "invalid JSON: \(error)")
             }
             throw InputError(
                 field: nil,
                 message: "is not a donation this reader takes: a required field is missing, a field has the wrong "
-                    + "type or is over its limits, or a member name has an escape (a line over "
-                    + "\(Interaction.maximumTreePathBytes >> 20) MiB is not read a second time to say which)")
+                    + "type or is over its limits, a member is given twice, or a member name has an escape (a line "
+                    + "over \(Interaction.maximumTreePathBytes >> 20) MiB is not read a second time to say which)")
         }
         try self.init(json: try JSONValue.input(bytes, field: nil), defaultAccount: defaultAccount)
     }
