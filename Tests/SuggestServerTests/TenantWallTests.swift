@@ -171,6 +171,34 @@ import Testing
         #expect(server.process.standardErrorSoFar().contains("keys not reloaded; the old keys stay"))
     }
 
+    /// A FIFO put in the keys file's place held the thread that opened it (the signal thread, on SIGHUP) until
+    /// someone wrote to it, and SIGTERM waited behind it: the server could not be stopped. Now it is refused at
+    /// once as not a regular file, the old keys stay, and SIGTERM drains as usual.
+    @Test func aFIFOInPlaceOfTheKeysFileHoldsNothing() throws {
+        let scratch = try TemporaryDirectory("tenants")
+        let keys = try Self.keysFile(scratch, [("acme", Self.acme)])
+        let server = try ServeProcess(["--store", scratch("store"), "--keys", keys], scratch: scratch.path)
+        unlink(keys)
+        #expect(mkfifo(keys, 0o600) == 0)
+        server.process.send(SIGHUP)
+        let deadline = monotonicSeconds() + 10
+        while !server.process.standardErrorSoFar().contains("is not a regular file") && monotonicSeconds() < deadline {
+            sleepSeconds(0.05)
+        }
+        #expect(server.process.standardErrorSoFar().contains("is not a regular file"))
+        #expect(try server.client.request("GET", "/v1/accounts/a/donations", headers: Self.bearer(Self.acme)).status == 200)
+        // A key longer than any held is simply unknown.
+        let long = String(repeating: "k", count: 60_000)
+        #expect(try server.client.request("GET", "/v1/accounts/a/donations", headers: Self.bearer(long)).status == 401)
+        let stopped = server.stop(timeout: 15)
+        #expect(stopped.status == 0)
+        if stopped.status != 0 {
+            // Release a server stuck opening the FIFO, so that the test ends.
+            let writer = open(keys, O_WRONLY | O_NONBLOCK)
+            if writer >= 0 { close(writer) }
+        }
+    }
+
     /// What an operator does after the server refused a file (`chmod 600`), and a file renamed into place that
     /// keeps the old one's modification time (`cp -p`, `touch -r`): both are new versions of the keys file, picked
     /// up by the watch without a signal. Only the modification time was compared: the refused keys' replacement

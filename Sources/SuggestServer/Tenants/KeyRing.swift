@@ -20,10 +20,17 @@ public struct KeyRing: Sendable, Equatable {
     }
 
     /// The keys, in the order of the file.
-    public private(set) var entries: [Entry]
+    public private(set) var entries: [Entry] {
+        didSet { longestKey = entries.map(\.key.count).max() ?? 0 }
+    }
+    /// The length of the longest key held: no longer one can match.
+    private var longestKey: Int
 
     /// A ring of these keys, as given: `init(json:name:)` is the one that checks them.
-    public init(entries: [Entry]) { self.entries = entries }
+    public init(entries: [Entry]) {
+        self.entries = entries
+        longestKey = entries.map(\.key.count).max() ?? 0
+    }
 
     /// A keys file as `load(path:)` read it.
     public struct LoadedFile: Sendable, Equatable {
@@ -60,8 +67,10 @@ public struct KeyRing: Sendable, Equatable {
     }
 
     /// The tenant a presented key opens, or `nil`.
-    /// - Complexity: O(k · n) for k keys and a presented key of n bytes, whatever matches.
+    /// - Complexity: O(k · n) for k keys and a presented key of n bytes, whatever matches; a key longer than every
+    ///   key held is refused at once (a 60 KB one against 25,000 keys took 2.5 s to refuse).
     public func tenant(forKey presented: some Collection<UInt8>) -> String? {
+        guard presented.count <= longestKey else { return nil }
         var found: String?
         let presented = Array(presented)
         for entry in entries where Self.constantTimeEqual(presented, entry.key) && found == nil { found = entry.tenant }
@@ -100,6 +109,7 @@ public struct KeyRing: Sendable, Equatable {
         }
         guard case .array(let keys)? = document["keys"] else { throw KeyRingError("\(name) has no \"keys\" array; it holds {\"keys\": [{\"tenant\": \"acme\", \"key\": \"...\"}]}") }
         var entries: [Entry] = []
+        var seen: Set<[UInt8]> = []
         for (index, key) in keys.enumerated() {
             guard case .string(let tenant)? = key["tenant"], case .string(let secret)? = key["key"] else { throw KeyRingError("\(name): keys[\(index)] needs a \"tenant\" and a \"key\", both strings") }
             guard Self.isValidTenant(tenant) else {
@@ -111,20 +121,22 @@ public struct KeyRing: Sendable, Equatable {
                     "\(name): keys[\(index)].key must be at least 16 printable characters without spaces "
                         + "(a random one: openssl rand -hex 24)")
             }
-            guard !entries.contains(where: { $0.key == Array(secret.utf8) }) else {
+            guard seen.insert(Array(secret.utf8)).inserted else {
                 throw KeyRingError("\(name): keys[\(index)] repeats an earlier key; each key opens one tenant")
             }
             entries.append(Entry(tenant: tenant, key: secret))
         }
         guard !entries.isEmpty else { throw KeyRingError("\(name) lists no key; without keys, leave out --keys") }
-        self.entries = entries
+        self.init(entries: entries)
     }
 
     /// Reads the keys file at `path`, refusing one that other users can read or write.
     /// - Returns: the keys, with the version of the file they were read from.
     /// - Throws: `KeyRingError` when the file cannot be read, is readable by others, or does not parse.
     public static func load(path: String) throws(KeyRingError) -> LoadedFile {
-        let descriptor = system_open(path, O_RDONLY | O_CLOEXEC)
+        // Without blocking: a FIFO put in the file's place would hold the opening thread (the signal thread, on
+        // SIGHUP) until someone wrote to it, and SIGTERM with it. It is refused below, as not a regular file.
+        let descriptor = system_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
             throw KeyRingError("cannot read the keys file \(path): \(String(cString: strerror(system_errno())))")
         }
