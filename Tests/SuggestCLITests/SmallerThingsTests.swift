@@ -4,6 +4,10 @@ import Testing
 
 @testable import SuggestCLI
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The "smaller things" of issue 13, through the built binary: each with the exact output a newcomer sees.
 @Suite struct SmallerThingsTests {
     let directory: TemporaryDirectory
@@ -112,6 +116,29 @@ import Testing
         #expect(
             SuggestProcess.run(["eval", sample, "--k", "1,+3"]).standardError
                 == "suggest eval: --k takes a whole number from 1 to 1000, not '+3'\n")
+    }
+
+    /// `eval LOG --html LOG` replaced the log with the page (through a link too): the page may not be the input.
+    /// `--html -` made a file named `-`. A page is written whole or not at all (beside it, then renamed).
+    @Test func theEvalPageNeverReplacesItsInput() throws {
+        let log = directory.path + "/log.jsonl"
+        let original = try readFile(Suggest.packageRoot + "/SampleData/donations.jsonl")
+        try writeFile(log, original)
+        #expect(symlink(log, directory.path + "/link.html") == 0)
+        for page in [log, directory.path + "/link.html"] {
+            let refused = SuggestProcess.run(["eval", log, "--html", page])
+            #expect(refused.status == 64)
+            #expect(refused.standardError.contains("is the input file"), "\(refused.standardError)")
+        }
+        #expect(try readFile(log) == original)
+        let dash = SuggestProcess.run(["eval", log, "--html", "-"])
+        #expect(dash.status == 64 && dash.standardError.contains("--html takes a file path"), "\(dash.standardError)")
+        let page = directory.path + "/page.html"
+        let written = SuggestProcess.run(["eval", log, "--html", page])
+        #expect(written.status == 0, "\(written.standardError)")
+        #expect(String(decoding: try readFile(page).prefix(15), as: UTF8.self).lowercased().hasPrefix("<!doctype html"))
+        let names = directoryEntries(directory.path)
+        #expect(!names.contains { $0.contains(".partial-") }, "\(names)")
     }
 
     /// "1 invalid line", not "1 invalid lines"; plurals everywhere a count is printed.

@@ -62,6 +62,13 @@ enum Eval: Command {
         guard let pairs = EvalSession.pairs(names: policies.map(\.name), baseline: against) else {
             throw CommandError.usage("--against names no policy of this run")
         }
+        if let page = arguments.value("--html") {
+            // Checked before the replay, which may take minutes.
+            guard page != "-" else {
+                throw CommandError.usage("--html takes a file path for the page (the table goes to standard output)")
+            }
+            if path != "-" { try FileOutput.checkDistinct(output: page, option: "--html", from: path) }
+        }
         let source: LineReader.Source = path == "-" ? .fileDescriptor(0, name: "standard input") : .file(path)
         let session: EvalSession
         do {
