@@ -154,4 +154,15 @@ struct PredicateParsingTests {
                 == "the predicate does not parse at character 6: the rule ends where an operand (a key path, number or string) was expected"
         }
     }
+
+    /// A rule is at most 64 KiB: the lexer holds every token before the parser reads them (a 16 MiB rule took
+    /// 780 MB to be refused at its 66th character).
+    @Test func aRuleLongerThanItsLimitIsRefusedBeforeItIsRead() throws {
+        let long = String(repeating: "!", count: ActivationPredicate.maximumSourceBytes + 1)
+        let error = try #require(throws: PredicateSyntaxError.self) { try ActivationPredicate(parsing: long) }
+        #expect(error.message.contains("a rule may have at most 65536"), "\(error)")
+        let fits = Array(repeating: "TRUEPREDICATE", count: 3_000).joined(separator: " AND ")
+        #expect(fits.utf8.count < ActivationPredicate.maximumSourceBytes)
+        #expect(throws: Never.self) { try ActivationPredicate(parsing: fits) }
+    }
 }

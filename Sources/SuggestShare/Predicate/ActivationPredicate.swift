@@ -23,9 +23,20 @@ public struct ActivationPredicate: Sendable, Equatable, CustomStringConvertible 
     /// - Throws: `PredicateSyntaxError` with the character offset of the first problem.
     /// - Complexity: O(n) in the length of the rule.
     public init(parsing source: String) throws(PredicateSyntaxError) {
+        // The lexer holds every token of the rule before the parser reads them, about 50 bytes a character: a
+        // 16 MiB rule took 780 MB to be refused at its 66th character.
+        guard source.utf8.count <= Self.maximumSourceBytes else {
+            throw PredicateSyntaxError(
+                offset: 0,
+                message: "the rule is \(source.utf8.count) bytes long; a rule may have at most \(Self.maximumSourceBytes)",
+                rule: String(source.prefix(200)))
+        }
         self.source = source
         self.root = try PredicateParser.parse(source)
     }
+
+    /// The longest rule read: far more than Apple's examples (a few hundred bytes) or any real rule.
+    public static let maximumSourceBytes = 64 << 10
 
     /// `TRUEPREDICATE`: activates for anything (Apple: for development only).
     static let alwaysTrue = ActivationPredicate(source: "TRUEPREDICATE", root: .constant(true))
