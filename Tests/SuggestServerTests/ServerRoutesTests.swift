@@ -28,6 +28,24 @@ import Testing
         #"{"identifier":"\#(id)","date":"\#(recent(ago))","direction":"\#(direction)","intent":{"conversationIdentifier":"\#(conversation)"\#(extra)}}"#
     }
 
+    /// A method holding a DEL (or a long made-up one) showed in the access log as it came: a terminal showed
+    /// `GET\x7f` as `GET`, beside the 405 it got. The log shows such bytes as `?`, and 32 bytes at most.
+    @Test func theAccessLogShowsOddMethodsAsWhatTheyAre() throws {
+        let scratch = try TemporaryDirectory("serve")
+        let server = try ServeProcess(["--store", scratch("store")], scratch: scratch.path)
+        for method in ["GET\u{7F}", String(repeating: "M", count: 100)] {
+            let connection = try RawHTTPConnection(port: server.port)
+            try connection.send("\(method) /v1/version HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            sleepSeconds(0.2)
+            connection.close()
+        }
+        _ = server.stop()
+        let log = server.process.standardErrorSoFar()
+        #expect(log.contains(#""method":"GET?""#), "\(log)")
+        #expect(log.contains(#""method":""# + String(repeating: "M", count: 32) + "…\""), "\(log)")
+        #expect(!log.contains("\u{7F}"))
+    }
+
     @Test func donationsSuggestionsExportAndDeletion() throws {
         let scratch = try TemporaryDirectory("serve")
         let server = try ServeProcess(["--store", scratch("store")], scratch: scratch.path)

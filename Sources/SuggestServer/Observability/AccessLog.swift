@@ -38,6 +38,18 @@ final class AccessLog: Sendable {
         var bytes: Int?
     }
 
+    /// A method as the log shows it: its first 32 bytes, each byte that may not be in a method (RFC 9110's token
+    /// characters) as `?`, so that a method holding a DEL or a terminal escape shows as what it is.
+    static func printableMethod(_ method: String) -> String {
+        let tokenPunctuation = Array("!#$%&'*+-.^_`|~".utf8)
+        var bytes = method.utf8.prefix(32).map { byte -> UInt8 in
+            let isAlphanumeric = (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
+            return isAlphanumeric || tokenPunctuation.contains(byte) ? byte : UInt8(ascii: "?")
+        }
+        if method.utf8.count > 32 { bytes += Array("…".utf8) }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     func record(_ entry: Entry) {
         guard enabled else { return }
         var writer = JSONWriter()
@@ -47,7 +59,7 @@ final class AccessLog: Sendable {
         writer.key("requestId")
         writer.string(entry.requestID)
         writer.key("method")
-        writer.string(entry.method)
+        writer.string(Self.printableMethod(entry.method))
         writer.key("route")
         writer.string(entry.route)
         writer.key("status")
