@@ -189,6 +189,19 @@ struct PredicateEvaluationTests {
             let spent = rule.decision(for: ShareRequest(items: [item])).exceededBudget
             #expect(spent, "\(clause)")
         }
+        // A conformance check walks the type tree, which a target's declarations make long: each type it looks at
+        // is a step. A chain of 1,000 declared types (the most a target may declare) checked against its root by
+        // a thousand attachments and a rule naming it three times is over the budget.
+        var chain: [(type: String, parents: [String])] = [("t.0", ["public.data"])]
+        for index in 1..<1_000 { chain.append(("t.\(index)", ["t.\(index - 1)"])) }
+        let deep = PredicateEvaluator(types: UniformTypeTree.standard.declaring(chain))
+        let attachments = PropertyListValue.array((0..<1_000).map { _ in .string("t.999") })
+        for _ in 0..<3 {
+            _ = deep.holds(
+                try ActivationPredicate(parsing: "ANY t UTI-CONFORMS-TO 'com.example.none'").root,
+                object: .dictionary(["t": attachments]), bindings: [])
+        }
+        #expect(deep.budget.isSpent)
         let small = ExtensionItem(userInfo: ["a": .string("https://example.com/a"), "b": .string("https://example.com/a")])
         let usual = try ActivationPredicate(parsing: "SUBQUERY(extensionItems, $e, $e.a == $e.b).@count == 1")
         let shown = usual.decision(for: ShareRequest(items: [small]))

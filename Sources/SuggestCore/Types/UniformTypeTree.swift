@@ -72,8 +72,16 @@ public struct UniformTypeTree: Sendable {
 
     /// A tree with one more type (or more parents for a known one).
     public func declaring(_ type: String, conformsTo direct: [String]) -> UniformTypeTree {
+        declaring([(type, direct)])
+    }
+
+    /// A tree with more types (or more parents for known ones), in one copy of the tree: one copy a declaration
+    /// made 80,000 of them take 41 s.
+    public func declaring(_ declarations: [(type: String, parents: [String])]) -> UniformTypeTree {
         var parents = self.parents
-        parents[type.lowercased(), default: []].append(contentsOf: direct.map { $0.lowercased() })
+        for (type, direct) in declarations {
+            parents[type.lowercased(), default: []].append(contentsOf: direct.map { $0.lowercased() })
+        }
         return UniformTypeTree(declared: parents)
     }
 
@@ -83,11 +91,19 @@ public struct UniformTypeTree: Sendable {
     /// Whether `type` conforms to `ancestor`: it is the same type or descends from it.
     /// - Complexity: O(d) in the number of types above `type`; the tree is shallow.
     public func conforms(_ type: String, to ancestor: String) -> Bool {
+        var steps = 0
+        return conforms(type, to: ancestor, steps: &steps)
+    }
+
+    /// `conforms(_:to:)`, adding to `steps` the types it looked at: a budget's measure of the walk, which a
+    /// target's own declarations may make long.
+    public func conforms(_ type: String, to ancestor: String, steps: inout Int) -> Bool {
         let parents = self.parents  // once, not once per step
         let target = ancestor.lowercased()
         var pending = [type.lowercased()]
         var visited: Set<String> = []
         while let next = pending.popLast() {
+            steps += 1
             if next == target { return true }
             guard visited.insert(next).inserted else { continue }
             pending.append(contentsOf: parents[next] ?? [])

@@ -147,7 +147,9 @@ struct PredicateEvaluator {
             }
         case .conformsTo:
             guard case .string(let type)? = lhs, case .string(let ancestor)? = rhs else { return false }
-            return types.conforms(type, to: ancestor)
+            var walked = 0
+            let conforms = types.conforms(type, to: ancestor, steps: &walked)
+            return budget.spend(walked) && conforms
         case .equalsType:
             guard case .string(let left)? = lhs, case .string(let right)? = rhs else { return false }
             return types.equals(left, right)

@@ -56,15 +56,18 @@ extension ShareTarget {
                 intents.append(name)
             }
         }
-        var types = UniformTypeTree.standard
-        var declared: [String] = []
+        var declarations: [(type: String, parents: [String])] = []
         for key in ["UTExportedTypeDeclarations", "UTImportedTypeDeclarations"] {
             guard let value = root[key] else { continue }
-            for (identifier, parents) in try Self.declarations(value, field: key, path: path) {
-                types = types.declaring(identifier, conformsTo: parents)
-                declared.append(identifier)
+            declarations += try Self.declarations(value, field: key, path: path)
+            guard declarations.count <= Self.maximumDeclaredTypes else {
+                throw .invalidValue(
+                    path: path, field: key,
+                    problem: "declares more than \(Self.maximumDeclaredTypes) types with the other declarations; an app declares a few")
             }
         }
+        let types = UniformTypeTree.standard.declaring(declarations)
+        let declared = declarations.map(\.type)
         let displayName = root["CFBundleDisplayName"]?.stringValue
         self.init(
             activationRule: rule, types: types, intentsSupported: intents, declaredTypes: declared,
@@ -96,14 +99,20 @@ extension ShareTarget {
     }
 
     /// The `(UTTypeIdentifier, UTTypeConformsTo)` pairs of a type-declaration array.
+    /// The most types an Info.plist may declare (exported and imported together), and the most a type may conform
+    /// to directly: an app declares a few types of one or two parents each; a declaration of 600,000 types made
+    /// each conformance check of a share walk them all.
+    static let maximumDeclaredTypes = 1_000
+    static let maximumParents = 32
+
     private static func declarations(
         _ value: PropertyListValue, field: String, path: String
-    ) throws(ShareTargetError) -> [(String, [String])] {
+    ) throws(ShareTargetError) -> [(type: String, parents: [String])] {
         guard case .array(let elements) = value else {
             throw .invalidValue(
                 path: path, field: field, problem: "is \(value.kindName); it must be an array of type declarations")
         }
-        var result: [(String, [String])] = []
+        var result: [(type: String, parents: [String])] = []
         for (index, element) in elements.enumerated() {
             let here = "\(field)[\(index)]"
             guard case .dictionary(let declaration) = element else {
@@ -122,6 +131,11 @@ extension ShareTarget {
             case nil: break
             case .string(let parent)?: parents = [parent]  // Apple accepts a single string too
             case .array(let list)?:
+                guard list.count <= Self.maximumParents else {
+                    throw .invalidValue(
+                        path: path, field: here + ".UTTypeConformsTo",
+                        problem: "names \(list.count) types; a type conforms to at most \(Self.maximumParents) directly")
+                }
                 for (position, parent) in list.enumerated() {
                     guard case .string(let name) = parent else {
                         throw .invalidValue(
