@@ -61,6 +61,14 @@ import Testing
         #expect(over.standardError.contains("more than the 262144 it may have"), "\(over.standardError)")
     }
 
+    /// Standard input cannot feed both the Info.plist and the request: each reader blamed the other's bytes.
+    @Test func standardInputFeedsOneReaderOnly() throws {
+        let both = SuggestProcess.run(
+            ["share", "--store", store, "--at", at, "--json", "--extension", "/dev/stdin"], input: #"{"items":[]}"#)
+        #expect(both.status == 64)
+        #expect(both.standardError.contains("both read standard input"), "\(both.standardError)")
+    }
+
     @Test func aPDFOnlyRuleRejectsAnImage() throws {
         let result = try share(["--extension", extensions + "apple-pdf-example.plist", "--attachment", "public.jpeg=photo.jpg"])
         #expect(result.status == 0)
