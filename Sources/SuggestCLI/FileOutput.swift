@@ -2,33 +2,44 @@ import CSystem
 
 /// Writes a whole file, for reports.
 enum FileOutput {
-    /// Writes `text` to `path`, replacing it whole or not at all: the text goes to a file beside it, renamed over it
-    /// once complete, so that a failure part-way (a full disk) leaves the old file as it was, not a cut-off page.
+    /// Writes `text` to `path`, replacing it (through a link, into a device or a pipe: wherever the path leads).
     /// - Throws: `CommandError.failure` naming the file when it cannot be written.
     static func write(_ text: String, to path: String) throws(CommandError) {
-        let partial = path + ".partial-\(getpid())"
-        guard let file = fopen(partial, "w") else {
+        guard let file = fopen(path, "w") else {
             throw CommandError.failure("cannot write \(path): \(String(cString: strerror(system_errno())))")
         }
         let bytes = Array(text.utf8)
         let written = fwrite(bytes, 1, bytes.count, file)
         let closed = fclose(file)
-        guard written == bytes.count, closed == 0, rename(partial, path) == 0 else {
-            let reason = String(cString: strerror(system_errno()))
-            unlink(partial)
-            throw CommandError.failure("cannot write \(path): \(reason)")
+        guard written == bytes.count, closed == 0 else {
+            throw CommandError.failure("cannot write \(path): \(String(cString: strerror(system_errno())))")
         }
     }
 
-    /// Refuses an output path that names the input file itself (through any link), which writing would destroy:
-    /// `eval LOG --html LOG` replaced the log with the page.
+    /// Refuses an output path that names the input itself (through any link; `-` for standard input), which
+    /// writing would destroy: `eval LOG --html LOG` replaced the log with the page.
     /// - Throws: `CommandError.usage` naming the option.
     static func checkDistinct(output: String, option: String, from input: String) throws(CommandError) {
-        var out = stat()
-        var source = stat()
-        guard stat(output, &out) == 0, stat(input, &source) == 0 else { return }
-        if out.st_dev == source.st_dev && out.st_ino == source.st_ino {
-            throw CommandError.usage("\(option) \(output) is the input file \(input); give another path for the page")
+        let same = input == "-" ? isStandardInput(output) : isSameFile(output, input)
+        if same {
+            throw CommandError.usage(
+                "\(option) \(output) is the input \(input == "-" ? "(standard input)" : "file \(input)"); give another path")
         }
+    }
+
+    /// Whether two paths lead to one file.
+    static func isSameFile(_ first: String, _ second: String) -> Bool {
+        var one = stat()
+        var other = stat()
+        guard stat(first, &one) == 0, stat(second, &other) == 0 else { return false }
+        return one.st_dev == other.st_dev && one.st_ino == other.st_ino
+    }
+
+    /// Whether `path` leads to the file standard input reads (`/dev/stdin`, a link to it, the file redirected in).
+    static func isStandardInput(_ path: String) -> Bool {
+        var named = stat()
+        var input = stat()
+        guard stat(path, &named) == 0, fstat(0, &input) == 0 else { return false }
+        return named.st_dev == input.st_dev && named.st_ino == input.st_ino
     }
 }

@@ -118,8 +118,8 @@ import Testing
                 == "suggest eval: --k takes a whole number from 1 to 1000, not '+3'\n")
     }
 
-    /// `eval LOG --html LOG` replaced the log with the page (through a link too): the page may not be the input.
-    /// `--html -` made a file named `-`. A page is written whole or not at all (beside it, then renamed).
+    /// `eval LOG --html LOG` replaced the log with the page (through a link too, or with the log as standard
+    /// input): the page may not be the input. `--html -` made a file named `-`.
     @Test func theEvalPageNeverReplacesItsInput() throws {
         let log = directory.path + "/log.jsonl"
         let original = try readFile(Suggest.packageRoot + "/SampleData/donations.jsonl")
@@ -130,6 +130,10 @@ import Testing
             #expect(refused.status == 64)
             #expect(refused.standardError.contains("is the input file"), "\(refused.standardError)")
         }
+        // The log as standard input, redirected from its file.
+        let redirected = try Suggest.run(
+            ["eval", "-", "--html", log], scratch: directory.path, wrapper: ["/bin/sh", "-c", "exec \"$0\" \"$@\" < \"$4\""])
+        #expect(redirected.status == 64 && redirected.error.contains("is the input (standard input)"), "\(redirected.error)")
         #expect(try readFile(log) == original)
         let dash = SuggestProcess.run(["eval", log, "--html", "-"])
         #expect(dash.status == 64 && dash.standardError.contains("--html takes a file path"), "\(dash.standardError)")
@@ -137,8 +141,7 @@ import Testing
         let written = SuggestProcess.run(["eval", log, "--html", page])
         #expect(written.status == 0, "\(written.standardError)")
         #expect(String(decoding: try readFile(page).prefix(15), as: UTF8.self).lowercased().hasPrefix("<!doctype html"))
-        let names = directoryEntries(directory.path)
-        #expect(!names.contains { $0.contains(".partial-") }, "\(names)")
+
     }
 
     /// "1 invalid line", not "1 invalid lines"; plurals everywhere a count is printed.

@@ -246,4 +246,31 @@ struct ActivationDictionaryTests {
             return named == key && message.hasPrefix(problem)
         }
     }
+
+    /// The kinds of a decision come from the types conforming to each kind's type, found once (a walk up the tree
+    /// for each type of each attachment let a target's declarations make a share run for hours): the same kinds as
+    /// a walk up from each type, for public types, declared chains, declared types with several parents, unknown
+    /// types and case.
+    @Test func kindsFoundOnceAreTheKindsOfAWalk() {
+        var declarations: [(type: String, parents: [String])] = [("com.example.doc", ["public.text", "public.data"])]
+        for index in 0..<200 {
+            declarations.append(("com.example.c\(index)", [index == 0 ? "public.jpeg" : "com.example.c\(index - 1)"]))
+        }
+        declarations.append(("com.example.both", ["com.example.c199", "public.file-url"]))
+        let types = UniformTypeTree.standard.declaring(declarations)
+        let kinds = ActivationDictionary.KindTypes(types)
+        let ancestors: [(String, [ActivationDictionary.AssetKind])] = [
+            ("com.apple.active-webpage", [.webPage]), ("public.file-url", [.file]), ("public.url", [.webURL]),
+            ("public.image", [.image, .file]), ("public.movie", [.movie, .file]), ("public.text", [.text]),
+            ("public.data", [.file]),
+        ]
+        let attachment = Attachment(typeIdentifiers: ["public.url"], value: .url("https://example.com"))
+        let names = ["public.jpeg", "PUBLIC.JPEG", "public.mpeg-4", "public.utf8-plain-text", "com.adobe.pdf",
+            "public.url", "public.file-url", "com.apple.active-webpage", "com.example.doc", "com.example.c0",
+            "com.example.c199", "com.example.both", "com.example.unknown", "public.item", "public.data"]
+        for name in names {
+            let walked = ancestors.first { types.conforms(name, to: $0.0) }?.1 ?? []
+            #expect(kinds.kinds(of: name, in: attachment) == walked, "\(name)")
+        }
+    }
 }

@@ -211,7 +211,7 @@ struct ShareTargetTests {
                 "<key>UTExportedTypeDeclarations</key><array>"
                     + String(repeating: "<dict><key>UTTypeIdentifier</key><string>a.b</string></dict>", count: 1001)
                     + "</array>",
-                "Test.plist: UTExportedTypeDeclarations declares more than 1000 types"
+                "Test.plist: UTExportedTypeDeclarations holds more than 1000 type declarations"
             ),
             (
                 "<key>NSExtensionActivationRule</key><string>TRUEPREDICATE</string>",

@@ -67,7 +67,7 @@ enum Eval: Command {
             guard page != "-" else {
                 throw CommandError.usage("--html takes a file path for the page (the table goes to standard output)")
             }
-            if path != "-" { try FileOutput.checkDistinct(output: page, option: "--html", from: path) }
+            try FileOutput.checkDistinct(output: page, option: "--html", from: path)
         }
         let source: LineReader.Source = path == "-" ? .fileDescriptor(0, name: "standard input") : .file(path)
         let session: EvalSession

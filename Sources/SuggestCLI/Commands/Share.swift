@@ -1,4 +1,3 @@
-import CSystem
 import SuggestCore
 import SuggestShare
 
@@ -38,14 +37,6 @@ enum Share: Command {
           suggest share --attachment public.jpeg=photo.jpg --person u-juan --pick 1 --send
         """
 
-    /// Whether `path` names the file standard input reads (`/dev/stdin`, `/proc/self/fd/0`, a link to it).
-    static func isStandardInput(_ path: String) -> Bool {
-        var named = stat()
-        var input = stat()
-        guard stat(path, &named) == 0, fstat(0, &input) == 0 else { return false }
-        return named.st_dev == input.st_dev && named.st_ino == input.st_ino
-    }
-
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
         try arguments.expectPositionals(atMost: 0)
         guard !(arguments.flag("--send") && arguments.flag("--cancel")) else {
@@ -63,7 +54,7 @@ enum Share: Command {
         if readsJSON, !arguments.values("--attachment").isEmpty || arguments.value("--text") != nil {
             throw CommandError.usage("--attachment and --text cannot be combined with --json; put them in the request")
         }
-        if readsJSON, let path = arguments.value("--extension"), Self.isStandardInput(path) {
+        if readsJSON, let path = arguments.value("--extension"), FileOutput.isStandardInput(path) {
             throw CommandError.usage(
                 "--extension \(path) and --json both read standard input; give the Info.plist as a file")
         }

@@ -85,6 +85,26 @@ public struct UniformTypeTree: Sendable {
         return UniformTypeTree(declared: parents)
     }
 
+    /// For each of `ancestors`, every type of the tree that conforms to it, itself included, lowercased: one walk
+    /// down from each, for a caller that asks the same question of many types (a type the tree does not know
+    /// conforms only to itself).
+    /// - Complexity: O(a · l) for a ancestors and l parent links in the tree.
+    public func conformingTypes(toEach ancestors: [String]) -> [Set<String>] {
+        var children: [String: [String]] = [:]
+        for (type, direct) in parents {
+            for parent in direct { children[parent, default: []].append(type) }
+        }
+        return ancestors.map { ancestor in
+            let root = ancestor.lowercased()
+            var found: Set<String> = [root]
+            var pending = [root]
+            while let next = pending.popLast() {
+                for child in children[next] ?? [] where found.insert(child).inserted { pending.append(child) }
+            }
+            return found
+        }
+    }
+
     /// Whether the tree knows `type`.
     public func isDeclared(_ type: String) -> Bool { parents[type.lowercased()] != nil }
 

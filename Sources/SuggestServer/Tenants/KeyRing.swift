@@ -20,17 +20,13 @@ public struct KeyRing: Sendable, Equatable {
     }
 
     /// The keys, in the order of the file.
-    public private(set) var entries: [Entry] {
-        didSet { longestKey = entries.map(\.key.count).max() ?? 0 }
-    }
-    /// The length of the longest key held: no longer one can match.
-    private var longestKey: Int
+    public private(set) var entries: [Entry]
+
+    /// The longest key, in the file and as presented: far more than a random key needs (48 hex digits).
+    public static let maximumKeyBytes = 256
 
     /// A ring of these keys, as given: `init(json:name:)` is the one that checks them.
-    public init(entries: [Entry]) {
-        self.entries = entries
-        longestKey = entries.map(\.key.count).max() ?? 0
-    }
+    public init(entries: [Entry]) { self.entries = entries }
 
     /// A keys file as `load(path:)` read it.
     public struct LoadedFile: Sendable, Equatable {
@@ -67,10 +63,11 @@ public struct KeyRing: Sendable, Equatable {
     }
 
     /// The tenant a presented key opens, or `nil`.
-    /// - Complexity: O(k · n) for k keys and a presented key of n bytes, whatever matches; a key longer than every
-    ///   key held is refused at once (a 60 KB one against 25,000 keys took 2.5 s to refuse).
+    /// - Complexity: O(k · n) for k keys and a presented key of n bytes, whatever matches; a key longer than any
+    ///   key may be (`maximumKeyBytes`, whatever the file holds) is refused at once (a 60 KB one against 25,000
+    ///   keys took 2.5 s to refuse).
     public func tenant(forKey presented: some Collection<UInt8>) -> String? {
-        guard presented.count <= longestKey else { return nil }
+        guard presented.count <= Self.maximumKeyBytes else { return nil }
         var found: String?
         let presented = Array(presented)
         for entry in entries where Self.constantTimeEqual(presented, entry.key) && found == nil { found = entry.tenant }
@@ -116,10 +113,12 @@ public struct KeyRing: Sendable, Equatable {
                 throw KeyRingError(
                     "\(name): keys[\(index)].tenant must be 1 to 64 letters, digits, '.', '_' or '-'")
             }
-            guard secret.utf8.count >= 16, secret.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            guard (16...Self.maximumKeyBytes).contains(secret.utf8.count),
+                secret.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
+            else {
                 throw KeyRingError(
-                    "\(name): keys[\(index)].key must be at least 16 printable characters without spaces "
-                        + "(a random one: openssl rand -hex 24)")
+                    "\(name): keys[\(index)].key must be 16 to \(Self.maximumKeyBytes) printable characters without "
+                        + "spaces (a random one: openssl rand -hex 24)")
             }
             guard seen.insert(Array(secret.utf8)).inserted else {
                 throw KeyRingError("\(name): keys[\(index)] repeats an earlier key; each key opens one tenant")

@@ -29,7 +29,7 @@ public struct ActivationPredicate: Sendable, Equatable, CustomStringConvertible 
             throw PredicateSyntaxError(
                 offset: 0,
                 message: "the rule is \(source.utf8.count) bytes long; a rule may have at most \(Self.maximumSourceBytes)",
-                rule: String(source.prefix(200)))
+                rule: String(decoding: source.utf8.prefix(200), as: UTF8.self))
         }
         self.source = source
         self.root = try PredicateParser.parse(source)

@@ -48,17 +48,35 @@ extension ActivationDictionary {
         }
     }
 
-    /// The kinds a type can be handled as, most specific first; empty for types no kind covers (which only
-    /// `...SupportsAttachmentsWithMaxCount` can accept).
-    static func kinds(of type: String, in attachment: Attachment, types: UniformTypeTree) -> [AssetKind] {
-        if types.conforms(type, to: "com.apple.active-webpage") { return [.webPage] }
-        if types.conforms(type, to: "public.file-url") { return [.file] }
-        if types.conforms(type, to: "public.url") { return attachment.isNonWebURL ? [] : [.webURL] }
-        if types.conforms(type, to: "public.image") { return [.image, .file] }
-        if types.conforms(type, to: "public.movie") { return [.movie, .file] }
-        if types.conforms(type, to: "public.text") { return [.text] }
-        if types.conforms(type, to: "public.data") { return [.file] }
-        return []
+    /// The types that conform to each of the types the kinds are decided by, found once for a decision: a walk of
+    /// the tree for each type of each attachment let a target's own declarations make a share run for hours.
+    struct KindTypes {
+        /// Conforming to `com.apple.active-webpage`, `public.file-url`, `public.url`, `public.image`,
+        /// `public.movie`, `public.text`, `public.data`: the order `kinds(of:in:)` asks in.
+        private let sets: [Set<String>]
+
+        init(_ types: UniformTypeTree) {
+            sets = types.conformingTypes(toEach: [
+                "com.apple.active-webpage", "public.file-url", "public.url", "public.image", "public.movie",
+                "public.text", "public.data",
+            ])
+        }
+
+        /// The kinds a type can be handled as, most specific first; empty for types no kind covers (which only
+        /// `...SupportsAttachmentsWithMaxCount` can accept).
+        func kinds(of type: String, in attachment: Attachment) -> [AssetKind] {
+            let type = type.lowercased()
+            switch sets.firstIndex(where: { $0.contains(type) }) {
+            case 0: return [.webPage]
+            case 1: return [.file]
+            case 2: return attachment.isNonWebURL ? [] : [.webURL]
+            case 3: return [.image, .file]
+            case 4: return [.movie, .file]
+            case 5: return [.text]
+            case 6: return [.file]
+            default: return []
+            }
+        }
     }
 
     /// How the dictionary treats one attachment.
@@ -73,11 +91,11 @@ extension ActivationDictionary {
 
     /// Decides one attachment: it is accepted when any of its types is, refused when none is and some type's
     /// key is 0, and unhandled otherwise. For each type the most specific kind whose key is present decides.
-    func outcome(of attachment: Attachment, types: UniformTypeTree) -> Outcome {
+    func outcome(of attachment: Attachment, kinds: KindTypes) -> Outcome {
         var refusal: Outcome?
         for type in attachment.typeIdentifiers {
             var decided: Outcome?
-            for kind in Self.kinds(of: type, in: attachment, types: types) {
+            for kind in kinds.kinds(of: type, in: attachment) {
                 guard let setting = setting(kind) else { continue }
                 decided = setting > 0 ? .accepted(kind) : .refused(type: type, key: kind.key)
                 break
@@ -108,13 +126,14 @@ extension ActivationDictionary {
     /// The reason names the key: "public.jpeg attachments are not supported
     /// (NSExtensionActivationSupportsImageWithMaxCount is 0)", "3 images exceed
     /// NSExtensionActivationSupportsImageWithMaxCount = 1".
-    /// - Complexity: O(a × t × d) for a attachments of t types each in a type tree of depth d.
+    /// - Complexity: O(a × t + l) for a attachments of t types each and l parent links in the type tree.
     public func decision(for request: ShareRequest, types: UniformTypeTree = .standard) -> ActivationDecision {
         let attachments = request.attachments
         guard !attachments.isEmpty else {
             return .refused("nothing is shared: a dictionary rule needs at least one attachment")
         }
-        let outcomes = attachments.map { outcome(of: $0, types: types) }
+        let kinds = KindTypes(types)
+        let outcomes = attachments.map { outcome(of: $0, kinds: kinds) }
         for (attachment, outcome) in zip(attachments, outcomes) {
             guard case .refused(let type, let key) = outcome else { continue }
             let value = key == .supportsText ? "NO" : "0"

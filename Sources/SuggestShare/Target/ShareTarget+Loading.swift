@@ -63,7 +63,7 @@ extension ShareTarget {
             guard declarations.count <= Self.maximumDeclaredTypes else {
                 throw .invalidValue(
                     path: path, field: key,
-                    problem: "declares more than \(Self.maximumDeclaredTypes) types with the other declarations; an app declares a few")
+                    problem: "holds more than \(Self.maximumDeclaredTypes) type declarations with the other declarations; an app declares a few")
             }
         }
         let types = UniformTypeTree.standard.declaring(declarations)
@@ -98,13 +98,13 @@ extension ShareTarget {
         return attributes
     }
 
-    /// The `(UTTypeIdentifier, UTTypeConformsTo)` pairs of a type-declaration array.
-    /// The most types an Info.plist may declare (exported and imported together), and the most a type may conform
-    /// to directly: an app declares a few types of one or two parents each; a declaration of 600,000 types made
-    /// each conformance check of a share walk them all.
+    /// The most type declarations an Info.plist may hold (exported and imported together), and the most types one
+    /// declaration may conform to directly: an app declares a few types of one or two parents each; 600,000
+    /// declared types made each conformance check of a share walk them all.
     static let maximumDeclaredTypes = 1_000
     static let maximumParents = 32
 
+    /// The `(UTTypeIdentifier, UTTypeConformsTo)` pairs of a type-declaration array.
     private static func declarations(
         _ value: PropertyListValue, field: String, path: String
     ) throws(ShareTargetError) -> [(type: String, parents: [String])] {
