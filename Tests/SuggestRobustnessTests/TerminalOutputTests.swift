@@ -76,19 +76,29 @@ import Testing
         #expect(try fixture.succeed(["export"]).contains(#""displayName":"\u001b[2J\u001b[31mEVIL""#))
     }
 
-    /// A rule of 1.4 MB refuses a photo: the reason is one short line in the text and in the JSON.
+    /// A rule of 60 KB refuses a photo: the reason is one short line in the text and in the JSON. A rule of 1.4 MB
+    /// is refused as longer than a rule may be, in a short line too.
     @Test func aHugeRulesRefusalIsCapped() throws {
         let fixture = try fixture()
-        let rule =
+        func rule(_ length: Int) -> String {
             "SUBQUERY(extensionItems, $e, SUBQUERY($e.attachments, $a, ANY $a.registeredTypeIdentifiers "
-            + "UTI-CONFORMS-TO \"\u{1B}[2J" + String(repeating: "x", count: 1_400_000) + "\").@count == 1).@count == 1"
-        let plist = """
+                + "UTI-CONFORMS-TO \"\u{1B}[2J" + String(repeating: "x", count: length) + "\").@count == 1).@count == 1"
+        }
+        func plist(_ rule: String) -> String {
+            """
             <?xml version="1.0" encoding="UTF-8"?>
             <plist version="1.0"><dict><key>NSExtension</key><dict><key>NSExtensionAttributes</key><dict>
             <key>NSExtensionActivationRule</key><string>\(rule)</string></dict></dict></dict></plist>
             """
+        }
+        let tooLong = fixture.scratch + "/too-long.plist"
+        try writeFile(tooLong, plist(rule(1_400_000)))
+        let refused = try fixture.run(["share", "--extension", tooLong, "--attachment", "public.jpeg=a.jpg"])
+        #expect(refused.status == 64 && refused.standardError.count < 1_000, "\(refused.output.prefix(300))")
+        #expect(refused.error.contains("a rule may have at most 65536"), "\(refused.error.prefix(300))")
+        #expect(!Self.actsOnTheTerminal(refused.standardError))
         let path = fixture.scratch + "/huge.plist"
-        try writeFile(path, plist)
+        try writeFile(path, plist(rule(60_000)))
         let text = try fixture.run(["share", "--extension", path, "--attachment", "public.jpeg=a.jpg"])
         #expect(text.status == 0 && text.standardOutput.count < 1_000, "\(text.output.prefix(300))")
         #expect(!Self.actsOnTheTerminal(text.standardOutput))
