@@ -29,7 +29,8 @@ import Testing
     }
 
     /// A method holding a DEL (or a long made-up one) showed in the access log as it came: a terminal showed
-    /// `GET\x7f` as `GET`, beside the 405 it got. The log shows such bytes as `?`, and 32 bytes at most.
+    /// `GET\x7f` as `GET`, beside the 405 it got. The log, and the error's message, show such bytes as `?`, and 32
+    /// bytes at most.
     @Test func theAccessLogShowsOddMethodsAsWhatTheyAre() throws {
         let scratch = try TemporaryDirectory("serve")
         let server = try ServeProcess(["--store", scratch("store")], scratch: scratch.path)
@@ -39,6 +40,10 @@ import Testing
             sleepSeconds(0.2)
             connection.close()
         }
+        // The error's message names it the same way.
+        let reply = try server.client.request(String(repeating: "M", count: 100), "/v1/version")
+        #expect(reply.status == 405 && reply.text.contains(String(repeating: "M", count: 32) + "… is not allowed"), "\(reply)")
+        #expect(!reply.text.contains(String(repeating: "M", count: 33)))
         _ = server.stop()
         let log = server.process.standardErrorSoFar()
         #expect(log.contains(#""method":"GET?""#), "\(log)")

@@ -94,13 +94,15 @@ final class API: Sendable {
         Router.Endpoint, [String: String]
     ) {
         guard let (route, parameters) = router.route(for: request.pathSegments) else {
-            throw APIError.notFound("no route \(request.method) \(String(request.path.prefix(200))); see /v1/openapi.json")
+            throw APIError.notFound(
+                "no route \(AccessLog.printableMethod(request.method.rawValue)) \(String(request.path.prefix(200))); "
+                    + "see /v1/openapi.json")
         }
         admission.template = route.template
         guard let endpoint = route.methods[request.method] else {
             throw APIError(
                 .methodNotAllowed, "method_not_allowed",
-                "\(request.method) is not allowed on \(route.template); allowed: \(route.allow)",
+                "\(AccessLog.printableMethod(request.method.rawValue)) is not allowed on \(route.template); allowed: \(route.allow)",
                 headers: ["Allow": route.allow])
         }
         if route.needsKey { admission.tenant = try authenticate(request) }
