@@ -33,6 +33,9 @@ struct PropertyListErrorTests {
         XMLCase(
             text: "<plist><string>&#x110000;</string></plist>", line: 1, column: 16,
             fragment: "not a valid character reference"),
+        XMLCase(
+            text: "<plist><string>&#99999999999999999999;</string></plist>", line: 1, column: 16,
+            fragment: "a character reference (&#...;) here is too long"),
         XMLCase(text: "<plist>\n<integer>12x</integer></plist>", line: 2, column: 1, fragment: "is not an integer"),
         XMLCase(text: "<plist><real>one</real></plist>", line: 1, column: 8, fragment: "is not a real number"),
         XMLCase(text: "<plist><date>yesterday</date></plist>", line: 1, column: 8, fragment: "is not a date"),

@@ -403,6 +403,9 @@ struct XMLPropertyListParser {
         var end = index
         while end < bytes.count, end - index <= 12, bytes[end] != UInt8(ascii: ";") { end += 1 }
         guard end < bytes.count, bytes[end] == UInt8(ascii: ";") else {
+            if index < bytes.count, bytes[index] == UInt8(ascii: "#") {
+                throw error("a character reference (&#...;) here is too long or not closed by ';'", at: start)
+            }
             throw error("'&' must start an entity such as &amp; (write a literal '&' as &amp;)", at: start)
         }
         let name = String(decoding: bytes[index..<end], as: UTF8.self)
