@@ -259,15 +259,17 @@ final class ServerCore: Sendable {
         context.heldBodyBytes = 0
     }
 
-    /// Runs the handler on this thread. A response to HEAD drops a streamed body: MHD 0.9.75 would send its last
-    /// chunk after the head, where the connection's next response belongs.
+    /// Runs the handler on this thread. A response to HEAD ends a streamed body unread and carries an empty one, so
+    /// that its head is GET's (chunked, no `Content-Length: 0`), on a connection that closes after it: MHD 0.9.75
+    /// sends the last chunk even after the head of a HEAD, where the connection's next response would belong.
     private func answer(_ request: HTTPRequest) -> HTTPResponse {
         pthread_setspecific(insideHandler, UnsafeRawPointer(bitPattern: 1))
         defer { pthread_setspecific(insideHandler, nil) }
         var response = handler(request)
         if request.method == .head, let streamed = response.streamedBody {
             streamed.end()
-            response.streamedBody = nil
+            response.streamedBody = .empty()
+            response.headers.set(name: "Connection", value: "close")
         }
         return response
     }

@@ -9,8 +9,8 @@ import Synchronization
 /// The body goes out in chunked transfer coding. A failure after the first bytes have gone out cannot change the
 /// status any more: the connection is closed without the last chunk, which a client reports as an incomplete
 /// transfer, and the failure is logged. Over HTTP/1.0 there are no chunks: the close ends the body, complete or not,
-/// so a handler whose body may fail should not stream it to an HTTP/1.0 client. A response to HEAD drops its
-/// streamed body.
+/// so a handler whose body may fail should not stream it to an HTTP/1.0 client. A response to HEAD ends its
+/// streamed body unread and sends an empty one, on a connection that closes after it.
 public final class StreamedBody: @unchecked Sendable {
     /// Appends the next bytes to its argument (a few tens of kilobytes is a good step) and returns whether the
     /// body is complete.
@@ -38,6 +38,10 @@ public final class StreamedBody: @unchecked Sendable {
         self.produce = produce
         onEnd = end
     }
+
+    /// An empty body sent in chunks: what a response to HEAD carries in place of a streamed body, so that its head
+    /// is the one GET would have (`Transfer-Encoding: chunked`, not `Content-Length: 0`).
+    public static func empty() -> StreamedBody { StreamedBody(produce: { _ in true }, end: {}) }
 
     /// A body never queued (its request ended before its answer was) is ended when it goes away.
     deinit {
@@ -95,12 +99,15 @@ public final class StreamedBody: @unchecked Sendable {
     }
 
     /// Ends the body unless it is complete, for `reason`, which is logged: a body that takes too long, from any
-    /// thread. Its connection is closed when MHD next asks for bytes, after the bytes made already.
+    /// thread. What it holds is let go of at once; its connection is closed when MHD next asks for bytes, once the
+    /// bytes made already (in MHD's and the kernel's buffers, a few megabytes) have gone out at the client's pace.
     public func cutOff(_ reason: String) {
         lock.withLock { _ in
             guard !complete, produce != nil else { return }
             cutOffReason = reason
-            log?("a streamed response body was cut off: \(reason); its connection is closed without the last chunk")
+            log?(
+                "a streamed response body was cut off: \(reason); what it had made still goes out at the client's pace "
+                    + "(the sockets' buffers, a few megabytes), then its connection is closed without the last chunk")
             endLocked()
         }
     }

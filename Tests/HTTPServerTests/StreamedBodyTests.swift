@@ -54,12 +54,15 @@ import Testing
             #expect(Self.eventually { ends.count == 1 })
             let next = try connection.exchange("GET /after HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(echoed("path", in: next) == ["/after"])
-            // HEAD sends no body (not even a last chunk, which the next response would be read after), and the
-            // body is ended all the same.
+            // HEAD gets GET's head (chunked, no Content-Length: 0) and no body, on a connection that closes after
+            // it (MHD 0.9.75 would write a last chunk where the next response belongs); the body is ended unread.
             let head = try connection.exchange("HEAD /stream HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(head.status == 200)
+            #expect(head.header("Transfer-Encoding")?.lowercased() == "chunked" && head.header("Content-Length") == nil)
+            #expect(head.header("Connection")?.lowercased() == "close", "\(head)")
             #expect(Self.eventually { ends.count == 2 })
-            let afterHead = try connection.exchange("GET /after-head HTTP/1.1\r\nHost: x\r\n\r\n")
+            let fresh = try TestConnection.connected(port: server.address.port)
+            let afterHead = try fresh.exchange("GET /after-head HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(afterHead.status == 200 && echoed("path", in: afterHead) == ["/after-head"], "\(afterHead)")
         }
         #expect(ends.count == 2)

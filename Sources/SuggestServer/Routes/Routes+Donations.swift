@@ -104,8 +104,10 @@ extension Routes {
     static let exportDonations: Router.Endpoint = { call in
         let account = try call.account()
         try checkQuery(call.request, allowed: [])
-        // HEAD has no body: no export is made for it.
-        if call.request.method == .head { return HTTPResponse(status: .ok, headers: ["Content-Type": "application/x-ndjson"]) }
+        // HEAD has no body: no export is made for it (its head is GET's: HTTPServer sends an empty streamed body).
+        if call.request.method == .head {
+            return HTTPResponse(status: .ok, headers: ["Content-Type": "application/x-ndjson"], streamedBody: .empty())
+        }
         // Sent in chunks: over HTTP/1.0 the close ends the body, and an export cut off would look complete.
         guard call.request.version != .http10 else {
             throw APIError(
