@@ -35,11 +35,7 @@ enum FileOutput {
         return one.st_dev == other.st_dev && one.st_ino == other.st_ino
     }
 
-    /// Whether `path` leads to the file standard input reads (`/dev/stdin`, a link to it, the file redirected in).
-    static func isStandardInput(_ path: String) -> Bool {
-        var named = stat()
-        var input = stat()
-        guard stat(path, &named) == 0, fstat(0, &input) == 0 else { return false }
-        return named.st_dev == input.st_dev && named.st_ino == input.st_ino
-    }
+    /// Whether `path` leads to the file standard input reads (`/dev/stdin`, a link to it, the file redirected in):
+    /// `/dev/stdin` leads there too.
+    static func isStandardInput(_ path: String) -> Bool { isSameFile(path, "/dev/stdin") }
 }

@@ -46,6 +46,16 @@ public struct JSONParser {
         return value
     }
 
+    /// Checks that `bytes` hold one JSON value and nothing after it but white space, as `parse(bytes:)` does,
+    /// with the same errors, without building the value.
+    public static func check(bytes: UnsafeBufferPointer<UInt8>) throws(Error) {
+        var parser = JSONParser(bytes)
+        parser.skipWhitespace()
+        try parser.skipValue()
+        parser.skipWhitespace()
+        guard parser.index == bytes.count else { throw parser.error("unexpected text after the JSON value") }
+    }
+
     private func error(_ message: String, at offset: Int? = nil) -> Error {
         Error(offset: offset ?? index, message: message)
     }

@@ -100,14 +100,8 @@ extension Interaction {
         guard bytes.count <= Interaction.maximumTreePathBytes else {
             // The tree takes about 30 bytes an element: a 60 MB line of an unknown array of numbers, refused for a
             // missing date, took 890 MB to say so. A long line is checked as JSON only, and refused in general terms.
-            var parser = JSONParser(bytes)
-            parser.skipWhitespace()
             do {
-                try parser.skipValue()
-                parser.skipWhitespace()
-                if parser.index != bytes.count {
-                    throw JSONParser.Error(offset: parser.index, message: "unexpected text after the JSON value")
-                }
+                try JSONParser.check(bytes: bytes)
             } catch {
                 throw InputError(field: nil, message: "invalid JSON: \(error)")
             }

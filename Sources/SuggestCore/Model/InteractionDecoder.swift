@@ -16,7 +16,7 @@ struct InteractionDecoder {
     /// (`refusal`: a donation over its limits, found once every member has been read, which is what the tree path
     /// would say of it too).
     struct GiveUp: Error {
-        var refusal: InputError?
+        var refusal: InputError? = nil
     }
 
     /// What the fast path made of a line.
@@ -103,7 +103,7 @@ struct InteractionDecoder {
             case "date": date = try decoder.date()
             case "direction":
                 if let text = try decoder.string() {
-                    guard let known = InteractionDirection(rawValue: text) else { throw GiveUp(refusal: nil) }
+                    guard let known = InteractionDirection(rawValue: text) else { throw GiveUp() }
                     direction = known
                 } else {
                     direction = .unspecified
@@ -121,7 +121,7 @@ struct InteractionDecoder {
             }
         }
         let resolvedAccount = account ?? defaultAccount
-        guard !resolvedAccount.isEmpty, identifier != "", let date, let intent else { throw GiveUp(refusal: nil) }
+        guard !resolvedAccount.isEmpty, identifier != "", let date, let intent else { throw GiveUp() }
         // The tree path's limits on a donation (not on an intent read alone: the store's kept intents).
         do throws(InputError) {
             try Interaction.checkLimits(of: intent)
@@ -174,14 +174,14 @@ struct InteractionDecoder {
                 contentTypes = []
                 seenTypes = []
                 try decoder.array { (decoder: inout InteractionDecoder) throws(GiveUp) in
-                    guard let uti = try decoder.string(), !uti.isEmpty else { throw GiveUp(refusal: nil) }
+                    guard let uti = try decoder.string(), !uti.isEmpty else { throw GiveUp() }
                     if seenTypes.insert(uti).inserted { contentTypes.append(uti) }
                 }
             case "content": _ = try decoder.string()
             default: try decoder.skipValue()
             }
         }
-        guard let conversation, !conversation.isEmpty else { throw GiveUp(refusal: nil) }
+        guard let conversation, !conversation.isEmpty else { throw GiveUp() }
         return SendMessageIntent(
             conversationIdentifier: conversation, speakableGroupName: groupName, serviceName: service, sender: sender,
             recipients: recipients, image: image, contentTypes: contentTypes)
@@ -214,7 +214,7 @@ struct InteractionDecoder {
             case "value": value = try decoder.string()
             case "type":
                 if let text = try decoder.string() {
-                    guard let known = Person.Handle.Kind(rawValue: text) else { throw GiveUp(refusal: nil) }
+                    guard let known = Person.Handle.Kind(rawValue: text) else { throw GiveUp() }
                     kind = known
                 } else {
                     kind = .unknown
@@ -233,23 +233,23 @@ struct InteractionDecoder {
         case UInt8(ascii: "\""):
             if let raw = try rawString() {
                 // Without escapes there is no NUL (control characters are refused), so the size is the only check.
-                guard raw.count <= Interaction.maximumStringBytes else { throw GiveUp(refusal: nil) }
+                guard raw.count <= Interaction.maximumStringBytes else { throw GiveUp() }
                 return String(decoding: raw, as: UTF8.self)
             }
-            guard let text = try? parser.parseString() else { throw GiveUp(refusal: nil) }
-            guard (try? FieldReader.check(text, field: "")) != nil else { throw GiveUp(refusal: nil) }
+            guard let text = try? parser.parseString() else { throw GiveUp() }
+            guard (try? FieldReader.check(text, field: "")) != nil else { throw GiveUp() }
             return text
         case UInt8(ascii: "n"):
             try literal("null")
             return nil
-        default: throw GiveUp(refusal: nil)
+        default: throw GiveUp()
         }
     }
 
     /// The bytes between the quotes of a string without escapes, with the cursor moved past it; `nil`, with the
     /// cursor left alone, for a string with escapes.
     private mutating func rawString() throws(GiveUp) -> UnsafeBufferPointer<UInt8>? {
-        do { return try parser.parseUnescapedString() } catch { throw GiveUp(refusal: nil) }
+        do { return try parser.parseUnescapedString() } catch { throw GiveUp() }
     }
 
     private mutating func bool() throws(GiveUp) -> Bool? {
@@ -263,7 +263,7 @@ struct InteractionDecoder {
         case UInt8(ascii: "n"):
             try literal("null")
             return nil
-        default: throw GiveUp(refusal: nil)
+        default: throw GiveUp()
         }
     }
 
@@ -273,26 +273,26 @@ struct InteractionDecoder {
         case UInt8(ascii: "\""):
             if let raw = try rawString() {
                 guard raw.count <= Interaction.maximumStringBytes, let parsed = Timestamp(rfc3339UTF8: raw) else {
-                    throw GiveUp(refusal: nil)
+                    throw GiveUp()
                 }
                 date = parsed
             } else {
                 guard let text = try? parser.parseString(), text.utf8.count <= Interaction.maximumStringBytes,
                     let parsed = Timestamp(rfc3339: text)
                 else {
-                    throw GiveUp(refusal: nil)
+                    throw GiveUp()
                 }
                 date = parsed
             }
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-            guard let number = try? parser.parseNumber() else { throw GiveUp(refusal: nil) }
+            guard let number = try? parser.parseNumber() else { throw GiveUp() }
             date = Timestamp(seconds: number)
         case UInt8(ascii: "n"):
             try literal("null")
             return nil
-        default: throw GiveUp(refusal: nil)
+        default: throw GiveUp()
         }
-        guard Timestamp.acceptedRange.contains(date) else { throw GiveUp(refusal: nil) }
+        guard Timestamp.acceptedRange.contains(date) else { throw GiveUp() }
         return date
     }
 
@@ -306,12 +306,12 @@ struct InteractionDecoder {
     }
 
     private mutating func literal(_ text: StaticString) throws(GiveUp) {
-        guard (try? parser.parseLiteral(text)) != nil else { throw GiveUp(refusal: nil) }
+        guard (try? parser.parseLiteral(text)) != nil else { throw GiveUp() }
     }
 
     /// Any JSON value, validated as the tree parser would, and not kept.
     private mutating func skipValue() throws(GiveUp) {
-        guard (try? parser.skipValue()) != nil else { throw GiveUp(refusal: nil) }
+        guard (try? parser.skipValue()) != nil else { throw GiveUp() }
     }
 
     // MARK: Structure
@@ -339,7 +339,7 @@ struct InteractionDecoder {
             (decoder: inout InteractionDecoder) throws(GiveUp) in
             let key = try decoder.key()
             decoder.parser.skipWhitespace()
-            guard decoder.parser.current == UInt8(ascii: ":") else { throw GiveUp(refusal: nil) }
+            guard decoder.parser.current == UInt8(ascii: ":") else { throw GiveUp() }
             decoder.parser.index += 1
             decoder.parser.skipWhitespace()
             try member(&decoder, key)
@@ -360,7 +360,7 @@ struct InteractionDecoder {
     private mutating func delimited(
         open: UInt8, close: UInt8, _ item: (inout InteractionDecoder) throws(GiveUp) -> Void
     ) throws(GiveUp) {
-        guard parser.current == open, (try? parser.enter()) != nil else { throw GiveUp(refusal: nil) }
+        guard parser.current == open, (try? parser.enter()) != nil else { throw GiveUp() }
         parser.index += 1
         parser.skipWhitespace()
         if parser.current == close {
@@ -378,14 +378,14 @@ struct InteractionDecoder {
                 parser.index += 1
                 parser.depth -= 1
                 return
-            default: throw GiveUp(refusal: nil)
+            default: throw GiveUp()
             }
         }
     }
 
     /// A member name; a name with escapes goes to the tree path, which compares names as decoded strings.
     private mutating func key() throws(GiveUp) -> Key {
-        guard parser.current == UInt8(ascii: "\""), let name = try rawString() else { throw GiveUp(refusal: nil) }
+        guard parser.current == UInt8(ascii: "\""), let name = try rawString() else { throw GiveUp() }
         return Key(bytes: name)
     }
 }
