@@ -127,6 +127,78 @@ import Testing
         #expect(json["preselected"] != .null)
     }
 
+    /// Only an extension that lists INSendMessageIntent takes part in suggestions: any other gets no list, so a
+    /// `--pick` has nothing to pick (it recorded an engaged suggestion to the first of a list it never sees).
+    @Test func aTargetWithoutTheMessageIntentGetsNoSuggestionsToPick() throws {
+        let before = exportLines()
+        for choice in [["--pick", "1"], ["--conversation", "u-mom"]] {
+            let result = try share(
+                ["--extension", extensions + "wordpress.plist", "--attachment", "public.url=https://example.com", "--send"]
+                    + choice)
+            #expect(result.status == 1)
+            #expect(result.json["activated"] == .bool(true))
+            #expect(result.json["suggestions"] == .array([]))
+            #expect(result.json["preselected"] == .null)
+            #expect(result.stderr.contains("INSendMessageIntent"), "\(result.stderr)")
+        }
+        #expect(exportLines() == before)
+    }
+
+    /// "May be suggested" for a preselection means what `list` would show here: not a conversation idle past the
+    /// store's limit, nor one of another service than the one asked for.
+    @Test func anIdleConversationOrOneOfAnotherServiceIsNotPreselected() throws {
+        let other = directory.path + "/idle-store"
+        _ = SuggestProcess.run(["config", "--max-age-days", "0", "--store", other])
+        for (conversation, date) in [("quiet", "2026-10-01T00:00:00Z"), ("lively", "2026-11-29T00:00:00Z")] {
+            let donated = SuggestProcess.run(
+                ["donate", "--conversation", conversation, "--service", "chat.example", "--date", date, "--store", other])
+            #expect(donated.status == 0, "\(donated.standardError)")
+        }
+        func preselect(_ arguments: [String]) throws -> JSONValue {
+            try JSONParser.parse(
+                SuggestProcess.run(["share", "--store", other, "--at", at, "--json-output"] + arguments).standardOutput)
+        }
+        let quiet = try preselect(["--conversation", "quiet"])
+        #expect(quiet["preselected"] == .null)
+        guard case .string(let reason)? = quiet["reason"] else { throw ShareTestError.shape }
+        #expect(reason.contains("idle limit"), "\(reason)")
+        let elsewhere = try preselect(["--conversation", "lively", "--service", "sms"])
+        #expect(elsewhere["preselected"] == .null)
+        guard case .string(let serviceReason)? = elsewhere["reason"] else { throw ShareTestError.shape }
+        #expect(serviceReason.contains("service sms"), "\(serviceReason)")
+        let here = try preselect(["--conversation", "lively", "--service", "chat.example"])
+        #expect(here["preselected"]?["conversationIdentifier"] == .string("lively"))
+    }
+
+    /// The server's share body works on standard input: its rule, choice and action count (they were ignored, and a
+    /// body saying "send" only previewed); the same thing said by the body and by a flag is refused.
+    @Test func theServersShareBodyWorksOnStandardInput() throws {
+        func run(_ body: String, _ flags: [String] = []) -> (status: Int32, json: JSONValue?, stderr: String) {
+            let result = SuggestProcess.run(["share", "--json", "--store", store, "--at", at] + flags, input: body)
+            return (result.status, try? JSONParser.parse(result.standardOutput), result.standardError)
+        }
+        let items = #""items": [{"attachments": [{"type": "public.url", "value": "https://example.com"}]}]"#
+        let refused = run("{\(items), \"rule\": \"FALSEPREDICATE\", \"pick\": 1, \"action\": \"send\"}")
+        #expect(refused.status == 1)
+        #expect(refused.json?["activated"] == .bool(false))
+        let before = exportLines()
+        let sent = run("{\(items), \"conversationIdentifier\": \"g-family\", \"action\": \"send\"}")
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(sent.json?["outcome"] == .string("sent"))
+        #expect(exportLines().count == before.count + 1)
+        for (body, flags, complaint) in [
+            ("{\(items), \"rule\": \"TRUEPREDICATE\"}", ["--extension", extensions + "telegram.plist"], "rule"),
+            ("{\(items), \"pick\": 1}", ["--conversation", "u-mom"], "chooses"),
+            ("{\(items), \"pick\": 1, \"action\": \"cancel\"}", ["--send"], "action"),
+            ("{\(items), \"action\": \"send\"}", [], "chosen conversation"),
+        ] {
+            let conflict = run(body, flags)
+            #expect(conflict.status == 64, "\(body) \(flags)")
+            #expect(conflict.stderr.contains(complaint), "\(conflict.stderr)")
+        }
+        #expect(exportLines().count == before.count + 1)
+    }
+
     @Test func malformedPlistsAndPredicatesExit64WithThePositionAndRecordNothing() {
         let before = exportLines()
         let badPredicate = directory.path + "/bad-predicate.plist"

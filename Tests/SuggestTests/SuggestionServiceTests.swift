@@ -84,6 +84,33 @@ import Testing
         #expect(try await app.donationCount() == 2)
     }
 
+    /// A share extension gets a conversation idle past the store's limit as `.idle`, not `.available`: `list` does
+    /// not show it, so nothing preselects it either.
+    @Test func anIdleConversationIsNotAvailable() async throws {
+        let directory = try TemporaryDirectory("service")
+        let service = try SuggestionService(directory: directory.path)
+        _ = try await service.donate(
+            Interaction(
+                identifier: "old", date: Self.now.adding(-40 * 86_400), direction: .outgoing,
+                intent: SendMessageIntent(conversationIdentifier: "quiet")))
+        _ = try await service.donate(Self.donation(1, conversation: "lively"))
+        guard case .idle(let quiet) = try await service.conversationStatus(conversationIdentifier: "quiet") else {
+            Issue.record("a conversation idle for 40 days (the limit is 30) is not reported idle")
+            return
+        }
+        #expect(quiet.conversationIdentifier == "quiet")
+        guard case .available = try await service.conversationStatus(conversationIdentifier: "lively") else {
+            Issue.record("a conversation with a donation a second ago is not available")
+            return
+        }
+        let shared = try await service.share(
+            try ShareRequest(attachmentArguments: ["public.jpeg=photo.jpg"]), choice: .conversation("quiet"),
+            action: .send, context: RankingContext(at: .now()))
+        #expect(shared.preselected == nil)
+        #expect(shared.failure != nil)
+        #expect(try await service.donationCount() == 2)
+    }
+
     @Test func aCancelledImportRecordsNothing() async throws {
         let directory = try TemporaryDirectory("service")
         let service = try SuggestionService(directory: directory.path)

@@ -30,7 +30,9 @@ enum Share: Command {
 
         --json reads a request such as
           {"items": [{"contentText": "look", "attachments": [{"type": "public.url", "value": "https://example.com"}]}]}
-        (docs/share-flow.md has the whole shape) and prints the contract's result object.
+        (docs/share-flow.md has the whole shape) and prints the contract's result object. The server's share body
+        works as it is: its "rule", "conversationIdentifier" or "pick", and "action" take the place of --extension,
+        --conversation or --pick, and --send or --cancel (the request and the flags may not both give one).
 
         Examples:
           suggest share --extension SampleData/extensions/telegram.plist --attachment public.url=https://example.com
@@ -45,12 +47,14 @@ enum Share: Command {
         guard arguments.value("--conversation") == nil || arguments.value("--pick") == nil else {
             throw CommandError.usage("choose with --conversation ID or --pick N, not both")
         }
-        // A usage error, known before anything is read: what --send would send to is not on the command line.
-        guard !arguments.flag("--send") || arguments.value("--conversation") != nil || arguments.value("--pick") != nil
+        let readsJSON = arguments.flag("--json")
+        // A usage error, known before anything is read: what --send would send to is not on the command line (nor,
+        // perhaps, in a request read as JSON, which is checked once read).
+        guard readsJSON || !arguments.flag("--send") || arguments.value("--conversation") != nil
+            || arguments.value("--pick") != nil
         else {
             throw CommandError.usage("--send needs the chosen conversation: give --conversation ID or --pick N")
         }
-        let readsJSON = arguments.flag("--json")
         if readsJSON, !arguments.values("--attachment").isEmpty || arguments.value("--text") != nil {
             throw CommandError.usage("--attachment and --text cannot be combined with --json; put them in the request")
         }
@@ -58,7 +62,7 @@ enum Share: Command {
             throw CommandError.usage(
                 "--extension \(path) and --json both read standard input; give the Info.plist as a file")
         }
-        let target: ShareTarget
+        var target: ShareTarget
         do {
             target = try arguments.value("--extension").map { path throws(ShareTargetError) in
                 try ShareTarget.load(infoPlistAt: path)
@@ -66,14 +70,7 @@ enum Share: Command {
         } catch {
             throw CommandError.usage(error.description)
         }
-        let request =
-            readsJSON
-            ? try ShareRequest(
-                jsonText: String(
-                    decoding: try io.standardInput.readAll(what: "a share request JSON object (docs/share-flow.md)"),
-                    as: UTF8.self))
-            : try ShareRequest(attachmentArguments: arguments.values("--attachment"), contentText: arguments.value("--text"))
-        let choice: ShareFlow.Choice
+        var choice: ShareFlow.Choice
         if let pick = try arguments.wholeNumber("--pick", in: 1...List.maximumLimit) {
             choice = .rank(pick)
         } else if let conversation = arguments.value("--conversation") {
@@ -81,7 +78,43 @@ enum Share: Command {
         } else {
             choice = .none
         }
-        let action: ShareFlow.Action = arguments.flag("--send") ? .send : arguments.flag("--cancel") ? .cancel : .preview
+        var action: ShareFlow.Action = arguments.flag("--send") ? .send : arguments.flag("--cancel") ? .cancel : .preview
+        let request: ShareRequest
+        if readsJSON {
+            let text = String(
+                decoding: try io.standardInput.readAll(what: "a share request JSON object (docs/share-flow.md)"),
+                as: UTF8.self)
+            let whole = try ShareFlow.Request(jsonText: text)
+            request = whole.items
+            // The server's share body works here too: what it says and the flags may not both say.
+            if whole.givesRule {
+                guard arguments.value("--extension") == nil else {
+                    throw CommandError.usage("the request's rule and --extension both give the target; give one")
+                }
+                target = whole.target
+            }
+            if whole.choice != .none {
+                guard choice == .none else {
+                    throw CommandError.usage(
+                        "the request chooses the conversation and so do --conversation or --pick; give one")
+                }
+                choice = whole.choice
+            }
+            if whole.givesAction {
+                guard !arguments.flag("--send") && !arguments.flag("--cancel") else {
+                    throw CommandError.usage("the request's action and --send or --cancel both end it; give one")
+                }
+                action = whole.action
+            }
+            if action == .send && choice == .none {
+                throw CommandError.usage(
+                    "sending needs the chosen conversation: give conversationIdentifier or pick in the request, or "
+                        + "--conversation ID or --pick N")
+            }
+        } else {
+            request = try ShareRequest(
+                attachmentArguments: arguments.values("--attachment"), contentText: arguments.value("--text"))
+        }
         let account = try StoreOptions.account(arguments)
         let context = try List.rankingContext(arguments)
         let store = try StoreOptions.open(arguments, io, maintaining: account, creating: false)

@@ -179,15 +179,21 @@ extension DonationStore {
         try withRankingSource(account: account) { source in try source.learnedWeights() }
     }
 
-    /// Looks up one conversation as the share extension receives it in the intent.
+    /// Looks up one conversation as the share extension receives it in the intent: available only where `list`
+    /// could show it (not blocked, not idle past the store's retention).
     public func conversationStatus(account: String, conversationIdentifier: String, at: Timestamp) throws
         -> ConversationStatus
     {
         let engine = RankingEngine(ranking: ranking, types: types)
         return try withRankingSource(account: account) { source in
-            try engine.status(of: conversationIdentifier, in: source, at: at) {
+            let status = try engine.status(of: conversationIdentifier, in: source, at: at) {
                 try isBlocked(conversation: conversationIdentifier, account: account)
             }
+            guard case .available(let suggestion) = status,
+                let cutoff = try (source.retention() ?? self.retention()).notIdleSince(at: at),
+                suggestion.lastDate < cutoff
+            else { return status }
+            return .idle(suggestion)
         }
     }
 

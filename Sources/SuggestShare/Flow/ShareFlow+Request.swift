@@ -19,6 +19,16 @@ extension ShareFlow {
         public var choice: Choice
         /// How the request ends.
         public var action: Action
+        /// Whether the request gave a `rule` (else `target` accepts anything).
+        public var givesRule: Bool
+        /// Whether the request gave an `action` (else `action` is `preview`).
+        public var givesAction: Bool
+
+        /// Reads a request from JSON text, at most `ShareRequest.maximumJSONBytes` long.
+        /// - Throws: `InputError` for text that is not JSON (with its byte position) or not such a request.
+        public init(jsonText: String) throws(InputError) {
+            try self.init(json: try ShareRequest.parse(jsonText: jsonText))
+        }
 
         /// Reads the request.
         /// - Throws: `InputError` naming the member that is wrong.
@@ -26,8 +36,10 @@ extension ShareFlow {
             items = try ShareRequest(json: json)
             if let rule = json["rule"], rule != .null {
                 target = ShareTarget(activationRule: try ActivationRule(json: rule), intentsSupported: ["INSendMessageIntent"])
+                givesRule = true
             } else {
                 target = .acceptingAnything
+                givesRule = false
             }
             let conversation = json["conversationIdentifier"]
             let pick = json["pick"]
@@ -51,6 +63,7 @@ extension ShareFlow {
             default:
                 throw InputError(field: "pick", message: "choose with conversationIdentifier or pick, not both")
             }
+            givesAction = json["action"].map { $0 != .null } ?? false
             switch json["action"] {
             case nil, .null?: action = .preview
             case .string(let name)?:

@@ -4,10 +4,12 @@ import SuggestCore
 /// extension does when the person taps Share, and what `suggest share` and the server's share route run.
 ///
 /// 1. The target's activation rule decides whether it applies to the shared items; when it does not, nothing else
-///    happens and the result says which part of the rule refused them.
+///    happens and the result says which part of the rule refused them. A target that does not declare
+///    `INSendMessageIntent` in `IntentsSupported` applies, but gets no suggestions: it never receives their intent.
 /// 2. The suggestions are ranked for this content: the items' types lift conversations that received such content.
 /// 3. The chosen conversation (the intent the extension received, or a rank of the list) is checked: deleted,
-///    blocked, excluded or unknown conversations are never preselected, and never swapped for another one; the
+///    blocked, excluded, idle, unknown conversations, and those of another service than the one asked for, are
+///    never preselected, and never swapped for another one; the
 ///    result says why, and the list is the fallback.
 /// 4. Sending records one outgoing donation to it, with the shared types, marked as an engaged suggestion, dated
 ///    when it is sent (whatever moment the suggestions were ranked for); cancelling records nothing.
@@ -77,6 +79,13 @@ public struct ShareFlow: Sendable {
             if action == .send { result.failure = "nothing was sent: the target does not apply to these items" }
             return result
         }
+        // The share sheet offers conversation suggestions only to extensions that declare the intent, and only
+        // those receive a picked suggestion's intent: for any other, no list, and nothing to pick from it.
+        guard target.supportsSendMessageIntent else {
+            result.reason = Self.withoutSuggestionsReason
+            if action == .send { result.failure = "nothing was sent: " + Self.withoutSuggestionsReason }
+            return result
+        }
         result.suggestions = try store.suggestions(account: account, context: context, explain: explain).suggestions
         try choose(choice, account: account, context: context, store: store, into: &result)
         if action == .send {
@@ -94,6 +103,11 @@ public struct ShareFlow: Sendable {
         }
         return result
     }
+
+    /// Why a target that does not declare `INSendMessageIntent` gets no suggestions and no preselection.
+    static let withoutSuggestionsReason =
+        "the extension does not list INSendMessageIntent in IntentsSupported, so the share sheet offers it no "
+        + "conversation suggestions and it never receives a picked one's intent"
 
     /// The longest reason a result gives, in characters.
     static let maximumReasonLength = 500
@@ -119,18 +133,22 @@ public struct ShareFlow: Sendable {
             }
             result.preselected = picked
         case .conversation(let conversation):
-            guard target.supportsSendMessageIntent else {
-                result.reason = "the extension does not list INSendMessageIntent in IntentsSupported, so it never "
-                    + "receives a suggestion's intent; showing the list"
-                return
-            }
             if context.excluded.contains(conversation) {
                 result.reason = "conversation \(conversation) is excluded here; pick from the list"
                 return
             }
             switch try store.conversationStatus(account: account, conversationIdentifier: conversation, at: context.at) {
             case .available(let suggestion):
-                result.preselected = suggestion
+                // Byte for byte, as the ranking keeps a service's conversations apart.
+                if let service = context.serviceName, suggestion.serviceName?.hasSameBytes(as: service) != true {
+                    result.reason = "conversation \(conversation) is not one of service \(service), the only ones "
+                        + "suggested here; pick from the list"
+                } else {
+                    result.preselected = suggestion
+                }
+            case .idle:
+                result.reason = "conversation \(conversation) has had no donation for longer than the store's idle "
+                    + "limit (see 'suggest config'), so it is not suggested; pick from the list"
             case .blocked:
                 result.reason = "conversation \(conversation) is blocked (unblocking it allows it); pick from the list"
             case .unknown:

@@ -9,18 +9,21 @@ extension ShareRequest {
     /// - Throws: `InputError` for text that is not JSON (with its byte position) or does not have the shape
     ///   described at `init(json:)`.
     public init(jsonText: String) throws(InputError) {
+        try self.init(json: try Self.parse(jsonText: jsonText))
+    }
+
+    /// A share request's JSON text parsed, once its size is checked.
+    static func parse(jsonText: String) throws(InputError) -> JSONValue {
         guard jsonText.utf8.count <= ShareRequest.maximumJSONBytes else {
             throw InputError(
                 field: nil,
                 message: "the share request is \(jsonText.utf8.count) bytes, more than the \(ShareRequest.maximumJSONBytes) it may have")
         }
-        let value: JSONValue
         do {
-            value = try JSONParser.parse(jsonText)
+            return try JSONParser.parse(jsonText)
         } catch {
             throw InputError(field: nil, message: "the share request is not valid JSON: \(error)")
         }
-        try self.init(json: value)
     }
 
     /// Reads a request from parsed JSON of this shape:
