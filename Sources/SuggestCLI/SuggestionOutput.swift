@@ -56,9 +56,11 @@ enum SuggestionOutput {
         return text
     }
 
-    /// A weight from 0 to 1 in a column: three significant digits, padded.
-    private static func weight(_ value: Double) -> String {
-        let text = value == 0 ? "0" : JSONWriter.decimal(value, significantDigits: 3)
+    /// A weight from 0 to 1 in a column: three significant digits, padded; below a thousandth, `<0.001` (a weight
+    /// the mixture has all but dropped, written in full, was `2.0378444265078933e-73` and broke the column).
+    static func weight(_ value: Double) -> String {
+        let text =
+            value == 0 ? "0" : value < 0.001 ? "<0.001" : JSONWriter.decimal(value, significantDigits: 3)
         return text + String(repeating: " ", count: max(1, 8 - text.count))
     }
 

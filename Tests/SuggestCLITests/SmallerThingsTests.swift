@@ -62,6 +62,28 @@ import Testing
         #expect(Feedback.multiplier(0.5, times: 1022) != "0" && !Feedback.multiplier(0.5, times: 1100).hasPrefix("0"))
     }
 
+    /// A learned weight the mixture has all but dropped printed in full (`2.0378444265078933e-73`) and broke
+    /// `--explain`'s column: below a thousandth it reads `<0.001`, in the column's eight characters.
+    @Test func aNegligibleLearnedWeightKeepsItsColumn() {
+        for value in [2.0378444265078933e-73, 0.00000000416, 0.000999] {
+            #expect(SuggestionOutput.weight(value) == "<0.001  ")
+        }
+        #expect(SuggestionOutput.weight(0.0147) == "0.0147  ")
+        #expect(SuggestionOutput.weight(0) == "0       ")
+    }
+
+    /// The least depth is the curve's 20, or the largest cut-off: `--depth 5` passed a check from 1, then failed
+    /// with another message once the file was open.
+    @Test(arguments: [
+        (["--depth", "5"], "suggest eval: --depth takes a whole number from 20 to 1000000, not '5'"),
+        (["--k", "1,50", "--depth", "30"], "suggest eval: --depth takes a whole number from 50 to 1000000, not '30'"),
+    ])
+    func evalSaysTheLeastDepthItTakes(_ arguments: [String], _ message: String) {
+        let result = SuggestProcess.run(["eval", "history.jsonl"] + arguments)
+        #expect(result.status == 64)
+        #expect(result.standardError == message + "\n")
+    }
+
     /// One number grammar, with the range in the message.
     @Test(arguments: [
         (

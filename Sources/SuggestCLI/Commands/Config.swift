@@ -8,13 +8,18 @@ enum Config: Command {
     static let usage = "[--max-age-days N] [--idle-days N] [--json] [--store DIR]"
     static let options: [OptionSpec] = [
         StoreOptions.store,
-        .option("--max-age-days", "N", "Delete donations older than N days, at once and from then on (0 = keep forever)."),
+        .option("--max-age-days", "N", "Keep donations N days: older ones are refused, kept ones leave within a day of it (0 = keep forever)."),
         .option("--idle-days", "N", "Do not suggest conversations with no donation for N days (0 = no limit)."),
         .flag("--json", "Print the settings as JSON."),
     ]
     static let discussion = """
         Defaults: donations are kept 90 days; conversations idle for 30 days are not suggested. The settings
-        belong to the store (every account in it). Lowering --max-age-days deletes what is now too old at once.
+        belong to the store (every account in it).
+
+        Expiry goes by whole days (UTC), so that an account's learned weights are folded again at most once a
+        day: a donation leaves the store between N and N + 1 days after its date, and lowering --max-age-days
+        deletes at once what is older than the start of the day N days ago. A donation already older than N days
+        is refused when it arrives. Idle conversations are hidden to the second.
         """
 
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {

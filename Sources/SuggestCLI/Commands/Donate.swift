@@ -40,7 +40,7 @@ enum Donate: Command {
             try io.out("already recorded \(TerminalText.escaped(identifier)); nothing changed\n")
         case .expired:
             let days = try store.retention().maximumAgeDays
-            try io.out("not recorded: older than the store keeps donations (\(JSONWriter.format(days)) days; see 'suggest config')\n")
+            try io.out("not recorded: older than the store keeps donations (\(Config.plainDecimal(days)) days; see 'suggest config')\n")
         }
         return ExitCode.success
     }

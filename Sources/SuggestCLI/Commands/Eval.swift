@@ -15,7 +15,7 @@ enum Eval: Command {
         .option("--k", "LIST", "The cut-offs of hitAt, comma-separated (default: 1,3,8)."),
         .option(
             "--depth", "N",
-            "Ranks are exact down to N (default 100); a deeper one counts 0 in the MRR (mrrBound says how much that can hide)."
+            "Ranks are exact down to N (default 100, at least 20 and the largest --k); a deeper one counts 0 in the MRR (mrrBound says how much that can hide)."
         ),
         .option(
             "--against", "NAME",
@@ -53,7 +53,9 @@ enum Eval: Command {
         var policies = try policies(arguments.value("--policy") ?? "default")
         let cutoffs = try arguments.value("--k").map(cutoffs) ?? EvalResult.defaultCutoffs
         let depth = try arguments.value("--depth").map { text throws(CommandError) in
-            try ValueParsing.wholeNumber(text, option: "--depth", in: 1...1_000_000)
+            // The curve's 20 ranks and every cut-off must be exact: the least depth is known before the replay.
+            try ValueParsing.wholeNumber(
+                text, option: "--depth", in: max(EvalResult.curveDepth, cutoffs.max() ?? 1)...1_000_000)
         } ?? EvalResult.defaultDepth
         let against = arguments.value("--against")
         if let against, !policies.contains(where: { $0.name == against }) {

@@ -29,7 +29,7 @@ struct PredicateParser {
     static func parse(_ rule: String) throws(PredicateSyntaxError) -> ActivationPredicate.Node {
         var parser = PredicateParser(tokens: try PredicateLexer.tokens(of: rule), rule: rule)
         if parser.current.kind == .end {
-            throw parser.error("the rule is empty; write TRUEPREDICATE, a predicate, or use the dictionary form")
+            throw parser.error("the rule is empty; write TRUEPREDICATE or a predicate")
         }
         let node = try parser.parseOr()
         guard parser.current.kind == .end else {
