@@ -132,6 +132,14 @@ public enum HistoryConverter {
 
     /// Unix seconds (an integer or a decimal) within the years the contract accepts.
     static func unixTime(_ field: UnsafeBufferPointer<UInt8>) -> Timestamp? {
+        // Decimal digits with an optional fraction only: `Double` also reads `0x10`, `1e3`, `inf` and ` 5`.
+        let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
+        let point = field.firstIndex(of: UInt8(ascii: "."))
+        let whole = field[..<(point ?? field.endIndex)]
+        let fraction = point.map { field[($0 + 1)...] }
+        guard !whole.isEmpty, whole.allSatisfy(digits.contains),
+            fraction.map({ !$0.isEmpty && $0.allSatisfy(digits.contains) }) ?? true
+        else { return nil }
         guard let seconds = Double(String(decoding: field, as: UTF8.self)), seconds.isFinite else { return nil }
         let date = Timestamp(seconds: seconds)
         guard Timestamp.acceptedRange.contains(date) else { return nil }

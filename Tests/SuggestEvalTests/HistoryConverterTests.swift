@@ -55,6 +55,11 @@ import Testing
         ("1 2 3\nx 2 3\n", 2, "SRC \"x\" is not a whole number"),
         ("1 -2 3\n", 1, "DST \"-2\" is not a whole number"),
         ("1 2 3\n\n1 2 soon\n", 3, "UNIXTS \"soon\" is not a Unix time"),
+        // What `Double` reads and SNAP's decimal seconds never hold.
+        ("1 2 0x10\n", 1, "UNIXTS \"0x10\" is not a Unix time"),
+        ("1 2 1e9\n", 1, "UNIXTS \"1e9\" is not a Unix time"),
+        ("1 2 inf\n", 1, "UNIXTS \"inf\" is not a Unix time"),
+        ("1 2 5.\n", 1, "UNIXTS \"5.\" is not a Unix time"),
         ("1 2 3 4\n", 1, "found 4"),
     ])
     func collegeMsgErrorsNameTheLine(text: String, line: Int, message: String) {
