@@ -49,6 +49,12 @@ extension RedisDonationStore {
             _ = try write([RedisCommand("DEL", key: keys.conversationNumbers)])
         }
         if report.donations > 0 { try refoldWeights(keys) }
+        let forgotLess: Bool
+        switch selector {
+        case .conversation(let identifier): forgotLess = try forgetSuggestLess(keys, of: [identifier])
+        case .all: forgotLess = try forgetSuggestLess(keys, of: nil)
+        case .identifier, .groupIdentifier, .before: forgotLess = false
+        }
         // The files are rewritten even when forgetting the account's name fails: the donations are gone already.
         var forgetting: StoreError?
         if case .all = selector {
@@ -56,9 +62,36 @@ extension RedisDonationStore {
         }
         report.conversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         report.removedConversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        if report.donations > 0 || forgetting != nil { report.logTruncated = rewriteFiles() }
+        if report.donations > 0 || forgotLess || forgetting != nil { report.logTruncated = rewriteFiles() }
         if let forgetting { throw forgetting }
         return report
+    }
+
+    /// "Suggest Less" goes with a conversation (or all of an account's, `conversations` nil) deleted as a whole,
+    /// whether it had donations or not: it was about that conversation. A block is a standing choice and stays.
+    /// - Returns: whether one was forgotten (its name is then in the nodes' files until they are rewritten).
+    private func forgetSuggestLess(_ keys: RedisKeys, of conversations: [String]?) throws(StoreError) -> Bool {
+        var named: [String] = []
+        if let conversations {
+            for conversation in conversations {
+                let value = try send(RedisCommand("HGET", key: keys.preferences, conversation)).string
+                if let value, Self.preference(value).less != 0 { named.append(conversation) }
+            }
+        } else {
+            let pairs = try send(RedisCommand("HGETALL", key: keys.preferences)).checkedArray() ?? []
+            for index in stride(from: 0, to: pairs.count - 1, by: 2) {
+                if let conversation = pairs[index].string, let value = pairs[index + 1].string,
+                    Self.preference(value).less != 0
+                {
+                    named.append(conversation)
+                }
+            }
+        }
+        guard !named.isEmpty else { return false }
+        for reply in try write(named.map { RedisScripts.changePreference($0, "forget-less", keys: keys) }) {
+            if let message = reply.errorMessage { throw StoreError(.failed, "Redis refused a preference: \(message)") }
+        }
+        return true
     }
 
     /// After the whole account was deleted: its name goes from the list of accounts and its own keys (counters,

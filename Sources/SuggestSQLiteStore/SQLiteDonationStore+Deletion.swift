@@ -17,9 +17,10 @@ extension SQLiteDonationStore {
             // SQLite from reading every conversation of the account through its index when another term is narrower.
             switch selector {
             case .conversation(let id):
-                return try deleteDonations(
+                let report = try deleteDonations(
                     inBlocksWhere: { "c.account = ?1 AND c.conversation_identifier = ?2" }, [.text(id)], account: account
                 ) { _ in true }
+                return try forgettingSuggestLess(after: report, account: account, conversation: id)
             case .identifier(let id):
                 // The blocks its key is listed for, read inside the transaction; the identifier's bytes decide.
                 return try deleteDonations(
@@ -42,9 +43,31 @@ extension SQLiteDonationStore {
                     inBlocksWhere: { "+c.account = ?1 AND b.oldest_date < ?2" }, [.real(date.seconds)], account: account
                 ) { $0.date < date.seconds }
             case .all:
-                return try deleteDonations(inBlocksWhere: { "c.account = ?1" }, [], account: account) { _ in true }
+                let report = try deleteDonations(inBlocksWhere: { "c.account = ?1" }, [], account: account) { _ in true }
+                return try forgettingSuggestLess(after: report, account: account, conversation: nil)
             }
         }
+    }
+
+    /// "Suggest Less" goes with a conversation (or all of an account's, `conversation` nil) deleted as a whole,
+    /// whether it had donations or not: it was about that conversation. A block is a standing choice and stays.
+    /// When one is forgotten, its bytes leave the log as a deletion's do.
+    private func forgettingSuggestLess(after report: DeletionReport, account: String, conversation: String?) throws
+        -> DeletionReport
+    {
+        let forgotten = try database.write {
+            try database.statement(
+                "UPDATE preferences SET less_feedback = 0 WHERE account = ?1 AND less_feedback != 0"
+                    + (conversation == nil ? "" : " AND conversation_identifier = ?2")
+            ).run([.text(account)] + (conversation.map { [.text($0)] } ?? []))
+            let changed = database.changes
+            try database.execute("DELETE FROM preferences WHERE blocked = 0 AND less_feedback = 0")
+            return changed
+        }
+        guard forgotten > 0 else { return report }
+        var finished = report
+        finished.logTruncated = try scrubLog()
+        return finished
     }
 
     /// Deletes every donation of every account, every preference and every derived row: an empty store, vacuumed.

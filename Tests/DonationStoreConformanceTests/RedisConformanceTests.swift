@@ -25,6 +25,12 @@ import Testing
         try StoreConformance(seed: seed).run(reference: InMemoryDonationStore(), candidate: store, steps: 30)
     }
 
+    @Test func redisForgetsSuggestLessWithADeletedConversation() throws {
+        let cluster = try Self.emptyCluster()
+        try StoreConformance.forgetsSuggestLessWithDeletion(
+            reference: InMemoryDonationStore(), candidate: try RedisDonationStore.open(url: cluster.url))
+    }
+
     @Test(arguments: LearnedWeightsCheck.selectors)
     func redisDeletionLeavesTheWeightsOfTheRemainingHistory(selector: DeletionSelector) throws {
         let cluster = try Self.emptyCluster()

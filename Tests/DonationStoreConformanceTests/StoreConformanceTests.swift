@@ -24,6 +24,57 @@ import Testing
         defer { withExtendedLifetime(directory) {} }
         try StoreConformance(seed: seed).run(reference: InMemoryDonationStore(), candidate: sqlite)
     }
+
+    @Test func sqliteForgetsSuggestLessWithADeletedConversation() throws {
+        let (sqlite, directory) = try Self.sqliteStore()
+        defer { withExtendedLifetime(directory) {} }
+        try StoreConformance.forgetsSuggestLessWithDeletion(reference: InMemoryDonationStore(), candidate: sqlite)
+    }
+}
+
+extension StoreConformance {
+    /// "Suggest Less" goes with a conversation deleted as a whole, and with every conversation of a deleted account,
+    /// whether they had donations or not (one given before any donation stayed, its name on disk, after `delete
+    /// --conversation` said there was nothing to delete); a block stays, and other deletions keep it. Seen through
+    /// the count `suggestLess` answers: 1 once forgotten.
+    static func forgetsSuggestLessWithDeletion(reference: some DonationStore, candidate: some DonationStore) throws {
+        let end = StoreConformanceTests.end
+        let donated = (0..<3).map { index in
+            Interaction(
+                account: "alice", identifier: "d\(index)", date: end.adding(-Double(index + 1) * 3_600), direction: .outgoing,
+                intent: SendMessageIntent(conversationIdentifier: "kept"))
+        }
+        for store in [reference, candidate] as [any DonationStore] {
+            _ = try store.importDonations(donated, options: ImportOptions(now: end))
+            for conversation in ["never-donated", "kept", "blocked-too", "other-account"] {
+                let account = conversation == "other-account" ? "bob" : "alice"
+                _ = try store.suggestLess(conversation: conversation, account: account)
+                _ = try store.suggestLess(conversation: conversation, account: account)
+            }
+            try store.setBlocked(true, conversation: "blocked-too", account: "alice")
+        }
+        func counts(_ label: String) throws {
+            for (conversation, account) in [("never-donated", "alice"), ("kept", "alice"), ("blocked-too", "alice"), ("other-account", "bob")] {
+                // Asking again answers the count, then the same reset on both keeps them comparable.
+                let expected = try reference.suggestLess(conversation: conversation, account: account)
+                let actual = try candidate.suggestLess(conversation: conversation, account: account)
+                #expect(expected == actual, "\(label): \(conversation) in \(account)")
+            }
+        }
+        for (selector, label) in [
+            (DeletionSelector.before(end.adding(-10 * 86_400)), "an older-than deletion keeps it"),
+            (.conversation("never-donated"), "a conversation without donations"),
+            (.all, "the whole account"),
+        ] {
+            #expect(
+                try reference.delete(selector, account: "alice").donations
+                    == (try candidate.delete(selector, account: "alice").donations), "\(label)")
+            try counts(label)
+        }
+        #expect(try reference.suggestLess(conversation: "never-donated", account: "alice") == 2)
+        #expect(try candidate.blockedConversations(account: "alice") == ["blocked-too"])
+        #expect(try candidate.suggestLess(conversation: "other-account", account: "bob") == 6)
+    }
 }
 
 /// A seeded script of operations run against two stores side by side, comparing everything they answer after each

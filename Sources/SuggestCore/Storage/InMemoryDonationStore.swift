@@ -170,7 +170,26 @@ public final class InMemoryDonationStore: DonationStore {
         case .before(let date): matches = { $0.date < date }
         case .all: matches = { _ in true }
         }
-        return removeDonations(of: [ByteKey(account)], where: matches)
+        let report = removeDonations(of: [ByteKey(account)], where: matches)
+        switch selector {
+        case .conversation(let id): forgetSuggestLess(account: account) { $0 == ByteKey(id) }
+        case .all: forgetSuggestLess(account: account) { _ in true }
+        case .identifier, .groupIdentifier, .before: break
+        }
+        return report
+    }
+
+    /// "Suggest Less" goes with a conversation, or an account, deleted as a whole, whether it had donations or not
+    /// (it was about that conversation); a block is a standing choice and stays.
+    private func forgetSuggestLess(account: String, of conversations: (ByteKey) -> Bool) {
+        let key = ByteKey(account)
+        guard let kept = preferences[key] else { return }
+        for (conversation, preference) in kept where preference.lessFeedback != 0 && conversations(conversation) {
+            var changed = preference
+            changed.lessFeedback = 0
+            preferences[key]?[conversation] = changed.isEmpty ? nil : changed
+            histories[key]?.derived = nil
+        }
     }
 
     public func deleteEverything() throws -> DeletionReport {
