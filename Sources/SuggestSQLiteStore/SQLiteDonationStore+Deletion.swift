@@ -214,16 +214,17 @@ extension SQLiteDonationStore {
     /// - Returns: `false` when another process's read keeps the log busy: the deletion is committed all the same.
     func truncateLog() throws -> Bool { try startLogOver(cutting: true) }
 
-    /// Empties the log after a deletion (`truncateLog()`). A checkpoint another connection is running makes SQLite
-    /// refuse at once rather than wait (a server's passive copy each second, which runs outside the writers' lock):
-    /// refused quickly, it is tried again for up to a second.
+    /// Empties the log after a deletion (`truncateLog()`), tried again for up to a second while another connection
+    /// keeps it busy (a reader's snapshot, a server's passive copy each second). Each try refuses at once instead of
+    /// waiting in SQLite's busy handler: the cut holds the log's write lock while it waits for readers, so one
+    /// reader of a long export stalled every writer of the store for the handler's 30 seconds.
     /// - Returns: `false` when the log stayed busy: the deletion is committed all the same, and the scrub is owed
     ///   (`Database.owesLogScrub`), so that the next checkpoint, or commit past the limit, cuts the log rather than
     ///   write it over in place.
     func scrubLog() throws -> Bool {
         let started = ContinuousClock.now
         while true {
-            if try truncateLog() { return true }
+            if try database.withoutWaiting({ try truncateLog() }) { return true }
             guard ContinuousClock.now - started < .seconds(1) else { break }
             var pause = timespec(tv_sec: 0, tv_nsec: 50_000_000)
             _ = nanosleep(&pause, nil)

@@ -184,7 +184,7 @@ extension SQLiteDonationStore {
             return (batch.count, done)
         }
         // Every conversation was rewritten: a log that size should not wait for the next checkpoint.
-        if recomputed > 0 { _ = try truncateLog() }
+        if recomputed > 0 { _ = try database.withoutWaiting { try truncateLog() } }
         return (recomputed, isComplete)
     }
 

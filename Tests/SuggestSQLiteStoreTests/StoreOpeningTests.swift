@@ -118,6 +118,33 @@ import Testing
         #expect(try store.donationCount(account: "default") == 60)
     }
 
+    /// A reader in the middle of a long read (a slow export) while a conversation is deleted: the deletion tries to
+    /// cut the log for a second, then answers `logTruncated: false` with the scrub owed, and a writer of another
+    /// connection is not held meanwhile. Each try used to wait in SQLite's busy handler (30 s) holding the log's
+    /// write lock: the deletion, and every donation of every tenant of a server, waited for the reader.
+    @Test func aDeletionDoesNotWaitForAReaderNorHoldWritersBehindIt() throws {
+        let directory = try TemporaryDirectory("open")
+        let store = try SQLiteDonationStore.open(directory.location)
+        let other = try SQLiteDonationStore.open(directory.location)
+        for index in 0..<20 { _ = try store.record(Self.donation(index)) }
+        let reader = try Database(path: directory.path + "/suggest.sqlite")
+        try reader.execute("BEGIN")
+        #expect(try reader.statement("SELECT COUNT(*) FROM conversations").scalarInt() == 7)
+        defer { try? reader.execute("COMMIT") }
+
+        let started = ContinuousClock.now
+        let report = try store.delete(.conversation("c-3"), account: Interaction.defaultAccount)
+        let deleting = ContinuousClock.now - started
+        #expect(report.donations == 3)
+        #expect(!report.logTruncated, "the reader still holds its snapshot")
+        #expect(store.database.owesLogScrub)
+        // A second of tries, not the busy handler's 30 s: a bound far from both.
+        #expect(deleting < .seconds(10), "the deletion waited \(deleting) for the reader")
+        let writing = ContinuousClock.now
+        _ = try other.record(Self.donation(100))
+        #expect(ContinuousClock.now - writing < .seconds(10))
+    }
+
     /// While a deletion's scrub of the log is owed (it found the log busy), a server's connections cut the log where
     /// they would write it over in place: the checkpoint while writes go on, and the commit that reaches the limit.
     /// The first cut settles the debt.
