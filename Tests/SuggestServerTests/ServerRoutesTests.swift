@@ -108,9 +108,20 @@ import Testing
         #expect(group.text == #"{"account":"alice","donations":0,"conversations":[],"removedConversations":[]}"#)
         let before = try client.request("DELETE", "/v1/accounts/alice/donations?before=\(percentEncoded(Self.recent(45)))")
         #expect(before.text.contains(#""donations":1,"conversations":["thread-42"]"#))
+        // The whole account takes its preferences with it, names and all, also of conversations never donated.
+        #expect(try client.request("PUT", "/v1/accounts/alice/conversations/blocked-quokka/block").status == 200)
+        let less = try client.send(
+            "POST", "/v1/accounts/alice/conversations/lessened-quokka/feedback", json: #"{"less":true}"#)
+        #expect(less.status == 200)
         let account = try client.request("DELETE", "/v1/accounts/alice")
         #expect(account.text == #"{"account":"alice","donations":1,"conversations":["u-17"],"removedConversations":["u-17"]}"#)
         #expect(try client.request("GET", "/v1/accounts/alice/donations").body.isEmpty)
+        for file in ["suggest.sqlite", "suggest.sqlite-wal"] {
+            let bytes = (try? readFile(scratch("store") + "/" + file)) ?? []
+            for name in ["blocked-quokka", "lessened-quokka"] {
+                #expect(!bytes.contains(Array(name.utf8)), "\(name) is still in \(file)")
+            }
+        }
         #expect(server.stop().status == 0)
     }
 
