@@ -1,6 +1,10 @@
 import CSystem
 
 extension HTTPServer {
+    /// Whether a server can listen on `host`: `localhost`, or an IPv4 or IPv6 address literal (with or without
+    /// brackets); a configuration can be checked before anything starts.
+    public static func canListen(on host: String) -> Bool { ListeningSocket.isAddress(host) }
+
     /// Where the server listens and the limits it holds every client to.
     ///
     /// The defaults suit a service behind a load balancer on a small machine: a few thousand open connections, each

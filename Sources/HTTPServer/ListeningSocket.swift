@@ -81,6 +81,15 @@ struct ListeningSocket {
     }
 
     /// `::1` for `[::1]`.
+    /// Whether `open(host:port:backlog:)` takes `host`: `localhost`, or an IPv4 or IPv6 address literal (the
+    /// latter with or without brackets), not a name to look up.
+    static func isAddress(_ host: String) -> Bool {
+        let literal = host == "localhost" ? "127.0.0.1" : ListeningSocket.unbracketed(host)
+        var ipv4 = in_addr()
+        var ipv6 = in6_addr()
+        return inet_pton(AF_INET, literal, &ipv4) == 1 || inet_pton(AF_INET6, literal, &ipv6) == 1
+    }
+
     private static func unbracketed(_ host: String) -> String {
         guard host.hasPrefix("["), host.hasSuffix("]"), host.count >= 2 else { return host }
         return String(host.dropFirst().dropLast())

@@ -426,14 +426,20 @@ final class ServerCore: Sendable {
         log("\(reason): \(outcome), closing the connection")
     }
 
-    /// Why the request's body has no single length, if it has none: several `Content-Length` fields (MHD would
-    /// take the first), or one beside `Transfer-Encoding` (RFC 9112, 6.3: a request a server may reject, and should
-    /// when it cannot be sure every hop framed it alike), or a transfer coding other than `chunked` alone, which
-    /// MHD cannot delimit.
+    /// Why the request's body has no single length, if it has none: a field name that is not a token (it may hide
+    /// a framing field), several `Content-Length` fields (MHD would take the first), or one beside
+    /// `Transfer-Encoding` (RFC 9112, 6.3: a request a server may reject, and should when it cannot be sure every
+    /// hop framed it alike), or a transfer coding other than `chunked` alone, which MHD cannot delimit.
     private func framingAmbiguity(_ connection: OpaquePointer) -> String? {
         var counts = FramingFields()
         _ = withUnsafeMutablePointer(to: &counts) { pointer in
             MHD_get_connection_values_n(connection, .HEADER_KIND, countFramingField, pointer)
+        }
+        // `Transfer-Encoding : chunked` (a space before the colon) reached the handler as a field MHD never framed
+        // by, so its chunks were read as the next request: RFC 9112, 5.1, says to refuse such a request.
+        if let name = counts.malformedName {
+            return "the header field name \(name) holds a character a field name may not have (a space before the "
+                + "colon?)"
         }
         if counts.contentLengths > 1 { return "the request has \(counts.contentLengths) Content-Length fields; send one" }
         if counts.contentLengths > 0 && counts.transferEncodings > 0 {
@@ -599,6 +605,18 @@ func mhdLog(_ closure: UnsafeMutableRawPointer?, _ format: UnsafePointer<CChar>?
 private struct FramingFields {
     var contentLengths = 0
     var transferEncodings = 0
+    /// The first field name with a byte a name may not hold (RFC 9110's `tchar`), as MHD passed it.
+    var malformedName: String?
+}
+
+/// Whether a byte may be part of a header field's name (RFC 9110, 5.6.2, `tchar`).
+private func isTokenByte(_ byte: UInt8) -> Bool {
+    switch byte {
+    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        return true
+    default:
+        return Array("!#$%&'*+-.^_`|~".utf8).contains(byte)
+    }
 }
 
 /// MHD's iterator over a request's head fields, counting the framing ones into a `FramingFields`.
@@ -608,6 +626,12 @@ private func countFramingField(
 ) -> MHD_Result {
     guard let counts, let key else { return .YES }
     let fields = counts.assumingMemoryBound(to: FramingFields.self)
+    let name = UnsafeRawBufferPointer(start: key, count: keySize)
+    if fields.pointee.malformedName == nil, name.isEmpty || !name.allSatisfy(isTokenByte) {
+        // Printable ASCII and spaces as they are, anything else (a control byte, a terminal escape) as `?`.
+        let shown = name.prefix(40).map { (0x20...0x7E).contains($0) ? $0 : UInt8(ascii: "?") }
+        fields.pointee.malformedName = "'" + String(decoding: shown, as: UTF8.self) + "'"
+    }
     if keySize == 14 && strncasecmp(key, "Content-Length", 14) == 0 {
         fields.pointee.contentLengths += 1
     } else if keySize == 17 && strncasecmp(key, "Transfer-Encoding", 17) == 0 {

@@ -66,7 +66,7 @@ extension SQLiteDonationStore {
         }
         guard forgotten > 0 else { return report }
         var finished = report
-        finished.logTruncated = try scrubLog()
+        finished.logTruncated = scrubLog()
         return finished
     }
 
@@ -85,7 +85,7 @@ extension SQLiteDonationStore {
                     """)
             }
             try database.execute("VACUUM")
-            report.logTruncated = try scrubLog()
+            report.logTruncated = scrubLog()
             return report
         }
     }
@@ -192,7 +192,7 @@ extension SQLiteDonationStore {
             return report
         }
         var finished = report
-        if report.donations > 0 { finished.logTruncated = try scrubLog() }
+        if report.donations > 0 { finished.logTruncated = scrubLog() }
         return finished
     }
 
@@ -218,13 +218,18 @@ extension SQLiteDonationStore {
     /// keeps it busy (a reader's snapshot, a server's passive copy each second). Each try refuses at once instead of
     /// waiting in SQLite's busy handler: the cut holds the log's write lock while it waits for readers, so one
     /// reader of a long export stalled every writer of the store for the handler's 30 seconds.
-    /// - Returns: `false` when the log stayed busy: the deletion is committed all the same, and the scrub is owed
+    /// - Returns: `false` when the log stayed busy, or the cut failed (a file that cannot be written): the deletion
+    ///   is committed all the same, so its caller must not hear of a failure, and the scrub is owed
     ///   (`Database.owesLogScrub`), so that the next checkpoint, or commit past the limit, cuts the log rather than
     ///   write it over in place.
-    func scrubLog() throws -> Bool {
+    func scrubLog() -> Bool {
         let started = ContinuousClock.now
         while true {
-            if try database.withoutWaiting({ try truncateLog() }) { return true }
+            do {
+                if try database.withoutWaiting({ try truncateLog() }) { return true }
+            } catch {
+                break
+            }
             guard ContinuousClock.now - started < .seconds(1) else { break }
             var pause = timespec(tv_sec: 0, tv_nsec: 50_000_000)
             _ = nanosleep(&pause, nil)

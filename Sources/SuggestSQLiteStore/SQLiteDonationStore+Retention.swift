@@ -148,7 +148,7 @@ extension SQLiteDonationStore {
             }, [.real(cutoff.seconds)], account: account, weights: blocks == .max ? .fold : .mark
         ) { $0.date < cutoff.seconds }
         // As for `delete`: what expired leaves the files at once, not at the next checkpoint.
-        if report.donations > 0 { report.logTruncated = try scrubLog() }
+        if report.donations > 0 { report.logTruncated = scrubLog() }
         return (report, blocks == .max || found < blocks)
     }
 

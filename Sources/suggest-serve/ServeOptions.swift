@@ -44,12 +44,23 @@ enum ServeOptions {
         if let (host, source) = value(arguments, "--host", variable: ("SUGGEST_HOST", environment)) {
             guard !host.isEmpty else { throw CommandError.usage("\(source) must not be empty") }
             configuration.host = host
+            // Bad usage (64), known before the server starts: it was found when the socket was made (exit 1).
+            guard configuration.hostIsAddress else {
+                throw CommandError.usage(
+                    "\(source) \"\(host.prefix(80))\" is not an IPv4 or IPv6 address; give one such as 127.0.0.1, "
+                        + "0.0.0.0 or ::1, or localhost")
+            }
         }
         configuration.port =
             try number(arguments, "--port", variable: ("SUGGEST_PORT", environment), 0...65535) ?? configuration.port
         if let (keys, source) = value(arguments, "--keys", variable: ("SUGGEST_KEYS", environment)) {
             guard !keys.isEmpty else { throw CommandError.usage("\(source) must name a file") }
             configuration.keysPath = keys
+        }
+        guard configuration.keysPath != nil || configuration.isLoopback else {
+            throw CommandError.usage(
+                "without --keys the server serves only a loopback host (127.0.0.1, ::1, localhost), not "
+                    + "\(configuration.host); give --keys FILE to serve others")
         }
         configuration.workers =
             try number(arguments, "--workers", variable: ("SUGGEST_WORKERS", environment), 1...256) ?? configuration.workers

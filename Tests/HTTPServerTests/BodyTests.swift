@@ -38,6 +38,21 @@ import Testing
         }
     }
 
+    /// A space before a field's colon (`Transfer-Encoding : chunked`) made a field MHD does not frame by: the chunks
+    /// were read as the next request (request smuggling behind a lenient proxy). RFC 9112, 5.1: refused, as is any
+    /// field name that is not a token.
+    @Test(arguments: ["Transfer-Encoding : chunked", "Content-Length\t: 3", "X Odd: 1", "X-\u{1}: 1"])
+    func aFieldNameThatIsNotATokenIsRefused(field: String) throws {
+        try withServer(handler: echoHandler) { server in
+            let connection = try TestConnection.connected(port: server.address.port, timeout: 2)
+            let response = try connection.exchange(
+                "POST /t HTTP/1.1\r\nHost: x\r\n\(field)\r\nContent-Length: 3\r\n\r\nabc")
+            #expect(response.status == 400, "\(response)")
+            #expect(response.text.contains(#""code":"ambiguous_length""#) && response.text.contains("field name"), "\(response)")
+            #expect(response.header("Connection")?.lowercased() == "close")
+        }
+    }
+
     @Test func aChunkedBodyArrivesWhole() throws {
         var generator = SeededRandom(seed: 0xC4C4)
         let body = randomBytes(200_000, seed: 0xC4C5)

@@ -152,8 +152,9 @@ public struct ShareFlow: Sendable {
             case .blocked:
                 result.reason = "conversation \(conversation) is blocked (unblocking it allows it); pick from the list"
             case .unknown:
-                result.reason = "conversation \(conversation) is not in account \(account): it was deleted, expired or "
-                    + "never donated; pick from the list"
+                // Not the account's name: a server's store account is the tenant's, which its clients never see.
+                result.reason = "conversation \(conversation) has no donation in this account: it was deleted, expired "
+                    + "or never donated; pick from the list"
             }
         }
     }
