@@ -30,6 +30,24 @@ public final class HTTPServer: Sendable {
     /// server (a refused body, a response the handler got wrong); called on any thread.
     public typealias LogHandler = @Sendable (String) -> Void
 
+    /// A request the server answers itself, before any handler or `screen` sees it: a body over the limit, a
+    /// framing it cannot trust, a target that is not one, no room for the body.
+    public struct Refusal: Sendable {
+        /// The request's head, without its body; `nil` when its target is not one (then `method` and `headers`
+        /// are what is known).
+        public var head: HTTPRequest?
+        /// The request's method, as sent.
+        public var method: String
+        /// The request's header fields.
+        public var headers: HTTPHeaders
+        /// The answer the server sends.
+        public var response: HTTPResponse
+    }
+
+    /// Sees each `Refusal` and returns the response to send: the same, or with headers added (a request id). For
+    /// the access log and the metrics, which would otherwise never hear of these requests.
+    public typealias RefusalHandler = @Sendable (Refusal) -> HTTPResponse
+
     /// The configuration the server runs with.
     public let configuration: Configuration
     /// The address the server listens on, with the port chosen when `configuration.port` was 0.
@@ -64,6 +82,7 @@ public final class HTTPServer: Sendable {
     ///     asked for `100 Continue` gets the answer at once (and the connection closes after it); one that sends
     ///     its body regardless has it read, dropped and then answered. For what needs no body to decide (the
     ///     route, the method, the key), so that a request that would be refused costs no memory for its body.
+    ///   - refused: sees each request the server answers itself (`Refusal`) and returns what to send.
     ///   - handler: answers each request.
     /// - Throws: `HTTPServerError` when the configuration is out of range, the address cannot be bound, or MHD
     ///   cannot start its threads.
@@ -71,7 +90,8 @@ public final class HTTPServer: Sendable {
         configuration: Configuration = Configuration(), log: @escaping LogHandler = { _ in },
         mayWait: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false },
         waitsBriefly: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false },
-        screen: @escaping @Sendable (HTTPRequest) -> HTTPResponse? = { _ in nil }, handler: @escaping Handler
+        screen: @escaping @Sendable (HTTPRequest) -> HTTPResponse? = { _ in nil },
+        refused: @escaping RefusalHandler = { $0.response }, handler: @escaping Handler
     ) throws(HTTPServerError) {
         try configuration.validate()
         let listener = try ListeningSocket.open(
@@ -92,7 +112,8 @@ public final class HTTPServer: Sendable {
         }
         let core = ServerCore(
             handler: handler, mayWait: mayWait, handlerThreads: handlerThreads, waitsBriefly: waitsBriefly,
-            readerThreads: readerThreads, screen: screen, log: log, maximumBodySize: configuration.maximumBodySize,
+            readerThreads: readerThreads, screen: screen, refused: refused, log: log,
+            maximumBodySize: configuration.maximumBodySize,
             bodyBytesInMemoryLimit: configuration.bodyBytesInMemoryLimit)
         // The acceptor holds the limit over all workers, so each worker's share (MHD divides its option among
         // them) is the whole limit: none refuses a connection the acceptor let in.

@@ -14,6 +14,8 @@ final class ServerCore: Sendable {
     let readerThreads: HandlerThreads?
     /// Looks at a request's head before its body is read (`HTTPServer.init`'s `screen`).
     let screen: @Sendable (HTTPRequest) -> HTTPResponse?
+    /// Sees the requests answered here, before any handler (`HTTPServer.init`'s `refused`).
+    let refused: HTTPServer.RefusalHandler
     let log: HTTPServer.LogHandler
     let maximumBodySize: Int
     let bodyBytesInMemoryLimit: Int
@@ -39,7 +41,8 @@ final class ServerCore: Sendable {
         handler: @escaping HTTPServer.Handler, mayWait: @escaping @Sendable (HTTPRequest) -> Bool,
         handlerThreads: HandlerThreads?, waitsBriefly: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false },
         readerThreads: HandlerThreads? = nil, screen: @escaping @Sendable (HTTPRequest) -> HTTPResponse? = { _ in nil },
-        log: @escaping HTTPServer.LogHandler, maximumBodySize: Int, bodyBytesInMemoryLimit: Int = .max
+        refused: @escaping HTTPServer.RefusalHandler = { $0.response }, log: @escaping HTTPServer.LogHandler,
+        maximumBodySize: Int, bodyBytesInMemoryLimit: Int = .max
     ) {
         self.handler = handler
         self.mayWait = mayWait
@@ -47,6 +50,7 @@ final class ServerCore: Sendable {
         self.waitsBriefly = waitsBriefly
         self.readerThreads = readerThreads
         self.screen = screen
+        self.refused = refused
         self.log = log
         self.maximumBodySize = maximumBodySize
         self.bodyBytesInMemoryLimit = bodyBytesInMemoryLimit
@@ -86,13 +90,14 @@ final class ServerCore: Sendable {
                 // the body otherwise, what follows could be read as another request (request smuggling). Logged,
                 // as it never reaches the access log.
                 log("\(ambiguity): answered 400 ambiguous_length, closing the connection")
-                return queue(
-                    closing(.error(status: .badRequest, code: "ambiguous_length", message: ambiguity)), on: connection)
+                let answer = closing(.error(status: .badRequest, code: "ambiguous_length", message: ambiguity))
+                return queue(refusing(answer, connection, context, method: method, version: version), on: connection)
             }
             let declared = declaredLength(connection)
             if declared > maximumBodySize {
                 // Queued before any of the body is read: MHD sends it and closes the connection, never reading on.
-                return queue(bodyTooLarge(), on: connection)
+                return queue(
+                    refusing(bodyTooLarge(), connection, context, method: method, version: version), on: connection)
             }
             // A request without a body is answered on the next call, not this one: a response queued now would make
             // MHD close the connection afterwards (it cannot tell that no body follows).
@@ -100,9 +105,10 @@ final class ServerCore: Sendable {
             guard declared > 0 || chunked else { return .YES }
             var refusal: HTTPResponse?
             switch makeRequest(connection, context, method: method, version: version, body: []) {
-            case .refused(let answer): refusal = answer
+            case .refused(let answer): refusal = refusing(answer, head: nil, connection, method: method)
             case .made(let head):
                 context.head = head
+                // Counted and logged by the screen itself when it refuses.
                 refusal = screen(head)
             }
             // A declared body is counted whole as its head arrives, so that bodies whose heads arrive together
@@ -110,7 +116,7 @@ final class ServerCore: Sendable {
             if refusal == nil && !chunked {
                 if bodyBytesInMemory.add(declared, ordering: .relaxed).newValue > bodyBytesInMemoryLimit {
                     bodyBytesInMemory.subtract(declared, ordering: .relaxed)
-                    refusal = busy(declared: declared)
+                    refusal = refusing(busy(declared: declared), head: context.head, connection, method: method)
                 } else {
                     context.heldBodyBytes = declared
                     context.body.reserveCapacity(declared)
@@ -138,7 +144,8 @@ final class ServerCore: Sendable {
             // Only a chunked body gets here past the limit: MHD never passes more than a declared length.
             if context.body.count + size > maximumBodySize {
                 refuseStreamedBody(
-                    bodyTooLarge(), statusLine: "413 Content Too Large",
+                    refusing(bodyTooLarge(), head: context.head, connection, method: method),
+                    statusLine: "413 Content Too Large",
                     reason: "a chunked request body crossed the limit of \(maximumBodySize) bytes", on: connection)
                 return .NO
             }
@@ -149,7 +156,8 @@ final class ServerCore: Sendable {
                 if bodyBytesInMemory.add(uncounted, ordering: .relaxed).newValue > bodyBytesInMemoryLimit {
                     bodyBytesInMemory.subtract(uncounted, ordering: .relaxed)
                     refuseStreamedBody(
-                        busy(declared: nil), statusLine: "503 Service Unavailable",
+                        refusing(busy(declared: nil), head: context.head, connection, method: method),
+                        statusLine: "503 Service Unavailable",
                         reason: "the request bodies held at once would cross \(bodyBytesInMemoryLimit) bytes",
                         on: connection)
                     return .NO
@@ -188,7 +196,7 @@ final class ServerCore: Sendable {
             request = head
         } else {
             switch makeRequest(connection, context, method: method, version: version, body: body) {
-            case .refused(let refusal): return queue(refusal, on: connection)
+            case .refused(let refusal): return queue(refusing(refusal, head: nil, connection, method: method), on: connection)
             case .made(let made): request = made
             }
         }
@@ -208,6 +216,37 @@ final class ServerCore: Sendable {
         return .YES
     }
 
+    /// `response` as the `refused` handler would send it, for a request answered here before any handler.
+    /// - Parameter head: the request's head, when it could be made (not for a target that is not one).
+    private func refusing(
+        _ response: HTTPResponse, head: HTTPRequest?, _ connection: OpaquePointer, method: UnsafePointer<CChar>?
+    ) -> HTTPResponse {
+        let headers = head?.headers ?? HTTPHeaders(headerFields(connection))
+        let name = head?.method.rawValue ?? method.map { String(cString: $0) } ?? ""
+        return refused(HTTPServer.Refusal(head: head, method: name, headers: headers, response: response))
+    }
+
+    /// `refusing(_:head:_:method:)` for a request whose head has not been made yet: made here if it can be.
+    private func refusing(
+        _ response: HTTPResponse, _ connection: OpaquePointer, _ context: RequestContext,
+        method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?
+    ) -> HTTPResponse {
+        var head: HTTPRequest?
+        if case .made(let made) = makeRequest(connection, context, method: method, version: version, body: []) {
+            head = made
+        }
+        return refusing(response, head: head, connection, method: method)
+    }
+
+    /// The request's header fields, as MHD read them.
+    private func headerFields(_ connection: OpaquePointer) -> [HTTPHeader] {
+        var fields: [HTTPHeader] = []
+        _ = withUnsafeMutablePointer(to: &fields) { pointer in
+            MHD_get_connection_values_n(connection, .HEADER_KIND, collectHeader, pointer)
+        }
+        return fields
+    }
+
     /// A request built from what MHD read, or the answer to one that cannot be built.
     enum MadeRequest {
         case made(HTTPRequest)
@@ -225,15 +264,11 @@ final class ServerCore: Sendable {
                     status: .badRequest, code: "invalid_target",
                     message: "the request target is not UTF-8; percent-encode it"))
         }
-        var fields: [HTTPHeader] = []
-        _ = withUnsafeMutablePointer(to: &fields) { pointer in
-            MHD_get_connection_values_n(connection, .HEADER_KIND, collectHeader, pointer)
-        }
         do {
             return .made(
                 try HTTPRequest(
                     method: HTTPMethod(method.map { String(cString: $0) } ?? "GET"), target: target,
-                    headers: HTTPHeaders(fields), body: body,
+                    headers: HTTPHeaders(headerFields(connection)), body: body,
                     clientAddress: suggest_mhd_client_address(connection).flatMap(SocketAddress.init),
                     version: HTTPVersion(parsing: version)))
         } catch {

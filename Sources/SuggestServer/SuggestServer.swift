@@ -99,7 +99,7 @@ public enum SuggestServer {
                     maximumBodySize: configuration.maximumBodyBytes,
                     bodyBytesInMemoryLimit: configuration.bodyMemoryLimit),
                 log: { line in log.event("http", [("message", line)]) },
-                mayWait: mayWait, waitsBriefly: isRead, screen: api.screen, handler: api.answer)
+                mayWait: mayWait, waitsBriefly: isRead, screen: api.screen, refused: api.refused, handler: api.answer)
         } catch {
             throw StartError(error.description)
         }

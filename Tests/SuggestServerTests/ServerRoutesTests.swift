@@ -280,6 +280,27 @@ import Testing
         #expect(try client.request("GET", path).body.isEmpty, "nothing was recorded by any refused request")
         // The server is still well.
         #expect(try client.request("GET", "/v1/health/ready").text == #"{"status":"ready"}"#)
+
+        // What the HTTP layer refuses before any route sees it is an operator's request like any other: its id
+        // back, a line of the access log, a count under its route (they were in neither, and had no id).
+        let over = try client.requestWithoutSendingItsBody(
+            "POST", path, headers: [("Content-Type", "application/json"), ("X-Request-Id", "over-the-limit-1")],
+            declaredLength: 5000)
+        expectError(over, 413, "body_too_large")
+        #expect(over.header("X-Request-Id") == "over-the-limit-1")
+        let nul = try client.request("GET", "/v1/accounts/a%00b/suggestions", headers: [("X-Request-Id", "nul-target-1")])
+        expectError(nul, 400, "invalid_target")
+        #expect(nul.header("X-Request-Id") == "nul-target-1")
+        let metrics = try client.request("GET", "/metrics").text
+        #expect(
+            metrics.contains(#"suggest_http_requests_total{route="/v1/accounts/{account}/donations",method="POST",status="413"} 2"#),
+            "\(metrics)")
+        #expect(metrics.contains(#"route="unmatched",method="GET",status="400"} 1"#), "\(metrics)")
+        server.stop()
+        let log = server.process.standardErrorSoFar()
+        for id in ["over-the-limit-1", "nul-target-1"] {
+            #expect(log.contains(#""requestId":"\#(id)""#), "no access-log line for \(id): \(log.suffix(3000))")
+        }
     }
 
     /// A store deleted under the running server (`rm -rf` of a store kept in /tmp): its donations went on being

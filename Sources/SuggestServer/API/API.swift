@@ -81,6 +81,19 @@ final class API: Sendable {
         }
     }
 
+    /// A request the HTTP layer answered before any route saw it (a body over the limit, a framing it cannot
+    /// trust, a target that is not one, no room for the body): given its id, counted and logged like any other,
+    /// under its route's template when its target names one.
+    func refused(_ refusal: HTTPServer.Refusal) -> HTTPResponse {
+        metrics.requestStarted()
+        var admission = Admission()
+        if let head = refusal.head, let (route, _) = router.route(for: head.pathSegments) {
+            admission.template = route.template
+        }
+        return finish(
+            method: refusal.method, headers: refusal.headers, refusal.response, admission, started: ContinuousClock.now)
+    }
+
     /// What is known of a request once it is admitted, or as far as its admission went: for the metrics and the
     /// access log.
     private struct Admission {
@@ -144,15 +157,21 @@ final class API: Sendable {
     private func finish(
         _ request: HTTPRequest, _ response: HTTPResponse, _ admission: Admission, started: ContinuousClock.Instant
     ) -> HTTPResponse {
+        finish(method: request.method.rawValue, headers: request.headers, response, admission, started: started)
+    }
+
+    private func finish(
+        method: String, headers: HTTPHeaders, _ response: HTTPResponse, _ admission: Admission,
+        started: ContinuousClock.Instant
+    ) -> HTTPResponse {
         var response = response
-        let requestID = Self.requestID(request.headers["x-request-id"])
+        let requestID = Self.requestID(headers["x-request-id"])
         response.headers.set(name: "X-Request-Id", value: requestID)
         let seconds = Self.seconds(since: started)
-        metrics.requestFinished(
-            route: admission.template, method: request.method.rawValue, status: response.status.code, seconds: seconds)
+        metrics.requestFinished(route: admission.template, method: method, status: response.status.code, seconds: seconds)
         log.record(
             AccessLog.Entry(
-                requestID: requestID, method: request.method.rawValue, route: admission.template,
+                requestID: requestID, method: method, route: admission.template,
                 status: response.status.code, seconds: seconds, tenant: admission.tenant,
                 bytes: response.streamedBody == nil ? response.body.count : nil))
         return response
