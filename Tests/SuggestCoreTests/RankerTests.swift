@@ -196,6 +196,24 @@ import Testing
         #expect(!RankedConversation.ranksBefore(b, a))
     }
 
+    /// An exclusion names a conversation as every identifier does, byte for byte: excluding `café` composed
+    /// left out the decomposed one too (a `Set` of strings compares them as equal), which block, delete and the
+    /// stores all keep apart.
+    @Test func anExclusionComparesIdentifiersByteForByte() throws {
+        let store = InMemoryDonationStore()
+        let at = Timestamp(seconds: Self.end)
+        for (offset, conversation) in ["caf\u{e9}", "cafe\u{301}", "other"].enumerated() {
+            _ = try store.record(
+                Interaction(
+                    identifier: "d\(offset)", date: at.adding(-Double(offset + 1) * 60), direction: .outgoing,
+                    intent: SendMessageIntent(conversationIdentifier: conversation)),
+                now: at)
+        }
+        let context = RankingContext(at: at, excluded: ["caf\u{e9}"])
+        let ranked = try store.suggestions(account: Interaction.defaultAccount, context: context).suggestions
+        #expect(ranked.map { Array($0.conversationIdentifier.utf8) } == [Array("cafe\u{301}".utf8), Array("other".utf8)])
+    }
+
     @Test func contextRaisesMatchingConversations() throws {
         let index = InMemoryRankingIndex()
         let at = Timestamp(seconds: Self.end)

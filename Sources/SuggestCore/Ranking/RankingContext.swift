@@ -12,7 +12,9 @@ public struct RankingContext: Sendable, Hashable {
     public var people: [String]
     /// Only conversations last donated through this service, when set.
     public var serviceName: String?
-    /// Conversations that must not be suggested here.
+    /// Conversations that must not be suggested here, compared byte for byte with the stored identifiers (as
+    /// every identifier is: `café` composed and `café` decomposed are two conversations). A `Set` keeps one of two
+    /// canonically equivalent spellings, so one context cannot exclude both such conversations.
     public var excluded: Set<String>
     /// Conversations whose latest donation is older than this are not suggested (idle conversations).
     public var notIdleSince: Timestamp?

@@ -133,7 +133,7 @@ public struct ShareFlow: Sendable {
             }
             result.preselected = picked
         case .conversation(let conversation):
-            if context.excluded.contains(conversation) {
+            if context.excluded.contains(where: { $0.hasSameBytes(as: conversation) }) {
                 result.reason = "conversation \(conversation) is excluded here; pick from the list"
                 return
             }
