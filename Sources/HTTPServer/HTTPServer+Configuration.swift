@@ -38,8 +38,10 @@ extension HTTPServer {
         /// (the default) for no limit, since clients behind one proxy share its address.
         public var perIPConnectionLimit: Int?
         /// How long a connection may stay idle (no byte received or sent) before the server closes it: a client
-        /// that stops halfway through a request, or a keep-alive connection nobody uses. Whole seconds, rounded
-        /// up; `.zero` for none. Default 30 s.
+        /// that stops halfway through a request, or a keep-alive connection nobody uses. Also how long it may take
+        /// to send a whole request head, from its opening or from the end of its previous request, however many
+        /// bytes it sends meanwhile: a client trickling its head a line at a time is closed too. Whole seconds,
+        /// rounded up; `.zero` for none. Default 30 s.
         public var connectionTimeout: Duration
         /// Bytes each connection may use for its request line, headers and read buffer: the bound on a request's
         /// head (longer ones get 414 or 431). At least 4,096. Default 32 KiB, MHD's own.

@@ -32,6 +32,14 @@ final class ServerCore: Sendable {
     let draining = Atomic<Bool>(false)
     /// Connections handed to MHD and not yet closed (`ConnectionAcceptor` counts them in, MHD's notification out).
     let openConnections = Atomic<Int>(0)
+    /// How long a connection may take to send a request head, from its opening or the end of its previous request:
+    /// the idle timeout (`Configuration.connectionTimeout`) in nanoseconds, 0 for none. MHD's own timeout starts
+    /// again at every byte, so a client trickling a header line every few seconds kept its connection for ever.
+    let headTimeoutNanoseconds: Int64
+    /// Every open connection's wait for a request head, by identity: `cutSlowHeads()` looks them over.
+    let headWaits = Mutex<[ObjectIdentifier: HeadWait]>([:])
+    /// When `cutSlowHeads()` last looked, in nanoseconds of the monotonic clock (it looks once a second).
+    private let lastHeadSweep = Atomic<Int64>(0)
 
     /// Set (to any non-null value) on a thread while it runs the handler, so that `stop` can tell it is called
     /// from inside a request, where it would wait for itself.
@@ -42,7 +50,7 @@ final class ServerCore: Sendable {
         handlerThreads: HandlerThreads?, waitsBriefly: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false },
         readerThreads: HandlerThreads? = nil, screen: @escaping @Sendable (HTTPRequest) -> HTTPResponse? = { _ in nil },
         refused: @escaping HTTPServer.RefusalHandler = { $0.response }, log: @escaping HTTPServer.LogHandler,
-        maximumBodySize: Int, bodyBytesInMemoryLimit: Int = .max
+        maximumBodySize: Int, bodyBytesInMemoryLimit: Int = .max, headTimeout: Duration = .zero
     ) {
         self.handler = handler
         self.mayWait = mayWait
@@ -54,6 +62,8 @@ final class ServerCore: Sendable {
         self.log = log
         self.maximumBodySize = maximumBodySize
         self.bodyBytesInMemoryLimit = bodyBytesInMemoryLimit
+        let (seconds, attoseconds) = headTimeout.components
+        headTimeoutNanoseconds = max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         var key = pthread_key_t()
         pthread_key_create(&key, nil)
         insideHandler = key
@@ -85,6 +95,7 @@ final class ServerCore: Sendable {
     ) -> MHD_Result {
         if !context.headersSeen {
             context.headersSeen = true
+            context.connection?.headWait?.since.store(0, ordering: .relaxed)
             if let ambiguity = framingAmbiguity(connection) {
                 // Refused before a byte of the body is read, and the connection closed: behind a proxy that framed
                 // the body otherwise, what follows could be read as another request (request smuggling). Logged,
@@ -282,10 +293,38 @@ final class ServerCore: Sendable {
         let context = Unmanaged<RequestContext>.fromOpaque(stored)
         let request = context.takeUnretainedValue()
         if let connection = request.connection, connection.pendingRequest == stored { connection.pendingRequest = nil }
+        request.connection?.headWait?.since.store(HeadWait.now(), ordering: .relaxed)
         if request.isStreaming { streamingResponses.subtract(1, ordering: .relaxed) }
         release(request)
         context.release()
         inFlight.subtract(1, ordering: .relaxed)
+    }
+
+    /// Shuts down the connections that have waited longer than the head timeout for a request head (trickling it
+    /// a line at a time, or idle); MHD then closes them as it would any that its client dropped. Called by the
+    /// acceptor's loop; looks at most once a second.
+    func cutSlowHeads() {
+        guard headTimeoutNanoseconds > 0 else { return }
+        let now = HeadWait.now()
+        let last = lastHeadSweep.load(ordering: .relaxed)
+        guard now - last >= 1_000_000_000 else { return }
+        lastHeadSweep.store(now, ordering: .relaxed)
+        // Under the lock that MHD's close notification takes to remove a wait: a socket is shut down here only
+        // while it is still open, never after its number went to another connection.
+        let cut = headWaits.withLock { waits in
+            var cut = 0
+            for wait in waits.values {
+                let since = wait.since.load(ordering: .relaxed)
+                guard since != 0, now - since > headTimeoutNanoseconds else { continue }
+                wait.since.store(0, ordering: .relaxed)
+                _ = shutdown(wait.socket, Int32(SHUT_RDWR))
+                cut += 1
+            }
+            return cut
+        }
+        if cut > 0 {
+            log("closed \(cut) connection\(cut == 1 ? "" : "s") that sent no whole request head within the timeout")
+        }
     }
 
     /// Lets go of what a request's body held in the count of bodies in memory; when the request ends.
@@ -560,6 +599,27 @@ final class RequestContext {
 /// whole grace for it.
 final class ConnectionContext {
     var pendingRequest: UnsafeMutableRawPointer?
+    /// Its wait for a request head, registered in `ServerCore.headWaits` while the connection is open.
+    var headWait: HeadWait?
+}
+
+/// One connection's wait for a request head: since when it waits (0 while a request is under way), read by the
+/// acceptor's thread (`ServerCore.cutSlowHeads()`), written by the connection's worker.
+final class HeadWait: Sendable {
+    let socket: Int32
+    /// Nanoseconds of the monotonic clock; 0 when the connection is not waiting for a head.
+    let since = Atomic<Int64>(0)
+
+    init(socket: Int32) {
+        self.socket = socket
+        since.store(Self.now(), ordering: .relaxed)
+    }
+
+    static func now() -> Int64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+    }
 }
 
 /// MHD's URI callback: a request line has arrived. Its result is the request's context pointer.
@@ -608,12 +668,26 @@ func mhdConnectionChanged(
     guard let closure, let socketContext else { return }
     switch change {
     case .CONNECTION_NOTIFY_STARTED:
-        socketContext.pointee = Unmanaged.passRetained(ConnectionContext()).toOpaque()
+        let core = ServerCore.from(closure)
+        let connectionContext = ConnectionContext()
+        if core.headTimeoutNanoseconds > 0, let connection {
+            let socket = suggest_mhd_connection_socket(connection)
+            if socket >= 0 {
+                let wait = HeadWait(socket: socket)
+                core.headWaits.withLock { $0[ObjectIdentifier(wait)] = wait }
+                connectionContext.headWait = wait
+            }
+        }
+        socketContext.pointee = Unmanaged.passRetained(connectionContext).toOpaque()
     case .CONNECTION_NOTIFY_CLOSED:
         let core = ServerCore.from(closure)
         if let kept = socketContext.pointee {
             socketContext.pointee = nil
             let connectionContext = Unmanaged<ConnectionContext>.fromOpaque(kept).takeRetainedValue()
+            // Before MHD closes the socket (it notifies first): the sweep never shuts a number down once it is free.
+            if let wait = connectionContext.headWait {
+                _ = core.headWaits.withLock { $0.removeValue(forKey: ObjectIdentifier(wait)) }
+            }
             if let abandoned = connectionContext.pendingRequest { core.endRequest(abandoned) }
         }
         core.openConnections.subtract(1, ordering: .acquiringAndReleasing)

@@ -126,6 +126,36 @@ import Testing
         }
     }
 
+    /// A slowloris that trickles its head a header line at a time: libmicrohttpd's timeout starts again at every
+    /// byte, so such a connection was kept for ever (1,024 of them made the server unreachable). A whole head must
+    /// now arrive within the timeout of the connection's opening, or of its previous request's end; a kept-alive
+    /// connection that sends quick requests for longer than that in all is not cut.
+    @Test func aClientTricklingItsHeadIsClosedAfterTheTimeout() throws {
+        let configuration = testConfiguration(connectionTimeout: .seconds(2))
+        try withServer(configuration, handler: echoHandler) { server in
+            let port = server.address.port
+            let trickler = try TestConnection.connected(port: port)
+            try trickler.send("GET / HTTP/1.1\r\nHost: x\r\n")
+            let started = monotonicSeconds()
+            var closed = false
+            while !closed && monotonicSeconds() - started < 10 {
+                // A line every 0.4 s: never idle long enough for the idle timeout.
+                do { try trickler.send("X-Slow: 1\r\n") } catch { closed = true }
+                if trickler.closesWithoutData(within: 0.4) { closed = true }
+            }
+            let elapsed = monotonicSeconds() - started
+            #expect(closed, "a connection trickling its head was still open after \(elapsed) s")
+            #expect(elapsed >= 1.5, "closed after \(elapsed) s, before the 2 s timeout")
+
+            let busy = try TestConnection.connected(port: port)
+            let kept = monotonicSeconds()
+            while monotonicSeconds() - kept < 4 {
+                #expect(try busy.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
+                sleepSeconds(0.3)
+            }
+        }
+    }
+
     @Test func aClientThatStopsHalfwayIsClosedAfterTheTimeout() throws {
         let configuration = testConfiguration(connectionTimeout: .seconds(1))
         try withServer(configuration, handler: echoHandler) { server in

@@ -25,7 +25,7 @@ enum Serve: Command {
         .option("--export-time-limit", "SECONDS", "The longest an export may take, its client's reading included (default 600)."),
         .option("--max-connections", "N", "Connections open at once (default 1024)."),
         .option("--max-connections-per-ip", "N", "Connections from one address (default 256; 0 = no limit, behind a proxy)."),
-        .option("--timeout", "SECONDS", "Idle time before a connection is closed (default 30)."),
+        .option("--timeout", "SECONDS", "Idle time before a connection is closed, and the most a whole request head may take (default 30)."),
         .option("--drain-delay", "SECONDS", "After SIGTERM, readiness is 503 this long before connections are refused (default 0)."),
         .option("--grace", "SECONDS", "How long requests in flight may finish after SIGTERM (default 10)."),
         .flag("--no-access-log", "No line per request on standard error."),
