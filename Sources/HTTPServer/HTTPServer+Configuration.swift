@@ -5,6 +5,10 @@ extension HTTPServer {
     /// brackets); a configuration can be checked before anything starts.
     public static func canListen(on host: String) -> Bool { ListeningSocket.isAddress(host) }
 
+    /// Whether `host` is a loopback address (`localhost`, 127.0.0.0/8, `::1` however written): a server on it
+    /// reaches no one but this machine.
+    public static func isLoopback(_ host: String) -> Bool { ListeningSocket.isLoopback(host) }
+
     /// Where the server listens and the limits it holds every client to.
     ///
     /// The defaults suit a service behind a load balancer on a small machine: a few thousand open connections, each

@@ -80,7 +80,6 @@ struct ListeningSocket {
         return ListeningSocket(descriptor: descriptor, address: address)
     }
 
-    /// `::1` for `[::1]`.
     /// Whether `open(host:port:backlog:)` takes `host`: `localhost`, or an IPv4 or IPv6 address literal (the
     /// latter with or without brackets), not a name to look up.
     static func isAddress(_ host: String) -> Bool {
@@ -90,6 +89,18 @@ struct ListeningSocket {
         return inet_pton(AF_INET, literal, &ipv4) == 1 || inet_pton(AF_INET6, literal, &ipv6) == 1
     }
 
+    /// Whether `host` is an address of this machine's loopback: `localhost`, 127.0.0.0/8, or `::1` however it is
+    /// written (`0:0:0:0:0:0:0:1`, bracketed).
+    static func isLoopback(_ host: String) -> Bool {
+        let literal = host == "localhost" ? "127.0.0.1" : ListeningSocket.unbracketed(host)
+        var ipv4 = in_addr()
+        if inet_pton(AF_INET, literal, &ipv4) == 1 { return UInt32(bigEndian: ipv4.s_addr) >> 24 == 127 }
+        var ipv6 = in6_addr()
+        guard inet_pton(AF_INET6, literal, &ipv6) == 1 else { return false }
+        return withUnsafeBytes(of: &ipv6) { bytes in bytes.dropLast().allSatisfy { $0 == 0 } && bytes.last == 1 }
+    }
+
+    /// `::1` for `[::1]`.
     private static func unbracketed(_ host: String) -> String {
         guard host.hasPrefix("["), host.hasSuffix("]"), host.count >= 2 else { return host }
         return String(host.dropFirst().dropLast())

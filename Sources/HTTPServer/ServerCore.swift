@@ -96,12 +96,11 @@ final class ServerCore: Sendable {
         if !context.headersSeen {
             context.headersSeen = true
             context.connection?.headWait?.since.store(0, ordering: .relaxed)
-            if let ambiguity = framingAmbiguity(connection) {
+            if let (code, ambiguity) = framingAmbiguity(connection) {
                 // Refused before a byte of the body is read, and the connection closed: behind a proxy that framed
-                // the body otherwise, what follows could be read as another request (request smuggling). Logged,
-                // as it never reaches the access log.
-                log("\(ambiguity): answered 400 ambiguous_length, closing the connection")
-                let answer = closing(.error(status: .badRequest, code: "ambiguous_length", message: ambiguity))
+                // the body otherwise, what follows could be read as another request (request smuggling).
+                log("\(ambiguity): answered 400 \(code), closing the connection")
+                let answer = closing(.error(status: .badRequest, code: code, message: ambiguity))
                 return queue(refusing(answer, connection, context, method: method, version: version), on: connection)
             }
             let declared = declaredLength(connection)
@@ -504,7 +503,8 @@ final class ServerCore: Sendable {
     /// a framing field), several `Content-Length` fields (MHD would take the first), or one beside
     /// `Transfer-Encoding` (RFC 9112, 6.3: a request a server may reject, and should when it cannot be sure every
     /// hop framed it alike), or a transfer coding other than `chunked` alone, which MHD cannot delimit.
-    private func framingAmbiguity(_ connection: OpaquePointer) -> String? {
+    /// - Returns: the error's code (`invalid_header` for a field name, else `ambiguous_length`) and its message.
+    private func framingAmbiguity(_ connection: OpaquePointer) -> (code: String, message: String)? {
         var counts = FramingFields()
         _ = withUnsafeMutablePointer(to: &counts) { pointer in
             MHD_get_connection_values_n(connection, .HEADER_KIND, countFramingField, pointer)
@@ -512,19 +512,29 @@ final class ServerCore: Sendable {
         // `Transfer-Encoding : chunked` (a space before the colon) reached the handler as a field MHD never framed
         // by, so its chunks were read as the next request: RFC 9112, 5.1, says to refuse such a request.
         if let name = counts.malformedName {
-            return "the header field name \(name) holds a character a field name may not have (a space before the "
-                + "colon?)"
+            return (
+                "invalid_header",
+                "the header field name \(name) holds a character a field name may not have (a space before the colon?)"
+            )
         }
-        if counts.contentLengths > 1 { return "the request has \(counts.contentLengths) Content-Length fields; send one" }
+        let code = "ambiguous_length"
+        if counts.contentLengths > 1 {
+            return (code, "the request has \(counts.contentLengths) Content-Length fields; send one")
+        }
         if counts.contentLengths > 0 && counts.transferEncodings > 0 {
-            return "the request has both Content-Length and Transfer-Encoding; send one"
+            return (code, "the request has both Content-Length and Transfer-Encoding; send one")
         }
-        if counts.transferEncodings > 1 { return "the request has \(counts.transferEncodings) Transfer-Encoding fields; send one" }
+        if counts.transferEncodings > 1 {
+            return (code, "the request has \(counts.transferEncodings) Transfer-Encoding fields; send one")
+        }
         // MHD frames a body by chunks only for exactly `chunked`; any other coding (`gzip, chunked`, `identity`)
         // left it waiting for a body it could not delimit until the connection's timeout.
         if let coding = lookUp("Transfer-Encoding", on: connection), !ServerCore.isChunkedAlone(coding) {
-            return "Transfer-Encoding \(String(String(cString: coding).prefix(40))) is not supported: send the body "
-                + "with Content-Length or Transfer-Encoding: chunked alone"
+            return (
+                code,
+                "Transfer-Encoding \(String(String(cString: coding).prefix(40))) is not supported: send the body "
+                    + "with Content-Length or Transfer-Encoding: chunked alone"
+            )
         }
         return nil
     }

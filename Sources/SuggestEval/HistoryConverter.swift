@@ -132,10 +132,11 @@ public enum HistoryConverter {
 
     /// Unix seconds (an integer or a decimal) within the years the contract accepts.
     static func unixTime(_ field: UnsafeBufferPointer<UInt8>) -> Timestamp? {
-        // Decimal digits with an optional fraction only: `Double` also reads `0x10`, `1e3`, `inf` and ` 5`.
+        // Decimal digits with an optional sign and fraction only: `Double` also reads `0x10`, `1e3`, `inf`, ` 5`.
         let digits = UInt8(ascii: "0")...UInt8(ascii: "9")
         let point = field.firstIndex(of: UInt8(ascii: "."))
-        let whole = field[..<(point ?? field.endIndex)]
+        let signed = field.first == UInt8(ascii: "-") ? 1 : 0
+        let whole = field[(field.startIndex + signed)..<(point ?? field.endIndex)]
         let fraction = point.map { field[($0 + 1)...] }
         guard !whole.isEmpty, whole.allSatisfy(digits.contains),
             fraction.map({ !$0.isEmpty && $0.allSatisfy(digits.contains) }) ?? true

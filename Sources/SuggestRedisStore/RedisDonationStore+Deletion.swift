@@ -32,10 +32,11 @@ extension RedisDonationStore {
             numbers = try members(
                 RedisCommand("ZRANGEBYSCORE", key: keys.oldest, "-inf", "(" + String(decoding: ScriptBuilder.score(date.seconds), as: UTF8.self)))
             drops = { $0.date < date.seconds }
-        case .all:
+        case .all, .account:
             numbers = try members(RedisCommand("HVALS", key: keys.conversationNumbers))
             drops = { _ in true }
         }
+        let wholeAccount = selector == .all || selector == .account
         var report = DeletionReport()
         for number in numbers.sorted() {
             let outcome = try rewrite(number, keys: keys, dropping: drops)
@@ -44,27 +45,49 @@ extension RedisDonationStore {
             report.conversations.append(outcome.identifier)
             if outcome.isGone { report.removedConversations.append(outcome.identifier) }
         }
-        if case .all = selector {
-            // Numbers whose conversation never got a hash (a write that failed after the number was given).
-            _ = try write([RedisCommand("DEL", key: keys.conversationNumbers)])
-        }
-        if report.donations > 0 { try refoldWeights(keys) }
-        let forgotLess: Bool
-        switch selector {
-        case .conversation(let identifier): forgotLess = try forgetSuggestLess(keys, of: [identifier])
-        case .all: forgotLess = try forgetSuggestLess(keys, of: nil)
-        case .identifier, .groupIdentifier, .before: forgotLess = false
-        }
-        // The files are rewritten even when forgetting the account's name fails: the donations are gone already.
-        var forgetting: StoreError?
-        if case .all = selector {
-            do { try forgetAccountIfEmpty(keys) } catch { forgetting = error }
+        // What follows the donations' removal: whatever of it fails, the files are rewritten first, since the
+        // donations are gone already; then the failure is reported.
+        var forgotPreferences = false
+        var failure: StoreError?
+        do {
+            if wholeAccount {
+                // Numbers whose conversation never got a hash (a write that failed after the number was given).
+                _ = try write([RedisCommand("DEL", key: keys.conversationNumbers)])
+            }
+            if report.donations > 0 { try refoldWeights(keys) }
+            switch selector {
+            case .conversation(let identifier): forgotPreferences = try forgetSuggestLess(keys, of: [identifier])
+            case .all: forgotPreferences = try forgetSuggestLess(keys, of: nil)
+            case .account: forgotPreferences = try forgetPreferences(keys)
+            case .identifier, .groupIdentifier, .before: break
+            }
+            if wholeAccount { try forgetAccountIfEmpty(keys) }
+        } catch {
+            failure = error
         }
         report.conversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         report.removedConversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        if report.donations > 0 || forgotLess || forgetting != nil { report.logTruncated = rewriteFiles() }
-        if let forgetting { throw forgetting }
+        if report.donations > 0 || forgotPreferences || failure != nil { report.logTruncated = rewriteFiles() }
+        if let failure { throw failure }
         return report
+    }
+
+    /// Every preference of the account, blocks too (the whole account goes), each by the preference script, which
+    /// moves the account's state stamp as any change of a preference does.
+    /// - Returns: whether there was one.
+    private func forgetPreferences(_ keys: RedisKeys) throws(StoreError) -> Bool {
+        let pairs = try send(RedisCommand("HGETALL", key: keys.preferences)).checkedArray() ?? []
+        var commands: [RedisCommand] = []
+        for index in stride(from: 0, to: pairs.count - 1, by: 2) {
+            guard let conversation = pairs[index].string else { continue }
+            commands.append(RedisScripts.changePreference(conversation, "unblock", keys: keys))
+            commands.append(RedisScripts.changePreference(conversation, "forget-less", keys: keys))
+        }
+        guard !commands.isEmpty else { return false }
+        for reply in try write(commands) {
+            if let message = reply.errorMessage { throw StoreError(.failed, "Redis refused a preference: \(message)") }
+        }
+        return true
     }
 
     /// "Suggest Less" goes with a conversation (or all of an account's, `conversations` nil) deleted as a whole,

@@ -17,10 +17,10 @@ extension SQLiteDonationStore {
             // SQLite from reading every conversation of the account through its index when another term is narrower.
             switch selector {
             case .conversation(let id):
-                let report = try deleteDonations(
-                    inBlocksWhere: { "c.account = ?1 AND c.conversation_identifier = ?2" }, [.text(id)], account: account
+                return try deleteDonations(
+                    inBlocksWhere: { "c.account = ?1 AND c.conversation_identifier = ?2" }, [.text(id)], account: account,
+                    forgetting: .suggestLess(account: account, conversation: id)
                 ) { _ in true }
-                return try forgettingSuggestLess(after: report, account: account, conversation: id)
             case .identifier(let id):
                 // The blocks its key is listed for, read inside the transaction; the identifier's bytes decide.
                 return try deleteDonations(
@@ -43,31 +43,44 @@ extension SQLiteDonationStore {
                     inBlocksWhere: { "+c.account = ?1 AND b.oldest_date < ?2" }, [.real(date.seconds)], account: account
                 ) { $0.date < date.seconds }
             case .all:
-                let report = try deleteDonations(inBlocksWhere: { "c.account = ?1" }, [], account: account) { _ in true }
-                return try forgettingSuggestLess(after: report, account: account, conversation: nil)
+                return try deleteDonations(
+                    inBlocksWhere: { "c.account = ?1" }, [], account: account,
+                    forgetting: .suggestLess(account: account, conversation: nil)
+                ) { _ in true }
+            case .account:
+                return try deleteDonations(
+                    inBlocksWhere: { "c.account = ?1" }, [], account: account, forgetting: .everything(account: account)
+                ) { _ in true }
             }
         }
     }
 
-    /// "Suggest Less" goes with a conversation (or all of an account's, `conversation` nil) deleted as a whole,
-    /// whether it had donations or not: it was about that conversation. A block is a standing choice and stays.
-    /// When one is forgotten, its bytes leave the log as a deletion's do.
-    private func forgettingSuggestLess(after report: DeletionReport, account: String, conversation: String?) throws
-        -> DeletionReport
-    {
-        let forgotten = try database.write {
-            try database.statement(
-                "UPDATE preferences SET less_feedback = 0 WHERE account = ?1 AND less_feedback != 0"
-                    + (conversation == nil ? "" : " AND conversation_identifier = ?2")
-            ).run([.text(account)] + (conversation.map { [.text($0)] } ?? []))
-            let changed = database.changes
-            try database.execute("DELETE FROM preferences WHERE blocked = 0 AND less_feedback = 0")
-            return changed
+    /// The preferences a deletion forgets besides its conversations' (in its transaction, whether or not the
+    /// conversations had donations).
+    enum PreferencesForgotten {
+        /// "Suggest Less" of the conversation, or of all the account's (`conversation` nil): it was about them. A
+        /// block is a standing choice and stays.
+        case suggestLess(account: String, conversation: String?)
+        /// Every preference of the account, blocks too: the whole account goes.
+        case everything(account: String)
+
+        /// Runs the change.
+        /// - Returns: how many rows it changed.
+        func apply(in database: Database) throws -> Int {
+            switch self {
+            case .suggestLess(let account, let conversation):
+                try database.statement(
+                    "UPDATE preferences SET less_feedback = 0 WHERE account = ?1 AND less_feedback != 0"
+                        + (conversation == nil ? "" : " AND conversation_identifier = ?2")
+                ).run([.text(account)] + (conversation.map { [.text($0)] } ?? []))
+                let changed = database.changes
+                try database.execute("DELETE FROM preferences WHERE blocked = 0 AND less_feedback = 0")
+                return changed
+            case .everything(let account):
+                try database.statement("DELETE FROM preferences WHERE account = ?").run([.text(account)])
+                return database.changes
+            }
         }
-        guard forgotten > 0 else { return report }
-        var finished = report
-        finished.logTruncated = scrubLog()
-        return finished
     }
 
     /// Deletes every donation of every account, every preference and every derived row: an empty store, vacuumed.
@@ -106,12 +119,17 @@ extension SQLiteDonationStore {
     /// - Parameters:
     ///   - condition: made inside the write transaction, so that what it reads is what is deleted from.
     ///   - weights: fold the accounts' weights now, or mark them to be folded.
+    ///   - preferences: what preferences go too, in the same transaction (one that goes takes its bytes out of the
+    ///     log as a deleted donation does).
     func deleteDonations(
         inBlocksWhere condition: () throws -> String, _ parameters: [Statement.Value], account: String?,
-        weights: WeightsAfterDeletion = .fold, matching matches: (StoredDonation) -> Bool
+        weights: WeightsAfterDeletion = .fold, forgetting preferences: PreferencesForgotten? = nil,
+        matching matches: (StoredDonation) -> Bool
     ) throws -> DeletionReport {
         let bound = (account.map { [Statement.Value.text($0)] } ?? []) + parameters
+        var forgotten = 0
         let report = try database.write {
+            forgotten = try preferences?.apply(in: database) ?? 0
             var report = DeletionReport()
             // The blocks first, then each one read and rewritten: a cursor over the table would see its own writes.
             let candidates = try database.uncachedStatement(
@@ -192,7 +210,7 @@ extension SQLiteDonationStore {
             return report
         }
         var finished = report
-        if report.donations > 0 { finished.logTruncated = scrubLog() }
+        if report.donations > 0 || forgotten > 0 { finished.logTruncated = scrubLog() }
         return finished
     }
 
@@ -226,7 +244,9 @@ extension SQLiteDonationStore {
         let started = ContinuousClock.now
         while true {
             do {
-                if try database.withoutWaiting({ try truncateLog() }) { return true }
+                // This process's writers wait for each try (milliseconds) rather than keep it from ever finding
+                // the log free on a busy server.
+                if try truncateLogIfIdle() { return true }
             } catch {
                 break
             }

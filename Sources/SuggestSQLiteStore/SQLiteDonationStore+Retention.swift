@@ -135,7 +135,7 @@ extension SQLiteDonationStore {
         // Through the blocks' dates; the account, when given, is `?1` and the cutoff `?2`.
         let limit = blocks == .max ? "" : " ORDER BY b.oldest_date LIMIT \(blocks)"
         var found = 0
-        var report = try deleteDonations(
+        let report = try deleteDonations(
             inBlocksWhere: {
                 let condition = (account == nil ? "" : "+c.account = ?1 AND ") + "b.oldest_date < ?\(account == nil ? 1 : 2)"
                 // How many blocks qualify, counted with the same condition, to tell whether the step finished.
@@ -147,8 +147,7 @@ extension SQLiteDonationStore {
                 return condition + limit
             }, [.real(cutoff.seconds)], account: account, weights: blocks == .max ? .fold : .mark
         ) { $0.date < cutoff.seconds }
-        // As for `delete`: what expired leaves the files at once, not at the next checkpoint.
-        if report.donations > 0 { report.logTruncated = scrubLog() }
+        // `deleteDonations` has scrubbed the log, as for `delete`: what expired leaves the files at once.
         return (report, blocks == .max || found < blocks)
     }
 

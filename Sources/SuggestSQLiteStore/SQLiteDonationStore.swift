@@ -156,9 +156,9 @@ public final class SQLiteDonationStore: DonationStore {
     /// Makes everything committed so far durable, without waiting for other connections or holding up their writes
     /// for long: the log is copied into the database as far as no reader still needs it (the rest at a later
     /// checkpoint), and started over when nobody is using it. `suggest import` ends with one, and a server runs one
-    /// every second in the background. (Deletions truncate the log themselves, waiting for readers if they must:
-    /// deleted data may not stay in it. One that could not leaves the scrub owed, `Database.owesLogScrub`: then this
-    /// checkpoint cuts the log, never writes it over in place.)
+    /// every second in the background. (Deletions truncate the log themselves, trying for a second while readers
+    /// keep it busy: deleted data may not stay in it. One that could not leaves the scrub owed,
+    /// `Database.owesLogScrub`: then this checkpoint cuts the log, never writes it over in place.)
     ///
     /// How the log starts over depends on whether other connections committed since this connection's last
     /// checkpoint. If they did (a server taking donations), the copy is run a second time for what came in during

@@ -74,11 +74,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// The defaults described on each property.
     public init() {}
 
-    /// Whether `host` names only this machine, so that a server without keys reaches no one else.
     /// Whether `host` is one the server can listen on (`HTTPServer.canListen(on:)`).
     public var hostIsAddress: Bool { HTTPServer.canListen(on: host) }
 
-    public var isLoopback: Bool {
-        host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
-    }
+    /// Whether `host` names only this machine, so that a server without keys reaches no one else.
+    public var isLoopback: Bool { HTTPServer.isLoopback(host) }
 }

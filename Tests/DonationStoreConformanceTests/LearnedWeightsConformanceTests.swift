@@ -114,7 +114,7 @@ struct LearnedWeightsCheck {
         case .identifier(let id): return donation.identifier == id
         case .groupIdentifier(let id): return donation.groupIdentifier == id
         case .before(let date): return donation.date < date
-        case .all: return true
+        case .all, .account: return true
         }
     }
 

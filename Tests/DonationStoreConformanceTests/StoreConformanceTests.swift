@@ -74,6 +74,13 @@ extension StoreConformance {
         #expect(try reference.suggestLess(conversation: "never-donated", account: "alice") == 2)
         #expect(try candidate.blockedConversations(account: "alice") == ["blocked-too"])
         #expect(try candidate.suggestLess(conversation: "other-account", account: "bob") == 6)
+        // The whole account (the server's DELETE of it) takes its blocks too, and leaves the other account alone.
+        for store in [reference, candidate] as [any DonationStore] {
+            _ = try store.delete(.account, account: "alice")
+            #expect(try store.blockedConversations(account: "alice") == [])
+            #expect(try store.suggestLess(conversation: "kept", account: "alice") == 1)
+            #expect(try store.suggestLess(conversation: "other-account", account: "bob") > 1)
+        }
     }
 }
 

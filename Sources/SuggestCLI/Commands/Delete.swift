@@ -50,8 +50,9 @@ enum Delete: Command {
         let report = try everything ? store.deleteEverything() : store.delete(selectors[0], account: account)
         if !report.logTruncated {
             io.err(
-                "suggest delete: deleted; another process is reading, so the old pages leave the write-ahead log at its "
-                    + "next checkpoint (run any suggest command later)\n")
+                "suggest delete: deleted; the write-ahead log could not be emptied now (another process is reading "
+                    + "it, or it could not be written), so the old pages leave it at its next checkpoint (run any "
+                    + "suggest command later)\n")
         }
         if arguments.flag("--json") {
             try io.out(report.jsonText(account: everything ? nil : account) + "\n")

@@ -25,6 +25,10 @@ public enum DeletionSelector: Sendable, Equatable {
     case groupIdentifier(String)
     /// Donations dated before this moment.
     case before(Timestamp)
-    /// Every donation of the account.
+    /// Every donation of the account ("suggest less" goes with them; blocks stay: they are the person's standing
+    /// choices, as `suggest delete --all` keeps them).
     case all
+    /// The whole account: every donation and every preference, blocks included (the server's `DELETE` of an
+    /// account).
+    case account
 }

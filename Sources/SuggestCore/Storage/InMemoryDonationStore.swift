@@ -168,12 +168,15 @@ public final class InMemoryDonationStore: DonationStore {
         case .identifier(let id): matches = { $0.identifier?.hasSameBytes(as: id) == true }
         case .groupIdentifier(let id): matches = { $0.groupIdentifier?.hasSameBytes(as: id) == true }
         case .before(let date): matches = { $0.date < date }
-        case .all: matches = { _ in true }
+        case .all, .account: matches = { _ in true }
         }
         let report = removeDonations(of: [ByteKey(account)], where: matches)
         switch selector {
         case .conversation(let id): forgetSuggestLess(account: account) { $0 == ByteKey(id) }
         case .all: forgetSuggestLess(account: account) { _ in true }
+        case .account:
+            preferences[ByteKey(account)] = nil
+            histories[ByteKey(account)]?.derived = nil
         case .identifier, .groupIdentifier, .before: break
         }
         return report

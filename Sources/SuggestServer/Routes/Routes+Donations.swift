@@ -151,15 +151,9 @@ extension Routes {
     static let deleteAccount: Router.Endpoint = { call in
         let account = try call.account()
         try checkQuery(call.request, allowed: [])
-        // The whole account goes, its blocks too (`suggest delete --all` deletes donations and keeps blocks, the
-        // person's standing choice; "suggest less" goes with both). Lifted first, so that the deletion's scrub of
-        // the log takes their names with the rest.
-        try call.withStore { store in
-            for conversation in try store.blockedConversations(account: account.storeAccount) {
-                try store.setBlocked(false, conversation: conversation, account: account.storeAccount)
-            }
-        }
-        return try delete(.all, in: account, call)
+        // The whole account goes, its blocks too, in the deletion itself (`suggest delete --all` keeps blocks, the
+        // person's standing choice).
+        return try delete(.account, in: account, call)
     }
 
     /// Runs a deletion and answers with its report, in the tenant's names.

@@ -137,7 +137,17 @@ public struct ShareFlow: Sendable {
                 result.reason = "conversation \(conversation) is excluded here; pick from the list"
                 return
             }
-            switch try store.conversationStatus(account: account, conversationIdentifier: conversation, at: context.at) {
+            var status = try store.conversationStatus(
+                account: account, conversationIdentifier: conversation, at: context.at)
+            // A context's own idle cutoff decides, as it does for the list; else the store's retention.
+            if let cutoff = context.notIdleSince {
+                switch status {
+                case .available(let suggestion) where suggestion.lastDate < cutoff: status = .idle(suggestion)
+                case .idle(let suggestion) where suggestion.lastDate >= cutoff: status = .available(suggestion)
+                default: break
+                }
+            }
+            switch status {
             case .available(let suggestion):
                 // Byte for byte, as the ranking keeps a service's conversations apart.
                 if let service = context.serviceName, suggestion.serviceName?.hasSameBytes(as: service) != true {
@@ -148,7 +158,7 @@ public struct ShareFlow: Sendable {
                 }
             case .idle:
                 result.reason = "conversation \(conversation) has had no donation for longer than the store's idle "
-                    + "limit (see 'suggest config'), so it is not suggested; pick from the list"
+                    + "limit (its retention's idle days), so it is not suggested; pick from the list"
             case .blocked:
                 result.reason = "conversation \(conversation) is blocked (unblocking it allows it); pick from the list"
             case .unknown:
