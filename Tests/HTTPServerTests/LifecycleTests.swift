@@ -65,6 +65,16 @@ import Testing
         }
     }
 
+    /// Loopback is decided from the parsed address, not the text: `127.evil.example` was "loopback" by its prefix.
+    @Test(arguments: [
+        ("localhost", true), ("127.0.0.1", true), ("127.8.9.10", true), ("::1", true), ("[::1]", true),
+        ("0:0:0:0:0:0:0:1", true), ("127.evil.example", false), ("0.0.0.0", false), ("::", false),
+        ("::2", false), ("10.0.0.1", false), ("128.0.0.1", false),
+    ])
+    func loopbackIsDecidedFromTheAddress(host: String, isLoopback: Bool) {
+        #expect(HTTPServer.isLoopback(host) == isLoopback)
+    }
+
     @Test func anOutOfRangeConfigurationIsAClearError() {
         var configurations: [(HTTPServer.Configuration, String)] = []
         var configuration = testConfiguration()
