@@ -186,7 +186,15 @@ import Testing
         #expect(sent.status == 0, "\(sent.stderr)")
         #expect(sent.json?["outcome"] == .string("sent"))
         #expect(exportLines().count == before.count + 1)
+        // Its ranking members too: a pick among the sms conversations only, and an exclusion kept.
+        let picked = run("{\(items), \"service\": \"sms\", \"exclude\": [\"u-office\"], \"limit\": 3, \"pick\": 1}")
+        #expect(picked.status == 0, "\(picked.stderr)")
+        guard case .array(let listed)? = picked.json?["suggestions"] else { throw ShareTestError.shape }
+        #expect(!listed.isEmpty && listed.count <= 3)
+        #expect(listed.allSatisfy { $0["serviceName"] == .string("sms") && $0["conversationIdentifier"] != .string("u-office") })
         for (body, flags, complaint) in [
+            ("{\(items), \"service\": \"sms\"}", ["--service", "chat.example"], "service"),
+            ("{\(items), \"exclude\": [\"u-mom\"]}", ["--exclude", "u-juan"], "exclude"),
             ("{\(items), \"rule\": \"TRUEPREDICATE\"}", ["--extension", extensions + "telegram.plist"], "rule"),
             ("{\(items), \"pick\": 1}", ["--conversation", "u-mom"], "chooses"),
             ("{\(items), \"pick\": 1, \"action\": \"cancel\"}", ["--send"], "action"),

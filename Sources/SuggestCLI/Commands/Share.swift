@@ -31,8 +31,9 @@ enum Share: Command {
         --json reads a request such as
           {"items": [{"contentText": "look", "attachments": [{"type": "public.url", "value": "https://example.com"}]}]}
         (docs/share-flow.md has the whole shape) and prints the contract's result object. The server's share body
-        works as it is: its "rule", "conversationIdentifier" or "pick", and "action" take the place of --extension,
-        --conversation or --pick, and --send or --cancel (the request and the flags may not both give one).
+        works as it is: its "rule", "conversationIdentifier" or "pick", "action", and "limit", "at", "people",
+        "service", "exclude", "explain" take the place of --extension, --conversation or --pick, --send or --cancel,
+        and the ranking flags (the request and the flags may not both give one).
 
         Examples:
           suggest share --extension SampleData/extensions/telegram.plist --attachment public.url=https://example.com
@@ -80,6 +81,7 @@ enum Share: Command {
         }
         var action: ShareFlow.Action = arguments.flag("--send") ? .send : arguments.flag("--cancel") ? .cancel : .preview
         let request: ShareRequest
+        var bodyRanking: ShareFlow.Request.Ranking?
         if readsJSON {
             let text = String(
                 decoding: try io.standardInput.readAll(what: "a share request JSON object (docs/share-flow.md)"),
@@ -106,6 +108,17 @@ enum Share: Command {
                 }
                 action = whole.action
             }
+            // The ranking members too (`service`, `exclude`, ...): ignored, a body's "send" went to a conversation
+            // its service or exclusion would have left out.
+            let flags = ["limit": "--limit", "at": "--at", "people": "--person", "service": "--service",
+                "exclude": "--exclude", "explain": "--explain"]
+            for member in whole.ranking.given {
+                guard let flag = flags[member], arguments.values(flag).isEmpty && !arguments.flag(flag) else {
+                    throw CommandError.usage(
+                        "the request's \(member) and \(flags[member] ?? member) both give it; give one")
+                }
+            }
+            bodyRanking = whole.ranking
             if action == .send && choice == .none {
                 throw CommandError.usage(
                     "sending needs the chosen conversation: give conversationIdentifier or pick in the request, or "
@@ -116,9 +129,13 @@ enum Share: Command {
                 attachmentArguments: arguments.values("--attachment"), contentText: arguments.value("--text"))
         }
         let account = try StoreOptions.account(arguments)
-        let context = try List.rankingContext(arguments)
+        var context = try List.rankingContext(arguments)
+        if let bodyRanking {
+            context = bodyRanking.applied(to: context)
+            do { try context.validate() } catch { throw CommandError.usage(error.description) }
+        }
         let store = try StoreOptions.open(arguments, io, maintaining: account, creating: false)
-        let explain = arguments.flag("--explain")
+        let explain = arguments.flag("--explain") || bodyRanking?.explain == true
         let result = try ShareFlow(target: target).run(
             request, choice: choice, action: action, account: account, context: context, in: store, explain: explain)
         if readsJSON || arguments.flag("--json-output") {

@@ -8,7 +8,8 @@ extension ShareFlow {
     ///
     /// `items` as `ShareRequest(json:)` reads them; `rule` (optional: a predicate string or the dictionary form as
     /// an object; without it the target accepts anything); `conversationIdentifier` or `pick` (optional, not
-    /// both); `action` (`preview`, `send` or `cancel`; default `preview`).
+    /// both); `action` (`preview`, `send` or `cancel`; default `preview`); and the optional ranking members
+    /// `limit`, `at`, `people`, `service`, `exclude`, `explain` (`ranking`).
     public struct Request: Sendable {
         /// What is shared (`items`).
         public var items: ShareRequest
@@ -23,6 +24,86 @@ extension ShareFlow {
         public var givesRule: Bool
         /// Whether the request gave an `action` (else `action` is `preview`).
         public var givesAction: Bool
+        /// The ranking members the body gave, each `nil` when absent: `limit`, `at`, `people`, `service`,
+        /// `exclude` (the ranking context) and `explain`.
+        public var ranking: Ranking
+
+        /// The optional ranking members of a share body, as given.
+        public struct Ranking: Sendable, Equatable {
+            public var limit: Int?
+            public var at: Timestamp?
+            public var people: [String]?
+            public var serviceName: String?
+            public var excluded: [String]?
+            public var explain: Bool?
+
+            /// The members' names the body gave, in the body's terms (`limit`, `at`, `people`, `service`,
+            /// `exclude`, `explain`).
+            public var given: [String] {
+                [
+                    limit.map { _ in "limit" }, at.map { _ in "at" }, people.map { _ in "people" },
+                    serviceName.map { _ in "service" }, excluded.map { _ in "exclude" }, explain.map { _ in "explain" },
+                ].compactMap { $0 }
+            }
+
+            /// `context` with the members given in place of its own.
+            public func applied(to context: RankingContext) -> RankingContext {
+                var context = context
+                if let limit { context.limit = limit }
+                if let at { context.at = at }
+                if let people { context.people = people }
+                if let serviceName { context.serviceName = serviceName }
+                if let excluded { context.excluded = Set(excluded) }
+                return context
+            }
+
+            init(json: JSONValue) throws(InputError) {
+                if let value = json["limit"], value != .null {
+                    guard case .number(let number) = value, number == number.rounded(), number >= 1,
+                        number <= Double(RankingContext.Limits.suggestions)
+                    else {
+                        throw InputError(
+                            field: "limit", message: "must be a whole number from 1 to \(RankingContext.Limits.suggestions)")
+                    }
+                    limit = Int(number)
+                }
+                if let value = json["at"], value != .null {
+                    guard case .string(let text) = value, let date = Timestamp(rfc3339: text) else {
+                        throw InputError(field: "at", message: "must be an RFC 3339 date with a zone")
+                    }
+                    at = date
+                }
+                people = try Self.strings(json["people"], field: "people")
+                excluded = try Self.strings(json["exclude"], field: "exclude")
+                if let value = json["service"], value != .null {
+                    guard case .string(let name) = value else {
+                        throw InputError(field: "service", message: "must be a string")
+                    }
+                    serviceName = name
+                }
+                if let value = json["explain"], value != .null {
+                    guard case .bool(let flag) = value else {
+                        throw InputError(field: "explain", message: "must be true or false")
+                    }
+                    explain = flag
+                }
+            }
+
+            private static func strings(_ value: JSONValue?, field: String) throws(InputError) -> [String]? {
+                guard let value, value != .null else { return nil }
+                guard case .array(let items) = value else {
+                    throw InputError(field: field, message: "must be an array of strings")
+                }
+                var strings: [String] = []
+                for (index, item) in items.enumerated() {
+                    guard case .string(let text) = item else {
+                        throw InputError(field: "\(field)[\(index)]", message: "must be a string")
+                    }
+                    strings.append(text)
+                }
+                return strings
+            }
+        }
 
         /// Reads a request from JSON text, at most `ShareRequest.maximumJSONBytes` long.
         /// - Throws: `InputError` for text that is not JSON (with its byte position) or not such a request.
@@ -63,6 +144,7 @@ extension ShareFlow {
             default:
                 throw InputError(field: "pick", message: "choose with conversationIdentifier or pick, not both")
             }
+            ranking = try Ranking(json: json)
             givesAction = json["action"].map { $0 != .null } ?? false
             switch json["action"] {
             case nil, .null?: action = .preview
