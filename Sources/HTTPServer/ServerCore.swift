@@ -308,21 +308,31 @@ final class ServerCore: Sendable {
         let last = lastHeadSweep.load(ordering: .relaxed)
         guard now - last >= 1_000_000_000 else { return }
         lastHeadSweep.store(now, ordering: .relaxed)
+        let cut = cutHeads(waitingLongerThan: headTimeoutNanoseconds, now: now)
+        if cut > 0 {
+            log("closed \(cut) connection\(cut == 1 ? "" : "s") that sent no whole request head within the timeout")
+        }
+    }
+
+    /// Shuts down every connection waiting for a request head, when the server stops: a head still arriving is
+    /// no request to let finish (one trickled a line a second held a stop for its whole grace period).
+    func cutWaitingHeads() { _ = cutHeads(waitingLongerThan: -1, now: HeadWait.now()) }
+
+    /// Shuts down the connections that have waited for a head longer than `limit` nanoseconds.
+    /// - Returns: how many.
+    private func cutHeads(waitingLongerThan limit: Int64, now: Int64) -> Int {
         // Under the lock that MHD's close notification takes to remove a wait: a socket is shut down here only
         // while it is still open, never after its number went to another connection.
-        let cut = headWaits.withLock { waits in
+        headWaits.withLock { waits in
             var cut = 0
             for wait in waits.values {
                 let since = wait.since.load(ordering: .relaxed)
-                guard since != 0, now - since > headTimeoutNanoseconds else { continue }
+                guard since != 0, now - since > limit else { continue }
                 wait.since.store(0, ordering: .relaxed)
                 _ = shutdown(wait.socket, Int32(SHUT_RDWR))
                 cut += 1
             }
             return cut
-        }
-        if cut > 0 {
-            log("closed \(cut) connection\(cut == 1 ? "" : "s") that sent no whole request head within the timeout")
         }
     }
 

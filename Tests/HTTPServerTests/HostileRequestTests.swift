@@ -156,6 +156,22 @@ import Testing
         }
     }
 
+    /// A head still arriving when the server stops is no request to let finish: one trickled a line a second held
+    /// the stop for its whole grace period, and counted as abandoned.
+    @Test func aStopDoesNotWaitForHeadsStillArriving() throws {
+        let server = try HTTPServer(configuration: testConfiguration(connectionTimeout: .seconds(30)), handler: echoHandler)
+        let trickler = try TestConnection.connected(port: server.address.port)
+        try trickler.send("GET / HTTP/1.1\r\nHost: x\r\nX-Slow: 1\r\n")
+        let idle = try TestConnection.connected(port: server.address.port)
+        #expect(try idle.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
+        #expect(eventually { server.requestsInFlight == 1 })
+        let started = monotonicSeconds()
+        let abandoned = server.stop(gracePeriod: .seconds(10))
+        let elapsed = monotonicSeconds() - started
+        #expect(abandoned == 0)
+        #expect(elapsed < 5, "the stop waited \(elapsed) s for a head still arriving")
+    }
+
     @Test func aClientThatStopsHalfwayIsClosedAfterTheTimeout() throws {
         let configuration = testConfiguration(connectionTimeout: .seconds(1))
         try withServer(configuration, handler: echoHandler) { server in
