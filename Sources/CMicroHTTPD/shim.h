@@ -95,6 +95,11 @@ static inline int suggest_accept(int listener, struct sockaddr *address, socklen
     return accept4(listener, address, length, SOCK_NONBLOCK | SOCK_CLOEXEC);
 }
 
+/// Sets one connection's idle timeout (`MHD_set_connection_option` is variadic, which Swift cannot call).
+static inline int suggest_mhd_set_connection_timeout(struct MHD_Connection *connection, unsigned int seconds) {
+    return MHD_set_connection_option(connection, MHD_CONNECTION_OPTION_TIMEOUT, seconds);
+}
+
 /// The socket of a connection, or -1.
 static inline int suggest_mhd_connection_socket(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);

@@ -66,6 +66,12 @@ extension HTTPServer {
         /// Connections the kernel may hold complete but not yet accepted. Default 1,024 (the kernel caps it at
         /// `net.core.somaxconn`).
         public var listenBacklog: Int
+        /// The idle timeout of a connection while it sends a streamed body (`HTTPResponse.streamedBody`), in place
+        /// of `connectionTimeout`: the kernel's send queue holds megabytes, and to a client with a small receive
+        /// window it drains so slowly that no write goes through for longer than the usual timeout, though the
+        /// client reads all along. The producer of a streamed body bounds it with a deadline of its own (the
+        /// server's exports: `--export-time-limit`). Whole seconds, rounded up. Default 600 s.
+        public var streamedBodyTimeout: Duration = .seconds(600)
 
         /// A configuration; every argument has the default described on its property.
         /// - Parameters:
@@ -105,8 +111,13 @@ extension HTTPServer {
         public static var onlineProcessors: Int { max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))) }
 
         /// The idle timeout in whole seconds, rounded up.
-        var timeoutSeconds: UInt32 {
-            let (seconds, attoseconds) = connectionTimeout.components
+        var timeoutSeconds: UInt32 { Self.wholeSeconds(connectionTimeout) }
+
+        /// `streamedBodyTimeout` in whole seconds, rounded up.
+        var streamedBodyTimeoutSeconds: UInt32 { Self.wholeSeconds(streamedBodyTimeout) }
+
+        private static func wholeSeconds(_ duration: Duration) -> UInt32 {
+            let (seconds, attoseconds) = duration.components
             if seconds < 0 { return 0 }
             let whole = seconds + (attoseconds > 0 ? 1 : 0)
             return UInt32(clamping: whole)

@@ -36,6 +36,8 @@ final class ServerCore: Sendable {
     /// the idle timeout (`Configuration.connectionTimeout`) in nanoseconds, 0 for none. MHD's own timeout starts
     /// again at every byte, so a client trickling a header line every few seconds kept its connection for ever.
     let headTimeoutNanoseconds: Int64
+    /// The idle timeout of a connection sending a streamed body (`Configuration.streamedBodyTimeout`), seconds.
+    let streamedBodyTimeoutSeconds: UInt32
     /// Every open connection's wait for a request head, by identity: `cutSlowHeads()` looks them over.
     let headWaits = Mutex<[ObjectIdentifier: HeadWait]>([:])
     /// When `cutSlowHeads()` last looked, in nanoseconds of the monotonic clock (it looks once a second).
@@ -50,7 +52,8 @@ final class ServerCore: Sendable {
         handlerThreads: HandlerThreads?, waitsBriefly: @escaping @Sendable (HTTPRequest) -> Bool = { _ in false },
         readerThreads: HandlerThreads? = nil, screen: @escaping @Sendable (HTTPRequest) -> HTTPResponse? = { _ in nil },
         refused: @escaping HTTPServer.RefusalHandler = { $0.response }, log: @escaping HTTPServer.LogHandler,
-        maximumBodySize: Int, bodyBytesInMemoryLimit: Int = .max, headTimeout: Duration = .zero
+        maximumBodySize: Int, bodyBytesInMemoryLimit: Int = .max, headTimeout: Duration = .zero,
+        streamedBodyTimeoutSeconds: UInt32 = 600
     ) {
         self.handler = handler
         self.mayWait = mayWait
@@ -64,6 +67,7 @@ final class ServerCore: Sendable {
         self.bodyBytesInMemoryLimit = bodyBytesInMemoryLimit
         let (seconds, attoseconds) = headTimeout.components
         headTimeoutNanoseconds = max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        self.streamedBodyTimeoutSeconds = streamedBodyTimeoutSeconds
         var key = pthread_key_t()
         pthread_key_create(&key, nil)
         insideHandler = key
@@ -413,9 +417,15 @@ final class ServerCore: Sendable {
             _ = MHD_add_response_header(made, "Connection", "close")
         }
         let queued = MHD_queue_response(connection, UInt32(response.status.code), made)
-        if queued == .YES, response.streamedBody != nil, let context {
-            context.isStreaming = true
-            streamingResponses.add(1, ordering: .relaxed)
+        if queued == .YES, response.streamedBody != nil {
+            // The kernel's send queue takes megabytes; to a client with a small receive window it drains so slowly
+            // that the socket is not writable again for longer than the idle timeout, and MHD closed a connection
+            // still being read, its body cut short. A streamed body has a deadline of its own (its producer's).
+            _ = suggest_mhd_set_connection_timeout(connection, streamedBodyTimeoutSeconds)
+            if let context {
+                context.isStreaming = true
+                streamingResponses.add(1, ordering: .relaxed)
+            }
         }
         return queued
     }

@@ -86,18 +86,21 @@ public enum SuggestServer {
             readsWait || (request.method != .get && request.method != .head)
         }
         let isRead: @Sendable (HTTPRequest) -> Bool = { request in request.method == .get || request.method == .head }
+        var http = HTTPServer.Configuration(
+            host: configuration.host, port: configuration.port, workerThreads: configuration.workers,
+            handlerThreads: configuration.handlerThreads, readerThreads: readerThreads,
+            connectionLimit: configuration.connectionLimit,
+            perIPConnectionLimit: configuration.perIPConnectionLimit == 0 ? nil : configuration.perIPConnectionLimit,
+            connectionTimeout: .seconds(configuration.connectionTimeoutSeconds),
+            memoryLimitPerConnection: configuration.headerBytesLimit,
+            maximumBodySize: configuration.maximumBodyBytes,
+            bodyBytesInMemoryLimit: configuration.bodyMemoryLimit)
+        // An export may be read slowly for as long as its own limit allows (it is cut off then, and says so).
+        http.streamedBodyTimeout = .seconds(configuration.exportTimeLimitSeconds + configuration.connectionTimeoutSeconds)
         let server: HTTPServer
         do {
             server = try HTTPServer(
-                configuration: HTTPServer.Configuration(
-                    host: configuration.host, port: configuration.port, workerThreads: configuration.workers,
-                    handlerThreads: configuration.handlerThreads, readerThreads: readerThreads,
-                    connectionLimit: configuration.connectionLimit,
-                    perIPConnectionLimit: configuration.perIPConnectionLimit == 0 ? nil : configuration.perIPConnectionLimit,
-                    connectionTimeout: .seconds(configuration.connectionTimeoutSeconds),
-                    memoryLimitPerConnection: configuration.headerBytesLimit,
-                    maximumBodySize: configuration.maximumBodyBytes,
-                    bodyBytesInMemoryLimit: configuration.bodyMemoryLimit),
+                configuration: http,
                 log: { line in log.event("http", [("message", line)]) },
                 mayWait: mayWait, waitsBriefly: isRead, screen: api.screen, refused: api.refused, handler: api.answer)
         } catch {

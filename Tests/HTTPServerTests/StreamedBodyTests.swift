@@ -68,6 +68,50 @@ import Testing
         #expect(ends.count == 2)
     }
 
+    /// A client with a small receive window, reading steadily: the kernel's send queue (megabytes) drained so
+    /// slowly that the socket stayed unwritable past the idle timeout, and MHD closed the connection halfway through
+    /// the body. A streamed body has a timeout of its own (`streamedBodyTimeout`).
+    @Test func aSlowSteadyReaderGetsTheWholeBodyPastTheIdleTimeout() throws {
+        let bytes = randomBytes(6_000_000, seed: 0x57E6)
+        let handler: HTTPServer.Handler = { _ in
+            let body = StreamedBody(produce: Self.producer(of: bytes, calls: CallCounter()), end: {})
+            do { try body.start() } catch { return .text("start failed", status: .internalServerError) }
+            return HTTPResponse(headers: ["Content-Type": "application/octet-stream"], streamedBody: body)
+        }
+        try withServer(testConfiguration(connectionTimeout: .seconds(1)), handler: handler) { server in
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            #expect(descriptor >= 0)
+            defer { close(descriptor) }
+            var window: Int32 = 65536
+            setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &window, socklen_t(MemoryLayout<Int32>.size))
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = UInt16(server.address.port).bigEndian
+            address.sin_addr.s_addr = UInt32(0x7F00_0001).bigEndian
+            let connected = withUnsafePointer(to: &address) { pointer in
+                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
+            }
+            #expect(connected == 0)
+            let request = Array("GET /stream HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8)
+            #expect(send(descriptor, request, request.count, 0) == request.count)
+            // About 640 kB a second, never pausing: the body takes about 9 s, the idle timeout is 1 s.
+            var received = 0
+            var tail: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 32768)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                guard count > 0 else { break }
+                received += count
+                tail = Array((tail + chunk[0..<count]).suffix(5))
+                usleep(50_000)
+            }
+            #expect(received > bytes.count, "the body was cut after \(received) bytes")
+            #expect(tail == Array("0\r\n\r\n".utf8), "the body ended without its last chunk")
+        }
+    }
+
     @Test func aBodyThatFailsAfterItsFirstBytesEndsWithoutItsLastChunk() throws {
         let ends = CallCounter()
         let log = LogLines()
