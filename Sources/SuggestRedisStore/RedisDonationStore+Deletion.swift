@@ -76,17 +76,11 @@ extension RedisDonationStore {
     /// moves the account's state stamp as any change of a preference does.
     /// - Returns: whether there was one.
     private func forgetPreferences(_ keys: RedisKeys) throws(StoreError) -> Bool {
-        let pairs = try send(RedisCommand("HGETALL", key: keys.preferences)).checkedArray() ?? []
-        var commands: [RedisCommand] = []
-        for index in stride(from: 0, to: pairs.count - 1, by: 2) {
-            guard let conversation = pairs[index].string else { continue }
-            commands.append(RedisScripts.changePreference(conversation, "unblock", keys: keys))
-            commands.append(RedisScripts.changePreference(conversation, "forget-less", keys: keys))
+        let commands = try storedPreferences(keys).flatMap { preference in
+            ["unblock", "forget-less"].map { RedisScripts.changePreference(preference.conversation, $0, keys: keys) }
         }
         guard !commands.isEmpty else { return false }
-        for reply in try write(commands) {
-            if let message = reply.errorMessage { throw StoreError(.failed, "Redis refused a preference: \(message)") }
-        }
+        try changePreferences(commands)
         return true
     }
 
@@ -101,19 +95,10 @@ extension RedisDonationStore {
                 if let value, Self.preference(value).less != 0 { named.append(conversation) }
             }
         } else {
-            let pairs = try send(RedisCommand("HGETALL", key: keys.preferences)).checkedArray() ?? []
-            for index in stride(from: 0, to: pairs.count - 1, by: 2) {
-                if let conversation = pairs[index].string, let value = pairs[index + 1].string,
-                    Self.preference(value).less != 0
-                {
-                    named.append(conversation)
-                }
-            }
+            named = try storedPreferences(keys).filter { $0.less != 0 }.map(\.conversation)
         }
         guard !named.isEmpty else { return false }
-        for reply in try write(named.map { RedisScripts.changePreference($0, "forget-less", keys: keys) }) {
-            if let message = reply.errorMessage { throw StoreError(.failed, "Redis refused a preference: \(message)") }
-        }
+        try changePreferences(named.map { RedisScripts.changePreference($0, "forget-less", keys: keys) })
         return true
     }
 

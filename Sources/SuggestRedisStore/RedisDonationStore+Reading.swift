@@ -167,14 +167,27 @@ extension RedisDonationStore {
     }
 
     public func blockedConversations(account: String) throws -> [String] {
-        let pairs = try send(RedisCommand("HGETALL", key: RedisKeys(account: account).preferences)).checkedArray() ?? []
-        var blocked: [String] = []
+        try storedPreferences(RedisKeys(account: account)).filter(\.blocked).map(\.conversation)
+            .sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+    }
+
+    /// The account's preferences (its `pref` hash): each conversation with its block and its "suggest less" count.
+    func storedPreferences(_ keys: RedisKeys) throws(StoreError) -> [(conversation: String, blocked: Bool, less: Int)] {
+        let pairs = try send(RedisCommand("HGETALL", key: keys.preferences)).checkedArray() ?? []
+        var preferences: [(conversation: String, blocked: Bool, less: Int)] = []
         for index in stride(from: 0, to: pairs.count - 1, by: 2) {
-            if let conversation = pairs[index].string, let value = pairs[index + 1].string, Self.preference(value).blocked {
-                blocked.append(conversation)
-            }
+            guard let conversation = pairs[index].string, let value = pairs[index + 1].string else { continue }
+            let preference = Self.preference(value)
+            preferences.append((conversation, preference.blocked, preference.less))
         }
-        return blocked.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        return preferences
+    }
+
+    /// Sends commands of the preference script (`RedisScripts.changePreference`); throws on the first refused.
+    func changePreferences(_ commands: [RedisCommand]) throws(StoreError) {
+        for reply in try write(commands) {
+            if let message = reply.errorMessage { throw StoreError(.failed, "Redis refused a preference: \(message)") }
+        }
     }
 
     @discardableResult
