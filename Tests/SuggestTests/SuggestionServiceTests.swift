@@ -109,6 +109,14 @@ import Testing
         #expect(shared.preselected == nil)
         #expect(shared.failure != nil)
         #expect(try await service.donationCount() == 2)
+        // A context with a wider idle cutoff of its own lists the conversation, and so preselects it.
+        let wider = RankingContext(at: .now(), notIdleSince: Self.now.adding(-60 * 86_400))
+        let listed = try await service.suggestions(context: wider)
+        #expect(listed.contains { $0.conversationIdentifier == "quiet" })
+        let preview = try await service.share(
+            try ShareRequest(attachmentArguments: ["public.jpeg=photo.jpg"]), choice: .conversation("quiet"),
+            context: wider)
+        #expect(preview.preselected?.conversationIdentifier == "quiet")
     }
 
     @Test func aCancelledImportRecordsNothing() async throws {

@@ -180,17 +180,19 @@ extension DonationStore {
     }
 
     /// Looks up one conversation as the share extension receives it in the intent: available only where `list`
-    /// could show it (not blocked, not idle past the store's retention).
-    public func conversationStatus(account: String, conversationIdentifier: String, at: Timestamp) throws
-        -> ConversationStatus
-    {
+    /// could show it (not blocked, not idle).
+    /// - Parameter notIdleSince: the idle cutoff, as a `RankingContext` gives it; `nil` for the store's retention's,
+    ///   as `suggestions` takes it.
+    public func conversationStatus(
+        account: String, conversationIdentifier: String, at: Timestamp, notIdleSince: Timestamp? = nil
+    ) throws -> ConversationStatus {
         let engine = RankingEngine(ranking: ranking, types: types)
         return try withRankingSource(account: account) { source in
             let status = try engine.status(of: conversationIdentifier, in: source, at: at) {
                 try isBlocked(conversation: conversationIdentifier, account: account)
             }
             guard case .available(let suggestion) = status,
-                let cutoff = try (source.retention() ?? self.retention()).notIdleSince(at: at),
+                let cutoff = try notIdleSince ?? (source.retention() ?? self.retention()).notIdleSince(at: at),
                 suggestion.lastDate < cutoff
             else { return status }
             return .idle(suggestion)

@@ -137,17 +137,11 @@ public struct ShareFlow: Sendable {
                 result.reason = "conversation \(conversation) is excluded here; pick from the list"
                 return
             }
-            var status = try store.conversationStatus(
-                account: account, conversationIdentifier: conversation, at: context.at)
-            // A context's own idle cutoff decides, as it does for the list; else the store's retention.
-            if let cutoff = context.notIdleSince {
-                switch status {
-                case .available(let suggestion) where suggestion.lastDate < cutoff: status = .idle(suggestion)
-                case .idle(let suggestion) where suggestion.lastDate >= cutoff: status = .available(suggestion)
-                default: break
-                }
-            }
-            switch status {
+            // The context's own idle cutoff, if it has one, decides, as it does for the list.
+            switch try store.conversationStatus(
+                account: account, conversationIdentifier: conversation, at: context.at,
+                notIdleSince: context.notIdleSince)
+            {
             case .available(let suggestion):
                 // Byte for byte, as the ranking keeps a service's conversations apart.
                 if let service = context.serviceName, suggestion.serviceName?.hasSameBytes(as: service) != true {
