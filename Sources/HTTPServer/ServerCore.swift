@@ -748,20 +748,6 @@ private struct FramingFields {
     var malformedName: String?
 }
 
-/// Whether a byte may be part of a header field's name (RFC 9110, 5.6.2, `tchar`); run on every byte of every
-/// request's field names, so a switch, not a search of a string.
-private func isTokenByte(_ byte: UInt8) -> Bool {
-    switch byte {
-    case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-        UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
-        UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
-        UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"):
-        return true
-    default:
-        return false
-    }
-}
-
 /// MHD's iterator over a request's head fields, counting the framing ones into a `FramingFields`.
 private func countFramingField(
     _ counts: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?, _ keySize: Int,
@@ -770,7 +756,7 @@ private func countFramingField(
     guard let counts, let key else { return .YES }
     let fields = counts.assumingMemoryBound(to: FramingFields.self)
     let name = UnsafeRawBufferPointer(start: key, count: keySize)
-    if fields.pointee.malformedName == nil, name.isEmpty || !name.allSatisfy(isTokenByte) {
+    if fields.pointee.malformedName == nil, name.isEmpty || !name.allSatisfy(HTTPToken.allows) {
         // Printable ASCII and spaces as they are, anything else (a control byte, a terminal escape) as `?`.
         let shown = name.prefix(40).map { (0x20...0x7E).contains($0) ? $0 : UInt8(ascii: "?") }
         fields.pointee.malformedName = "'" + String(decoding: shown, as: UTF8.self) + "'"

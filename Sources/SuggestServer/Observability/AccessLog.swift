@@ -1,4 +1,5 @@
 import CSystem
+import HTTPServer
 import SuggestCore
 import Synchronization
 
@@ -41,11 +42,7 @@ final class AccessLog: Sendable {
     /// A method as the log shows it: its first 32 bytes, each byte that may not be in a method (RFC 9110's token
     /// characters) as `?`, so that a method holding a DEL or a terminal escape shows as what it is.
     static func printableMethod(_ method: String) -> String {
-        let tokenPunctuation = Array("!#$%&'*+-.^_`|~".utf8)
-        var bytes = method.utf8.prefix(32).map { byte -> UInt8 in
-            let isAlphanumeric = (0x30...0x39).contains(byte) || (0x41...0x5A).contains(byte) || (0x61...0x7A).contains(byte)
-            return isAlphanumeric || tokenPunctuation.contains(byte) ? byte : UInt8(ascii: "?")
-        }
+        var bytes = method.utf8.prefix(32).map { HTTPToken.allows($0) ? $0 : UInt8(ascii: "?") }
         if method.utf8.count > 32 { bytes += Array("…".utf8) }
         return String(decoding: bytes, as: UTF8.self)
     }
