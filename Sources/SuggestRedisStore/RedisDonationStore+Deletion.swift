@@ -67,6 +67,7 @@ extension RedisDonationStore {
         }
         report.conversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         report.removedConversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+        report.preferencesForgotten = forgotPreferences
         if report.donations > 0 || forgotPreferences || failure != nil { report.logTruncated = rewriteFiles() }
         if let failure { throw failure }
         return report

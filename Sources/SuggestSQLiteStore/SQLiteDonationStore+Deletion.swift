@@ -55,8 +55,8 @@ extension SQLiteDonationStore {
         }
     }
 
-    /// The preferences a deletion forgets besides its conversations' (in its transaction, whether or not the
-    /// conversations had donations).
+    /// The preferences a deletion forgets besides those of the conversations it removes (in its transaction, after
+    /// them, whether or not the conversations had donations).
     enum PreferencesForgotten {
         /// "Suggest Less" of the conversation, or of all the account's (`conversation` nil): it was about them. A
         /// block is a standing choice and stays.
@@ -129,7 +129,6 @@ extension SQLiteDonationStore {
         let bound = (account.map { [Statement.Value.text($0)] } ?? []) + parameters
         var forgotten = 0
         let report = try database.write {
-            forgotten = try preferences?.apply(in: database) ?? 0
             var report = DeletionReport()
             // The blocks first, then each one read and rewritten: a cursor over the table would see its own writes.
             let candidates = try database.uncachedStatement(
@@ -181,7 +180,10 @@ extension SQLiteDonationStore {
                 accounts[Array(block.account.utf8)] = block.account
             }
             try identifiers.write()
-            guard !ids.isEmpty else { return report }
+            guard !ids.isEmpty else {
+                forgotten = try preferences?.apply(in: database) ?? 0
+                return report
+            }
             let name = try database.statement("SELECT conversation_identifier, account FROM conversations WHERE id = ?")
             for id in ids {
                 try name.reset([.integer(id)])
@@ -199,6 +201,8 @@ extension SQLiteDonationStore {
                 }
             }
             try database.execute("DELETE FROM preferences WHERE blocked = 0 AND less_feedback = 0")
+            // After the conversations' own: what it counts is what no deleted donation accounts for.
+            forgotten = try preferences?.apply(in: database) ?? 0
             for (_, name) in accounts.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
                 switch weights {
                 case .fold: try refoldWeights(account: name)
@@ -210,6 +214,7 @@ extension SQLiteDonationStore {
             return report
         }
         var finished = report
+        finished.preferencesForgotten = forgotten > 0
         if report.donations > 0 || forgotten > 0 { finished.logTruncated = scrubLog() }
         return finished
     }

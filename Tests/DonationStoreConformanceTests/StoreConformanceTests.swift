@@ -61,14 +61,18 @@ extension StoreConformance {
                 #expect(expected == actual, "\(label): \(conversation) in \(account)")
             }
         }
-        for (selector, label) in [
-            (DeletionSelector.before(end.adding(-10 * 86_400)), "an older-than deletion keeps it"),
-            (.conversation("never-donated"), "a conversation without donations"),
-            (.all, "the whole account"),
+        // The report says whether preferences went, donations or not: "nothing to delete" was printed for a
+        // conversation whose "suggest less" was the only trace left, and was then forgotten.
+        for (selector, label, forgets) in [
+            (DeletionSelector.before(end.adding(-10 * 86_400)), "an older-than deletion keeps it", false),
+            (.conversation("never-donated"), "a conversation without donations", true),
+            (.all, "the whole account", true),
         ] {
-            #expect(
-                try reference.delete(selector, account: "alice").donations
-                    == (try candidate.delete(selector, account: "alice").donations), "\(label)")
+            let expected = try reference.delete(selector, account: "alice")
+            let actual = try candidate.delete(selector, account: "alice")
+            #expect(expected.donations == actual.donations, "\(label)")
+            #expect(expected.preferencesForgotten == forgets, "\(label)")
+            #expect(actual.preferencesForgotten == forgets, "\(label)")
             try counts(label)
         }
         #expect(try reference.suggestLess(conversation: "never-donated", account: "alice") == 2)
@@ -76,7 +80,8 @@ extension StoreConformance {
         #expect(try candidate.suggestLess(conversation: "other-account", account: "bob") == 6)
         // The whole account (the server's DELETE of it) takes its blocks too, and leaves the other account alone.
         for store in [reference, candidate] as [any DonationStore] {
-            _ = try store.delete(.account, account: "alice")
+            #expect(try store.delete(.account, account: "alice").preferencesForgotten)
+            #expect(try store.delete(.account, account: "alice").preferencesForgotten == false)
             #expect(try store.blockedConversations(account: "alice") == [])
             #expect(try store.suggestLess(conversation: "kept", account: "alice") == 1)
             #expect(try store.suggestLess(conversation: "other-account", account: "bob") > 1)

@@ -180,6 +180,15 @@ import Testing
         #expect(!suggest("list", "--at", "2026-11-30T00:00:00Z").standardOutput.contains("Secret Society"))
         #expect(suggest("delete").status == 64)
         #expect(suggest("delete", "--all", "--conversation", "b").status == 64)
+        // A conversation whose only trace is "suggest less": forgotten, and said so, not "nothing to delete".
+        #expect(suggest("feedback", "--less", "--conversation", "never-donated").status == 0)
+        #expect(
+            suggest("delete", "--conversation", "never-donated").standardOutput
+                == "no donation to delete in account default; its \"suggest less\" feedback is forgotten\n")
+        #expect(suggest("delete", "--conversation", "never-donated").standardOutput == "nothing to delete in account default\n")
+        #expect(suggest("feedback", "--less", "--conversation", "ghost").status == 0)
+        let all = suggest("delete", "--all", "--json").standardOutput
+        #expect(all.contains(#""donations":1"#) && all.contains(#""preferencesForgotten":true"#), "\(all)")
     }
 
     @Test func theDeletionReportNamesTenAtMost() {

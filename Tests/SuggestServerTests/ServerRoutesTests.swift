@@ -114,7 +114,9 @@ import Testing
             "POST", "/v1/accounts/alice/conversations/lessened-quokka/feedback", json: #"{"less":true}"#)
         #expect(less.status == 200)
         let account = try client.request("DELETE", "/v1/accounts/alice")
-        #expect(account.text == #"{"account":"alice","donations":1,"conversations":["u-17"],"removedConversations":["u-17"]}"#)
+        #expect(
+            account.text
+                == #"{"account":"alice","donations":1,"conversations":["u-17"],"removedConversations":["u-17"],"preferencesForgotten":true}"#)
         #expect(try client.request("GET", "/v1/accounts/alice/donations").body.isEmpty)
         for file in ["suggest.sqlite", "suggest.sqlite-wal"] {
             let bytes = (try? readFile(scratch("store") + "/" + file)) ?? []

@@ -58,6 +58,10 @@ enum Delete: Command {
             try io.out(report.jsonText(account: everything ? nil : account) + "\n")
         } else if everything {
             try io.out("wiped the store: \(counted(report.donations, "donation")) deleted\n")
+        } else if report.donations == 0 && report.preferencesForgotten {
+            try io.out(
+                "no donation to delete in account \(TerminalText.escaped(account)); its \"suggest less\" feedback is "
+                    + "forgotten\n")
         } else if report.donations == 0 {
             try io.out("nothing to delete in account \(TerminalText.escaped(account))\n")
         } else {
@@ -67,6 +71,7 @@ enum Delete: Command {
             if !report.removedConversations.isEmpty {
                 text += "removed entirely (no donation left): " + named(report.removedConversations) + "\n"
             }
+            if report.preferencesForgotten { text += "\"suggest less\" of conversations without donations is forgotten too\n" }
             try io.out(text)
         }
         return ExitCode.success

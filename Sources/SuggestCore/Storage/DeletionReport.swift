@@ -10,6 +10,11 @@ public struct DeletionReport: Sendable, Equatable {
     /// process holds a long read of an embedded store, or keeps its log busy (the deletion is committed all the same,
     /// and the old pages go at the next checkpoint that finds the log idle).
     public var logTruncated = true
+    /// Whether the deletion forgot preferences that no removed conversation accounts for: "suggest less" of a
+    /// conversation with no donation left to delete (`.conversation`, `.all`), or, for `.account`, the blocks and
+    /// every other preference left. (A conversation removed entirely takes its "suggest less" with it, and is
+    /// listed in `removedConversations`.) True even when no donation was deleted: the preference was the last trace.
+    public var preferencesForgotten = false
 
     /// A report of nothing deleted, which a deletion fills in.
     public init() {}

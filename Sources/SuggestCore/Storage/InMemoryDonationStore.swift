@@ -170,11 +170,13 @@ public final class InMemoryDonationStore: DonationStore {
         case .before(let date): matches = { $0.date < date }
         case .all, .account: matches = { _ in true }
         }
-        let report = removeDonations(of: [ByteKey(account)], where: matches)
+        var report = removeDonations(of: [ByteKey(account)], where: matches)
         switch selector {
-        case .conversation(let id): forgetSuggestLess(account: account) { $0 == ByteKey(id) }
-        case .all: forgetSuggestLess(account: account) { _ in true }
+        case .conversation(let id):
+            report.preferencesForgotten = forgetSuggestLess(account: account) { $0 == ByteKey(id) }
+        case .all: report.preferencesForgotten = forgetSuggestLess(account: account) { _ in true }
         case .account:
+            report.preferencesForgotten = preferences[ByteKey(account)]?.isEmpty == false
             preferences[ByteKey(account)] = nil
             histories[ByteKey(account)]?.derived = nil
         case .identifier, .groupIdentifier, .before: break
@@ -184,15 +186,19 @@ public final class InMemoryDonationStore: DonationStore {
 
     /// "Suggest Less" goes with a conversation, or an account, deleted as a whole, whether it had donations or not
     /// (it was about that conversation); a block is a standing choice and stays.
-    private func forgetSuggestLess(account: String, of conversations: (ByteKey) -> Bool) {
+    /// - Returns: whether one was forgotten.
+    private func forgetSuggestLess(account: String, of conversations: (ByteKey) -> Bool) -> Bool {
         let key = ByteKey(account)
-        guard let kept = preferences[key] else { return }
+        guard let kept = preferences[key] else { return false }
+        var forgot = false
         for (conversation, preference) in kept where preference.lessFeedback != 0 && conversations(conversation) {
             var changed = preference
             changed.lessFeedback = 0
             preferences[key]?[conversation] = changed.isEmpty ? nil : changed
             histories[key]?.derived = nil
+            forgot = true
         }
+        return forgot
     }
 
     public func deleteEverything() throws -> DeletionReport {

@@ -1,8 +1,8 @@
 /// The JSON of what a write did, written once here so that every front end writes the same bytes.
 extension DeletionReport {
-    /// Writes `{"account": ..., "donations": N, "conversations": [...], "removedConversations": [...]}`, and
-    /// `"logTruncated": false` when deleted bytes are still in the store's files (`logTruncated`): a client that
-    /// promised its user the data is gone can tell.
+    /// Writes `{"account": ..., "donations": N, "conversations": [...], "removedConversations": [...]}`,
+    /// `"preferencesForgotten": true` when preferences went with it, and `"logTruncated": false` when deleted bytes
+    /// are still in the store's files (`logTruncated`): a client that promised its user the data is gone can tell.
     /// - Parameter account: the account deleted from, `nil` for a deletion of everything.
     public func write(to writer: inout JSONWriter, account: String?) {
         writer.beginObject()
@@ -18,6 +18,10 @@ extension DeletionReport {
         writer.beginArray()
         for id in removedConversations { writer.string(id) }
         writer.endArray()
+        if preferencesForgotten {
+            writer.key("preferencesForgotten")
+            writer.bool(true)
+        }
         if !logTruncated {
             writer.key("logTruncated")
             writer.bool(false)
