@@ -26,7 +26,8 @@ public final class Evaluator {
     /// The account (its position in the order accounts were first seen) and the kinds of the last evaluated
     /// donation, for comparing two policies donation by donation.
     private(set) var lastEvaluated: (account: Int, kinds: TargetKinds) = (0, [])
-    private var accountSlots: [String: Int] = [:]
+    /// By the account's bytes, as the stores keep accounts apart.
+    private var accountSlots: [ByteKey: Int] = [:]
     private var replays: [any AccountReplay] = []
     private var donatedIdentifiers: [IdentifierSet] = []
     /// Per account, the conversation of the latest incoming donation and its date: what a reply answers.
@@ -87,11 +88,11 @@ public final class Evaluator {
     @discardableResult
     func consume(_ donation: ReplayDonation) throws -> ReplayOutcome {
         let account: Int
-        if let known = accountSlots[donation.account] {
+        if let known = accountSlots[ByteKey(donation.account)] {
             account = known
         } else {
             account = replays.count
-            accountSlots[donation.account] = account
+            accountSlots[ByteKey(donation.account)] = account
             replays.append(makeReplay())
             donatedIdentifiers.append(IdentifierSet())
             latestIncoming.append(nil)
@@ -108,7 +109,7 @@ public final class Evaluator {
             result.outgoing += 1
             if let ranked = try replay.rank(of: donation.conversation, at: donation.event.date) {
                 var kinds: TargetKinds = []
-                if let latest = latestIncoming[account], latest.conversation == donation.conversation { kinds.insert(.reply) }
+                if let latest = latestIncoming[account], latest.conversation.hasSameBytes(as: donation.conversation) { kinds.insert(.reply) }
                 if donation.event.date.seconds - ranked.lastDate.seconds >= TargetKinds.idleAfter { kinds.insert(.idle) }
                 if donation.event.isGroup { kinds.insert(.group) }
                 result.record(rank: ranked.rank, covered: ranked.covered, kinds: kinds)

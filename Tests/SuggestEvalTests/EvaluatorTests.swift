@@ -31,6 +31,18 @@ import Testing
         #expect(result.mrr == 0.75)
     }
 
+    /// Canonically equivalent spellings ("é" precomposed, and "e" with a combining accent) are two conversations
+    /// and two accounts, as in every store: a `String` key merged them in the replay, for every policy.
+    @Test(arguments: ["default", "recency", "tdlib"])
+    func equivalentSpellingsStayApart(policy: String) throws {
+        let evaluator = try Evaluator(policy: try RankingPolicy.named(policy))
+        #expect(try evaluator.consume(Self.donation("a", "caf\u{E9}", 10, .outgoing)) == .new)
+        #expect(try evaluator.consume(Self.donation("a", "cafe\u{301}", 20, .outgoing)) == .new)
+        #expect(try evaluator.consume(Self.donation("a\u{E9}", "x", 30, .outgoing)) == .new)
+        #expect(try evaluator.consume(Self.donation("ae\u{301}", "x", 40, .outgoing)) == .new)
+        #expect(evaluator.result.accounts == 3)
+    }
+
     @Test func tiesFallBackToRecencyThenIdentifierBytes() throws {
         // frequency: every conversation has one outgoing donation; "b" and "B" tie on the date too.
         let evaluator = try Evaluator(policy: .frequency)

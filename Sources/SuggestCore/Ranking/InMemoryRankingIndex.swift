@@ -15,17 +15,19 @@ public final class InMemoryRankingIndex: RankingSource {
     // the index is not `Sendable`, has one owner at a time, and never hands out inout access to them.
     /// Each slot's ranking state, in the order of `identifiers`.
     @exclusivity(unchecked) public private(set) var states: [ConversationState] = []
-    private var slots: [String: Int32] = [:]
+    // Text is looked up by its bytes (`ByteKey`), as the stores compare it: canonically equivalent spellings of a
+    // conversation, a person, a service or a kind stay apart.
+    private var slots: [ByteKey: Int32] = [:]
     private var services: [String?] = []
     private var latest: [SendMessageIntent?] = []
     private var channelLists: [SortedKeyList]
     /// The lists of the scopes queries have asked for, one per channel each.
-    private var scopedLists: [SortedListScope: [SortedKeyList]] = [:]
+    private var scopedLists: [ScopeKey: [SortedKeyList]] = [:]
     @exclusivity(unchecked) private var pending = PendingSlots()
     /// The content sums per kind (`public.image`), read by random access when something is being shared.
-    private var contentSums: [String: [Int32: Double]] = [:]
-    private var peopleIndex: [String: [Int32]] = [:]
-    private var peopleKeys: [Set<String>] = []
+    private var contentSums: [ByteKey: [Int32: Double]] = [:]
+    private var peopleIndex: [ByteKey: [Int32]] = [:]
+    private var peopleKeys: [Set<ByteKey>] = []
 
     /// An empty index.
     /// - Parameters:
@@ -43,9 +45,10 @@ public final class InMemoryRankingIndex: RankingSource {
     /// The slot of a conversation, created empty if it is new.
     /// - Complexity: O(1) on average (one hash of the identifier).
     public func slot(for conversationIdentifier: String) -> Int32 {
-        if let slot = slots[conversationIdentifier] { return slot }
+        let key = ByteKey(conversationIdentifier)
+        if let slot = slots[key] { return slot }
         let slot = Int32(identifiers.count)
-        slots[conversationIdentifier] = slot
+        slots[key] = slot
         identifiers.append(conversationIdentifier)
         states.append(.empty)
         services.append(nil)
@@ -55,7 +58,7 @@ public final class InMemoryRankingIndex: RankingSource {
     }
 
     /// The slot of a known conversation.
-    public func existingSlot(for conversationIdentifier: String) -> Int32? { slots[conversationIdentifier] }
+    public func existingSlot(for conversationIdentifier: String) -> Int32? { slots[ByteKey(conversationIdentifier)] }
 
     /// Records one donation: its ranking event, content kinds, people, service and what it says of its
     /// conversation.
@@ -73,7 +76,7 @@ public final class InMemoryRankingIndex: RankingSource {
             latest[Int(slot)] = intent
         }
         for person in interaction.intent.recipients {
-            for key in person.matchKeys where peopleKeys[Int(slot)].insert(key).inserted {
+            for key in person.matchKeys.map(ByteKey.init) where peopleKeys[Int(slot)].insert(key).inserted {
                 peopleIndex[key, default: []].append(slot)
             }
         }
@@ -89,6 +92,7 @@ public final class InMemoryRankingIndex: RankingSource {
 
     /// Adds one donation of a content kind to a conversation's sum for that kind.
     public func applyContent(kind: String, at date: Timestamp, to slot: Int32) {
+        let kind = ByteKey(kind)
         contentSums[kind, default: [:]][slot] = ConversationState.applyContent(
             contentSums[kind]?[slot] ?? LogSpace.zero, at: date, policy: policy)
         pending.mark(slot)
@@ -116,7 +120,8 @@ public final class InMemoryRankingIndex: RankingSource {
                 pending: pending.slots, size: count, members: { (0..<Int32(count)).map { $0 } },
                 key: { states[Int($0)].channels[index] })
         }
-        for (scope, lists) in scopedLists {
+        for (scopeKey, lists) in scopedLists {
+            let scope = scopeKey.scope
             let inScope = pending.slots.filter { holds(scope, $0) }
             var settled = lists
             for index in settled.indices {
@@ -124,7 +129,7 @@ public final class InMemoryRankingIndex: RankingSource {
                 settled[index].settle(
                     pending: inScope, size: count, members: { members(of: scope) }, key: { key($0) ?? LogSpace.zero })
             }
-            scopedLists[scope] = settled
+            scopedLists[scopeKey] = settled
         }
         pending.clear()
     }
@@ -133,8 +138,8 @@ public final class InMemoryRankingIndex: RankingSource {
     private func holds(_ scope: SortedListScope, _ slot: Int32) -> Bool {
         switch scope {
         case .all: return true
-        case .service(let service): return services[Int(slot)] == service
-        case .contentKind(let kind): return contentSums[kind]?[slot] != nil
+        case .service(let service): return services[Int(slot)]?.hasSameBytes(as: service) == true
+        case .contentKind(let kind): return contentSums[ByteKey(kind)]?[slot] != nil
         }
     }
 
@@ -147,9 +152,9 @@ public final class InMemoryRankingIndex: RankingSource {
             return { states[Int($0)].channels[channel] }
         case .service(let service):
             let services = self.services
-            return { services[Int($0)] == service ? states[Int($0)].channels[channel] : nil }
+            return { services[Int($0)]?.hasSameBytes(as: service) == true ? states[Int($0)].channels[channel] : nil }
         case .contentKind(let kind):
-            let sums = contentSums[kind] ?? [:]
+            let sums = contentSums[ByteKey(kind)] ?? [:]
             return { slot in sums[slot].map { states[Int(slot)].contentListKey(channel: channel, kindSum: $0) } }
         }
     }
@@ -190,14 +195,14 @@ public final class InMemoryRankingIndex: RankingSource {
 
     /// The lists of a scope, built from the current state the first time they are asked for.
     private func scoped(_ scope: SortedListScope) -> [SortedKeyList] {
-        if let lists = scopedLists[scope] { return lists }
+        if let lists = scopedLists[ScopeKey(scope)] { return lists }
         let members = members(of: scope)
         var lists = Array(repeating: SortedKeyList(), count: policy.channels.count)
         for index in lists.indices {
             let key = key(in: SortedList(channel: index, scope: scope))
             lists[index].rebuild(members: members, key: { key($0) ?? LogSpace.zero })
         }
-        scopedLists[scope] = lists
+        scopedLists[ScopeKey(scope)] = lists
         return lists
     }
 
@@ -207,16 +212,16 @@ public final class InMemoryRankingIndex: RankingSource {
         let slot = Int32(reference)
         return RankingCandidate(
             conversation: conversation, conversationIdentifier: identifiers[Int(slot)], state: states[Int(slot)],
-            contentSums: contentKinds.map { contentSums[$0]?[slot] ?? LogSpace.zero },
+            contentSums: contentKinds.map { contentSums[ByteKey($0)]?[slot] ?? LogSpace.zero },
             serviceName: services[Int(slot)])
     }
 
     public func conversations(withPeople keys: [String]) -> [[ConversationHandle]] {
-        keys.map { key in (peopleIndex[key] ?? []).map { ConversationHandle(rawValue: Int64($0)) } }
+        keys.map { key in (peopleIndex[ByteKey(key)] ?? []).map { ConversationHandle(rawValue: Int64($0)) } }
     }
 
     public func conversation(identifiedBy conversationIdentifier: String) -> ConversationHandle? {
-        slots[conversationIdentifier].map { ConversationHandle(rawValue: Int64($0)) }
+        slots[ByteKey(conversationIdentifier)].map { ConversationHandle(rawValue: Int64($0)) }
     }
 
     public func latestIntents(_ conversations: [ConversationHandle]) -> [SendMessageIntent?] {
@@ -231,4 +236,28 @@ public final class InMemoryRankingIndex: RankingSource {
     }
 
     public func conversationCount() -> Int { identifiers.count }
+}
+
+/// A scope as the key of its lists: its service or kind by bytes (`ByteKey`), where `SortedListScope`'s own
+/// equality is `String`'s.
+private enum ScopeKey: Hashable {
+    case all
+    case service(ByteKey)
+    case contentKind(ByteKey)
+
+    init(_ scope: SortedListScope) {
+        switch scope {
+        case .all: self = .all
+        case .service(let service): self = .service(ByteKey(service))
+        case .contentKind(let kind): self = .contentKind(ByteKey(kind))
+        }
+    }
+
+    var scope: SortedListScope {
+        switch self {
+        case .all: .all
+        case .service(let service): .service(service.string)
+        case .contentKind(let kind): .contentKind(kind.string)
+        }
+    }
 }

@@ -296,14 +296,6 @@ public final class InMemoryDonationStore: DonationStore {
     public func checkpoint() throws {}
 }
 
-/// A string's bytes as a dictionary key: `String`'s `==` takes canonically equivalent spellings ("é" and "e" with a
-/// combining accent) for one, the stores compare bytes.
-struct ByteKey: Hashable, Sendable {
-    let bytes: [UInt8]
-    init(_ string: String) { bytes = Array(string.utf8) }
-    var string: String { String(decoding: bytes, as: UTF8.self) }
-}
-
 extension InMemoryDonationStore {
     /// What one account's donations amount to, folded in recording order: a ranking source.
     public struct DerivedState: RankingSource {

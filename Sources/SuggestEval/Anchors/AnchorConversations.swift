@@ -4,7 +4,8 @@ import SuggestCore
 /// latest donation either way (the first tie-breaker, and `recency`'s score), the latest outgoing one and the
 /// number of outgoing ones.
 struct AnchorConversations {
-    private var slots: [String: Int32] = [:]
+    /// By the identifier's bytes, as the stores keep conversations apart.
+    private var slots: [ByteKey: Int32] = [:]
     private(set) var identifiers: [String] = []
     /// The latest donation in either direction, `-∞` before any.
     private(set) var lastDate: [Double] = []
@@ -15,13 +16,14 @@ struct AnchorConversations {
     var count: Int { identifiers.count }
 
     /// The slot of a known conversation.
-    func existingSlot(for conversation: String) -> Int32? { slots[conversation] }
+    func existingSlot(for conversation: String) -> Int32? { slots[ByteKey(conversation)] }
 
     /// The slot of a conversation, and whether it was created now.
     mutating func slot(for conversation: String) -> (slot: Int32, isNew: Bool) {
-        if let known = slots[conversation] { return (known, false) }
+        let key = ByteKey(conversation)
+        if let known = slots[key] { return (known, false) }
         let slot = Int32(identifiers.count)
-        slots[conversation] = slot
+        slots[key] = slot
         identifiers.append(conversation)
         lastDate.append(-.infinity)
         lastOutgoing.append(-.infinity)

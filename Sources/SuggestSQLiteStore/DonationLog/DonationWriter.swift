@@ -32,9 +32,15 @@ final class DonationWriter {
     private let log: BlockLog
     private var random = SystemRandomNumberGenerator()
 
+    /// Strings compared by their bytes, as SQL compares them.
     private struct ConversationKey: Hashable {
-        var account: String
-        var conversation: String
+        var account: ByteKey
+        var conversation: ByteKey
+
+        init(account: String, conversation: String) {
+            self.account = ByteKey(account)
+            self.conversation = ByteKey(conversation)
+        }
     }
 
     /// One account's learned weights while the transaction runs, shared by the entries of its conversations.
@@ -293,7 +299,7 @@ final class DonationWriter {
     /// The writer's entry for a conversation: found, or read from the store, or created there.
     private func conversation(key: Int64, account: String, identifier: String) throws -> ConversationEntry {
         if let known = conversations[key] {
-            if known.account == account && known.conversation == identifier { return known }
+            if known.account.hasSameBytes(as: account) && known.conversation.hasSameBytes(as: identifier) { return known }
             if let colliding = collidingConversations[ConversationKey(account: account, conversation: identifier)] {
                 return colliding
             }

@@ -1,13 +1,5 @@
 import SuggestCore
 
-/// Text compared as SQLite compares it: by its UTF-8 bytes. A `String` key would take canonically equivalent
-/// spellings ("é" precomposed and decomposed) for one, where the store's indexes keep them apart.
-struct ByteKey: Hashable, Sendable {
-    let bytes: [UInt8]
-
-    init(_ text: String) { bytes = Array(text.utf8) }
-}
-
 /// One account's ranking state as the store held it at one version (`StoreVersion`): every conversation's row as
 /// random access reads it, the sorted lists as the indexes give them (the keys are the stored columns, not
 /// recomputed), the account's learned weights and the store's retention. Immutable once built, so the server's
