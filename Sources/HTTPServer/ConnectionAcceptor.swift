@@ -57,7 +57,7 @@ final class ConnectionAcceptor: Sendable {
     private func run() {
         var lastComplaint: timespec?
         while !stopping.load(ordering: .acquiring) {
-            core.cutSlowHeads()
+            core.cutSlowClients()
             if core.openConnections.load(ordering: .acquiring) >= connectionLimit {
                 pause(milliseconds: 5)
                 continue

@@ -72,6 +72,13 @@ extension HTTPServer {
         /// client reads all along. The producer of a streamed body bounds it with a deadline of its own (the
         /// server's exports: `--export-time-limit`). Whole seconds, rounded up. Default 600 s.
         public var streamedBodyTimeout: Duration = .seconds(600)
+        /// The least average rate, in bytes a second, at which a request body must arrive once `connectionTimeout`
+        /// has passed since its head: a client sending a byte every few seconds never lets the connection go idle,
+        /// and would hold it for as long as the body's length allows (hours for 8 MiB). A body that has come more
+        /// slowly than this since the grace ended has its connection closed. 0 for no minimum; nothing is checked
+        /// when `connectionTimeout` is `.zero`. Default 1,024 bytes a second: a largest body then takes at most
+        /// about two hours and a quarter, and holding a thousand connections costs a client a megabyte a second.
+        public var minimumBodyRate: Int = 1024
 
         /// A configuration; every argument has the default described on its property.
         /// - Parameters:
@@ -153,6 +160,9 @@ extension HTTPServer {
                 "memoryLimitPerConnection \(memoryLimitPerConnection) is out of range; give 4096 to 1073741824 bytes")
             try check(
                 maximumBodySize >= 0, "maximumBodySize \(maximumBodySize) is negative; give a number of bytes")
+            try check(
+                minimumBodyRate >= 0,
+                "minimumBodyRate \(minimumBodyRate) is negative; give bytes a second, or 0 for no minimum")
             try check(
                 bodyBytesInMemoryLimit >= maximumBodySize,
                 "bodyBytesInMemoryLimit \(bodyBytesInMemoryLimit) is below maximumBodySize \(maximumBodySize); "

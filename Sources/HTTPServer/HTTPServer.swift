@@ -115,7 +115,8 @@ public final class HTTPServer: Sendable {
             readerThreads: readerThreads, screen: screen, refused: refused, log: log,
             maximumBodySize: configuration.maximumBodySize,
             bodyBytesInMemoryLimit: configuration.bodyBytesInMemoryLimit, headTimeout: configuration.connectionTimeout,
-            streamedBodyTimeoutSeconds: configuration.streamedBodyTimeoutSeconds)
+            streamedBodyTimeoutSeconds: configuration.streamedBodyTimeoutSeconds,
+            minimumBodyRate: configuration.minimumBodyRate)
         // The acceptor holds the limit over all workers, so each worker's share (MHD divides its option among
         // them) is the whole limit: none refuses a connection the acceptor let in.
         let workerLimit = min(configuration.connectionLimit * configuration.workerThreads, Int(Int32.max))

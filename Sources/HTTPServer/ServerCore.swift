@@ -38,10 +38,13 @@ final class ServerCore: Sendable {
     let headTimeoutNanoseconds: Int64
     /// The idle timeout of a connection sending a streamed body (`Configuration.streamedBodyTimeout`), seconds.
     let streamedBodyTimeoutSeconds: UInt32
-    /// Every open connection's wait for a request head, by identity: `cutSlowHeads()` looks them over.
-    let headWaits = Mutex<[ObjectIdentifier: HeadWait]>([:])
-    /// When `cutSlowHeads()` last looked, in nanoseconds of the monotonic clock (it looks once a second).
-    private let lastHeadSweep = Atomic<Int64>(0)
+    /// The least average rate, bytes a second, at which a request body must arrive once the head timeout has
+    /// passed since its head (`Configuration.minimumBodyRate`); 0 for none.
+    let minimumBodyRate: Int
+    /// Every open connection's wait for its client, by identity: `cutSlowClients()` looks them over.
+    let clientWaits = Mutex<[ObjectIdentifier: ClientWait]>([:])
+    /// When `cutSlowClients()` last looked, in nanoseconds of the monotonic clock (it looks once a second).
+    private let lastClientSweep = Atomic<Int64>(0)
 
     /// Set (to any non-null value) on a thread while it runs the handler, so that `stop` can tell it is called
     /// from inside a request, where it would wait for itself.
@@ -53,7 +56,7 @@ final class ServerCore: Sendable {
         readerThreads: HandlerThreads? = nil, screen: @escaping @Sendable (HTTPRequest) -> HTTPResponse? = { _ in nil },
         refused: @escaping HTTPServer.RefusalHandler = { $0.response }, log: @escaping HTTPServer.LogHandler,
         maximumBodySize: Int, bodyBytesInMemoryLimit: Int = .max, headTimeout: Duration = .zero,
-        streamedBodyTimeoutSeconds: UInt32 = 600
+        streamedBodyTimeoutSeconds: UInt32 = 600, minimumBodyRate: Int = 0
     ) {
         self.handler = handler
         self.mayWait = mayWait
@@ -68,6 +71,7 @@ final class ServerCore: Sendable {
         let (seconds, attoseconds) = headTimeout.components
         headTimeoutNanoseconds = max(0, seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
         self.streamedBodyTimeoutSeconds = streamedBodyTimeoutSeconds
+        self.minimumBodyRate = max(0, minimumBodyRate)
         var key = pthread_key_t()
         pthread_key_create(&key, nil)
         insideHandler = key
@@ -99,7 +103,7 @@ final class ServerCore: Sendable {
     ) -> MHD_Result {
         if !context.headersSeen {
             context.headersSeen = true
-            context.connection?.headWait?.since.store(0, ordering: .relaxed)
+            context.connection?.clientWait?.since.store(0, ordering: .relaxed)
             if let (code, ambiguity) = framingAmbiguity(connection) {
                 // Refused before a byte of the body is read, and the connection closed: behind a proxy that framed
                 // the body otherwise, what follows could be read as another request (request smuggling).
@@ -117,6 +121,7 @@ final class ServerCore: Sendable {
             // MHD close the connection afterwards (it cannot tell that no body follows).
             let chunked = lookUp("Transfer-Encoding", on: connection) != nil
             guard declared > 0 || chunked else { return .YES }
+            context.connection?.clientWait?.startBody()
             var refusal: HTTPResponse?
             switch makeRequest(connection, context, method: method, version: version, body: []) {
             case .refused(let answer): refusal = refusing(answer, head: nil, connection, method: method)
@@ -146,6 +151,7 @@ final class ServerCore: Sendable {
         }
         let size = uploadSize.pointee
         if size > 0 {
+            context.connection?.clientWait?.bodyBytes.add(size, ordering: .relaxed)
             guard let upload else {
                 log("libmicrohttpd passed \(size) bytes of body without the bytes; the connection is closed")
                 return .NO
@@ -182,6 +188,8 @@ final class ServerCore: Sendable {
             uploadSize.pointee = 0
             return .YES
         }
+        // The body, if any, is complete: the client owes nothing until the response has gone.
+        context.connection?.clientWait?.bodySince.store(0, ordering: .relaxed)
         if let answer = context.answer {
             // Called again after a handler thread answered and resumed the connection.
             context.answer = nil
@@ -296,38 +304,69 @@ final class ServerCore: Sendable {
         let context = Unmanaged<RequestContext>.fromOpaque(stored)
         let request = context.takeUnretainedValue()
         if let connection = request.connection, connection.pendingRequest == stored { connection.pendingRequest = nil }
-        request.connection?.headWait?.since.store(HeadWait.now(), ordering: .relaxed)
+        request.connection?.clientWait?.bodySince.store(0, ordering: .relaxed)
+        request.connection?.clientWait?.since.store(ClientWait.now(), ordering: .relaxed)
         if request.isStreaming { streamingResponses.subtract(1, ordering: .relaxed) }
         release(request)
         context.release()
         inFlight.subtract(1, ordering: .relaxed)
     }
 
-    /// Shuts down the connections that have waited longer than the head timeout for a request head (trickling it
-    /// a line at a time, or idle); MHD then closes them as it would any that its client dropped. Called by the
-    /// acceptor's loop; looks at most once a second.
-    func cutSlowHeads() {
+    /// Shuts down the connections whose client is too slow: one that has waited longer than the head timeout for
+    /// a request head (trickling it a line at a time, or idle), and one sending a request body at less than
+    /// `minimumBodyRate` on average once the head timeout has passed since its head (a byte every few seconds
+    /// resets MHD's idle timeout as a header line did). MHD then closes them as it would any that its client
+    /// dropped. Called by the acceptor's loop; looks at most once a second.
+    func cutSlowClients() {
         guard headTimeoutNanoseconds > 0 else { return }
-        let now = HeadWait.now()
-        let last = lastHeadSweep.load(ordering: .relaxed)
+        let now = ClientWait.now()
+        let last = lastClientSweep.load(ordering: .relaxed)
         guard now - last >= 1_000_000_000 else { return }
-        lastHeadSweep.store(now, ordering: .relaxed)
-        let cut = cutHeads(waitingLongerThan: headTimeoutNanoseconds, now: now)
-        if cut > 0 {
-            log("closed \(cut) connection\(cut == 1 ? "" : "s") that sent no whole request head within the timeout")
+        lastClientSweep.store(now, ordering: .relaxed)
+        let heads = cutHeads(waitingLongerThan: headTimeoutNanoseconds, now: now)
+        if heads > 0 {
+            log("closed \(heads) connection\(heads == 1 ? "" : "s") that sent no whole request head within the timeout")
+        }
+        let bodies = cutSlowBodies(now: now)
+        if bodies > 0 {
+            log(
+                "closed \(bodies) connection\(bodies == 1 ? "" : "s") sending a request body slower than "
+                    + "\(minimumBodyRate) bytes a second")
         }
     }
 
     /// Shuts down every connection waiting for a request head, when the server stops: a head still arriving is
     /// no request to let finish (one trickled a line a second held a stop for its whole grace period).
-    func cutWaitingHeads() { _ = cutHeads(waitingLongerThan: -1, now: HeadWait.now()) }
+    func cutWaitingHeads() { _ = cutHeads(waitingLongerThan: -1, now: ClientWait.now()) }
+
+    /// Shuts down the connections whose request body, begun more than the head timeout ago, has arrived at less
+    /// than `minimumBodyRate` bytes a second since that grace ended.
+    /// - Returns: how many.
+    private func cutSlowBodies(now: Int64) -> Int {
+        guard minimumBodyRate > 0 else { return 0 }
+        let grace = headTimeoutNanoseconds
+        let rate = Double(minimumBodyRate)
+        return clientWaits.withLock { waits in
+            var cut = 0
+            for wait in waits.values {
+                let since = wait.bodySince.load(ordering: .relaxed)
+                guard since != 0, now - since > grace else { continue }
+                let owed = rate * Double(now - since - grace) / 1e9
+                guard Double(wait.bodyBytes.load(ordering: .relaxed)) < owed else { continue }
+                wait.bodySince.store(0, ordering: .relaxed)
+                _ = shutdown(wait.socket, Int32(SHUT_RDWR))
+                cut += 1
+            }
+            return cut
+        }
+    }
 
     /// Shuts down the connections that have waited for a head longer than `limit` nanoseconds.
     /// - Returns: how many.
     private func cutHeads(waitingLongerThan limit: Int64, now: Int64) -> Int {
         // Under the lock that MHD's close notification takes to remove a wait: a socket is shut down here only
         // while it is still open, never after its number went to another connection.
-        headWaits.withLock { waits in
+        clientWaits.withLock { waits in
             var cut = 0
             for wait in waits.values {
                 let since = wait.since.load(ordering: .relaxed)
@@ -629,20 +668,32 @@ final class RequestContext {
 /// whole grace for it.
 final class ConnectionContext {
     var pendingRequest: UnsafeMutableRawPointer?
-    /// Its wait for a request head, registered in `ServerCore.headWaits` while the connection is open.
-    var headWait: HeadWait?
+    /// Its wait for a request head, registered in `ServerCore.clientWaits` while the connection is open.
+    var clientWait: ClientWait?
 }
 
-/// One connection's wait for a request head: since when it waits (0 while a request is under way), read by the
-/// acceptor's thread (`ServerCore.cutSlowHeads()`), written by the connection's worker.
-final class HeadWait: Sendable {
+/// One connection's wait for what its client must send: since when it waits for a request head (0 while a
+/// request is under way), and since when it receives a request body and how much has come. Read by the acceptor's
+/// thread (`ServerCore.cutSlowClients()`), written by the connection's worker.
+final class ClientWait: Sendable {
     let socket: Int32
     /// Nanoseconds of the monotonic clock; 0 when the connection is not waiting for a head.
     let since = Atomic<Int64>(0)
+    /// When the request's head arrived, if a body follows it: nanoseconds of the monotonic clock; 0 when no body
+    /// is arriving.
+    let bodySince = Atomic<Int64>(0)
+    /// The body's bytes received so far.
+    let bodyBytes = Atomic<Int>(0)
 
     init(socket: Int32) {
         self.socket = socket
         since.store(Self.now(), ordering: .relaxed)
+    }
+
+    /// A body follows the head that has just arrived.
+    func startBody() {
+        bodyBytes.store(0, ordering: .relaxed)
+        bodySince.store(Self.now(), ordering: .relaxed)
     }
 
     static func now() -> Int64 {
@@ -703,9 +754,9 @@ func mhdConnectionChanged(
         if core.headTimeoutNanoseconds > 0, let connection {
             let socket = suggest_mhd_connection_socket(connection)
             if socket >= 0 {
-                let wait = HeadWait(socket: socket)
-                core.headWaits.withLock { $0[ObjectIdentifier(wait)] = wait }
-                connectionContext.headWait = wait
+                let wait = ClientWait(socket: socket)
+                core.clientWaits.withLock { $0[ObjectIdentifier(wait)] = wait }
+                connectionContext.clientWait = wait
             }
         }
         socketContext.pointee = Unmanaged.passRetained(connectionContext).toOpaque()
@@ -715,8 +766,8 @@ func mhdConnectionChanged(
             socketContext.pointee = nil
             let connectionContext = Unmanaged<ConnectionContext>.fromOpaque(kept).takeRetainedValue()
             // Before MHD closes the socket (it notifies first): the sweep never shuts a number down once it is free.
-            if let wait = connectionContext.headWait {
-                _ = core.headWaits.withLock { $0.removeValue(forKey: ObjectIdentifier(wait)) }
+            if let wait = connectionContext.clientWait {
+                _ = core.clientWaits.withLock { $0.removeValue(forKey: ObjectIdentifier(wait)) }
             }
             if let abandoned = connectionContext.pendingRequest { core.endRequest(abandoned) }
         }

@@ -156,6 +156,39 @@ import Testing
         }
     }
 
+    /// A body trickled a byte at a time resets libmicrohttpd's idle timeout as a header line did: such a connection
+    /// was kept for as long as its declared length allowed (hours for 8 MiB). Once the timeout has passed since its
+    /// head, a body must come at `minimumBodyRate` on average; a quick one on a kept-alive connection is untouched,
+    /// and one that keeps the pace past the grace is not cut.
+    @Test func aClientTricklingItsBodyIsClosedOnceTheGraceHasPassed() throws {
+        var configuration = testConfiguration(connectionTimeout: .seconds(1))
+        configuration.minimumBodyRate = 1000
+        try withServer(configuration, handler: echoHandler) { server in
+            let port = server.address.port
+            let trickler = try TestConnection.connected(port: port)
+            try trickler.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+            let started = monotonicSeconds()
+            var closed = false
+            while !closed && monotonicSeconds() - started < 10 {
+                // Ten bytes every 0.3 s: never idle, 33 bytes a second.
+                do { try trickler.send("0123456789") } catch { closed = true }
+                if trickler.closesWithoutData(within: 0.3) { closed = true }
+            }
+            let elapsed = monotonicSeconds() - started
+            #expect(closed, "a connection trickling its body was still open after \(elapsed) s")
+            #expect(elapsed >= 0.9, "closed after \(elapsed) s, before the 1 s grace")
+
+            // 2,000 bytes a second for 3 s: above the minimum, finished and answered.
+            let steady = try TestConnection.connected(port: port)
+            try steady.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 6000\r\n\r\n")
+            for _ in 0..<30 {
+                try steady.send(String(repeating: "a", count: 200))
+                sleepSeconds(0.1)
+            }
+            #expect(try steady.readResponse().status == 200)
+        }
+    }
+
     /// A head still arriving when the server stops is no request to let finish: one trickled a line a second held
     /// the stop for its whole grace period, and counted as abandoned.
     @Test func aStopDoesNotWaitForHeadsStillArriving() throws {
