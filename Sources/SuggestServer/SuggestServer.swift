@@ -124,7 +124,7 @@ public enum SuggestServer {
                 let cutsOff = configuration.cutsOffRequestsAfterGrace
                 let abandoned = server.stop(
                     gracePeriod: .seconds(configuration.gracePeriodSeconds), leavingHandlersRunning: cutsOff)
-                log.event("stopped", [("abandonedRequests", String(abandoned))])
+                log.event("stopped", counts: [("abandonedRequests", abandoned)])
                 if abandoned > 0 && cutsOff {
                     // Their handlers run on past the grace (a store that stopped answering): the process ends now,
                     // and they with it, as `--grace` promises. None of their answers reached its client, so none was
@@ -189,7 +189,7 @@ final class KeysWatch: Sendable {
             api.replaceKeys(file.ring)
             version.withLock { $0 = file.version }
             api.log.event(
-                "keys reloaded", [("why", reason), ("tenants", String(Set(file.ring.entries.map(\.tenant)).count))])
+                "keys reloaded", [("why", reason)], counts: [("tenants", Set(file.ring.entries.map(\.tenant)).count)])
         } catch {
             // The refused version is kept anyway, so that a broken file is reported once, not every 2 seconds;
             // making it usable (an edit, a rename into place, a chmod) is a new version. The version of the file
@@ -235,7 +235,7 @@ final class Maintenance: Sendable {
                 self.store = store
                 try store.checkpoint()
                 if let failure {
-                    log.event("checkpoint recovered", [("failures", String(failure.count))])
+                    log.event("checkpoint recovered", counts: [("failures", failure.count)])
                     self.failure = nil
                 }
             } catch {
@@ -243,7 +243,7 @@ final class Maintenance: Sendable {
                 if let failure, failure.message == message {
                     self.failure?.count += 1
                     guard (failure.count + 1) % 60 == 0 else { return }
-                    log.event("checkpoint failed", [("error", message), ("failures", String(failure.count + 1))])
+                    log.event("checkpoint failed", [("error", message)], counts: [("failures", failure.count + 1)])
                 } else {
                     failure = (message, 1)
                     log.event("checkpoint failed", [("error", message)])
@@ -265,8 +265,10 @@ final class Maintenance: Sendable {
                     if report.expired.donations > 0 || report.recomputedConversations > 0 {
                         log.event(
                             "maintenance",
-                            [("expiredDonations", String(report.expired.donations)),
-                             ("recomputedConversations", String(report.recomputedConversations))])
+                            counts: [
+                                ("expiredDonations", report.expired.donations),
+                                ("recomputedConversations", report.recomputedConversations),
+                            ])
                     }
                     if report.isComplete { break }
                 }

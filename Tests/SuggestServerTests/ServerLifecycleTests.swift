@@ -145,7 +145,7 @@ import Testing
         sleepSeconds(0.5)
         let stopped = server.stop(timeout: 15)
         #expect(stopped.status == 0)
-        #expect(server.process.standardErrorSoFar().contains(#""event":"stopped","abandonedRequests":"0""#))
+        #expect(server.process.standardErrorSoFar().contains(#""event":"stopped","abandonedRequests":0}"#))
         stalled.close()
     }
 

@@ -80,8 +80,9 @@ final class AccessLog: Sendable {
         if full { flush() }
     }
 
-    /// A line of the server's own (start, stop, reload), in the same format.
-    func event(_ message: String, _ fields: [(String, String)] = []) {
+    /// A line of the server's own (start, stop, reload), in the same format: its text fields as strings, then its
+    /// counts as JSON numbers.
+    func event(_ message: String, _ fields: [(String, String)] = [], counts: [(String, Int)] = []) {
         var writer = JSONWriter()
         writer.beginObject()
         writer.key("time")
@@ -91,6 +92,10 @@ final class AccessLog: Sendable {
         for (name, value) in fields {
             writer.key(name)
             writer.string(value)
+        }
+        for (name, count) in counts {
+            writer.key(name)
+            writer.integer(count)
         }
         writer.endObject()
         buffer.withLock { buffer in
