@@ -376,6 +376,10 @@ public final class LocalRedisCluster: Sendable {
             var lines = [
                 "port \(port)", "bind 127.0.0.1", "dir \(nodeDirectory)", "daemonize no",
                 "logfile \(nodeDirectory)/redis.log", "appendonly yes", "appendfsync always", "save \"\"",
+                // Snapshots (and the append-only file's base) uncompressed: the tests that a deletion leaves no
+                // byte in a node's files search them for the deleted names, which LZF would hide, so that such a
+                // test could pass with the names still there.
+                "rdbcompression no",
             ]
             if cluster {
                 // No wait for more replicas before a full sync (5 s by default): a replica is linked at once.
