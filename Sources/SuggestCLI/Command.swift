@@ -55,7 +55,9 @@ func wrapped(_ paragraph: String, width: Int = 110) -> String {
 /// Options that every command touching a store shares.
 enum StoreOptions {
     static let store = OptionSpec.option(
-        "--store", "DIR", "The store directory (default: $SUGGEST_STORE, else $XDG_DATA_HOME/suggest, else ~/.local/share/suggest).")
+        "--store", "DIR|URL",
+        "The store: a directory, or redis://HOST:PORT[,...] for a Redis Cluster (default: $SUGGEST_STORE, else "
+            + "$XDG_DATA_HOME/suggest, else ~/.local/share/suggest).")
     static let account = OptionSpec.option("--account", "ID", "Whose history (default: default).")
     static let all = [store, account]
 
@@ -75,6 +77,14 @@ enum StoreOptions {
             throw CommandError.usage(
                 "the store '\(RedisDonationStore.redacted(String(named.prefix(200))))' is a URL of scheme '\(scheme)', which "
                     + "suggest does not know: give a directory, or redis://HOST:PORT (in lower case; TLS is not supported)")
+        }
+        // `redis:HOST:PORT` without its `//` would be a directory of that name, created, and the donations
+        // recorded there with no word of it.
+        if let named = arguments.value("--store") ?? io.environment["SUGGEST_STORE"], looksLikeARedisURL(named) {
+            // Not echoed: it may hold a password, which `redacted` finds only after `://`.
+            throw CommandError.usage(
+                "the store looks like a Redis URL without its '//' (redis:...): write redis://HOST:PORT[,HOST:PORT...], "
+                    + "or start it with ./ for a directory of that name")
         }
         let location: StoreLocation
         do {
@@ -122,6 +132,14 @@ enum StoreOptions {
             scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+-.".contains($0)) })
         else { return nil }
         return String(scheme)
+    }
+
+    /// Whether a store that is not a `redis://` URL starts as one would, less its slashes (`redis:`, `rediss:/`, in
+    /// any case).
+    private static func looksLikeARedisURL(_ named: String) -> Bool {
+        let lowered = named.lowercased()
+        return (lowered.hasPrefix("redis:") || lowered.hasPrefix("rediss:")) && !lowered.hasPrefix("redis://")
+            && !lowered.hasPrefix("rediss://")
     }
 
     /// Whether the store named is a Redis Cluster (`redis://HOST:PORT[,HOST:PORT...]`) rather than a directory.

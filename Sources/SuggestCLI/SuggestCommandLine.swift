@@ -33,6 +33,8 @@ public enum SuggestCommandLine {
             The store is a directory: --store DIR, else $SUGGEST_STORE, else $XDG_DATA_HOME/suggest, else
             ~/.local/share/suggest. Commands that record (donate, import, block, feedback --less, config with a
             setting) create it, and only its own directory; the others say "no such store" where there is none.
+            --store redis://HOST:PORT[,HOST:PORT...] (or $SUGGEST_STORE) uses a Redis Cluster instead
+            (docs/redis.md: passwords, durability, failover).
             Exit codes: 0 success, 1 failure (a store that cannot be opened, output that cannot be written),
             64 bad usage or invalid input.
 

@@ -55,6 +55,18 @@ import Testing
         #expect(result.standardError.contains("which suggest does not know"), "\(result.standardError)")
     }
 
+    /// `redis:127.0.0.1:7000`, its `//` forgotten, was a directory of that name: created, the donations recorded
+    /// there, exit 0 (found by a probe of the Redis store). The value is not echoed: it may hold a password.
+    @Test(arguments: ["redis:127.0.0.1:7000", "redis:/127.0.0.1:7000", "Rediss::secret@127.0.0.1:7000"])
+    func aRedisURLWithoutItsSlashesIsAUsageError(url: String) throws {
+        let result = SuggestProcess.run(["donate", "--conversation", "c", "--store", url])
+        #expect(result.status == 64)
+        #expect(result.standardError.contains("without its '//'") && !result.standardError.contains("secret"))
+        // Relative to the working directory, where the store would have been made.
+        let first = String(url.prefix { $0 != "/" })
+        #expect(!directoryEntries(".").contains(first), "a directory was made for \(url)")
+    }
+
     /// "Suggest Less" asked hundreds of times said "score × 0" beside a conversation still listed with a score.
     @Test func aSmallMultiplierIsShownAsAPowerOfTen() {
         #expect(Feedback.multiplier(0.25, times: 2) == "0.0625")
