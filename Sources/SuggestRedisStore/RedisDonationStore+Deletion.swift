@@ -39,7 +39,7 @@ extension RedisDonationStore {
         let wholeAccount = selector == .all || selector == .account
         var report = DeletionReport()
         for number in numbers.sorted() {
-            let outcome = try rewrite(number, keys: keys, dropping: drops)
+            let outcome = try rewrite(number, keys: keys, dropping: drops, allowingOutOfMemory: true)
             guard outcome.removed > 0 else { continue }
             report.donations += outcome.removed
             report.conversations.append(outcome.identifier)
@@ -177,10 +177,14 @@ extension RedisDonationStore {
     /// snapshots, people, groups, identifiers and sorted sets, from the donations that remain, by one script that
     /// checks nobody changed it meanwhile (else it is read and computed again).
     /// - Parameter rebuildingAnyway: recompute the conversation even when nothing is dropped (a new policy).
-    /// - Parameter allowingOutOfMemory: run even on a server at its `maxmemory` (undoing a failed import).
+    /// - Parameter allowingOutOfMemory: run even on a server at its `maxmemory`: a deletion, an expiry, the undoing
+    ///   of a failed import (what takes donations away must work on a full node; a rewrite keeping some of a
+    ///   conversation's donations may pass the limit by its new state for a moment).
+    /// - Parameter keepingSuggestLess: leave "suggest less" of a conversation left with no donation (an undone
+    ///   import: the person's feedback was older than it); a deletion or expiry takes it.
     func rewrite(
         _ number: Int64, keys: RedisKeys, dropping drops: (RecordCoding.Entry) -> Bool, rebuildingAnyway: Bool = false,
-        allowingOutOfMemory: Bool = false
+        allowingOutOfMemory: Bool = false, keepingSuggestLess: Bool = false
     ) throws(StoreError) -> Rewrite {
         for _ in 0..<50 {
             let replies = try pipeline([
@@ -227,7 +231,7 @@ extension RedisDonationStore {
             let reply = try write([script.command])[0]
             switch try Self.applyOutcome(reply) {
             case .applied:
-                if kept.isEmpty && !allowingOutOfMemory {
+                if kept.isEmpty && !keepingSuggestLess {
                     // "Suggest Less" was about the deleted conversation; a block is a standing choice and stays.
                     _ = try write([
                         RedisScripts.changePreference(identifier, "forget-less", keys: keys)
@@ -348,6 +352,8 @@ extension RedisDonationStore {
             }
             donations.sort { $0.sequence < $1.sequence }
             var script = ScriptBuilder(keys)
+            // Weights of a fixed size written over: after a deletion on a full node too.
+            script.allowsOutOfMemory = true
             let hash = keys.learnedWeights
             script.check(hash, version: read.version)
             if donations.isEmpty {

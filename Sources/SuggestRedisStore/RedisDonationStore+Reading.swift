@@ -186,8 +186,16 @@ extension RedisDonationStore {
     /// Sends commands of the preference script (`RedisScripts.changePreference`); throws on the first refused.
     func changePreferences(_ commands: [RedisCommand]) throws(StoreError) {
         for reply in try write(commands) {
-            if let message = reply.errorMessage { throw StoreError(.failed, "Redis refused a preference: \(message)") }
+            if let message = reply.errorMessage { throw Self.preferenceRefused(message) }
         }
+    }
+
+    /// The error for a preference script's error reply: a full node's as any write's at `maxmemory` (what to do
+    /// about it), another as the server's refusal.
+    private static func preferenceRefused(_ message: String) -> StoreError {
+        message.hasPrefix("OOM ")
+            ? translate(.outOfMemory(nil, message: message))
+            : StoreError(.failed, "Redis refused a preference: \(message)")
     }
 
     @discardableResult
@@ -202,11 +210,13 @@ extension RedisDonationStore {
     @discardableResult
     private func changePreference(_ operation: String, conversation: String, account: String) throws(StoreError) -> Int {
         let keys = RedisKeys(account: account)
-        let replies = try write([
-            RedisCommand("SADD", key: RedisKeys.accounts, account),
-            RedisScripts.changePreference(conversation, operation, keys: keys),
-        ])
-        if let message = replies[1].errorMessage { throw StoreError(.failed, "Redis refused a preference: \(message)") }
-        return Int(replies[1].integer ?? 0)
+        // A change that only takes away needs no registration of the account (a preference to take away has one
+        // already), which a node at its `maxmemory` would refuse.
+        let registration =
+            RedisScripts.onlyTakesAway(operation) ? [] : [RedisCommand("SADD", key: RedisKeys.accounts, account)]
+        let replies = try write(registration + [RedisScripts.changePreference(conversation, operation, keys: keys)])
+        let reply = replies[registration.count]
+        if let message = reply.errorMessage { throw Self.preferenceRefused(message) }
+        return Int(reply.integer ?? 0)
     }
 }

@@ -189,7 +189,8 @@ extension RedisDonationStore {
             guard let found = try? numbers(in: keys.identifiers, of: identifiers) else { return false }
             for number in Set(found.compactMap { $0 }).sorted() {
                 let rewritten = try? rewrite(
-                    number, keys: keys, dropping: { doomed.contains(Array($0.identifier.utf8)) }, allowingOutOfMemory: true)
+                    number, keys: keys, dropping: { doomed.contains(Array($0.identifier.utf8)) }, allowingOutOfMemory: true,
+                    keepingSuggestLess: true)
                 if rewritten == nil { complete = false }
             }
             let numbered = ledger.numberedConversations[account] ?? []

@@ -157,7 +157,7 @@ extension RedisDonationStore {
         let numbers = (try replies[0].checkedArray() ?? []).compactMap { $0.string.flatMap(Int64.init) }
         var report = DeletionReport()
         for number in numbers.prefix(limit) {
-            let outcome = try rewrite(number, keys: keys) { $0.date < cutoff.seconds }
+            let outcome = try rewrite(number, keys: keys, dropping: { $0.date < cutoff.seconds }, allowingOutOfMemory: true)
             guard outcome.removed > 0 else { continue }
             report.donations += outcome.removed
             report.conversations.append(outcome.identifier)

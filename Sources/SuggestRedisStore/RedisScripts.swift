@@ -178,9 +178,18 @@ enum RedisScripts {
     /// "suggest less") or `forget-less` (the same, when the conversation's last donation was deleted), then a new
     /// stamp. The value is `BLOCKED,LESS`; a preference with neither is removed. Returns the "suggest less" count
     /// now.
-    static let preference = RedisScript(
+    static let preference = RedisScript("#!lua\n" + preferenceSource)
+
+    /// `preference` for the changes that only take away (`unblock`, `reset`, `forget-less`): they run at
+    /// `maxmemory` too, so that a full node can still forget what a person asked to forget, and a deletion there
+    /// takes its "suggest less" with it.
+    static let preferenceAllowingOOM = RedisScript("#!lua flags=allow-oom\n" + preferenceSource)
+
+    /// Whether a preference operation only takes away.
+    static func onlyTakesAway(_ operation: String) -> Bool { ["unblock", "reset", "forget-less"].contains(operation) }
+
+    private static let preferenceSource =
         """
-        #!lua
         redis.call('SET', KEYS[2], ARGV[3])
         local value = redis.call('HGET', KEYS[1], ARGV[1]) or '0,0'
         local comma = string.find(value, ',', 1, true)
@@ -195,12 +204,13 @@ enum RedisScripts {
         if blocked == '0' and less == 0 then redis.call('HDEL', KEYS[1], ARGV[1])
         else redis.call('HSET', KEYS[1], ARGV[1], blocked .. ',' .. less) end
         return less
-        """)
+        """
 
     /// The `preference` script's command for one change of a conversation's preference.
     static func changePreference(_ conversation: String, _ operation: String, keys: RedisKeys) -> RedisCommand {
         var command = RedisCommand(
-            script: preference, keys: [keys.preferences, keys.stateStamp], arguments: conversation, operation)
+            script: onlyTakesAway(operation) ? preferenceAllowingOOM : preference,
+            keys: [keys.preferences, keys.stateStamp], arguments: conversation, operation)
         command.append(StateStamp.next())
         return command
     }

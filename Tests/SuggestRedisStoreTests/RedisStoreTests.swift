@@ -169,6 +169,41 @@ import Testing
         #expect(named.isEmpty, "the deleted account's name is still in \(named)")
     }
 
+    /// A node at its `maxmemory` refused every deletion, by conversation, identifier, date or account, and every
+    /// unblock, saying "delete data" (found by a probe): what takes away runs there now, the rest is refused as a
+    /// full store. What a deletion leaves is exactly what it leaves below the limit.
+    @Test func aFullNodeStillDeletesAndForgets() throws {
+        let server = try LocalRedisCluster(standaloneWithPassword: nil, settings: ["maxmemory-policy noeviction"])
+        defer { server.stop() }
+        let store = try RedisDonationStore.open(url: server.url)
+        for index in 0..<5 {
+            _ = try store.record(Self.donation("gone-\(index)", account: "full", conversation: "gone"))
+            _ = try store.record(Self.donation("kept-\(index)", account: "full", conversation: "kept"))
+        }
+        _ = try store.suggestLess(conversation: "gone", account: "full")
+        _ = try store.suggestLess(conversation: "ghost", account: "full")
+        try store.setBlocked(true, conversation: "blocked", account: "full")
+        _ = try server.cli(server.nodes[0], "CONFIG", "SET", "maxmemory", "1")
+
+        #expect {
+            try store.setBlocked(true, conversation: "another", account: "full")
+        } throws: { error in
+            (error as? StoreError)?.kind == .diskFull && "\(error)".contains("out of memory")
+        }
+        let gone = try store.delete(.conversation("gone"), account: "full")
+        #expect(gone.donations == 5 && gone.removedConversations == ["gone"] && !gone.preferencesForgotten)
+        #expect(try store.delete(.conversation("ghost"), account: "full").preferencesForgotten)
+        #expect(try store.delete(.identifier("kept-0"), account: "full").donations == 1)
+        try store.setBlocked(false, conversation: "blocked", account: "full")
+
+        _ = try server.cli(server.nodes[0], "CONFIG", "SET", "maxmemory", "0")
+        #expect(try store.donationCount(account: "full") == 4)
+        #expect(try store.blockedConversations(account: "full") == [])
+        // "Suggest less" went with both: asked again, each counts 1.
+        #expect(try store.suggestLess(conversation: "gone", account: "full") == 1)
+        #expect(try store.suggestLess(conversation: "ghost", account: "full") == 1)
+    }
+
     /// A rewrite under way when a deletion commits may have copied the data before it, so it does not count: the
     /// deletion has a rewrite of its own follow it (the node's count of rewrites goes up once more), and the deleted
     /// names leave the files.
