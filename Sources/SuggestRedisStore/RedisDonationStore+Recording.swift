@@ -8,7 +8,17 @@ extension RedisDonationStore {
             donation, now: now, oldestKept: try retention().oldestKept(at: now), roundsToExportPrecision: true)
         {
         case .expired: return .expired
-        case .record(let interaction): return try writeDonations([interaction])[0]
+        case .record(let interaction):
+            // Undone when it fails after reaching the master (no replica confirmed it in time): a refused donation
+            // must not stay, since one without an identifier of its own would be recorded twice when retried.
+            var outcome: DonationOutcome = .expired
+            try undoingOnFailure(
+                leftover: "the donation may have been recorded all the same (as \(interaction.identifier ?? "")); "
+                    + "retry it with that identifier so that it is recorded once"
+            ) { written in
+                outcome = try writeDonations([interaction], ledger: &written)[0]
+            }
+            return outcome
         }
     }
 
@@ -41,7 +51,7 @@ extension RedisDonationStore {
             case .none: break
             }
         }
-        try undoingOnFailure { written in
+        try undoingOnFailure(leftover: Self.importLeftover) { written in
             try write(accepted, into: &report, written: &written, interruption: interruption)
         }
         return report
@@ -71,7 +81,7 @@ extension RedisDonationStore {
             }
         }
         try spool.rewind()
-        try undoingOnFailure { written in
+        try undoingOnFailure(leftover: Self.importLeftover) { written in
             var chunk: [Interaction] = []
             while let bytes = try spool.next() {
                 let interaction = try bytes.withUnsafeBufferPointer { buffer throws(InputError) in
@@ -159,7 +169,8 @@ extension RedisDonationStore {
     /// the import leaves nothing, then throws.
     /// The undoing is tried again for a while when it fails: a master lost in the middle of an import is replaced
     /// by its replica within seconds, after which the undo can reach the account again.
-    private func undoingOnFailure(_ body: (inout ImportLedger) throws -> Void) throws {
+    /// - Parameter leftover: what the error adds when the undoing fails too: what may stay, and what to do.
+    private func undoingOnFailure(leftover: String, _ body: (inout ImportLedger) throws -> Void) throws {
         var written = ImportLedger()
         do {
             try body(&written)
@@ -173,11 +184,12 @@ extension RedisDonationStore {
             }
             guard !undone else { throw error }
             let store = (error as? StoreError) ?? (error as? RedisError).map(Self.translate) ?? StoreError(.failed, "\(error)")
-            throw StoreError(
-                store.kind, store.message + "; the donations this import had recorded stayed, import the same file again to "
-                    + "complete it")
+            throw StoreError(store.kind, store.message + "; " + leftover)
         }
     }
+
+    static let importLeftover =
+        "the donations this import had recorded stayed, import the same file again to complete it"
 
     /// Deletes the donations an import recorded, conversation by conversation.
     /// - Returns: whether every one was deleted.
@@ -411,13 +423,17 @@ extension RedisDonationStore {
                 script.hset(weightsKey, "fold", Array("1".utf8))
                 script.bumpVersion(weightsKey)
             }
-            switch try Self.applyOutcome(try write([script.command])[0]) {
+            let (replies, confirmed) = try writeReplicated([script.command])
+            switch try Self.applyOutcome(replies[0]) {
             case .applied:
                 for index in recorded {
                     let identifier = donations[index].identifier ?? ""
                     outcomes[index] = .recorded(identifier: identifier)
                     ledger.note(account: keys.account, identifier: identifier)
                 }
+                // On the master, but no replica confirmed it in time: noted first, so that the caller's undo takes
+                // it back (it stayed, and a retry recorded the donations without identifiers of their own twice).
+                guard confirmed else { throw Self.unreplicated }
                 pending = []
             case .conflict, .duplicate:
                 // Another client changed the account meanwhile: read it again, with new sequence numbers.

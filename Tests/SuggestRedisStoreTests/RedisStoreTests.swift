@@ -121,6 +121,48 @@ import Testing
         try Self.expectAllStored(donors.acknowledged.withLock { $0 }, url: cluster.url)
     }
 
+    /// A write no replica confirms within the timeout (a replica stalled) is refused, and must change nothing: it
+    /// stayed on the master, so a retry recorded a donation without an identifier of its own twice (found by a
+    /// probe, with `kill -STOP` of a replica). A single donation and an import are both undone; once the replica
+    /// is back, a retry records them once.
+    @Test func aWriteNoReplicaConfirmedIsUndone() throws {
+        let cluster = try LocalRedisCluster(masters: 3, replicasPerMaster: 1)
+        defer { cluster.stop() }
+        let store = try RedisDonationStore.open(url: cluster.url)
+        _ = try store.record(Self.donation("warm-up", account: "stalled", conversation: "c"))
+        let master = try cluster.owner(ofSlot: Int(RedisHashSlot.of("sg:{stalled}:m"))).node
+        let replica = try cluster.replica(of: master)
+        func withReplicaStalled(_ body: () throws -> Void) rethrows {
+            kill(replica.pid, SIGSTOP)
+            // Resumed while the store retries its undo, which no replica can confirm either before then.
+            let resume = DispatchWorkItem { kill(replica.pid, SIGCONT) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 4, execute: resume)
+            defer {
+                resume.cancel()
+                kill(replica.pid, SIGCONT)
+            }
+            try body()
+        }
+        let single = Interaction(
+            account: "stalled", identifier: nil, date: Self.now.adding(-30), direction: .outgoing,
+            intent: SendMessageIntent(conversationIdentifier: "single"))
+        withReplicaStalled {
+            #expect(throws: StoreError.self) { try store.record(single) }
+        }
+        let batch = (0..<3).map { index in
+            Interaction(
+                account: "stalled", identifier: nil, date: Self.now.adding(-Double(20 - index)), direction: .outgoing,
+                intent: SendMessageIntent(conversationIdentifier: "batch-\(index)"))
+        }
+        withReplicaStalled {
+            #expect(throws: StoreError.self) { try store.importDonations(batch, options: ImportOptions(now: Self.now)) }
+        }
+        #expect(try store.donationCount(account: "stalled") == 1, "only the warm-up stays")
+        _ = try store.record(single)
+        _ = try store.importDonations(batch, options: ImportOptions(now: Self.now))
+        #expect(try store.donationCount(account: "stalled") == 5)
+    }
+
     @Test func aSlotMovedUnderDonorsAndListersLosesNothingAndShowsNoError() throws {
         let cluster = try LocalRedisCluster.shared("store-reshard")
         let donors = Donors(url: cluster.url, threads: 3, accounts: 3, listing: true)
