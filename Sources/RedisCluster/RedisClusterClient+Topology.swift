@@ -95,6 +95,7 @@ extension RedisClusterClient {
     private func discover(from candidates: [RedisEndpoint]) throws(RedisError) -> Topology {
         var failed: [RedisEndpoint] = []
         var reasons: [String] = []
+        var unassigned: RedisEndpoint?
         for endpoint in candidates {
             let pool = pool(for: endpoint)
             let reply: RedisValue
@@ -128,10 +129,15 @@ extension RedisClusterClient {
                 reasons.append(message)
                 continue
             }
-            var nodes = try Topology.nodes(fromSlots: reply, queried: endpoint)
-            // A cluster with no slot assigned yet: the node asked is all there is to send keyless commands to.
-            if nodes.isEmpty { nodes = [RedisNode(endpoint: endpoint, id: "", role: .master)] }
-            return Topology(nodes: nodes, isCluster: true, pool: pool(for:))
+            let nodes = try Topology.nodes(fromSlots: reply, queried: endpoint)
+            guard nodes.isEmpty else { return Topology(nodes: nodes, isCluster: true, pool: pool(for:)) }
+            // A node that serves no slot: a cluster with none assigned yet, or a node not joined to the cluster (a
+            // fresh or replaced one listed first) that would hide the others' layout. The next ones are asked;
+            // when none knows more, the node asked is all there is to send keyless commands to.
+            if unassigned == nil { unassigned = endpoint }
+        }
+        if let unassigned {
+            return Topology(nodes: [RedisNode(endpoint: unassigned, id: "", role: .master)], isCluster: true, pool: pool(for:))
         }
         let reason = reasons.last ?? "no node to ask"
         throw .unreachable(failed.isEmpty ? configuration.seeds : failed, reason: reason)

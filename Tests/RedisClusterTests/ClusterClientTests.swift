@@ -25,6 +25,23 @@ struct ClusterClientTests {
         }
     }
 
+    /// A fresh or replaced node listed first, cluster-enabled but not joined, answered `CLUSTER SLOTS` with no slot,
+    /// and its empty layout hid the cluster behind it: "the Redis Cluster is down (no master serves slot ...)"
+    /// (found by a probe). The next seeds are asked.
+    @Test("a seed that serves no slot does not hide the cluster behind it")
+    func aSeedServingNoSlot() throws {
+        let cluster = try sharedCluster()
+        let lone = try LocalRedisCluster(
+            standaloneWithPassword: nil, settings: ["cluster-enabled yes", "cluster-config-file nodes.conf"])
+        defer { lone.stop() }
+        let client = try RedisClusterClient(
+            configuration: try RedisClusterConfiguration(url: "redis://\(lone.seeds),\(cluster.seeds)"))
+        let key = uniquePrefix("unjoined-seed") + ":k"
+        _ = try client.send(RedisCommand("SET", key: key, "v"))
+        #expect(try client.send(RedisCommand("GET", key: key)) == .bulk("v"))
+        #expect(try client.nodes().filter { $0.role == .master }.count == 3)
+    }
+
     @Test("replies of every kind, and binary values round-trip")
     func replies() throws {
         let cluster = try sharedCluster()
