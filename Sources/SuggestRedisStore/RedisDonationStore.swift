@@ -1,3 +1,4 @@
+import CSystem
 import RedisCluster
 import SuggestCore
 
@@ -121,14 +122,8 @@ public final class RedisDonationStore: DonationStore {
     static func durabilityCheck(_ client: RedisClusterClient, reading reads: [RedisCommand]) throws(StoreError) -> (
         replicas: Int, reads: [RedisValue]
     ) {
-        let masters: [RedisNodeReplies]
-        let readReplies: [RedisValue]
-        do {
-            (masters, readReplies) = try client.pipelineToEveryMaster(
-                [RedisCommand("CONFIG", "GET", "append*"), RedisCommand("INFO", "replication")], with: reads)
-        } catch {
-            throw translate(error)
-        }
+        let (masters, readReplies) = try askEveryMaster(
+            client, [RedisCommand("CONFIG", "GET", "append*"), RedisCommand("INFO", "replication")], with: reads)
         // Each master's fsync setting, and whether it has a replica now: writes wait for a replica only when every
         // master has one, so without that every master must fsync each write itself.
         var lazyFsync: (endpoint: String, setting: String)?
@@ -171,6 +166,50 @@ public final class RedisDonationStore: DonationStore {
                     + "(docs/redis.md)")
         }
         return (0, readReplies)
+    }
+
+    /// `RedisClusterClient.pipelineToEveryMaster(_:with:)`, asked again while a master cannot be reached, for up to
+    /// the client's retry timeout, with the layout read anew each time: a master killed is listed until its
+    /// replica is promoted, and every command that opened the store in those seconds failed at once, naming a
+    /// node its user never gave, where a write waits for the promotion.
+    static func askEveryMaster(_ client: RedisClusterClient, _ commands: [RedisCommand], with reads: [RedisCommand])
+        throws(StoreError) -> (masters: [RedisNodeReplies], reads: [RedisValue])
+    {
+        let deadline = ContinuousClock.now + client.configuration.retryTimeout
+        while true {
+            let outcome: (masters: [RedisNodeReplies], reads: [RedisValue])
+            do {
+                outcome = try client.pipelineToEveryMaster(commands, with: reads)
+            } catch {
+                guard Self.passes(error), ContinuousClock.now < deadline else { throw translate(error) }
+                Self.pauseForFailover(client)
+                continue
+            }
+            let unreachable = outcome.masters.contains { master in
+                master.results.contains { result in
+                    if case .failure(let error) = result { return Self.passes(error) }
+                    return false
+                }
+            }
+            guard unreachable, ContinuousClock.now < deadline else { return outcome }
+            Self.pauseForFailover(client)
+        }
+    }
+
+    /// Whether a failure may pass by itself within seconds: a node that cannot be reached, a connection lost, a
+    /// cluster without a master for some slot (a failover under way).
+    private static func passes(_ error: RedisError) -> Bool {
+        switch error {
+        case .unreachable, .connectionLost, .clusterDown: true
+        default: false
+        }
+    }
+
+    /// A quarter of a second, then the layout read again.
+    private static func pauseForFailover(_ client: RedisClusterClient) {
+        var pause = timespec(tv_sec: 0, tv_nsec: 250_000_000)
+        _ = nanosleep(&pause, nil)
+        try? client.refreshTopology()
     }
 
     /// The `connected_slaves:` count of an `INFO replication` reply (0 when it has none).
