@@ -22,6 +22,29 @@ extension RedisDonationStore {
         }
     }
 
+    public func recordShare(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome? {
+        switch try DonationAdmission.decide(
+            donation, now: now, oldestKept: try retention().oldestKept(at: now), roundsToExportPrecision: true)
+        {
+        case .expired: return .expired
+        case .record(let interaction):
+            var outcome: DonationOutcome?
+            do {
+                try undoingOnFailure(
+                    leftover: "the share may have been recorded all the same (as \(interaction.identifier ?? ""))"
+                ) { written in
+                    outcome = try writeDonations([interaction], ledger: &written, requiringExisting: true)[0]
+                }
+            } catch is ConversationGone {
+                return nil
+            }
+            return outcome
+        }
+    }
+
+    /// A share's conversation has no donation any more (`recordShare`): nothing was recorded.
+    struct ConversationGone: Error {}
+
     /// Records a batch: every donation is read and checked first (an invalid one, unless skipped, stops the batch
     /// before anything is written), then they are written a chunk at a time, each conversation's part of a chunk by
     /// one script.
@@ -268,10 +291,21 @@ extension RedisDonationStore {
     /// - Returns: each donation's outcome, in order.
     func writeDonations(_ donations: [Interaction]) throws(StoreError) -> [DonationOutcome] {
         var ledger = ImportLedger()
-        return try writeDonations(donations, ledger: &ledger)
+        do {
+            return try writeDonations(donations, ledger: &ledger)
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            // Only a write that requires its conversations throws anything else (`ConversationGone`).
+            throw StoreError(.failed, "\(error)")
+        }
     }
 
-    func writeDonations(_ donations: [Interaction], ledger: inout ImportLedger) throws(StoreError) -> [DonationOutcome] {
+    /// - Parameter requiringExisting: record nothing, and throw `ConversationGone`, when a donation's conversation
+    ///   has no donation at the moment of writing (`recordShare`).
+    func writeDonations(_ donations: [Interaction], ledger: inout ImportLedger, requiringExisting: Bool = false)
+        throws -> [DonationOutcome]
+    {
         var outcomes = [DonationOutcome](repeating: .expired, count: donations.count)
         var byAccount: [[UInt8]: [Int]] = [:]
         var accountOrder: [[UInt8]] = []
@@ -288,7 +322,9 @@ extension RedisDonationStore {
         for account in accountOrder {
             let indices = byAccount[account] ?? []
             let keys = RedisKeys(account: String(decoding: account, as: UTF8.self))
-            for (offset, outcome) in try writeDonations(indices.map { named[$0] }, keys: keys, ledger: &ledger).enumerated() {
+            let written = try writeDonations(
+                indices.map { named[$0] }, keys: keys, ledger: &ledger, requiringExisting: requiringExisting)
+            for (offset, outcome) in written.enumerated() {
                 outcomes[indices[offset]] = outcome
             }
         }
@@ -302,9 +338,9 @@ extension RedisDonationStore {
     /// A round that another client overtook (a version changed, or the weights learned from a later sequence
     /// number meanwhile) is read and computed again, with new sequence numbers: two clients of one account never
     /// lose an update, and the weights learn in the order `export` gives the donations back.
-    private func writeDonations(_ donations: [Interaction], keys: RedisKeys, ledger: inout ImportLedger)
-        throws(StoreError) -> [DonationOutcome]
-    {
+    private func writeDonations(
+        _ donations: [Interaction], keys: RedisKeys, ledger: inout ImportLedger, requiringExisting: Bool
+    ) throws -> [DonationOutcome] {
         var outcomes = [DonationOutcome?](repeating: nil, count: donations.count)
         // Within the batch, the first donation of an identifier is the one; later ones are duplicates.
         var firstOfIdentifier: Set<[UInt8]> = []
@@ -356,6 +392,13 @@ extension RedisDonationStore {
             }
             let conversationNumbers = reserved.dropFirst().map { $0.integer ?? 0 }
             let stored = try readConversations(Array(conversationNumbers), keys: keys)
+            if requiringExisting, stored.contains(where: { $0.version == 0 }) {
+                // Gone since it was suggested (or deleted between two rounds: the script's check of its version
+                // sent the round back here). The number just reserved for it goes too.
+                try forgetNumbersWithoutConversations(
+                    among: Set(pending.map { donations[$0[0]].conversationIdentifier }), keys)
+                throw ConversationGone()
+            }
             let account = try readWeights(keys)
             var known = RedisCommand("HMGET", key: keys.identifiers)
             var positionOf: [Int: Int] = [:]

@@ -14,6 +14,21 @@ extension SQLiteDonationStore {
         }
     }
 
+    public func recordShare(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome? {
+        try translating {
+            func recordIfKnown(_ store: SQLiteDonationStore) throws -> DonationOutcome? {
+                // A conversation's row goes with its last donation; text compared byte for byte, as SQL compares it.
+                let known = try store.database.statement(
+                    "SELECT 1 FROM conversations WHERE account = ? AND conversation_identifier = ?"
+                ).scalarInt([.text(donation.account), .text(donation.conversationIdentifier)])
+                guard known != nil else { return nil }
+                return try store.admitAndRecord(donation, now: now)
+            }
+            if let groupCommit { return try groupCommit.commit { writer in try recordIfKnown(writer) } }
+            return try database.write { try recordIfKnown(self) }
+        }
+    }
+
     /// Admits the donation against the store's retention and the clock, and records it if admitted, inside the
     /// caller's transaction (where the retention is read too: no read transaction of its own).
     func admitAndRecord(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome {

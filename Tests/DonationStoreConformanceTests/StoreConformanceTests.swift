@@ -25,6 +25,12 @@ import Testing
         try StoreConformance(seed: seed).run(reference: InMemoryDonationStore(), candidate: sqlite)
     }
 
+    @Test func sqliteRecordsAShareOnlyToAConversationThatStillExists() throws {
+        let (sqlite, directory) = try Self.sqliteStore()
+        defer { withExtendedLifetime(directory) {} }
+        try StoreConformance.recordsSharesOnlyToExistingConversations(reference: InMemoryDonationStore(), candidate: sqlite)
+    }
+
     @Test func sqliteForgetsSuggestLessWithADeletedConversation() throws {
         let (sqlite, directory) = try Self.sqliteStore()
         defer { withExtendedLifetime(directory) {} }
@@ -33,6 +39,43 @@ import Testing
 }
 
 extension StoreConformance {
+    /// A share's donation is written only while its conversation has a donation, checked in the write itself: a
+    /// send that read the suggestion before a deletion committed recorded the deleted conversation again, with its
+    /// names (found by a probe racing `share --send` against `delete --conversation`). Here the deletion falls
+    /// between the suggestion and the write.
+    static func recordsSharesOnlyToExistingConversations(
+        reference: some DonationStore, candidate: some DonationStore
+    ) throws {
+        let end = StoreConformanceTests.end
+        for store in [reference, candidate] as [any DonationStore] {
+            let first = Interaction(
+                account: "alice", identifier: "d1", date: end.adding(-3_600), direction: .incoming,
+                intent: SendMessageIntent(conversationIdentifier: "secret", speakableGroupName: "Deleted Name"))
+            _ = try store.importDonations([first], options: ImportOptions(now: end))
+            let share = Interaction(
+                account: "alice", identifier: "s1", date: end.adding(-60), direction: .outgoing,
+                intent: SendMessageIntent(conversationIdentifier: "secret", speakableGroupName: "Deleted Name"),
+                isEngagedSuggestion: true)
+            _ = try store.delete(.conversation("secret"), account: "alice")
+            #expect(try store.recordShare(share, now: end) == nil)
+            #expect(try store.donationCount(account: "alice") == 0)
+            #expect(try store.conversationStatus(account: "alice", conversationIdentifier: "secret", at: end) == .unknown)
+            // While it exists, the share is recorded as any donation.
+            _ = try store.importDonations([first], options: ImportOptions(now: end))
+            #expect(try store.recordShare(share, now: end) == .recorded(identifier: "s1"))
+            #expect(try store.donationCount(account: "alice") == 2)
+            // A canonically equivalent spelling is another conversation, which has no donation.
+            var composed = first
+            composed.identifier = "d2"
+            composed.intent.conversationIdentifier = "caf\u{E9}"
+            _ = try store.importDonations([composed], options: ImportOptions(now: end))
+            var decomposed = share
+            decomposed.identifier = "s2"
+            decomposed.intent.conversationIdentifier = "cafe\u{301}"
+            #expect(try store.recordShare(decomposed, now: end) == nil)
+        }
+    }
+
     /// "Suggest Less" goes with a conversation deleted as a whole, and with every conversation of a deleted account,
     /// whether they had donations or not (one given before any donation stayed, its name on disk, after `delete
     /// --conversation` said there was nothing to delete); a block stays, and other deletions keep it. Seen through

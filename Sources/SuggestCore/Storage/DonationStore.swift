@@ -30,6 +30,13 @@ public protocol DonationStore: AnyObject {
     /// - Complexity: independent of the history's length.
     func record(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome
 
+    /// Records the donation of a share sent to a suggested conversation, only if that conversation still has a
+    /// donation when it is written, checked in the same transaction: the share copies the conversation's names from
+    /// a suggestion read before, and a deletion that committed in between must not be undone by it (a send racing
+    /// `delete --conversation` brought the deleted names back).
+    /// - Returns: `nil` when the conversation has no donation any more: nothing is recorded.
+    func recordShare(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome?
+
     /// Records a batch of donations, all of them or, if anything fails, none (with `skipInvalid`, the valid ones).
     /// - Parameters:
     ///   - next: the next line's number and donation (or why the line is not one), `nil` at the end.

@@ -42,6 +42,15 @@ public final class InMemoryDonationStore: DonationStore {
 
     // MARK: Recording
 
+    public func recordShare(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome? {
+        let conversation = ByteKey(donation.conversationIdentifier)
+        let known = histories[ByteKey(donation.account)]?.donations.contains {
+            ByteKey($0.conversationIdentifier) == conversation
+        }
+        guard known == true else { return nil }
+        return try record(donation, now: now)
+    }
+
     public func record(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome {
         switch try DonationAdmission.decide(
             donation, now: now, oldestKept: retentionSetting.oldestKept(at: now), roundsToExportPrecision: true)

@@ -90,11 +90,16 @@ public struct ShareFlow: Sendable {
         try choose(choice, account: account, context: context, store: store, into: &result)
         if action == .send {
             if let chosen = result.preselected {
-                switch try store.record(donation(to: chosen, request: request, account: account, at: now), now: now) {
+                switch try store.recordShare(donation(to: chosen, request: request, account: account, at: now), now: now) {
                 case .recorded(let identifier):
                     result.outcome = .sent(identifier: identifier)
                 case .duplicate, .expired:
                     result.failure = "nothing was sent: the store did not record the share"
+                case nil:
+                    result.preselected = nil
+                    result.reason = "conversation \(chosen.conversationIdentifier) was deleted while the share was "
+                        + "being sent; pick from the list"
+                    result.failure = "nothing was sent: " + (result.reason ?? "")
                 }
             } else {
                 result.failure = "nothing was sent: "
