@@ -119,6 +119,9 @@ public final class SQLiteDonationStore: DonationStore {
                 try store.prepare()
                 // The connection's file, noted now: a store deleted under it is refused by its reads too.
                 try database.checkFileInPlace()
+                // A deletion that could not cut the log left the scrub owed: whoever opens the store next settles
+                // it, if no other connection is using the log at this moment (else a later one does).
+                if database.owesLogScrub { _ = try? store.truncateLogIfIdle() }
                 try mirror?.attach(path: path)
             } catch {
                 // A file that is not a usable store is left as it was: when this open created the log and its

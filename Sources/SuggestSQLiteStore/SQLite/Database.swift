@@ -276,23 +276,24 @@ package final class Database {
             guard let context else { return SQLITE_OK }
             let setting = Unmanaged<LogRestartSetting>.fromOpaque(context).takeUnretainedValue()
             guard setting.pages <= Int(frames) else { return SQLITE_OK }
-            let cutting = !setting.inPlace || setting.gate.owesLogScrub.load(ordering: .acquiring)
+            let cutting = !setting.inPlace || setting.gate.owesLogScrub
             // Without waiting: a reader that holds an old snapshot would hold this commit's process up.
             sqlite3_busy_timeout(handle, 0)
             let code = sqlite3_wal_checkpoint_v2(
                 handle, name, cutting ? SQLITE_CHECKPOINT_TRUNCATE : SQLITE_CHECKPOINT_RESTART, nil, nil)
             sqlite3_busy_timeout(handle, Database.busyTimeoutMilliseconds)
-            if cutting && code == SQLITE_OK { setting.gate.owesLogScrub.store(false, ordering: .releasing) }
+            if cutting && code == SQLITE_OK { setting.gate.settleLogScrub() }
             return SQLITE_OK
         }
         sqlite3_wal_hook(handle, hook, Unmanaged.passUnretained(setting).toOpaque())
     }
 
     /// Whether a deletion could not cut the log (a reader or another checkpoint kept it busy), so that the deleted
-    /// data may still be in it: shared by this process's connections to the database, cleared by the next cut.
+    /// data may still be in it: shared by every process's connections to the database (a marker file beside it,
+    /// `WriteGate`), cleared by the next cut.
     package var owesLogScrub: Bool {
-        get { writeGate.owesLogScrub.load(ordering: .acquiring) }
-        set { writeGate.owesLogScrub.store(newValue, ordering: .releasing) }
+        get { writeGate.owesLogScrub }
+        set { if newValue { writeGate.oweLogScrub() } else { writeGate.settleLogScrub() } }
     }
 
     /// Copies the write-ahead log into the database as far as no reader still needs it, without waiting for anyone
@@ -333,22 +334,47 @@ package final class Database {
 @available(*, unavailable)
 extension Database: Sendable {}
 
-/// One process-wide lock per database file, shared by every connection of this process to it.
+/// One process-wide lock per database file, shared by every connection of this process to it, and the record of
+/// a scrub of its log that a deletion owes.
 final class WriteGate: Sendable {
     private let lock = Mutex(())
-    /// `Database.owesLogScrub`, for every connection of this process to the database.
-    let owesLogScrub = Atomic<Bool>(false)
+    /// A file beside the database (`suggest.sqlite-scrub`), there while a deletion's scrub of the log is owed: the
+    /// debt outlives the process that owes it (a command exits at once), so that whichever process next opens or
+    /// checkpoints the store settles it. Without it, only a write that filled the log cut it, and the deleted
+    /// names stayed on disk through any number of reading commands.
+    private let scrubMarker: String
+    /// The debt, for when the marker cannot be made (a directory this process may not write).
+    private let owedHere = Atomic<Bool>(false)
 
     private static let gates = Mutex<[String: WriteGate]>([:])
+
+    private init(path: String) { scrubMarker = path + "-scrub" }
 
     /// The gate of the database at `path` (as the connection names it).
     static func forDatabase(at path: String) -> WriteGate {
         gates.withLock { gates in
             if let gate = gates[path] { return gate }
-            let gate = WriteGate()
+            let gate = WriteGate(path: path)
             gates[path] = gate
             return gate
         }
+    }
+
+    /// `Database.owesLogScrub`: owed by this process, or by any other (its marker).
+    var owesLogScrub: Bool { owedHere.load(ordering: .acquiring) || access(scrubMarker, F_OK) == 0 }
+
+    /// Notes that the log may hold deleted data until it is next cut.
+    func oweLogScrub() {
+        owedHere.store(true, ordering: .releasing)
+        // `creat` (open's variadic mode argument does not import).
+        let descriptor = creat(scrubMarker, 0o600)
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// The log has been cut: nothing deleted stays in it.
+    func settleLogScrub() {
+        owedHere.store(false, ordering: .releasing)
+        unlink(scrubMarker)
     }
 
     func withLock<T>(_ body: () throws -> T) throws -> T {

@@ -1,0 +1,47 @@
+import SuggestCore
+import SuggestSQLiteStore
+import SuggestTestSupport
+import Testing
+
+/// A deletion that finds the write-ahead log busy (another process reading) cannot cut it, and says "the old pages
+/// leave it at its next checkpoint (run any suggest command later)". The debt lived in the deleting process's
+/// memory, gone when it exited: a probe ran `list`, `export`, `share` and `block --list` thirty times each after
+/// the reader ended, and the deleted names stayed in the files; only writes that filled the log cut it. Now a
+/// marker beside the database carries the debt, and the next command that opens the store settles it.
+@Suite struct OwedScrubTests {
+    @Test func aReadingCommandSettlesTheScrubADeletionOwed() throws {
+        let scratch = try TemporaryDirectory("owed-scrub")
+        let store = scratch("store")
+        let secret = "Hidden Gala \(UInt32.random(in: 100_000...999_999))"
+        for index in 0..<5 {
+            let donated = SuggestProcess.run([
+                "donate", "--store", store, "--conversation", "gala", "--group-name", secret,
+                "--date", "2026-11-29T10:0\(index):00Z",
+            ])
+            #expect(donated.status == 0, "\(donated.standardError)")
+        }
+        #expect(SuggestProcess.run(["donate", "--store", store, "--conversation", "other"]).status == 0)
+
+        // Another process's read keeps the log busy while the deletion tries to cut it.
+        let reader = try Database(path: store + "/suggest.sqlite")
+        try reader.execute("BEGIN")
+        _ = try reader.statement("SELECT COUNT(*) FROM conversations").scalarInt()
+        let deleted = SuggestProcess.run(["delete", "--store", store, "--conversation", "gala"])
+        #expect(deleted.status == 0 && deleted.standardError.contains("could not be emptied"), "\(deleted.standardError)")
+        try reader.execute("COMMIT")
+        #expect(Self.filesHolding(secret, in: store) != [], "the test needs the name still in the log here")
+
+        // A command that only reads, once nobody else uses the log.
+        #expect(SuggestProcess.run(["list", "--store", store]).status == 0)
+        #expect(Self.filesHolding(secret, in: store) == [])
+        #expect(!directoryEntries(store).contains("suggest.sqlite-scrub"))
+    }
+
+    /// The store's files whose bytes hold `text`.
+    static func filesHolding(_ text: String, in directory: String) -> [String] {
+        directoryEntries(directory).filter { name in
+            guard let bytes = try? readFile(directory + "/" + name) else { return false }
+            return bytes.firstRange(of: Array(text.utf8)) != nil
+        }
+    }
+}
