@@ -33,6 +33,9 @@ static inline int system_duplicate_at_least(int fd, int minimum) { return fcntl(
 /// Whether a `stat` mode is a directory (`S_ISDIR`, a macro in C).
 static inline int system_is_directory(mode_t mode) { return S_ISDIR(mode); }
 
+/// Whether an `lstat` mode is a symbolic link (`S_ISLNK`, a macro in C).
+static inline int system_is_symbolic_link(mode_t mode) { return S_ISLNK(mode); }
+
 /// Whether a `stat` mode is a regular file (`S_ISREG`, a macro in C).
 static inline int system_is_regular_file(mode_t mode) { return S_ISREG(mode); }
 

@@ -120,6 +120,7 @@ public struct StoreLocation: Sendable, Equatable {
     /// - Throws: `StoreError` saying that there is no such store and how to make one.
     public func checkExists() throws(StoreError) {
         guard !exists else { return }
+        try checkNotADanglingLink()
         try checkIsDirectoryIfPresent()
         throw StoreError(.noSuchStore, "no such store: \(directory) holds no suggest store; record a donation first")
     }
@@ -130,6 +131,20 @@ public struct StoreLocation: Sendable, Equatable {
         var info = stat()
         guard stat(databasePath, &info) == 0, system_is_directory(info.st_mode) != 0 else { return }
         throw StoreError(.notAStore, "\(databasePath) is a directory, not a file")
+    }
+
+    /// Refuses a store directory that is a symbolic link to nothing: SQLite would only say "unable to open database
+    /// file", and `mkdir` cannot make it.
+    private func checkNotADanglingLink() throws(StoreError) {
+        var info = stat()
+        guard stat(directory, &info) != 0, lstat(directory, &info) == 0, system_is_symbolic_link(info.st_mode) != 0
+        else { return }
+        var target = [CChar](repeating: 0, count: 4096)
+        let length = readlink(directory, &target, target.count - 1)
+        let named = length > 0 ? String(decoding: target.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
+        throw StoreError(
+            .notADirectory,
+            "\(directory) is a symbolic link to \(named), which does not exist; create that directory, or remove the link")
     }
 
     /// Refuses a directory path that names a file, or lies below one.
@@ -162,6 +177,7 @@ public struct StoreLocation: Sendable, Equatable {
             }
             return
         }
+        try checkNotADanglingLink()
         // The directories to make, outermost first: the store's own, and for the default location those below its
         // base directory.
         var missing = [directory]

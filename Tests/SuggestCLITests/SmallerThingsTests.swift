@@ -67,6 +67,18 @@ import Testing
         #expect(!directoryEntries(".").contains(first), "a directory was made for \(url)")
     }
 
+    /// A store directory that is a symbolic link to nothing said "cannot open the store at dang/suggest.sqlite
+    /// (unable to open database file); check that the directory is writable" (found by a probe).
+    @Test func aStoreThatIsADanglingLinkSaysSo() throws {
+        let scratch = try TemporaryDirectory("dangling")
+        #expect(symlink(scratch("nowhere"), scratch("store")) == 0)
+        for command in [["donate", "--conversation", "c"], ["list"]] {
+            let result = SuggestProcess.run(command + ["--store", scratch("store")])
+            #expect(result.status == 1)
+            #expect(result.standardError.contains("is a symbolic link to \(scratch("nowhere")), which does not exist"), "\(result.standardError)")
+        }
+    }
+
     /// "Suggest Less" asked hundreds of times said "score × 0" beside a conversation still listed with a score.
     @Test func aSmallMultiplierIsShownAsAPowerOfTen() {
         #expect(Feedback.multiplier(0.25, times: 2) == "0.0625")
