@@ -22,28 +22,28 @@ enum ReferenceReplay {
     static let tolerance = 1e-7
 
     static func outcomes(of history: [Interaction], policy: RankingPolicy) -> [Outcome] {
-        var identifiers: [String: Set<String>] = [:]
-        var past: [String: [Interaction]] = [:]
-        var learners: [String: Learner] = [:]
+        var identifiers: [ByteKey: Set<ByteKey>] = [:]
+        var past: [ByteKey: [Interaction]] = [:]
+        var learners: [ByteKey: Learner] = [:]
         var outcomes: [Outcome] = []
         for donation in history {
             if let identifier = donation.identifier {
-                guard identifiers[donation.account, default: []].insert(identifier).inserted else {
+                guard identifiers[ByteKey(donation.account), default: []].insert(ByteKey(identifier)).inserted else {
                     outcomes.append(.duplicate)
                     continue
                 }
             }
-            let earlier = past[donation.account] ?? []
+            let earlier = past[ByteKey(donation.account)] ?? []
             if donation.direction == .outgoing {
-                let learner = learners[donation.account] ?? Learner()
+                let learner = learners[ByteKey(donation.account)] ?? Learner()
                 outcomes.append(rank(donation, among: earlier, policy: policy, learner: learner))
                 if case .learned(let learned) = policy.rule {
-                    learners[donation.account] = learner.learning(from: donation, among: earlier, policy: learned)
+                    learners[ByteKey(donation.account)] = learner.learning(from: donation, among: earlier, policy: learned)
                 }
             } else {
                 outcomes.append(.applied)
             }
-            past[donation.account, default: []].append(donation)
+            past[ByteKey(donation.account), default: []].append(donation)
         }
         return outcomes
     }
@@ -58,15 +58,15 @@ enum ReferenceReplay {
         var targets = 0
 
         /// Each channel's value of each conversation, and the masses per channel and kind.
-        static func values(_ facts: [String: Facts], policy: LearnedPolicy) -> (
-            values: [String: [Double]], masses: [[Double]], kindShares: [[Double]]
+        static func values(_ facts: [ByteKey: Facts], policy: LearnedPolicy) -> (
+            values: [ByteKey: [Double]], masses: [[Double]], kindShares: [[Double]]
         ) {
             // Each kind's values relative to its own latest donation: a channel's share of a conversation is the
             // same whatever the unit, and the latest conversation of a kind never underflows to 0.
             func kind(_ conversation: Facts) -> Int { conversation.donations.contains(where: { $0.intent.isGroup }) ? 1 : 0 }
             var reference = [-Double.infinity, -Double.infinity]
             for conversation in facts.values { reference[kind(conversation)] = max(reference[kind(conversation)], conversation.lastDate) }
-            var values: [String: [Double]] = [:]
+            var values: [ByteKey: [Double]] = [:]
             var masses = Array(repeating: [0.0, 0.0], count: policy.base.channels.count)
             for (key, conversation) in facts {
                 let kind = kind(conversation)
@@ -103,21 +103,21 @@ enum ReferenceReplay {
 
         /// The learner after the send `donation`, judged on the donations before it.
         func learning(from donation: Interaction, among earlier: [Interaction], policy: LearnedPolicy) -> Learner {
-            var facts: [String: Facts] = [:]
+            var facts: [ByteKey: Facts] = [:]
             for past in earlier {
-                facts[past.conversationIdentifier, default: Facts(identifier: past.conversationIdentifier)]
+                facts[ByteKey(past.conversationIdentifier), default: Facts(identifier: past.conversationIdentifier)]
                     .donations.append(past)
             }
             for key in Array(facts.keys) {
                 let last = facts[key]?.donations.map(\.date.seconds).max() ?? 0
                 facts[key]?.lastDate = last
             }
-            guard let target = facts[donation.conversationIdentifier] else { return self }
+            guard let target = facts[ByteKey(donation.conversationIdentifier)] else { return self }
             let (values, masses, kindShares) = Self.values(facts, policy: policy)
             let kind = target.donations.contains(where: { $0.intent.isGroup }) ? 1 : 0
             let pi = mixture(kindShares: kindShares, policy: policy)
             let likelihoods = masses.indices.map { index in
-                masses[index][kind] > 0 ? (values[target.identifier]?[index] ?? 0) / masses[index][kind] : 0
+                masses[index][kind] > 0 ? (values[ByteKey(target.identifier)]?[index] ?? 0) / masses[index][kind] : 0
             }
             let evidence = masses.indices.map { pi[$0][kind] * likelihoods[$0] }.reduce(0, +)
             guard evidence > 0 else { return self }
@@ -145,22 +145,22 @@ enum ReferenceReplay {
     static func rank(_ donation: Interaction, among earlier: [Interaction], policy: RankingPolicy, learner: Learner)
         -> Outcome
     {
-        var facts: [String: Facts] = [:]
+        var facts: [ByteKey: Facts] = [:]
         for past in earlier {
-            facts[past.conversationIdentifier, default: Facts(identifier: past.conversationIdentifier)]
+            facts[ByteKey(past.conversationIdentifier), default: Facts(identifier: past.conversationIdentifier)]
                 .donations.append(past)
         }
-        guard facts[donation.conversationIdentifier] != nil else { return .new }
+        guard facts[ByteKey(donation.conversationIdentifier)] != nil else { return .new }
         let t = donation.date.seconds
         for key in Array(facts.keys) {
             let last = facts[key]?.donations.map(\.date.seconds).max() ?? -.infinity
             facts[key]?.lastDate = last
         }
         score(&facts, at: t, rule: policy.rule, learner: learner)
-        guard let target = facts[donation.conversationIdentifier] else { return .new }
+        guard let target = facts[ByteKey(donation.conversationIdentifier)] else { return .new }
         var lowest = 1
         var highest = 1
-        for (key, other) in facts where key != target.identifier {
+        for (key, other) in facts where key != ByteKey(target.identifier) {
             switch compare(other, target, rule: policy.rule) {
             case .before:
                 lowest += 1
@@ -236,7 +236,7 @@ enum ReferenceReplay {
         }
     }
 
-    static func score(_ facts: inout [String: Facts], at t: Double, rule: RankingPolicy.Rule, learner: Learner) {
+    static func score(_ facts: inout [ByteKey: Facts], at t: Double, rule: RankingPolicy.Rule, learner: Learner) {
         switch rule {
         case .learned(let policy):
             let (values, masses, kindShares) = Learner.values(facts, policy: policy)
@@ -293,9 +293,9 @@ enum ReferenceReplay {
 
     /// AOSP's computeScore, written out per share: weights by age in tenths, the mean over conversations with a
     /// share, the ratio compared exactly, the 6 latest share targets, probOR.
-    static func scoreAndroid(_ facts: inout [String: Facts], at t: Double) {
-        var sums: [String: Int] = [:]
-        var latestShare: [String: Double] = [:]
+    static func scoreAndroid(_ facts: inout [ByteKey: Facts], at t: Double) {
+        var sums: [ByteKey: Int] = [:]
+        var latestShare: [ByteKey: Double] = [:]
         for (key, conversation) in facts {
             let shares = conversation.donations.filter { $0.direction == .outgoing }
             guard !shares.isEmpty else { continue }
@@ -315,7 +315,7 @@ enum ReferenceReplay {
             if sa != sb { return sa > sb }
             let (da, db) = (facts[a]?.lastDate ?? 0, facts[b]?.lastDate ?? 0)
             if da != db { return da > db }
-            return a.utf8.lexicographicallyPrecedes(b.utf8)
+            return a.string.utf8.lexicographicallyPrecedes(b.string.utf8)
         }
         let recencyScores = [0.40, 0.35, 0.33, 0.31, 0.29, 0.27]
         for key in Array(facts.keys) {
