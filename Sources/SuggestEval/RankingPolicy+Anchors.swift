@@ -5,7 +5,7 @@ extension RankingPolicy {
     /// its own sends.
     public static let `default` = RankingPolicy.learned(
         .default, name: "default",
-        summary: "ours: LearnedPolicy.default (reply, latest, memory and engaged channels, weights learned per account)")
+        summary: "ours: LearnedPolicy.default (reply, latest, memory and recency channels, weights learned per account)")
 
     /// The fixed policy before the learned one, `FrecencyPolicy.default`: three channels with constant weights
     /// twenty orders of magnitude apart.

@@ -70,7 +70,7 @@ import Testing
             Issue.record("no explanation")
             return
         }
-        #expect(explanation["replyWeight"] != nil && explanation["engagementWeight"] != nil)
+        #expect(explanation["replyWeight"] != nil && explanation["recencyWeight"] != nil)
         #expect(explanation["learnedFrom"] != nil)
     }
 

@@ -115,14 +115,13 @@ import Testing
         let (_, weights) = Self.replay(history)
         #expect(weights.targets == 0)
         let mixture = weights.mixture(policy: Self.policy)
-        for index in 0..<3 {
-            // Each channel's prior (a third; the engaged channel holds nothing) split by the mass of each kind.
+        for index in 0..<4 {
+            // Each channel's prior (a quarter) split by the mass of each kind.
             let people = exp(
                 weights.personTotals[index] - LogSpace.addExp(weights.personTotals[index], weights.groupTotals[index]))
             #expect(abs(mixture.person[index] - people / 4) < 1e-12)
             #expect(abs(mixture.person[index] + mixture.group[index] - 0.25) < 1e-12)
         }
-        #expect(mixture.person[3] == 0 && mixture.group[3] == 0)
     }
 
     @Test func theMassesStayTheSumsOfTheConversationKeys() {
@@ -253,15 +252,28 @@ import Testing
         }
         let learnedReplier = Self.replay(replier).1.mixture(policy: Self.policy).person
         let learnedRoundRobin = Self.replay(roundRobin).1.mixture(policy: Self.policy).person
-        // Replier: the reply channel (an incoming message counts 64) says who is answered.
-        #expect(learnedReplier[0] > 0.9)
+        // Replier: the reply channel (an incoming message counts 64) and recency (the very latest message) say who
+        // is answered.
+        #expect(learnedReplier[0] + learnedReplier[3] > 0.9)
         // In turn: whoever wrote last is not the one written to; the memory, which all twelve share, is right.
         #expect(learnedRoundRobin[0] < 0.1)
         #expect(learnedRoundRobin[2] > learnedRoundRobin[0])
         #expect(learnedRoundRobin[2] + learnedRoundRobin[1] > 0.9)
     }
 
+    /// A channel of the shares started from a suggestion alone (the default had one; it has a `recency` expert in
+    /// its place since 2026-12-04, and those shares weigh more in `memory`): it holds no mass, and so no weight,
+    /// until the account engages one, and earns weight when they predict its sends.
+    static let engagementPolicy = LearnedPolicy(
+        unchecked: FrecencyPolicy(
+            unchecked: Array(LearnedPolicy.default.base.channels.prefix(3)) + [
+                .init(
+                    name: "engagement", halfLife: 30 * 86_400, weight: 1, outgoing: 0, incoming: 0, unspecified: 0,
+                    engagedBonus: 1)
+            ]))
+
     @Test func engagedSharesEarnWeightOnlyWhenTheyPredict() {
+        let policy = Self.engagementPolicy
         var history: [Interaction] = []
         var date = Self.end - 30 * Self.day
         // Shares from a suggestion to "fav", ordinary sends to the others in between.
@@ -274,17 +286,18 @@ import Testing
                     intent: SendMessageIntent(conversationIdentifier: engaged ? "fav" : "c\(turn % 17)"),
                     isEngagedSuggestion: engaged))
         }
-        let withEngagement = Self.replay(history).1
-        #expect(withEngagement.mixture(policy: Self.policy).person[3] > 0.1)
+        let withEngagement = Self.replay(history, policy: policy).1
+        #expect(withEngagement.mixture(policy: policy).person[3] > 0.1)
         let without = Self.replay(
             history.map {
                 Interaction(identifier: $0.identifier, date: $0.date, direction: $0.direction, intent: $0.intent)
-            }
+            }, policy: policy
         ).1
         #expect(without.personTotals[3] == LogSpace.zero)
-        #expect(without.mixture(policy: Self.policy).person[3] == 0)
-        let explained = withEngagement.explanation(policy: Self.policy)
+        #expect(without.mixture(policy: policy).person[3] == 0)
+        let explained = withEngagement.explanation(policy: policy)
         #expect(explained.map(\.channel) == ["reply", "latest", "memory", "engagement"])
         #expect(abs(explained.map { $0.person + $0.group }.reduce(0, +) - 1) < 1e-9)
+        #expect(Self.replay(history).1.explanation(policy: Self.policy).map(\.channel) == ["reply", "latest", "memory", "recency"])
     }
 }

@@ -29,14 +29,14 @@ import Testing
     /// The fingerprint is stored in every store: if its text changed, every store would recompute every
     /// conversation at its next open. These are the texts stores hold for the learned default's channels and for
     /// the fixed policy. It changed on purpose when a content kind's lists came to carry the kind's share in their
-    /// keys (";kinds:share"), and when the stores moved to the learned default's channels: stores written before
-    /// rebuilt their state once.
+    /// keys (";kinds:share"), when the stores moved to the learned default's channels, and when its fourth channel
+    /// became `recency` (and `memory` took an engaged share's bonus): stores written before rebuilt their state once.
     @Test func theDefaultPolicyFingerprintsKeepTheirText() throws {
         let directory = try TemporaryDirectory("open")
         let store = try SQLiteDonationStore.open(directory.location)
         let learned =
-            "300.0:1.0:64.0:64.0:0.0:1.0:sum;86400.0:0.5:1.0:1.0:0.0:1.0:latest;2592000.0:1.0:0.1:0.1:0.0:1.0:sum;"
-            + "2592000.0:0.0:0.0:0.0:1.0:1.0:sum;content:2592000.0;kinds:share"
+            "300.0:1.0:64.0:64.0:0.0:1.0:sum;86400.0:0.5:1.0:1.0:0.0:1.0:latest;2592000.0:1.0:0.1:0.1:0.5:1.0:sum;"
+            + "300.0:1.0:1.0:1.0:0.0:1.0:latest;content:2592000.0;kinds:share"
         #expect(store.policyFingerprint == learned)
         #expect(try store.setting("ranking.policy") == store.policyFingerprint)
         // The weights' fingerprint: the channels', then the learner's constants (2 pseudo-sends, 32 sends, an even

@@ -23,7 +23,7 @@ enum List: Command {
         .option("--service", "NAME", "Only conversations of this service."),
         .option("--exclude", "ID", "A conversation not to suggest here.", repeatable: true),
     ]
-    /// The channels of the default ranking (`StoreRanking.default`), `reply, latest, memory, engagement`: built
+    /// The channels of the default ranking (`StoreRanking.default`), `reply, latest, memory, recency`: built
     /// every time a command that ranks starts, so appended in a loop (a key path and `joined(separator:)` cost a
     /// search of the run-time conformance tables).
     static var channelNames: String {

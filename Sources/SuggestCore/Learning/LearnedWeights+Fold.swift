@@ -43,7 +43,7 @@ extension LearnedWeights {
     /// What `--explain` prints of an account's learned weights: per channel, the share of the ranking it holds
     /// for people and for groups, and the prior it started from.
     public struct Explanation: Sendable, Equatable {
-        /// The channel's name in the policy (`reply`, `latest`, `memory`, `engagement`).
+        /// The channel's name in the policy (`reply`, `latest`, `memory`, `recency`).
         public var channel: String
         /// `π_{m,person}`: the weight the channel has for conversations with one person (0 to 1; all of them
         /// together, for both kinds, sum to 1 once every channel holds mass).
