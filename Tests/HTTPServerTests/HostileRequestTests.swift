@@ -126,6 +126,18 @@ import Testing
         }
     }
 
+    /// Sends `piece` every `interval` seconds until the server closes the connection, for 10 s at most.
+    /// - Returns: whether it closed, and after how many seconds.
+    static func trickle(_ connection: TestConnection, _ piece: String, every interval: Double) -> (closed: Bool, elapsed: Double) {
+        let started = monotonicSeconds()
+        var closed = false
+        while !closed && monotonicSeconds() - started < 10 {
+            do { try connection.send(piece) } catch { closed = true }
+            if connection.closesWithoutData(within: interval) { closed = true }
+        }
+        return (closed, monotonicSeconds() - started)
+    }
+
     /// A slowloris that trickles its head a header line at a time: libmicrohttpd's timeout starts again at every
     /// byte, so such a connection was kept for ever (1,024 of them made the server unreachable). A whole head must
     /// now arrive within the timeout of the connection's opening, or of its previous request's end; a kept-alive
@@ -136,14 +148,8 @@ import Testing
             let port = server.address.port
             let trickler = try TestConnection.connected(port: port)
             try trickler.send("GET / HTTP/1.1\r\nHost: x\r\n")
-            let started = monotonicSeconds()
-            var closed = false
-            while !closed && monotonicSeconds() - started < 10 {
-                // A line every 0.4 s: never idle long enough for the idle timeout.
-                do { try trickler.send("X-Slow: 1\r\n") } catch { closed = true }
-                if trickler.closesWithoutData(within: 0.4) { closed = true }
-            }
-            let elapsed = monotonicSeconds() - started
+            // A line every 0.4 s: never idle long enough for the idle timeout.
+            let (closed, elapsed) = Self.trickle(trickler, "X-Slow: 1\r\n", every: 0.4)
             #expect(closed, "a connection trickling its head was still open after \(elapsed) s")
             #expect(elapsed >= 1.5, "closed after \(elapsed) s, before the 2 s timeout")
 
@@ -167,14 +173,8 @@ import Testing
             let port = server.address.port
             let trickler = try TestConnection.connected(port: port)
             try trickler.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
-            let started = monotonicSeconds()
-            var closed = false
-            while !closed && monotonicSeconds() - started < 10 {
-                // Ten bytes every 0.3 s: never idle, 33 bytes a second.
-                do { try trickler.send("0123456789") } catch { closed = true }
-                if trickler.closesWithoutData(within: 0.3) { closed = true }
-            }
-            let elapsed = monotonicSeconds() - started
+            // Ten bytes every 0.3 s: never idle, 33 bytes a second.
+            let (closed, elapsed) = Self.trickle(trickler, "0123456789", every: 0.3)
             #expect(closed, "a connection trickling its body was still open after \(elapsed) s")
             #expect(elapsed >= 0.9, "closed after \(elapsed) s, before the 1 s grace")
 
