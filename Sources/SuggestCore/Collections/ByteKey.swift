@@ -14,7 +14,11 @@ package struct ByteKey: Hashable, Sendable {
     @inlinable package func hash(into hasher: inout Hasher) {
         // `withUTF8` reads a native string's bytes in place (it copies only a bridged one), so equal bytes always
         // hash alike.
+        // Then the length: two keys hashed in a row ("ab", "c") and ("a", "bc") must not feed the same bytes.
         var text = string
-        text.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        text.withUTF8 { bytes in
+            hasher.combine(bytes: UnsafeRawBufferPointer(bytes))
+            hasher.combine(bytes.count)
+        }
     }
 }
