@@ -13,8 +13,10 @@ extension RedisDonationStore {
             // must not stay, since one without an identifier of its own would be recorded twice when retried.
             var outcome: DonationOutcome = .expired
             try undoingOnFailure(
-                leftover: "the donation may have been recorded all the same (as \(interaction.identifier ?? "")); "
-                    + "retry it with that identifier so that it is recorded once"
+                leftover: interaction.identifier.map {
+                    "the donation may have been recorded all the same (as \($0)); retrying it records it once"
+                } ?? "the donation may have been recorded all the same; give donations identifiers, so that a retry "
+                    + "records each once"
             ) { written in
                 outcome = try writeDonations([interaction], ledger: &written)[0]
             }
@@ -31,7 +33,7 @@ extension RedisDonationStore {
             var outcome: DonationOutcome?
             do {
                 try undoingOnFailure(
-                    leftover: "the share may have been recorded all the same (as \(interaction.identifier ?? ""))"
+                    leftover: "the share may have been recorded all the same"
                 ) { written in
                     outcome = try writeDonations([interaction], ledger: &written, requiringExisting: true)[0]
                 }
@@ -198,6 +200,8 @@ extension RedisDonationStore {
         do {
             try body(&written)
         } catch {
+            undoing = true
+            defer { undoing = false }
             var undone = undo(written)
             let deadline = ContinuousClock.now + .seconds(15)
             while !undone && ContinuousClock.now < deadline {
@@ -231,8 +235,9 @@ extension RedisDonationStore {
             let numbered = ledger.numberedConversations[account] ?? []
             if (try? forgetNumbersWithoutConversations(among: numbered, keys)) == nil { complete = false }
             // The weights learned from what was undone: folded again now if the server lets it, else marked (by the
-            // rewrites) for the next maintenance step.
-            _ = try? refoldWeights(keys)
+            // rewrites) for the next maintenance step. Nothing recorded, nothing to fold: a refused donation (a full
+            // node, a share to a conversation gone) must not cost a read of the account's whole history.
+            if !identifiers.isEmpty { _ = try? refoldWeights(keys) }
         }
         return complete
     }
@@ -360,6 +365,15 @@ extension RedisDonationStore {
             }
         }
         guard !groups.isEmpty else { return outcomes.map { $0 ?? .duplicate(identifier: "") } }
+        if requiringExisting {
+            // Before anything is written: registering the account, or reserving a number, would put back the name
+            // of an account deleted since (the check in the rounds below covers a deletion after this one).
+            let identifiers = groups.map { donations[$0[0]].conversationIdentifier }
+            let known = try numbers(in: keys.conversationNumbers, of: identifiers)
+            guard known.allSatisfy({ $0 != nil }) else { throw ConversationGone() }
+            let exists = try pipeline(known.compactMap { $0 }.map { RedisCommand("EXISTS", key: keys.conversation($0)) })
+            guard exists.allSatisfy({ $0.integer == 1 }) else { throw ConversationGone() }
+        }
         // The account joins the list of accounts before its first donation, once per store: every write paying a
         // `WAIT` on the master of `sg:accounts` would make any account's writes wait on that master's replica.
         let accountBytes = Array(keys.account.utf8)
@@ -466,7 +480,7 @@ extension RedisDonationStore {
                 script.hset(weightsKey, "fold", Array("1".utf8))
                 script.bumpVersion(weightsKey)
             }
-            let (replies, confirmed) = try writeReplicated([script.command])
+            let (replies, failure) = try writeReplicated([script.command])
             switch try Self.applyOutcome(replies[0]) {
             case .applied:
                 for index in recorded {
@@ -474,9 +488,10 @@ extension RedisDonationStore {
                     outcomes[index] = .recorded(identifier: identifier)
                     ledger.note(account: keys.account, identifier: identifier)
                 }
-                // On the master, but no replica confirmed it in time: noted first, so that the caller's undo takes
-                // it back (it stayed, and a retry recorded the donations without identifiers of their own twice).
-                guard confirmed else { throw Self.unreplicated }
+                // On the master, but not acknowledged (no replica confirmed it in time, or the check that followed
+                // failed): noted first, so that the caller's undo takes it back (it stayed, and a retry recorded the
+                // donations without identifiers of their own twice).
+                if let failure { throw failure }
                 pending = []
             case .conflict, .duplicate:
                 // Another client changed the account meanwhile: read it again, with new sequence numbers.

@@ -34,6 +34,10 @@ public final class RedisDonationStore: DonationStore {
     static let durabilityRecheck = Duration.seconds(10)
     /// How long a write waits for them.
     static let replicaTimeout = Duration.seconds(2)
+    /// Set while a failed write is undone: the undo's writes go out without the durability check or `WAIT`, since
+    /// taking back what was not acknowledged must not wait for what made it fail (a replica lost or stalled, a
+    /// master left without one): the writes to undo reached the master in the same way.
+    var undoing = false
     /// The settings last read, and when (`setting(_:)`).
     var settingsCache: (values: [String: String], readAt: ContinuousClock.Instant)?
     /// Accounts this store has added to `sg:accounts` (acknowledged), so that later writes to them skip the `SADD`
@@ -250,32 +254,40 @@ public final class RedisDonationStore: DonationStore {
     /// - Throws: `.unavailable` when no replica confirmed within `replicaTimeout` (the writes are on the master,
     ///   but not acknowledged: repeat them, with identifiers they are recorded once).
     func write(_ commands: [RedisCommand]) throws(StoreError) -> [RedisValue] {
-        let (replies, confirmed) = try writeReplicated(commands)
-        guard confirmed else { throw Self.unreplicated }
+        if undoing { return try pipeline(commands) }
+        let (replies, failure) = try writeReplicated(commands)
+        if let failure { throw failure }
         return replies
     }
 
     /// Sends writes as one pipeline (one round trip per node), then, with replicas, `WAIT` on every connection used.
-    /// - Returns: the replies, and whether every write is on `replicasToWait` replicas (always, without replicas);
-    ///   the caller reads the replies before it reports an unconfirmed write.
+    /// - Returns: the replies, and why the writes, which ran, are not acknowledged: `nil` when every one is on
+    ///   `replicasToWait` replicas (always, without replicas); `unreplicated`, or the check of the masters' failure
+    ///   (a master left without a replica that does not fsync each write). The caller reads the replies (and notes
+    ///   what ran, to undo it) before it reports the failure.
     ///
     /// A `WAIT` that comes back short is not the end: after a failover the promoted master has no replica, and the
     /// masters are checked again. When the check finds a master without a replica it has also found that every
     /// master fsyncs each write before answering (else it throws), so the writes, on a master that no failover can
     /// replace, are durable: confirmed, and later writes wait for no replica until a check finds one again.
-    func writeReplicated(_ commands: [RedisCommand]) throws(StoreError) -> (replies: [RedisValue], confirmed: Bool) {
-        guard !commands.isEmpty else { return ([], true) }
+    func writeReplicated(_ commands: [RedisCommand]) throws(StoreError) -> (replies: [RedisValue], failure: StoreError?) {
+        guard !commands.isEmpty else { return ([], nil) }
         if ContinuousClock.now - durabilityCheckedAt > Self.durabilityRecheck { try checkDurabilityAgain() }
-        guard replicasToWait > 0 else { return (try pipeline(commands), true) }
+        guard replicasToWait > 0 else { return (try pipeline(commands), nil) }
         let outcome: RedisClusterClient.ReplicatedReplies
         do {
             outcome = try client.pipeline(commands, waitingForReplicas: replicasToWait, timeout: Self.replicaTimeout)
         } catch {
             throw Self.translate(error)
         }
-        if outcome.replicas >= replicasToWait { return (outcome.replies, true) }
-        try checkDurabilityAgain()
-        return (outcome.replies, replicasToWait == 0)
+        if outcome.replicas >= replicasToWait { return (outcome.replies, nil) }
+        // The writes ran: a failure from here on is returned with their replies, not thrown past them.
+        do {
+            try checkDurabilityAgain()
+        } catch {
+            return (outcome.replies, error)
+        }
+        return (outcome.replies, replicasToWait == 0 ? nil : Self.unreplicated)
     }
 
     /// Reads again how many replicas writes must wait for (`durabilityCheck`).
