@@ -331,6 +331,11 @@ import Testing
         #expect(try client.send("POST", path, json: batch, contentType: "application/x-ndjson").status == 503)
         let ready = try client.request("GET", "/v1/health/ready")
         #expect(ready.status == 503 && ready.text.contains("deleted or moved"), "\(ready.text)")
+        // The store's path is the operator's business: in the log, under the request's id, not in the answers
+        // (readiness needs no key).
+        for answer in [refused, ready] {
+            #expect(!answer.text.contains(scratch.path), "\(answer.text)")
+        }
         let read = try client.request("GET", "/v1/accounts/alice/suggestions")
         #expect(read.status == 503 && read.text.contains("deleted or moved"), "\(read.text)")
         // Connections opened since (more at once than the pool holds) do not find another store either.
@@ -343,6 +348,11 @@ import Testing
         server.stop()
         let log = server.process.standardErrorSoFar()
         #expect(log.split(separator: "\n").filter { $0.contains("checkpoint failed") }.count == 1, "\(log.suffix(2000))")
+        let refusedID = try #require(refused.header("X-Request-Id"))
+        #expect(
+            log.split(separator: "\n").contains { $0.contains(refusedID) && $0.contains("storeError") && $0.contains("suggest.sqlite") },
+            "\(log.suffix(2000))")
+        #expect(log.contains(#""event":"store not ready""#))
     }
 
     @Test func serviceRoutes() throws {

@@ -62,6 +62,7 @@ final class API: Sendable {
             response = try endpoint(&call)
         } catch {
             response = errorResponse(error)
+            admission.storeError = (error as? StoreError)?.message
         }
         return finish(request, response, admission, started: started)
     }
@@ -99,6 +100,8 @@ final class API: Sendable {
     private struct Admission {
         var template = "unmatched"
         var tenant: String?
+        /// A store failure's own words, for the access log only.
+        var storeError: String?
     }
 
     /// The route's endpoint and path parameters for `request`, after the checks that need no body: the route, the
@@ -173,7 +176,7 @@ final class API: Sendable {
             AccessLog.Entry(
                 requestID: requestID, method: method, route: admission.template,
                 status: response.status.code, seconds: seconds, tenant: admission.tenant,
-                bytes: response.streamedBody == nil ? response.body.count : nil))
+                bytes: response.streamedBody == nil ? response.body.count : nil, storeError: admission.storeError))
         return response
     }
 

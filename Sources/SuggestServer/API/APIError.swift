@@ -34,15 +34,38 @@ struct APIError: Error, Sendable, Equatable {
     /// What a store's failure is for a client: never its own fault, and 503, the contract's one status for the
     /// server's side (a retry may find the store back, or another instance): `store_unavailable` when it may pass by
     /// itself, `store_full`, and `store_failed` when it needs an operator.
+    ///
+    /// The message says what kind of failure it is and no more: the store's own words name its files and nodes
+    /// (paths, addresses), which are the operator's business, not a tenant's. The operator finds them in the
+    /// access log's line for the request (`storeError`, `AccessLog.Entry`), under the `X-Request-Id` the client got.
     static func store(_ error: StoreError) -> APIError {
+        let logged = " (the server's log has the store's own words, under this request's X-Request-Id)"
+        let what = describe(error.kind)
         switch error.kind {
-        case .busy, .unavailable:
-            return APIError(.serviceUnavailable, "store_unavailable", error.message + "; retry later")
+        case .busy:
+            return APIError(.serviceUnavailable, "store_unavailable", what + "; retry in a moment")
+        case .unavailable:
+            return APIError(.serviceUnavailable, "store_unavailable", what + "; retry later" + logged)
         case .diskFull:
-            return APIError(.serviceUnavailable, "store_full", error.message)
+            return APIError(.serviceUnavailable, "store_full", what + logged)
         case .noSuchStore, .notADirectory, .notAStore, .foreignDatabase, .newerSchema, .readOnly, .misconfigured,
             .failed:
-            return APIError(.serviceUnavailable, "store_failed", error.message)
+            return APIError(.serviceUnavailable, "store_failed", what + logged)
+        }
+    }
+
+    /// A store's failure in words that name none of its files or nodes.
+    static func describe(_ kind: StoreError.Kind) -> String {
+        switch kind {
+        case .busy: "the store is busy with other writes"
+        case .unavailable: "the store cannot be reached now"
+        case .diskFull: "the store is full (its disk, or its servers' memory)"
+        case .noSuchStore, .notADirectory: "the store is gone: deleted or moved from under the server"
+        case .notAStore, .foreignDatabase: "the store's files are damaged, or not a store's"
+        case .newerSchema: "the store was written by a newer suggest"
+        case .readOnly: "the store cannot be written"
+        case .misconfigured: "the store's servers are configured so that they could lose donations"
+        case .failed: "the store failed"
         }
     }
 }

@@ -37,6 +37,8 @@ final class AccessLog: Sendable {
         var tenant: String?
         /// The body's length; `nil` for a body sent as its client reads it, whose length is not known yet.
         var bytes: Int?
+        /// A store failure's own words (paths, nodes), which the client's answer leaves out (`APIError.store`).
+        var storeError: String? = nil
     }
 
     /// A method as the log shows it: its first 32 bytes, each byte that may not be in a method (RFC 9110's token
@@ -71,6 +73,7 @@ final class AccessLog: Sendable {
             writer.key("streamed")
             writer.bool(true)
         }
+        writer.optional("storeError", entry.storeError)
         writer.endObject()
         let full = buffer.withLock { buffer in
             buffer += writer.bytes

@@ -22,7 +22,14 @@ extension Routes {
                 try call.withStore { store in try store.checkHealth() }
                 api.readiness = .ready
             } catch {
-                api.readiness = .storeUnavailable("\(error)")
+                // The route needs no key: its reason says what kind of failure, the log the store's own words
+                // (paths, nodes), once for each new failure.
+                let reason =
+                    (error as? StoreError).map { APIError.describe($0.kind) } ?? "the store cannot be reached now"
+                if api.readiness != .storeUnavailable(reason) {
+                    api.log.event("store not ready", [("reason", reason), ("error", "\(error)")])
+                }
+                api.readiness = .storeUnavailable(reason)
             }
         }
         let readiness = api.readiness
