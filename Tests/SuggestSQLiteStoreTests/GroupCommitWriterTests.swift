@@ -53,6 +53,23 @@ import Testing
         return lines.sorted()
     }
 
+    /// A server's share goes through the writer: the conversation is looked for in the writer's own transaction, so
+    /// a share to one deleted since (here by another connection, before the write) records nothing.
+    @Test func aShareThroughTheWriterRecordsOnlyToAConversationThatStillExists() throws {
+        let server = try Server()
+        let connection = try server.connection()
+        let other = try server.connection()
+        _ = try connection.record(Self.donation("d1", conversation: 7, second: 1), now: Self.now)
+        var share = Self.donation("s1", conversation: 7, second: 2)
+        share.direction = .outgoing
+        share.isEngagedSuggestion = true
+        #expect(try connection.recordShare(share, now: Self.now) == .recorded(identifier: "s1"))
+        _ = try other.delete(.conversation("c7"), account: "default")
+        share.identifier = "s2"
+        #expect(try connection.recordShare(share, now: Self.now) == nil)
+        #expect(try Self.export(other).isEmpty)
+    }
+
     @Test func concurrentRequestsAreEachStoredOnceAsIfRecordedOneByOne() throws {
         let server = try Server()
         let threads = 8
