@@ -346,32 +346,33 @@ final class ServerCore: Sendable {
         guard minimumBodyRate > 0 else { return 0 }
         let grace = headTimeoutNanoseconds
         let rate = Double(minimumBodyRate)
-        return clientWaits.withLock { waits in
-            var cut = 0
-            for wait in waits.values {
-                let since = wait.bodySince.load(ordering: .relaxed)
-                guard since != 0, now - since > grace else { continue }
-                let owed = rate * Double(now - since - grace) / 1e9
-                guard Double(wait.bodyBytes.load(ordering: .relaxed)) < owed else { continue }
-                wait.bodySince.store(0, ordering: .relaxed)
-                _ = shutdown(wait.socket, Int32(SHUT_RDWR))
-                cut += 1
-            }
-            return cut
+        return cutConnections { wait in
+            let since = wait.bodySince.load(ordering: .relaxed)
+            guard since != 0, now - since > grace else { return false }
+            return Double(wait.bodyBytes.load(ordering: .relaxed)) < rate * Double(now - since - grace) / 1e9
         }
     }
 
     /// Shuts down the connections that have waited for a head longer than `limit` nanoseconds.
     /// - Returns: how many.
     private func cutHeads(waitingLongerThan limit: Int64, now: Int64) -> Int {
+        cutConnections { wait in
+            let since = wait.since.load(ordering: .relaxed)
+            return since != 0 && now - since > limit
+        }
+    }
+
+    /// Shuts down the connections whose wait is `overdue`, and marks them as waiting for nothing, so that a later
+    /// sweep does not count them again.
+    /// - Returns: how many.
+    private func cutConnections(where overdue: (ClientWait) -> Bool) -> Int {
         // Under the lock that MHD's close notification takes to remove a wait: a socket is shut down here only
         // while it is still open, never after its number went to another connection.
         clientWaits.withLock { waits in
             var cut = 0
-            for wait in waits.values {
-                let since = wait.since.load(ordering: .relaxed)
-                guard since != 0, now - since > limit else { continue }
+            for wait in waits.values where overdue(wait) {
                 wait.since.store(0, ordering: .relaxed)
+                wait.bodySince.store(0, ordering: .relaxed)
                 _ = shutdown(wait.socket, Int32(SHUT_RDWR))
                 cut += 1
             }
