@@ -79,4 +79,13 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     /// Whether `host` names only this machine, so that a server without keys reaches no one else.
     public var isLoopback: Bool { HTTPServer.isLoopback(host) }
+
+    /// Why this configuration may not be served, when it serves a host beyond this machine without keys: checked
+    /// by `suggest serve`'s options (bad usage, before anything starts) and by `SuggestServer.run` itself (for a
+    /// caller of the library).
+    public var unguardedHostProblem: String? {
+        guard keysPath == nil && !isLoopback else { return nil }
+        return "without --keys the server serves only a loopback host (127.0.0.1, ::1, localhost), not \(host); "
+            + "give --keys FILE to serve others"
+    }
 }

@@ -53,11 +53,7 @@ public enum SuggestServer {
         _ configuration: ServerConfiguration, openStore: @escaping StoreOpener, storeMetrics: StoreMetrics?,
         announce: (String) -> Void
     ) throws {
-        guard configuration.keysPath != nil || configuration.isLoopback else {
-            throw StartError(
-                "without --keys the server serves only a loopback host (127.0.0.1, ::1, localhost), not \(configuration.host); "
-                    + "give --keys FILE to serve others")
-        }
+        if let problem = configuration.unguardedHostProblem { throw StartError(problem) }
         var keys: KeyRing?
         var keysVersion: KeyRing.FileVersion?
         if let path = configuration.keysPath {

@@ -57,11 +57,7 @@ enum ServeOptions {
             guard !keys.isEmpty else { throw CommandError.usage("\(source) must name a file") }
             configuration.keysPath = keys
         }
-        guard configuration.keysPath != nil || configuration.isLoopback else {
-            throw CommandError.usage(
-                "without --keys the server serves only a loopback host (127.0.0.1, ::1, localhost), not "
-                    + "\(configuration.host); give --keys FILE to serve others")
-        }
+        if let problem = configuration.unguardedHostProblem { throw CommandError.usage(problem) }
         configuration.workers =
             try number(arguments, "--workers", variable: ("SUGGEST_WORKERS", environment), 1...256) ?? configuration.workers
         configuration.handlerThreads =
