@@ -4,44 +4,39 @@ import SuggestCore
 
 extension RedisDonationStore {
     public func record(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome {
-        switch try DonationAdmission.decide(
-            donation, now: now, oldestKept: try retention().oldestKept(at: now), roundsToExportPrecision: true)
-        {
-        case .expired: return .expired
-        case .record(let interaction):
-            // Undone when it fails after reaching the master (no replica confirmed it in time): a refused donation
-            // must not stay, since one without an identifier of its own would be recorded twice when retried.
-            var outcome: DonationOutcome = .expired
-            try undoingOnFailure(
-                leftover: interaction.identifier.map {
-                    "the donation may have been recorded all the same (as \($0)); retrying it records it once"
-                } ?? "the donation may have been recorded all the same; give donations identifiers, so that a retry "
-                    + "records each once"
-            ) { written in
-                outcome = try writeDonations([interaction], ledger: &written)[0]
-            }
-            return outcome
-        }
+        try recordOne(donation, now: now, requiringExisting: false)
     }
 
     public func recordShare(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome? {
+        do {
+            return try recordOne(donation, now: now, requiringExisting: true)
+        } catch is ConversationGone {
+            return nil
+        }
+    }
+
+    /// Admits one donation and writes it, undone when it fails after reaching the master (no replica confirmed it
+    /// in time): a refused donation must not stay, since one without an identifier of its own would be recorded
+    /// twice when retried.
+    /// - Throws: `ConversationGone` when `requiringExisting` and its conversation has no donation.
+    private func recordOne(_ donation: Interaction, now: Timestamp, requiringExisting: Bool) throws -> DonationOutcome {
+        let interaction: Interaction
         switch try DonationAdmission.decide(
             donation, now: now, oldestKept: try retention().oldestKept(at: now), roundsToExportPrecision: true)
         {
         case .expired: return .expired
-        case .record(let interaction):
-            var outcome: DonationOutcome?
-            do {
-                try undoingOnFailure(
-                    leftover: "the share may have been recorded all the same"
-                ) { written in
-                    outcome = try writeDonations([interaction], ledger: &written, requiringExisting: true)[0]
-                }
-            } catch is ConversationGone {
-                return nil
-            }
-            return outcome
+        case .record(let admitted): interaction = admitted
         }
+        var outcome: DonationOutcome = .expired
+        try undoingOnFailure(
+            leftover: interaction.identifier.map {
+                "the donation may have been recorded all the same (as \($0)); retrying it records it once"
+            } ?? "the donation may have been recorded all the same; give donations identifiers, so that a retry "
+                + "records each once"
+        ) { written in
+            outcome = try writeDonations([interaction], ledger: &written, requiringExisting: requiringExisting)[0]
+        }
+        return outcome
     }
 
     /// A share's conversation has no donation any more (`recordShare`): nothing was recorded.
@@ -250,12 +245,7 @@ extension RedisDonationStore {
     /// a number a moment ago and writes its conversation after it was forgotten is refused by its write's check
     /// (`ScriptBuilder.checkNumber`) and asks for a number again.
     func forgetNumbersWithoutConversations(among conversations: Set<String>, _ keys: RedisKeys) throws(StoreError) {
-        let identifiers = Array(conversations)
-        let candidates = zip(identifiers, try numbers(in: keys.conversationNumbers, of: identifiers)).compactMap {
-            identifier, number in number.map { (identifier: Array(identifier.utf8), number: $0) }
-        }
-        let exists = try pipeline(candidates.map { RedisCommand("EXISTS", key: keys.conversation($0.number)) })
-        let orphans = zip(candidates, exists).filter { $0.1.integer == 0 }.map(\.0)
+        let orphans = try numberedConversations(Array(conversations), keys).filter { !$0.hasHash }
         var start = 0
         while start < orphans.count {
             let slice = orphans[start..<min(start + 256, orphans.count)]
@@ -269,6 +259,18 @@ extension RedisDonationStore {
             }
             _ = try write([forget])
         }
+    }
+
+    /// The conversations among `identifiers` that have a number, each with it and whether its hash exists (a
+    /// number without a hash: a write that failed after the number was given, or a conversation deleted since).
+    func numberedConversations(_ identifiers: [String], _ keys: RedisKeys) throws(StoreError)
+        -> [(identifier: String, number: Int64, hasHash: Bool)]
+    {
+        let numbered = zip(identifiers, try numbers(in: keys.conversationNumbers, of: identifiers)).compactMap {
+            identifier, number in number.map { (identifier: identifier, number: $0) }
+        }
+        let exists = try pipeline(numbered.map { RedisCommand("EXISTS", key: keys.conversation($0.number)) })
+        return zip(numbered, exists).map { ($0.identifier, $0.number, $1.integer == 1) }
     }
 
     /// The numbers the hash at `key` holds for `fields`, in their order (`nil` for a field it does not have): HMGET,
@@ -369,10 +371,8 @@ extension RedisDonationStore {
             // Before anything is written: registering the account, or reserving a number, would put back the name
             // of an account deleted since (the check in the rounds below covers a deletion after this one).
             let identifiers = groups.map { donations[$0[0]].conversationIdentifier }
-            let known = try numbers(in: keys.conversationNumbers, of: identifiers)
-            guard known.allSatisfy({ $0 != nil }) else { throw ConversationGone() }
-            let exists = try pipeline(known.compactMap { $0 }.map { RedisCommand("EXISTS", key: keys.conversation($0)) })
-            guard exists.allSatisfy({ $0.integer == 1 }) else { throw ConversationGone() }
+            let numbered = try numberedConversations(identifiers, keys)
+            guard numbered.count == identifiers.count, numbered.allSatisfy(\.hasHash) else { throw ConversationGone() }
         }
         // The account joins the list of accounts before its first donation, once per store: every write paying a
         // `WAIT` on the master of `sg:accounts` would make any account's writes wait on that master's replica.

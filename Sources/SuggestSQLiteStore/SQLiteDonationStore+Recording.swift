@@ -5,27 +5,26 @@ extension SQLiteDonationStore {
     /// - Complexity: O(log n) in the store's size (index look-ups, one block and one bucket of identifiers read and
     ///   rewritten); independent of the history's length.
     public func record(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome {
-        try translating {
-            // A server's donation is written on its writing connection, with the others that arrive meanwhile.
-            if let groupCommit {
-                return try groupCommit.commit { writer in try writer.admitAndRecord(donation, now: now) }
-            }
-            return try database.write { try admitAndRecord(donation, now: now) }
-        }
+        try writingOne { store in try store.admitAndRecord(donation, now: now) }
     }
 
     public func recordShare(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome? {
+        try writingOne { store in
+            // A conversation's row goes with its last donation; text compared byte for byte, as SQL compares it.
+            let known = try store.database.statement(
+                "SELECT 1 FROM conversations WHERE account = ? AND conversation_identifier = ?"
+            ).scalarInt([.text(donation.account), .text(donation.conversationIdentifier)])
+            guard known != nil else { return nil }
+            return try store.admitAndRecord(donation, now: now)
+        }
+    }
+
+    /// Runs one donation's write in a transaction: a server's on its writing connection, with the others that
+    /// arrive meanwhile (`groupCommit`), a command's on this connection.
+    private func writingOne<T>(_ body: @escaping (SQLiteDonationStore) throws -> T) throws -> T {
         try translating {
-            func recordIfKnown(_ store: SQLiteDonationStore) throws -> DonationOutcome? {
-                // A conversation's row goes with its last donation; text compared byte for byte, as SQL compares it.
-                let known = try store.database.statement(
-                    "SELECT 1 FROM conversations WHERE account = ? AND conversation_identifier = ?"
-                ).scalarInt([.text(donation.account), .text(donation.conversationIdentifier)])
-                guard known != nil else { return nil }
-                return try store.admitAndRecord(donation, now: now)
-            }
-            if let groupCommit { return try groupCommit.commit { writer in try recordIfKnown(writer) } }
-            return try database.write { try recordIfKnown(self) }
+            if let groupCommit { return try groupCommit.commit(body) }
+            return try database.write { try body(self) }
         }
     }
 

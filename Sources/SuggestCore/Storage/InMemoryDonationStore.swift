@@ -43,9 +43,8 @@ public final class InMemoryDonationStore: DonationStore {
     // MARK: Recording
 
     public func recordShare(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome? {
-        let conversation = ByteKey(donation.conversationIdentifier)
         let known = histories[ByteKey(donation.account)]?.donations.contains {
-            ByteKey($0.conversationIdentifier) == conversation
+            $0.conversationIdentifier.hasSameBytes(as: donation.conversationIdentifier)
         }
         guard known == true else { return nil }
         return try record(donation, now: now)

@@ -96,10 +96,11 @@ public struct ShareFlow: Sendable {
                 case .duplicate, .expired:
                     result.failure = "nothing was sent: the store did not record the share"
                 case nil:
+                    let reason = "conversation \(chosen.conversationIdentifier) was deleted while the share was being "
+                        + "sent; pick from the list"
                     result.preselected = nil
-                    result.reason = "conversation \(chosen.conversationIdentifier) was deleted while the share was "
-                        + "being sent; pick from the list"
-                    result.failure = "nothing was sent: " + (result.reason ?? "")
+                    result.reason = reason
+                    result.failure = "nothing was sent: " + reason
                 }
             } else {
                 result.failure = "nothing was sent: "
