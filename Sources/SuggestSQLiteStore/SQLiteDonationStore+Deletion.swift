@@ -64,7 +64,7 @@ extension SQLiteDonationStore {
         /// Every preference of the account, blocks too: the whole account goes.
         case everything(account: String)
 
-        /// Runs the change.
+        /// Runs the change (the rows it leaves with neither a block nor "suggest less" are for the caller to delete).
         /// - Returns: how many rows it changed.
         func apply(in database: Database) throws -> Int {
             switch self {
@@ -73,9 +73,7 @@ extension SQLiteDonationStore {
                     "UPDATE preferences SET less_feedback = 0 WHERE account = ?1 AND less_feedback != 0"
                         + (conversation == nil ? "" : " AND conversation_identifier = ?2")
                 ).run([.text(account)] + (conversation.map { [.text($0)] } ?? []))
-                let changed = database.changes
-                try database.execute("DELETE FROM preferences WHERE blocked = 0 AND less_feedback = 0")
-                return changed
+                return database.changes
             case .everything(let account):
                 try database.statement("DELETE FROM preferences WHERE account = ?").run([.text(account)])
                 return database.changes
@@ -129,6 +127,12 @@ extension SQLiteDonationStore {
         let bound = (account.map { [Statement.Value.text($0)] } ?? []) + parameters
         var forgotten = 0
         let report = try database.write {
+            // The preferences that go besides the removed conversations' (after theirs: what it counts is what no
+            // deleted donation accounts for), then the rows left with nothing.
+            func forgetPreferences() throws {
+                forgotten = try preferences?.apply(in: database) ?? 0
+                try database.execute("DELETE FROM preferences WHERE blocked = 0 AND less_feedback = 0")
+            }
             var report = DeletionReport()
             // The blocks first, then each one read and rewritten: a cursor over the table would see its own writes.
             let candidates = try database.uncachedStatement(
@@ -181,7 +185,7 @@ extension SQLiteDonationStore {
             }
             try identifiers.write()
             guard !ids.isEmpty else {
-                forgotten = try preferences?.apply(in: database) ?? 0
+                if preferences != nil { try forgetPreferences() }
                 return report
             }
             let name = try database.statement("SELECT conversation_identifier, account FROM conversations WHERE id = ?")
@@ -200,9 +204,7 @@ extension SQLiteDonationStore {
                     ).run([.text(owner), .text(identifier)])
                 }
             }
-            try database.execute("DELETE FROM preferences WHERE blocked = 0 AND less_feedback = 0")
-            // After the conversations' own: what it counts is what no deleted donation accounts for.
-            forgotten = try preferences?.apply(in: database) ?? 0
+            try forgetPreferences()
             for (_, name) in accounts.sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
                 switch weights {
                 case .fold: try refoldWeights(account: name)
