@@ -13,8 +13,8 @@ package struct ByteKey: Hashable, Sendable {
 
     @inlinable package func hash(into hasher: inout Hasher) {
         // `withUTF8` reads a native string's bytes in place (it copies only a bridged one), so equal bytes always
-        // hash alike.
-        // Then the length: two keys hashed in a row ("ab", "c") and ("a", "bc") must not feed the same bytes.
+        // hash alike; then the length, so that two keys hashed in a row, ("ab", "c") and ("a", "bc"), do not feed
+        // the hasher the same bytes.
         var text = string
         text.withUTF8 { bytes in
             hasher.combine(bytes: UnsafeRawBufferPointer(bytes))

@@ -16,7 +16,7 @@ public struct Scorer: Sendable {
     private let logLessFactor: Double
     /// The context's excluded identifiers as bytes: compared as every identifier is, byte for byte (a `Set` of
     /// strings takes `café` composed and decomposed for one).
-    private let excludedBytes: Set<[UInt8]>
+    private let excludedKeys: Set<ByteKey>
 
     /// What one query adds to a conversation's stored channel keys to get its channel terms, as natural logarithms,
     /// one per channel for a person's conversation and one for a group's: a term is `offset + A_m`.
@@ -86,7 +86,7 @@ public struct Scorer: Sendable {
         isTimeInvariant = channelOffsets.isTimeInvariant
         logGroupFactor = LogSpace.ln(policy.groupFactor)
         logLessFactor = LogSpace.ln(policy.lessFactor)
-        excludedBytes = Set(context.excluded.map { Array($0.utf8) })
+        excludedKeys = Set(context.excluded.map(ByteKey.init))
     }
 
     /// Whether the context allows suggesting this conversation at all.
@@ -97,7 +97,7 @@ public struct Scorer: Sendable {
         // Byte for byte, as a service's sorted lists hold its conversations.
         if let service = context.serviceName, candidate.serviceName?.hasSameBytes(as: service) != true { return false }
         // `contains` on an empty set would still hash the identifier, on every conversation a query meets.
-        return excludedBytes.isEmpty || !excludedBytes.contains(Array(candidate.conversationIdentifier.utf8))
+        return excludedKeys.isEmpty || !excludedKeys.contains(ByteKey(candidate.conversationIdentifier))
     }
 
     /// The most that channel `index` can add, in log space, for a conversation whose key `A_m` is at most `key`.
