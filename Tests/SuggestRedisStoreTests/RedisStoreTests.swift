@@ -121,20 +121,33 @@ import Testing
         try Self.expectAllStored(donors.acknowledged.withLock { $0 }, url: cluster.url)
     }
 
+    /// A cluster of its own (the test stalls or kills a node), a store on it with one donation in `account` (so that
+    /// the account's keys exist and every replica is in the layout), and the master and replica of its slot.
+    static func accountOnItsOwnCluster(_ account: String) throws
+        -> (LocalRedisCluster, RedisDonationStore, master: LocalRedisCluster.Node, replica: LocalRedisCluster.Node)
+    {
+        let cluster = try LocalRedisCluster(masters: 3, replicasPerMaster: 1)
+        do {
+            let store = try RedisDonationStore.open(url: cluster.url)
+            _ = try store.record(Self.donation("warm-up", account: account, conversation: "c"))
+            let master = try cluster.owner(ofSlot: Int(RedisHashSlot.of("sg:{\(account)}:m"))).node
+            return (cluster, store, master, try cluster.replica(of: master))
+        } catch {
+            cluster.stop()
+            throw error
+        }
+    }
+
     /// A write no replica confirms within the timeout (a replica stalled) is refused, and must change nothing: it
     /// stayed on the master, so a retry recorded a donation without an identifier of its own twice (found by a
     /// probe, with `kill -STOP` of a replica). A single donation and an import are both undone; once the replica
     /// is back, a retry records them once.
     @Test func aWriteNoReplicaConfirmedIsUndone() throws {
-        let cluster = try LocalRedisCluster(masters: 3, replicasPerMaster: 1)
+        let (cluster, store, _, replica) = try Self.accountOnItsOwnCluster("stalled")
         defer { cluster.stop() }
-        let store = try RedisDonationStore.open(url: cluster.url)
-        _ = try store.record(Self.donation("warm-up", account: "stalled", conversation: "c"))
-        let master = try cluster.owner(ofSlot: Int(RedisHashSlot.of("sg:{stalled}:m"))).node
-        let replica = try cluster.replica(of: master)
         func withReplicaStalled(_ body: () throws -> Void) rethrows {
             kill(replica.pid, SIGSTOP)
-            // Resumed while the store retries its undo, which no replica can confirm either before then.
+            // Resumed once the body is done, or after 4 s whatever it does.
             let resume = DispatchWorkItem { kill(replica.pid, SIGCONT) }
             DispatchQueue.global().asyncAfter(deadline: .now() + 4, execute: resume)
             defer {
@@ -168,12 +181,8 @@ import Testing
     /// refused, and a retry recorded it twice (found by a review). It is undone too, with writes that wait for no
     /// replica: what made the write fail would refuse the undo as well.
     @Test func aWriteRefusedByTheCheckAfterItRanIsUndone() throws {
-        let cluster = try LocalRedisCluster(masters: 3, replicasPerMaster: 1)
+        let (cluster, store, master, replica) = try Self.accountOnItsOwnCluster("lost")
         defer { cluster.stop() }
-        let store = try RedisDonationStore.open(url: cluster.url)
-        _ = try store.record(Self.donation("warm-up", account: "lost", conversation: "c"))
-        let master = try cluster.owner(ofSlot: Int(RedisHashSlot.of("sg:{lost}:m"))).node
-        let replica = try cluster.replica(of: master)
         _ = try cluster.cli(master, "CONFIG", "SET", "appendfsync", "everysec")
         cluster.kill(replica)
         let deadline = monotonicSeconds() + 30
