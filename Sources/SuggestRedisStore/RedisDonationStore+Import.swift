@@ -1,0 +1,132 @@
+import SuggestCore
+
+extension RedisDonationStore {
+    /// Records a batch: every donation is read and checked first (an invalid one, unless skipped, stops the batch
+    /// before anything is written), then they are written a chunk at a time, each conversation's part of a chunk by
+    /// one script.
+    ///
+    /// Redis has no transaction across a batch's scripts: a batch is all or nothing for invalid input (nothing is
+    /// written before every donation is checked), and when the store fails part-way (a full server, a node lost for
+    /// longer than the client's retries) or the caller interrupts it, what the batch had recorded is deleted again.
+    /// Other clients may have seen those donations meanwhile; and if the undoing fails too, the error says so:
+    /// importing the same donations again then completes the batch (a donation's identifier makes it a no-op the
+    /// second time).
+    public func importDonations(
+        _ options: ImportOptions, progress: (ImportProgress) -> Void, interruption: () throws -> Void,
+        next: () throws -> NumberedDonation?
+    ) throws -> ImportReport {
+        var report = ImportReport()
+        var accepted: [Interaction] = []
+        let oldestKept = try retention().oldestKept(at: options.now)
+        while let numbered = try next() {
+            let (line, parsed) = (numbered.line, numbered.donation)
+            report.read += 1
+            if report.read & 255 == 0 { try interruption() }
+            if report.read % options.progressInterval == 0 {
+                progress(ImportProgress(lines: report.read, bytesRead: 0, totalBytes: nil))
+            }
+            switch try Self.admit(parsed, line: line, options: options, oldestKept: oldestKept, into: &report) {
+            case .some(let interaction): accepted.append(interaction)
+            case .none: break
+            }
+        }
+        try undoingOnFailure(leftover: Self.importLeftover) { written in
+            try write(accepted, into: &report, written: &written, interruption: interruption)
+        }
+        return report
+    }
+
+    /// JSON Lines in two passes over the input: the first reads and checks every line, keeping the valid ones in a
+    /// temporary file (an invalid line stops the import before anything is written); the second records them from
+    /// that file, a chunk at a time.
+    public func importJSONLines(
+        from lines: some JSONLineSource, options: ImportOptions, progress: (ImportProgress) -> Void,
+        interruption: () throws -> Void
+    ) throws -> ImportReport {
+        var report = ImportReport()
+        let oldestKept = try retention().oldestKept(at: options.now)
+        let spool = try Spool()
+        while let next = try lines.nextDonation(defaultAccount: options.defaultAccount) {
+            let (line, parsed) = (next.line, next.donation)
+            report.read += 1
+            if report.read & 255 == 0 { try interruption() }
+            if report.read % options.progressInterval == 0 {
+                progress(ImportProgress(lines: report.read, bytesRead: lines.bytesRead, totalBytes: lines.totalBytes))
+            }
+            if let interaction = try Self.admit(parsed, line: line, options: options, oldestKept: oldestKept, into: &report) {
+                var writer = JSONWriter()
+                interaction.write(to: &writer)
+                try spool.append(writer.bytes)
+            }
+        }
+        try spool.rewind()
+        try undoingOnFailure(leftover: Self.importLeftover) { written in
+            var chunk: [Interaction] = []
+            while let bytes = try spool.next() {
+                let interaction = try bytes.withUnsafeBufferPointer { buffer throws(InputError) in
+                    try Interaction(jsonBytes: buffer, defaultAccount: options.defaultAccount)
+                }
+                chunk.append(interaction)
+                if chunk.count == Self.chunkSize {
+                    try write(chunk, into: &report, written: &written, interruption: interruption)
+                    chunk.removeAll(keepingCapacity: true)
+                }
+            }
+            try write(chunk, into: &report, written: &written, interruption: interruption)
+        }
+        return report
+    }
+
+    /// Donations written per round of scripts.
+    static let chunkSize = 5_000
+
+    /// Checks one line: the required account, the future-date rule and retention.
+    /// - Returns: the donation to record, or `nil` when it is counted as expired or (with `skipInvalid`) rejected.
+    static func admit(
+        _ parsed: Result<Interaction, InputError>, line: Int, options: ImportOptions, oldestKept: Timestamp?,
+        into report: inout ImportReport
+    ) throws(InputError) -> Interaction? {
+        do throws(InputError) {
+            let interaction = try parsed.get()
+            if let required = options.requiredAccount, !interaction.account.hasSameBytes(as: required) {
+                throw InputError(field: "account", message: "'\(interaction.account.prefix(60))' differs from \(required)")
+            }
+            switch try DonationAdmission.decide(interaction, now: options.now, oldestKept: oldestKept) {
+            case .expired:
+                report.expired += 1
+                return nil
+            case .record(let admitted):
+                return admitted
+            }
+        } catch {
+            guard options.skipInvalid else { throw error.at(line: line) }
+            report.reject(error.at(line: line))
+            return nil
+        }
+    }
+
+    /// Writes checked donations, a chunk at a time, counting what was recorded and what was already there, and
+    /// noting what was recorded (to undo it if a later chunk fails).
+    private func write(
+        _ donations: [Interaction], into report: inout ImportReport, written: inout ImportLedger,
+        interruption: () throws -> Void
+    ) throws {
+        var start = 0
+        while start < donations.count {
+            try interruption()
+            let end = min(start + Self.chunkSize, donations.count)
+            let chunk = donations[start..<end]
+            for outcome in try writeDonations(Array(chunk), ledger: &written) {
+                switch outcome {
+                case .recorded: report.recorded += 1
+                case .duplicate: report.duplicates += 1
+                case .expired: report.expired += 1
+                }
+            }
+            start = end
+        }
+    }
+
+    static let importLeftover =
+        "the donations this import had recorded stayed, import the same file again to complete it"
+}

@@ -1,0 +1,126 @@
+import CSystem
+import RedisCluster
+import SuggestCore
+
+extension RedisDonationStore {
+    /// What an import has recorded so far, by account, and the conversations it asked numbers for in each account
+    /// (which a failed import must take back even when it recorded nothing there).
+    struct ImportLedger {
+        private(set) var identifiers: [[UInt8]: [String]] = [:]
+        private(set) var numberedConversations: [[UInt8]: Set<String>] = [:]
+
+        mutating func note(account: String, identifier: String) {
+            identifiers[Array(account.utf8), default: []].append(identifier)
+        }
+
+        mutating func numbered(account: String, conversations: some Sequence<String>) {
+            let key = Array(account.utf8)
+            if identifiers[key] == nil { identifiers[key] = [] }
+            numberedConversations[key, default: []].formUnion(conversations)
+        }
+    }
+
+    /// Runs an import's writes; when they fail (or are interrupted) part-way, deletes what they had recorded, so that
+    /// the import leaves nothing, then throws.
+    /// The undoing is tried again for a while when it fails: a master lost in the middle of an import is replaced
+    /// by its replica within seconds, after which the undo can reach the account again.
+    /// - Parameter leftover: what the error adds when the undoing fails too: what may stay, and what to do.
+    func undoingOnFailure(leftover: String, _ body: (inout ImportLedger) throws -> Void) throws {
+        var written = ImportLedger()
+        do {
+            try body(&written)
+        } catch {
+            undoing = true
+            defer { undoing = false }
+            var undone = undo(written)
+            let deadline = ContinuousClock.now + .seconds(15)
+            while !undone && ContinuousClock.now < deadline {
+                var pause = timespec(tv_sec: 1, tv_nsec: 0)
+                _ = nanosleep(&pause, nil)
+                undone = undo(written)
+            }
+            guard !undone else { throw error }
+            let store = (error as? StoreError) ?? (error as? RedisError).map(Self.translate) ?? StoreError(.failed, "\(error)")
+            throw StoreError(store.kind, store.message + "; " + leftover)
+        }
+    }
+
+    /// Deletes the donations an import recorded, conversation by conversation.
+    /// - Returns: whether every one was deleted.
+    private func undo(_ ledger: ImportLedger) -> Bool {
+        var complete = true
+        for (account, identifiers) in ledger.identifiers {
+            let keys = RedisKeys(account: String(decoding: account, as: UTF8.self))
+            let doomed = Set(identifiers.map { Array($0.utf8) })
+            guard let found = try? numbers(in: keys.identifiers, of: identifiers) else { return false }
+            for number in Set(found.compactMap { $0 }).sorted() {
+                let rewritten = try? rewrite(
+                    number, keys: keys, dropping: { doomed.contains(Array($0.identifier.utf8)) }, allowingOutOfMemory: true,
+                    keepingSuggestLess: true)
+                if rewritten == nil { complete = false }
+            }
+            let numbered = ledger.numberedConversations[account] ?? []
+            if (try? forgetNumbersWithoutConversations(among: numbered, keys)) == nil { complete = false }
+            // The weights learned from what was undone: folded again now if the server lets it, else marked (by the
+            // rewrites) for the next maintenance step. Nothing recorded, nothing to fold: a refused donation (a full
+            // node, a share to a conversation gone) must not cost a read of the account's whole history.
+            if !identifiers.isEmpty { _ = try? refoldWeights(keys) }
+        }
+        return complete
+    }
+
+    /// Removes the numbers given to `conversations` (those an import asked numbers for) that never got a hash
+    /// (their writes failed): no conversation identifier of a failed import stays behind. Only the import's own
+    /// conversations are looked at, so taking an import back costs what the import did, not the account's size.
+    /// A number is forgotten only by a script that finds it still mapped and still without a hash
+    /// (`RedisScripts.forgetNumbers`), so a conversation written meanwhile keeps its number; a client that reserved
+    /// a number a moment ago and writes its conversation after it was forgotten is refused by its write's check
+    /// (`ScriptBuilder.checkNumber`) and asks for a number again.
+    func forgetNumbersWithoutConversations(among conversations: Set<String>, _ keys: RedisKeys) throws(StoreError) {
+        let orphans = try numberedConversations(Array(conversations), keys).filter { !$0.hasHash }
+        var start = 0
+        while start < orphans.count {
+            let slice = orphans[start..<min(start + 256, orphans.count)]
+            start += slice.count
+            var forget = RedisCommand(
+                script: RedisScripts.forgetNumbers,
+                keys: [keys.conversationNumbers] + slice.map { keys.conversation($0.number) })
+            for orphan in slice {
+                forget.append(orphan.identifier)
+                forget.append(String(orphan.number))
+            }
+            _ = try write([forget])
+        }
+    }
+
+    /// The conversations among `identifiers` that have a number, each with it and whether its hash exists (a
+    /// number without a hash: a write that failed after the number was given, or a conversation deleted since).
+    func numberedConversations(_ identifiers: [String], _ keys: RedisKeys) throws(StoreError)
+        -> [(identifier: String, number: Int64, hasHash: Bool)]
+    {
+        let numbered = zip(identifiers, try numbers(in: keys.conversationNumbers, of: identifiers)).compactMap {
+            identifier, number in number.map { (identifier: identifier, number: $0) }
+        }
+        let exists = try pipeline(numbered.map { RedisCommand("EXISTS", key: keys.conversation($0.number)) })
+        return zip(numbered, exists).map { ($0.identifier, $0.number, $1.integer == 1) }
+    }
+
+    /// The numbers the hash at `key` holds for `fields`, in their order (`nil` for a field it does not have): HMGET,
+    /// a thousand fields a command.
+    func numbers(in key: String, of fields: [String]) throws(StoreError) -> [Int64?] {
+        var numbers: [Int64?] = []
+        numbers.reserveCapacity(fields.count)
+        var start = 0
+        while start < fields.count {
+            let slice = fields[start..<min(start + 1000, fields.count)]
+            start += slice.count
+            var lookup = RedisCommand("HMGET", key: key)
+            for field in slice { lookup.append(field) }
+            guard let reply = try send(lookup).checkedArray(), reply.count == slice.count else {
+                throw StoreError.damaged("a reply of Redis to HMGET")
+            }
+            numbers += reply.map { $0.string.flatMap(Int64.init) }
+        }
+        return numbers
+    }
+}
