@@ -145,8 +145,9 @@ public struct CommandIO {
         self.serve = serve
     }
 
-    /// The environment variables commands read (where the store is): all a process needs to gather.
-    public static var environmentVariables: [String] { StoreLocation.environmentVariables }
+    /// The environment variables commands read (where the store is, and where `demo` makes its temporary store):
+    /// all a process needs to gather.
+    public static var environmentVariables: [String] { StoreLocation.environmentVariables + ["TMPDIR"] }
 
     /// Writes a result.
     /// - Throws: `OutputError` when standard output refuses it (a full disk, a closed pipe): the command stops.

@@ -61,4 +61,20 @@ import Testing
                     == "suggest demo: cannot read \(scratch.path)/none.jsonl; give --data a readable FILE\n"
         )
     }
+
+    /// The throwaway store goes where temporary files go, `TMPDIR` first: on a machine whose /tmp is small or
+    /// read-only the demo ran nowhere.
+    @Test func theThrowawayStoreIsMadeInTMPDIR() throws {
+        let scratch = try TemporaryDirectory("cli-demo")
+        let demo = try Suggest.run(["demo"], scratch: scratch.path, environment: ["TMPDIR": scratch.path])
+        #expect(demo.status == 0, "\(demo)")
+        #expect(demo.output.contains("STORE=" + scratch.path + "/suggest-demo-"), "\(demo.output.prefix(600))")
+
+        let missing = scratch.path + "/none"
+        let refused = try Suggest.run(["demo"], scratch: scratch.path, environment: ["TMPDIR": missing])
+        #expect(refused.status == 1)
+        #expect(
+            refused.error.hasPrefix("suggest demo: cannot create a temporary store directory in \(missing): ")
+                && refused.error.hasSuffix("; set TMPDIR to a writable directory\n"), "\(refused.error)")
+    }
 }

@@ -40,10 +40,13 @@ enum Demo: Command {
         let extensions = sample.map { $0 + "/extensions/" }.flatMap { directory in
             access(directory + "signal.plist", R_OK) == 0 ? directory : nil
         }
-        var template = Array("/tmp/suggest-demo-XXXXXX".utf8CString)
+        let temporary = io.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var template = Array((temporary + "/suggest-demo-XXXXXX").utf8CString)
         guard let made = template.withUnsafeMutableBufferPointer({ buffer in buffer.baseAddress.flatMap { mkdtemp($0) } })
         else {
-            throw CommandError.failure("cannot create a temporary store directory")
+            throw CommandError.failure(
+                "cannot create a temporary store directory in \(temporary): \(String(cString: strerror(system_errno()))); "
+                    + "set TMPDIR to a writable directory")
         }
         let store = String(cString: made)
         defer { if !arguments.flag("--keep") { removeTree(store) } }
