@@ -201,6 +201,7 @@ extension SQLiteDonationStore {
                     report.reject(error.at(line: line))
                 }
             }
+            if writer.heldBytes > importMemoryBudget { try writer.flush() }
         }
         try writer.flush()
         return report

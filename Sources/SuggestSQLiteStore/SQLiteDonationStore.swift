@@ -35,6 +35,11 @@ public final class SQLiteDonationStore: DonationStore {
     /// `pageCacheKiB`; restored afterwards. 256 MiB unless given: a command's import has the machine to itself, a
     /// server's large batch shares it with every other request.
     public let largeImportCacheKiB: Int
+    /// What an import's writer may hold in memory before it writes what it has (`DonationWriter.heldBytes`). An
+    /// ordinary history stays well under it (163 MiB at the end of 2M donations over 100k conversations), so it
+    /// writes once, at the end; one whose every line names a thousand new people held 1.5 GB for 170 MB of lines
+    /// before this bound. Tests set it low.
+    var importMemoryBudget = 384 << 20
     /// The accounts' ranking state in memory that queries use while it is current (`nil`: always SQLite).
     public let mirror: RankingMirror?
     /// The connection every donation of a server is committed on, with the donations of other requests

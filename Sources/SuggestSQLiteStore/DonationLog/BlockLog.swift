@@ -16,6 +16,9 @@ final class BlockLog {
     private var latest: [Int64: OpenBlock] = [:]
     /// The blocks with donations not written yet, by block id: a duplicate may have to be found in one.
     private var unwritten: [Int64: OpenBlock] = [:]
+    /// The encoded donations of the blocks held (`latest`), in bytes: at most `DonationBlock.closingSize` and a
+    /// donation a conversation, for `DonationWriter.heldBytes`.
+    private(set) var heldBytes = 0
 
     static let sequenceSetting = "donations.nextSequence"
 
@@ -84,6 +87,7 @@ final class BlockLog {
             !DonationBlock.takes(sequence, size: full.encoder.bytes.count, firstSequence: full.firstSequence)
         {
             try write(full)
+            heldBytes -= full.encoder.bytes.count
             block = nil
         }
         let open: OpenBlock
@@ -95,9 +99,11 @@ final class BlockLog {
                 oldestDate: date, count: 0, encoder: DonationBlock.Encoder(), isStored: false)
             latest[conversationID] = open
         }
+        let sizeBefore = open.encoder.bytes.count
         open.encoder.append(
             sequence: sequence, identifier: identifier, snapshotID: snapshotID, groupIdentifier: groupIdentifier,
             date: date, direction: direction, engaged: engaged, contentTypes: contentTypes)
+        heldBytes += open.encoder.bytes.count - sizeBefore
         open.count += 1
         open.oldestDate = min(open.oldestDate, date)
         if !open.isDirty {
@@ -114,6 +120,7 @@ final class BlockLog {
     func finish(conversationID: Int64) throws(SQLiteError) {
         guard let block = latest.removeValue(forKey: conversationID) else { return }
         try write(block)
+        heldBytes -= block.encoder.bytes.count
     }
 
     /// Whether `block` holds a donation of `account` with this identifier: unwritten donations included.
@@ -134,11 +141,12 @@ final class BlockLog {
         return try DonationBlock.contains(identifier: identifier, in: select.blob(0))
     }
 
-    /// Writes every block with unwritten donations, the identifier buckets and the next sequence number. Call once
-    /// before committing.
+    /// Writes every block with unwritten donations, the identifier buckets and the next sequence number, and
+    /// forgets the blocks: a conversation's next donation reads its latest block back. Call before committing.
     func flush() throws(SQLiteError) {
         for block in unwritten.values.sorted(by: { $0.id < $1.id }) { try write(block) }
         latest.removeAll()
+        heldBytes = 0
         try identifiers.write()
         if let nextSequence { try database.setSetting(Self.sequenceSetting, String(nextSequence)) }
     }
@@ -198,6 +206,7 @@ final class BlockLog {
             oldestDate: select.double(2), count: Int(select.int(3)),
             encoder: try DonationBlock.Encoder(continuing: Array(select.blob(4))), isStored: true)
         latest[conversationID] = block
+        heldBytes += block.encoder.bytes.count
         return block
     }
 

@@ -30,6 +30,9 @@ final class DonationWriter {
     private var accounts: [[UInt8]: AccountWeights] = [:]
     /// The donation log this transaction appends to, with its identifier index.
     private let log: BlockLog
+    /// About how much memory the conversations met since the last `flush()` hold: their entries, names, snapshot
+    /// bodies, people and group keys and content kinds (`ConversationEntry.baseBytes` and the bytes of each).
+    private var entryBytes = 0
     private var random = SystemRandomNumberGenerator()
 
     /// Strings compared by their bytes, as SQL compares them.
@@ -56,6 +59,11 @@ final class DonationWriter {
 
     /// What the writer keeps of one conversation until `flush()`.
     private final class ConversationEntry {
+        /// What an entry costs beyond its strings and collections: the object, its working state, the tables' slots.
+        static let baseBytes = 512
+        /// What each key, body or kind it holds costs beyond its bytes: an array's header and a set's slot.
+        static let itemBytes = 64
+
         let account: String
         let conversation: String
         let id: Int64
@@ -176,18 +184,21 @@ final class DonationWriter {
         if let group = donation.interaction.groupIdentifier, !entry.groups.contains(where: { $0.hasSameBytes(as: group) }) {
             entry.groups.append(group)
             try database.statement(DonationWriter.insertGroupSQL).run([.text(account), .text(group), .integer(entry.id)])
+            entryBytes += group.utf8.count + ConversationEntry.itemBytes
         }
         if let knownBlock {
             // A key already known here belongs to another identifier (it was not a duplicate): now two share it.
             knownIdentifiers?.set(knownBlock == nil ? block : DonationWriter.sharedKey, for: identifierKey)
         }
         let before = entry.working.record.state
+        let kindsBefore = entry.working.record.contentSums.count
         // In place: a copy taken out and put back would copy its content sums each time they change.
         DonationWriter.apply(
             date: donation.interaction.date, direction: donation.interaction.direction,
             engaged: donation.interaction.isEngagedSuggestion, contentKinds: donation.contentKinds,
             snapshotID: snapshot.id, isGroup: snapshot.isGroup, serviceName: donation.interaction.intent.serviceName,
             to: &entry.working, policy: policy)
+        entryBytes += (entry.working.record.contentSums.count - kindsBefore) * ConversationEntry.itemBytes
         if let learned {
             // The event `ConversationRecord.apply` built, with the snapshot's kind, as a fold of the log rebuilds it.
             entry.learning.weights.record(
@@ -225,7 +236,16 @@ final class DonationWriter {
         }
     }
 
-    /// Writes the donation log and every touched conversation's state back. Call once before committing.
+    /// About how much memory the writer holds for what it has not written yet: the conversations met since the
+    /// last `flush()` and their open blocks of the log. An import flushes when this passes its budget
+    /// (`SQLiteDonationStore.importMemoryBudget`), so that a history whose every line brings new people, kinds or
+    /// names needs no more memory than an ordinary one. (A large import's identifier keys, 16 bytes a donation, are
+    /// not counted: they are the duplicate check's, kept to the end.)
+    var heldBytes: Int { entryBytes + log.heldBytes }
+
+    /// Writes the donation log and every touched conversation's state back, and forgets them: the next donation of
+    /// a conversation reads it back, as a new writer would. Call before committing, and whenever `heldBytes` is
+    /// more than the caller can spare; the result is the same bits either way.
     func flush() throws {
         try log.flush()
         let update = try database.statement(DonationWriter.updateConversationSQL)
@@ -247,6 +267,7 @@ final class DonationWriter {
         conversations.removeAll()
         collidingConversations.removeAll()
         accounts.removeAll()
+        entryBytes = 0
     }
 
     /// Records that a conversation includes a person, by one of their keys; bound account, key, conversation. The
@@ -329,6 +350,9 @@ final class DonationWriter {
                 account: account, conversation: identifier, id: id, learning: try learning(of: account), isNew: true,
                 working: .empty)
         }
+        entryBytes +=
+            ConversationEntry.baseBytes + account.utf8.count + identifier.utf8.count
+            + entry.working.record.contentSums.count * ConversationEntry.itemBytes
         if conversations[key] == nil {
             conversations[key] = entry
         } else {
@@ -367,11 +391,13 @@ final class DonationWriter {
                 for key in person.matchKeys
                 where entry.people.insert(Array(key.utf8)).inserted {
                     try people.run([.text(entry.account), .text(key), .integer(entry.id)])
+                    entryBytes += key.utf8.count + ConversationEntry.itemBytes
                 }
             }
         }
         entry.snapshots.append(
             KnownSnapshot(body: donation.snapshotBody, id: result.id, isGroup: result.isGroup))
+        entryBytes += donation.snapshotBody.count + ConversationEntry.itemBytes
         return result
     }
 

@@ -19,7 +19,11 @@ final class ParsingLineFeed {
         var bytesRead: Int
     }
 
+    /// A batch ends at this many lines, or at `batchBytes` of them: the reader runs at most `pipe`'s capacity of
+    /// batches ahead, and a donation parsed takes a few times its line's bytes, so a file of lines of megabytes
+    /// (a thousand people with long names each) must not be read thousands of lines ahead.
     private static let batchSize = 2048
+    private static let batchBytes = 1 << 20
     private let pipe = BatchPipe<Batch>(capacity: 4)
     /// The batch being handed out, last line first: `popLast()` moves a line out, where reading it by index would
     /// copy it (a retain and a release of each of its strings and arrays, a tenth of the store's side of an import).
@@ -40,6 +44,7 @@ final class ParsingLineFeed {
         DispatchQueue.global().async {
             var lines: [ParsedLine] = []
             lines.reserveCapacity(Self.batchSize)
+            var bytesInBatch = 0
             var more = true
             while more {
                 var overlong = false
@@ -51,6 +56,7 @@ final class ParsingLineFeed {
                         }
                         if LineStream.isBlank(bytes) { return }  // blank lines are allowed
                         lines.append(ParsedLine(line: source.lineNumber, donation: parse(bytes)))
+                        bytesInBatch += bytes.count
                     }
                 } catch {
                     // The lines before the failed read first, in order; then the error, which ends the import.
@@ -70,10 +76,11 @@ final class ParsingLineFeed {
                     _ = pipe.put(.failure(InputError(field: nil, message: message, line: source.lineNumber)))
                     return
                 }
-                if lines.count >= Self.batchSize || (!more && !lines.isEmpty) {
+                if lines.count >= Self.batchSize || bytesInBatch >= Self.batchBytes || (!more && !lines.isEmpty) {
                     lines.reverse()
                     guard pipe.put(.success(Batch(lines: lines, bytesRead: source.bytesRead))) else { return }
                     lines.removeAll(keepingCapacity: true)
+                    bytesInBatch = 0
                 }
             }
             _ = pipe.put(nil)

@@ -79,17 +79,24 @@ package final class DonationPreparer: IntentMemo {
     private var recentSnapshots: [Int64: [(intent: SendMessageIntent, body: [UInt8])]] = [:]
     private static let recentLimit = 4
     private static let cacheLimit = 1 << 16
+    /// What `recentSnapshots` may hold, counted as `decodedBytes` of each body: a history of intents naming a
+    /// thousand people each held a gigabyte in 6,000 conversations before this bound.
+    private static let recentByteLimit = 64 << 20
+    private var recentBytes = 0
+    /// What an intent decoded from `n` bytes of JSON takes, about, with its JSON: a person of 28 bytes of JSON is a
+    /// value of about 100.
+    static func decodedBytes(_ n: Int) -> Int { 4 * n }
 
     /// Intents by a hash of their JSON's bytes, in two generations: when `memos` reaches `memoLimit` intents or
     /// `memoByteLimit` bytes of JSON and bodies, it becomes `olderMemos` (the generation before is dropped), and a
     /// memo found there moves back. The intents a history keeps repeating stay (a history of 100,000
     /// conversations has about 200,000 intents, two per direct conversation, most of them rare), and memory stays
-    /// bounded whatever their size: two generations of 32 MB of bytes, about as much again in decoded intents.
+    /// bounded whatever their size: two generations of 64 MiB, JSON, bodies and decoded intents (`decodedBytes`).
     private var memos: [UInt64: Memo] = [:]
     private var olderMemos: [UInt64: Memo] = [:]
     private let memoLimit: Int
-    private static let memoByteLimit = 32 << 20
-    /// The bytes of JSON and bodies that `memos` holds.
+    private static let memoByteLimit = 64 << 20
+    /// The bytes of JSON, decoded intents and bodies that `memos` holds.
     private var memoBytes = 0
     /// The memo of the intent the decoder read last, until `prepare` takes it.
     private var lastMemo: Memo?
@@ -161,7 +168,7 @@ package final class DonationPreparer: IntentMemo {
             memoBytes = 0
         }
         memos[hash] = memo
-        memoBytes += memo.json.count + (memo.snapshotBody?.count ?? 0)
+        memoBytes += Self.decodedBytes(memo.json.count) + (memo.snapshotBody?.count ?? 0)
     }
 
     package func prepare(_ interaction: Interaction) -> PreparedDonation { prepare(interaction, memo: nil) }
@@ -182,8 +189,12 @@ package final class DonationPreparer: IntentMemo {
             body = recent.body
         } else {
             body = PreparedDonation.snapshotBody(of: metadata)
-            if recentSnapshots.count >= Self.cacheLimit { recentSnapshots.removeAll(keepingCapacity: true) }
+            if recentSnapshots.count >= Self.cacheLimit || recentBytes >= Self.recentByteLimit {
+                recentSnapshots.removeAll(keepingCapacity: true)
+                recentBytes = 0
+            }
             recentSnapshots[conversationKey, default: []].append((metadata, body))
+            recentBytes += Self.decodedBytes(body.count)
             if recentSnapshots[conversationKey]!.count > Self.recentLimit { recentSnapshots[conversationKey]!.removeFirst() }
         }
         let kinds = types.contentKinds(of: interaction.intent.contentTypes)
