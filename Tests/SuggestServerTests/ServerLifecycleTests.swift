@@ -191,6 +191,33 @@ import Testing
         #expect(recorded.status == 201, "\(recorded)")
     }
 
+    /// A client that sends a head declaring a body and goes away gives back what the body held within seconds:
+    /// libmicrohttpd did not see the close (its socket stayed in CLOSE-WAIT), and the 4,000 bytes counted until the
+    /// 30 s timeout, refusing every other donation that did not fit beside them.
+    @Test func aBodyWhoseClientLeftIsLetGo() throws {
+        let scratch = try TemporaryDirectory("lifecycle")
+        let server = try ServeProcess(
+            ["--store", scratch("store"), "--no-access-log", "--max-body-bytes", "4096", "--max-body-memory", "6000"],
+            scratch: scratch.path)
+        var client = server.client
+        client.timeout = 5
+        let gone = try RawHTTPConnection(port: server.port)
+        try gone.send(
+            "POST /v1/accounts/a/donations HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\n"
+                + "Content-Length: 4000\r\n\r\n")
+        gone.close()
+        let deadline = monotonicSeconds() + 6
+        var held = ""
+        repeat {
+            sleepSeconds(0.1)
+            held = try client.request("GET", "/metrics").text.split(separator: "\n")
+                .first { $0.hasPrefix("suggest_http_body_bytes_in_memory ") }.map(String.init) ?? ""
+        } while held != "suggest_http_body_bytes_in_memory 0" && monotonicSeconds() < deadline
+        #expect(held == "suggest_http_body_bytes_in_memory 0")
+        let recorded = try client.send("POST", "/v1/accounts/a/donations", json: ServerRoutesTests.donation("g-1", "c-1", ago: 5))
+        #expect(recorded.status == 201, "\(recorded)")
+    }
+
     /// `--handler-threads` sets how many requests may wait for the store at once; out of its range it is a usage
     /// error, and one thread still answers every writer, in turn.
     @Test func handlerThreadsAreAFlag() throws {

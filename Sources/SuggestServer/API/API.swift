@@ -57,7 +57,7 @@ final class API: Sendable {
         var admission = Admission()
         var response: HTTPResponse
         do {
-            let (endpoint, parameters) = try admit(request, &admission)
+            let (_, endpoint, parameters) = try admit(request, &admission)
             var call = Call(request: request, parameters: parameters, tenant: admission.tenant, api: self)
             response = try endpoint(&call)
         } catch {
@@ -68,13 +68,18 @@ final class API: Sendable {
     }
 
     /// Refuses, before its body is read, a request that declares one and would be refused whatever its body says:
-    /// no such route, a method the route does not answer, no key or an unknown key. `nil` for one that may go on.
-    /// So a client without a key cannot make the server hold bodies (up to `maximumBodyBytes` each) in memory.
+    /// no such route, a method the route does not answer, no key or an unknown key, a route that takes no body, a
+    /// media type or a declared length its route refuses. `nil` for one that may go on. So a client without a key
+    /// cannot make the server hold bodies (up to `maximumBodyBytes` each) in memory, not even on a route that
+    /// needs no key.
     func screen(_ request: HTTPRequest) -> HTTPResponse? {
         let started = ContinuousClock.now
         var admission = Admission()
         do {
-            _ = try admit(request, &admission)
+            let (route, _, _) = try admit(request, &admission)
+            let declared = request.headers["content-length"].flatMap { Int($0) }
+            try Routes.checkBodyHead(
+                request, template: route.template, body: route.bodies[request.method], declared: declared)
             return nil
         } catch {
             metrics.requestStarted()
@@ -107,7 +112,7 @@ final class API: Sendable {
     /// The route's endpoint and path parameters for `request`, after the checks that need no body: the route, the
     /// method and the key.
     private func admit(_ request: HTTPRequest, _ admission: inout Admission) throws -> (
-        Router.Endpoint, [String: String]
+        Router.Route, Router.Endpoint, [String: String]
     ) {
         guard let (route, parameters) = router.route(for: request.pathSegments) else {
             throw APIError.notFound(
@@ -138,7 +143,7 @@ final class API: Sendable {
                 .unsupportedMediaType, "unsupported_media_type",
                 "charset \(charset.prefix(40)) is not supported: send the body in UTF-8")
         }
-        return (endpoint, parameters)
+        return (route, endpoint, parameters)
     }
 
     /// The contract's JSON error for a failure.

@@ -20,12 +20,15 @@ struct Router: Sendable {
         let methods: [HTTPMethod: Endpoint]
         /// Routes under `/v1/accounts/` need a key when the server has keys.
         let needsKey: Bool
+        /// The methods that take a body, and what body; any other method takes none.
+        let bodies: [HTTPMethod: Body]
 
         /// A route that answers `GET` answers `HEAD` too, as HTTP asks of every general-purpose server (RFC 9110,
         /// 9.1): the same endpoint, whose body libmicrohttpd does not send.
-        init(_ template: String, needsKey: Bool, _ methods: [HTTPMethod: Endpoint]) {
+        init(_ template: String, needsKey: Bool, _ methods: [HTTPMethod: Endpoint], bodies: [HTTPMethod: Body] = [:]) {
             self.template = template
             self.needsKey = needsKey
+            self.bodies = bodies
             var methods = methods
             if let get = methods[.get], methods[.head] == nil { methods[.head] = get }
             self.methods = methods
@@ -56,6 +59,17 @@ struct Router: Sendable {
 
     /// What answers one method of one route.
     typealias Endpoint = @Sendable (inout Call) throws -> HTTPResponse
+
+    /// The body a method of a route takes, known from the request's head: the server refuses any other before
+    /// reading a byte of it, and holds none of it in memory.
+    struct Body: Sendable {
+        /// The media types it may have, without parameters.
+        let mediaTypes: [String]
+        /// At most this many bytes (`nil`: the server's own limit).
+        let maximumBytes: Int?
+        /// What the body is, for messages: "a feedback body".
+        let name: String
+    }
 
     let routes: [Route]
 

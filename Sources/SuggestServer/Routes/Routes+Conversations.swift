@@ -32,13 +32,16 @@ extension Routes {
         }
     }
 
+    /// A feedback body: `{"less": true}` or `{"reset": true}`.
+    static let feedbackBody = Router.Body(mediaTypes: ["application/json"], maximumBytes: 4096, name: "a feedback body")
+
     /// `POST /v1/accounts/{account}/conversations/{id}/feedback`: `{"less": true}` ("Suggest Less") or
     /// `{"reset": true}`.
     static let feedback: Router.Endpoint = { call in
         let account = try call.account()
         try checkQuery(call.request, allowed: [])
         let conversation = try call.parameter("id", code: "invalid_conversation")
-        let body = try jsonBody(call.request, code: "invalid_feedback", maximumBytes: 4096, what: "a feedback body")
+        let body = try jsonBody(call.request, code: "invalid_feedback", feedbackBody)
         let less = body["less"] == .bool(true)
         let reset = body["reset"] == .bool(true)
         guard case .object(let members) = body, less != reset,

@@ -2,6 +2,11 @@ import HTTPServer
 import SuggestCore
 
 extension Routes {
+    /// One donation, or JSON Lines of them, up to the server's body limit.
+    static let donationsBody = Router.Body(
+        mediaTypes: ["application/json", "application/x-ndjson"], maximumBytes: nil,
+        name: "a donation body (one donation, or JSON Lines)")
+
     /// `POST /v1/accounts/{account}/donations`: one donation (`application/json`) or JSON Lines
     /// (`application/x-ndjson`, all or nothing). 201 once every donation is committed.
     static let recordDonations: Router.Endpoint = { call in
@@ -59,10 +64,7 @@ extension Routes {
                 }
             }
         default:
-            throw APIError(
-                .unsupportedMediaType, "unsupported_media_type",
-                "the body must be application/json (one donation) or application/x-ndjson (JSON Lines); got "
-                    + String((call.request.headers["content-type"] ?? "no Content-Type").prefix(60)))
+            throw unsupportedMediaType(call.request, donationsBody)
         }
         call.api.metrics.donations(recorded: report.recorded, duplicates: report.duplicates)
         return json({ report.write(to: &$0) }, status: .created)

@@ -3,6 +3,10 @@ import SuggestCore
 import SuggestShare
 
 extension Routes {
+    /// A share request's body: one JSON object, small.
+    static let shareBody = Router.Body(
+        mediaTypes: ["application/json"], maximumBytes: ShareRequest.maximumJSONBytes, name: "a share request")
+
     /// `POST /v1/accounts/{account}/share`: the share flow (`ShareFlow`) with the rule given inline. The body is
     /// `ShareFlow.Request`'s, with the ranking context in it too (`limit`, `at`, `people`, `service`, `exclude`,
     /// `explain`); the result is `suggest share --json`'s. A `send` that cannot send is 400 `invalid_share`, with
@@ -10,8 +14,7 @@ extension Routes {
     static let share: Router.Endpoint = { call in
         let account = try call.account()
         try checkQuery(call.request, allowed: [])
-        let body = try jsonBody(
-            call.request, code: "invalid_share", maximumBytes: ShareRequest.maximumJSONBytes, what: "a share request")
+        let body = try jsonBody(call.request, code: "invalid_share", shareBody)
         let request: ShareFlow.Request
         var context = RankingContext(at: .now())
         var explain = false

@@ -8,14 +8,17 @@ enum Routes {
     static let all: [Router.Route] = [
         Router.Route(
             "/v1/accounts/{account}/donations", needsKey: true,
-            [.post: recordDonations, .get: exportDonations, .delete: deleteDonationsBefore]),
+            [.post: recordDonations, .get: exportDonations, .delete: deleteDonationsBefore],
+            bodies: [.post: donationsBody]),
         Router.Route("/v1/accounts/{account}/donations/{identifier}", needsKey: true, [.delete: deleteDonation]),
         Router.Route("/v1/accounts/{account}/suggestions", needsKey: true, [.get: suggestions]),
-        Router.Route("/v1/accounts/{account}/share", needsKey: true, [.post: share]),
+        Router.Route("/v1/accounts/{account}/share", needsKey: true, [.post: share], bodies: [.post: shareBody]),
         Router.Route("/v1/accounts/{account}/conversations/{id}", needsKey: true, [.delete: deleteConversation]),
         Router.Route(
             "/v1/accounts/{account}/conversations/{id}/block", needsKey: true, [.put: block, .delete: unblock]),
-        Router.Route("/v1/accounts/{account}/conversations/{id}/feedback", needsKey: true, [.post: feedback]),
+        Router.Route(
+            "/v1/accounts/{account}/conversations/{id}/feedback", needsKey: true, [.post: feedback],
+            bodies: [.post: feedbackBody]),
         Router.Route("/v1/accounts/{account}/groups/{groupIdentifier}", needsKey: true, [.delete: deleteGroup]),
         Router.Route("/v1/accounts/{account}", needsKey: true, [.delete: deleteAccount]),
         Router.Route("/v1/health/live", needsKey: false, [.get: live]),
@@ -26,6 +29,34 @@ enum Routes {
     ]
 
     // MARK: What several endpoints share
+
+    /// Refuses, from its head, a request whose body its route would refuse whatever it holds: a route or method that
+    /// takes none (413), a media type it does not read (415), a declared length over its limit (413).
+    /// - Parameter declared: the declared length, `nil` for a chunked body.
+    static func checkBodyHead(_ request: HTTPRequest, template: String, body: Router.Body?, declared: Int?) throws {
+        guard let body else {
+            throw APIError(
+                .contentTooLarge, "body_too_large",
+                "\(AccessLog.printableMethod(request.method.rawValue)) \(template) takes no body; send the request without one")
+        }
+        if let maximum = body.maximumBytes, let declared, declared > maximum {
+            throw APIError(
+                .contentTooLarge, "body_too_large", "\(body.name) is at most \(maximum) bytes; this one is \(declared)")
+        }
+        guard let type = mediaType(request), body.mediaTypes.contains(type) else {
+            throw unsupportedMediaType(request, body)
+        }
+    }
+
+    /// The 415 for a body of a media type its route does not read.
+    static func unsupportedMediaType(_ request: HTTPRequest, _ body: Router.Body) -> APIError {
+        let expected =
+            body.mediaTypes.count == 1
+            ? body.mediaTypes[0] : body.mediaTypes.dropLast().joined(separator: ", ") + " or " + body.mediaTypes.last!
+        return APIError(
+            .unsupportedMediaType, "unsupported_media_type",
+            "\(body.name) must be \(expected); got " + String((request.headers["content-type"] ?? "no Content-Type").prefix(60)))
+    }
 
     /// The query items a route takes, each at most once unless `repeatable`; any other is refused, so that a typo
     /// (`contentTypes=`) is an error rather than a silently ignored filter.
@@ -106,16 +137,14 @@ enum Routes {
 
     /// The body as one JSON document of `application/json`, of at most `maximumBytes`: its tree takes tens of times
     /// its size, so a route reads it whole only for bodies it knows to be small.
-    static func jsonBody(_ request: HTTPRequest, code: String, maximumBytes: Int, what: String) throws -> JSONValue {
-        guard request.body.count <= maximumBytes else {
+    static func jsonBody(_ request: HTTPRequest, code: String, _ rule: Router.Body) throws -> JSONValue {
+        if let maximumBytes = rule.maximumBytes, request.body.count > maximumBytes {
             throw APIError(
                 .contentTooLarge, "body_too_large",
-                "\(what) is at most \(maximumBytes) bytes; this one is \(request.body.count)")
+                "\(rule.name) is at most \(maximumBytes) bytes; this one is \(request.body.count)")
         }
-        guard mediaType(request) == "application/json" else {
-            throw APIError(
-                .unsupportedMediaType, "unsupported_media_type",
-                "the body must be application/json (Content-Type: \(String((request.headers["content-type"] ?? "none").prefix(60))))")
+        guard let type = mediaType(request), rule.mediaTypes.contains(type) else {
+            throw unsupportedMediaType(request, rule)
         }
         guard !request.body.isEmpty else { throw APIError.badRequest(code, "the body is empty; it must be a JSON object") }
         do {
