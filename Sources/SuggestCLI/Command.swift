@@ -64,8 +64,19 @@ enum StoreOptions {
     /// The account named by `--account`, or the default one.
     static func account(_ arguments: ParsedArguments) throws(CommandError) -> String {
         guard let account = arguments.value("--account") else { return Interaction.defaultAccount }
-        guard !account.isEmpty else { throw CommandError.usage("--account must not be empty") }
-        return account
+        return try name(account, option: "--account")
+    }
+
+    /// A name given by an option (an account, a conversation, an identifier), held to the rules of a donation's
+    /// strings: one that no donation can hold names nothing, and a command that found "nothing" for it, or
+    /// stored it, would mislead.
+    static func name(_ value: String, option: String) throws(CommandError) -> String {
+        guard !value.isEmpty else { throw CommandError.usage("\(option) must not be empty") }
+        guard value.utf8.count <= Interaction.maximumStringBytes else {
+            throw CommandError.usage(
+                "\(option) is \(value.utf8.count) bytes long; the limit is \(Interaction.maximumStringBytes)")
+        }
+        return value
     }
 
     /// The store directory the options and the environment name.

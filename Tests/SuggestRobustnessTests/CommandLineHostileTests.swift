@@ -153,4 +153,42 @@ import SuggestTestSupport
         }
         #expect(directoryEntries(fixture.root.path) == ["scratch"])
     }
+
+    /// A name given by an option is held to the rules of a donation's strings. An `--account` of 100,000 bytes was
+    /// stored by `import` and `donate --json` (whose lines named no account), and the export then written was
+    /// one `import` refuses; `list`, `export` and `delete` reported "nothing" for names no donation can hold.
+    @Test func namesOverTheLimitAreRefusedBeforeTheStoreIsTouched() throws {
+        let fixture = try StoreFixture("hostile-long-names")
+        let long = String(repeating: "a", count: Interaction.maximumStringBytes + 1)
+        let line = #"{"date":"2026-12-01T00:00:00Z","intent":{"conversationIdentifier":"c"}}"#
+        let lines = Array((line + "\n").utf8)
+        let cases: [([String], [UInt8]?, String)] = [
+            (["import", "-", "--account", long], lines, "--account"),
+            (["donate", "--json", "--account", long], lines, "--account"),
+            (["list", "--account", long], nil, "--account"),
+            (["export", "--account", long], nil, "--account"),
+            (["delete", "--all", "--account", long], nil, "--account"),
+            (["delete", "--conversation", long], nil, "--conversation"),
+            (["delete", "--identifier", long], nil, "--identifier"),
+        ]
+        for (arguments, input, option) in cases {
+            let outcome = try fixture.run(arguments, input: input)
+            #expect(outcome.status == 64, "\(arguments.prefix(2)): \(outcome.error.prefix(200))")
+            #expect(
+                outcome.error.hasSuffix("\(option) is \(long.utf8.count) bytes long; the limit is 4096\n"),
+                "\(arguments.prefix(2)): \(outcome.error.prefix(200))")
+        }
+        #expect(directoryEntries(fixture.root.path) == ["scratch"], "no store was made")
+        // The library refuses such a default too, naming the field, on both of its decoding paths.
+        let bytes = Array(line.utf8)
+        let fast = #expect(throws: InputError.self) {
+            try bytes.withUnsafeBufferPointer { buffer throws(InputError) in
+                _ = try Interaction(jsonBytes: buffer, defaultAccount: long)
+            }
+        }
+        let tree = #expect(throws: InputError.self) {
+            _ = try Interaction(json: try JSONParser.parse(line), defaultAccount: long)
+        }
+        #expect(fast?.field == "account" && tree?.field == "account", "\(String(describing: fast)), \(String(describing: tree))")
+    }
 }

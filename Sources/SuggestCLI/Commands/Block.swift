@@ -32,12 +32,7 @@ enum Block: Command {
         guard let conversation = arguments.value("--conversation"), !conversation.isEmpty else {
             throw CommandError.usage("--conversation ID is required; see 'suggest \(command) --help'")
         }
-        // The limit of a donation's strings: a conversation longer than any donation can name is a mistake.
-        guard conversation.utf8.count <= Interaction.maximumStringBytes else {
-            throw CommandError.usage(
-                "--conversation is \(conversation.utf8.count) bytes long; the limit is \(Interaction.maximumStringBytes)")
-        }
-        return conversation
+        return try StoreOptions.name(conversation, option: "--conversation")
     }
 }
 

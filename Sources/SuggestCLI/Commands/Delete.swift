@@ -31,9 +31,12 @@ enum Delete: Command {
             throw CommandError.usage("\(option) must not be empty")
         }
         var selectors: [DeletionSelector] = []
-        if let id = arguments.value("--conversation") { selectors.append(.conversation(id)) }
-        if let id = arguments.value("--identifier") { selectors.append(.identifier(id)) }
-        if let id = arguments.value("--group-identifier") { selectors.append(.groupIdentifier(id)) }
+        for (option, selector) in [
+            ("--conversation", DeletionSelector.conversation), ("--identifier", DeletionSelector.identifier),
+            ("--group-identifier", DeletionSelector.groupIdentifier),
+        ] {
+            if let id = arguments.value(option) { selectors.append(selector(try StoreOptions.name(id, option: option))) }
+        }
         if let text = arguments.value("--before") { selectors.append(.before(try ValueParsing.date(text, option: "--before"))) }
         if arguments.flag("--all") { selectors.append(.all) }
         let everything = arguments.flag("--everything")

@@ -13,7 +13,8 @@ enum Import: Command {
     static let discussion = """
         Each line is one donation object (docs/donation-format.md). By default the first invalid line stops the
         import and nothing is recorded; the error names the line and the field. Donations whose identifier the
-        account already holds are skipped, so importing the same file twice records it once.
+        account already holds are skipped, so importing the same file twice records it once when its lines have
+        identifiers (a line without one gets a new identifier each time, and is recorded again).
 
         A line that names an account is recorded in that account; lines without one go to --account. With an
         explicit --account, a line naming another account is an error.

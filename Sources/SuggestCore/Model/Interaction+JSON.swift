@@ -26,8 +26,12 @@ extension Interaction {
         guard case .object = json else {
             throw InputError(field: nil, message: "expected a JSON object, found \(json.kindName)")
         }
-        let account = try reader.string(json, "account") ?? defaultAccount
+        let named = try reader.string(json, "account")
+        let account = named ?? defaultAccount
         guard !account.isEmpty else { throw InputError(field: "account", message: "must not be empty") }
+        // The caller's default is held to the rules of the field: a store must never hold an account that its
+        // export would write and its import refuse.
+        if named == nil { try FieldReader.check(account, field: "account") }
         let identifier = try reader.string(json, "identifier")
         if identifier == "" { throw InputError(field: "identifier", message: "must not be empty when present") }
         let groupIdentifier = try reader.string(json, "groupIdentifier")

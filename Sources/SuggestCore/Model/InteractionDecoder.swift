@@ -121,7 +121,10 @@ struct InteractionDecoder {
             }
         }
         let resolvedAccount = account ?? defaultAccount
-        guard !resolvedAccount.isEmpty, identifier != "", let date, let intent else { throw GiveUp() }
+        // A default over the limit is refused by the tree path, which names the field.
+        guard !resolvedAccount.isEmpty, account != nil || resolvedAccount.utf8.count <= Interaction.maximumStringBytes,
+            identifier != "", let date, let intent
+        else { throw GiveUp() }
         // The tree path's limits on a donation (not on an intent read alone: the store's kept intents).
         do throws(InputError) {
             try Interaction.checkLimits(of: intent)
