@@ -201,6 +201,34 @@ import Testing
         #expect(server.process.standardErrorSoFar().contains("keys not reloaded; the old keys stay"))
     }
 
+    /// A keys file that lists no key revokes every key at its reload (it was refused, and the old keys stayed:
+    /// nothing short of a restart cut every tenant off); a file removed keeps them and says so, once.
+    @Test func anEmptyKeysFileRevokesEveryKeyAndAMissingOneKeepsThem() throws {
+        let scratch = try TemporaryDirectory("tenants")
+        let keys = try Self.keysFile(scratch, [("acme", Self.acme)])
+        let server = try ServeProcess(["--store", scratch("store"), "--keys", keys], scratch: scratch.path)
+        let client = server.client
+        let path = "/v1/accounts/a/donations"
+        #expect(try client.request("GET", path, headers: Self.bearer(Self.acme)).status == 200)
+        #expect(rename(keys, keys + ".away") == 0)
+        for _ in 0..<100 where !server.process.standardErrorSoFar().contains("keys file missing") { sleepSeconds(0.1) }
+        #expect(try client.request("GET", path, headers: Self.bearer(Self.acme)).status == 200)
+        #expect(rename(keys + ".away", keys) == 0)
+        try writeFile(keys, #"{"keys": []}"#)
+        server.process.send(SIGHUP)
+        var revoked = false
+        for _ in 0..<100 where !revoked {
+            revoked = try client.request("GET", path, headers: Self.bearer(Self.acme)).status == 401
+            if !revoked { sleepSeconds(0.05) }
+        }
+        #expect(revoked)
+        #expect(try client.request("GET", "/v1/health/ready").status == 200)
+        server.stop()
+        let log = server.process.standardErrorSoFar()
+        #expect(log.ranges(of: "keys file missing").count == 1, "reported once: \(log)")
+        #expect(log.contains("the file lists no key: every request that needs one is refused (401)"), "\(log)")
+    }
+
     /// A FIFO put in the keys file's place held the thread that opened it (the signal thread, on SIGHUP) until
     /// someone wrote to it, and SIGTERM waited behind it: the server could not be stopped. Now it is refused at
     /// once as not a regular file, the old keys stay, and SIGTERM drains as usual.

@@ -95,7 +95,9 @@ public struct KeyRing: Sendable, Equatable {
     /// Reads a keys document.
     /// - Throws: `KeyRingError` naming what is wrong: not JSON, no `keys` array, an entry without a valid tenant or
     ///   a key of at least 16 bytes, a key given twice.
-    public init(json bytes: [UInt8], name: String) throws(KeyRingError) {
+    /// - Parameter allowingNoKey: a list of no key is a ring that opens nothing (a reload that revokes every key);
+    ///   otherwise it is refused (a server started with such a file would answer every tenant's request with 401).
+    public init(json bytes: [UInt8], name: String, allowingNoKey: Bool = false) throws(KeyRingError) {
         let document: JSONValue
         do {
             document = try bytes.withUnsafeBufferPointer { buffer throws(JSONParser.Error) in
@@ -125,14 +127,16 @@ public struct KeyRing: Sendable, Equatable {
             }
             entries.append(Entry(tenant: tenant, key: secret))
         }
-        guard !entries.isEmpty else { throw KeyRingError("\(name) lists no key; without keys, leave out --keys") }
+        guard !entries.isEmpty || allowingNoKey else {
+            throw KeyRingError("\(name) lists no key; without keys, leave out --keys")
+        }
         self.init(entries: entries)
     }
 
     /// Reads the keys file at `path`, refusing one that other users can read or write.
     /// - Returns: the keys, with the version of the file they were read from.
     /// - Throws: `KeyRingError` when the file cannot be read, is readable by others, or does not parse.
-    public static func load(path: String) throws(KeyRingError) -> LoadedFile {
+    public static func load(path: String, allowingNoKey: Bool = false) throws(KeyRingError) -> LoadedFile {
         // Without blocking: a FIFO put in the file's place would hold the opening thread (the signal thread, on
         // SIGHUP) until someone wrote to it, and SIGTERM with it. It is refused below, as not a regular file.
         let descriptor = system_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
@@ -163,7 +167,7 @@ public struct KeyRing: Sendable, Equatable {
             guard bytes.count <= 1 << 20 else { throw KeyRingError("the keys file \(path) is over 1 MiB") }
         }
         do {
-            return LoadedFile(ring: try KeyRing(json: bytes, name: path), version: version)
+            return LoadedFile(ring: try KeyRing(json: bytes, name: path, allowingNoKey: allowingNoKey), version: version)
         } catch {
             throw KeyRingError(error.description, version: version)
         }
