@@ -218,6 +218,34 @@ import Testing
         #expect(recorded.status == 201, "\(recorded)")
     }
 
+    /// `suggest serve` says so when the `suggest-serve` beside it was made well before it (a `suggest` rebuilt
+    /// alone ran an older build's server, silently), and says nothing when the two were made together.
+    @Test func aServerFromAnOlderBuildIsReported() throws {
+        let scratch = try TemporaryDirectory("lifecycle")
+        let serve = String(Suggest.binary.dropLast("suggest".count)) + "suggest-serve"
+        let copied = try ChildProcess(
+            executable: "/bin/cp", arguments: [Suggest.binary, serve, scratch.path + "/"], environment: [:],
+            inputPath: nil, scratch: scratch.path
+        ).wait(timeout: 60)
+        #expect(copied.status == 0, "\(copied)")
+        let command = scratch("suggest")
+        func run() throws -> ProcessOutcome {
+            try ChildProcess(
+                executable: command, arguments: ["serve", "--port", "nope"], environment: ["HOME": scratch.path],
+                inputPath: nil, scratch: scratch.path
+            ).wait(timeout: 30)
+        }
+        let together = try run()
+        #expect(together.status == 64 && !together.error.contains("warning"), "\(together)")
+        var times = [timespec(tv_sec: time(nil) - 3_600, tv_nsec: 0), timespec(tv_sec: time(nil) - 3_600, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, scratch("suggest-serve"), &times, 0) == 0)
+        let older = try run()
+        #expect(older.status == 64, "\(older)")
+        #expect(
+            older.error.hasPrefix("suggest serve: warning: \(scratch("suggest-serve")) was built 60 minutes before")
+                && older.error.contains("build both together"), "\(older.error)")
+    }
+
     /// `--handler-threads` sets how many requests may wait for the store at once; out of its range it is a usage
     /// error, and one thread still answers every writer, in turn.
     @Test func handlerThreadsAreAFlag() throws {

@@ -45,15 +45,16 @@ enum Serve: Command {
 
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
         if let serve = io.serve { return try serve(arguments, io) }
-        guard let directory = ownDirectory() else {
+        guard let own = ownPath(), let slash = own.lastIndex(of: "/") else {
             throw CommandError.failure("cannot find this executable's directory to start \(serverExecutable)")
         }
-        let path = directory + "/" + serverExecutable
+        let path = own[..<slash] + "/" + serverExecutable
         guard access(path, X_OK) == 0 else {
             throw CommandError.failure(
                 "\(path) is missing: 'suggest serve' runs it; build it with the rest (swift build -c release) and "
                     + "install it beside suggest")
         }
+        if let warning = olderServerWarning(server: path, command: own) { io.err(warning) }
         try io.standardOutput.flush()
         try io.standardError.flush()
         let argv = [serverExecutable, name] + arguments.arguments
@@ -65,8 +66,8 @@ enum Serve: Command {
         throw CommandError.failure("cannot run \(path): \(reason)")
     }
 
-    /// The directory of the running executable (`/proc/self/exe`'s target on Linux).
-    static func ownDirectory() -> String? {
+    /// The running executable's path (`/proc/self/exe`'s target on Linux).
+    static func ownPath() -> String? {
         var buffer = [CChar](repeating: 0, count: 4096)
         let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
         let path: String
@@ -75,7 +76,21 @@ enum Serve: Command {
         } else {
             path = CommandLine.arguments.first ?? ""
         }
-        guard let slash = path.lastIndex(of: "/") else { return path.isEmpty ? nil : "." }
-        return String(path[..<slash])
+        guard !path.isEmpty else { return nil }
+        return path.contains("/") ? path : "./" + path
+    }
+
+    /// A warning when the server's executable was made well before this one: a `suggest` rebuilt alone (`swift
+    /// build --product suggest`) ran the `suggest-serve` of an older build, which answered with that build's code
+    /// (a probe found its server naming store paths that the newer code no longer names) while `--version` said
+    /// the same release. Ten minutes leave room for one build's two links, and an install gives both one time.
+    static func olderServerWarning(server: String, command: String) -> String? {
+        var serverInfo = stat()
+        var commandInfo = stat()
+        guard stat(server, &serverInfo) == 0, stat(command, &commandInfo) == 0 else { return nil }
+        let behind = commandInfo.st_mtim.tv_sec - serverInfo.st_mtim.tv_sec
+        guard behind > 600 else { return nil }
+        return "suggest serve: warning: \(server) was built \(behind / 60) minutes before this suggest, so it may be "
+            + "another build's server; build both together (swift build -c release) and install them side by side"
     }
 }
