@@ -178,6 +178,12 @@ import SuggestTestSupport
                 outcome.error.hasSuffix("\(option) is \(long.utf8.count) bytes long; the limit is 4096\n"),
                 "\(arguments.prefix(2)): \(outcome.error.prefix(200))")
         }
+        // A query's parts are named as the caller named them: `people` for `--person` sent the reader looking
+        // for a field they never wrote.
+        let person = try fixture.run(["list", "--person", long])
+        #expect(person.status == 64 && person.error.hasSuffix(": --person: is longer than 4096 bytes\n"), "\(person)")
+        let share = try fixture.run(["share", "--json"], input: Array(#"{"items": [], "exclude": ["\#(long)"]}"#.utf8))
+        #expect(share.status == 64 && share.error.hasSuffix(": exclude: is longer than 4096 bytes\n"), "\(share)")
         #expect(directoryEntries(fixture.root.path) == ["scratch"], "no store was made")
         // The library refuses such a default too, naming the field, on both of its decoding paths.
         let bytes = Array(line.utf8)

@@ -105,9 +105,20 @@ enum List: Command {
         for option in ["--person", "--service", "--exclude"] where arguments.values(option).contains("") {
             throw CommandError.usage("\(option) must not be empty")
         }
-        return RankingContext(
+        let context = RankingContext(
             at: try ValueParsing.at(arguments), limit: limit,
             contentTypes: arguments.values("--content-type") + extraContentTypes, people: arguments.values("--person"),
             serviceName: arguments.value("--service"), excluded: Set(arguments.values("--exclude")))
+        do {
+            // The options' own names: the store would check the same and name the context's fields.
+            try context.validate(
+                naming: [
+                    "contentTypes": "--content-type", "people": "--person", "excluded": "--exclude",
+                    "serviceName": "--service", "limit": "--limit", "at": "--at",
+                ])
+        } catch {
+            throw CommandError.usage("\(error.field ?? "the query"): \(error.message)")
+        }
+        return context
     }
 }

@@ -132,7 +132,11 @@ enum Share: Command {
         var context = try List.rankingContext(arguments)
         if let bodyRanking {
             context = bodyRanking.applied(to: context)
-            do { try context.validate() } catch { throw CommandError.usage(error.description) }
+            do {
+                try context.validate(naming: ShareFlow.Request.Ranking.fieldNames)
+            } catch {
+                throw CommandError.usage(error.description)
+            }
         }
         let store = try StoreOptions.open(arguments, io, maintaining: account, creating: false)
         let explain = arguments.flag("--explain") || bodyRanking?.explain == true

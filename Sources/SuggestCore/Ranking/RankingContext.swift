@@ -112,4 +112,18 @@ public struct RankingContext: Sendable, Hashable {
             }
         }
     }
+
+    /// `validate()`, with the part of the context named as the caller's own words name it: a query's item
+    /// (`person`), a command's option (`--person`), a body's member. An error that named `people` for `--person`
+    /// sent the reader looking for a field they never wrote.
+    /// - Parameter names: the caller's name for each part `validate()` names; a part not in it keeps its name.
+    public func validate(naming names: [String: String]) throws(InputError) {
+        do {
+            try validate()
+        } catch {
+            var renamed = error
+            renamed.field = error.field.map { names[$0] ?? $0 }
+            throw renamed
+        }
+    }
 }

@@ -22,7 +22,7 @@ extension Routes {
             request = try ShareFlow.Request(json: body)
             context = request.ranking.applied(to: context)
             explain = request.ranking.explain ?? false
-            try context.validate()
+            try context.validate(naming: ShareFlow.Request.Ranking.fieldNames)
         } catch {
             throw APIError.invalid("invalid_share", error)
         }

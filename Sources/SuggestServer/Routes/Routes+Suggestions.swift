@@ -40,12 +40,10 @@ extension Routes {
         context.serviceName = request.queryValue("service")
         context.excluded = Set(request.queryValues("exclude"))
         do {
-            try context.validate()
+            try context.validate(
+                naming: ["contentTypes": "contentType", "people": "person", "excluded": "exclude", "serviceName": "service"])
         } catch {
-            let names = ["contentTypes": "contentType", "people": "person", "excluded": "exclude", "serviceName": "service"]
-            var renamed = error
-            renamed.field = error.field.map { names[$0] ?? $0 }
-            throw APIError.invalid("invalid_query", renamed)
+            throw APIError.invalid("invalid_query", error)
         }
         return context
     }

@@ -46,6 +46,10 @@ extension ShareFlow {
                 ].compactMap { $0 }
             }
 
+            /// The body's names for the parts of a ranking context that it names otherwise, for
+            /// `RankingContext.validate(naming:)`.
+            public static let fieldNames = ["excluded": "exclude", "serviceName": "service"]
+
             /// `context` with the members given in place of its own.
             public func applied(to context: RankingContext) -> RankingContext {
                 var context = context
