@@ -286,16 +286,36 @@ final class ServerCore: Sendable {
                     status: .badRequest, code: "invalid_target",
                     message: "the request target is not UTF-8; percent-encode it"))
         }
+        let request: HTTPRequest
         do {
-            return .made(
-                try HTTPRequest(
-                    method: HTTPMethod(method.map { String(cString: $0) } ?? "GET"), target: target,
-                    headers: HTTPHeaders(headerFields(connection)), body: body,
-                    clientAddress: suggest_mhd_client_address(connection).flatMap(SocketAddress.init),
-                    version: HTTPVersion(parsing: version)))
+            request = try HTTPRequest(
+                method: HTTPMethod(method.map { String(cString: $0) } ?? "GET"), target: target,
+                headers: HTTPHeaders(headerFields(connection)), body: body,
+                clientAddress: suggest_mhd_client_address(connection).flatMap(SocketAddress.init),
+                version: HTTPVersion(parsing: version))
         } catch {
             return .refused(.error(status: .badRequest, code: "invalid_target", message: error.message))
         }
+        if let problem = Self.headerProblem(request) {
+            return .refused(.error(status: .badRequest, code: "invalid_header", message: problem))
+        }
+        return .made(request)
+    }
+
+    /// Why a request's header fields make it malformed, or `nil`: an HTTP/1.1 request without exactly one `Host`
+    /// (RFC 9112, 3.2: a server answers 400), or a field that takes one value given twice (`Host`,
+    /// `Content-Type`, `Authorization`), which two readers (a proxy and this server) could each take differently:
+    /// the first was taken, where a proxy may have checked the second.
+    static func headerProblem(_ request: HTTPRequest) -> String? {
+        let hosts = request.headers.values(for: "host").count
+        if (request.version.major, request.version.minor) >= (1, 1) && hosts != 1 {
+            return "an HTTP/1.1 request carries one Host header field (RFC 9112, 3.2); this one has \(hosts)"
+        }
+        for name in ["Host", "Content-Type", "Authorization"] {
+            let count = request.headers.values(for: name).count
+            if count > 1 { return "the header field \(name) is given \(count) times; send it once" }
+        }
+        return nil
     }
 
     /// A request has ended, however it ended: its context (a retained `RequestContext`) is let go of, with the body

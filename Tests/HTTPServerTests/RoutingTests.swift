@@ -1,5 +1,6 @@
 import HTTPServer
 import SuggestTestSupport
+import Synchronization
 import Testing
 
 /// Requests through a real server on loopback: routing, the target's parts, headers, keep-alive.
@@ -91,6 +92,31 @@ import Testing
                     + "CONTENT-TYPE: text/csv\r\n\r\n")
             #expect(response.text == "Value1|Value1,value2|text/csv")
             #expect(response.header("x-answer") == "yes")
+        }
+    }
+
+    /// An HTTP/1.1 request without a `Host`, or with two, and a second `Content-Type` or `Authorization` are
+    /// malformed (400 `invalid_header`) and reach no handler: they got 200, the first value taken, where a proxy
+    /// in front may have read the other. HTTP/1.0 needs no `Host`.
+    @Test func aMissingOrRepeatedSingleHeaderIsRefused() throws {
+        let calls = Mutex(0)
+        let handler: HTTPServer.Handler = { _ in
+            calls.withLock { $0 += 1 }
+            return HTTPResponse.text("ok")
+        }
+        try withServer(handler: handler) { server in
+            for head in [
+                "GET / HTTP/1.1\r\n\r\n", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+                "GET / HTTP/1.1\r\nHost: a\r\nContent-Type: text/csv\r\ncontent-type: application/json\r\n\r\n",
+                "GET / HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer one\r\nAuthorization: Bearer two\r\n\r\n",
+            ] {
+                let connection = try TestConnection.connected(port: server.address.port)
+                let response = try connection.exchange(head)
+                #expect(response.status == 400 && response.text.contains(#""code":"invalid_header""#), "\(head): \(response)")
+            }
+            let old = try TestConnection.connected(port: server.address.port)
+            #expect(try old.exchange("GET / HTTP/1.0\r\n\r\n").status == 200)
+            #expect(calls.withLock { $0 } == 1)
         }
     }
 
