@@ -79,6 +79,20 @@ import Testing
         }
     }
 
+    /// A store file that is not one (its log's index made a directory) is named, where the message sent people to
+    /// check the store's directory, which was fine (found by a probe).
+    @Test func aStoreFileThatIsADirectoryIsNamed() throws {
+        let scratch = try TemporaryDirectory("file-problem")
+        #expect(SuggestProcess.run(["donate", "--conversation", "c", "--store", scratch("store")]).status == 0)
+        let index = scratch("store") + "/suggest.sqlite-shm"
+        #expect(unlink(index) == 0 && mkdir(index, 0o700) == 0)
+        let result = SuggestProcess.run(["donate", "--conversation", "d", "--store", scratch("store")])
+        #expect(result.status == 1)
+        #expect(
+            result.standardError.contains("\(index) is a directory, where the store keeps a file of its own; move it away"),
+            "\(result.standardError)")
+    }
+
     /// "Suggest Less" asked hundreds of times said "score × 0" beside a conversation still listed with a score.
     @Test func aSmallMultiplierIsShownAsAPowerOfTen() {
         #expect(Feedback.multiplier(0.25, times: 2) == "0.0625")

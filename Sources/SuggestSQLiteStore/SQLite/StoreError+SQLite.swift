@@ -8,12 +8,18 @@ extension StoreError {
         case 26, 11:  // SQLITE_NOTADB, SQLITE_CORRUPT
             return StoreError(.notAStore, "\(path) is not a suggest store or is damaged (\(error.message))")
         case 8, 3, 23:  // SQLITE_READONLY, SQLITE_PERM, SQLITE_AUTH
+            if let problem = fileProblem(database: path) {
+                return StoreError(.readOnly, "the store at \(path) is read-only: \(problem)")
+            }
             return StoreError(.readOnly, "the store at \(path) is read-only (\(error.message)); check its permissions")
         case 13:  // SQLITE_FULL
             return StoreError(.diskFull, "the disk holding \(path) is full; nothing was changed; free some space and retry")
         case 5, 6:  // SQLITE_BUSY, SQLITE_LOCKED
             return StoreError(.busy, "the store at \(path) stayed locked by another process; retry in a moment")
         case 14:  // SQLITE_CANTOPEN
+            if let problem = fileProblem(database: path) {
+                return StoreError(.readOnly, "cannot open the store at \(path): \(problem)")
+            }
             return StoreError(
                 .readOnly, "cannot open the store at \(path) (\(error.message)); check that the directory is writable")
         case 10:  // SQLITE_IOERR
@@ -28,5 +34,34 @@ extension StoreError {
         default:
             return StoreError(.failed, "the store at \(path) failed: \(error)")
         }
+    }
+
+    /// Which of the store's files SQLite could not open or write, and why, in words that name it: the database,
+    /// its log and the log's index, then the directory they are made in. `nil` when each looks usable to this process. SQLite says
+    /// only "unable to open database file" or "readonly", and the advice to check the directory sent people to
+    /// a directory that was fine when one file was not.
+    static func fileProblem(database: String) -> String? {
+        let directory = database.lastIndex(of: "/").map { String(database[..<$0]) } ?? "."
+        func reason() -> String { String(cString: strerror(system_errno())) }
+        for file in [database, database + "-wal", database + "-shm"] {
+            // The database may be a link to the file (a store moved to another disk); its log and index may not.
+            var info = stat()
+            guard (file == database ? stat(file, &info) : lstat(file, &info)) == 0 else { continue }
+            if system_is_regular_file(info.st_mode) == 0 {
+                let what =
+                    system_is_directory(info.st_mode) != 0
+                    ? "a directory" : system_is_symbolic_link(info.st_mode) != 0 ? "a symbolic link" : "not a regular file"
+                return "\(file) is \(what), where the store keeps a file of its own; move it away"
+            }
+            if access(file, R_OK | W_OK) != 0 {
+                if system_errno() == EROFS { return "\(file) is on a read-only file system" }
+                return "\(file) is not readable and writable by this user (\(reason())); check its permissions and owner"
+            }
+        }
+        // Every file there is usable: one that is missing (the log, its index) could not be made.
+        if access(directory, W_OK | X_OK) != 0 {
+            return "its directory \(directory) is not writable by this user (\(reason())), and a file the store needs is missing; check the directory's permissions"
+        }
+        return nil
     }
 }
