@@ -25,7 +25,7 @@ extension RedisDonationStore {
             if report.read % options.progressInterval == 0 {
                 progress(ImportProgress(lines: report.read, bytesRead: 0, totalBytes: nil))
             }
-            switch try Self.admit(parsed, line: line, options: options, oldestKept: oldestKept, into: &report) {
+            switch try options.admit(parsed, line: line, oldestKept: oldestKept, into: &report) {
             case .some(let interaction): accepted.append(interaction)
             case .none: break
             }
@@ -53,7 +53,7 @@ extension RedisDonationStore {
             if report.read % options.progressInterval == 0 {
                 progress(ImportProgress(lines: report.read, bytesRead: lines.bytesRead, totalBytes: lines.totalBytes))
             }
-            if let interaction = try Self.admit(parsed, line: line, options: options, oldestKept: oldestKept, into: &report) {
+            if let interaction = try options.admit(parsed, line: line, oldestKept: oldestKept, into: &report) {
                 var writer = JSONWriter()
                 interaction.write(to: &writer)
                 try spool.append(writer.bytes)
@@ -79,31 +79,6 @@ extension RedisDonationStore {
 
     /// Donations written per round of scripts.
     static let chunkSize = 5_000
-
-    /// Checks one line: the required account, the future-date rule and retention.
-    /// - Returns: the donation to record, or `nil` when it is counted as expired or (with `skipInvalid`) rejected.
-    static func admit(
-        _ parsed: Result<Interaction, InputError>, line: Int, options: ImportOptions, oldestKept: Timestamp?,
-        into report: inout ImportReport
-    ) throws(InputError) -> Interaction? {
-        do throws(InputError) {
-            let interaction = try parsed.get()
-            if let required = options.requiredAccount, !interaction.account.hasSameBytes(as: required) {
-                throw InputError(field: "account", message: "'\(interaction.account.prefix(60))' differs from \(required)")
-            }
-            switch try DonationAdmission.decide(interaction, now: options.now, oldestKept: oldestKept) {
-            case .expired:
-                report.expired += 1
-                return nil
-            case .record(let admitted):
-                return admitted
-            }
-        } catch {
-            guard options.skipInvalid else { throw error.at(line: line) }
-            report.reject(error.at(line: line))
-            return nil
-        }
-    }
 
     /// Writes checked donations, a chunk at a time, counting what was recorded and what was already there, and
     /// noting what was recorded (to undo it if a later chunk fails).

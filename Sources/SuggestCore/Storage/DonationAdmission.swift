@@ -60,3 +60,32 @@ public enum DonationAdmission {
         return seconds < 3_600 && rest > 0 ? minutes + " " + counted(Double(rest), "second") : minutes
     }
 }
+
+extension ImportOptions {
+    /// Checks one line of an import, as every store does: the required account, the future-date rule and
+    /// retention. A line that expires is counted in `report`; an invalid one is thrown, or counted as rejected with
+    /// `skipInvalid`.
+    /// - Returns: the donation to record, or `nil` when it is counted as expired or rejected.
+    public func admit(
+        _ parsed: Result<Interaction, InputError>, line: Int, oldestKept: Timestamp?, into report: inout ImportReport
+    ) throws(InputError) -> Interaction? {
+        do throws(InputError) {
+            let interaction = try parsed.get()
+            if let requiredAccount, !interaction.account.hasSameBytes(as: requiredAccount) {
+                throw InputError(
+                    field: "account", message: "'\(interaction.account.prefix(60))' differs from \(requiredAccount)")
+            }
+            switch try DonationAdmission.decide(interaction, now: now, oldestKept: oldestKept) {
+            case .expired:
+                report.expired += 1
+                return nil
+            case .record(let admitted):
+                return admitted
+            }
+        } catch {
+            guard skipInvalid else { throw error.at(line: line) }
+            report.reject(error.at(line: line))
+            return nil
+        }
+    }
+}

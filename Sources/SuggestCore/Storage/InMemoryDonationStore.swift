@@ -77,28 +77,16 @@ public final class InMemoryDonationStore: DonationStore {
             if report.read % options.progressInterval == 0 {
                 progress(ImportProgress(lines: report.read, bytesRead: 0, totalBytes: nil))
             }
-            do {
-                var interaction = try parsed.get()
-                if let required = options.requiredAccount, !interaction.account.hasSameBytes(as: required) {
-                    throw InputError(field: "account", message: "'\(interaction.account.prefix(60))' differs from \(required)")
-                }
-                switch try DonationAdmission.decide(interaction, now: options.now, oldestKept: oldestKept) {
-                case .expired:
-                    report.expired += 1
-                    continue
-                case .record(let admitted): interaction = admitted
-                }
-                var history = staged[ByteKey(interaction.account)] ?? AccountHistory()
-                switch append(interaction, to: &history) {
-                case .recorded: report.recorded += 1
-                case .duplicate: report.duplicates += 1
-                case .expired: report.expired += 1
-                }
-                staged[ByteKey(interaction.account)] = history
-            } catch let error as InputError {
-                guard options.skipInvalid else { throw error.at(line: line) }
-                report.reject(error.at(line: line))
+            guard let interaction = try options.admit(parsed, line: line, oldestKept: oldestKept, into: &report) else {
+                continue
             }
+            var history = staged[ByteKey(interaction.account)] ?? AccountHistory()
+            switch append(interaction, to: &history) {
+            case .recorded: report.recorded += 1
+            case .duplicate: report.duplicates += 1
+            case .expired: report.expired += 1
+            }
+            staged[ByteKey(interaction.account)] = history
         }
         histories = staged
         return report
