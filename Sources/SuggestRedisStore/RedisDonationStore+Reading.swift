@@ -214,9 +214,26 @@ extension RedisDonationStore {
         // already), which a node at its `maxmemory` would refuse.
         let registration =
             RedisScripts.onlyTakesAway(operation) ? [] : [RedisCommand("SADD", key: RedisKeys.accounts, account)]
-        let replies = try write(registration + [RedisScripts.changePreference(conversation, operation, keys: keys)])
+        let change = RedisScripts.changePreference(conversation, operation, keys: keys)
+        guard !undoing else {
+            let reply = try pipeline(registration + [change])[registration.count]
+            if let message = reply.errorMessage { throw Self.preferenceRefused(message) }
+            return Int(reply.integer ?? 0)
+        }
+        let (replies, failure) = try writeReplicated(registration + [change])
         let reply = replies[registration.count]
         if let message = reply.errorMessage { throw Self.preferenceRefused(message) }
+        if let failure {
+            // On the master but not acknowledged: a "suggest less" left there would count twice when the caller
+            // retries it (the other changes set a state, and a retry sets the same), so it is taken back, by a
+            // write that waits for no replica, as a refused donation is.
+            if operation == "less" {
+                undoing = true
+                defer { undoing = false }
+                _ = try? pipeline([RedisScripts.changePreference(conversation, "unless", keys: keys)])
+            }
+            throw failure
+        }
         return Int(reply.integer ?? 0)
     }
 }

@@ -186,7 +186,9 @@ enum RedisScripts {
     static let preferenceAllowingOOM = RedisScript("#!lua flags=allow-oom\n" + preferenceSource)
 
     /// Whether a preference operation only takes away.
-    static func onlyTakesAway(_ operation: String) -> Bool { ["unblock", "reset", "forget-less"].contains(operation) }
+    static func onlyTakesAway(_ operation: String) -> Bool {
+        ["unblock", "reset", "forget-less", "unless"].contains(operation)
+    }
 
     private static let preferenceSource =
         """
@@ -199,6 +201,7 @@ enum RedisScripts {
         if op == 'block' then blocked = '1'
         elseif op == 'unblock' then blocked = '0'
         elseif op == 'less' then less = less + 1
+        elseif op == 'unless' then if less > 0 then less = less - 1 end
         elseif op == 'reset' or op == 'forget-less' then less = 0
         else return redis.error_reply('unknown preference operation ' .. op) end
         if blocked == '0' and less == 0 then redis.call('HDEL', KEYS[1], ARGV[1])

@@ -174,6 +174,12 @@ import Testing
         _ = try store.record(single)
         _ = try store.importDonations(batch, options: ImportOptions(now: Self.now))
         #expect(try store.donationCount(account: "stalled") == 5)
+        // "Suggest less" counts: one refused must not stay, or its retry counts twice.
+        #expect(try store.suggestLess(conversation: "single", account: "stalled") == 1)
+        withReplicaStalled {
+            #expect(throws: StoreError.self) { try store.suggestLess(conversation: "single", account: "stalled") }
+        }
+        #expect(try store.suggestLess(conversation: "single", account: "stalled") == 2, "the refused one did not count")
     }
 
     /// The check of the masters that follows a short `WAIT` may itself fail (a master left without its replica,
