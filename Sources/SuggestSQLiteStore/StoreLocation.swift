@@ -144,7 +144,8 @@ public struct StoreLocation: Sendable, Equatable {
         let named = length > 0 ? String(decoding: target.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
         throw StoreError(
             .notADirectory,
-            "\(directory) is a symbolic link to \(named), which does not exist; create that directory, or remove the link")
+            // The command line adds where else to look ("move it away or choose another --store").
+            "\(directory) is a symbolic link to \(named), which does not exist: create that directory")
     }
 
     /// Refuses a directory path that names a file, or lies below one.
