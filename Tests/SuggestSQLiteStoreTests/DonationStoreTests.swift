@@ -382,7 +382,10 @@ import SuggestTestSupport
     /// go leaves, table by table, value by value (the learned weights, re-read after each write, included): the
     /// budget bounds an import's memory (a history whose every line names a thousand new people took 1.5 GB for
     /// 170 MB) without changing a bit of what it records.
-    @Test func anImportWrittenAlongTheWayLeavesTheSameStore() throws {
+    /// A large import (one expected to bring 100,000 donations or more) keeps every identifier key in memory and
+    /// collects the additions to the index in one list: the same with it.
+    @Test(arguments: [nil, 200_000])
+    func anImportWrittenAlongTheWayLeavesTheSameStore(expectedDonations: Int?) throws {
         var random = SeededRandom(seed: 9)
         var lines: [String] = []
         for index in 0..<3_000 {
@@ -405,10 +408,10 @@ import SuggestTestSupport
         }
         let text = lines.joined(separator: "\n")
         let whole = try TemporaryStore()
-        let report = try whole.importLines(text)
+        let report = try whole.importLines(text, expectedDonations: expectedDonations)
         let flushed = try TemporaryStore()
         flushed.store.importMemoryBudget = 2_048  // a write every few donations
-        #expect(try flushed.importLines(text) == report)
+        #expect(try flushed.importLines(text, expectedDonations: expectedDonations) == report)
         #expect(report.recorded + report.duplicates == 3_000 && report.duplicates > 10, "\(report)")
 
         try flushed.store.database.execute("ATTACH DATABASE '\(whole.directory)/suggest.sqlite' AS whole")

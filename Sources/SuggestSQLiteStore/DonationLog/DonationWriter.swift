@@ -239,8 +239,9 @@ final class DonationWriter {
     /// About how much memory the writer holds for what it has not written yet: the conversations met since the
     /// last `flush()` and their open blocks of the log. An import flushes when this passes its budget
     /// (`SQLiteDonationStore.importMemoryBudget`), so that a history whose every line brings new people, kinds or
-    /// names needs no more memory than an ordinary one. (A large import's identifier keys, 16 bytes a donation, are
-    /// not counted: they are the duplicate check's, kept to the end.)
+    /// names needs no more memory than an ordinary one. (A large import's identifier keys are not counted: 16
+    /// bytes a donation in the duplicate check's table, kept to the end, and as much in the index's list of
+    /// additions, which a flush writes and empties.)
     var heldBytes: Int { entryBytes + log.heldBytes }
 
     /// Writes the donation log and every touched conversation's state back, and forgets them: the next donation of
