@@ -93,6 +93,24 @@ import Testing
             "\(result.standardError)")
     }
 
+    /// Usage that was taken some other way (found by a newcomer's probe): `block --list` ignored a conversation
+    /// given with it, `feedback --less --reset` was told to say one of them, `import ''` read "cannot read : No
+    /// such file", and `--recipient =Juan` stored a person with an empty identifier.
+    @Test(arguments: [
+        (["block", "--list", "--conversation", "z"], "suggest block: --list lists every blocked conversation; leave out --conversation"),
+        (["feedback", "--less", "--reset", "--conversation", "c"], "suggest feedback: --less and --reset undo each other; give one of them"),
+        (["import", ""], "suggest import: the file name is empty; give a FILE, or - for standard input"),
+        (["donate", "--conversation", "c", "--recipient", "=Juan"], "suggest donate: --recipient '=Juan' has no identifier; write ID or ID=NAME"),
+        (["donate", "--conversation", "c", "--sender", "=Juan"], "suggest donate: --sender '=Juan' has no identifier; write ID or ID=NAME"),
+    ])
+    func usageTakenAnotherWayIsRefused(_ arguments: [String], _ message: String) throws {
+        let scratch = try TemporaryDirectory("usage")
+        let result = SuggestProcess.run(arguments + ["--store", scratch("store")])
+        #expect(result.status == 64)
+        #expect(result.standardError == message + "\n")
+        #expect(directoryEntries(scratch.path).isEmpty, "no store was made")
+    }
+
     /// "Suggest Less" asked hundreds of times said "score × 0" beside a conversation still listed with a score.
     @Test func aSmallMultiplierIsShownAsAPowerOfTen() {
         #expect(Feedback.multiplier(0.25, times: 2) == "0.0625")

@@ -15,6 +15,10 @@ enum Block: Command {
         try arguments.expectPositionals(atMost: 0)
         let account = try StoreOptions.account(arguments)
         if arguments.flag("--list") {
+            // Not silently ignored: `block --list --conversation X` reads as a question about X.
+            if arguments.value("--conversation") != nil {
+                throw CommandError.usage("--list lists every blocked conversation; leave out --conversation")
+            }
             let store = try StoreOptions.open(arguments, io, maintaining: account, creating: false)
             // One per line: an identifier with a line break in it must not read as two.
             for id in try store.blockedConversations(account: account) { try io.out(TerminalText.escaped(id) + "\n") }

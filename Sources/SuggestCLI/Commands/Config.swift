@@ -5,7 +5,7 @@ import SuggestSQLiteStore
 enum Config: Command {
     static let name = "config"
     static let summary = "Show or change the store's retention: how long donations are kept, when idle ones stop."
-    static let usage = "[--max-age-days N] [--idle-days N] [--json] [--store DIR]"
+    static let usage = "[--max-age-days N] [--idle-days N] [--json] [--store DIR|URL]"
     static let options: [OptionSpec] = [
         StoreOptions.store,
         .option("--max-age-days", "N", "Keep donations N days: older ones are refused, kept ones leave within a day of it (0 = keep forever)."),

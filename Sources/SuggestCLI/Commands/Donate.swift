@@ -80,8 +80,12 @@ enum Donate: Command {
         let date = try arguments.value("--date").map { text throws(CommandError) in try ValueParsing.date(text, option: "--date") } ?? .now()
         let intent = SendMessageIntent(
             conversationIdentifier: conversation, speakableGroupName: arguments.value("--group-name"),
-            serviceName: arguments.value("--service"), sender: arguments.value("--sender").map(person),
-            recipients: arguments.values("--recipient").map(person), image: arguments.value("--image"),
+            serviceName: arguments.value("--service"),
+            sender: try arguments.value("--sender").map { text throws(CommandError) in try person(text, option: "--sender") },
+            recipients: try arguments.values("--recipient").map { text throws(CommandError) in
+                try person(text, option: "--recipient")
+            },
+            image: arguments.value("--image"),
             contentTypes: arguments.values("--content-type"))
         // Flags go through the same validation as JSON: one set of rules for every way in.
         var writer = JSONWriter()
@@ -93,9 +97,13 @@ enum Donate: Command {
     }
 
     /// `ID=Display Name` or `ID`.
-    static func person(_ text: String) -> Person {
+    /// An empty identifier is refused: `=Juan` named a person by nothing, and was stored so.
+    static func person(_ text: String, option: String) throws(CommandError) -> Person {
+        let identifier = String(text.prefix { $0 != "=" })
+        guard !identifier.isEmpty else {
+            throw CommandError.usage("\(option) '\(text.prefix(60))' has no identifier; write ID or ID=NAME")
+        }
         guard let equals = text.firstIndex(of: "=") else { return Person(customIdentifier: text) }
-        return Person(
-            customIdentifier: String(text[..<equals]), displayName: String(text[text.index(after: equals)...]))
+        return Person(customIdentifier: identifier, displayName: String(text[text.index(after: equals)...]))
     }
 }

@@ -16,7 +16,10 @@ enum Feedback: Command {
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
         try arguments.expectPositionals(atMost: 0)
         guard arguments.flag("--less") != arguments.flag("--reset") else {
-            throw CommandError.usage("say --less or --reset; see 'suggest feedback --help'")
+            throw CommandError.usage(
+                arguments.flag("--less")
+                    ? "--less and --reset undo each other; give one of them"
+                    : "say --less or --reset; see 'suggest feedback --help'")
         }
         let account = try StoreOptions.account(arguments)
         let conversation = try Block.requiredConversation(arguments, command: name)
