@@ -1,3 +1,4 @@
+import SuggestCore
 import SuggestTestSupport
 import Testing
 
@@ -381,6 +382,20 @@ import Testing
         let document = try client.request("GET", "/v1/openapi.json")
         #expect(document.status == 200)
         #expect(document.body == (try readFile(Suggest.packageRoot + "/Sources/SuggestServer/Resources/openapi.json")))
+        // No object names a member twice (strict validators refuse it; an edit once gave three operations two
+        // "413"s).
+        func repeatedKeys(_ value: JSONValue, _ path: String) -> [String] {
+            switch value {
+            case .object(let members):
+                let keys = members.map { $0.key }
+                let repeated = Set(keys.filter { key in keys.count(where: { $0 == key }) > 1 }).map { path + "/" + $0 }
+                return repeated + members.flatMap { repeatedKeys($0.value, path + "/" + $0.key) }
+            case .array(let values): return values.enumerated().flatMap { repeatedKeys($1, path + "/\($0)") }
+            default: return []
+            }
+        }
+        let parsed = try document.body.withUnsafeBufferPointer { try JSONParser.parse(bytes: $0) }
+        #expect(repeatedKeys(parsed, "").isEmpty, "\(repeatedKeys(parsed, ""))")
         // A request id given is echoed; one is made up otherwise.
         let echoed = try client.request("GET", "/v1/health/live", headers: [("X-Request-Id", "abc-123")])
         #expect(echoed.header("X-Request-Id") == "abc-123")
