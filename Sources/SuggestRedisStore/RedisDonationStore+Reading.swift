@@ -214,7 +214,8 @@ extension RedisDonationStore {
         // already), which a node at its `maxmemory` would refuse.
         let registration =
             RedisScripts.onlyTakesAway(operation) ? [] : [RedisCommand("SADD", key: RedisKeys.accounts, account)]
-        let change = RedisScripts.changePreference(conversation, operation, keys: keys)
+        let stamp = StateStamp.next()
+        let change = RedisScripts.changePreference(conversation, operation, keys: keys, stamp: stamp)
         guard !undoing else {
             let reply = try pipeline(registration + [change])[registration.count]
             if let message = reply.errorMessage { throw Self.preferenceRefused(message) }
@@ -226,11 +227,15 @@ extension RedisDonationStore {
         if let failure {
             // On the master but not acknowledged: a "suggest less" left there would count twice when the caller
             // retries it (the other changes set a state, and a retry sets the same), so it is taken back, by a
-            // write that waits for no replica, as a refused donation is.
+            // write that waits for no replica, as a refused donation is. Only while the account's stamp is still
+            // the one it set: after a failover that lost it, or a later change, a decrement could take back
+            // another request's, acknowledged.
             if operation == "less" {
                 undoing = true
                 defer { undoing = false }
-                _ = try? pipeline([RedisScripts.changePreference(conversation, "unless", keys: keys)])
+                _ = try? pipeline([
+                    RedisScripts.changePreference(conversation, "unless", keys: keys, undoing: stamp)
+                ])
             }
             throw failure
         }

@@ -192,12 +192,13 @@ enum RedisScripts {
 
     private static let preferenceSource =
         """
+        local op = ARGV[2]
+        if op == 'unless' and redis.call('GET', KEYS[2]) ~= ARGV[4] then return -1 end
         redis.call('SET', KEYS[2], ARGV[3])
         local value = redis.call('HGET', KEYS[1], ARGV[1]) or '0,0'
         local comma = string.find(value, ',', 1, true)
         local blocked = string.sub(value, 1, comma - 1)
         local less = tonumber(string.sub(value, comma + 1))
-        local op = ARGV[2]
         if op == 'block' then blocked = '1'
         elseif op == 'unblock' then blocked = '0'
         elseif op == 'less' then less = less + 1
@@ -210,11 +211,20 @@ enum RedisScripts {
         """
 
     /// The `preference` script's command for one change of a conversation's preference.
-    static func changePreference(_ conversation: String, _ operation: String, keys: RedisKeys) -> RedisCommand {
+    /// - Parameters:
+    ///   - stamp: the account's new state stamp.
+    ///   - undoing: for `unless`, the stamp the "suggest less" it takes back set: it takes back nothing (and
+    ///     answers -1) once the account has another, a later change or a failover that lost it, so that it never
+    ///     takes back another request's "suggest less".
+    static func changePreference(
+        _ conversation: String, _ operation: String, keys: RedisKeys, stamp: [UInt8] = StateStamp.next(),
+        undoing: [UInt8]? = nil
+    ) -> RedisCommand {
         var command = RedisCommand(
             script: onlyTakesAway(operation) ? preferenceAllowingOOM : preference,
             keys: [keys.preferences, keys.stateStamp], arguments: conversation, operation)
-        command.append(StateStamp.next())
+        command.append(stamp)
+        if let undoing { command.append(undoing) }
         return command
     }
 }
