@@ -144,6 +144,26 @@ import Testing
         #expect(try client.send("POST", path, json: donation, headers: Self.bearer(Self.acme)).status == 201)
     }
 
+    /// A tenant's account is stored as `tenant:account`, and that name is held to the limit of a donation's strings:
+    /// `acme:` and 4,095 bytes was stored, the command line could then name it in no option, and its export wrote
+    /// lines its import refuses (found by a review).
+    @Test func anAccountLongerThanItsStoredNameMayBeIsRefused() throws {
+        let scratch = try TemporaryDirectory("tenants")
+        let keys = try Self.keysFile(scratch, [("acme", Self.acme)])
+        let server = try ServeProcess(["--store", scratch("store"), "--keys", keys], scratch: scratch.path)
+        let client = server.client
+        let fits = String(repeating: "a", count: 4_096 - "acme:".utf8.count)
+        let over = fits + "a"
+        let donation = ServerRoutesTests.donation("d1", "c", ago: 5)
+        let refused = try client.send("POST", "/v1/accounts/\(over)/donations", json: donation, headers: Self.bearer(Self.acme))
+        #expect(refused.status == 400 && refused.text.contains("with the tenant's prefix it would be 4097"), "\(refused)")
+        let recorded = try client.send("POST", "/v1/accounts/\(fits)/donations", json: donation, headers: Self.bearer(Self.acme))
+        #expect(recorded.status == 201, "\(recorded)")
+        server.stop()
+        let export = try Suggest.run(["export", "--account", "acme:" + fits, "--store", scratch("store")], scratch: scratch.path)
+        #expect(export.status == 0 && export.output.contains(#""conversationIdentifier":"c""#), "\(export)")
+    }
+
     @Test func aKeysFileOthersCanReadIsRefused() throws {
         let scratch = try TemporaryDirectory("tenants")
         let keys = try Self.keysFile(scratch, [("acme", Self.acme)], mode: 0o644)

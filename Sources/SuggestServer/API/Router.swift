@@ -89,8 +89,18 @@ struct Call {
     let api: API
 
     /// The account the path names, checked, in the caller's tenant.
+    /// The name the store gives it (`tenant:account`) is held to the limit of a donation's strings too: a longer one
+    /// would be written by the command line's `export` as a line its `import` refuses, and no option could name it.
     func account() throws -> TenantAccount {
-        TenantAccount(tenant: tenant, account: try parameter("account", code: "invalid_account"))
+        let account = TenantAccount(tenant: tenant, account: try parameter("account", code: "invalid_account"))
+        let stored = account.storeAccount.utf8.count
+        guard stored <= Interaction.maximumStringBytes else {
+            throw APIError.badRequest(
+                "invalid_account",
+                "account is \(account.account.utf8.count) bytes long; with the tenant's prefix it would be \(stored), "
+                    + "and the limit is \(Interaction.maximumStringBytes)")
+        }
+        return account
     }
 
     /// A path parameter, checked like the contract's identifiers: non-empty, at most 4096 bytes (the decoded
