@@ -121,8 +121,10 @@ struct InteractionDecoder {
             }
         }
         let resolvedAccount = account ?? defaultAccount
-        // A default over the limit is refused by the tree path, which names the field.
-        guard !resolvedAccount.isEmpty, account != nil || resolvedAccount.utf8.count <= Interaction.maximumStringBytes,
+        // A default over the limit, or with a NUL, is refused by the tree path, which names the field.
+        guard !resolvedAccount.isEmpty,
+            account != nil
+                || (resolvedAccount.utf8.count <= Interaction.maximumStringBytes && !resolvedAccount.utf8.contains(0)),
             identifier != "", let date, let intent
         else { throw GiveUp() }
         // The tree path's limits on a donation (not on an intent read alone: the store's kept intents).
