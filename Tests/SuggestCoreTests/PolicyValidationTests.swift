@@ -1,3 +1,4 @@
+import Dispatch
 import Testing
 
 @testable import SuggestCore
@@ -72,5 +73,26 @@ import Testing
         let pipe = BatchPipe<Int>(capacity: 0)
         #expect(pipe.put(.success(7)))  // with no room at all this would wait forever
         #expect(try pipe.take()?.get() == 7)
+    }
+
+    /// A pipe whose consumer stops early goes away with its producer's room taken: libdispatch killed the process
+    /// (SIGILL, "semaphore object deallocated while in use") when a semaphore went below the value it was made with,
+    /// so an import with an invalid line late in it, or cancelled, crashed the CLI (exit 132) and an app (found by a
+    /// probe of the library). This test crashed the test run before the fix.
+    @Test func aPipeWhoseConsumerStoppedEarlyGoesAwayQuietly() {
+        for _ in 0..<20 {
+            let finished = DispatchSemaphore(value: 0)
+            do {
+                let pipe = BatchPipe<Int>(capacity: 4)
+                DispatchQueue.global().async { [pipe] in
+                    var next = 0
+                    while pipe.put(.success(next)) { next += 1 }
+                    finished.signal()
+                }
+                #expect((try? pipe.take()?.get()) == 0)
+                pipe.cancel()
+                finished.wait()  // the producer saw the cancel and let go of the pipe
+            }
+        }
     }
 }

@@ -17,7 +17,13 @@ public final class BatchPipe<Batch: Sendable>: Sendable {
 
     /// - Parameter capacity: how many batches the producer may run ahead; below 1 is taken as 1 (with none, the
     ///   first `put` would wait forever).
-    public init(capacity: Int) { free = DispatchSemaphore(value: max(1, capacity)) }
+    public init(capacity: Int) {
+        // Made at 0 and raised, not made at `capacity`: libdispatch kills the process (SIGILL) when a semaphore
+        // goes away below the value it was made with, which is where a pipe whose consumer stopped early (an
+        // invalid line, a cancelled import) leaves `free`.
+        free = DispatchSemaphore(value: 0)
+        for _ in 0..<max(1, capacity) { free.signal() }
+    }
 
     /// Hands over an item (`nil` marks the end); waits while the pipe is full.
     /// - Returns: `false` when the consumer has gone: the producer should stop.
