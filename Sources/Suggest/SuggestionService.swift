@@ -48,10 +48,13 @@ public final class SuggestionService: Sendable {
 
     // MARK: Recording
 
-    /// Records one donation (a message sent or received), now.
+    /// Records one donation (a message sent or received), now, once it passes the rules of the donation format
+    /// (`Interaction.validated()`).
+    /// - Throws: `InputError` naming the field that breaks a rule (nothing is recorded); `StoreError`.
     @discardableResult
     public func donate(_ donation: Interaction) async throws -> DonationOutcome {
-        try await perform { store, _ in try store.record(donation, now: .now()) }
+        let donation = try donation.validated()
+        return try await perform { store, _ in try store.record(donation, now: .now()) }
     }
 
     /// Records donations as one batch: all of them or none (with `options.skipInvalid`, the valid ones). Cancelling
@@ -62,7 +65,12 @@ public final class SuggestionService: Sendable {
         try await perform { store, flag in
             var iterator = donations.enumerated().makeIterator()
             return try store.importDonations(options, progress: { _ in }, interruption: flag.check) {
-                iterator.next().map { NumberedDonation(line: $0.offset + 1, donation: .success($0.element)) }
+                // Held to the JSON's rules, each as the line of a file would be (`skipInvalid` skips it alike).
+                iterator.next().map { element in
+                    NumberedDonation(
+                        line: element.offset + 1,
+                        donation: Result { () throws(InputError) in try element.element.validated() })
+                }
             }
         }
     }

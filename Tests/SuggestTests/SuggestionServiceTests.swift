@@ -32,6 +32,43 @@ import Testing
     }
 
     /// The library's errors speak of directories and stores, never of a command line's flags.
+    /// A donation built in code is held to the rules its JSON would be: one with an empty conversation identifier
+    /// was stored, and every later read of the account failed ("a stored snapshot ... is damaged"); one dated at
+    /// infinity killed the app (found by a probe of the library).
+    @Test func aDonationBuiltInCodeIsHeldToTheFormatsRules() async throws {
+        let directory = try TemporaryDirectory("validated")
+        let service = try SuggestionService(directory: directory.path)
+        try await service.donate(Self.donation(1, conversation: "thread-42"))
+        let broken: [(Interaction, String)] = [
+            (Interaction(date: Self.now, direction: .incoming, intent: SendMessageIntent(conversationIdentifier: "")),
+             "intent.conversationIdentifier"),
+            (Interaction(date: Self.now, direction: .incoming, intent: SendMessageIntent(conversationIdentifier: "a\u{0}b")),
+             "intent.conversationIdentifier"),
+            (Interaction(
+                date: Self.now, direction: .incoming,
+                intent: SendMessageIntent(conversationIdentifier: "c", speakableGroupName: String(repeating: "g", count: 5_000))),
+             "intent.speakableGroupName"),
+            (Interaction(date: Timestamp(seconds: .infinity), direction: .outgoing, intent: SendMessageIntent(conversationIdentifier: "c")),
+             "date"),
+            (Interaction(date: Timestamp(seconds: .nan), direction: .outgoing, intent: SendMessageIntent(conversationIdentifier: "c")),
+             "date"),
+        ]
+        for (donation, field) in broken {
+            let refused = await #expect(throws: InputError.self) { try await service.donate(donation) }
+            #expect(refused?.field == field, "\(String(describing: refused))")
+        }
+        // Nothing of them was stored, and the account reads as before.
+        #expect(try await service.donationCount() == 1)
+        #expect(try await service.suggestions(context: RankingContext(at: .now())).map(\.conversationIdentifier) == ["thread-42"])
+        // A batch holds each to the same rules, as lines of a file: skipped with `skipInvalid`, else refused whole.
+        let batch = [Self.donation(2, conversation: "u-2"), broken[0].0, Self.donation(3, conversation: "u-3")]
+        await #expect(throws: InputError.self) { try await service.importDonations(batch) }
+        let report = try await service.importDonations(batch, options: ImportOptions(skipInvalid: true))
+        #expect(report.recorded == 2 && report.rejected.count == 1, "\(report)")
+        // A moment that is no number is refused as a query's too.
+        #expect(throws: InputError.self) { try RankingContext(at: Timestamp(seconds: .nan)).validate() }
+    }
+
     @Test func anErrorOfTheLibraryNamesNoFlag() throws {
         let directory = try TemporaryDirectory("service")
         let file = directory.path + "/a-file"

@@ -77,7 +77,8 @@ public struct RankingContext: Sendable, Hashable {
         guard (1...Limits.suggestions).contains(limit) else {
             throw InputError(field: "limit", message: "\(limit) is not from 1 to \(Limits.suggestions)")
         }
-        guard Timestamp.acceptedRange.contains(at) else {
+        // Finite first: a NaN passes every comparison of the range's (`Timestamp` orders by `<` alone).
+        guard at.seconds.isFinite, Timestamp.acceptedRange.contains(at) else {
             throw InputError(field: "at", message: "the moment is outside the years 0001 to 9999")
         }
         for type in contentTypes {

@@ -30,6 +30,11 @@ public enum DonationAdmission {
         _ interaction: Interaction, now: Timestamp, oldestKept: Timestamp?, roundsToExportPrecision: Bool = false
     ) throws(InputError) -> Decision {
         var interaction = interaction
+        // A date built in code (the JSON reader makes none of these): infinity trapped in the message below, and a
+        // NaN reached SQLite as NULL.
+        guard interaction.date.seconds.isFinite else {
+            throw InputError(field: "date", message: "is not a finite moment (\(interaction.date.seconds))")
+        }
         if interaction.date > now {
             let ahead = interaction.date.seconds - now.seconds
             guard ahead <= clockSkewTolerance else {
@@ -50,8 +55,9 @@ public enum DonationAdmission {
     /// date just past the 10 minutes allowed does not read as "10 minutes after".
     static func describe(_ seconds: Double) -> String {
         func counted(_ value: Double, _ unit: String) -> String {
-            let whole = value >= 1e15 ? "more than a million million" : String(Int(value))
-            return whole + " " + unit + (Int(value) == 1 ? "" : "s")
+            // `Int(value)` only below the bound: a date of 1e300 seconds trapped here.
+            guard value < 1e15 else { return "more than a million million " + unit + "s" }
+            return String(Int(value)) + " " + unit + (Int(value) == 1 ? "" : "s")
         }
         if seconds >= 2 * 86_400 { return counted(seconds / 86_400, "day") }
         if seconds >= 2 * 3_600 { return counted(seconds / 3_600, "hour") }
