@@ -24,7 +24,8 @@ public protocol DonationStore: AnyObject {
 
     // MARK: Recording
 
-    /// Records one donation and updates its conversation's ranking state, atomically.
+    /// Records one donation and updates its conversation's ranking state, atomically, once it passes the donation
+    /// format's rules (`Interaction.validated()`: a donation built in code gets no other check).
     /// - Parameter now: the moment of recording: the future-date rule and retention are taken against it
     ///   (`DonationAdmission`).
     /// - Complexity: independent of the history's length.
@@ -226,7 +227,11 @@ extension DonationStore {
     {
         var iterator = donations.enumerated().makeIterator()
         return try importDonations(options, progress: { _ in }, interruption: {}) {
-            iterator.next().map { NumberedDonation(line: $0.offset + 1, donation: .success($0.element)) }
+            // Held to the format's rules, each as the line of a file would be.
+            iterator.next().map { element in
+                NumberedDonation(
+                    line: element.offset + 1, donation: Result { () throws(InputError) in try element.element.validated() })
+            }
         }
     }
 }
