@@ -10,7 +10,9 @@ import Synchronization
 /// share extension each make a service on the same store directory (the App Group container): SQLite's write-ahead
 /// log lets them read and write at once, across processes.
 ///
-///     let suggest = try SuggestionService(directory: appGroup.appending("suggest"))
+///     // The App Group container's path (on iOS, `containerURL(forSecurityApplicationGroupIdentifier:)`'s);
+///     // the directory's parent must exist, the directory is made if missing.
+///     let suggest = try SuggestionService(directory: appGroupPath + "/suggest")
 ///     try await suggest.donate(Interaction(
 ///         date: .now(), direction: .outgoing,
 ///         intent: SendMessageIntent(conversationIdentifier: "thread-42", speakableGroupName: "Climbing crew")))
@@ -18,6 +20,12 @@ import Synchronization
 ///
 /// Maintenance (expiry, rebuilding state after an upgrade that changed the policy) is never done behind a read:
 /// call `maintain` when the app has time, for example when it comes to the foreground.
+///
+/// Two things to plan for. A service runs one operation at a time: a query waits behind an import or an export
+/// of the same service (a second service on the same directory does not). And an import is one transaction: while
+/// it writes, the other process's writes wait, up to 30 s, then fail as `busy` (a share extension's send waited 10 s
+/// behind an import of 600,000 donations, and failed behind one of 2M): import a large history in batches
+/// (`importDonations` of some thousands at a time), or when the extension is not in use.
 public final class SuggestionService: Sendable {
     private let queue: DispatchQueue
     private let box: StoreBox
