@@ -61,7 +61,8 @@ public final class SuggestionService: Sendable {
     /// - Throws: `InputError` naming the field that breaks a rule (nothing is recorded); `StoreError`.
     @discardableResult
     public func donate(_ donation: Interaction) async throws -> DonationOutcome {
-        try await perform { store, _ in try store.record(donation, now: .now()) }
+        let donation = try donation.validated()
+        return try await perform { store, _ in try store.record(donation, now: .now()) }
     }
 
     /// Records donations as one batch: all of them or none (with `options.skipInvalid`, the valid ones). Cancelling

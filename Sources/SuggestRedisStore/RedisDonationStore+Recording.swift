@@ -3,7 +3,7 @@ import SuggestCore
 
 extension RedisDonationStore {
     public func record(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome {
-        try recordOne(try donation.validated(), now: now, requiringExisting: false)
+        try recordOne(donation, now: now, requiringExisting: false)
     }
 
     public func recordShare(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome? {

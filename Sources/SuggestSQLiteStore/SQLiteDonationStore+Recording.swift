@@ -5,8 +5,7 @@ extension SQLiteDonationStore {
     /// - Complexity: O(log n) in the store's size (index look-ups, one block and one bucket of identifiers read and
     ///   rewritten); independent of the history's length.
     public func record(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome {
-        let donation = try donation.validated()
-        return try writingOne { store in try store.admitAndRecord(donation, now: now) }
+        try writingOne { store in try store.admitAndRecord(donation, now: now) }
     }
 
     public func recordShare(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome? {

@@ -52,7 +52,7 @@ public final class InMemoryDonationStore: DonationStore {
 
     public func record(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome {
         switch try DonationAdmission.decide(
-            try donation.validated(), now: now, oldestKept: retentionSetting.oldestKept(at: now), roundsToExportPrecision: true)
+            donation, now: now, oldestKept: retentionSetting.oldestKept(at: now), roundsToExportPrecision: true)
         {
         case .expired: return .expired
         case .record(let interaction):
