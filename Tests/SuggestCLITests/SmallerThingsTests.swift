@@ -96,6 +96,16 @@ import Testing
     /// Usage that was taken some other way (found by a newcomer's probe): `block --list` ignored a conversation
     /// given with it, `feedback --less --reset` was told to say one of them, `import ''` read "cannot read : No
     /// such file", and `--recipient =Juan` stored a person with an empty identifier.
+    /// `donate --json` given JSON Lines said only "unexpected text after the JSON value"; it says where those go.
+    @Test func donateGivenJSONLinesSaysWhereTheyGo() throws {
+        let scratch = try TemporaryDirectory("usage")
+        let line = #"{"date":"2026-12-01T00:00:00Z","intent":{"conversationIdentifier":"a"}}"#
+        let result = SuggestProcess.run(
+            ["donate", "--json", "--store", scratch("store")], input: line + "\n" + line + "\n")
+        #expect(result.status == 64)
+        #expect(result.standardError.hasSuffix("; --json reads one donation: for several (JSON Lines) use 'suggest import -'\n"), "\(result.standardError)")
+    }
+
     @Test(arguments: [
         (["block", "--list", "--conversation", "z"], "suggest block: --list lists every blocked conversation; leave out --conversation"),
         (["feedback", "--less", "--reset", "--conversation", "c"], "suggest feedback: --less and --reset undo each other; give one of them"),

@@ -55,9 +55,15 @@ enum Donate: Command {
         }
         let bytes = try io.standardInput.readAll(what: "one donation JSON object (docs/donation-format.md)")
         let account = try StoreOptions.account(arguments)
-        let interaction = try bytes.withUnsafeBufferPointer { buffer throws(InputError) in
-            try Interaction(jsonBytes: buffer, defaultAccount: account)
+        let decoded = bytes.withUnsafeBufferPointer { buffer in
+            Result { () throws(InputError) in try Interaction(jsonBytes: buffer, defaultAccount: account) }
         }
+        if case .failure(var error) = decoded, error.message.contains("unexpected text after the JSON value") {
+            // Two lines of JSON Lines, most likely: say where those go.
+            error.message += "; --json reads one donation: for several (JSON Lines) use 'suggest import -'"
+            throw error
+        }
+        let interaction = try decoded.get()
         // Byte for byte, as the store compares accounts (`!=` takes canonically equivalent spellings for one).
         if arguments.value("--account") != nil, !interaction.account.hasSameBytes(as: account) {
             throw CommandError.usage(
