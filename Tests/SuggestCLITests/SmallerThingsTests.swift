@@ -96,6 +96,20 @@ import Testing
     /// Usage that was taken some other way (found by a newcomer's probe): `block --list` ignored a conversation
     /// given with it, `feedback --less --reset` was told to say one of them, `import ''` read "cannot read : No
     /// such file", and `--recipient =Juan` stored a person with an empty identifier.
+    /// A sent share's donation is held to the format's rules: one of 150 content types was recorded, and the
+    /// account's export then held a line its import refuses (found by review).
+    @Test func aShareOfMoreTypesThanADonationMayCarrySendsNothing() throws {
+        let scratch = try TemporaryDirectory("share-types")
+        let store = ["--store", scratch("store")]
+        #expect(SuggestProcess.run(["donate", "--conversation", "thread-42"] + store).status == 0)
+        let attachments = (0..<150).flatMap { ["--attachment", "public.t\($0)=item-\($0)"] }
+        let result = SuggestProcess.run(["share", "--conversation", "thread-42", "--send"] + attachments + store)
+        #expect(result.status == 64, "\(result.standardError)")
+        #expect(result.standardError.contains("more than the 100 a donation may carry"), "\(result.standardError)")
+        let exported = SuggestProcess.run(["export"] + store)
+        #expect(exported.standardOutput.split(separator: "\n").count == 1, "only the first donation")
+    }
+
     /// `donate --json` given JSON Lines said only "unexpected text after the JSON value"; it says where those go.
     @Test func donateGivenJSONLinesSaysWhereTheyGo() throws {
         let scratch = try TemporaryDirectory("usage")

@@ -237,8 +237,12 @@ import Testing
         }
         let together = try run()
         #expect(together.status == 64 && !together.error.contains("warning"), "\(together)")
-        var times = [timespec(tv_sec: time(nil) - 3_600, tv_nsec: 0), timespec(tv_sec: time(nil) - 3_600, tv_nsec: 0)]
-        #expect(utimensat(AT_FDCWD, scratch("suggest-serve"), &times, 0) == 0)
+        // Both times set, an hour apart to the second: the copies' own times differ by however long the copy took.
+        let now = time(nil)
+        var commandTimes = [timespec(tv_sec: now, tv_nsec: 0), timespec(tv_sec: now, tv_nsec: 0)]
+        var serverTimes = [timespec(tv_sec: now - 3_600, tv_nsec: 0), timespec(tv_sec: now - 3_600, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, command, &commandTimes, 0) == 0)
+        #expect(utimensat(AT_FDCWD, scratch("suggest-serve"), &serverTimes, 0) == 0)
         let older = try run()
         #expect(older.status == 64, "\(older)")
         #expect(

@@ -159,6 +159,9 @@ import Testing
         #expect(refused.status == 400 && refused.text.contains("with the tenant's prefix it would be 4097"), "\(refused)")
         let recorded = try client.send("POST", "/v1/accounts/\(fits)/donations", json: donation, headers: Self.bearer(Self.acme))
         #expect(recorded.status == 201, "\(recorded)")
+        // Only writes are refused: an account stored before the rule can still be exported and deleted.
+        #expect(try client.request("GET", "/v1/accounts/\(over)/donations", headers: Self.bearer(Self.acme)).status == 200)
+        #expect(try client.request("DELETE", "/v1/accounts/\(over)", headers: Self.bearer(Self.acme)).status == 200)
         server.stop()
         let export = try Suggest.run(["export", "--account", "acme:" + fits, "--store", scratch("store")], scratch: scratch.path)
         #expect(export.status == 0 && export.output.contains(#""conversationIdentifier":"c""#), "\(export)")

@@ -164,7 +164,8 @@ extension Interaction {
     /// This donation held to the rules its JSON would be (`init(json:defaultAccount:)`): one set of rules for every
     /// way in. A donation built in code was stored as given, and one with an empty conversation identifier made every
     /// later read of its account fail ("a stored snapshot ... is damaged"), found by a probe of the library.
-    /// - Returns: the donation as its JSON reads back (an empty `groupIdentifier` or `serviceName` is none).
+    /// - Returns: the donation as its JSON reads back: its date at the precision `export` writes (microseconds), an
+    ///   empty `groupIdentifier` or `serviceName` none.
     /// - Throws: `InputError` naming the first field that breaks a rule.
     public func validated() throws(InputError) -> Interaction {
         guard date.seconds.isFinite else { throw InputError(field: "date", message: "is not a finite moment") }

@@ -227,13 +227,11 @@ extension DonationStore {
     public func importDonations(_ donations: [Interaction], options: ImportOptions = ImportOptions()) throws
         -> ImportReport
     {
-        var iterator = donations.enumerated().makeIterator()
+        // Held to the format's rules, each as the line of a file would be, before the store's transaction.
+        let checked = donations.map { donation in Result { () throws(InputError) in try donation.validated() } }
+        var iterator = checked.enumerated().makeIterator()
         return try importDonations(options, progress: { _ in }, interruption: {}) {
-            // Held to the format's rules, each as the line of a file would be.
-            iterator.next().map { element in
-                NumberedDonation(
-                    line: element.offset + 1, donation: Result { () throws(InputError) in try element.element.validated() })
-            }
+            iterator.next().map { NumberedDonation(line: $0.offset + 1, donation: $0.element) }
         }
     }
 }

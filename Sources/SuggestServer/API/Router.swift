@@ -89,10 +89,16 @@ struct Call {
     let api: API
 
     /// The account the path names, checked, in the caller's tenant.
-    /// The name the store gives it (`tenant:account`) is held to the limit of a donation's strings too: a longer one
-    /// would be written by the command line's `export` as a line its `import` refuses, and no option could name it.
     func account() throws -> TenantAccount {
-        let account = TenantAccount(tenant: tenant, account: try parameter("account", code: "invalid_account"))
+        TenantAccount(tenant: tenant, account: try parameter("account", code: "invalid_account"))
+    }
+
+    /// The account the path names, for a route that writes to it: the name the store gives it (`tenant:account`) is
+    /// held to the limit of a donation's strings too, since a longer one would be written by the command line's
+    /// `export` as a line its `import` refuses, and no option could name it. Routes that only read or take away use
+    /// `account()`, so that an account stored before this rule can still be exported and deleted.
+    func accountToWrite() throws -> TenantAccount {
+        let account = try account()
         let stored = account.storeAccount.utf8.count
         guard stored <= Interaction.maximumStringBytes else {
             throw APIError.badRequest(

@@ -16,7 +16,7 @@ extension Routes {
     static let unblock: Router.Endpoint = { call in try setBlocked(false, call) }
 
     private static func setBlocked(_ blocked: Bool, _ call: Call) throws -> HTTPResponse {
-        let account = try call.account()
+        let account = try blocked ? call.accountToWrite() : call.account()
         try checkQuery(call.request, allowed: [])
         let conversation = try call.parameter("id", code: "invalid_conversation")
         try call.withStore { store in
@@ -38,7 +38,7 @@ extension Routes {
     /// `POST /v1/accounts/{account}/conversations/{id}/feedback`: `{"less": true}` ("Suggest Less") or
     /// `{"reset": true}`.
     static let feedback: Router.Endpoint = { call in
-        let account = try call.account()
+        let account = try call.accountToWrite()
         try checkQuery(call.request, allowed: [])
         let conversation = try call.parameter("id", code: "invalid_conversation")
         let body = try jsonBody(call.request, code: "invalid_feedback", feedbackBody)

@@ -10,7 +10,7 @@ extension Routes {
     /// `POST /v1/accounts/{account}/donations`: one donation (`application/json`) or JSON Lines
     /// (`application/x-ndjson`, all or nothing). 201 once every donation is committed.
     static let recordDonations: Router.Endpoint = { call in
-        let account = try call.account()
+        let account = try call.accountToWrite()
         try checkQuery(call.request, allowed: [])
         let now = Timestamp.now()
         let body = call.request.body

@@ -12,7 +12,7 @@ extension Routes {
     /// `explain`); the result is `suggest share --json`'s. A `send` that cannot send is 400 `invalid_share`, with
     /// the reason, and records nothing.
     static let share: Router.Endpoint = { call in
-        let account = try call.account()
+        let account = try call.accountToWrite()
         try checkQuery(call.request, allowed: [])
         let body = try jsonBody(call.request, code: "invalid_share", shareBody)
         let request: ShareFlow.Request

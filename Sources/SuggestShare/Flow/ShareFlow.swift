@@ -90,7 +90,10 @@ public struct ShareFlow: Sendable {
         try choose(choice, account: account, context: context, store: store, into: &result)
         if action == .send {
             if let chosen = result.preselected {
-                switch try store.recordShare(donation(to: chosen, request: request, account: account, at: now), now: now) {
+                // Held to the format's rules as any donation built in code: a share of 150 types was recorded, and
+                // the account's export then held a line its import refuses (found by review).
+                let sent = try donation(to: chosen, request: request, account: account, at: now).validated()
+                switch try store.recordShare(sent, now: now) {
                 case .recorded(let identifier):
                     result.outcome = .sent(identifier: identifier)
                 case .duplicate, .expired:
