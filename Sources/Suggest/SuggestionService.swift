@@ -70,14 +70,8 @@ public final class SuggestionService: Sendable {
     public func importDonations(_ donations: [Interaction], options: ImportOptions = ImportOptions()) async throws
         -> ImportReport
     {
-        // Held to the JSON's rules, each as the line of a file would be (`skipInvalid` skips it alike), before the
-        // store's transaction: not while the other process's writes wait for it.
-        let checked = donations.map { donation in Result { () throws(InputError) in try donation.validated() } }
-        return try await perform { store, flag in
-            var iterator = checked.enumerated().makeIterator()
-            return try store.importDonations(options, progress: { _ in }, interruption: flag.check) {
-                iterator.next().map { NumberedDonation(line: $0.offset + 1, donation: $0.element) }
-            }
+        try await perform { store, flag in
+            try store.importDonations(donations, options: options, interruption: flag.check)
         }
     }
 

@@ -105,11 +105,12 @@ enum Donate: Command {
     /// `ID=Display Name` or `ID`.
     /// An empty identifier is refused: `=Juan` named a person by nothing, and was stored so.
     static func person(_ text: String, option: String) throws(CommandError) -> Person {
-        let identifier = String(text.prefix { $0 != "=" })
+        let equals = text.firstIndex(of: "=")
+        let identifier = String(text[..<(equals ?? text.endIndex)])
         guard !identifier.isEmpty else {
             throw CommandError.usage("\(option) '\(text.prefix(60))' has no identifier; write ID or ID=NAME")
         }
-        guard let equals = text.firstIndex(of: "=") else { return Person(customIdentifier: text) }
-        return Person(customIdentifier: identifier, displayName: String(text[text.index(after: equals)...]))
+        return Person(
+            customIdentifier: identifier, displayName: equals.map { String(text[text.index(after: $0)...]) })
     }
 }

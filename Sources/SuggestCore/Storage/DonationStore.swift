@@ -223,14 +223,16 @@ extension DonationStore {
         try forEachDonation(account: account, interruption: {}, body)
     }
 
-    /// Records donations from memory as one batch (all or nothing).
-    public func importDonations(_ donations: [Interaction], options: ImportOptions = ImportOptions()) throws
-        -> ImportReport
-    {
-        // Held to the format's rules, each as the line of a file would be, before the store's transaction.
+    /// Records donations from memory as one batch (all or nothing; with `options.skipInvalid`, the valid ones).
+    /// - Parameter interruption: called now and then; what it throws abandons the batch, and nothing is recorded.
+    public func importDonations(
+        _ donations: [Interaction], options: ImportOptions = ImportOptions(), interruption: () throws -> Void = {}
+    ) throws -> ImportReport {
+        // Held to the format's rules, each as the line of a file would be (`skipInvalid` skips it alike), before
+        // the store's transaction: not while another process's writes wait for it.
         let checked = donations.map { donation in Result { () throws(InputError) in try donation.validated() } }
         var iterator = checked.enumerated().makeIterator()
-        return try importDonations(options, progress: { _ in }, interruption: {}) {
+        return try importDonations(options, progress: { _ in }, interruption: interruption) {
             iterator.next().map { NumberedDonation(line: $0.offset + 1, donation: $0.element) }
         }
     }

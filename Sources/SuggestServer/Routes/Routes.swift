@@ -37,11 +37,19 @@ enum Routes {
         guard let body else {
             throw APIError(
                 .contentTooLarge, "body_too_large",
-                "\(AccessLog.printableMethod(request.method.rawValue)) \(template) takes no body; send the request without one")
+                "\(AccessLog.printableMethod(request.method.rawValue)) \(template) takes no body; "
+                    + "send the request without one")
         }
-        if let maximum = body.maximumBytes, let declared, declared > maximum {
+        try check(request, against: body, length: declared)
+    }
+
+    /// Refuses a body over its rule's limit (413) or of a media type it does not read (415): from the head's
+    /// declared length, or from the body read.
+    /// - Parameter length: the body's length, `nil` when not known yet (a chunked body's head).
+    static func check(_ request: HTTPRequest, against body: Router.Body, length: Int?) throws {
+        if let maximum = body.maximumBytes, let length, length > maximum {
             throw APIError(
-                .contentTooLarge, "body_too_large", "\(body.name) is at most \(maximum) bytes; this one is \(declared)")
+                .contentTooLarge, "body_too_large", "\(body.name) is at most \(maximum) bytes; this one is \(length)")
         }
         guard let type = mediaType(request), body.mediaTypes.contains(type) else {
             throw unsupportedMediaType(request, body)
@@ -138,14 +146,7 @@ enum Routes {
     /// The body as one JSON document of `application/json`, of at most `maximumBytes`: its tree takes tens of times
     /// its size, so a route reads it whole only for bodies it knows to be small.
     static func jsonBody(_ request: HTTPRequest, code: String, _ rule: Router.Body) throws -> JSONValue {
-        if let maximumBytes = rule.maximumBytes, request.body.count > maximumBytes {
-            throw APIError(
-                .contentTooLarge, "body_too_large",
-                "\(rule.name) is at most \(maximumBytes) bytes; this one is \(request.body.count)")
-        }
-        guard let type = mediaType(request), rule.mediaTypes.contains(type) else {
-            throw unsupportedMediaType(request, rule)
-        }
+        try check(request, against: rule, length: request.body.count)
         guard !request.body.isEmpty else { throw APIError.badRequest(code, "the body is empty; it must be a JSON object") }
         do {
             return try request.body.withUnsafeBufferPointer { buffer throws(JSONParser.Error) in
