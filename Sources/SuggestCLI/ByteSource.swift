@@ -50,7 +50,9 @@ public final class ByteSource {
     /// - Throws: `CommandError.usage` naming the file when it cannot be opened.
     public convenience init(path: String) throws(CommandError) {
         // "cannot read : No such file or directory" left the reader to guess that the name was empty.
-        guard !path.isEmpty else { throw CommandError.usage("the file name is empty; give a FILE, or - for standard input") }
+        guard !path.isEmpty else {
+            throw CommandError.usage("the file name is empty; give a FILE, or - for standard input")
+        }
         let fd = system_open(path, O_RDONLY)
         guard fd >= 0 else {
             throw CommandError.usage("cannot read \(path): \(String(cString: strerror(system_errno())))")

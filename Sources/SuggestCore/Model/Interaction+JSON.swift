@@ -160,7 +160,6 @@ extension Interaction {
         return writer.text
     }
 
-    /// Writes the donation as a JSON object with members in a fixed order.
     /// This donation held to the rules its JSON would be (`init(json:defaultAccount:)`): one set of rules for every
     /// way in. A donation built in code was stored as given, and one with an empty conversation identifier made every
     /// later read of its account fail ("a stored snapshot ... is damaged"), found by a probe of the library.
@@ -176,6 +175,7 @@ extension Interaction {
         }
     }
 
+    /// Writes the donation as a JSON object with members in a fixed order.
     public func write(to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("account")

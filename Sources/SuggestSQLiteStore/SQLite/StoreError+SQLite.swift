@@ -37,9 +37,9 @@ extension StoreError {
     }
 
     /// Which of the store's files SQLite could not open or write, and why, in words that name it: the database,
-    /// its log and the log's index, then the directory they are made in. `nil` when each looks usable to this process. SQLite says
-    /// only "unable to open database file" or "readonly", and the advice to check the directory sent people to
-    /// a directory that was fine when one file was not.
+    /// its log and the log's index, then the directory they are made in. `nil` when each looks usable to this
+    /// process. SQLite says only "unable to open database file" or "readonly", and the advice to check the
+    /// directory sent people to a directory that was fine when one file was not.
     static func fileProblem(database: String) -> String? {
         let directory = database.lastIndex(of: "/").map { String(database[..<$0]) } ?? "."
         func reason() -> String { String(cString: strerror(system_errno())) }
@@ -60,7 +60,8 @@ extension StoreError {
         }
         // Every file there is usable: one that is missing (the log, its index) could not be made.
         if access(directory, W_OK | X_OK) != 0 {
-            return "its directory \(directory) is not writable by this user (\(reason())), and a file the store needs is missing; check the directory's permissions"
+            return "its directory \(directory) is not writable by this user (\(reason())), and a file the store needs "
+                + "is missing; check the directory's permissions"
         }
         return nil
     }
