@@ -31,6 +31,62 @@ import Testing
         #expect(printed == ["Climbing crew 1.0"])
     }
 
+    /// docs/library.md, step by step: an app donates what is sent and received, its share extension (a second
+    /// service on the same directory, with Signal's activation rule) shows the row for a photo, sends to the picked
+    /// conversation, and a deletion removes it from the row.
+    @Test func theLibraryGuideRuns() async throws {
+        let directory = try TemporaryDirectory("guide")
+        let appGroup = directory.path
+        let service = try SuggestionService(directory: appGroup + "/suggest", label: "app")
+        let sentAt = Timestamp.now().seconds - 60
+        let members = [Person(customIdentifier: "u-ana", displayName: "Ana"), Person(customIdentifier: "u-bo", displayName: "Bo")]
+        for (index, isFromMe) in [false, true].enumerated() {
+            let outcome = try await service.donate(
+                Interaction(
+                    identifier: "m-\(index)", date: Timestamp(seconds: sentAt + Double(index)),
+                    direction: isFromMe ? .outgoing : .incoming,
+                    intent: SendMessageIntent(
+                        conversationIdentifier: "thread-42", speakableGroupName: "Climbing crew", serviceName: "Messages",
+                        sender: isFromMe ? nil : members[0], recipients: members,
+                        contentTypes: isFromMe ? ["public.jpeg"] : [])))
+            #expect(outcome == .recorded(identifier: "m-\(index)"))
+        }
+        _ = try await service.donate(
+            Interaction(
+                identifier: "m-2", date: Timestamp(seconds: sentAt + 2), direction: .outgoing,
+                intent: SendMessageIntent(conversationIdentifier: "dm-bo", recipients: [members[1]])))
+        #expect(try await service.donate(Interaction(
+            identifier: "m-2", date: Timestamp(seconds: sentAt + 2), direction: .outgoing,
+            intent: SendMessageIntent(conversationIdentifier: "dm-bo"))) == .duplicate(identifier: "m-2"))
+
+        let row = try await service.suggestions(context: RankingContext(at: .now(), contentTypes: ["public.jpeg"]))
+        #expect(row.map(\.title) == ["Climbing crew", "Bo"])
+
+        // The share extension: its own service, its own rule.
+        let shareExtension = try SuggestionService(directory: appGroup + "/suggest", label: "extension")
+        let target = try ShareTarget.load(infoPlistAt: Suggest.packageRoot + "/SampleData/extensions/signal.plist")
+        let request = ShareRequest(items: [
+            ExtensionItem(attachments: [Attachment(typeIdentifiers: ["public.jpeg"], value: .file(path: "photo.jpg"))])
+        ])
+        let shown = try await shareExtension.share(request, target: target, context: RankingContext(at: .now()))
+        #expect(shown.activated && shown.suggestions.first?.conversationIdentifier == "thread-42")
+        let sent = try await shareExtension.share(
+            request, target: target, choice: .conversation("dm-bo"), action: .send, context: RankingContext(at: .now()))
+        #expect(sent.failure == nil && sent.preselected?.conversationIdentifier == "dm-bo")
+        guard case .sent = sent.outcome else {
+            Issue.record("the share was not sent: \(sent)")
+            return
+        }
+        #expect(try await service.donationCount() == 4)
+
+        _ = try await service.delete(.conversation("dm-bo"))
+        let after = try await shareExtension.share(
+            request, target: target, choice: .conversation("dm-bo"), action: .send, context: RankingContext(at: .now()))
+        #expect(after.preselected == nil && after.failure != nil && after.reason != nil)
+        #expect(after.suggestions.map(\.conversationIdentifier) == ["thread-42"])
+        while try await !service.maintain(budget: .step).isComplete {}
+    }
+
     /// The library's errors speak of directories and stores, never of a command line's flags.
     /// A donation built in code is held to the rules its JSON would be: one with an empty conversation identifier
     /// was stored, and every later read of the account failed ("a stored snapshot ... is damaged"); one dated at

@@ -25,11 +25,8 @@ enum Delete: Command {
 
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
         try arguments.expectPositionals(atMost: 0)
-        // An empty identifier names nothing: refused, not reported as "nothing to delete" (a script that lost a
-        // variable would take that for done).
-        for option in ["--conversation", "--identifier", "--group-identifier"] where arguments.value(option) == "" {
-            throw CommandError.usage("\(option) must not be empty")
-        }
+        // `StoreOptions.name` refuses an empty identifier: it names nothing, and "nothing to delete" would read as
+        // done to a script that lost a variable.
         var selectors: [DeletionSelector] = []
         for (option, selector) in [
             ("--conversation", DeletionSelector.conversation), ("--identifier", DeletionSelector.identifier),
