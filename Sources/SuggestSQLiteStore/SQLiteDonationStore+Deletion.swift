@@ -10,7 +10,13 @@ extension SQLiteDonationStore {
     /// are replayed in the order they were recorded, as they were applied the first time. So do the account's
     /// learned weights, folded again from all of its remaining donations in the same transaction
     /// (`LearnedWeights.fold`: one pass over the account's log).
+    ///
+    /// On a full disk it runs in the room of the store's `DeletionReserve`.
     public func delete(_ selector: DeletionSelector, account: String) throws -> DeletionReport {
+        try reserve.run { try deleteTranslating(selector, account: account) }
+    }
+
+    private func deleteTranslating(_ selector: DeletionSelector, account: String) throws -> DeletionReport {
         try translating {
             // Identifiers and group identifiers are compared byte for byte, as SQL compares text: `==` would take
             // canonically equivalent spellings ("é" and "e" with a combining accent) for one. A unary `+` keeps
@@ -81,8 +87,14 @@ extension SQLiteDonationStore {
         }
     }
 
-    /// Deletes every donation of every account, every preference and every derived row: an empty store, vacuumed.
+    /// Deletes every donation of every account, every preference and every derived row: an empty store, vacuumed
+    /// (on a full disk, where the copy `VACUUM` makes does not fit, the file keeps its size: the freed pages are
+    /// overwritten all the same).
     public func deleteEverything() throws -> DeletionReport {
+        try reserve.run { try deleteEverythingTranslating() }
+    }
+
+    private func deleteEverythingTranslating() throws -> DeletionReport {
         try translating {
             var report = DeletionReport()
             report.donations = Int(
@@ -95,7 +107,11 @@ extension SQLiteDonationStore {
                     DELETE FROM conversations; DELETE FROM preferences; DELETE FROM learned_weights;
                     """)
             }
-            try database.execute("VACUUM")
+            do {
+                try database.execute("VACUUM")
+            } catch let error as SQLiteError where StoreError.from(error, path: database.path).kind == .diskFull {
+                // Deleted and overwritten already; only the file's shrinking is left for a later wipe.
+            }
             report.logTruncated = scrubLog()
             return report
         }

@@ -42,12 +42,14 @@ extension SQLiteDonationStore {
     @discardableResult
     public func setRetention(_ retention: Retention, now: Timestamp = .now()) throws -> DeletionReport {
         try retention.validate()
-        return try translating {
-            try database.write {
-                try setSetting("retention.maximumAgeDays", JSONWriter.format(retention.maximumAgeDays))
-                try setSetting("retention.idleDays", JSONWriter.format(retention.idleDays))
+        return try reserve.run {
+            try translating {
+                try database.write {
+                    try setSetting("retention.maximumAgeDays", JSONWriter.format(retention.maximumAgeDays))
+                    try setSetting("retention.idleDays", JSONWriter.format(retention.idleDays))
+                }
+                return try expire(account: nil, now: now, retention: retention, blocks: .max).report
             }
-            return try expire(account: nil, now: now, retention: retention, blocks: .max).report
         }
     }
 

@@ -128,6 +128,7 @@ public final class SQLiteDonationStore: DonationStore {
                 // it, if no other connection is using the log at this moment (else a later one does).
                 if database.owesLogScrub { _ = try? store.truncateLogIfIdle() }
                 try mirror?.attach(path: path)
+                if createIfMissing { store.reserve.replenish() }
             } catch {
                 // A file that is not a usable store is left as it was: when this open created the log and its
                 // index, SQLite's default close removes them again.
@@ -297,6 +298,9 @@ public final class SQLiteDonationStore: DonationStore {
     func setting(_ name: String) throws -> String? { try database.setting(name) }
 
     func setSetting(_ name: String, _ value: String) throws { try database.setSetting(name, value) }
+
+    /// The room kept for deletions on a full disk.
+    var reserve: DeletionReserve { DeletionReserve(databasePath: database.path) }
 
     /// Runs `body`, translating SQLite failures into `StoreError`s that name the store.
     func translating<T>(_ body: () throws -> T) throws -> T {

@@ -362,4 +362,49 @@ import SuggestTestSupport
         #expect(try StoreCheck.rankingDifferences(store: store) == [])
         print("full disk (\(filled / 1024) KiB filler): \(messages.sorted().joined(separator: " | "))")
     }
+
+    /// Deleting is what a person does when the disk is full and something must go; SQLite needs room in its log for
+    /// any deletion, so the store keeps a reserve (`DeletionReserve`) that a deletion failing for a full disk
+    /// spends. A 40 MiB tmpfs, a store with a conversation of distinctive names, the disk then filled: the
+    /// deletion succeeds and leaves no trace in any file, a donation still fails cleanly, and wiping works too.
+    @Test func aDeletionRunsOnAFullDisk() throws {
+        let fixture = try StoreFixture("fault-full-delete")
+        let disk = fixture.root("disk")
+        guard geteuid() == 0, mkdir(disk, 0o755) == 0,
+            runTool("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=40m", "tmpfs", disk], scratch: fixture.scratch).ok
+        else { try Test.cancel("a full disk needs root and mount(8) for a small tmpfs") }
+        defer { runTool("/usr/bin/umount", ["-l", disk], scratch: fixture.scratch) }
+        let store = disk + "/store"
+        func run(_ arguments: [String], input: [UInt8]? = nil) throws -> ProcessOutcome {
+            try Suggest.run(arguments + ["--store", store], input: input, scratch: fixture.scratch)
+        }
+        let secret = PrivacyTests.secretDonations(
+            conversation: "conv-pangolin-9182", prefix: "pangolin", names: ["Pangolin Appreciation Circle"],
+            people: ["Wilhelmina Threnody"], start: Donations.start + 1_000, count: 2_000)
+        let history = Donations.make(count: 3_000, prefix: "d", conversations: 30, seed: 23) + secret
+        #expect(try run(["import", "-", "--quiet"], input: Donations.bytes(history)).status == 0)
+        #expect(fileSize(store + "/suggest.sqlite-reserve") == 8 << 20)
+
+        var filled = 0
+        let filler = open(disk + "/filler", O_WRONLY | O_CREAT, 0o644)
+        let block = [UInt8](repeating: 0x55, count: 4_096)
+        while block.withUnsafeBytes({ write(filler, $0.baseAddress, $0.count) }) > 0 { filled += 4_096 }
+        close(filler)
+        let blocked = try run(["donate", "--conversation", "c-new", "--group-name", String(repeating: "x", count: 4_000)])
+        #expect(blocked.status == 1 && blocked.error.contains("is full"), "\(blocked)")
+
+        let deleted = try run(["delete", "--conversation", "conv-pangolin-9182"])
+        #expect(deleted.status == 0 && deleted.output.hasPrefix("deleted 2000 donations"), "\(deleted)")
+        let secrets = ["conv-pangolin-9182", "Pangolin Appreciation Circle", "Wilhelmina Threnody", "pangolin-0"]
+        for file in try filesIn(store) {
+            for text in secrets where contains(file.bytes, Array(text.utf8)) {
+                Issue.record("'\(text)' is still in \(file.name)")
+            }
+        }
+        #expect(try StoreCheck.count(store: store) == 3_000)
+        #expect(try StoreCheck.rankingDifferences(store: store) == [])
+        let wiped = try run(["delete", "--everything"])
+        #expect(wiped.status == 0 && wiped.output == "wiped the store: 3000 donations deleted\n", "\(wiped)")
+        print("a deletion on a full disk (\(filled / 1024) KiB filler): \(deleted.output.split(separator: "\n")[0])")
+    }
 }

@@ -1,0 +1,72 @@
+import CSystem
+import SuggestCore
+
+/// Room kept on the store's disk so that a person can delete what they want gone after the disk has filled up.
+///
+/// SQLite writes a deletion to its log before the freed pages are overwritten, so on a full disk no deletion can
+/// run, and "free some space first" is poor advice to someone deleting a conversation for privacy. The store keeps a
+/// file of `size` bytes beside its database; a deletion that fails for a full disk removes it and runs again in the
+/// room it gave back, and the file is made again whenever there is room (after a write-intending open, after each
+/// deletion). A deletion larger than the reserve (more than a few tens of thousands of donations at once) can still
+/// fail, with the same advice as before.
+struct DeletionReserve {
+    /// The file's path: beside the database, so that it is on the same disk.
+    let path: String
+
+    /// Bytes kept: the log of deleting a conversation of about 20,000 donations, with its freed pages overwritten.
+    static let size = 8 << 20
+
+    init(databasePath: String) { path = databasePath + "-reserve" }
+
+    /// Makes the file, or completes a short one, when the disk has room to spare (four times the reserve: a
+    /// reserve must not be what fills a disk); otherwise leaves no partial file (it would hold room without being a
+    /// reserve). Never fails: a read-only or nearly full disk just has no reserve now.
+    func replenish() {
+        var info = stat()
+        if stat(path, &info) == 0, info.st_size >= Self.size { return }
+        var disk = statvfs()
+        let directory = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        guard statvfs(directory, &disk) == 0,
+            UInt64(disk.f_bavail) * UInt64(disk.f_frsize) >= UInt64(4 * Self.size)
+        else { return }
+        let descriptor = system_open_creating(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return }
+        // Zeros written, not a sparse length or `posix_fallocate` (which Darwin lacks): written blocks are taken
+        // from the disk now, on every file system.
+        let chunk = [UInt8](repeating: 0, count: 1 << 16)
+        var written = 0
+        var complete = true
+        while written < Self.size {
+            let count = chunk.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, off_t(written)) }
+            guard count > 0 else {
+                complete = false
+                break
+            }
+            written += count
+        }
+        if complete, fsync(descriptor) != 0 { complete = false }
+        close(descriptor)
+        if !complete { unlink(path) }
+    }
+
+    /// Gives the reserve's room back to the disk.
+    /// - Returns: whether there was a reserve to give.
+    func release() -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_size > 0 else { return false }
+        return unlink(path) == 0
+    }
+
+    /// Runs a deletion; when it fails for a full disk and a reserve is there, runs it again in the reserve's room.
+    /// Makes the reserve again afterwards, if there is room.
+    ///
+    /// A deletion that fails changes nothing (it is one transaction), so running it again is safe.
+    func run<T>(_ deletion: () throws -> T) throws -> T {
+        defer { replenish() }
+        do {
+            return try deletion()
+        } catch let error as StoreError where error.kind == .diskFull && release() {
+            return try deletion()
+        }
+    }
+}
