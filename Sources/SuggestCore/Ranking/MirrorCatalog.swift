@@ -95,11 +95,17 @@ public struct MirrorCatalog<Mirror: MirroredState> {
     }
 
     private var entries: [[UInt8]: Entry] = [:]
+    /// The bytes of the tracked accounts' names: a name may be 4 KiB, so the count alone does not bound them.
+    private var trackedNameBytes = 0
     private var clock: UInt64 = 0
 
-    /// At most this many accounts are tracked (mirrored or waiting for enough demand); past it, unmirrored ones
-    /// are forgotten.
+    /// At most this many accounts are tracked (mirrored or waiting for enough demand).
     public static var trackedAccounts: Int { 65_536 }
+    /// At most about this many bytes of their names.
+    public static var trackedNameBudget: Int { 8 << 20 }
+
+    /// How many accounts are tracked now: for tests.
+    public var trackedCount: Int { entries.count }
 
     public init(_ configuration: RankingMirrorConfiguration) {
         self.configuration = configuration
@@ -112,7 +118,7 @@ public struct MirrorCatalog<Mirror: MirroredState> {
         clock += 1
         guard var entry = entries[account] else {
             counts.misses += 1
-            if entries.count < Self.trackedAccounts { entries[account] = Entry(demand: 1, lastUse: clock) }
+            track(account)
             return nil
         }
         entry.lastUse = clock
@@ -224,6 +230,39 @@ public struct MirrorCatalog<Mirror: MirroredState> {
 
     /// Counts a rebuild that failed.
     public mutating func failed() { counts.failures += 1 }
+
+    /// Starts counting the demand of an account queried for the first time. When the table is full, the less
+    /// recently queried half of the accounts without a mirror is forgotten first (their demand starts over if they
+    /// come back): a table that only grew let any client, querying made-up accounts, fill it for good, after which
+    /// no new account was ever mirrored, and its names held hundreds of megabytes. Halving keeps the sweep's cost,
+    /// one pass over the table, to a few steps per account tracked.
+    private mutating func track(_ account: [UInt8]) {
+        func full() -> Bool {
+            entries.count >= Self.trackedAccounts || trackedNameBytes + account.count > Self.trackedNameBudget
+        }
+        if full() { forgetLessRecentlyQueriedHalf() }
+        guard !full() else { return }
+        entries[account] = Entry(demand: 1, lastUse: clock)
+        trackedNameBytes += account.count
+    }
+
+    /// Forgets the less recently queried half of the tracked accounts that have no mirror (and were not found
+    /// too large for one: forgetting those would read them whole again).
+    private mutating func forgetLessRecentlyQueriedHalf() {
+        var uses: [UInt64] = []
+        for entry in entries.values where entry.mirror == nil && !entry.oversized { uses.append(entry.lastUse) }
+        guard !uses.isEmpty else { return }
+        uses.sort()
+        let cutoff = uses[(uses.count - 1) / 2]
+        var forgotten: [[UInt8]] = []
+        for (account, entry) in entries where entry.mirror == nil && !entry.oversized && entry.lastUse <= cutoff {
+            forgotten.append(account)
+        }
+        for account in forgotten {
+            entries[account] = nil
+            trackedNameBytes -= account.count
+        }
+    }
 
     private mutating func remove(_ mirror: Mirror) {
         counts.accounts -= 1
