@@ -113,6 +113,10 @@ public final class SQLiteDonationStore: DonationStore {
         let path = location.databasePath
         var info = stat()
         let logExisted = stat(path + "-wal", &info) == 0
+        // A new database file is made here, for its owner only: SQLite makes it 0644 less the umask, and its log and
+        // index take the database file's mode, so a store in a directory that others can read (one made before, or
+        // shared) let them read the history.
+        let madeHere = createIfMissing && !location.exists && location.makePrivateDatabaseFile()
         do {
             let database = try Database(path: path)
             if checkpoints.pages != nil { try database.setCheckpointOnClose(false) }
@@ -133,6 +137,7 @@ public final class SQLiteDonationStore: DonationStore {
                 // A file that is not a usable store is left as it was: when this open created the log and its
                 // index, SQLite's default close removes them again.
                 if !logExisted { try? database.setCheckpointOnClose(true) }
+                if madeHere { unlink(path) }
                 throw error
             }
             return store

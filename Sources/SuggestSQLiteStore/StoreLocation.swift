@@ -114,6 +114,16 @@ public struct StoreLocation: Sendable, Equatable {
         return stat(databasePath, &info) == 0
     }
 
+    /// Makes an empty database file readable and writable by its owner only, unless one is there already (another
+    /// process made it first).
+    /// - Returns: whether this call made it.
+    func makePrivateDatabaseFile() -> Bool {
+        let descriptor = system_open_creating(databasePath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { return false }
+        close(descriptor)
+        return true
+    }
+
     /// Refuses to open a store that is not there, for commands that only read (or remove) what a store holds: reading
     /// a missing store is not a reason to create an empty one (a mistyped `--store` would leave a stray directory
     /// behind and show an empty list as if it were the truth).
