@@ -5,15 +5,16 @@ extension SQLiteDonationStore {
     /// person's choice, not part of the history.
     public func setBlocked(_ blocked: Bool, conversation: String, account: String) throws {
         try translating {
-            try database.write {
+            let lastTraceGone = try database.write {
                 try database.statement(
                     """
                     INSERT INTO preferences(account, conversation_identifier, blocked) VALUES (?1, ?2, ?3)
                     ON CONFLICT(account, conversation_identifier) DO UPDATE SET blocked = ?3
                     """
                 ).run([.text(account), .text(conversation), .integer(blocked ? 1 : 0)])
-                try dropEmptyPreferences()
+                return try dropEmptyPreferences(conversation: conversation, account: account)
             }
+            if lastTraceGone { _ = scrubLog() }
         }
     }
 
@@ -40,12 +41,13 @@ extension SQLiteDonationStore {
     /// Forgets "Suggest Less" for a conversation.
     public func resetFeedback(conversation: String, account: String) throws {
         try translating {
-            try database.write {
+            let lastTraceGone = try database.write {
                 try database.statement(
                     "UPDATE preferences SET less_feedback = 0 WHERE account = ? AND conversation_identifier = ?"
                 ).run([.text(account), .text(conversation)])
-                try dropEmptyPreferences()
+                return try dropEmptyPreferences(conversation: conversation, account: account)
             }
+            if lastTraceGone { _ = scrubLog() }
         }
     }
 
@@ -70,7 +72,17 @@ extension SQLiteDonationStore {
         }
     }
 
-    private func dropEmptyPreferences() throws {
-        try database.execute("DELETE FROM preferences WHERE blocked = 0 AND less_feedback = 0")
+    /// Deletes the conversation's preference row if it holds neither a block nor "suggest less" any more.
+    /// - Returns: whether that row was the last trace of the conversation in the store (it has no donation): then
+    ///   its name must leave the files as a deletion's does (`scrubLog`), else an unblock after a deletion left it on
+    ///   disk until some later checkpoint.
+    private func dropEmptyPreferences(conversation: String, account: String) throws -> Bool {
+        try database.statement(
+            "DELETE FROM preferences WHERE account = ? AND conversation_identifier = ? AND blocked = 0 AND less_feedback = 0"
+        ).run([.text(account), .text(conversation)])
+        guard database.changes > 0 else { return false }
+        return try database.statement(
+            "SELECT 1 FROM conversations WHERE account = ? AND conversation_identifier = ?"
+        ).scalarInt([.text(account), .text(conversation)]) == nil
     }
 }

@@ -3,6 +3,10 @@ import SuggestSQLiteStore
 import SuggestTestSupport
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// What is deleted is gone: from every byte of every file in the store directory (the database, its -wal and
 /// -shm), and from what `list` and `export` show. `eval` reads a file, not the store, so it cannot show it.
 @Suite struct PrivacyTests {
@@ -71,6 +75,47 @@ import Testing
         try fixture.keepEverything()
         try fixture.importLines(Donations.lines(Donations.make(count: 400, prefix: "h", conversations: 40, seed: 31)))
         return fixture
+    }
+
+    /// A store made in a directory others can read (made before, or shared): its database, log and index were
+    /// 0644, so any user of the machine could read the history. Every file of it is its owner's alone now.
+    @Test func aNewStoreInAnOpenDirectoryIsReadableByItsOwnerOnly() throws {
+        let fixture = try StoreFixture("privacy-modes")
+        let directory = fixture.root("open")
+        #expect(mkdir(directory, 0o755) == 0 && chmod(directory, 0o755) == 0)
+        let outcome = try Suggest.run(
+            ["donate", "--conversation", "c-1", "--store", directory], scratch: fixture.scratch)
+        #expect(outcome.status == 0, "\(outcome)")
+        let files = try filesIn(directory)
+        #expect(files.map(\.name).contains("suggest.sqlite"))
+        for file in files {
+            var info = stat()
+            #expect(stat(directory + "/" + file.name, &info) == 0)
+            #expect(info.st_mode & 0o077 == 0, "\(file.name) is \(String(info.st_mode & 0o777, radix: 8))")
+        }
+    }
+
+    /// A block outlives deletion; lifting it afterwards (or resetting the "suggest less" of a conversation without
+    /// donations) removes the conversation's last trace, and its name must leave the files then, as a deletion's
+    /// does: a probe found it in the database file after any number of later commands.
+    @Test(arguments: [["block", "unblock"], ["feedback --less", "feedback --reset"]])
+    func liftingTheLastPreferenceOfADeletedConversationLeavesNoByteOfIt(_ commands: [String]) throws {
+        let fixture = try Self.storeWithHistory("privacy-unblock")
+        let secret = "conv-axolotl-5521"
+        try fixture.importLines(
+            Donations.lines(
+                Self.secretDonations(
+                    conversation: secret, prefix: "axolotl", names: ["Axolotl Fanciers"], people: ["Quentin Ostrich"],
+                    start: Donations.start + 1_000)))
+        let set = commands[0].split(separator: " ").map(String.init)
+        let lift = commands[1].split(separator: " ").map(String.init)
+        try fixture.succeed(set + ["--conversation", secret])
+        try fixture.succeed(["delete", "--conversation", secret])
+        try fixture.succeed(set + ["--conversation", secret])
+        try fixture.succeed(["list"])
+        #expect(try Self.unstored([secret], in: fixture) == [], "the name is on disk before it is lifted")
+        try fixture.succeed(lift + ["--conversation", secret])
+        #expect(try Self.traces(of: [secret, "Axolotl Fanciers", "Quentin Ostrich"], in: fixture) == [])
     }
 
     @Test func deletingAConversationRemovesItsNamesAndPeopleFromEveryFile() throws {

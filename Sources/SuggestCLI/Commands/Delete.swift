@@ -20,7 +20,8 @@ enum Delete: Command {
         What is deleted is gone at once: the ranking is recomputed from what remains (exactly as if the deleted
         donations had never been recorded), a conversation left with no donation loses its names, people and
         pictures, and SQLite overwrites the freed pages and truncates its write-ahead log, so the deleted text is
-        in no file of the store. A block ('suggest block') outlives deletion; 'suggest unblock' lifts it.
+        in no file of the store. A block ('suggest block') outlives deletion; 'suggest unblock' lifts it, and then
+        its name leaves the files too.
         """
 
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
