@@ -355,6 +355,44 @@ import Testing
         #expect(server.wait(timeout: 30).status == 0)
     }
 
+    /// A log pipe that nobody reads (a stuck `| tee`, a blocking container log driver): a request thread wrote the
+    /// access log there itself once its buffer held 64 KiB, so once the pipe was full it hung, then every worker,
+    /// and SIGTERM could not stop the server (a probe: the 443rd request). The log now writes only what the pipe
+    /// takes, on a thread of its own, and drops the rest, counted. Here the reader takes the first line and then
+    /// holds the pipe without reading.
+    @Test func aLogPipeNobodyReadsHoldsUpNeitherRequestsNorTheStop() throws {
+        let scratch = try TemporaryDirectory("stuck-log")
+        let serve = String(Suggest.binary.dropLast("suggest".count)) + "suggest-serve"
+        let server = try ChildProcess(
+            executable: "/bin/bash",
+            arguments: [
+                "-c", #"exec "$0" serve --port 0 --store "$1" 2> >(head -n 1 >&2; exec sleep 60)"#, serve,
+                scratch("store"),
+            ],
+            environment: Suggest.environment(home: scratch.path), inputPath: nil, scratch: scratch.path)
+        let deadline = monotonicSeconds() + 30
+        var port: Int?
+        while port == nil && monotonicSeconds() < deadline && !server.hasExited {
+            let first = server.standardErrorSoFar()
+            if let range = first.firstRange(of: "http://127.0.0.1:") {
+                port = Int(first[range.upperBound...].prefix(while: { $0.isNumber }))
+            }
+            sleepSeconds(0.02)
+        }
+        let client = HTTPClient(port: try #require(port, "no address: \(server.standardErrorSoFar())"), timeout: 5)
+        // About 150 bytes of log a request: 3,000 fill a 64 KiB pipe seven times over.
+        var answered = 0
+        for _ in 0..<3_000 {
+            guard (try? client.request("GET", "/v1/health/live"))?.status == 200 else { break }
+            answered += 1
+        }
+        #expect(answered == 3_000)
+        let started = monotonicSeconds()
+        server.send(SIGTERM)
+        let outcome = server.wait(timeout: 30)
+        #expect(outcome.status == 0 && monotonicSeconds() - started < 20, "\(outcome)")
+    }
+
     /// schemathesis (PyPI) against the live server, with keys: no 5xx, and no response outside the OpenAPI
     /// document (status codes, content types, bodies, headers), in a bounded run.
     @Test func schemathesisFindsNothingOutsideTheDocument() throws {

@@ -6,13 +6,26 @@ import Synchronization
 /// One JSON line per request on standard error: when, the request id, method, route template, status, time taken,
 /// tenant and response size. Never the raw path or query (they hold account and conversation names), never a key.
 ///
-/// Lines are buffered and written every 100 ms or every 64 KiB, so that logging costs a request a copy, not a
-/// system call.
+/// Lines are buffered and written every 100 ms by a thread of the log's own, so that logging costs a request a
+/// copy, never a system call, and never a wait: standard error may be a pipe that nobody reads (a stuck `| tee`, a
+/// blocking container log driver). A request thread that wrote there once its pipe was full hung, then every
+/// worker, and SIGTERM could not stop the server. So the log writes only when the descriptor can take it (`poll`),
+/// holds at most `capacity` bytes, and counts the lines it had to drop, in a line of its own once it can write again.
 final class AccessLog: Sendable {
-    private let buffer = Mutex([UInt8]())
+    private struct Pending {
+        var bytes: [UInt8] = []
+        /// Lines dropped since the last write, for want of room.
+        var dropped = 0
+    }
+
+    private let pending = Mutex(Pending())
+    /// Held while writing, so that the flushing thread and a server event never interleave their bytes.
+    private let writing = Mutex(())
     private let descriptor: Int32
     private let enabled: Bool
     private let flusher: Mutex<PeriodicTask?> = Mutex(nil)
+    /// Most bytes held for a descriptor that does not take them: a few seconds of lines at the server's top rate.
+    static let capacity = 4 << 20
 
     init(descriptor: Int32 = 2, enabled: Bool = true) {
         self.descriptor = descriptor
@@ -25,7 +38,7 @@ final class AccessLog: Sendable {
 
     deinit {
         flusher.withLock { $0 }?.stop()
-        flush()
+        flush(waitingAtMost: 1_000)
     }
 
     struct Entry {
@@ -75,12 +88,7 @@ final class AccessLog: Sendable {
         }
         writer.optional("storeError", entry.storeError)
         writer.endObject()
-        let full = buffer.withLock { buffer in
-            buffer += writer.bytes
-            buffer.append(0x0A)
-            return buffer.count >= 1 << 16
-        }
-        if full { flush() }
+        append(writer.bytes)
     }
 
     /// A line of the server's own (start, stop, reload), in the same format: its text fields as strings, then its
@@ -101,25 +109,81 @@ final class AccessLog: Sendable {
             writer.integer(count)
         }
         writer.endObject()
-        buffer.withLock { buffer in
-            buffer += writer.bytes
-            buffer.append(0x0A)
-        }
-        flush()
+        append(writer.bytes)
+        flush(waitingAtMost: 1_000)
     }
 
-    /// Writes what is buffered.
-    func flush() {
-        let bytes = buffer.withLock { buffer -> [UInt8] in
-            defer { buffer.removeAll(keepingCapacity: true) }
-            return buffer
+    /// Adds a line, or counts it as dropped when the log already holds `capacity` bytes.
+    private func append(_ line: [UInt8]) {
+        pending.withLock { pending in
+            guard pending.bytes.count + line.count < Self.capacity else {
+                pending.dropped += 1
+                return
+            }
+            pending.bytes += line
+            pending.bytes.append(0x0A)
         }
+    }
+
+    /// Writes what is held, as far as the descriptor takes it within `timeout` milliseconds for each piece; what it
+    /// does not take waits for the next flush, ahead of the lines that come meanwhile.
+    func flush(waitingAtMost timeout: Int32 = 0) {
+        writing.withLock { _ in
+            var (bytes, dropped) = pending.withLock { pending in
+                defer {
+                    pending.bytes.removeAll(keepingCapacity: true)
+                    pending.dropped = 0
+                }
+                return (pending.bytes, pending.dropped)
+            }
+            if dropped > 0 {
+                var writer = JSONWriter()
+                writer.beginObject()
+                writer.key("time")
+                writer.string(rfc3339: Timestamp.now())
+                writer.key("event")
+                writer.string("access log lines dropped: standard error did not take them")
+                writer.key("lines")
+                writer.integer(dropped)
+                writer.endObject()
+                bytes += writer.bytes
+                bytes.append(0x0A)
+                dropped = 0
+            }
+            let written = write(bytes, waitingAtMost: timeout)
+            guard written < bytes.count else { return }
+            pending.withLock { pending in
+                // What was not written goes first; lines past the capacity are dropped, and counted.
+                var kept = Array(bytes[written...]) + pending.bytes
+                if kept.count > Self.capacity {
+                    let cut = kept[..<Self.capacity].lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+                    pending.dropped += kept[cut...].count { $0 == 0x0A }
+                    kept.removeSubrange(cut...)
+                }
+                pending.bytes = kept
+            }
+        }
+    }
+
+    /// Writes `bytes` in pieces a pipe takes whole once `poll` says it has room (`PIPE_BUF`), so that no piece
+    /// waits for a reader.
+    /// - Returns: how many bytes were written; all of them, or as many as the descriptor took in time (all of
+    ///   them too when it is gone: nothing more can be said there).
+    private func write(_ bytes: [UInt8], waitingAtMost timeout: Int32) -> Int {
         var offset = 0
         while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { CSystem.write(descriptor, $0.baseAddress! + offset, bytes.count - offset) }
+            var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
+            let count = poll(&ready, 1, timeout)
+            if count < 0 && system_errno() == EINTR { continue }
+            guard count > 0 else { return count == 0 ? offset : bytes.count }
+            if Int32(ready.revents) & (POLLERR | POLLHUP | POLLNVAL) != 0 { return bytes.count }
+            let piece = min(bytes.count - offset, Int(PIPE_BUF))
+            let written = bytes.withUnsafeBytes { CSystem.write(descriptor, $0.baseAddress! + offset, piece) }
             if written < 0 && system_errno() == EINTR { continue }
-            guard written > 0 else { return }  // standard error is gone: nothing more can be said
+            if written < 0 && system_errno() == EAGAIN { return offset }
+            guard written > 0 else { return bytes.count }
             offset += written
         }
+        return offset
     }
 }
