@@ -22,6 +22,9 @@ final class AccessLog: Sendable {
     /// Held while writing, so that the flushing thread and a server event never interleave their bytes.
     private let writing = Mutex(())
     private let descriptor: Int32
+    /// The most bytes one `write` is given: all of them for a regular file, which never waits for a reader;
+    /// `PIPE_BUF` for a pipe, socket or terminal, which takes that much whole once `poll` says it has room.
+    private let piece: Int
     private let enabled: Bool
     private let flusher: Mutex<PeriodicTask?> = Mutex(nil)
     /// Most bytes held for a descriptor that does not take them: a few seconds of lines at the server's top rate.
@@ -29,6 +32,8 @@ final class AccessLog: Sendable {
 
     init(descriptor: Int32 = 2, enabled: Bool = true) {
         self.descriptor = descriptor
+        var info = stat()
+        piece = fstat(descriptor, &info) == 0 && system_is_regular_file(info.st_mode) != 0 ? .max : Int(PIPE_BUF)
         self.enabled = enabled
         guard enabled else { return }
         let task = PeriodicTask(label: "suggest.access-log", every: .milliseconds(100)) { [weak self] in self?.flush() }
@@ -165,8 +170,8 @@ final class AccessLog: Sendable {
         }
     }
 
-    /// Writes `bytes` in pieces a pipe takes whole once `poll` says it has room (`PIPE_BUF`), so that no piece
-    /// waits for a reader.
+    /// Writes `bytes` in pieces a pipe takes whole once `poll` says it has room (`piece`), so that no piece waits
+    /// for a reader.
     /// - Returns: how many bytes were written; all of them, or as many as the descriptor took in time (all of
     ///   them too when it is gone: nothing more can be said there).
     private func write(_ bytes: [UInt8], waitingAtMost timeout: Int32) -> Int {
@@ -177,8 +182,8 @@ final class AccessLog: Sendable {
             if count < 0 && system_errno() == EINTR { continue }
             guard count > 0 else { return count == 0 ? offset : bytes.count }
             if Int32(ready.revents) & (POLLERR | POLLHUP | POLLNVAL) != 0 { return bytes.count }
-            let piece = min(bytes.count - offset, Int(PIPE_BUF))
-            let written = bytes.withUnsafeBytes { CSystem.write(descriptor, $0.baseAddress! + offset, piece) }
+            let length = min(bytes.count - offset, piece)
+            let written = bytes.withUnsafeBytes { CSystem.write(descriptor, $0.baseAddress! + offset, length) }
             if written < 0 && system_errno() == EINTR { continue }
             if written < 0 && system_errno() == EAGAIN { return offset }
             guard written > 0 else { return bytes.count }
