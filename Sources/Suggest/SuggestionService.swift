@@ -102,14 +102,16 @@ public final class SuggestionService: Sendable {
     }
 
     /// Runs the share flow (`ShareFlow`): activation, suggestions for the shared items, the preselected recipient,
-    /// and, when sending, the engaged donation.
+    /// and, when sending, the engaged donation (under `identifier` when given: a retried send then records once).
     public func share(
         _ request: ShareRequest, target: ShareTarget = .acceptingAnything, choice: ShareFlow.Choice = .none,
-        action: ShareFlow.Action = .preview, account: String = Interaction.defaultAccount, context: RankingContext
+        action: ShareFlow.Action = .preview, account: String = Interaction.defaultAccount, context: RankingContext,
+        identifier: String? = nil
     ) async throws -> ShareResult {
         try await perform { store, _ in
             try ShareFlow(target: target).run(
-                request, choice: choice, action: action, account: account, context: context, in: store)
+                request, choice: choice, action: action, account: account, context: context, in: store,
+                identifier: identifier)
         }
     }
 

@@ -117,6 +117,25 @@ import Testing
         #expect(donation.intent.speakableGroupName == "Family")
     }
 
+    /// A send that may be retried (its answer lost) names its donation: the retry records nothing more and says
+    /// `sent` with the same identifier, from the flag or from the request read as JSON.
+    @Test func aSendUnderAnIdentifierRecordsOnce() throws {
+        let before = exportLines()
+        let flags = ["--attachment", "public.url=https://example.com", "--conversation", "g-family", "--send"]
+        for _ in 0..<2 {
+            let sent = try share(flags + ["--identifier", "share-42"])
+            #expect(sent.status == 0 && sent.json["donation"] == .string("share-42"), "\(sent)")
+        }
+        let request = #"{"items": [{"attachments": [{"type": "public.url", "value": "https://a"}]}], "#
+            + #""conversationIdentifier": "g-family", "action": "send", "identifier": "share-42"}"#
+        let fromJSON = SuggestProcess.run(["share", "--json", "--store", store, "--at", at], input: request)
+        #expect(fromJSON.status == 0 && fromJSON.standardOutput.hasSuffix(#""donation":"share-42"}"# + "\n"))
+        #expect(exportLines().count == before.count + 1)
+        let both = SuggestProcess.run(
+            ["share", "--json", "--store", store, "--identifier", "other"], input: request)
+        #expect(both.status == 64 && both.standardError.contains("identifier"), "\(both.standardError)")
+    }
+
     @Test func aWholeRequestArrivesAsJSON() throws {
         let request = #"{"items": [{"contentText": "look", "attachments": [{"type": "public.url", "value": "https://a"}]}, {"attachments": [{"type": "public.png", "file": "b.png"}]}]}"#
         let result = SuggestProcess.run(["share", "--json", "--store", store, "--at", at, "--pick", "2"], input: request)

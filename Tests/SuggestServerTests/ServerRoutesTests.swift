@@ -170,6 +170,17 @@ import Testing
         let sent = try client.send("POST", "/v1/accounts/me/share", json: #"{\#(photo), "pick": 1, "action": "send"}"#)
         #expect(sent.text.contains(#""preselected":{"conversationIdentifier":"u-juan""#))
         #expect(sent.text.contains(#""outcome":"sent""#) && sent.text.contains(#""donation":""#))
+        // A send under an identifier is idempotent: its retry (an answer lost) records nothing more and answers as
+        // the first did; without one, two sends were two donations and nothing could tell them apart.
+        let once = #"{\#(photo), "conversationIdentifier": "u-mom", "action": "send", "identifier": "share-7"}"#
+        let first = try client.send("POST", "/v1/accounts/me/share", json: once)
+        let retried = try client.send("POST", "/v1/accounts/me/share", json: once)
+        #expect(first.status == 200 && first.text.contains(#""donation":"share-7""#), "\(first)")
+        #expect(retried.status == 200 && retried.text.contains(#""outcome":"sent""#)
+            && retried.text.hasSuffix(#""donation":"share-7"}"#), "\(retried)")
+        let emptyIdentifier = try client.send(
+            "POST", "/v1/accounts/me/share", json: #"{\#(photo), "pick": 1, "action": "send", "identifier": ""}"#)
+        #expect(emptyIdentifier.status == 400 && emptyIdentifier.text.contains("identifier"), "\(emptyIdentifier)")
         let cancelled = try client.send("POST", "/v1/accounts/me/share", json: #"{\#(photo), "pick": 1, "action": "cancel"}"#)
         #expect(cancelled.text.contains(#""outcome":"cancelled""#))
         // The deleted conversation is never preselected, nor swapped for another.
@@ -184,9 +195,11 @@ import Testing
             let refused = try client.send("POST", "/v1/accounts/me/share", json: body)
             #expect(refused.status == 400 && refused.text.contains("invalid_share") && refused.text.contains("nothing was sent"), "\(body): \(refused.text)")
         }
-        // u-juan's donations went with it (the sent share among them); the cancelled share recorded nothing.
+        // u-juan's donations went with it (the sent share among them); the cancelled share recorded nothing; the
+        // share sent twice under one identifier is one donation.
         let export = try client.request("GET", "/v1/accounts/me/donations").text
-        #expect(export.split(separator: "\n").count == 2)
+        #expect(export.split(separator: "\n").count == 3)
+        #expect(export.split(separator: "\n").count(where: { $0.contains(#""identifier":"share-7""#) }) == 1)
     }
 
     @Test func badInputGetsAJSONErrorAndChangesNothing() throws {

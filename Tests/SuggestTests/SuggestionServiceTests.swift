@@ -71,8 +71,13 @@ import Testing
         let shown = try await shareExtension.share(request, target: target, context: RankingContext(at: .now()))
         #expect(shown.activated && shown.suggestions.first?.conversationIdentifier == "thread-42")
         let sent = try await shareExtension.share(
-            request, target: target, choice: .conversation("dm-bo"), action: .send, context: RankingContext(at: .now()))
+            request, target: target, choice: .conversation("dm-bo"), action: .send, context: RankingContext(at: .now()),
+            identifier: "m-3")
         #expect(sent.failure == nil && sent.preselected?.conversationIdentifier == "dm-bo")
+        let retried = try await shareExtension.share(
+            request, target: target, choice: .conversation("dm-bo"), action: .send, context: RankingContext(at: .now()),
+            identifier: "m-3")
+        #expect(retried.outcome == .sent(identifier: "m-3"))
         guard case .sent = sent.outcome else {
             Issue.record("the share was not sent: \(sent)")
             return

@@ -19,6 +19,7 @@ enum Share: Command {
             .option("--pick", "N", "Pick the suggestion at rank N of this list."),
             .flag("--send", "Complete the request: donate the share as an outgoing, engaged donation."),
             .flag("--cancel", "Cancel the request: nothing is recorded."),
+            .option("--identifier", "ID", "The sent donation's identifier: sending again with it records nothing more."),
         ]
         + List.rankingOptions.filter { $0.name != "--json" && $0.name != "--content-type" }
     static let discussion = """
@@ -31,9 +32,9 @@ enum Share: Command {
         --json reads a request such as
           {"items": [{"contentText": "look", "attachments": [{"type": "public.url", "value": "https://example.com"}]}]}
         (docs/share-flow.md has the whole shape) and prints the contract's result object. The server's share body
-        works as it is: its "rule", "conversationIdentifier" or "pick", "action", and "limit", "at", "people",
-        "service", "exclude", "explain" take the place of --extension, --conversation or --pick, --send or --cancel,
-        and the ranking flags (the request and the flags may not both give one).
+        works as it is: its "rule", "conversationIdentifier" or "pick", "action", "identifier", and "limit", "at",
+        "people", "service", "exclude", "explain" take the place of --extension, --conversation or --pick, --send or
+        --cancel, --identifier, and the ranking flags (the request and the flags may not both give one).
 
         Examples:
           suggest share --extension SampleData/extensions/telegram.plist --attachment public.url=https://example.com
@@ -80,6 +81,7 @@ enum Share: Command {
             choice = .none
         }
         var action: ShareFlow.Action = arguments.flag("--send") ? .send : arguments.flag("--cancel") ? .cancel : .preview
+        var identifier = try arguments.value("--identifier").map { try StoreOptions.name($0, option: "--identifier") }
         let request: ShareRequest
         var bodyRanking: ShareFlow.Request.Ranking?
         if readsJSON {
@@ -118,6 +120,12 @@ enum Share: Command {
                         "the request's \(member) and \(flags[member] ?? member) both give it; give one")
                 }
             }
+            if let given = whole.identifier {
+                guard identifier == nil else {
+                    throw CommandError.usage("the request's identifier and --identifier both give it; give one")
+                }
+                identifier = given
+            }
             bodyRanking = whole.ranking
             if action == .send && choice == .none {
                 throw CommandError.usage(
@@ -141,7 +149,8 @@ enum Share: Command {
         let store = try StoreOptions.open(arguments, io, maintaining: account, creating: false)
         let explain = arguments.flag("--explain") || bodyRanking?.explain == true
         let result = try ShareFlow(target: target).run(
-            request, choice: choice, action: action, account: account, context: context, in: store, explain: explain)
+            request, choice: choice, action: action, account: account, context: context, in: store, explain: explain,
+            identifier: identifier)
         if readsJSON || arguments.flag("--json-output") {
             try io.out(result.jsonText + "\n")
         } else {

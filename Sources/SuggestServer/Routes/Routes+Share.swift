@@ -9,8 +9,8 @@ extension Routes {
 
     /// `POST /v1/accounts/{account}/share`: the share flow (`ShareFlow`) with the rule given inline. The body is
     /// `ShareFlow.Request`'s, with the ranking context in it too (`limit`, `at`, `people`, `service`, `exclude`,
-    /// `explain`); the result is `suggest share --json`'s. A `send` that cannot send is 400 `invalid_share`, with
-    /// the reason, and records nothing.
+    /// `explain`), and `identifier` for a send that may be retried; the result is `suggest share --json`'s. A
+    /// `send` that cannot send is 400 `invalid_share`, with the reason, and records nothing.
     static let share: Router.Endpoint = { call in
         let account = try call.accountToWrite()
         try checkQuery(call.request, allowed: [])
@@ -30,7 +30,7 @@ extension Routes {
             do {
                 return try ShareFlow(target: request.target).run(
                     request.items, choice: request.choice, action: request.action, account: account.storeAccount,
-                    context: context, in: store, explain: explain)
+                    context: context, in: store, explain: explain, identifier: request.identifier)
             } catch let error as InputError {
                 // The flow's own refusals of what the body gave (a rule too costly on these items).
                 throw APIError.invalid("invalid_share", error)

@@ -66,6 +66,9 @@ enum Routes {
             "\(body.name) must be \(expected); got " + String((request.headers["content-type"] ?? "no Content-Type").prefix(60)))
     }
 
+    /// Where a ranking context too long for a query goes: a GET has no body, the share route's preview has one.
+    static let longerInABody = "a longer context goes in the body of a share request (POST .../share, action preview)"
+
     /// The query items a route takes, each at most once unless `repeatable`; any other is refused, so that a typo
     /// (`contentTypes=`) is an error rather than a silently ignored filter.
     static func checkQuery(_ request: HTTPRequest, allowed: Set<String>, repeatable: Set<String> = []) throws {
@@ -73,7 +76,8 @@ enum Routes {
         for item in request.queryItems {
             guard item.value.utf8.count <= queryValueBytes else {
                 throw APIError.badRequest(
-                    "invalid_query", "\(item.name.prefix(60)) is longer than \(queryValueBytes) bytes; a longer value goes in a body")
+                    "invalid_query",
+                    "\(item.name.prefix(60)) is longer than \(queryValueBytes) bytes; \(Self.longerInABody)")
             }
             guard allowed.contains(item.name) else {
                 let known = allowed.sorted().joined(separator: ", ")
@@ -86,7 +90,8 @@ enum Routes {
             }
             guard request.queryItems.count(where: { $0.name == item.name }) <= repeatedValues else {
                 throw APIError.badRequest(
-                    "invalid_query", "\(item.name.prefix(60)) is given more than \(repeatedValues) times; a longer list goes in a body")
+                    "invalid_query",
+                    "\(item.name.prefix(60)) is given more than \(repeatedValues) times; \(Self.longerInABody)")
             }
         }
     }

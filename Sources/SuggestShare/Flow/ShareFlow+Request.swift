@@ -9,7 +9,8 @@ extension ShareFlow {
     /// `items` as `ShareRequest(json:)` reads them; `rule` (optional: a predicate string or the dictionary form as
     /// an object; without it the target accepts anything); `conversationIdentifier` or `pick` (optional, not
     /// both); `action` (`preview`, `send` or `cancel`; default `preview`); and the optional ranking members
-    /// `limit`, `at`, `people`, `service`, `exclude`, `explain` (`ranking`).
+    /// `limit`, `at`, `people`, `service`, `exclude`, `explain` (`ranking`); and `identifier` (optional: the sent
+    /// donation's, so that a retried send records once).
     public struct Request: Sendable {
         /// What is shared (`items`).
         public var items: ShareRequest
@@ -24,6 +25,8 @@ extension ShareFlow {
         public var givesRule: Bool
         /// Whether the request gave an `action` (else `action` is `preview`).
         public var givesAction: Bool
+        /// The identifier a send records its donation under (`identifier`), so that a retried send records once.
+        public var identifier: String?
         /// The ranking members the body gave, each `nil` when absent: `limit`, `at`, `people`, `service`,
         /// `exclude` (the ranking context) and `explain`.
         public var ranking: Ranking
@@ -149,6 +152,12 @@ extension ShareFlow {
                 throw InputError(field: "pick", message: "choose with conversationIdentifier or pick, not both")
             }
             ranking = try Ranking(json: json)
+            switch json["identifier"] {
+            case nil, .null?: identifier = nil
+            case .string(let text)? where !text.isEmpty: identifier = text
+            case .string?: throw InputError(field: "identifier", message: "must not be empty")
+            case let other?: throw InputError(field: "identifier", message: "expected a string, found \(other.kindName)")
+            }
             givesAction = json["action"].map { $0 != .null } ?? false
             switch json["action"] {
             case nil, .null?: action = .preview

@@ -55,11 +55,14 @@ public struct ShareFlow: Sendable {
     ///   - now: the moment a sent share is recorded at.
     ///   - store: the history to rank and to record the share in.
     ///   - explain: attach each score's parts to the suggestions.
+    ///   - identifier: the sent donation's identifier, for a send that may be retried: a second send with the same
+    ///     one records nothing more and answers as the first did (`sent`, with this identifier). Without one, the
+    ///     store makes one up, and every send records.
     /// - Returns: what happened, as the contract's `share` result.
     /// - Throws: `InputError` for a context over its limits; `StoreError`.
     public func run(
         _ request: ShareRequest, choice: Choice, action: Action, account: String, context: RankingContext,
-        in store: some DonationStore, now: Timestamp = .now(), explain: Bool = false
+        in store: some DonationStore, now: Timestamp = .now(), explain: Bool = false, identifier: String? = nil
     ) throws -> ShareResult {
         var context = context
         // The shared types join the context up to the distinct types a query takes: a share of files of forty
@@ -92,10 +95,14 @@ public struct ShareFlow: Sendable {
             if let chosen = result.preselected {
                 // Held to the format's rules as any donation built in code: a share of 150 types was recorded, and
                 // the account's export then held a line its import refuses (found by review).
-                let sent = try donation(to: chosen, request: request, account: account, at: now).validated()
-                switch try store.recordShare(sent, now: now) {
+                var donation = donation(to: chosen, request: request, account: account, at: now)
+                donation.identifier = identifier
+                switch try store.recordShare(try donation.validated(), now: now) {
                 case .recorded(let identifier):
                     result.outcome = .sent(identifier: identifier)
+                case .duplicate(let repeated) where identifier != nil:
+                    // A retry of a send whose answer was lost: it was recorded then.
+                    result.outcome = .sent(identifier: repeated)
                 case .duplicate, .expired:
                     result.failure = "nothing was sent: the store did not record the share"
                 case nil:
