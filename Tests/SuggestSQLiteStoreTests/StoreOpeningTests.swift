@@ -31,6 +31,17 @@ import Testing
     /// the fixed policy. It changed on purpose when a content kind's lists came to carry the kind's share in their
     /// keys (";kinds:share"), when the stores moved to the learned default's channels, and when its fourth channel
     /// became `recency` (and `memory` took an engaged share's bonus): stores written before rebuilt their state once.
+    /// A process out of file descriptors cannot open the store for a moment: that is `unavailable` (the server's
+    /// 503 `store_unavailable`, to retry), not a read-only store, which a probe's server reported for a GET.
+    @Test(arguments: [EMFILE, ENFILE])
+    func runningOutOfFileDescriptorsIsAMomentsTroubleNotAReadOnlyStore(_ number: Int32) {
+        let error = StoreError.from(
+            SQLiteError(code: 14, message: "unable to open database file", systemErrorNumber: number),
+            path: "/srv/suggest/suggest.sqlite")
+        #expect(error.kind == .unavailable)
+        #expect(error.message.contains("too many files are open") && error.message.contains("retry"))
+    }
+
     @Test func theDefaultPolicyFingerprintsKeepTheirText() throws {
         let directory = try TemporaryDirectory("open")
         let store = try SQLiteDonationStore.open(directory.location)

@@ -17,6 +17,13 @@ extension StoreError {
         case 5, 6:  // SQLITE_BUSY, SQLITE_LOCKED
             return StoreError(.busy, "the store at \(path) stayed locked by another process; retry in a moment")
         case 14:  // SQLITE_CANTOPEN
+            // Out of file descriptors is this moment's trouble, not the store's: a server at its limit of open files
+            // reported a read-only store (and counted it so) for a GET.
+            if error.systemErrorNumber == EMFILE || error.systemErrorNumber == ENFILE {
+                return StoreError(
+                    .unavailable,
+                    "cannot open the store at \(path) now: too many files are open (\(String(cString: strerror(error.systemErrorNumber)))); retry in a moment")
+            }
             if let problem = fileProblem(database: path) {
                 return StoreError(.readOnly, "cannot open the store at \(path): \(problem)")
             }
