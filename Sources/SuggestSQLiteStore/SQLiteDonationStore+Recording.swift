@@ -140,8 +140,19 @@ extension SQLiteDonationStore {
                     try? database.execute("PRAGMA cache_size = -\(pageCacheKiB)")
                 }
             }
+            // The first donation is awaited before the write lock is taken: `import -` fed by a slow producer (or
+            // typed at a terminal) held every other process's writes off while it waited for its first line, and
+            // they failed after 30 s.
+            var first = try next()
+            var started = false
             return try database.write {
-                try recordPrepared(options, cutoff: cutoff, progress: progress, interruption: interruption, next: next)
+                try recordPrepared(options, cutoff: cutoff, progress: progress, interruption: interruption) {
+                    guard started else {
+                        started = true
+                        return first.take()
+                    }
+                    return try next()
+                }
             }
         }
     }

@@ -30,6 +30,27 @@ import Testing
     }
 
     /// The same into a store that does not exist yet: both processes create it, neither may see it half made.
+    /// `import -` fed by a slow producer (a pipe that says nothing for seconds, or lines typed at a terminal) took
+    /// the store's write lock before its first line came, and every other process's write failed after 30 s. Here
+    /// its input comes after 4 s, and a `donate` meanwhile is recorded at once.
+    @Test func anImportWaitingForItsFirstLineHoldsNoOneUp() throws {
+        let fixture = try StoreFixture("waiting-import")
+        try fixture.succeed(["donate", "--conversation", "c-before"])
+        let lines = fixture.scratch + "/lines.jsonl"
+        try writeFile(lines, Donations.bytes(Donations.make(count: 50, prefix: "w", conversations: 5, seed: 41)))
+        let importing = try ChildProcess(
+            executable: "/bin/bash",
+            arguments: ["-c", #"(sleep 4; cat "$2") | exec "$0" import - --quiet --store "$1""#, Suggest.binary, fixture.store, lines],
+            environment: Suggest.environment(home: fixture.scratch), inputPath: nil, scratch: fixture.scratch)
+        sleepSeconds(1)
+        let started = monotonicSeconds()
+        let donated = try fixture.run(["donate", "--conversation", "c-meanwhile"], timeout: 20)
+        #expect(donated.status == 0 && monotonicSeconds() - started < 3, "\(donated)")
+        let imported = importing.wait(timeout: 30)
+        #expect(imported.status == 0 && imported.output == "imported 50 donations\n", "\(imported)")
+        #expect(try StoreCheck.count(store: fixture.store) == 52)
+    }
+
     @Test func twoImportsCreatingTheStoreAtOnce() throws {
         for round in 0..<3 {
             let fixture = try StoreFixture("concurrent-create")
