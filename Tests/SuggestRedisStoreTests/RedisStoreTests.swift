@@ -182,6 +182,36 @@ import Testing
         #expect(try store.suggestLess(conversation: "single", account: "stalled") == 2, "the refused one did not count")
     }
 
+    /// A deletion whose script no replica confirmed in time (a replica stalled) is refused, but it ran on the
+    /// master: the data was gone while its bytes stayed in the nodes' append-only files, with no mark for
+    /// maintenance to rewrite them (found by a probe). The files are rewritten before the failure is reported, and
+    /// what could not be rewritten then is by the next maintenance.
+    @Test func aDeletionNoReplicaConfirmedStillLeavesNoByteInTheFiles() throws {
+        let (cluster, store, _, replica) = try Self.accountOnItsOwnCluster("waitleak")
+        defer { cluster.stop() }
+        let secret = "Ignatius-Waitleak"
+        _ = try store.record(Self.donation("wl-1", account: "waitleak", conversation: "conv-" + secret, secret: secret))
+        try Self.waitForRewrites(cluster)
+        kill(replica.pid, SIGSTOP)
+        let resume = DispatchWorkItem { kill(replica.pid, SIGCONT) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 3, execute: resume)
+        defer {
+            resume.cancel()
+            kill(replica.pid, SIGCONT)
+        }
+        #expect(throws: StoreError.self) { try store.delete(.conversation("conv-" + secret), account: "waitleak") }
+        kill(replica.pid, SIGCONT)
+        #expect(try store.donationCount(account: "waitleak") == 1, "only the warm-up stays")
+        var holding: [String] = []
+        let deadline = monotonicSeconds() + 30
+        repeat {
+            _ = try? store.maintain(account: nil, now: .now(), budget: .unbounded)
+            try Self.waitForRewrites(cluster)
+            holding = try Self.filesHolding(secret, in: cluster)
+        } while !holding.isEmpty && monotonicSeconds() < deadline
+        #expect(holding.isEmpty, "the deleted names are still in \(holding)")
+    }
+
     /// The check of the masters that follows a short `WAIT` may itself fail (a master left without its replica,
     /// and `appendfsync everysec`): that error was thrown before the donation that had run was noted, so it stayed,
     /// refused, and a retry recorded it twice (found by a review). It is undone too, with writes that wait for no
