@@ -230,7 +230,12 @@ extension RedisClusterClient {
             pending = retry.sorted()
             guard !pending.isEmpty else { break }
             if let worst = pending.map({ redirects[$0] }).max(), Int(worst) > configuration.maxRedirects {
-                throw .tooManyRedirects(count: Int(worst), last: round.lastRedirect)
+                // While a reshard finishes a slot's move, its two nodes may send a command back and forth until
+                // both know the new owner: past `maxRedirects`, wait, read the layout again and retry until the
+                // retry time runs out, rather than fail at once (a probe's import failed so, once in four reshards).
+                let tooMany = RedisError.tooManyRedirects(count: Int(worst), last: round.lastRedirect)
+                guard monotonicSeconds() < deadline else { throw tooMany }
+                round.problem(tooMany, failover: true)
             }
             if round.failover {
                 _ = try? refresh(minimumInterval: 0.02, waitForOthers: false)

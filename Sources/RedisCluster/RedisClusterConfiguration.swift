@@ -17,7 +17,8 @@ public struct RedisClusterConfiguration: Sendable, Equatable, CustomStringConver
     /// `LOADING`, a master that does not answer until its replica takes over. Make it longer than the cluster's
     /// `cluster-node-timeout` plus an election (about twice the node timeout).
     public var retryTimeout: Duration
-    /// How many `MOVED` and `ASK` redirections one command may follow before
+    /// How many `MOVED` and `ASK` redirections one command follows at once; past them it waits and reads the
+    /// layout again between tries (a slot whose move is being finished), until `retryTimeout`, then
     /// ``RedisError/tooManyRedirects(count:last:)``.
     public var maxRedirects: Int
     /// The most connections open to one node at once. A caller that finds them all busy waits (at most

@@ -199,10 +199,13 @@ struct StandaloneTests {
 
 @Suite("Redirect limits and idle connections")
 struct RedirectLimitTests {
-    @Test("a redirection that never ends stops at maxRedirects", arguments: ["MOVED", "ASK"])
+    @Test("a redirection that never ends stops once the retry time is out", arguments: ["MOVED", "ASK"])
     func endlessRedirection(kind: String) throws {
         let server = try LocalRedisCluster(standaloneWithPassword: nil)
-        let client = try makeClient(server) { $0.maxRedirects = 3 }
+        let client = try makeClient(server) {
+            $0.maxRedirects = 3
+            $0.retryTimeout = .milliseconds(500)
+        }
         // A script whose error reply is a redirection back to the same server: the client follows it each time.
         let script = RedisScript("return redis.error_reply('\(kind) 7 127.0.0.1:\(server.nodes[0].port)')")
         let started = monotonicSeconds()
@@ -210,10 +213,23 @@ struct RedirectLimitTests {
             try client.eval(script, keys: ["k"])
         } throws: { error in
             guard case .tooManyRedirects(let count, let last) = error as? RedisError else { return false }
-            return count == 4 && last.hasPrefix(kind) && !"\(error)".contains("\n")
+            return count > 3 && last.hasPrefix(kind) && !"\(error)".contains("\n")
         }
         #expect(monotonicSeconds() - started < 2)
         #expect(try client.send(RedisCommand("PING")) == .simpleString("PONG"))
+    }
+
+    /// While a reshard finishes a slot's move, its two nodes may bounce a command between them for a moment: past
+    /// `maxRedirects` the client waits and retries within its retry time, where it failed at once (a probe's import
+    /// during `redis-cli --cluster reshard`). Here the bounce ends after eight redirections.
+    @Test("a redirection that ends after maxRedirects is followed to its end", arguments: ["MOVED", "ASK"])
+    func redirectionThatEnds(kind: String) throws {
+        let server = try LocalRedisCluster(standaloneWithPassword: nil)
+        let client = try makeClient(server) { $0.maxRedirects = 3 }
+        let script = RedisScript(
+            "if redis.call('INCR', KEYS[1]) <= 8 then return redis.error_reply('\(kind) 7 127.0.0.1:"
+                + "\(server.nodes[0].port)') end return 'served'")
+        #expect(try client.eval(script, keys: ["bounces-\(kind)"]) == .bulk("served"))
     }
 
     @Test("closeIdleConnections closes the pooled connections")
