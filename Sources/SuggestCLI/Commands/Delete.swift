@@ -1,4 +1,5 @@
 import SuggestCore
+import SuggestRedisStore
 
 /// `suggest delete`: removes donations and everything derived from them, from the ranking and from the disk.
 enum Delete: Command {
@@ -50,10 +51,13 @@ enum Delete: Command {
         let store = try StoreOptions.open(arguments, io, maintaining: everything ? nil : account, creating: false)
         let report = try everything ? store.deleteEverything() : store.delete(selectors[0], account: account)
         if !report.logTruncated {
-            io.err(
-                "suggest delete: deleted; the write-ahead log could not be emptied now (another process is reading "
-                    + "it, or it could not be written), so the old pages leave it at its next checkpoint (run any "
-                    + "suggest command later)\n")
+            let reason =
+                store is RedisDonationStore
+                ? "not every Redis node could rewrite its append-only file and snapshot now (a node busy or down), "
+                    + "so the deleted bytes leave them at the store's next upkeep"
+                : "the write-ahead log could not be emptied now (another process is reading it, or it could not be "
+                    + "written), so the old pages leave it at its next checkpoint"
+            io.err("suggest delete: deleted; \(reason) (run any suggest command later)\n")
         }
         if arguments.flag("--json") {
             try io.out(report.jsonText(account: everything ? nil : account) + "\n")
