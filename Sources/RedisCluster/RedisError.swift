@@ -63,7 +63,7 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
                 + " address is a Redis server"
         case .timeout(let endpoint, let seconds, let waitingFor):
             return "Redis at \(endpoint) gave no \(waitingFor) within \(RedisError.seconds(seconds)) s: check the"
-                + " server's load and the network, or raise the timeout"
+                + " server's load and the network (a node paused, swapping or blocked answers nothing)"
         case .tooManyRedirects(let count, let last):
             return "a command was redirected \(count) times (last: \(last)): the cluster's slots keep moving; retry"
                 + " once resharding is over"
