@@ -234,6 +234,10 @@ import Testing
         let refused = try client.send("POST", path, json: batch, contentType: "application/x-ndjson")
         expectError(refused, 400, "invalid_donation")
         #expect(refused.text.contains("line 3: "))
+        // A body of blank lines holds no donation, as an empty one does not (it was 201 "recorded 0").
+        for blank in ["", "\n\n", " \r\n\t\n"] {
+            expectError(try client.send("POST", path, json: blank, contentType: "application/x-ndjson"), 400, "invalid_donation")
+        }
         // A donation from the far future is refused; one from just ahead is recorded as of now.
         expectError(try client.send("POST", path, json: #"{"date":"2099-01-01T00:00:00Z","intent":{"conversationIdentifier":"x"}}"#), 400, "invalid_donation")
         #expect(try client.request("GET", path).body.isEmpty)

@@ -14,8 +14,10 @@ extension Routes {
         try checkQuery(call.request, allowed: [])
         let now = Timestamp.now()
         let body = call.request.body
-        guard !body.isEmpty else {
-            throw APIError.badRequest("invalid_donation", "the body is empty; it must hold a donation")
+        // A body of blank lines holds no donation either: it was 201 "recorded 0", where an empty one was 400.
+        guard body.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D && $0 != 0x0A }) else {
+            throw APIError.badRequest(
+                "invalid_donation", "the body holds no donation (it is empty or blank); it must hold one, or JSON Lines")
         }
         let report: ImportReport
         switch mediaType(call.request) {
