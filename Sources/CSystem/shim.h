@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -21,6 +22,9 @@
 
 /// `errno` is a macro in C (a thread-local behind a function call), so Swift cannot read it as a variable.
 static inline int system_errno(void) { return errno; }
+
+/// A descriptor's flags (`fcntl(2)`'s `F_GETFD`), -1 when it is not open: Swift cannot call the variadic C function.
+static inline int system_descriptor_flags(int fd) { return fcntl(fd, F_GETFD); }
 
 /// `open(2)` with flags only: Swift cannot call the variadic C function.
 static inline int system_open(const char *path, int flags) { return open(path, flags); }

@@ -125,7 +125,7 @@ public enum SuggestServer {
                     // Their handlers run on past the grace (a store that stopped answering): the process ends now,
                     // and they with it, as `--grace` promises. None of their answers reached its client, so none was
                     // acknowledged; a write cut off in its transaction is rolled back, as after kill -9.
-                    log.flush(waitingAtMost: 1_000)
+                    log.flush(within: .seconds(1))
                     _exit(0)
                 }
                 done.signal()
@@ -144,7 +144,7 @@ public enum SuggestServer {
         maintenance.stop()
         keysWatch.stop()
         signals.stop()
-        log.flush(waitingAtMost: 1_000)
+        log.flush(within: .seconds(1))
     }
 }
 

@@ -36,14 +36,18 @@ final class AccessLog: Sendable {
         piece = fstat(descriptor, &info) == 0 && system_is_regular_file(info.st_mode) != 0 ? .max : Int(PIPE_BUF)
         self.enabled = enabled
         guard enabled else { return }
-        let task = PeriodicTask(label: "suggest.access-log", every: .milliseconds(100)) { [weak self] in self?.flush() }
+        // Each round writes until everything is out or its 90 ms are up: a reader that keeps up gets every line (a
+        // round that stopped at the first full pipe let one pipe's worth out every 100 ms, and dropped the rest).
+        let task = PeriodicTask(label: "suggest.access-log", every: .milliseconds(100)) { [weak self] in
+            self?.flush(within: .milliseconds(90))
+        }
         flusher.withLock { $0 = task }
         task.start()
     }
 
     deinit {
         flusher.withLock { $0 }?.stop()
-        flush(waitingAtMost: 1_000)
+        flush(within: .seconds(1))
     }
 
     struct Entry {
@@ -96,8 +100,9 @@ final class AccessLog: Sendable {
         append(writer.bytes)
     }
 
-    /// A line of the server's own (start, stop, reload), in the same format: its text fields as strings, then its
-    /// counts as JSON numbers.
+    /// A line of the server's own (start, stop, reload, libmicrohttpd's errors), in the same format: its text fields
+    /// as strings, then its counts as JSON numbers. Held for the log's thread, as a request's line is: libmicrohttpd
+    /// reports on its own threads, which must not wait for standard error either.
     func event(_ message: String, _ fields: [(String, String)] = [], counts: [(String, Int)] = []) {
         var writer = JSONWriter()
         writer.beginObject()
@@ -115,7 +120,6 @@ final class AccessLog: Sendable {
         }
         writer.endObject()
         append(writer.bytes)
-        flush(waitingAtMost: 1_000)
     }
 
     /// Adds a line, or counts it as dropped when the log already holds `capacity` bytes.
@@ -130,9 +134,10 @@ final class AccessLog: Sendable {
         }
     }
 
-    /// Writes what is held, as far as the descriptor takes it within `timeout` milliseconds for each piece; what it
-    /// does not take waits for the next flush, ahead of the lines that come meanwhile.
-    func flush(waitingAtMost timeout: Int32 = 0) {
+    /// Writes what is held, as far as the descriptor takes it within `time`; what it does not take waits for the
+    /// next flush, ahead of the lines that come meanwhile. Called by the log's own thread, and once at a stop.
+    func flush(within time: Duration) {
+        let deadline = ContinuousClock.now + time
         writing.withLock { _ in
             var (bytes, dropped) = pending.withLock { pending in
                 defer {
@@ -155,7 +160,7 @@ final class AccessLog: Sendable {
                 bytes.append(0x0A)
                 dropped = 0
             }
-            let written = write(bytes, waitingAtMost: timeout)
+            let written = write(bytes, until: deadline)
             guard written < bytes.count else { return }
             pending.withLock { pending in
                 // What was not written goes first; lines past the capacity are dropped, and counted.
@@ -171,17 +176,22 @@ final class AccessLog: Sendable {
     }
 
     /// Writes `bytes` in pieces a pipe takes whole once `poll` says it has room (`piece`), so that no piece waits
-    /// for a reader.
+    /// for a reader past `deadline`.
     /// - Returns: how many bytes were written; all of them, or as many as the descriptor took in time (all of
     ///   them too when it is gone: nothing more can be said there).
-    private func write(_ bytes: [UInt8], waitingAtMost timeout: Int32) -> Int {
+    private func write(_ bytes: [UInt8], until deadline: ContinuousClock.Instant) -> Int {
         var offset = 0
         while offset < bytes.count {
+            let left = max(Duration.zero, deadline - ContinuousClock.now).components
+            let milliseconds = Int32(clamping: left.seconds * 1_000 + left.attoseconds / 1_000_000_000_000_000)
             var ready = pollfd(fd: descriptor, events: Int16(POLLOUT), revents: 0)
-            let count = poll(&ready, 1, timeout)
+            let count = poll(&ready, 1, milliseconds)
             if count < 0 && system_errno() == EINTR { continue }
             guard count > 0 else { return count == 0 ? offset : bytes.count }
-            if Int32(ready.revents) & (POLLERR | POLLHUP | POLLNVAL) != 0 { return bytes.count }
+            // Darwin's poll says POLLNVAL for some devices (a terminal) whose descriptor is fine: write there.
+            let gone = Int32(ready.revents) & (POLLERR | POLLHUP) != 0
+                || (Int32(ready.revents) & POLLNVAL != 0 && system_descriptor_flags(descriptor) == -1)
+            if gone { return bytes.count }
             let length = min(bytes.count - offset, piece)
             let written = bytes.withUnsafeBytes { CSystem.write(descriptor, $0.baseAddress! + offset, length) }
             if written < 0 && system_errno() == EINTR { continue }
