@@ -7,16 +7,22 @@ import SuggestCore
 /// run, and "free some space first" is poor advice to someone deleting a conversation for privacy. The store keeps a
 /// file of `size` bytes beside its database; a deletion that fails for a full disk removes it and runs again in the
 /// room it gave back, and the file is made again whenever there is room (after a write-intending open, after each
-/// deletion). A deletion larger than the reserve (more than a few tens of thousands of donations at once) can still
-/// fail, with the same advice as before.
+/// deletion). A deletion larger than the reserve (more than a few tens of thousands of donations at once) can
+/// still fail, with the same advice as before; and a snapshot of the file system (APFS's, ZFS's) may keep the
+/// reserve's room after its removal.
 struct DeletionReserve {
     /// The file's path: beside the database, so that it is on the same disk.
     let path: String
+    /// The store's directory, whose disk is asked for room.
+    let directory: String
 
     /// Bytes kept: the log of deleting a conversation of about 20,000 donations, with its freed pages overwritten.
     static let size = 8 << 20
 
-    init(databasePath: String) { path = databasePath + "-reserve" }
+    init(_ location: StoreLocation) {
+        path = location.databasePath + "-reserve"
+        directory = location.directory
+    }
 
     /// Makes the file, or completes a short one, when the disk has room to spare (four times the reserve: a
     /// reserve must not be what fills a disk); otherwise leaves no partial file (it would hold room without being a
@@ -25,15 +31,21 @@ struct DeletionReserve {
         var info = stat()
         if stat(path, &info) == 0, info.st_size >= Self.size { return }
         var disk = statvfs()
-        let directory = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         guard statvfs(directory, &disk) == 0,
             UInt64(disk.f_bavail) * UInt64(disk.f_frsize) >= UInt64(4 * Self.size)
         else { return }
         let descriptor = system_open_creating(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return }
-        // Zeros written, not a sparse length or `posix_fallocate` (which Darwin lacks): written blocks are taken
-        // from the disk now, on every file system.
-        let chunk = [UInt8](repeating: 0, count: 1 << 16)
+        // Bytes written, not a sparse length or `posix_fallocate` (which Darwin lacks), and bytes that do not
+        // compress: a file system that compresses (ZFS, btrfs) keeps zeros or a repeated pattern in no room at all.
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        for index in stride(from: 0, to: chunk.count, by: 8) {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17  // xorshift64: no pattern a compressor finds
+            withUnsafeBytes(of: state) { chunk.replaceSubrange(index..<(index + 8), with: $0) }
+        }
         var written = 0
         var complete = true
         while written < Self.size {

@@ -6,13 +6,14 @@ extension SQLiteDonationStore {
     public func setBlocked(_ blocked: Bool, conversation: String, account: String) throws {
         try translating {
             let lastTraceGone = try database.write {
+                let existed = try preferenceExists(conversation: conversation, account: account)
                 try database.statement(
                     """
                     INSERT INTO preferences(account, conversation_identifier, blocked) VALUES (?1, ?2, ?3)
                     ON CONFLICT(account, conversation_identifier) DO UPDATE SET blocked = ?3
                     """
                 ).run([.text(account), .text(conversation), .integer(blocked ? 1 : 0)])
-                return try dropEmptyPreferences(conversation: conversation, account: account)
+                return try dropEmptyPreferences(conversation: conversation, account: account) && existed
             }
             if lastTraceGone { _ = scrubLog() }
         }
@@ -70,6 +71,14 @@ extension SQLiteDonationStore {
                 "SELECT blocked FROM preferences WHERE account = ? AND conversation_identifier = ?"
             ).scalarInt([.text(account), .text(conversation)]) == 1
         }
+    }
+
+    /// Whether the conversation has a preference row: one made and dropped in the same transaction left no bytes
+    /// to scrub (an unblock of a name never blocked, which any client may send).
+    private func preferenceExists(conversation: String, account: String) throws -> Bool {
+        try database.statement(
+            "SELECT 1 FROM preferences WHERE account = ? AND conversation_identifier = ?"
+        ).scalarInt([.text(account), .text(conversation)]) != nil
     }
 
     /// Deletes the conversation's preference row if it holds neither a block nor "suggest less" any more.

@@ -125,6 +125,10 @@ extension SQLiteDonationStore {
         next: () throws -> (line: Int, donation: Result<PreparedDonation, InputError>)?
     ) throws -> ImportReport {
         try translating {
+            // The first donation is awaited before the write lock is taken: `import -` fed by a slow producer (or
+            // typed at a terminal) held every other process's writes off while it waited for its first line, and
+            // they failed after 30 s. The retention is read after it, as of when the writing starts.
+            var first = try next()
             let cutoff = try retention().oldestKept(at: options.now)
             // A large import touches many pages; a larger page cache (`largeImportCacheKiB`) keeps them from being
             // spilled to the WAL more than once. Restored afterwards: a share extension's memory is precious, and a
@@ -140,10 +144,6 @@ extension SQLiteDonationStore {
                     try? database.execute("PRAGMA cache_size = -\(pageCacheKiB)")
                 }
             }
-            // The first donation is awaited before the write lock is taken: `import -` fed by a slow producer (or
-            // typed at a terminal) held every other process's writes off while it waited for its first line, and
-            // they failed after 30 s.
-            var first = try next()
             var started = false
             return try database.write {
                 try recordPrepared(options, cutoff: cutoff, progress: progress, interruption: interruption) {

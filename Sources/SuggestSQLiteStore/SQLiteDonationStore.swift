@@ -116,7 +116,11 @@ public final class SQLiteDonationStore: DonationStore {
         // A new database file is made here, for its owner only: SQLite makes it 0644 less the umask, and its log and
         // index take the database file's mode, so a store in a directory that others can read (one made before, or
         // shared) let them read the history.
-        let madeHere = createIfMissing && !location.exists && location.makePrivateDatabaseFile()
+        let madeHere = createIfMissing && !location.exists ? location.makePrivateDatabaseFile() : nil
+        // Only the empty file this open made goes when the open fails: another process may have made a store of it.
+        func removeTheFileMadeHere() {
+            if let madeHere, stat(path, &info) == 0, info.st_ino == madeHere, info.st_size == 0 { unlink(path) }
+        }
         do {
             let database = try Database(path: path)
             if checkpoints.pages != nil { try database.setCheckpointOnClose(false) }
@@ -137,15 +141,17 @@ public final class SQLiteDonationStore: DonationStore {
                 // A file that is not a usable store is left as it was: when this open created the log and its
                 // index, SQLite's default close removes them again.
                 if !logExisted { try? database.setCheckpointOnClose(true) }
-                if madeHere { unlink(path) }
                 throw error
             }
             return store
         } catch let error as StoreError {
+            removeTheFileMadeHere()
             throw error
         } catch let error as SQLiteError {
+            removeTheFileMadeHere()
             throw StoreError.from(error, path: path)
         } catch {
+            removeTheFileMadeHere()
             throw StoreError(.failed, "cannot open the store at \(path): \(error)")
         }
     }
@@ -305,7 +311,7 @@ public final class SQLiteDonationStore: DonationStore {
     func setSetting(_ name: String, _ value: String) throws { try database.setSetting(name, value) }
 
     /// The room kept for deletions on a full disk.
-    var reserve: DeletionReserve { DeletionReserve(databasePath: database.path) }
+    var reserve: DeletionReserve { DeletionReserve(location) }
 
     /// Runs `body`, translating SQLite failures into `StoreError`s that name the store.
     func translating<T>(_ body: () throws -> T) throws -> T {

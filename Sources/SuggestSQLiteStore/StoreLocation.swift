@@ -116,12 +116,13 @@ public struct StoreLocation: Sendable, Equatable {
 
     /// Makes an empty database file readable and writable by its owner only, unless one is there already (another
     /// process made it first).
-    /// - Returns: whether this call made it.
-    func makePrivateDatabaseFile() -> Bool {
+    /// - Returns: the file's inode when this call made it, else `nil`.
+    func makePrivateDatabaseFile() -> ino_t? {
         let descriptor = system_open_creating(databasePath, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return false }
-        close(descriptor)
-        return true
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var info = stat()
+        return fstat(descriptor, &info) == 0 ? info.st_ino : nil
     }
 
     /// Refuses to open a store that is not there, for commands that only read (or remove) what a store holds: reading

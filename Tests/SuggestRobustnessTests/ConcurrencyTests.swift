@@ -29,7 +29,6 @@ import Testing
         #expect(try StoreCheck.rebuildDifferences(of: fixture) == [])
     }
 
-    /// The same into a store that does not exist yet: both processes create it, neither may see it half made.
     /// `import -` fed by a slow producer (a pipe that says nothing for seconds, or lines typed at a terminal) took
     /// the store's write lock before its first line came, and every other process's write failed after 30 s. Here
     /// its input comes after 4 s, and a `donate` meanwhile is recorded at once.
@@ -51,6 +50,7 @@ import Testing
         #expect(try StoreCheck.count(store: fixture.store) == 52)
     }
 
+    /// The same into a store that does not exist yet: both processes create it, neither may see it half made.
     @Test func twoImportsCreatingTheStoreAtOnce() throws {
         for round in 0..<3 {
             let fixture = try StoreFixture("concurrent-create")

@@ -26,11 +26,6 @@ import Testing
                 recipients: [Person(customIdentifier: "p-\(index % 5)", displayName: "Person \(index % 5)")]))
     }
 
-    /// The fingerprint is stored in every store: if its text changed, every store would recompute every
-    /// conversation at its next open. These are the texts stores hold for the learned default's channels and for
-    /// the fixed policy. It changed on purpose when a content kind's lists came to carry the kind's share in their
-    /// keys (";kinds:share"), when the stores moved to the learned default's channels, and when its fourth channel
-    /// became `recency` (and `memory` took an engaged share's bonus): stores written before rebuilt their state once.
     /// A process out of file descriptors cannot open the store for a moment: that is `unavailable` (the server's
     /// 503 `store_unavailable`, to retry), not a read-only store, which a probe's server reported for a GET.
     @Test(arguments: [EMFILE, ENFILE])
@@ -42,6 +37,11 @@ import Testing
         #expect(error.message.contains("too many files are open") && error.message.contains("retry"))
     }
 
+    /// The fingerprint is stored in every store: if its text changed, every store would recompute every
+    /// conversation at its next open. These are the texts stores hold for the learned default's channels and for
+    /// the fixed policy. It changed on purpose when a content kind's lists came to carry the kind's share in their
+    /// keys (";kinds:share"), when the stores moved to the learned default's channels, and when its fourth channel
+    /// became `recency` (and `memory` took an engaged share's bonus): stores written before rebuilt their state once.
     @Test func theDefaultPolicyFingerprintsKeepTheirText() throws {
         let directory = try TemporaryDirectory("open")
         let store = try SQLiteDonationStore.open(directory.location)

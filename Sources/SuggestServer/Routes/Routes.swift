@@ -73,11 +73,12 @@ enum Routes {
     /// (`contentTypes=`) is an error rather than a silently ignored filter.
     static func checkQuery(_ request: HTTPRequest, allowed: Set<String>, repeatable: Set<String> = []) throws {
         var seen: Set<String> = []
+        // Only a ranking context (the suggestions route's) has a longer form elsewhere.
+        let elsewhere = allowed.contains("exclude") ? "; " + Self.longerInABody : ""
         for item in request.queryItems {
             guard item.value.utf8.count <= queryValueBytes else {
                 throw APIError.badRequest(
-                    "invalid_query",
-                    "\(item.name.prefix(60)) is longer than \(queryValueBytes) bytes; \(Self.longerInABody)")
+                    "invalid_query", "\(item.name.prefix(60)) is longer than \(queryValueBytes) bytes\(elsewhere)")
             }
             guard allowed.contains(item.name) else {
                 let known = allowed.sorted().joined(separator: ", ")
@@ -90,8 +91,7 @@ enum Routes {
             }
             guard request.queryItems.count(where: { $0.name == item.name }) <= repeatedValues else {
                 throw APIError.badRequest(
-                    "invalid_query",
-                    "\(item.name.prefix(60)) is given more than \(repeatedValues) times; \(Self.longerInABody)")
+                    "invalid_query", "\(item.name.prefix(60)) is given more than \(repeatedValues) times\(elsewhere)")
             }
         }
     }

@@ -101,8 +101,11 @@ public struct ShareFlow: Sendable {
                 case .recorded(let identifier):
                     result.outcome = .sent(identifier: identifier)
                 case .duplicate(let repeated) where identifier != nil:
-                    // A retry of a send whose answer was lost: it was recorded then.
+                    // A retry of a send whose answer was lost: it was recorded then. Said, since the store cannot
+                    // tell a retry from an identifier given to something else (another conversation, a donation).
                     result.outcome = .sent(identifier: repeated)
+                    result.reason = "a donation with identifier \(Self.capped(repeated)) was recorded before (a "
+                        + "retried send); nothing was recorded now"
                 case .duplicate, .expired:
                     result.failure = "nothing was sent: the store did not record the share"
                 case nil:
