@@ -212,6 +212,36 @@ import Testing
         #expect(holding.isEmpty, "the deleted names are still in \(holding)")
     }
 
+    /// A block outlives deletion; lifting it (or resetting "suggest less") then takes away the conversation's last
+    /// trace, and its name must leave the nodes' files as a deletion's does (the embedded store's
+    /// `PrivacyTests.liftingTheLastPreferenceOfADeletedConversationLeavesNoByteOfIt`, here on a cluster).
+    @Test func liftingTheLastPreferenceOfADeletedConversationLeavesNoByteInTheFiles() throws {
+        let (cluster, store, _, _) = try Self.accountOnItsOwnCluster("lifted")
+        defer { cluster.stop() }
+        for (set, lift) in [("block", "unblock"), ("less", "reset")] {
+            let secret = "Pangolin-" + set
+            let conversation = "conv-" + secret
+            _ = try store.record(Self.donation("l-" + set, account: "lifted", conversation: conversation, secret: secret))
+            func apply(_ operation: String) throws {
+                switch operation {
+                case "block": try store.setBlocked(true, conversation: conversation, account: "lifted")
+                case "unblock": try store.setBlocked(false, conversation: conversation, account: "lifted")
+                case "less": _ = try store.suggestLess(conversation: conversation, account: "lifted")
+                default: try store.resetFeedback(conversation: conversation, account: "lifted")
+                }
+            }
+            try apply(set)
+            _ = try store.delete(.conversation(conversation), account: "lifted")
+            try apply(set)
+            try Self.waitForRewrites(cluster)
+            #expect(try !Self.filesHolding(conversation, in: cluster).isEmpty, "the name is on disk before it is lifted")
+            try apply(lift)
+            try Self.waitForRewrites(cluster)
+            let holding = try Self.filesHolding(conversation, in: cluster)
+            #expect(holding.isEmpty, "\(lift): the name is still in \(holding)")
+        }
+    }
+
     /// The check of the masters that follows a short `WAIT` may itself fail (a master left without its replica,
     /// and `appendfsync everysec`): that error was thrown before the donation that had run was noted, so it stayed,
     /// refused, and a retry recorded it twice (found by a review). It is undone too, with writes that wait for no
