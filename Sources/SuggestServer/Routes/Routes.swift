@@ -74,11 +74,11 @@ enum Routes {
     static func checkQuery(_ request: HTTPRequest, allowed: Set<String>, repeatable: Set<String> = []) throws {
         var seen: Set<String> = []
         // Only a ranking context (the suggestions route's) has a longer form elsewhere.
-        let elsewhere = allowed.contains("exclude") ? "; " + Self.longerInABody : ""
+        func elsewhere() -> String { allowed.contains("exclude") ? "; " + Self.longerInABody : "" }
         for item in request.queryItems {
             guard item.value.utf8.count <= queryValueBytes else {
                 throw APIError.badRequest(
-                    "invalid_query", "\(item.name.prefix(60)) is longer than \(queryValueBytes) bytes\(elsewhere)")
+                    "invalid_query", "\(item.name.prefix(60)) is longer than \(queryValueBytes) bytes\(elsewhere())")
             }
             guard allowed.contains(item.name) else {
                 let known = allowed.sorted().joined(separator: ", ")
@@ -91,7 +91,7 @@ enum Routes {
             }
             guard request.queryItems.count(where: { $0.name == item.name }) <= repeatedValues else {
                 throw APIError.badRequest(
-                    "invalid_query", "\(item.name.prefix(60)) is given more than \(repeatedValues) times\(elsewhere)")
+                    "invalid_query", "\(item.name.prefix(60)) is given more than \(repeatedValues) times\(elsewhere())")
             }
         }
     }
