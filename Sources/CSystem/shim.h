@@ -45,6 +45,9 @@ static inline int system_is_symbolic_link(mode_t mode) { return S_ISLNK(mode); }
 /// Whether a `stat` mode is a regular file (`S_ISREG`, a macro in C).
 static inline int system_is_regular_file(mode_t mode) { return S_ISREG(mode); }
 
+/// Gives a signal back its default action (`SIG_DFL` is a cast in C, which Swift does not import).
+static inline void system_default_signal(int signal_number) { signal(signal_number, SIG_DFL); }
+
 /// Ignores a signal (`SIG_IGN` is a cast in C, which Swift does not import).
 static inline void system_ignore_signal(int signal_number) { signal(signal_number, SIG_IGN); }
 

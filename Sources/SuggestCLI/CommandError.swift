@@ -4,12 +4,16 @@ public enum CommandError: Error, Equatable, CustomStringConvertible {
     case usage(String)
     /// The command could not do its work (a store that cannot be opened): exit 1.
     case failure(String)
+    /// An import stopped by a signal (Ctrl-C, SIGTERM) before its commit, having recorded nothing: exit 128 plus
+    /// the signal's number, as the shell reports a process the signal ended.
+    case interrupted(signal: Int32)
 
     /// The exit code the command line ends with: `ExitCode.usage` or `ExitCode.failure`.
     public var exitCode: Int32 {
         switch self {
         case .usage: return ExitCode.usage
         case .failure: return ExitCode.failure
+        case .interrupted(let signal): return 128 + signal
         }
     }
 
@@ -17,6 +21,7 @@ public enum CommandError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .usage(let message), .failure(let message): return message
+        case .interrupted: return "interrupted; nothing was imported (an import is all or nothing)"
         }
     }
 }

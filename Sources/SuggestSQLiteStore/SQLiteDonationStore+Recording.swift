@@ -180,7 +180,8 @@ extension SQLiteDonationStore {
         }
         while let (line, parsed) = try next() {
             report.read += 1
-            if report.read & 255 == 0 { try interruption() }
+            // Asked at the first donation too: a caller learns that writing has begun.
+            if report.read & 255 == 1 { try interruption() }
             if report.read % options.progressInterval == 0 {
                 progress(ImportProgress(lines: report.read, bytesRead: 0, totalBytes: nil))
             }

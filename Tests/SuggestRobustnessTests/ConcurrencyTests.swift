@@ -50,6 +50,37 @@ import Testing
         #expect(try StoreCheck.count(store: fixture.store) == 52)
     }
 
+    /// Ctrl-C of an import ended it without a word, also when every donation had been committed (a probe). Now: a
+    /// signal before anything is written ends it at once, saying nothing was imported; one while it writes stops it
+    /// at its next check, rolled back, and says so; exit 130 either way. Here the input pauses after 6,000 lines
+    /// (more than the 1 MiB the parser reads ahead: writing has begun) or before its first, and the signal comes in
+    /// the pause.
+    @Test(arguments: [true, false])
+    func anInterruptedImportSaysSoAndRecordsNothing(afterItsFirstLines: Bool) throws {
+        let fixture = try StoreFixture("interrupted-import")
+        try fixture.succeed(["donate", "--conversation", "c-before"])
+        let donations = Donations.make(count: 8_000, prefix: "i", conversations: 50, seed: 43)
+        let first = fixture.scratch + "/first.jsonl"
+        let second = fixture.scratch + "/second.jsonl"
+        try writeFile(first, Donations.bytes(Array(donations.prefix(afterItsFirstLines ? 6_000 : 0))))
+        try writeFile(second, Donations.bytes(Array(donations.dropFirst(afterItsFirstLines ? 6_000 : 0))))
+        let importing = try ChildProcess(
+            executable: "/bin/bash",
+            arguments: [
+                // The shell becomes the import (the signal goes to it), its input a process substitution.
+                "-c", #"exec "$0" import - --quiet --store "$1" < <(cat "$2"; sleep 4; cat "$3")"#, Suggest.binary,
+                fixture.store, first, second,
+            ],
+            environment: Suggest.environment(home: fixture.scratch), inputPath: nil, scratch: fixture.scratch)
+        sleepSeconds(2)
+        importing.send(SIGINT)
+        let outcome = importing.wait(timeout: 30)
+        #expect(outcome.status == 130, "\(outcome)")
+        let said = afterItsFirstLines ? "interrupted; nothing was imported" : "interrupted before anything was written"
+        #expect(outcome.error.contains("suggest import: " + said), "\(outcome)")
+        #expect(try StoreCheck.count(store: fixture.store) == 1)
+    }
+
     /// The same into a store that does not exist yet: both processes create it, neither may see it half made.
     @Test func twoImportsCreatingTheStoreAtOnce() throws {
         for round in 0..<3 {

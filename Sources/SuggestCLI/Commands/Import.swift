@@ -18,6 +18,9 @@ enum Import: Command {
 
         A line that names an account is recorded in that account; lines without one go to --account. With an
         explicit --account, a line naming another account is an error.
+
+        Ctrl-C (or SIGTERM) stops an import and records nothing of it (exit 130); one that comes after the last
+        donation was written finds the import recorded whole, and says so.
         """
 
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
@@ -33,13 +36,15 @@ enum Import: Command {
         let options = ImportOptions(
             skipInvalid: arguments.flag("--skip-invalid"), defaultAccount: account,
             requiredAccount: enforceAccount ? account : nil)
+        ImportInterrupts.watch()
+        defer { ImportInterrupts.stopWatching() }
         let report = try store.importJSONLines(from: source, options: options, progress: { progress in
             guard !quiet else { return }
             var line = "suggest import: \(progress.lines) lines read"
             if let total = progress.totalBytes, total > 0 { line += " (\(progress.bytesRead * 100 / total)%)" }
             io.err(line + "\n")
             try? io.standardError.flush()
-        }, interruption: {})
+        }, interruption: ImportInterrupts.check)
         // Durable before it is reported, and a large import's log does not stay on disk for later commands to read.
         if report.recorded > 0 { try store.checkpoint() }
         for error in report.rejected.prefix(20) { io.err("suggest import: skipped \(error)\n") }
@@ -56,6 +61,9 @@ enum Import: Command {
                 + "'suggest config --max-age-days 0' keeps everything)"
         }
         if report.rejectedCount > 0 { summary += ", \(counted(report.rejectedCount, "invalid line")) skipped" }
+        if ImportInterrupts.received.load(ordering: .relaxed) != 0 {
+            io.err("suggest import: interrupted after the last donation was written: the import is recorded whole\n")
+        }
         try io.out(summary + "\n")
         return ExitCode.success
     }

@@ -1,0 +1,56 @@
+import CSystem
+import Synchronization
+
+/// What Ctrl-C (SIGINT) or SIGTERM does to `suggest import`, which is all or nothing. Before the import has written
+/// anything (opening the store, waiting for the first line of a slow pipe), the process ends at once, saying that
+/// nothing was imported. Once it writes, the signal is noted and the import stops at its next check (every 256
+/// donations), its transaction rolled back; a signal that comes after the last check finds everything recorded, and
+/// the report says so. A second signal ends the process at once. (Without this, the signal ended the process
+/// without a word, also when every donation had been committed.)
+enum ImportInterrupts {
+    /// Set at the import's first donation: from then on a signal is noted, not acted on.
+    static let writing = Atomic<Bool>(false)
+    /// The signal received while writing, 0 for none.
+    static let received = Atomic<Int32>(0)
+
+    /// Starts watching SIGINT and SIGTERM.
+    static func watch() {
+        // Initialized here, not first in a signal handler (a global's lazy initialization takes a lock).
+        writing.store(false, ordering: .relaxed)
+        received.store(0, ordering: .relaxed)
+        for signalNumber in [SIGINT, SIGTERM] { signal(signalNumber, handle) }
+    }
+
+    /// Gives the signals back their default action.
+    static func stopWatching() {
+        for signalNumber in [SIGINT, SIGTERM] { system_default_signal(signalNumber) }
+    }
+
+    /// Called by the import at its checks: the first marks that writing has begun; then a signal noted stops it.
+    static func check() throws(CommandError) {
+        writing.store(true, ordering: .relaxed)
+        let signalNumber = received.load(ordering: .relaxed)
+        guard signalNumber == 0 else { throw .interrupted(signal: signalNumber) }
+    }
+
+    /// Only async-signal-safe work: atomics, `write`, `_exit`.
+    private static let handle: @convention(c) (Int32) -> Void = { signalNumber in
+        if !writing.load(ordering: .relaxed) {
+            let message: StaticString = """
+                suggest import: interrupted before anything was written; nothing was imported
+
+                """
+            _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
+            _exit(128 + signalNumber)
+        }
+        guard received.exchange(signalNumber, ordering: .relaxed) == 0 else {
+            let message: StaticString = """
+                suggest import: interrupted again; stopped at once (an import is all or nothing: 'suggest export' \
+                shows whether it was recorded)
+
+                """
+            _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
+            _exit(128 + signalNumber)
+        }
+    }
+}
