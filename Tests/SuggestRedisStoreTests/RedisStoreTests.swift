@@ -138,6 +138,18 @@ import Testing
         }
     }
 
+    /// Runs `body` with `node` stopped (SIGSTOP), resumed once the body is done, or after `seconds` whatever it does.
+    static func stalling(_ node: LocalRedisCluster.Node, for seconds: Double, _ body: () throws -> Void) rethrows {
+        kill(node.pid, SIGSTOP)
+        let resume = DispatchWorkItem { kill(node.pid, SIGCONT) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: resume)
+        defer {
+            resume.cancel()
+            kill(node.pid, SIGCONT)
+        }
+        try body()
+    }
+
     /// A write no replica confirms within the timeout (a replica stalled) is refused, and must change nothing: it
     /// stayed on the master, so a retry recorded a donation without an identifier of its own twice (found by a
     /// probe, with `kill -STOP` of a replica). A single donation and an import are both undone; once the replica
@@ -145,17 +157,7 @@ import Testing
     @Test func aWriteNoReplicaConfirmedIsUndone() throws {
         let (cluster, store, _, replica) = try Self.accountOnItsOwnCluster("stalled")
         defer { cluster.stop() }
-        func withReplicaStalled(_ body: () throws -> Void) rethrows {
-            kill(replica.pid, SIGSTOP)
-            // Resumed once the body is done, or after 4 s whatever it does.
-            let resume = DispatchWorkItem { kill(replica.pid, SIGCONT) }
-            DispatchQueue.global().asyncAfter(deadline: .now() + 4, execute: resume)
-            defer {
-                resume.cancel()
-                kill(replica.pid, SIGCONT)
-            }
-            try body()
-        }
+        func withReplicaStalled(_ body: () throws -> Void) rethrows { try Self.stalling(replica, for: 4, body) }
         let single = Interaction(
             account: "stalled", identifier: nil, date: Self.now.adding(-30), direction: .outgoing,
             intent: SendMessageIntent(conversationIdentifier: "single"))
@@ -192,15 +194,9 @@ import Testing
         let secret = "Ignatius-Waitleak"
         _ = try store.record(Self.donation("wl-1", account: "waitleak", conversation: "conv-" + secret, secret: secret))
         try Self.waitForRewrites(cluster)
-        kill(replica.pid, SIGSTOP)
-        let resume = DispatchWorkItem { kill(replica.pid, SIGCONT) }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 3, execute: resume)
-        defer {
-            resume.cancel()
-            kill(replica.pid, SIGCONT)
+        Self.stalling(replica, for: 3) {
+            #expect(throws: StoreError.self) { try store.delete(.conversation("conv-" + secret), account: "waitleak") }
         }
-        #expect(throws: StoreError.self) { try store.delete(.conversation("conv-" + secret), account: "waitleak") }
-        kill(replica.pid, SIGCONT)
         #expect(try store.donationCount(account: "waitleak") == 1, "only the warm-up stays")
         var holding: [String] = []
         let deadline = monotonicSeconds() + 30

@@ -308,12 +308,9 @@ import SuggestTestSupport
     /// nothing; the store still opens, holds what it held, and works again once there is room.
     @Test func aFullDisk() throws {
         let fixture = try StoreFixture("fault-full")
-        let disk = fixture.root("disk")
-        guard geteuid() == 0, mkdir(disk, 0o755) == 0,
-            runTool("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", disk], scratch: fixture.scratch).ok
-        else { try Test.cancel("a full disk needs root and mount(8) for a small tmpfs") }
-        defer { runTool("/usr/bin/umount", ["-l", disk], scratch: fixture.scratch) }
-        let store = disk + "/store"
+        let disk = try SmallDisk(in: fixture, size: "1m")
+        defer { disk.unmount() }
+        let store = disk.path + "/store"
         func run(_ arguments: [String], input: [UInt8]? = nil) throws -> ProcessOutcome {
             try Suggest.run(arguments + ["--store", store], input: input, scratch: fixture.scratch)
         }
@@ -321,12 +318,7 @@ import SuggestTestSupport
         #expect(try run(["import", "-", "--quiet"], input: Donations.bytes(first)).status == 0)
         let exported = try run(["export"]).output
 
-        // Fill what is left of the disk.
-        var filled = 0
-        let filler = open(disk + "/filler", O_WRONLY | O_CREAT, 0o644)
-        let block = [UInt8](repeating: 0x55, count: 4_096)
-        while block.withUnsafeBytes({ write(filler, $0.baseAddress, $0.count) }) > 0 { filled += 4_096 }
-        close(filler)
+        let filled = disk.fill()
 
         let more = Donations.make(count: 3_000, prefix: "m", conversations: 30, seed: 22)
         var messages: Set<String> = []
@@ -349,11 +341,11 @@ import SuggestTestSupport
         #expect(importFailed, "an import of 3000 donations fitted on a full disk?")
         // A new store on the full disk fails cleanly too.
         let fresh = try Suggest.run(
-            ["donate", "--conversation", "c", "--store", disk + "/fresh"], scratch: fixture.scratch)
+            ["donate", "--conversation", "c", "--store", disk.path + "/fresh"], scratch: fixture.scratch)
         #expect(fresh.status == 1 && fresh.errorLines.count == 1 && fresh.error.contains("is full"), "\(fresh)")
 
         // With room again: nothing was half recorded, the store holds exactly what it held, and it works.
-        unlink(disk + "/filler")
+        disk.empty()
         #expect(try run(["export"]).output == exported)
         #expect(try StoreCheck.rankingDifferences(store: store) == [])
         let retried = try run(["import", "-", "--quiet"], input: Donations.bytes(more))
@@ -369,12 +361,9 @@ import SuggestTestSupport
     /// deletion succeeds and leaves no trace in any file, a donation still fails cleanly, and wiping works too.
     @Test func aDeletionRunsOnAFullDisk() throws {
         let fixture = try StoreFixture("fault-full-delete")
-        let disk = fixture.root("disk")
-        guard geteuid() == 0, mkdir(disk, 0o755) == 0,
-            runTool("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=40m", "tmpfs", disk], scratch: fixture.scratch).ok
-        else { try Test.cancel("a full disk needs root and mount(8) for a small tmpfs") }
-        defer { runTool("/usr/bin/umount", ["-l", disk], scratch: fixture.scratch) }
-        let store = disk + "/store"
+        let disk = try SmallDisk(in: fixture, size: "40m")
+        defer { disk.unmount() }
+        let store = disk.path + "/store"
         func run(_ arguments: [String], input: [UInt8]? = nil) throws -> ProcessOutcome {
             try Suggest.run(arguments + ["--store", store], input: input, scratch: fixture.scratch)
         }
@@ -385,11 +374,7 @@ import SuggestTestSupport
         #expect(try run(["import", "-", "--quiet"], input: Donations.bytes(history)).status == 0)
         #expect(fileSize(store + "/suggest.sqlite-reserve") == 8 << 20)
 
-        var filled = 0
-        let filler = open(disk + "/filler", O_WRONLY | O_CREAT, 0o644)
-        let block = [UInt8](repeating: 0x55, count: 4_096)
-        while block.withUnsafeBytes({ write(filler, $0.baseAddress, $0.count) }) > 0 { filled += 4_096 }
-        close(filler)
+        let filled = disk.fill()
         let blocked = try run(["donate", "--conversation", "c-new", "--group-name", String(repeating: "x", count: 4_000)])
         #expect(blocked.status == 1 && blocked.error.contains("is full"), "\(blocked)")
 
@@ -407,4 +392,35 @@ import SuggestTestSupport
         #expect(wiped.status == 0 && wiped.output == "wiped the store: 3000 donations deleted\n", "\(wiped)")
         print("a deletion on a full disk (\(filled / 1024) KiB filler): \(deleted.output.split(separator: "\n")[0])")
     }
+}
+
+/// A small tmpfs in a fixture's root for one test (`defer { disk.unmount() }`): a disk to fill. Needs root and
+/// mount(8); the test is cancelled, saying why, where it cannot have one.
+final class SmallDisk {
+    let path: String
+    private let scratch: String
+
+    init(in fixture: StoreFixture, size: String) throws {
+        path = fixture.root("disk")
+        scratch = fixture.scratch
+        guard geteuid() == 0, mkdir(path, 0o755) == 0,
+            runTool("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", path], scratch: scratch).ok
+        else { try Test.cancel("a full disk needs root and mount(8) for a small tmpfs") }
+    }
+
+    func unmount() { runTool("/usr/bin/umount", ["-l", path], scratch: scratch) }
+
+    /// Fills what is left of the disk with a file of its own.
+    /// - Returns: how many bytes it took.
+    func fill() -> Int {
+        var filled = 0
+        let filler = open(path + "/filler", O_WRONLY | O_CREAT, 0o644)
+        let block = [UInt8](repeating: 0x55, count: 4_096)
+        while block.withUnsafeBytes({ write(filler, $0.baseAddress, $0.count) }) > 0 { filled += 4_096 }
+        close(filler)
+        return filled
+    }
+
+    /// Gives back what `fill()` took.
+    func empty() { unlink(path + "/filler") }
 }

@@ -327,26 +327,35 @@ import Testing
         #expect(count.output.split(separator: "\n").count == 40_000)
     }
 
+    /// `suggest-serve` started on its own (as a unit file or a supervisor may), its standard error a pipe to the
+    /// shell command `reader` (which sees the first line, the address, and passes it on to the test's capture).
+    /// - Returns: the server and the port it listens on, once it does (at most 30 s).
+    static func serveWithItsLog(to reader: String, scratch: TemporaryDirectory) throws -> (ChildProcess, Int) {
+        let serve = String(Suggest.binary.dropLast("suggest".count)) + "suggest-serve"
+        let server = try ChildProcess(
+            executable: "/bin/bash",
+            arguments: ["-c", #"exec "$0" serve --port 0 --store "$1" 2> >("# + reader + ")", serve, scratch("store")],
+            environment: Suggest.environment(home: scratch.path), inputPath: nil, scratch: scratch.path)
+        let deadline = monotonicSeconds() + 30
+        while monotonicSeconds() < deadline && !server.hasExited {
+            let first = server.standardErrorSoFar()
+            if let range = first.firstRange(of: "http://127.0.0.1:"),
+                let port = Int(first[range.upperBound...].prefix(while: { $0.isNumber }))
+            {
+                return (server, port)
+            }
+            sleepSeconds(0.02)
+        }
+        throw HarnessError("no address: \(server.standardErrorSoFar())")
+    }
+
     /// `suggest-serve` started on its own (as a unit file or a supervisor may) goes on when the reader of its log
     /// goes away: a line written to the closed pipe fails, and the server answers on, where SIGPIPE's default
     /// action would end it. Its standard error is a pipe to `head -n 1`, which passes the first line on and exits.
     @Test func aClosedLogPipeDoesNotEndTheServer() throws {
         let scratch = try TemporaryDirectory("closed-log")
-        let serve = String(Suggest.binary.dropLast("suggest".count)) + "suggest-serve"
-        let server = try ChildProcess(
-            executable: "/bin/bash",
-            arguments: ["-c", #"exec "$0" serve --port 0 --store "$1" 2> >(head -n 1 >&2)"#, serve, scratch("store")],
-            environment: Suggest.environment(home: scratch.path), inputPath: nil, scratch: scratch.path)
-        let deadline = monotonicSeconds() + 30
-        var port: Int?
-        while port == nil && monotonicSeconds() < deadline && !server.hasExited {
-            let first = server.standardErrorSoFar()
-            if let range = first.firstRange(of: "http://127.0.0.1:") {
-                port = Int(first[range.upperBound...].prefix(while: { $0.isNumber }))
-            }
-            sleepSeconds(0.02)
-        }
-        let client = HTTPClient(port: try #require(port, "no address: \(server.standardErrorSoFar())"))
+        let (server, port) = try Self.serveWithItsLog(to: "head -n 1 >&2", scratch: scratch)
+        let client = HTTPClient(port: port)
         sleepSeconds(0.3)  // for `head` to be gone
         for _ in 0..<3 { _ = try? client.request("GET", "/v1/health/live") }
         #expect(!server.hasExited, "\(server.wait(timeout: 0))")
@@ -362,24 +371,8 @@ import Testing
     /// holds the pipe without reading.
     @Test func aLogPipeNobodyReadsHoldsUpNeitherRequestsNorTheStop() throws {
         let scratch = try TemporaryDirectory("stuck-log")
-        let serve = String(Suggest.binary.dropLast("suggest".count)) + "suggest-serve"
-        let server = try ChildProcess(
-            executable: "/bin/bash",
-            arguments: [
-                "-c", #"exec "$0" serve --port 0 --store "$1" 2> >(head -n 1 >&2; exec sleep 60)"#, serve,
-                scratch("store"),
-            ],
-            environment: Suggest.environment(home: scratch.path), inputPath: nil, scratch: scratch.path)
-        let deadline = monotonicSeconds() + 30
-        var port: Int?
-        while port == nil && monotonicSeconds() < deadline && !server.hasExited {
-            let first = server.standardErrorSoFar()
-            if let range = first.firstRange(of: "http://127.0.0.1:") {
-                port = Int(first[range.upperBound...].prefix(while: { $0.isNumber }))
-            }
-            sleepSeconds(0.02)
-        }
-        let client = HTTPClient(port: try #require(port, "no address: \(server.standardErrorSoFar())"), timeout: 5)
+        let (server, port) = try Self.serveWithItsLog(to: "head -n 1 >&2; exec sleep 60", scratch: scratch)
+        let client = HTTPClient(port: port, timeout: 5)
         // About 150 bytes of log a request: 3,000 fill a 64 KiB pipe seven times over.
         var answered = 0
         for _ in 0..<3_000 {
