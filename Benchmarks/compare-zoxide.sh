@@ -104,7 +104,7 @@ for size in $SIZES; do
     "$BENCH" time -n "$RUNS" --label "zoxide query (no match), $size entries" \
         --vs "$SUGGEST list --store $store --limit 8" --vs-label "suggest list --limit 8, $size conversations" \
         -- "$ZOXIDE" query nomatchxyz 2>/dev/null || true  # zoxide exits 1 on no match, as expected
-    note "$size: zoxide database $(du -h "$dir/zoxide/db.zo" | cut -f1), suggest store $(du -sh "$store" | cut -f1)"
+    note "$size: zoxide database $(du -h "$dir/zoxide/db.zo" | cut -f1), suggest store $(du -sh --exclude="*-reserve" "$store" | cut -f1)"
     if [ "$KEEP" != 1 ]; then rm -rf "$dir"; fi
 done
 echo

@@ -98,10 +98,10 @@ for size in $SIZES; do
         rm -f "$chunk"
     done
     echo "| $size | all | $total | $(awk -v s="${IMPORT_SECONDS[$size]}" 'BEGIN { printf "%.1f s", s }') | $(rate "${IMPORT_SECONDS[$size]}" "$total") | |"
-    note "store $size: $(du -sh "$store" | cut -f1)"
+    note "store $size: $(du -sh --exclude="*-reserve" "$store" | cut -f1)"
 done
 echo
-for size in $SIZES; do echo "- store of $size donations on disk: $(du -sh "$WORK/store-$size" | cut -f1)"; done
+for size in $SIZES; do echo "- store of $size donations on disk: $(du -sh --exclude="*-reserve" "$WORK/store-$size" | cut -f1)"; done
 echo
 
 # The imports leave gigabytes of dirty pages: until they are written back, every fdatasync of `donate` queues

@@ -171,7 +171,7 @@ for size in $SIZES; do
     "$BENCH" generate --donations "$size" --conversations "$CONVERSATIONS" --seed "$SEED" 2>/dev/null |
         "$SUGGEST" import - --store "$store" --quiet >&2
     seconds=$(awk -v a="$start" -v b="$(now_ns)" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
-    echo "| $size | $seconds s (generating in the same pipe) | $(awk -v n="$(count "$size")" -v s="$seconds" 'BEGIN { printf "%d", n / s }') | $(du -sh "$store" | cut -f1) |"
+    echo "| $size | $seconds s (generating in the same pipe) | $(awk -v n="$(count "$size")" -v s="$seconds" 'BEGIN { printf "%d", n / s }') | $(du -sh --exclude="*-reserve" "$store" | cut -f1) |"
 done
 set -- $SIZES
 POST_STORE=$WORK/store-post
