@@ -348,8 +348,8 @@ import Testing
         #expect(help.contains("reply (half-life 5 min), latest (half-life 1 d"), "\(help)")
         #expect(
             help.contains(
-                "--explain           Show each part of every score: reply, latest, memory, recency, content, people, "
-                    + "feedback, and the account's learned weights."))
+                "--explain           Show each part of every score: reply, latest, memory, recency, people, the content "
+                    + "and \"suggest less\" factors (× F), and the account's learned weights."))
         let share = SuggestProcess.run(["share", "--help"]).standardOutput
         #expect(share.contains("reply, latest, memory") && !share.contains("short-term"))
     }

@@ -12,7 +12,7 @@ enum List: Command {
         .flag("--json", "Print the contract's JSON instead of a table."),
         .flag(
             "--explain",
-            "Show each part of every score: \(channelNames), content, people, feedback, and the account's learned weights."),
+            "Show each part of every score: \(channelNames), people, the content and \"suggest less\" factors (× F), and the account's learned weights."),
         .option(
             "--at", "DATE",
             "Rank as of this moment instead of now (RFC 3339 or Unix seconds); donations dated after it count as fresher than fresh."),
