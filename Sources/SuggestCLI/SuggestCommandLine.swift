@@ -182,7 +182,7 @@ public enum SuggestCommandLine {
     static func remedy(for error: StoreError) -> String {
         switch error.kind {
         case .notAStore, .foreignDatabase, .notADirectory: return "; move it away or choose another --store"
-        case .readOnly: return "; or choose another --store"
+        case .readOnly: return " (or use another --store)"
         case .noSuchStore: return " ('suggest donate' or 'suggest import') or check --store"
         default: return ""
         }

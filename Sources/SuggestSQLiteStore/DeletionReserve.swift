@@ -29,12 +29,16 @@ struct DeletionReserve {
     /// reserve). Never fails: a read-only or nearly full disk just has no reserve now.
     func replenish() {
         var info = stat()
-        if stat(path, &info) == 0, info.st_size >= Self.size { return }
+        // A link or a directory in its place is left alone (and there is no reserve): a link planted there would
+        // otherwise have the store overwrite whatever file it names.
+        if lstat(path, &info) == 0 {
+            guard system_is_regular_file(info.st_mode) != 0, info.st_size < Self.size else { return }
+        }
         var disk = statvfs()
         guard statvfs(directory, &disk) == 0,
             UInt64(disk.f_bavail) * UInt64(disk.f_frsize) >= UInt64(4 * Self.size)
         else { return }
-        let descriptor = system_open_creating(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        let descriptor = system_open_creating(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return }
         // Bytes written, not a sparse length or `posix_fallocate` (which Darwin lacks), and bytes that do not
         // compress: a file system that compresses (ZFS, btrfs) keeps zeros or a repeated pattern in no room at all.
@@ -65,7 +69,7 @@ struct DeletionReserve {
     /// - Returns: whether there was a reserve to give.
     func release() -> Bool {
         var info = stat()
-        guard stat(path, &info) == 0, info.st_size > 0 else { return false }
+        guard lstat(path, &info) == 0, system_is_regular_file(info.st_mode) != 0, info.st_size > 0 else { return false }
         return unlink(path) == 0
     }
 

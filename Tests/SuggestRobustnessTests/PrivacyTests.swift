@@ -95,6 +95,21 @@ import Testing
         }
     }
 
+    /// The store's own small files are never written through a link planted in their place: the deletion reserve
+    /// followed one, and filled the file it named with 8 MiB (found by a probe).
+    @Test func aLinkInThePlaceOfTheReserveIsNotFollowed() throws {
+        let fixture = try StoreFixture("privacy-link")
+        try fixture.succeed(["donate", "--conversation", "c-1"])
+        let victim = fixture.scratch + "/victim.txt"
+        try writeFile(victim, Array("keep me as I am\n".utf8))
+        let reserve = fixture.store + "/suggest.sqlite-reserve"
+        unlink(reserve)
+        #expect(symlink(victim, reserve) == 0)
+        try fixture.succeed(["donate", "--conversation", "c-2"])
+        try fixture.succeed(["delete", "--conversation", "c-1"])
+        #expect(try readFile(victim) == Array("keep me as I am\n".utf8))
+    }
+
     /// A block outlives deletion; lifting it afterwards (or resetting the "suggest less" of a conversation without
     /// donations) removes the conversation's last trace, and its name must leave the files then, as a deletion's
     /// does: a probe found it in the database file after any number of later commands.

@@ -366,8 +366,8 @@ final class WriteGate: Sendable {
     /// Notes that the log may hold deleted data until it is next cut.
     func oweLogScrub() {
         owedHere.store(true, ordering: .releasing)
-        // `creat` (open's variadic mode argument does not import).
-        let descriptor = creat(scrubMarker, 0o600)
+        // Never through a link: one planted in its place would have the store truncate the file it names.
+        let descriptor = system_open_creating(scrubMarker, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         if descriptor >= 0 { close(descriptor) }
     }
 
