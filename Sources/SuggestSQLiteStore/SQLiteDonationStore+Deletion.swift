@@ -90,8 +90,50 @@ extension SQLiteDonationStore {
     /// Deletes every donation of every account, every preference and every derived row: an empty store, vacuumed
     /// (on a full disk, where the copy `VACUUM` makes does not fit, the file keeps its size: the freed pages are
     /// overwritten all the same).
+    ///
+    /// On a full disk, a store whose wipe does not fit in the reserve's room is wiped in steps (`wipeInSteps`).
     public func deleteEverything() throws -> DeletionReport {
-        try reserve.run { try deleteEverythingTranslating() }
+        do {
+            return try reserve.run { try deleteEverythingTranslating() }
+        } catch let error as StoreError where error.kind == .diskFull {
+            return try wipeInSteps()
+        }
+    }
+
+    /// Every table of the store, with the columns that name a row: what a wipe in steps deletes, a few hundred rows
+    /// at a time.
+    private static let wipedTables: [(table: String, key: String)] = [
+        ("donation_blocks", "rowid"), ("donation_identifiers", "rowid"), ("snapshots", "rowid"),
+        ("conversation_content", "conversation_id, kind"),
+        ("conversation_people", "account, person_key, conversation_id"),
+        ("conversation_groups", "account, group_identifier, conversation_id"), ("conversations", "rowid"),
+        ("preferences", "account, conversation_identifier"), ("learned_weights", "account"),
+    ]
+
+    /// Wipes the store a few hundred rows at a time, each step a transaction whose log is cut before the next, so
+    /// that the log never needs more room than a step: what a full disk allows, where one transaction's log (the
+    /// whole store's freed pages, overwritten) does not fit even in the reserve's room (a probe's 21 MB store).
+    /// Not all or nothing: a wipe cut short (a kill, another process's read holding the log) leaves part of the
+    /// store, and running it again finishes it.
+    private func wipeInSteps() throws -> DeletionReport {
+        try translating {
+            var report = DeletionReport()
+            report.donations = Int(
+                try database.statement("SELECT COALESCE(SUM(count), 0) FROM donation_blocks").scalarInt() ?? 0)
+            for (table, key) in Self.wipedTables {
+                while true {
+                    let removed = try database.write {
+                        try database.execute(
+                            "DELETE FROM \(table) WHERE (\(key)) IN (SELECT \(key) FROM \(table) LIMIT 256)")
+                        return database.changes
+                    }
+                    _ = try truncateLogIfIdle()
+                    if removed == 0 { break }
+                }
+            }
+            report.logTruncated = scrubLog()
+            return report
+        }
     }
 
     private func deleteEverythingTranslating() throws -> DeletionReport {

@@ -392,7 +392,36 @@ import SuggestTestSupport
         #expect(wiped.status == 0 && wiped.output == "wiped the store: 3000 donations deleted\n", "\(wiped)")
         print("a deletion on a full disk (\(filled / 1024) KiB filler): \(deleted.output.split(separator: "\n")[0])")
     }
+
+    /// Wiping is the last resort on a full disk, and a store larger than the reserve could not be wiped: one
+    /// transaction's log holds every freed page, overwritten (a probe's 21 MB store). Such a wipe goes in steps,
+    /// each log cut before the next. A 60 MiB tmpfs, a store of about 20 MB of names, the disk then filled.
+    @Test func aStoreLargerThanTheReserveIsWipedOnAFullDisk() throws {
+        let fixture = try StoreFixture("fault-full-wipe")
+        let disk = try SmallDisk(in: fixture, size: "60m")
+        defer { disk.unmount() }
+        let store = disk.path + "/store"
+        let donations = (0..<5_000).map { index in
+            Interaction(
+                identifier: "w-\(index)", date: Timestamp(seconds: Donations.start + Double(index)), direction: .outgoing,
+                intent: SendMessageIntent(
+                    conversationIdentifier: "conv-okapi-\(index % 20)",
+                    speakableGroupName: "Okapi \(index) " + String(repeating: "x", count: 3_000)))
+        }
+        let imported = try Suggest.run(
+            ["import", "-", "--quiet", "--store", store], input: Donations.bytes(donations), scratch: fixture.scratch)
+        #expect(imported.status == 0, "\(imported)")
+        #expect(fileSize(store + "/suggest.sqlite") > 16 << 20)
+        _ = disk.fill()
+        let wiped = try Suggest.run(["delete", "--everything", "--store", store], scratch: fixture.scratch)
+        #expect(wiped.status == 0 && wiped.output == "wiped the store: 5000 donations deleted\n", "\(wiped)")
+        #expect(try StoreCheck.count(store: store) == 0)
+        for file in try filesIn(store) where contains(file.bytes, Array("conv-okapi".utf8)) {
+            Issue.record("a wiped name is still in \(file.name)")
+        }
+    }
 }
+
 
 /// A small tmpfs in a fixture's root for one test (`defer { disk.unmount() }`): a disk to fill. Needs root and
 /// mount(8); the test is cancelled, saying why, where it cannot have one.
