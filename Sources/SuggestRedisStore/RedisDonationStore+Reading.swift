@@ -162,6 +162,14 @@ extension RedisDonationStore {
         return Self.preference(value).blocked
     }
 
+    /// Through the account's identifier hash (identifier to conversation number), then the conversation's hash.
+    public func conversation(ofDonation identifier: String, account: String) throws -> String? {
+        let keys = RedisKeys(account: account)
+        guard let number = try send(RedisCommand("HGET", key: keys.identifiers, identifier)).string.flatMap(Int64.init)
+        else { return nil }
+        return try send(RedisCommand("HGET", key: keys.conversation(number), "id")).string
+    }
+
     public func setBlocked(_ blocked: Bool, conversation: String, account: String) throws {
         try changePreference(blocked ? "block" : "unblock", conversation: conversation, account: account)
     }

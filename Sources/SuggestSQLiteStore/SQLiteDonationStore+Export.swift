@@ -1,6 +1,27 @@
 import SuggestCore
 
 extension SQLiteDonationStore {
+    /// Through the identifier's buckets: the blocks its key is listed for, the donations there compared by bytes.
+    public func conversation(ofDonation identifier: String, account: String) throws -> String? {
+        try translating {
+            let blocks = try IdentifierIndex(database: database).blocks(for: StableHash.key(account, identifier))
+            let read = try database.statement(
+                """
+                SELECT b.donations, c.conversation_identifier FROM donation_blocks b
+                JOIN conversations c ON c.id = b.conversation_id WHERE b.id = ?1 AND c.account = ?2
+                """)
+            for block in blocks {
+                try read.reset([.integer(block), .text(account)])
+                defer { _ = try? read.reset() }
+                guard try read.step() else { continue }
+                if try DonationBlock.decode(read.blob(0)).contains(where: { $0.identifier.hasSameBytes(as: identifier) }) {
+                    return read.text(1)
+                }
+            }
+            return nil
+        }
+    }
+
     /// Calls `body` with each stored donation of the account, oldest recorded first (the order `import` read
     /// them in), rebuilt as the donation that was recorded, minus its message text.
     /// - Complexity: O(n log b) for n donations in b blocks; memory for the blocks whose runs overlap (a block spans

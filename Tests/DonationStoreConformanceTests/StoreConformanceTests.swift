@@ -31,6 +31,12 @@ import Testing
         try StoreConformance.recordsSharesOnlyToExistingConversations(reference: InMemoryDonationStore(), candidate: sqlite)
     }
 
+    @Test func sqliteFindsTheConversationOfADonation() throws {
+        let (sqlite, directory) = try Self.sqliteStore()
+        defer { withExtendedLifetime(directory) {} }
+        try StoreConformance.findsTheConversationOfADonation(reference: InMemoryDonationStore(), candidate: sqlite)
+    }
+
     @Test func sqliteForgetsSuggestLessWithADeletedConversation() throws {
         let (sqlite, directory) = try Self.sqliteStore()
         defer { withExtendedLifetime(directory) {} }
@@ -39,6 +45,30 @@ import Testing
 }
 
 extension StoreConformance {
+    /// `conversation(ofDonation:account:)`, which tells a retried share send from an identifier reused for another
+    /// conversation: found by the identifier's bytes (a composed and a decomposed spelling are two), per account,
+    /// and gone with a deletion.
+    static func findsTheConversationOfADonation(reference: some DonationStore, candidate: some DonationStore) throws {
+        let end = StoreConformanceTests.end
+        for store in [reference, candidate] as [any DonationStore] {
+            for (index, (identifier, conversation)) in [("caf\u{E9}", "c-1"), ("cafe\u{301}", "c-2"), ("s-9", "c-3")]
+                .enumerated()
+            {
+                _ = try store.record(
+                    Interaction(
+                        account: "a", identifier: identifier, date: end.adding(Double(index)), direction: .outgoing,
+                        intent: SendMessageIntent(conversationIdentifier: conversation)),
+                    now: end.adding(10))
+            }
+            #expect(try store.conversation(ofDonation: "caf\u{E9}", account: "a") == "c-1")
+            #expect(try store.conversation(ofDonation: "cafe\u{301}", account: "a") == "c-2")
+            #expect(try store.conversation(ofDonation: "s-9", account: "b") == nil)
+            #expect(try store.conversation(ofDonation: "s-10", account: "a") == nil)
+            _ = try store.delete(.conversation("c-3"), account: "a")
+            #expect(try store.conversation(ofDonation: "s-9", account: "a") == nil)
+        }
+    }
+
     /// A share's donation is written only while its conversation has a donation, checked in the write itself: a
     /// send that read the suggestion before a deletion committed recorded the deleted conversation again, with its
     /// names (found by a probe racing `share --send` against `delete --conversation`). Here the deletion falls

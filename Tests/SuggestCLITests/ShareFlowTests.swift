@@ -131,6 +131,14 @@ import Testing
         let fromJSON = SuggestProcess.run(["share", "--json", "--store", store, "--at", at], input: request)
         #expect(fromJSON.status == 0 && fromJSON.standardOutput.hasSuffix(#""donation":"share-42"}"# + "\n"))
         #expect(exportLines().count == before.count + 1)
+        // Said so in words, and refused for another conversation (it is not a retry of this send).
+        let text = SuggestProcess.run(["share", "--store", store, "--at", at] + flags + ["--identifier", "share-42"])
+        #expect(text.status == 0 && text.standardOutput.contains("Sent before: donation share-42 was recorded then"))
+        let elsewhere = SuggestProcess.run(
+            ["share", "--store", store, "--at", at, "--attachment", "public.url=https://example.com", "--pick", "2",
+             "--send", "--identifier", "share-42"])
+        #expect(elsewhere.status == 1 && elsewhere.standardError.contains("another conversation"), "\(elsewhere)")
+        #expect(exportLines().count == before.count + 1)
         let both = SuggestProcess.run(
             ["share", "--json", "--store", store, "--identifier", "other"], input: request)
         #expect(both.status == 64 && both.standardError.contains("identifier"), "\(both.standardError)")

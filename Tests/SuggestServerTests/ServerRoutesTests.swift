@@ -178,6 +178,11 @@ import Testing
         #expect(first.status == 200 && first.text.contains(#""donation":"share-7""#), "\(first)")
         #expect(retried.status == 200 && retried.text.contains(#""outcome":"sent""#)
             && retried.text.hasSuffix(#""donation":"share-7"}"#), "\(retried)")
+        // The same identifier for a send to another conversation is not a retry: refused, nothing recorded.
+        let reused = try client.send(
+            "POST", "/v1/accounts/me/share",
+            json: #"{\#(photo), "conversationIdentifier": "u-juan", "action": "send", "identifier": "share-7"}"#)
+        #expect(reused.status == 400 && reused.text.contains("another conversation"), "\(reused)")
         let emptyIdentifier = try client.send(
             "POST", "/v1/accounts/me/share", json: #"{\#(photo), "pick": 1, "action": "send", "identifier": ""}"#)
         #expect(emptyIdentifier.status == 400 && emptyIdentifier.text.contains("identifier"), "\(emptyIdentifier)")

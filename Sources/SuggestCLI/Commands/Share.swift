@@ -184,6 +184,9 @@ enum Share: Command {
             text += "\nNothing preselected: \(escaped(reason)).\n"
         }
         switch result.outcome {
+        case .sent(let identifier) where result.preselected != nil && result.reason != nil:
+            // A retried send: its donation was recorded by the send before.
+            text += "Sent before: donation \(escaped(identifier)) was recorded then; nothing was recorded now.\n"
         case .sent(let identifier): text += "Sent: recorded donation \(escaped(identifier)) as an engaged suggestion.\n"
         case .cancelled: text += "Cancelled: nothing was recorded.\n"
         case .preview:

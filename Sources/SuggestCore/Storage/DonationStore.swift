@@ -78,6 +78,10 @@ public protocol DonationStore: AnyObject {
     /// pace. Unless a store keeps a read open between calls, it reads them all into memory first.
     func openDonationCursor(account: String) throws -> any DonationCursor
 
+    /// The conversation of the account's donation with this identifier (compared byte for byte), `nil` when the
+    /// account has none: whether a repeated identifier is a retry of the same send or names something else.
+    func conversation(ofDonation identifier: String, account: String) throws -> String?
+
     /// How many donations the account holds.
     func donationCount(account: String) throws -> Int
 

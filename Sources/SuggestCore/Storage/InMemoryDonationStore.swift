@@ -42,6 +42,11 @@ public final class InMemoryDonationStore: DonationStore {
 
     // MARK: Recording
 
+    public func conversation(ofDonation identifier: String, account: String) throws -> String? {
+        histories[ByteKey(account)]?.donations.first { $0.identifier?.hasSameBytes(as: identifier) == true }?
+            .conversationIdentifier
+    }
+
     public func recordShare(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome? {
         let known = histories[ByteKey(donation.account)]?.donations.contains {
             $0.conversationIdentifier.hasSameBytes(as: donation.conversationIdentifier)

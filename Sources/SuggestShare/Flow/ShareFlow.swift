@@ -101,11 +101,17 @@ public struct ShareFlow: Sendable {
                 case .recorded(let identifier):
                     result.outcome = .sent(identifier: identifier)
                 case .duplicate(let repeated) where identifier != nil:
-                    // A retry of a send whose answer was lost: it was recorded then. Said, since the store cannot
-                    // tell a retry from an identifier given to something else (another conversation, a donation).
-                    result.outcome = .sent(identifier: repeated)
-                    result.reason = "a donation with identifier \(Self.capped(repeated)) was recorded before (a "
-                        + "retried send); nothing was recorded now"
+                    // A retry of a send whose answer was lost: it was recorded then, to this conversation. The same
+                    // identifier on a donation to another conversation is not a retry of this send.
+                    let earlier = try store.conversation(ofDonation: repeated, account: account)
+                    if earlier?.hasSameBytes(as: chosen.conversationIdentifier) == true {
+                        result.outcome = .sent(identifier: repeated)
+                        result.reason = "a donation with identifier \(Self.capped(repeated)) was recorded before (a "
+                            + "retried send); nothing was recorded now"
+                    } else {
+                        result.failure = "nothing was sent: identifier \(Self.capped(repeated)) names a donation to "
+                            + "another conversation; give this send an identifier of its own"
+                    }
                 case .duplicate, .expired:
                     result.failure = "nothing was sent: the store did not record the share"
                 case nil:
