@@ -17,9 +17,10 @@ import Testing
         return digits + [UInt8](repeating: UInt8(ascii: "q"), count: max(0, length - digits.count))
     }
 
-    /// Queries the account until it has the demand that rebuilds it, then builds and keeps its mirror.
+    /// Queries the account past the demand that rebuilds it (a made-up account whose counters others share may
+    /// just reach that demand), then builds and keeps its mirror.
     static func mirror(_ account: [UInt8], in catalog: inout MirrorCatalog<Mirror>) -> Bool {
-        for _ in 0..<catalog.configuration.readsBeforeRebuild { _ = catalog.mirror(of: account) }
+        for _ in 0..<(catalog.configuration.readsBeforeRebuild + 3) { _ = catalog.mirror(of: account) }
         guard catalog.nextToRebuild() == account else { return false }
         catalog.keep(Mirror(), of: account)
         return catalog.mirror(of: account) != nil
@@ -28,19 +29,42 @@ import Testing
     /// A probe queried 68,000 made-up accounts of 4,000-byte names through one tenant's key: the table of
     /// tracked accounts only grew, so it filled (and held 260 MB of names), and no account queried after that, of
     /// any tenant, was ever mirrored again. Now the least recently queried accounts without a mirror make room.
+    /// (Rebuilt at the first query here, so that every made-up account enters the table, as accounts queried
+    /// often enough would.)
     @Test(arguments: [12, 4_000])
     func madeUpAccountsNeitherFillTheTableForGoodNorHoldUnboundedMemory(nameLength: Int) {
-        var catalog = MirrorCatalog<Mirror>(RankingMirrorConfiguration())
+        var catalog = MirrorCatalog<Mirror>(RankingMirrorConfiguration(readsBeforeRebuild: 1))
         let kept = Self.name(-1, length: nameLength)
         #expect(Self.mirror(kept, in: &catalog))
         let capacity = min(MirrorCatalog<Mirror>.trackedAccounts, MirrorCatalog<Mirror>.trackedNameBudget / nameLength)
         let flood = capacity + 4_000
         for index in 0..<flood { _ = catalog.mirror(of: Self.name(index, length: nameLength)) }
+        #expect(catalog.trackedCount > capacity / 3, "the flood entered the table")
         #expect(catalog.trackedCount <= MirrorCatalog<Mirror>.trackedAccounts)
         #expect(catalog.trackedCount * nameLength <= MirrorCatalog<Mirror>.trackedNameBudget + nameLength)
         // A mirror is never what makes room, and a new account after the flood is mirrored as before it.
         #expect(catalog.mirror(of: kept) != nil)
         #expect(Self.mirror(Self.name(flood + 1, length: nameLength), in: &catalog))
+    }
+
+    /// A steady flood of made-up accounts of 2,000-byte names (the table holds about 4,000 of them) and an account
+    /// queried once every 6,000 of theirs: it was forgotten between its queries and never mirrored (a probe's flood,
+    /// with a query every 2 s). Made-up accounts queried once no longer enter the table; this one does, at its
+    /// fourth query.
+    @Test func anAccountQueriedNowAndThenAmidAFloodIsMirrored() {
+        var catalog = MirrorCatalog<Mirror>(RankingMirrorConfiguration(readsBeforeRebuild: 4))
+        let regular = Self.name(-7)
+        var junk = 0
+        var rebuilt = false
+        for _ in 0..<8 where !rebuilt {
+            for _ in 0..<6_000 {
+                _ = catalog.mirror(of: Self.name(junk, length: 2_000))
+                junk += 1
+            }
+            _ = catalog.mirror(of: regular)
+            rebuilt = catalog.nextToRebuild() == regular
+        }
+        #expect(rebuilt)
     }
 
     /// An account queried through the flood keeps its demand: the accounts forgotten are the less recently queried.

@@ -95,6 +95,8 @@ public struct MirrorCatalog<Mirror: MirroredState> {
     }
 
     private var entries: [[UInt8]: Entry] = [:]
+    /// The queries of the accounts not tracked, roughly (`DemandSketch`).
+    private var sketch = DemandSketch()
     /// The bytes of the tracked accounts' names: a name may be 4 KiB, so the count alone does not bound them.
     private var trackedNameBytes = 0
     private var clock: UInt64 = 0
@@ -231,18 +233,22 @@ public struct MirrorCatalog<Mirror: MirroredState> {
     /// Counts a rebuild that failed.
     public mutating func failed() { counts.failures += 1 }
 
-    /// Starts counting the demand of an account queried for the first time. When the table is full, the less
-    /// recently queried half of the accounts without a mirror is forgotten first (their demand starts over if they
-    /// come back): a table that only grew let any client, querying made-up accounts, fill it for good, after which
-    /// no new account was ever mirrored, and its names held hundreds of megabytes. Halving keeps the sweep's cost,
-    /// one pass over the table, to a few steps per account tracked.
+    /// Counts a query of an account that is not tracked, and tracks it once its queries reach the demand that
+    /// rebuilds it (`DemandSketch`): a flood of made-up accounts, each queried once, never enters the table, where
+    /// an account queried now and then does, however many others are queried between. When the table is full, the
+    /// less recently queried half of the accounts without a mirror is forgotten first (their demand starts over if
+    /// they come back): a table that only grew let any client, querying made-up accounts, fill it for good, after
+    /// which no new account was ever mirrored, and its names held hundreds of megabytes. Halving keeps the sweep's
+    /// cost, one pass over the table, to a few steps per account tracked.
     private mutating func track(_ account: [UInt8]) {
+        let demand = sketch.count(account)
+        guard demand >= configuration.readsBeforeRebuild else { return }
         func full() -> Bool {
             entries.count >= Self.trackedAccounts || trackedNameBytes + account.count > Self.trackedNameBudget
         }
         if full() { forgetLessRecentlyQueriedHalf() }
         guard !full() else { return }
-        entries[account] = Entry(demand: 1, lastUse: clock)
+        entries[account] = Entry(demand: demand, lastUse: clock)
         trackedNameBytes += account.count
     }
 
@@ -344,5 +350,39 @@ public final class MirrorReadCache: Sendable {
         entries.withLock { entries in
             if entries.people.count < Self.limit { entries.people[Array(key.utf8)] = slots }
         }
+    }
+}
+
+/// Roughly how often each account was queried lately, in fixed memory, whatever the number of accounts: a
+/// count-min sketch (two counters an account, from two halves of its hash; the smaller is the estimate), halved
+/// every `counters / 8` counts so that old queries fade and the counters stay sparse (under half a count each on
+/// average): a made-up account queried once reads 4 or more about once in 5,000; one queried a few times reads at
+/// least that many, since a count is never underestimated.
+struct DemandSketch {
+    /// Counters of a byte each: 1 MiB.
+    static let counters = 1 << 20
+    private var counts = [UInt8](repeating: 0, count: counters)
+    private var added = 0
+    /// A seed of this process's own, so that no client can choose names that share counters.
+    private let seed = Int.random(in: .min ... .max)
+
+    /// Counts one query of `account`.
+    /// - Returns: its estimated queries so far, this one included.
+    mutating func count(_ account: [UInt8]) -> Int {
+        var hasher = Hasher()
+        hasher.combine(seed)
+        hasher.combine(account)
+        let hash = UInt64(bitPattern: Int64(hasher.finalize()))
+        let mask = UInt64(Self.counters - 1)
+        let first = Int(hash & mask)
+        let second = Int((hash >> 32) & mask)
+        if counts[first] < .max { counts[first] += 1 }
+        if counts[second] < .max { counts[second] += 1 }
+        added += 1
+        if added >= Self.counters / 8 {
+            for index in counts.indices { counts[index] >>= 1 }
+            added = 0
+        }
+        return Int(min(counts[first], counts[second]))
     }
 }
