@@ -128,7 +128,13 @@ enum StoreOptions {
         -> any DonationStore
     {
         let store = try StoreOpening.opener(arguments, io: io, creating: creating)()
-        _ = try store.maintain(account: account, now: .now(), budget: .unbounded)
+        do {
+            _ = try store.maintain(account: account, now: .now(), budget: .unbounded)
+        } catch let error as StoreError where error.kind == .busy || error.kind == .unavailable {
+            // Upkeep that cannot be done this moment (another process holds the lock, a replica does not confirm)
+            // stays owed to the next command; this one goes on, and fails on its own if it cannot do its work. A
+            // `list` failed while a Redis replica was stalled, though reading needed nothing of it.
+        }
         return store
     }
 

@@ -208,6 +208,25 @@ import Testing
         #expect(holding.isEmpty, "the deleted names are still in \(holding)")
     }
 
+    /// A command's upkeep that cannot be done this moment (here the fold a failed deletion left owed, with the
+    /// replica still stalled) stays owed: `suggest list` answered "not acknowledged" though reading needed nothing
+    /// of the replica (found by a probe). It answers now; the upkeep runs at a later command.
+    @Test func aListAnswersWhileItsUpkeepCannotReachAReplica() throws {
+        let (cluster, store, _, replica) = try Self.accountOnItsOwnCluster("upkeep")
+        defer { cluster.stop() }
+        for index in 0..<3 {
+            _ = try store.record(Self.donation("u-\(index)", account: "upkeep", conversation: "c-\(index)"))
+        }
+        let scratch = try TemporaryDirectory("upkeep")
+        var listed: ProcessOutcome?
+        Self.stalling(replica, for: 25) {
+            #expect(throws: StoreError.self) { try store.delete(.conversation("c-0"), account: "upkeep") }
+            listed = try? Suggest.run(
+                ["list", "--store", cluster.url, "--account", "upkeep"], scratch: scratch.path, timeout: 30)
+        }
+        #expect(listed?.status == 0 && listed?.output.contains("c-1") == true, "\(String(describing: listed))")
+    }
+
     /// A block outlives deletion; lifting it (or resetting "suggest less") then takes away the conversation's last
     /// trace, and its name must leave the nodes' files as a deletion's does (the embedded store's
     /// `PrivacyTests.liftingTheLastPreferenceOfADeletedConversationLeavesNoByteOfIt`, here on a cluster).
