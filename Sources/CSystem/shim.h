@@ -45,8 +45,11 @@ static inline int system_is_symbolic_link(mode_t mode) { return S_ISLNK(mode); }
 /// Whether a `stat` mode is a regular file (`S_ISREG`, a macro in C).
 static inline int system_is_regular_file(mode_t mode) { return S_ISREG(mode); }
 
-/// Gives a signal back its default action (`SIG_DFL` is a cast in C, which Swift does not import).
-static inline void system_default_signal(int signal_number) { signal(signal_number, SIG_DFL); }
+/// Whether a signal is ignored (`SIG_IGN`, as a shell starts a background job's SIGINT): then it stays so.
+static inline int system_signal_is_ignored(int signal_number) {
+    struct sigaction action;
+    return sigaction(signal_number, NULL, &action) == 0 && action.sa_handler == SIG_IGN;
+}
 
 /// Ignores a signal (`SIG_IGN` is a cast in C, which Swift does not import).
 static inline void system_ignore_signal(int signal_number) { signal(signal_number, SIG_IGN); }

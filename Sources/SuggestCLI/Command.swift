@@ -133,7 +133,9 @@ enum StoreOptions {
         } catch let error as StoreError where error.kind == .busy || error.kind == .unavailable {
             // Upkeep that cannot be done this moment (another process holds the lock, a replica does not confirm)
             // stays owed to the next command; this one goes on, and fails on its own if it cannot do its work. A
-            // `list` failed while a Redis replica was stalled, though reading needed nothing of it.
+            // `list` failed while a Redis replica was stalled, though reading needed nothing of it. Said, since
+            // until then what it shows may still hold expired donations.
+            io.err("suggest: upkeep (expiry, rebuilding) could not run now and is left to a later command: \(error)\n")
         }
         return store
     }

@@ -13,17 +13,22 @@ enum ImportInterrupts {
     /// The signal received while writing, 0 for none.
     static let received = Atomic<Int32>(0)
 
-    /// Starts watching SIGINT and SIGTERM.
+    /// The actions the signals had before `watch()`, given back by `stopWatching()`.
+    nonisolated(unsafe) private static var previous: [(Int32, (@convention(c) (Int32) -> Void)?)] = []
+
+    /// Starts watching SIGINT and SIGTERM, unless a signal is ignored (a shell's background job ignores SIGINT: a
+    /// Ctrl-C meant for the script must not stop it).
     static func watch() {
         // Initialized here, not first in a signal handler (a global's lazy initialization takes a lock).
         writing.store(false, ordering: .relaxed)
         received.store(0, ordering: .relaxed)
-        for signalNumber in [SIGINT, SIGTERM] { signal(signalNumber, handle) }
+        previous = [SIGINT, SIGTERM].filter { system_signal_is_ignored($0) == 0 }.map { ($0, signal($0, handle)) }
     }
 
-    /// Gives the signals back their default action.
+    /// Gives the signals back the actions they had.
     static func stopWatching() {
-        for signalNumber in [SIGINT, SIGTERM] { system_default_signal(signalNumber) }
+        for (signalNumber, action) in previous { signal(signalNumber, action) }
+        previous = []
     }
 
     /// Called by the import at its checks: the first marks that writing has begun; then a signal noted stops it.
@@ -45,8 +50,7 @@ enum ImportInterrupts {
         }
         guard received.exchange(signalNumber, ordering: .relaxed) == 0 else {
             let message: StaticString = """
-                suggest import: interrupted again; stopped at once (an import is all or nothing: 'suggest export' \
-                shows whether it was recorded)
+                suggest import: interrupted again; stopped at once ('suggest export' shows what was recorded)
 
                 """
             _ = write(2, message.utf8Start, message.utf8CodeUnitCount)

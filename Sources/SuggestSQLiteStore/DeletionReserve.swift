@@ -38,8 +38,13 @@ struct DeletionReserve {
         guard statvfs(directory, &disk) == 0,
             UInt64(disk.f_bavail) * UInt64(disk.f_frsize) >= UInt64(4 * Self.size)
         else { return }
-        let descriptor = system_open_creating(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        // Non-blocking, then checked: a FIFO put in its place would hold the open, a hard link share its bytes.
+        let descriptor = system_open_creating(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { return }
+        guard fstat(descriptor, &info) == 0, system_is_regular_file(info.st_mode) != 0, info.st_nlink == 1 else {
+            close(descriptor)
+            return
+        }
         // Bytes written, not a sparse length or `posix_fallocate` (which Darwin lacks), and bytes that do not
         // compress: a file system that compresses (ZFS, btrfs) keeps zeros or a repeated pattern in no room at all.
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15

@@ -120,15 +120,24 @@ extension SQLiteDonationStore {
             var report = DeletionReport()
             report.donations = Int(
                 try database.statement("SELECT COALESCE(SUM(count), 0) FROM donation_blocks").scalarInt() ?? 0)
-            for (table, key) in Self.wipedTables {
-                while true {
-                    let removed = try database.write {
-                        try database.execute(
-                            "DELETE FROM \(table) WHERE (\(key)) IN (SELECT \(key) FROM \(table) LIMIT 256)")
-                        return database.changes
+            // Owed from the first step: a wipe that fails part-way leaves deleted pages in the log, and the next
+            // command to find the log free cuts it.
+            database.owesLogScrub = true
+            // Passes until one finds nothing: a donation another process records meanwhile goes too, block and row.
+            var removedInPass = 1
+            while removedInPass > 0 {
+                removedInPass = 0
+                for (table, key) in Self.wipedTables {
+                    while true {
+                        let removed = try database.write {
+                            try database.execute(
+                                "DELETE FROM \(table) WHERE (\(key)) IN (SELECT \(key) FROM \(table) LIMIT 256)")
+                            return database.changes
+                        }
+                        _ = try truncateLogIfIdle()
+                        removedInPass += removed
+                        if removed == 0 { break }
                     }
-                    _ = try truncateLogIfIdle()
-                    if removed == 0 { break }
                 }
             }
             report.logTruncated = scrubLog()

@@ -216,6 +216,9 @@ extension SQLiteDonationStore {
             if writer.heldBytes > importMemoryBudget { try writer.flush() }
         }
         try writer.flush()
+        // Once more before the commit: an input cut short by the same Ctrl-C (a pipe's producer) must not be
+        // committed as if it had ended.
+        try interruption()
         return report
     }
 }

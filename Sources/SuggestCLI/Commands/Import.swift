@@ -19,8 +19,8 @@ enum Import: Command {
         A line that names an account is recorded in that account; lines without one go to --account. With an
         explicit --account, a line naming another account is an error.
 
-        Ctrl-C (or SIGTERM) stops an import and records nothing of it (exit 130); one that comes after the last
-        donation was written finds the import recorded whole, and says so.
+        Ctrl-C (or SIGTERM) stops an import and records nothing of it (exit 130, or 143); one that comes after the
+        last donation was written finds the import recorded whole, and says so.
         """
 
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {

@@ -235,14 +235,15 @@ public struct MirrorCatalog<Mirror: MirroredState> {
 
     /// Counts a query of an account that is not tracked, and tracks it once its queries reach the demand that
     /// rebuilds it (`DemandSketch`): a flood of made-up accounts, each queried once, never enters the table, where
-    /// an account queried now and then does, however many others are queried between. When the table is full, the
-    /// less recently queried half of the accounts without a mirror is forgotten first (their demand starts over if
-    /// they come back): a table that only grew let any client, querying made-up accounts, fill it for good, after
-    /// which no new account was ever mirrored, and its names held hundreds of megabytes. Halving keeps the sweep's
-    /// cost, one pass over the table, to a few steps per account tracked.
+    /// an account queried a few times while about 100,000 others are does. When the table is full, the less
+    /// recently queried half of the accounts without a mirror is forgotten first (the sketch still counts them):
+    /// a table that only grew let any client, querying made-up accounts, fill it for good, after which no new
+    /// account was ever mirrored, and its names held hundreds of megabytes. Halving keeps the sweep's cost, one
+    /// pass over the table, to a few steps per account tracked.
     private mutating func track(_ account: [UInt8]) {
         let demand = sketch.count(account)
-        guard demand >= configuration.readsBeforeRebuild else { return }
+        // A counter holds 255 at most.
+        guard demand >= min(configuration.readsBeforeRebuild, 255) else { return }
         func full() -> Bool {
             entries.count >= Self.trackedAccounts || trackedNameBytes + account.count > Self.trackedNameBudget
         }
@@ -354,10 +355,10 @@ public final class MirrorReadCache: Sendable {
 }
 
 /// Roughly how often each account was queried lately, in fixed memory, whatever the number of accounts: a
-/// count-min sketch (two counters an account, from two halves of its hash; the smaller is the estimate), halved
-/// every `counters / 8` counts so that old queries fade and the counters stay sparse (under half a count each on
-/// average): a made-up account queried once reads 4 or more about once in 5,000; one queried a few times reads at
-/// least that many, since a count is never underestimated.
+/// count-min sketch (two counters an account, from its hash; the smaller is the estimate), halved every
+/// `counters / 8` counts (131,072 queries of accounts not tracked) so that old queries fade and the counters stay
+/// sparse (under half a count each on average): a made-up account queried once reads 4 or more about once in 5,000;
+/// one queried a few times within such a window reads at least that many, since a count is never underestimated.
 struct DemandSketch {
     /// Counters of a byte each: 1 MiB.
     static let counters = 1 << 20
@@ -372,17 +373,19 @@ struct DemandSketch {
         var hasher = Hasher()
         hasher.combine(seed)
         hasher.combine(account)
-        let hash = UInt64(bitPattern: Int64(hasher.finalize()))
-        let mask = UInt64(Self.counters - 1)
-        let first = Int(hash & mask)
-        let second = Int((hash >> 32) & mask)
+        // The second index from a multiplicative mix of the hash, which a 32-bit `Int` has all of as well.
+        let hash = UInt64(truncatingIfNeeded: hasher.finalize())
+        let first = Int(hash & UInt64(Self.counters - 1))
+        let second = Int((hash &* 0x9E37_79B9_7F4A_7C15) >> UInt64(64 - Self.counters.trailingZeroBitCount))
         if counts[first] < .max { counts[first] += 1 }
         if counts[second] < .max { counts[second] += 1 }
+        // Read before any halving: this query counts whole.
+        let estimate = Int(min(counts[first], counts[second]))
         added += 1
         if added >= Self.counters / 8 {
             for index in counts.indices { counts[index] >>= 1 }
             added = 0
         }
-        return Int(min(counts[first], counts[second]))
+        return estimate
     }
 }

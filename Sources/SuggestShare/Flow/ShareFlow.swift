@@ -103,14 +103,17 @@ public struct ShareFlow: Sendable {
                 case .duplicate(let repeated) where identifier != nil:
                     // A retry of a send whose answer was lost: it was recorded then, to this conversation. The same
                     // identifier on a donation to another conversation is not a retry of this send.
-                    let earlier = try store.conversation(ofDonation: repeated, account: account)
-                    if earlier?.hasSameBytes(as: chosen.conversationIdentifier) == true {
+                    switch try store.conversation(ofDonation: repeated, account: account) {
+                    case let earlier? where earlier.hasSameBytes(as: chosen.conversationIdentifier):
                         result.outcome = .sent(identifier: repeated)
                         result.reason = "a donation with identifier \(Self.capped(repeated)) was recorded before (a "
-                            + "retried send); nothing was recorded now"
-                    } else {
+                            + "retried send, or the message donated already); nothing was recorded now"
+                    case .some:
                         result.failure = "nothing was sent: identifier \(Self.capped(repeated)) names a donation to "
                             + "another conversation; give this send an identifier of its own"
+                    case nil:
+                        result.failure = "nothing was sent: a donation with identifier \(Self.capped(repeated)) was "
+                            + "recorded and deleted meanwhile; send again to record it"
                     }
                 case .duplicate, .expired:
                     result.failure = "nothing was sent: the store did not record the share"
