@@ -224,16 +224,16 @@ extension RedisDonationStore {
             RedisScripts.onlyTakesAway(operation) ? [] : [RedisCommand("SADD", key: RedisKeys.accounts, account)]
         let stamp = StateStamp.next()
         let change = RedisScripts.changePreference(conversation, operation, keys: keys, stamp: stamp)
-        // Whether the change may take away the conversation's last trace: then its name must leave the nodes' files
-        // as a deletion's does (an unblock after a deletion left it in the append-only files).
-        var mayEraseLastTrace = false
-        if !undoing && RedisScripts.onlyTakesAway(operation) {
-            mayEraseLastTrace = try send(RedisCommand("HEXISTS", key: keys.preferences, conversation)).integer == 1
-        }
         guard !undoing else {
             let reply = try pipeline(registration + [change])[registration.count]
             if let message = reply.errorMessage { throw Self.preferenceRefused(message) }
             return Int(reply.integer ?? 0)
+        }
+        // Whether the change may take away the conversation's last trace: then its name must leave the nodes' files
+        // as a deletion's does (an unblock after a deletion left it in the append-only files).
+        var mayEraseLastTrace = false
+        if RedisScripts.onlyTakesAway(operation) {
+            mayEraseLastTrace = try send(RedisCommand("HEXISTS", key: keys.preferences, conversation)).integer == 1
         }
         let (replies, failure) = try writeReplicated(registration + [change])
         let reply = replies[registration.count]

@@ -100,8 +100,8 @@ extension SQLiteDonationStore {
         }
     }
 
-    /// Every table of the store, with the columns that name a row: what a wipe in steps deletes, a few hundred rows
-    /// at a time.
+    /// Every table of the store that holds donations, what was derived from them, or preferences, with the columns
+    /// that name a row: what a wipe deletes (in steps, a few hundred rows at a time, on a full disk).
     private static let wipedTables: [(table: String, key: String)] = [
         ("donation_blocks", "rowid"), ("donation_identifiers", "rowid"), ("snapshots", "rowid"),
         ("conversation_content", "conversation_id, kind"),
@@ -151,12 +151,7 @@ extension SQLiteDonationStore {
             report.donations = Int(
                 try database.statement("SELECT COALESCE(SUM(count), 0) FROM donation_blocks").scalarInt() ?? 0)
             try database.write {
-                try database.execute(
-                    """
-                    DELETE FROM donation_blocks; DELETE FROM donation_identifiers; DELETE FROM snapshots;
-                    DELETE FROM conversation_content; DELETE FROM conversation_people; DELETE FROM conversation_groups;
-                    DELETE FROM conversations; DELETE FROM preferences; DELETE FROM learned_weights;
-                    """)
+                try database.execute(Self.wipedTables.map { "DELETE FROM \($0.table);" }.joined(separator: " "))
             }
             do {
                 try database.execute("VACUUM")

@@ -48,7 +48,7 @@ extension StoreError {
     /// process. SQLite says only "unable to open database file" or "readonly", and the advice to check the
     /// directory sent people to a directory that was fine when one file was not.
     static func fileProblem(database: String) -> String? {
-        let directory = database.lastIndex(of: "/").map { String(database[..<$0]) } ?? "."
+        let directory = StoreLocation.parent(of: database)
         func reason() -> String { String(cString: strerror(system_errno())) }
         for file in [database, database + "-wal", database + "-shm"] {
             // The database may be a link to the file (a store moved to another disk); its log and index may not.
