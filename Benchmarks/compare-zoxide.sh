@@ -34,11 +34,13 @@ if ! command -v zoxide >/dev/null; then
 fi
 ZOXIDE=$(command -v zoxide)
 
-# The build users are told to make (README): one static executable, SQLite from Debian's libsqlite3.a.
-BUILD=(swift build -c release --static-swift-stdlib -Xswiftc -static-executable)
-note "building: ${BUILD[*]}"
-"${BUILD[@]}" >&2
-BIN=$("${BUILD[@]}" --show-bin-path)
+# The build users are told to make (README): `swift build -c release`, which makes `suggest` one static executable
+# (Package.swift). Product by product: the whole package with static flags fails, since `suggest-serve` links
+# libmicrohttpd, whose static archive needs GnuTLS.
+note "building: swift build -c release --product suggest (and suggest-bench)"
+swift build -c release --product suggest >&2
+swift build -c release --product suggest-bench >&2
+BIN=$(swift build -c release --show-bin-path)
 BENCH=$BIN/suggest-bench
 
 rm -rf "$WORK"
