@@ -24,21 +24,16 @@ struct RequestTarget {
     }
 
     private init(bytes: UnsafeBufferPointer<UInt8>) throws(HTTPServerError) {
+        try RequestTarget.checkCharacters(bytes)
         let end = bytes.count
         var start = 0
         if let afterScheme = RequestTarget.afterAbsoluteScheme(bytes) {
             start = afterScheme
-            while start < end && bytes[start] != slash && bytes[start] != question && bytes[start] != hash {
-                start += 1
-            }
+            while start < end && bytes[start] != slash && bytes[start] != question { start += 1 }
         }
         var pathEnd = start
-        while pathEnd < end && bytes[pathEnd] != question && bytes[pathEnd] != hash { pathEnd += 1 }
-        var queryEnd = pathEnd
-        if pathEnd < end && bytes[pathEnd] == question {
-            queryEnd = pathEnd + 1
-            while queryEnd < end && bytes[queryEnd] != hash { queryEnd += 1 }
-        }
+        while pathEnd < end && bytes[pathEnd] != question { pathEnd += 1 }
+        let queryEnd = end
 
         let pathBytes = UnsafeBufferPointer(rebasing: bytes[start..<pathEnd])
         path = pathBytes.isEmpty ? "/" : String(decoding: pathBytes, as: UTF8.self)
@@ -83,6 +78,38 @@ struct RequestTarget {
         }
     }
 
+    /// Refuses a target that a client did not percent-encode: one part read two ways is how a request names
+    /// something else than its sender meant. A raw `#` would start a fragment, which no client sends (RFC 9112
+    /// §3.2), so it is a name that was not encoded (`team#1` read as `team` deleted the account `team`); a `%` that
+    /// two hex digits do not follow makes `a%` and `a%25` one name; spaces, control characters and the delimiters
+    /// RFC 3986 leaves out (`"<>\^`{|}`) are never sent raw by a conforming client. Bytes above 0x7F (UTF-8 sent
+    /// unencoded) are taken as they are.
+    private static func checkCharacters(_ bytes: UnsafeBufferPointer<UInt8>) throws(HTTPServerError) {
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == hash {
+                throw HTTPServerError(
+                    "the request target holds a raw '#', which would end it there; percent-encode it (%23) in a name")
+            }
+            if byte == percent {
+                guard index + 2 < bytes.count, hexValue(bytes[index + 1]) != nil, hexValue(bytes[index + 2]) != nil
+                else {
+                    throw HTTPServerError(
+                        "the request target holds a '%' not followed by two hexadecimal digits; write '%' in a name as %25")
+                }
+                index += 3
+                continue
+            }
+            if byte <= space || byte == 0x7F || notSentRaw.contains(byte) {
+                throw HTTPServerError(
+                    "the request target holds a space, a control character or one of \"<>\\^`{|} unencoded; "
+                        + "percent-encode it")
+            }
+            index += 1
+        }
+    }
+
     /// Where the authority starts in an absolute-form target (`http://` or `https://`, any case), or `nil`.
     private static func afterAbsoluteScheme(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         guard bytes.first != slash else { return nil }
@@ -95,7 +122,8 @@ struct RequestTarget {
         return nil
     }
 
-    /// Percent-decodes `raw`: `%` and two hex digits is that byte; any other `%` stays; `+` is a space in a query.
+    /// Percent-decodes `raw`: `%` and two hex digits is that byte (the target was checked to hold no other `%`);
+    /// `+` is a space in a query.
     /// - Throws: `HTTPServerError` when the decoded bytes are not UTF-8, or hold a NUL (`%00`): no name or value
     ///   may (a donation's strings may not), and an account named with one was stored but not exported in a form
     ///   that imports again.
@@ -150,3 +178,4 @@ private let percent = UInt8(ascii: "%")
 private let plus = UInt8(ascii: "+")
 private let space = UInt8(ascii: " ")
 private let asterisk = UInt8(ascii: "*")
+private let notSentRaw = Set("\"<>\\^`{|}".utf8)

@@ -48,10 +48,10 @@ import Testing
         try withServer(handler: echoHandler) { server in
             let connection = try TestConnection.connected(port: server.address.port)
             let response = try connection.exchange(
-                "GET /v1/acc%20ounts/al%2Fice/?a=1&a=2&b=%20x&c=a+b&d=%2B&e=%zz&f=%4&g HTTP/1.1\r\nHost: x\r\n\r\n")
+                "GET /v1/acc%20ounts/al%2Fice/?a=1&a=2&b=%20x&c=a+b&d=%2B&e=%25zz&f=%254&g HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(response.status == 200)
             #expect(
-                echoed("target", in: response) == ["/v1/acc%20ounts/al%2Fice/?a=1&a=2&b=%20x&c=a+b&d=%2B&e=%zz&f=%4&g"])
+                echoed("target", in: response) == ["/v1/acc%20ounts/al%2Fice/?a=1&a=2&b=%20x&c=a+b&d=%2B&e=%25zz&f=%254&g"])
             #expect(echoed("path", in: response) == ["/v1/acc%20ounts/al%2Fice/"])
             #expect(echoed("segments", in: response) == ["[v1][acc ounts][al/ice][]"])
             #expect(
@@ -72,6 +72,9 @@ import Testing
             let rawBad = try connection.readResponse()
             #expect(rawBad.status == 400)
             #expect(rawBad.text.contains("invalid_target"))
+            let fragment = try connection.exchange("DELETE /v1/accounts/team#1/conversations/general HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(fragment.status == 400)
+            #expect(fragment.text.contains("'#'"))
             #expect(calls.count == 0)
         }
     }

@@ -317,6 +317,15 @@ import Testing
         let nul = try client.request("GET", "/v1/accounts/a%00b/suggestions", headers: [("X-Request-Id", "nul-target-1")])
         expectError(nul, 400, "invalid_target")
         #expect(nul.header("X-Request-Id") == "nul-target-1")
+        // A name with a raw '#' (a client that joined strings into its path) was cut there: deleting the
+        // conversation `general` of `team#1` deleted the whole account `team`.
+        let team = try client.request(
+            "POST", "/v1/accounts/team/donations", headers: [("Content-Type", "application/json")],
+            body: Array(Self.donation("team-1", "general", ago: 5).utf8))
+        #expect(team.status == 201)
+        expectError(try client.request("DELETE", "/v1/accounts/team#1/conversations/general"), 400, "invalid_target")
+        expectError(try client.request("DELETE", "/v1/accounts/team%/conversations/general"), 400, "invalid_target")
+        #expect(try client.request("GET", "/v1/accounts/team/donations").text.contains("team-1"))
         let metrics = try client.request("GET", "/metrics").text
         #expect(
             metrics.contains(#"suggest_http_requests_total{route="/v1/accounts/{account}/donations",method="POST",status="413"} 2"#),
