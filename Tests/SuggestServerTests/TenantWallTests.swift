@@ -176,6 +176,16 @@ import Testing
         let short = try Self.keysFile(scratch, [("acme", "short")])
         let refused = try Suggest.run(["serve", "--port", "0", "--store", scratch("store"), "--keys", short], scratch: scratch.path, timeout: 30)
         #expect(refused.status == 1 && refused.error.contains("must be 16 to 256 printable characters"))
+        // A member given twice was read as its last value: acme's key, as a person reads the entry, opened globex.
+        for (body, named) in [
+            (#"{"keys": [{"tenant": "acme", "key": "\#(Self.acme)", "tenant": "globex"}]}"#, #"keys[0] gives "tenant" twice"#),
+            (#"{"keys": [{"tenant": "acme", "key": "\#(Self.acme)"}], "keys": []}"#, #"gives "keys" twice"#),
+        ] {
+            try writeFile(keys, body)
+            chmod(keys, 0o600)
+            let twice = try Suggest.run(["serve", "--port", "0", "--store", scratch("store"), "--keys", keys], scratch: scratch.path, timeout: 30)
+            #expect(twice.status == 1 && twice.error.contains(named), "\(twice.error)")
+        }
     }
 
     @Test func withoutKeysOnlyALoopbackHostIsServed() throws {

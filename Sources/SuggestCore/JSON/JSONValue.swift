@@ -35,6 +35,14 @@ public enum JSONValue: Sendable, Equatable {
         return members.last(where: { $0.key == key })?.value
     }
 
+    /// The first name that an object's members repeat (compared byte for byte), or `nil`: for a reader that must
+    /// not pick one of two values silently, as the subscript does.
+    public var repeatedMemberName: String? {
+        guard case .object(let members) = self else { return nil }
+        var seen: Set<[UInt8]> = []
+        return members.first { !seen.insert(Array($0.key.utf8)).inserted }?.key
+    }
+
     /// A short name of the value's kind, for error messages ("expected a string, found a number").
     public var kindName: String {
         switch self {

@@ -106,10 +106,18 @@ public struct KeyRing: Sendable, Equatable {
         } catch {
             throw KeyRingError("\(name) is not JSON (\(error)); it holds {\"keys\": [{\"tenant\": \"acme\", \"key\": \"...\"}]}")
         }
+        // A repeated member is refused, not read as its last value: `{"tenant": "acme", "key": ..., "tenant":
+        // "globex"}` reads as acme's key to a person, and opened globex's accounts.
+        if let repeated = document.repeatedMemberName {
+            throw KeyRingError("\(name) gives \"\(repeated)\" twice; give each member once")
+        }
         guard case .array(let keys)? = document["keys"] else { throw KeyRingError("\(name) has no \"keys\" array; it holds {\"keys\": [{\"tenant\": \"acme\", \"key\": \"...\"}]}") }
         var entries: [Entry] = []
         var seen: Set<[UInt8]> = []
         for (index, key) in keys.enumerated() {
+            if let repeated = key.repeatedMemberName {
+                throw KeyRingError("\(name): keys[\(index)] gives \"\(repeated)\" twice; give each member once")
+            }
             guard case .string(let tenant)? = key["tenant"], case .string(let secret)? = key["key"] else { throw KeyRingError("\(name): keys[\(index)] needs a \"tenant\" and a \"key\", both strings") }
             guard Self.isValidTenant(tenant) else {
                 throw KeyRingError(
