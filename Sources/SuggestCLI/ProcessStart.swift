@@ -18,4 +18,16 @@ public enum ProcessStart {
             _ = system_open("/dev/null", flags)
         }
     }
+
+    /// For the server (`suggest serve` before it execs `suggest-serve`, and `suggest-serve` first thing): blocks
+    /// SIGHUP in the calling thread and in what it execs: SIGHUP asks the server to read its keys again,
+    /// and until its watcher waits for it (once the store is open), one would end the process by its default action
+    /// (a reload sent right after a start killed it, exit 129). Held, it waits for the watcher, which blocks it in
+    /// every thread and takes it.
+    public static func holdHangUps() {
+        var hangUp = sigset_t()
+        sigemptyset(&hangUp)
+        sigaddset(&hangUp, SIGHUP)
+        pthread_sigmask(SIG_BLOCK, &hangUp, nil)
+    }
 }

@@ -3,6 +3,7 @@ import SuggestCLI
 
 // The server's executable: the whole command line, with `serve` run in this process (`suggest serve` replaces
 // itself with this program). It gathers the process's surroundings as `suggest` does and hands them over.
+ProcessStart.holdHangUps()
 ProcessStart.settle()
 let io = CommandIO(
     standardOutput: FileDescriptorOutput(descriptor: 1),

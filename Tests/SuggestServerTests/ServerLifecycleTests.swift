@@ -57,6 +57,28 @@ import Testing
     }
 
     /// The binary's server ranks from memory once its copy of an account is current, and says so in `/metrics`.
+    /// A SIGHUP (a reload) sent as the server starts, before its signal watcher runs, ended the process (exit by
+    /// signal 1): it is held until the watcher takes it. (Sent before `suggest` has read its arguments, it still
+    /// ends it, as it ends any command: the first delay leaves that moment out.)
+    @Test func aHangUpAsTheServerStartsDoesNotEndIt() throws {
+        let scratch = try TemporaryDirectory("serve-hangup")
+        for (attempt, delay) in [0.005, 0.01, 0.02, 0.04, 0.08].enumerated() {
+            let process = try Suggest.start(["serve", "--port", "0", "--store", scratch("store")], scratch: scratch.path)
+            sleepSeconds(delay)
+            process.send(SIGHUP)
+            let deadline = monotonicSeconds() + 30
+            while !process.hasExited && !process.standardErrorSoFar().contains("listening on")
+                && monotonicSeconds() < deadline
+            {
+                sleepSeconds(0.01)
+            }
+            #expect(!process.hasExited, "attempt \(attempt): \(process.wait())")
+            process.send(SIGTERM)
+            let outcome = process.wait(timeout: 30)
+            #expect(outcome.status == 0, "attempt \(attempt): \(outcome)")
+        }
+    }
+
     @Test func theServerAnswersFromItsRankingMirrorAndCountsIt() throws {
         let scratch = try TemporaryDirectory("lifecycle")
         let server = try ServeProcess(["--store", scratch("store"), "--no-access-log"], scratch: scratch.path)

@@ -57,6 +57,7 @@ enum Serve: Command {
         if let warning = olderServerWarning(server: path, command: own) { io.err(warning) }
         try io.standardOutput.flush()
         try io.standardError.flush()
+        ProcessStart.holdHangUps()
         let argv = [serverExecutable, name] + arguments.arguments
         var pointers = argv.map { strdup($0) }
         pointers.append(nil)
