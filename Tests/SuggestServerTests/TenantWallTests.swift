@@ -206,6 +206,9 @@ import Testing
         let client = server.client
         #expect(try client.request("GET", "/v1/accounts/a/donations", headers: Self.bearer(Self.acme)).status == 200)
         #expect(try client.request("GET", "/v1/accounts/a/donations", headers: Self.bearer(Self.other)).status == 401)
+        // The scheme in any case, and one or more spaces after it (RFC 9110's `1*SP`; two got "the key is not known").
+        let spaced = [("Authorization", "bEaReR   \(Self.acme)")]
+        #expect(try client.request("GET", "/v1/accounts/a/donations", headers: spaced).status == 200)
         // A new file, then SIGHUP: the new key works at once, the old one no more.
         _ = try Self.keysFile(scratch, [("acme", Self.other)])
         server.process.send(SIGHUP)

@@ -198,7 +198,9 @@ final class API: Sendable {
         else {
             throw APIError(.unauthorized, "unauthorized", "the Authorization header must be Bearer KEY", headers: challenge)
         }
-        guard let tenant = ring.tenant(forKey: header.utf8.dropFirst(scheme.utf8.count)) else {
+        // One or more spaces after the scheme (RFC 9110 §11.4's `1*SP`).
+        guard let tenant = ring.tenant(forKey: header.utf8.dropFirst(scheme.utf8.count).drop(while: { $0 == 0x20 }))
+        else {
             throw APIError(.unauthorized, "unauthorized", "the key is not known", headers: challenge)
         }
         return tenant
