@@ -135,6 +135,16 @@ struct PredicateEvaluationTests {
         #expect(rule.decision(for: request).activated)
     }
 
+    /// A constant inside a SUBQUERY has no text of its own to quote: the refusal named it "``".
+    @Test func aConstantInARefusalIsNamed() throws {
+        let always = try ActivationPredicate(parsing: "SUBQUERY(extensionItems, $i, TRUEPREDICATE).@count == 2")
+        let reason = always.decision(for: ShareRequest(items: [ExtensionItem(attachments: [])])).reason ?? ""
+        #expect(reason.contains("for which `TRUEPREDICATE` holds") && !reason.contains("``"), "\(reason)")
+        let never = try ActivationPredicate(parsing: "SUBQUERY(extensionItems, $i, FALSEPREDICATE).@count > 0")
+        let refused = never.decision(for: ShareRequest(items: [ExtensionItem(attachments: [])])).reason ?? ""
+        #expect(refused.contains("`FALSEPREDICATE`") && !refused.contains("``"), "\(refused)")
+    }
+
     /// Nested SUBQUERYs multiply their collections: four over a hundred numbers are 10^8 evaluations (22 s in a
     /// release build), six would take days. Past the budget the rule is undecided, at once, and says why; a rule of
     /// the usual shape over a thousand attachments stays well within it.

@@ -26,6 +26,13 @@ struct PredicatePhrase {
         return "`\(text)`"
     }
 
+    /// A node as it was written; a constant has no place of its own in the text (it was an empty quote), so its
+    /// keyword.
+    private func quoted(_ node: Node) -> String {
+        if case .constant(let value) = node { return value ? "`TRUEPREDICATE`" : "`FALSEPREDICATE`" }
+        return quoted(node.range)
+    }
+
     // MARK: - Requirements at the top level
 
     /// A requirement on the whole request: "exactly 1 extension item whose ...".
@@ -129,7 +136,7 @@ struct PredicatePhrase {
             if variable != nil {
                 let verb =
                     verbPhrase(filter.predicate, variable: filter.variable)
-                    .map { $0.text(plural: true) } ?? "satisfy \(quoted(filter.predicate.range))"
+                    .map { $0.text(plural: true) } ?? "satisfy \(quoted(filter.predicate))"
                 return "whose \(noun.plural) all \(verb)"
             }
             return
@@ -154,7 +161,7 @@ struct PredicatePhrase {
         if case .and(let operands, _) = node {
             return operands.map { relativeClause($0, variable: variable, plural: plural) }.joined(separator: " and ")
         }
-        return "for which \(quoted(node.range)) holds"
+        return "for which \(quoted(node)) holds"
     }
 
     // MARK: - Type tests
