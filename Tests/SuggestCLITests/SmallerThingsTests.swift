@@ -33,6 +33,21 @@ import Testing
         #expect(result.standardOutput.isEmpty)
     }
 
+    /// `unblock` says when there was no block to lift, names compared byte for byte: a block of "café" composed,
+    /// lifted by its decomposed spelling, said "unblocked" and stayed.
+    @Test func unblockSaysWhenNothingWasBlocked() {
+        let composed = "caf\u{E9}"
+        let decomposed = "cafe\u{301}"
+        #expect(suggest("block", "--conversation", composed).status == 0)
+        let other = suggest("unblock", "--conversation", decomposed)
+        #expect(other.status == 0)
+        #expect(other.standardOutput.contains("was not blocked; nothing changed"), "\(other.standardOutput)")
+        #expect(suggest("block", "--list").standardOutput == composed + "\n")
+        let lifted = suggest("unblock", "--conversation", composed)
+        #expect(lifted.standardOutput == "unblocked \(composed)\n")
+        #expect(suggest("block", "--list").standardOutput.isEmpty)
+    }
+
     /// A conversation longer than any donation may name (4,096 bytes) is refused by the commands that name one
     /// without a donation, as donations and the server refuse it; it was stored.
     @Test func aConversationLongerThanADonationMayNameIsRefused() {

@@ -52,9 +52,18 @@ enum Unblock: Command {
         try arguments.expectPositionals(atMost: 0)
         let account = try StoreOptions.account(arguments)
         let conversation = try Block.requiredConversation(arguments, command: name)
-        try StoreOptions.open(arguments, io, maintaining: account, creating: false)
-            .setBlocked(false, conversation: conversation, account: account)
-        try io.out("unblocked \(TerminalText.escaped(conversation))\n")
+        let store = try StoreOptions.open(arguments, io, maintaining: account, creating: false)
+        // Byte for byte, as the store keys names: "café" composed is not "café" decomposed (a block of one, lifted
+        // by the other's name, said "unblocked" and left the block in place).
+        let wasBlocked = try store.blockedConversations(account: account).contains {
+            $0.utf8.elementsEqual(conversation.utf8)
+        }
+        try store.setBlocked(false, conversation: conversation, account: account)
+        try io.out(
+            wasBlocked
+                ? "unblocked \(TerminalText.escaped(conversation))\n"
+                : "\(TerminalText.escaped(conversation)) was not blocked; nothing changed ('suggest block --list' "
+                    + "lists the blocked conversations)\n")
         return ExitCode.success
     }
 }
