@@ -27,6 +27,29 @@ enum FileOutput {
         }
     }
 
+    /// Refuses, before any work, an output path that `write(_:to:)` could not write: a directory, a file or a
+    /// directory without write permission, a directory that does not exist. (`eval --html /tmp` replayed the
+    /// whole history, then failed and printed no figures.) Whatever changes afterwards, `write` still says so.
+    /// - Throws: `CommandError.failure` naming the option, as `write` would.
+    static func checkWritable(output path: String, option: String) throws(CommandError) {
+        var info = stat()
+        if stat(path, &info) == 0 {
+            if info.st_mode & UInt32(S_IFMT) == UInt32(S_IFDIR) {
+                throw CommandError.failure("cannot write \(option) \(path): it is a directory; give a file path")
+            }
+            guard access(path, W_OK) == 0 else {
+                throw CommandError.failure(
+                    "cannot write \(option) \(path): \(String(cString: strerror(system_errno())))")
+            }
+            return
+        }
+        let directory = path.lastIndex(of: "/").map { slash in slash == path.startIndex ? "/" : String(path[..<slash]) } ?? "."
+        guard access(directory, W_OK | X_OK) == 0 else {
+            throw CommandError.failure(
+                "cannot write \(option) \(path): its directory \(directory): \(String(cString: strerror(system_errno())))")
+        }
+    }
+
     /// Whether two paths lead to one file.
     static func isSameFile(_ first: String, _ second: String) -> Bool {
         var one = stat()

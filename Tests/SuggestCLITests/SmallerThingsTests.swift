@@ -258,7 +258,16 @@ import Testing
         let written = SuggestProcess.run(["eval", log, "--html", page])
         #expect(written.status == 0, "\(written.standardError)")
         #expect(String(decoding: try readFile(page).prefix(15), as: UTF8.self).lowercased().hasPrefix("<!doctype html"))
-
+        // A page that cannot be written is said before the replay (which may take minutes): here the input is not
+        // even JSON, and the page's problem comes first.
+        let broken = directory.path + "/broken.jsonl"
+        try writeFile(broken, "not json\n")
+        for (target, words) in [
+            (directory.path, "it is a directory"), (directory.path + "/missing/page.html", "its directory"),
+        ] {
+            let unwritable = SuggestProcess.run(["eval", broken, "--html", target])
+            #expect(unwritable.status == 1 && unwritable.standardError.contains(words), "\(unwritable.standardError)")
+        }
     }
 
     /// "1 invalid line", not "1 invalid lines"; plurals everywhere a count is printed.

@@ -70,6 +70,7 @@ enum Eval: Command {
                 throw CommandError.usage("--html takes a file path for the page (the table goes to standard output)")
             }
             try FileOutput.checkDistinct(output: page, option: "--html", from: path)
+            try FileOutput.checkWritable(output: page, option: "--html")
         }
         let source: LineReader.Source = path == "-" ? .fileDescriptor(0, name: "standard input") : .file(path)
         let session: EvalSession
