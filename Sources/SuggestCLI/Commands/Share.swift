@@ -158,7 +158,7 @@ enum Share: Command {
         }
         if let failure = result.failure {
             io.err("suggest share: \(failure)\n")
-            return ExitCode.failure
+            return result.failureIsTheRequests ? ExitCode.usage : ExitCode.failure
         }
         return ExitCode.success
     }

@@ -111,6 +111,7 @@ public struct ShareFlow: Sendable {
                     case .some:
                         result.failure = "nothing was sent: identifier \(Self.capped(repeated)) names a donation to "
                             + "another conversation; give this send an identifier of its own"
+                        result.failureIsTheRequests = true
                     case nil:
                         result.failure = "nothing was sent: a donation with identifier \(Self.capped(repeated)) was "
                             + "recorded and deleted meanwhile; send again to record it"
@@ -220,6 +221,9 @@ public struct ShareResult: Sendable, Equatable {
     public var contentTypes: [String]
     /// When the action was to send and nothing was sent: why (the front end reports it as a failure).
     public var failure: String?
+    /// Whether that failure is the request's own (an identifier that names a donation to another conversation),
+    /// which asking again cannot change: the command line exits 64 for it, 1 for the others.
+    public var failureIsTheRequests = false
 
     /// How a share request ended.
     public enum Outcome: Sendable, Equatable {
