@@ -28,6 +28,11 @@ func rawEnvironment() -> [[UInt8]] {
     return environment
 }
 
+// `suggest serve` holds SIGHUP from its first moment, through the exec of the server, until the server's watcher
+// takes it (a reload sent right after a start ended the process).
+if CommandLine.argc > 1, let first = CommandLine.unsafeArgv[1], strcmp(first, "serve") == 0 {
+    ProcessStart.holdHangUps()
+}
 ProcessStart.settle()
 let io = CommandIO(
     standardOutput: FileDescriptorOutput(descriptor: 1),

@@ -57,14 +57,20 @@ import Testing
     }
 
     /// The binary's server ranks from memory once its copy of an account is current, and says so in `/metrics`.
-    /// A SIGHUP (a reload) sent as the server starts, before its signal watcher runs, ended the process (exit by
-    /// signal 1): it is held until the watcher takes it. (Sent before `suggest` has read its arguments, it still
-    /// ends it, as it ends any command: the first delay leaves that moment out.)
+    /// A SIGHUP (a reload) sent as the server starts, before its signal watcher runs (it starts once the store is
+    /// open), ended the process (exit by signal 1): it is held until the watcher takes it. Sent as soon as
+    /// `suggest` has become `suggest-serve`, whatever the machine's load. (Sent before `suggest` has read its
+    /// arguments, it still ends it, as it ends any command.)
     @Test func aHangUpAsTheServerStartsDoesNotEndIt() throws {
         let scratch = try TemporaryDirectory("serve-hangup")
-        for (attempt, delay) in [0.005, 0.01, 0.02, 0.04, 0.08].enumerated() {
+        for attempt in 0..<5 {
             let process = try Suggest.start(["serve", "--port", "0", "--store", scratch("store")], scratch: scratch.path)
-            sleepSeconds(delay)
+            let execDeadline = monotonicSeconds() + 30
+            while !process.hasExited && monotonicSeconds() < execDeadline {
+                let name = (try? readFile("/proc/\(process.pid)/comm")).map { String(decoding: $0, as: UTF8.self) }
+                if name?.hasPrefix("suggest-serve") == true { break }
+                sleepSeconds(0.0005)
+            }
             process.send(SIGHUP)
             let deadline = monotonicSeconds() + 30
             while !process.hasExited && !process.standardErrorSoFar().contains("listening on")
