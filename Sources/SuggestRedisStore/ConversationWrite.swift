@@ -12,6 +12,8 @@ struct StoredConversation {
     var groups: [String]
     /// The sequence number of its last donation (0 for none).
     var lastSequence: Int64
+    /// The date of its latest donation that describes it (field `dd`; `ShownDonation`), `nil` while none has.
+    var describedAt: Timestamp? = nil
 
     var isNew: Bool { version == 0 }
 }
@@ -218,11 +220,11 @@ extension RedisDonationStore {
     /// Reads conversations before a change, in one round trip.
     func readConversations(_ numbers: [Int64], keys: RedisKeys) throws(StoreError) -> [StoredConversation] {
         let replies = try pipeline(
-            numbers.map { RedisCommand("HMGET", key: keys.conversation($0), "v", "r", "pk", "gk", "ls") })
+            numbers.map { RedisCommand("HMGET", key: keys.conversation($0), "v", "r", "pk", "gk", "ls", "dd") })
         var conversations: [StoredConversation] = []
         conversations.reserveCapacity(numbers.count)
         for (number, reply) in zip(numbers, replies) {
-            guard let fields = try reply.checkedArray(), fields.count == 5 else {
+            guard let fields = try reply.checkedArray(), fields.count == 6 else {
                 throw StoreError.damaged("a conversation's hash in Redis")
             }
             guard let version = fields[0].string.flatMap(Int64.init), let record = fields[1].bytes else {
@@ -235,7 +237,8 @@ extension RedisDonationStore {
                     number: number, version: version, record: try RecordCoding.decodeRecord(record),
                     people: try fields[2].bytes.map(RecordCoding.decodeStrings) ?? [],
                     groups: try fields[3].bytes.map(RecordCoding.decodeStrings) ?? [],
-                    lastSequence: fields[4].string.flatMap(Int64.init) ?? 0))
+                    lastSequence: fields[4].string.flatMap(Int64.init) ?? 0,
+                    describedAt: fields[5].string.flatMap(Double.init).map(Timestamp.init(seconds:))))
         }
         return conversations
     }

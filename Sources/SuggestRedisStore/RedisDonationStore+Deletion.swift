@@ -266,6 +266,7 @@ extension RedisDonationStore {
         let number = stored.number
         var record = ConversationRecord.empty
         var latest: [UInt8]?
+        var shown = ShownDonation()
         var people: [String] = []
         var peopleSeen: Set<[UInt8]> = []
         var groups: [String] = []
@@ -283,10 +284,11 @@ extension RedisDonationStore {
                     for key in person.matchKeys where peopleSeen.insert(Array(key.utf8)).inserted { people.append(key) }
                 }
             }
-            if record.apply(
+            let isLatest = record.apply(
                 date: Timestamp(seconds: entry.date), direction: entry.direction, isEngagedSuggestion: entry.engaged,
                 isGroup: intent.isGroup, contentKinds: types.contentKinds(of: entry.contentTypes),
                 serviceName: intent.serviceName, policy: policy)
+            if shown.takes(date: Timestamp(seconds: entry.date), describes: intent.describesConversation, isLatest: isLatest)
             {
                 latest = body
             }
@@ -297,6 +299,11 @@ extension RedisDonationStore {
         }
         let hash = keys.conversation(number)
         if let latest { script.hset(hash, "i", latest) }
+        if let describedAt = shown.describedAt {
+            script.hset(hash, "dd", ScriptBuilder.score(describedAt.seconds))
+        } else {
+            script.hdel(hash, "dd")
+        }
         script.hset(hash, "pk", RecordCoding.encode(strings: people))
         script.hset(hash, "gk", RecordCoding.encode(strings: groups))
         for person in stored.people where !peopleSeen.contains(Array(person.utf8)) {

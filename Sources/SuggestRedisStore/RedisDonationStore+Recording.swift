@@ -262,7 +262,9 @@ extension RedisDonationStore {
         var record: ConversationRecord
         var entries: [[UInt8]] = []
         var snapshots: [String: [UInt8]] = [:]
+        /// The body the conversation is shown by from now on (field `i`), when a donation of the round changed it.
         var latest: [UInt8]?
+        var shown: ShownDonation
         var people: [String]
         var peopleSeen: Set<[UInt8]>
         var groups: [String]
@@ -279,6 +281,7 @@ extension RedisDonationStore {
         init(_ stored: StoredConversation) {
             self.stored = stored
             record = stored.record
+            shown = ShownDonation(describedAt: stored.describedAt)
             people = stored.people
             peopleSeen = Set(stored.people.map { Array($0.utf8) })
             groups = stored.groups
@@ -292,11 +295,11 @@ extension RedisDonationStore {
             let identifier = donation.identifier ?? ""
             let body = RedisDonationStore.snapshotBody(of: donation.intent)
             let snapshot = RedisDonationStore.snapshotKey(body)
-            if record.apply(
+            let isLatest = record.apply(
                 date: donation.date, direction: donation.direction, isEngagedSuggestion: donation.isEngagedSuggestion,
                 isGroup: donation.intent.isGroup, contentKinds: types.contentKinds(of: donation.intent.contentTypes),
                 serviceName: donation.intent.serviceName, policy: policy)
-            {
+            if shown.takes(date: donation.date, describes: donation.intent.describesConversation, isLatest: isLatest) {
                 latest = body
             }
             if firstSequence == 0 { firstSequence = sequence }
@@ -345,6 +348,9 @@ extension RedisDonationStore {
             script.hset(hash, "id", Array(identifier.utf8))
             script.hset(hash, "ls", Array(String(lastSequence).utf8))
             if let latest { script.hset(hash, "i", latest) }
+            if let describedAt = shown.describedAt, describedAt != stored.describedAt {
+                script.hset(hash, "dd", ScriptBuilder.score(describedAt.seconds))
+            }
             if people.count != conversation.people.count { script.hset(hash, "pk", RecordCoding.encode(strings: people)) }
             if groups.count != conversation.groups.count { script.hset(hash, "gk", RecordCoding.encode(strings: groups)) }
             for (snapshot, body) in snapshots.sorted(by: { $0.key < $1.key }) {

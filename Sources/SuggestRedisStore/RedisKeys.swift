@@ -5,7 +5,9 @@ import SuggestCore
 ///
 ///     sg:{alice}:m            hash: seq (the last sequence number), next (the next conversation number)
 ///     sg:{alice}:cid          hash: conversation identifier → conversation number
-///     sg:{alice}:c:N          hash: id, v (version), r (record), i (latest intent), pk (people), gk (groups)
+///     sg:{alice}:c:N          hash: id, v (version), r (record), i (the intent it is shown by, `ShownDonation`),
+///                             dd (the date of its latest donation that describes it), ls (its last sequence
+///                             number), pk (people), gk (groups)
 ///     sg:{alice}:d:N          list: the conversation's donations in recording order
 ///     sg:{alice}:sn:N         hash: snapshot key → what an intent said of the conversation (JSON)
 ///     sg:{alice}:z0..z3       sorted sets: every conversation number by its channel key

@@ -350,7 +350,7 @@ extension SQLiteDonationStore {
         let snapshot = try database.statement("SELECT is_group, body FROM snapshots WHERE id = ?")
         var conversation = DonationWriter.WorkingConversation.empty
         var snapshotIDs: Set<Int64> = []
-        var known: [Int64: (isGroup: Bool, serviceName: String?)] = [:]
+        var known: [Int64: (isGroup: Bool, describes: Bool, serviceName: String?)] = [:]
         // The group identifiers that remaining donations carry, and no other: a deleted donation's goes with it.
         var groups: [String] = []
         while try select.step() {
@@ -363,9 +363,8 @@ extension SQLiteDonationStore {
                     guard try snapshot.step() else {
                         throw StoreError.damaged("a donation's snapshot")
                     }
-                    known[donation.snapshotID] = (
-                        snapshot.int(0) != 0, try SQLiteDonationStore.decodeSnapshot(snapshot.text(1) ?? "").serviceName
-                    )
+                    let intent = try SQLiteDonationStore.decodeSnapshot(snapshot.text(1) ?? "")
+                    known[donation.snapshotID] = (snapshot.int(0) != 0, intent.describesConversation, intent.serviceName)
                     try snapshot.reset()
                 }
                 let snapshotOf = known[donation.snapshotID]!
@@ -373,8 +372,8 @@ extension SQLiteDonationStore {
                 DonationWriter.apply(
                     date: Timestamp(seconds: donation.date), direction: donation.direction, engaged: donation.engaged,
                     contentKinds: types.contentKinds(of: StoredDonation.contentTypes(joined: donation.contentTypes)),
-                    snapshotID: donation.snapshotID, isGroup: snapshotOf.isGroup, serviceName: snapshotOf.serviceName,
-                    to: &conversation, policy: policy)
+                    snapshotID: donation.snapshotID, isGroup: snapshotOf.isGroup, describes: snapshotOf.describes,
+                    serviceName: snapshotOf.serviceName, to: &conversation, policy: policy)
             }
         }
         try database.statement("DELETE FROM conversation_content WHERE conversation_id = ?").run([.integer(id)])

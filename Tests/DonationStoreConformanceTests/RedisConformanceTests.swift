@@ -31,6 +31,12 @@ import Testing
             reference: InMemoryDonationStore(), candidate: try RedisDonationStore.open(url: cluster.url))
     }
 
+    @Test func redisShowsTheLatestDonationThatDescribes() throws {
+        let cluster = try Self.emptyCluster()
+        try StoreConformance.showsTheLatestDonationThatDescribes(
+            reference: InMemoryDonationStore(), candidate: try RedisDonationStore.open(url: cluster.url))
+    }
+
     @Test func redisFindsTheConversationOfADonation() throws {
         let cluster = try Self.emptyCluster()
         try StoreConformance.findsTheConversationOfADonation(

@@ -37,6 +37,12 @@ import Testing
         try StoreConformance.findsTheConversationOfADonation(reference: InMemoryDonationStore(), candidate: sqlite)
     }
 
+    @Test func sqliteShowsTheLatestDonationThatDescribes() throws {
+        let (sqlite, directory) = try Self.sqliteStore()
+        defer { withExtendedLifetime(directory) {} }
+        try StoreConformance.showsTheLatestDonationThatDescribes(reference: InMemoryDonationStore(), candidate: sqlite)
+    }
+
     @Test func sqliteForgetsSuggestLessWithADeletedConversation() throws {
         let (sqlite, directory) = try Self.sqliteStore()
         defer { withExtendedLifetime(directory) {} }
@@ -45,6 +51,49 @@ import Testing
 }
 
 extension StoreConformance {
+    /// A conversation is shown by its latest donation that describes it (a group name, a picture, recipients):
+    /// a message received with its sender only blanked the name, picture and people of a suggestion and of the
+    /// share's preselection. A rename shows at once, an older one arriving late does not, one arriving late but
+    /// later than the last that described does; a deletion folds the rest again; a conversation nothing has
+    /// described shows its latest. Every store answers as the reference at each step.
+    static func showsTheLatestDonationThatDescribes(reference: some DonationStore, candidate: some DonationStore) throws {
+        let end = StoreConformanceTests.end
+        let juan = Person(customIdentifier: "u-17", displayName: "Juan Chavez")
+        let sender = Person(customIdentifier: "u-17", displayName: "Juan")
+        func donation(_ identifier: String, _ conversation: String, at offset: Double, _ direction: InteractionDirection,
+                      name: String? = nil, recipients: [Person] = [], image: String? = nil) -> Interaction {
+            Interaction(
+                account: "a", identifier: identifier, date: end.adding(offset), direction: direction,
+                intent: SendMessageIntent(
+                    conversationIdentifier: conversation, speakableGroupName: name, serviceName: "sms",
+                    sender: direction == .incoming ? sender : nil, recipients: recipients, image: image))
+        }
+        // (donation, or a deletion of an identifier; then the conversation's expected name and recipients' names)
+        let steps: [(Interaction?, String?, String?, [String])] = [
+            (donation("d1", "c", at: -100, .outgoing, name: "Climbing", recipients: [juan], image: "c.png"), nil, "Climbing", ["Juan Chavez"]),
+            (donation("d2", "c", at: -90, .incoming), nil, "Climbing", ["Juan Chavez"]),
+            (donation("d3", "c", at: -95, .outgoing, name: "Late rename"), nil, "Late rename", []),
+            (donation("d4", "c", at: -99, .outgoing, name: "Older still"), nil, "Late rename", []),
+            (donation("d5", "c", at: -80, .outgoing, name: "Bouldering", recipients: [juan]), nil, "Bouldering", ["Juan Chavez"]),
+            (nil, "d5", "Late rename", []),
+            (nil, "d3", "Older still", []),
+            (nil, "d1", "Older still", []),
+            (nil, "d4", nil, []),
+            (donation("e1", "bare", at: -50, .incoming), nil, nil, []),
+        ]
+        for store in [reference, candidate] as [any DonationStore] {
+            for (step, (recorded, deleted, name, people)) in steps.enumerated() {
+                if let recorded { _ = try store.record(recorded, now: end) }
+                if let deleted { _ = try store.delete(.identifier(deleted), account: "a") }
+                let listed = try store.suggestions(account: "a", context: RankingContext(at: end))
+                let shown = listed.suggestions.first { $0.conversationIdentifier == (recorded?.conversationIdentifier ?? "c") }
+                #expect(shown != nil, "step \(step)")
+                #expect(shown?.speakableGroupName == name, "step \(step): \(String(describing: shown))")
+                #expect(shown?.recipients.compactMap(\.displayName) == people, "step \(step)")
+            }
+        }
+    }
+
     /// `conversation(ofDonation:account:)`, which tells a retried share send from an identifier reused for another
     /// conversation: found by the identifier's bytes (a composed and a decomposed spelling are two), per account,
     /// and gone with a deletion.

@@ -13,9 +13,30 @@ import Testing
 /// before the conversations' group identifiers (schema 2) finds its groups; one written before the blocks of
 /// donations (schema 3) has its donation rows moved into blocks, in their order.
 @Suite struct MigrationTests {
+    /// Turns a store back into the exact shape migration 8 left: no `display_date`, and each conversation shown by
+    /// its latest donation, whatever that donation said (the later recorded of equal dates).
+    static func downgradeToSchema8(_ path: String) throws {
+        let database = try Database(path: path)
+        try database.execute("BEGIN")
+        let blocks = try database.uncachedStatement(
+            "SELECT conversation_id, donations FROM donation_blocks ORDER BY conversation_id, id")
+        var latest: [Int64: (date: Double, snapshot: Int64)] = [:]
+        while try blocks.step() {
+            for donation in try DonationBlock.decode(blocks.blob(1)) {
+                if let known = latest[blocks.int(0)], donation.date < known.date { continue }
+                latest[blocks.int(0)] = (donation.date, donation.snapshotID)
+            }
+        }
+        let update = try database.uncachedStatement("UPDATE conversations SET latest_snapshot_id = ? WHERE id = ?")
+        for (conversation, shown) in latest { try update.run([.integer(shown.snapshot), .integer(conversation)]) }
+        try database.execute(
+            "ALTER TABLE conversations DROP COLUMN display_date; DELETE FROM schema_migrations WHERE version >= 9; COMMIT;")
+    }
+
     /// Turns a store back into the exact shape migration 7 left: an index of all of an account's conversations per
     /// channel.
     static func downgradeToSchema7(_ path: String) throws {
+        try downgradeToSchema8(path)
         let database = try Database(path: path)
         var creates = ""
         for channel in 0..<4 { creates += try migrationStatement("CREATE INDEX conversations_by_c\(channel) ", in: 1) }
@@ -345,6 +366,43 @@ import Testing
             #expect(try store.rankedConversations(account: "default", context: context)
                 == (try store.suggestionsByBruteForce(account: "default", context: context)))
         }
+    }
+
+    /// A store written when a conversation showed its latest donation, whatever it said, shows the latest that
+    /// describes it once opened (`ShownDonation`), as a store that always had the rule, and goes on so.
+    @Test func aSchema8StoreShowsItsLatestDescribingDonation() throws {
+        let directory = try TemporaryDirectory("open")
+        let start = Timestamp(seconds: 1_790_000_000)
+        let juan = Person(customIdentifier: "u-17", displayName: "Juan Chavez")
+        func donation(_ conversation: String, at offset: Double, name: String? = nil, recipients: [Person] = [])
+            -> Interaction
+        {
+            Interaction(
+                account: "default", identifier: "\(conversation)-\(offset)", date: start.adding(offset),
+                direction: recipients.isEmpty && name == nil ? .incoming : .outgoing,
+                intent: SendMessageIntent(
+                    conversationIdentifier: conversation, speakableGroupName: name,
+                    sender: recipients.isEmpty && name == nil ? juan : nil, recipients: recipients))
+        }
+        let donations = [
+            donation("c", at: 0, name: "Climbing", recipients: [juan]), donation("c", at: 10),
+            donation("k", at: 5, recipients: [juan]), donation("k", at: 3, name: "Earlier"),
+            donation("bare", at: 7),
+        ]
+        let (store, _) = try Self.migratedStore(of: donations, in: directory, downgrade: Self.downgradeToSchema8)
+        let fresh = try TemporaryDirectory("fresh")
+        let reference = try SQLiteDonationStore.open(fresh.location)
+        try reference.setRetention(Retention(maximumAgeDays: 0, idleDays: 0))
+        for donation in donations { _ = try reference.record(donation) }
+        let context = RankingContext(at: start.adding(60))
+        let migrated = try store.suggestions(account: "default", context: context)
+        #expect(migrated == (try reference.suggestions(account: "default", context: context)))
+        #expect(migrated.suggestions.first { $0.conversationIdentifier == "c" }?.speakableGroupName == "Climbing")
+        // The date it was described at was kept: one more message received with its sender only changes nothing.
+        for target in [store, reference] { _ = try target.record(donation("c", at: 20)) }
+        let later = try store.suggestions(account: "default", context: context)
+        #expect(later == (try reference.suggestions(account: "default", context: context)))
+        #expect(later.suggestions.first { $0.conversationIdentifier == "c" }?.recipients.first?.displayName == "Juan Chavez")
     }
 
     static func export(_ location: StoreLocation) throws -> [String] {

@@ -43,6 +43,10 @@ public struct SendMessageIntent: Sendable, Hashable {
 
     /// Whether the conversation is a group: it has a group name or more than one recipient.
     public var isGroup: Bool { speakableGroupName != nil || recipients.count > 1 }
+
+    /// Whether it says what its conversation looks like: a group name, a picture or recipients. A message received
+    /// and donated with its sender only says none of it (`ShownDonation`).
+    public var describesConversation: Bool { speakableGroupName != nil || image != nil || !recipients.isEmpty }
 }
 
 extension String? {

@@ -19,7 +19,9 @@ public final class InMemoryRankingIndex: RankingSource {
     // conversation, a person, a service or a kind stay apart.
     private var slots: [ByteKey: Int32] = [:]
     private var services: [String?] = []
+    /// The intent each conversation is shown by (`ShownDonation`), without its content types.
     private var latest: [SendMessageIntent?] = []
+    private var shown: [ShownDonation] = []
     private var channelLists: [SortedKeyList]
     /// The lists of the scopes queries have asked for, one per channel each.
     private var scopedLists: [ScopeKey: [SortedKeyList]] = [:]
@@ -53,6 +55,7 @@ public final class InMemoryRankingIndex: RankingSource {
         states.append(.empty)
         services.append(nil)
         latest.append(nil)
+        shown.append(ShownDonation())
         peopleKeys.append([])
         return slot
     }
@@ -69,8 +72,10 @@ public final class InMemoryRankingIndex: RankingSource {
         for kind in types.contentKinds(of: interaction.intent.contentTypes) {
             applyContent(kind: kind, at: interaction.date, to: slot)
         }
-        if isLatest {
-            services[Int(slot)] = interaction.intent.serviceName
+        if isLatest { services[Int(slot)] = interaction.intent.serviceName }
+        if shown[Int(slot)].takes(
+            date: interaction.date, describes: interaction.intent.describesConversation, isLatest: isLatest)
+        {
             var intent = interaction.intent
             intent.contentTypes = []
             latest[Int(slot)] = intent

@@ -302,7 +302,9 @@ extension InMemoryDonationStore {
     public struct DerivedState: RankingSource {
         private var identifiers: [String] = []
         private var records: [ConversationRecord] = []
+        /// The intent each conversation is shown by (`ShownDonation`), without its content types.
         private var latest: [SendMessageIntent?] = []
+        private var shown: [ShownDonation] = []
         private var slots: [ByteKey: Int] = [:]
         private var people: [String: [Int]] = [:]
         private var weights = LearnedWeights.empty
@@ -325,6 +327,7 @@ extension InMemoryDonationStore {
                     identifiers.append(donation.conversationIdentifier)
                     records.append(.empty)
                     latest.append(nil)
+                    shown.append(ShownDonation())
                     peopleSeen.append([])
                 }
                 let before = records[slot].state
@@ -337,7 +340,9 @@ extension InMemoryDonationStore {
                     weights.record(
                         ConversationState.Event(donation), before: before, after: records[slot].state, policy: learned)
                 }
-                if isLatest {
+                if shown[slot].takes(
+                    date: donation.date, describes: donation.intent.describesConversation, isLatest: isLatest)
+                {
                     var intent = donation.intent
                     intent.contentTypes = []
                     latest[slot] = intent

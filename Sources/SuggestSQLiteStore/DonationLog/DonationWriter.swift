@@ -102,12 +102,15 @@ final class DonationWriter {
         var body: [UInt8]
         var id: Int64
         var isGroup: Bool
+        var describes: Bool
     }
 
-    /// A conversation's state while the transaction runs: its record, and the snapshot of its latest donation.
+    /// A conversation's state while the transaction runs: its record, and the snapshot it is shown by
+    /// (`ShownDonation`), in the columns `latest_snapshot_id` and `display_date`.
     struct WorkingConversation {
         var record: ConversationRecord
         var latestSnapshotID: Int64?
+        var shown = ShownDonation()
 
         static let empty = WorkingConversation(record: .empty, latestSnapshotID: nil)
     }
@@ -200,8 +203,8 @@ final class DonationWriter {
         DonationWriter.apply(
             date: donation.interaction.date, direction: donation.interaction.direction,
             engaged: donation.interaction.isEngagedSuggestion, contentKinds: donation.contentKinds,
-            snapshotID: snapshot.id, isGroup: snapshot.isGroup, serviceName: donation.interaction.intent.serviceName,
-            to: &entry.working, policy: policy)
+            snapshotID: snapshot.id, isGroup: snapshot.isGroup, describes: snapshot.describes,
+            serviceName: donation.interaction.intent.serviceName, to: &entry.working, policy: policy)
         entryBytes += (entry.working.record.contentSums.count - kindsBefore) * ConversationEntry.itemBytes
         if let learned {
             // The event `ConversationRecord.apply` built, with the snapshot's kind, as a fold of the log rebuilds it.
@@ -225,17 +228,20 @@ final class DonationWriter {
     }
 
     /// Folds one donation into a working conversation (`ConversationRecord.apply`, the fold every store uses), and
-    /// points it at the donation's snapshot when the donation is its latest: a rename or a new picture shows at
-    /// once; an older donation arriving late does not undo it.
-    /// - Parameter contentKinds: the distinct kinds of the donation's content types (`UniformTypeTree.contentKinds`).
+    /// points it at the donation's snapshot when the conversation is shown by it from now on (`ShownDonation`): a
+    /// rename or a new picture shows at once; a message received with its sender only leaves the name and people.
+    /// - Parameters:
+    ///   - contentKinds: the distinct kinds of the donation's content types (`UniformTypeTree.contentKinds`).
+    ///   - describes: the snapshot's `SendMessageIntent.describesConversation`.
     static func apply(
         date: Timestamp, direction: InteractionDirection, engaged: Bool, contentKinds: [String], snapshotID: Int64,
-        isGroup: Bool, serviceName: String?, to conversation: inout WorkingConversation, policy: FrecencyPolicy
+        isGroup: Bool, describes: Bool, serviceName: String?, to conversation: inout WorkingConversation,
+        policy: FrecencyPolicy
     ) {
-        if conversation.record.apply(
+        let isLatest = conversation.record.apply(
             date: date, direction: direction, isEngagedSuggestion: engaged, isGroup: isGroup, contentKinds: contentKinds,
             serviceName: serviceName, policy: policy)
-        {
+        if conversation.shown.takes(date: date, describes: describes, isLatest: isLatest) {
             conversation.latestSnapshotID = snapshotID
         }
     }
@@ -288,7 +294,8 @@ final class DonationWriter {
     static let updateConversationSQL = """
         UPDATE conversations SET latest_snapshot_id = ?2, latest_date = ?3, service_name = ?4,
             c0 = ?5, c1 = ?6, c2 = ?7, c3 = ?8, last_date = ?9, last_outgoing_date = ?10,
-            outgoing_count = ?11, incoming_count = ?12, engaged_count = ?13, is_group = ?14, content_total = ?15
+            outgoing_count = ?11, incoming_count = ?12, engaged_count = ?13, is_group = ?14, content_total = ?15,
+            display_date = ?16
         WHERE id = ?1
         """
 
@@ -319,6 +326,7 @@ final class DonationWriter {
             .real(state.lastDate.seconds), state.lastOutgoingDate.map { .real($0.seconds) } ?? .null,
             .integer(Int64(state.outgoingCount)), .integer(Int64(state.incomingCount)),
             .integer(Int64(state.engagedCount)), .integer(state.isGroup ? 1 : 0), .real(state.contentTotal),
+            conversation.shown.describedAt.map { .real($0.seconds) } ?? .null,
         ])
     }
 
@@ -369,33 +377,33 @@ final class DonationWriter {
     /// The snapshot row holding what this intent (without its content types) says of its conversation, created
     /// (with its people) if new.
     private func snapshotID(of entry: ConversationEntry, _ donation: borrowing PreparedDonation) throws -> (
-        id: Int64, isGroup: Bool
+        id: Int64, isGroup: Bool, describes: Bool
     ) {
         // The latest version first: a conversation's next donation usually says what its last one said.
         if let latest = entry.snapshots.last, Self.equal(latest.body, donation.snapshotBody) {
-            return (latest.id, latest.isGroup)
+            return (latest.id, latest.isGroup, latest.describes)
         }
         let bodyKey = donation.snapshotKey
         if let known = entry.snapshotsByKey[bodyKey]?.lazy.map({ entry.snapshots[$0] })
             .first(where: { Self.equal($0.body, donation.snapshotBody) })
         {
-            return (known.id, known.isGroup)
+            return (known.id, known.isGroup, known.describes)
         }
         let intent = donation.interaction.intent
         let body = String(decoding: donation.snapshotBody, as: UTF8.self)
-        let result: (id: Int64, isGroup: Bool)
+        let result: (id: Int64, isGroup: Bool, describes: Bool)
         if !entry.isNew,
             let existing = try database.statement(
                 "SELECT id FROM snapshots WHERE conversation_id = ?1 AND body_key = ?2 AND body = ?3"
             ).scalarInt([.integer(entry.id), .integer(bodyKey), .text(body)])
         {
-            result = (existing, intent.isGroup)
+            result = (existing, intent.isGroup, intent.describesConversation)
         } else {
             try database.statement(
                 "INSERT INTO snapshots(conversation_id, body, is_group, body_key) VALUES (?, ?, ?, ?)"
             )
             .run([.integer(entry.id), .text(body), .integer(intent.isGroup ? 1 : 0), .integer(bodyKey)])
-            result = (database.lastInsertRowID, intent.isGroup)
+            result = (database.lastInsertRowID, intent.isGroup, intent.describesConversation)
             let people = try database.statement(DonationWriter.insertPersonSQL)
             for person in intent.recipients {
                 for key in person.matchKeys
@@ -407,7 +415,8 @@ final class DonationWriter {
         }
         entry.snapshotsByKey[bodyKey, default: []].append(entry.snapshots.count)
         entry.snapshots.append(
-            KnownSnapshot(body: donation.snapshotBody, id: result.id, isGroup: result.isGroup))
+            KnownSnapshot(
+                body: donation.snapshotBody, id: result.id, isGroup: result.isGroup, describes: result.describes))
         entryBytes += donation.snapshotBody.count + ConversationEntry.itemBytes
         return result
     }
@@ -426,7 +435,8 @@ final class DonationWriter {
         let select = try database.statement(
             """
             SELECT c0, c1, c2, c3, last_date, last_outgoing_date, outgoing_count, incoming_count, engaged_count,
-                is_group, latest_snapshot_id, latest_date, service_name, content_total FROM conversations WHERE id = ?
+                is_group, latest_snapshot_id, latest_date, service_name, content_total, display_date
+            FROM conversations WHERE id = ?
             """)
         try select.reset([.integer(id)])
         defer { _ = try? select.reset() }
@@ -445,7 +455,8 @@ final class DonationWriter {
         while try content.step() { if let kind = content.text(0) { sums[kind] = content.double(1) } }
         return WorkingConversation(
             record: ConversationRecord(state: state, contentSums: sums, serviceName: service),
-            latestSnapshotID: latestSnapshot)
+            latestSnapshotID: latestSnapshot,
+            shown: ShownDonation(describedAt: select.isNull(14) ? nil : Timestamp(seconds: select.double(14))))
     }
 
     static func code(_ direction: InteractionDirection) -> Int64 {

@@ -223,6 +223,13 @@ enum Schema {
             """,
             nil
         ),
+        (
+            9,
+            // `latest_snapshot_id` is the snapshot a conversation is shown by (`ShownDonation`): the latest donation
+            // that describes it, dated here (NULL while none has), else its latest.
+            "ALTER TABLE conversations ADD COLUMN display_date REAL;",
+            { database in try ShownSnapshotMigration.run(database) }
+        ),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
