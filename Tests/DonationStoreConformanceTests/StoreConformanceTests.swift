@@ -65,7 +65,8 @@ extension StoreConformance {
             Interaction(
                 account: "a", identifier: identifier, date: end.adding(offset), direction: direction,
                 intent: SendMessageIntent(
-                    conversationIdentifier: conversation, speakableGroupName: name, serviceName: "sms",
+                    conversationIdentifier: conversation, speakableGroupName: name,
+                    serviceName: direction == .incoming ? "mail" : "sms",
                     sender: direction == .incoming ? sender : nil, recipients: recipients, image: image))
         }
         // (donation, or a deletion of an identifier; then the conversation's expected name and recipients' names)
@@ -90,7 +91,12 @@ extension StoreConformance {
                 #expect(shown != nil, "step \(step)")
                 #expect(shown?.speakableGroupName == name, "step \(step): \(String(describing: shown))")
                 #expect(shown?.recipients.compactMap(\.displayName) == people, "step \(step)")
+                // The service named is the latest donation's, the one a context filters on, whoever shows it.
+                let service = try store.suggestions(account: "a", context: RankingContext(at: end, serviceName: shown?.serviceName))
+                #expect(service.suggestions.contains { $0.conversationIdentifier == shown?.conversationIdentifier }, "step \(step)")
             }
+            let after = try store.suggestions(account: "a", context: RankingContext(at: end))
+            #expect(after.suggestions.first { $0.conversationIdentifier == "c" }?.serviceName == "mail")
         }
     }
 

@@ -38,6 +38,9 @@ public struct RankedConversation: Sendable, Equatable {
     public var lastDate: Timestamp
     /// The state the score was computed from.
     public var state: ConversationState
+    /// The service of the conversation's latest donation: the one a ranking context's `serviceName` filters on,
+    /// and the one a suggestion names (the intent it is shown by may be an earlier donation's, `ShownDonation`).
+    public var serviceName: String?
     /// The parts of the score, for `--explain`; only partly filled unless the ranking was asked to explain.
     public var breakdown: ScoreBreakdown
 

@@ -160,6 +160,7 @@ public struct Scorer: Sendable {
             matchedPeople: matchedPeople, lessFeedback: state.lessFeedback)
         return RankedConversation(
             conversation: candidate.conversation, conversationIdentifier: candidate.conversationIdentifier,
-            logScore: logTotal + logFactor, lastDate: state.lastDate, state: state, breakdown: breakdown)
+            logScore: logTotal + logFactor, lastDate: state.lastDate, state: state,
+            serviceName: candidate.serviceName, breakdown: breakdown)
     }
 }

@@ -145,7 +145,7 @@ public struct RankingEngine: Sendable {
             rank: rank, conversationIdentifier: ranked.conversationIdentifier,
             speakableGroupName: intent?.speakableGroupName, recipients: intent?.recipients ?? [],
             image: intent?.image ?? intent?.recipients.lazy.compactMap(\.image).first, conversationImage: intent?.image,
-            serviceName: intent?.serviceName, isGroup: ranked.state.isGroup, lastDate: ranked.lastDate,
+            serviceName: ranked.serviceName, isGroup: ranked.state.isGroup, lastDate: ranked.lastDate,
             score: relative.isNaN ? 0 : relative,
             explanation: explain ? Suggestion.Explanation(ranked, learned: learned) : nil)
     }
