@@ -14,6 +14,13 @@ struct StoredConversation {
     var lastSequence: Int64
     /// The date of its latest donation that describes it (field `dd`; `ShownDonation`), `nil` while none has.
     var describedAt: Timestamp? = nil
+    /// Whether its hash holds `dd`: one written before the field has none.
+    var hasDescribedAt = false
+
+    /// What `dd` holds: the date, or `n` while no donation has described the conversation.
+    static func describedAtField(_ date: Timestamp?) -> [UInt8] {
+        date.map { ScriptBuilder.score($0.seconds) } ?? Array("n".utf8)
+    }
 
     var isNew: Bool { version == 0 }
 }
@@ -232,13 +239,18 @@ extension RedisDonationStore {
                     StoredConversation(number: number, version: 0, record: .empty, people: [], groups: [], lastSequence: 0))
                 continue
             }
+            let decoded = try RecordCoding.decodeRecord(record)
             conversations.append(
                 StoredConversation(
-                    number: number, version: version, record: try RecordCoding.decodeRecord(record),
+                    number: number, version: version, record: decoded,
                     people: try fields[2].bytes.map(RecordCoding.decodeStrings) ?? [],
                     groups: try fields[3].bytes.map(RecordCoding.decodeStrings) ?? [],
                     lastSequence: fields[4].string.flatMap(Int64.init) ?? 0,
-                    describedAt: fields[5].string.flatMap(Double.init).map(Timestamp.init(seconds:))))
+                    // A hash written before `dd` showed its latest donation: taken as described then, which keeps a
+                    // late older donation from replacing it (maintenance's rebuild folds it exactly).
+                    describedAt: fields[5].isNull
+                        ? decoded.state.lastDate : fields[5].string.flatMap(Double.init).map(Timestamp.init(seconds:)),
+                    hasDescribedAt: !fields[5].isNull))
         }
         return conversations
     }

@@ -299,11 +299,7 @@ extension RedisDonationStore {
         }
         let hash = keys.conversation(number)
         if let latest { script.hset(hash, "i", latest) }
-        if let describedAt = shown.describedAt {
-            script.hset(hash, "dd", ScriptBuilder.score(describedAt.seconds))
-        } else {
-            script.hdel(hash, "dd")
-        }
+        script.hset(hash, "dd", StoredConversation.describedAtField(shown.describedAt))
         script.hset(hash, "pk", RecordCoding.encode(strings: people))
         script.hset(hash, "gk", RecordCoding.encode(strings: groups))
         for person in stored.people where !peopleSeen.contains(Array(person.utf8)) {

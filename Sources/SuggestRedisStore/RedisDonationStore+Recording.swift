@@ -348,8 +348,8 @@ extension RedisDonationStore {
             script.hset(hash, "id", Array(identifier.utf8))
             script.hset(hash, "ls", Array(String(lastSequence).utf8))
             if let latest { script.hset(hash, "i", latest) }
-            if let describedAt = shown.describedAt, describedAt != stored.describedAt {
-                script.hset(hash, "dd", ScriptBuilder.score(describedAt.seconds))
+            if !stored.hasDescribedAt || shown.describedAt != stored.describedAt {
+                script.hset(hash, "dd", StoredConversation.describedAtField(shown.describedAt))
             }
             if people.count != conversation.people.count { script.hset(hash, "pk", RecordCoding.encode(strings: people)) }
             if groups.count != conversation.groups.count { script.hset(hash, "gk", RecordCoding.encode(strings: groups)) }

@@ -370,8 +370,10 @@ public final class RedisDonationStore: DonationStore {
     /// Forgets settings, after this store changed them (the next read asks Redis).
     func forgetSettings() { settingsCache = nil }
 
-    /// The fingerprint of the policy whose channels the stored state holds (the embedded store's, in the same form).
-    var policyFingerprint: String { policy.stateFingerprint }
+    /// The fingerprint of the policy whose channels the stored state holds (the embedded store's, in the same form),
+    /// and of the hashes' layout: `;shown` since each conversation's hash keeps `dd` (`ShownDonation`), so that
+    /// maintenance rebuilds the conversations of a store written before, as it does after a change of policy.
+    var policyFingerprint: String { policy.stateFingerprint + ";shown" }
 
     /// Every write was durable when it returned (an fsynced log, or a replica's copy), so there is nothing to
     /// copy; with a mirror, one step of its upkeep runs here, off the requests' path (`RedisRankingMirror.refresh`).

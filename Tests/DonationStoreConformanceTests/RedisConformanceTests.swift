@@ -37,6 +37,62 @@ import Testing
             reference: InMemoryDonationStore(), candidate: try RedisDonationStore.open(url: cluster.url))
     }
 
+    /// Conversations written before the hashes kept `dd` (the date of the latest donation that describes them):
+    /// a late, older describing donation does not replace what they show (it did: read as never described), and
+    /// maintenance rebuilds them under the rule, as after a change of policy, so that one shown by a message
+    /// received with its sender only shows its name again.
+    @Test func conversationsWrittenBeforeTheShownRuleAreRebuilt() throws {
+        let cluster = try Self.emptyCluster()
+        let client = try RedisClusterClient(url: cluster.url)
+        let end = StoreConformanceTests.end
+        func donation(_ identifier: String, _ conversation: String, at offset: Double, name: String?) -> Interaction {
+            Interaction(
+                account: "a", identifier: identifier, date: end.adding(offset), direction: name == nil ? .incoming : .outgoing,
+                intent: SendMessageIntent(
+                    conversationIdentifier: conversation, speakableGroupName: name,
+                    sender: name == nil ? Person(customIdentifier: "u-1") : nil))
+        }
+        let store = try RedisDonationStore.open(url: cluster.url)
+        for recorded in [
+            donation("c1", "c", at: -100, name: "A"), donation("c2", "c", at: -80, name: "B"),
+            donation("k1", "k", at: -100, name: "K"), donation("k2", "k", at: -90, name: nil),
+        ] {
+            _ = try store.record(recorded, now: end)
+        }
+        // What a version before `dd` left: no `dd`, `k` shown by its latest donation (sender only), the fingerprint
+        // of the policy alone.
+        var bare: [UInt8] = []
+        for conversation in ["c", "k"] {
+            guard let number = try client.send(RedisCommand("HGET", key: "sg:{a}:cid", conversation)).string else {
+                Issue.record("no number for \(conversation)")
+                return
+            }
+            let hash = "sg:{a}:c:" + number
+            _ = try client.send(RedisCommand("HDEL", key: hash, "dd"))
+            if conversation == "k" {
+                let snapshots = try client.send(RedisCommand("HVALS", key: "sg:{a}:sn:" + number)).array ?? []
+                bare = snapshots.compactMap(\.bytes).first { !String(decoding: $0, as: UTF8.self).contains("K") } ?? []
+                #expect(!bare.isEmpty)
+                _ = try client.send(RedisCommand("HSET", key: hash, "i", bare))
+            }
+        }
+        let fingerprint = try client.send(RedisCommand("HGET", key: "sg:settings", "ranking.policy")).string ?? ""
+        #expect(fingerprint.hasSuffix(";shown"))
+        _ = try client.send(
+            RedisCommand("HSET", key: "sg:settings", "ranking.policy", String(fingerprint.dropLast(";shown".count))))
+        let reopened = try RedisDonationStore.open(url: cluster.url)
+        func shown(_ conversation: String) throws -> String? {
+            try reopened.suggestions(account: "a", context: RankingContext(at: end)).suggestions
+                .first { $0.conversationIdentifier == conversation }?.speakableGroupName
+        }
+        #expect(try shown("k") == nil, "as the old version left it")
+        _ = try reopened.record(donation("c3", "c", at: -90, name: "Older"), now: end)
+        #expect(try shown("c") == "B")
+        _ = try reopened.maintain(account: nil, now: end, budget: .unbounded)
+        #expect(try shown("k") == "K")
+        #expect(try shown("c") == "B")
+    }
+
     @Test func redisFindsTheConversationOfADonation() throws {
         let cluster = try Self.emptyCluster()
         try StoreConformance.findsTheConversationOfADonation(
