@@ -27,8 +27,8 @@ public struct HTTPRequest: Sendable {
     public var path: String
     /// The path's segments, each percent-decoded: `["v1", "accounts", "al/ice", "donations"]`.
     ///
-    /// `/` has no segment; a trailing slash leaves an empty last segment (`/a/` is `["a", ""]`). A `%` that does
-    /// not start two hex digits stays as it is; `+` stays `+`.
+    /// `/` has no segment; a trailing slash leaves an empty last segment (`/a/` is `["a", ""]`). A target with a `%`
+    /// that does not start two hex digits is refused (`RequestTarget`); `+` stays `+`.
     public var pathSegments: [String]
     /// The query part of the target after `?`, not decoded; `nil` when there is no `?`.
     public var query: String?

@@ -56,7 +56,6 @@ import Testing
         #expect(check.status == 0 && check.output == export)
     }
 
-    /// The binary's server ranks from memory once its copy of an account is current, and says so in `/metrics`.
     /// A SIGHUP (a reload) sent as the server starts, before its signal watcher runs (it starts once the store is
     /// open), ended the process (exit by signal 1): it is held until the watcher takes it. Sent as soon as
     /// `suggest` has become `suggest-serve`, whatever the machine's load. (Sent before `suggest` has read its
@@ -85,6 +84,7 @@ import Testing
         }
     }
 
+    /// The binary's server ranks from memory once its copy of an account is current, and says so in `/metrics`.
     @Test func theServerAnswersFromItsRankingMirrorAndCountsIt() throws {
         let scratch = try TemporaryDirectory("lifecycle")
         let server = try ServeProcess(["--store", scratch("store"), "--no-access-log"], scratch: scratch.path)
