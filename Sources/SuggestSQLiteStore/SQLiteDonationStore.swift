@@ -271,6 +271,11 @@ public final class SQLiteDonationStore: DonationStore {
         if let pages = checkpoints.pages {
             database.startLogOverAfterCommits(reaching: pages, inPlace: checkpoints.startsLogOverInPlace)
         }
+        // A store of a schema this version reads as it is (`Schema.oldestReadableVersion`), opened by a process
+        // that may not write it (a read-only volume, a user who may only read): read without migrating, as the
+        // version before read it; the first command that may write migrates it. (A store of schema 8 stopped being
+        // readable by such a user at the upgrade: migration 9 needs a write.)
+        if !names.isEmpty && applied >= Schema.oldestReadableVersion && database.isReadOnly { return }
         if applied < Schema.latestVersion || names.isEmpty {
             try database.enableWriteAheadLogging()
             try database.write {

@@ -302,6 +302,47 @@ import SuggestTestSupport
         #expect(try fixture.succeed(["export"]) == exported)
     }
 
+    /// A store of the schema before (8), read by a user who may not write it: read as it is, as the version before
+    /// read it; every read failed "read-only" after the upgrade, since migration 9 needs a write. The first
+    /// command that may write migrates it.
+    @Test func aStoreOfTheSchemaBeforeIsReadByAUserWhoMayNotWriteIt() throws {
+        guard geteuid() == 0, access("/usr/bin/setpriv", X_OK) == 0 else {
+            try Test.cancel("needs root and setpriv(1)")
+        }
+        let fixture = try Self.realStore("fault-readonly-old")
+        let list = ["list", "--json", "--at", Donations.at.rfc3339]
+        let listed = try fixture.succeed(list)
+        let exported = try fixture.succeed(["export"])
+        let path = fixture.store + "/suggest.sqlite"
+        do {
+            // Back to schema 8, leaving the log and its index in place, as a command of that version left them.
+            let database = try Database(path: path)
+            try database.setCheckpointOnClose(false)
+            try database.execute(
+                "BEGIN; ALTER TABLE conversations DROP COLUMN display_date; "
+                    + "DELETE FROM schema_migrations WHERE version >= 9; COMMIT;")
+        }
+        for directory in [fixture.root.path, fixture.store, fixture.scratch] { chmod(directory, 0o755) }
+        chmod(fixture.scratch, 0o777)
+        // The database, its log and the log's index readable by others (SQLite reads a WAL store it may not write
+        // only through both).
+        for file in directoryEntries(fixture.store) { chmod(fixture.store + "/" + file, 0o644) }
+        let nobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        for (command, expected) in [(list, listed), (["export"], exported)] {
+            let outcome = try Suggest.run(command + ["--store", fixture.store], scratch: fixture.scratch, wrapper: nobody)
+            #expect(outcome.status == 0 && outcome.output == expected, "\(outcome)")
+        }
+        let write = try Suggest.run(
+            ["donate", "--conversation", "c-new", "--store", fixture.store], scratch: fixture.scratch, wrapper: nobody)
+        #expect(write.status == 1 && write.error.contains("read-only"), "\(write)")
+        let version = { () throws -> Int64? in
+            try Database(path: path, readOnly: true).statement("SELECT MAX(version) FROM schema_migrations").scalarInt()
+        }
+        #expect(try version() == 8, "a reader migrated nothing")
+        #expect(try fixture.succeed(list) == listed)
+        #expect(try version() == Int64(Schema.latestVersion))
+    }
+
     // MARK: A full disk
 
     /// A store on a 1 MiB tmpfs: once the disk is full, writes fail with a one-line "full" error and record

@@ -234,6 +234,10 @@ enum Schema {
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
+    /// The oldest schema this version reads without migrating it, for a process that may not write the store:
+    /// migration 9 added a column only the writer uses.
+    static let oldestReadableVersion = 8
+
     /// Every table the migrations up to `latestVersion` create and do not drop, and `schema_migrations`: read from
     /// their SQL, so that a new migration's tables count without a list to keep up to date. A database with other tables (besides
     /// SQLite's own `sqlite_…`) at a version this suggest knows is not a suggest store.
