@@ -73,6 +73,11 @@ extension StoreConformance {
         let steps: [(Interaction?, String?, String?, [String])] = [
             (donation("d1", "c", at: -100, .outgoing, name: "Climbing", recipients: [juan], image: "c.png"), nil, "Climbing", ["Juan Chavez"]),
             (donation("d2", "c", at: -90, .incoming), nil, "Climbing", ["Juan Chavez"]),
+            // An empty picture, a person with no field, the user alone: none of them says who the conversation is.
+            (donation("d2b", "c", at: -89, .incoming, image: ""), nil, "Climbing", ["Juan Chavez"]),
+            (donation("d2c", "c", at: -88, .incoming, recipients: [Person()]), nil, "Climbing", ["Juan Chavez"]),
+            (donation("d2d", "c", at: -87, .incoming, recipients: [Person(customIdentifier: "me", isMe: true)]), nil,
+             "Climbing", ["Juan Chavez"]),
             (donation("d3", "c", at: -95, .outgoing, name: "Late rename"), nil, "Late rename", []),
             (donation("d4", "c", at: -99, .outgoing, name: "Older still"), nil, "Late rename", []),
             (donation("d5", "c", at: -80, .outgoing, name: "Bouldering", recipients: [juan]), nil, "Bouldering", ["Juan Chavez"]),

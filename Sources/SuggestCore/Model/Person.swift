@@ -57,6 +57,11 @@ public struct Person: Sendable, Hashable {
         self.isMe = isMe
     }
 
+    /// Whether any field says who the person is: an identifier, a name, a handle or a picture.
+    public var namesSomeone: Bool {
+        [customIdentifier, displayName, personHandle?.value, contactIdentifier, image].contains { $0?.isEmpty == false }
+    }
+
     /// The identifiers by which a caller may name this person in a ranking context (`--person`): the custom
     /// identifier, the contact identifier and the handle's value.
     public var matchKeys: [String] {

@@ -44,9 +44,14 @@ public struct SendMessageIntent: Sendable, Hashable {
     /// Whether the conversation is a group: it has a group name or more than one recipient.
     public var isGroup: Bool { speakableGroupName != nil || recipients.count > 1 }
 
-    /// Whether it says what its conversation looks like: a group name, a picture or recipients. A message received
-    /// and donated with its sender only says none of it (`ShownDonation`).
-    public var describesConversation: Bool { speakableGroupName != nil || image != nil || !recipients.isEmpty }
+    /// Whether it says what its conversation looks like: a group name, a picture, or a recipient other than the
+    /// user who names someone. A message received and donated with its sender only says none of it
+    /// (`ShownDonation`), nor does one whose picture is empty, or whose recipients are the user or a person with no
+    /// field (`{}`): an app that sends those with every incoming message erased every group's name.
+    public var describesConversation: Bool {
+        speakableGroupName != nil || image?.isEmpty == false
+            || recipients.contains { $0.isMe != true && $0.namesSomeone }
+    }
 }
 
 extension String? {
