@@ -156,6 +156,10 @@ package final class Database {
     }
 
     private func transaction<T>(_ body: () throws -> T) throws -> T {
+        // SQLite begins a write transaction on a connection it opened read-only and refuses only the first write;
+        // a body that reads first (a store of an older schema, read without migrating, lacks what the writer
+        // reads) failed on that read with SQL text instead of saying the store is read-only.
+        if isReadOnly { throw SQLiteError(code: SQLITE_READONLY, message: "attempt to write a readonly database") }
         try execute("BEGIN IMMEDIATE")
         do {
             let result = try body()
