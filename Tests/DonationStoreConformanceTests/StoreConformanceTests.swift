@@ -340,7 +340,7 @@ struct StoreConformance {
         }
         // Dates on a coarse grid so that ties happen; a few out of order.
         let date = StoreConformanceTests.end.adding(-Double(Int.random(in: 0..<400, using: &local)) * 3 * 3600)
-        return Interaction(
+        var interaction = Interaction(
             account: Self.accounts[Int.random(in: 0..<10, using: &local) < 7 ? 0 : Int.random(in: 1...2, using: &local)],
             identifier: "d\(index)", groupIdentifier: Bool.random(using: &local) ? "g\(conversation % 5)" : nil, date: date,
             direction: [InteractionDirection.outgoing, .incoming, .unspecified].randomElement(using: &local) ?? .outgoing,
@@ -351,6 +351,19 @@ struct StoreConformance {
                 image: Bool.random(using: &local) ? "avatars/\(conversation).png" : nil,
                 contentTypes: Bool.random(using: &local) ? [Self.types.randomElement(using: &local) ?? "public.jpeg"] : []),
             isEngagedSuggestion: Int.random(in: 0..<8, using: &local) == 0)
+        // A third say nothing of their conversation (`SendMessageIntent.describesConversation`), as a message
+        // received with its sender only: which donation a conversation is shown by must agree too.
+        switch Int.random(in: 0..<9, using: &local) {
+        case 0, 1, 2:
+            interaction.intent.speakableGroupName = nil
+            interaction.intent.image = [nil, ""].randomElement(using: &local) ?? nil
+            interaction.intent.recipients = [[], [Person()], [Person(customIdentifier: "me", isMe: true)]]
+                .randomElement(using: &local) ?? []
+            interaction.intent.sender = Person(customIdentifier: "p\(conversation % 30)")
+        default:
+            break
+        }
+        return interaction
     }
 
     func deletion(_ random: inout SeededRandom, numbered count: Int) -> DeletionSelector {
