@@ -173,14 +173,18 @@ extension RedisDonationStore {
         return (report, isComplete, foldMark)
     }
 
-    /// Rebuilds the conversations of every account whose state was built under another policy, in account and
-    /// number order, resuming where the last step stopped (`ranking.recompute`).
+    /// Rebuilds the conversations of every account whose state was built under another policy, or before the
+    /// hashes kept `dd` (`shownLayoutSetting` not yet `1`), in account and number order, resuming where the last
+    /// step stopped (`ranking.recompute`).
     private func reconcilePolicy(budget: Int) throws(StoreError) -> (recomputed: Int, isComplete: Bool) {
-        guard try setting("ranking.policy") != policyFingerprint else { return (0, true) }
+        let layoutDone = try setting(Self.shownLayoutSetting) == "1"
+        guard try setting("ranking.policy") != policyFingerprint || !layoutDone else { return (0, true) }
+        // What the progress belongs to: a pass of another policy, or one before the layout, starts over.
+        let target = policyFingerprint + (layoutDone ? "" : ";shown")
         var resumeAccount = ""
         var resumeNumber: Int64 = 0
-        if let progress = try setting("ranking.recompute"), progress.hasPrefix(policyFingerprint + "@") {
-            let rest = progress.dropFirst(policyFingerprint.count + 1)
+        if let progress = try setting("ranking.recompute"), progress.hasPrefix(target + "@") {
+            let rest = progress.dropFirst(target.count + 1)
             if let separator = rest.lastIndex(of: "#") {
                 resumeAccount = String(rest[..<separator])
                 resumeNumber = Int64(rest[rest.index(after: separator)...]) ?? 0
@@ -193,7 +197,7 @@ extension RedisDonationStore {
             for number in try members(RedisCommand("HVALS", key: keys.conversationNumbers)).sorted()
             where account != resumeAccount || number >= resumeNumber {
                 guard recomputed < budget else {
-                    try setSetting("ranking.recompute", policyFingerprint + "@" + account + "#" + String(number))
+                    try setSetting("ranking.recompute", target + "@" + account + "#" + String(number))
                     return (recomputed, false)
                 }
                 try rebuild(number, keys: keys)
@@ -201,6 +205,7 @@ extension RedisDonationStore {
             }
         }
         try setSetting("ranking.policy", policyFingerprint)
+        try setSetting(Self.shownLayoutSetting, "1")
         forgetSettings()
         _ = try write([RedisCommand("HDEL", key: RedisKeys.settings, "ranking.recompute")])
         return (recomputed, true)

@@ -97,6 +97,7 @@ public final class RedisDonationStore: DonationStore {
         store.cacheSettings(replies[0])
         if try store.setting("ranking.policy") == nil, replies[1].integer == 0 {
             try store.setSetting("ranking.policy", store.policyFingerprint)
+            try store.setSetting(Self.shownLayoutSetting, "1")
             if let weights = ranking.learnedPolicy?.weightsFingerprint {
                 try store.setSetting(Self.weightsSetting, weights)
             }
@@ -370,10 +371,16 @@ public final class RedisDonationStore: DonationStore {
     /// Forgets settings, after this store changed them (the next read asks Redis).
     func forgetSettings() { settingsCache = nil }
 
-    /// The fingerprint of the policy whose channels the stored state holds (the embedded store's, in the same form),
-    /// and of the hashes' layout: `;shown` since each conversation's hash keeps `dd` (`ShownDonation`), so that
-    /// maintenance rebuilds the conversations of a store written before, as it does after a change of policy.
-    var policyFingerprint: String { policy.stateFingerprint + ";shown" }
+    /// The fingerprint of the policy whose channels the stored state holds (the embedded store's, in the same form).
+    var policyFingerprint: String { policy.stateFingerprint }
+
+    /// `1` once every conversation's hash keeps `dd` (`ShownDonation`): maintenance rebuilds the conversations of a
+    /// store written before, once, as after a change of policy. A setting of its own, not a part of the policy's
+    /// fingerprint: a version before it, writing the same cluster, would read a changed fingerprint as a change of
+    /// policy, and the two would rebuild every conversation in turn, over and over; it writes hashes without `dd`,
+    /// which are read as described at their latest donation.
+    static let shownLayoutSetting = "layout.shown"
+
 
     /// Every write was durable when it returned (an fsynced log, or a replica's copy), so there is nothing to
     /// copy; with a mirror, one step of its upkeep runs here, off the requests' path (`RedisRankingMirror.refresh`).
