@@ -1,4 +1,5 @@
 import CSystem
+import SuggestSQLiteStore
 
 /// Writes a whole file, for reports.
 enum FileOutput {
@@ -34,7 +35,7 @@ enum FileOutput {
     static func checkWritable(output path: String, option: String) throws(CommandError) {
         var info = stat()
         if stat(path, &info) == 0 {
-            if info.st_mode & UInt32(S_IFMT) == UInt32(S_IFDIR) {
+            if system_is_directory(info.st_mode) != 0 {
                 throw CommandError.failure("cannot write \(option) \(path): it is a directory; give a file path")
             }
             guard access(path, W_OK) == 0 else {
@@ -43,7 +44,7 @@ enum FileOutput {
             }
             return
         }
-        let directory = path.lastIndex(of: "/").map { slash in slash == path.startIndex ? "/" : String(path[..<slash]) } ?? "."
+        let directory = StoreLocation.parent(of: path)
         guard access(directory, W_OK | X_OK) == 0 else {
             throw CommandError.failure(
                 "cannot write \(option) \(path): its directory \(directory): \(String(cString: strerror(system_errno())))")

@@ -381,7 +381,6 @@ public final class RedisDonationStore: DonationStore {
     /// which are read as described at their latest donation.
     static let shownLayoutSetting = "layout.shown"
 
-
     /// Every write was durable when it returned (an fsynced log, or a replica's copy), so there is nothing to
     /// copy; with a mirror, one step of its upkeep runs here, off the requests' path (`RedisRankingMirror.refresh`).
     public func checkpoint() throws {

@@ -221,7 +221,7 @@ public struct StoreLocation: Sendable, Equatable {
     }
 
     /// The directory holding `path` (`/` for `/a`, `.` for `a`).
-    static func parent(of path: String) -> String {
+    package static func parent(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }
