@@ -14,8 +14,12 @@ import Testing
     static func keysFile(_ scratch: TemporaryDirectory, _ entries: [(String, String)], mode: mode_t = 0o600) throws -> String {
         let path = scratch("keys.json")
         let keys = entries.map { #"{"tenant": "\#($0.0)", "key": "\#($0.1)"}"# }.joined(separator: ", ")
-        try writeFile(path, #"{"keys": [\#(keys)]}"#)
-        chmod(path, mode)
+        // Written beside and renamed into place with its mode already set: rewritten in place, a running server's
+        // watch could read the new keys before the chmod, and a test of a refused mode saw them taken.
+        let next = path + ".next"
+        try writeFile(next, #"{"keys": [\#(keys)]}"#)
+        chmod(next, mode)
+        guard rename(next, path) == 0 else { throw HarnessError("cannot rename \(next) to \(path)") }
         return path
     }
 
