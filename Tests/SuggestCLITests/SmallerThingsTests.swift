@@ -407,6 +407,35 @@ import Testing
         #expect(fits.status == 0, "\(fits.standardError)")
     }
 
+    /// A donation takes at most 1 MiB of JSON: within every other limit, 1,024 recipients with five 4 KiB fields each
+    /// made one of 21 MB, and a listing of twenty such conversations 422 MB. Refused on every way in, as an invalid
+    /// line like any other (numbered, skipped by `--skip-invalid`); the lines around it are kept.
+    @Test func aDonationTakesAtMost1MiBOfJSON() {
+        let field = String(repeating: "x", count: 4_000)
+        let people = (0..<300).map { #"{"customIdentifier":"u\#($0)\#(field)","displayName":"\#(field)"}"# }
+        let huge = #"{"date":"2026-12-01T10:00:00Z","intent":{"conversationIdentifier":"crowd","recipients":["#
+            + people.joined(separator: ",") + "]}}"
+        let small = #"{"date":"2026-12-01T10:00:00Z","intent":{"conversationIdentifier":"small"}}"#
+        let fresh = directory.path + "/one-mebibyte"
+        let refused = SuggestProcess.run(["import", "-", "--store", fresh], input: small + "\n" + huge + "\n")
+        #expect(refused.status == 64)
+        #expect(
+            refused.standardError.hasPrefix(
+                "suggest import: invalid input: line 2: is \(huge.utf8.count) bytes of JSON, more than the 1 MiB a donation may take"),
+            "\(refused.standardError)")
+        let skipped = SuggestProcess.run(
+            ["import", "-", "--skip-invalid", "--store", fresh], input: huge + "\n" + small + "\n")
+        #expect(skipped.status == 0 && skipped.standardOutput.hasPrefix("imported 1 donation"), "\(skipped)")
+        let single = SuggestProcess.run(["donate", "--json", "--store", fresh], input: huge)
+        #expect(single.status == 64 && single.standardError.contains("more than the 1 MiB a donation may take"))
+        var arguments = ["donate", "--conversation", "crowd", "--store", fresh]
+        for index in 0..<150 { arguments += ["--recipient", "u\(index)\(field)=\(field)"] }
+        let flags = SuggestProcess.run(arguments)
+        #expect(flags.status == 64 && flags.standardError.contains("more than the 1 MiB a donation may take"), "\(flags)")
+        let list = SuggestProcess.run(["list", "--json", "--store", fresh])
+        #expect(list.standardOutput.contains("small") && !list.standardOutput.contains("crowd"))
+    }
+
     /// A history older than the retention (CollegeMsg is from 2004) is not kept, and the summary says how to keep it.
     @Test func anOldHistorySaysHowToKeepIt() {
         let old = #"{"date":"2004-04-15T14:56:01Z","intent":{"conversationIdentifier":"u2"}}"#

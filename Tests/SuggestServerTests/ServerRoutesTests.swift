@@ -338,6 +338,25 @@ import Testing
         }
     }
 
+    /// A donation over 1 MiB of JSON is refused on the server as on the command line, alone or as a line of a
+    /// batch (which then records nothing): within the other limits one could be 21 MB, and `limit=1000` over such
+    /// conversations would have built 21 GB of JSON.
+    @Test func aDonationOver1MiBIsRefused() throws {
+        let scratch = try TemporaryDirectory("serve")
+        let server = try ServeProcess(["--store", scratch("store")], scratch: scratch.path)
+        let path = "/v1/accounts/alice/donations"
+        let field = String(repeating: "x", count: 4_000)
+        let people = (0..<300).map { #"{"customIdentifier":"u\#($0)\#(field)","displayName":"\#(field)"}"# }
+        let huge = Self.donation("huge", "crowd", ago: 2, extra: #","recipients":["# + people.joined(separator: ",") + "]")
+        let alone = try server.client.send("POST", path, json: huge)
+        #expect(alone.status == 400 && alone.text.contains("more than the 1 MiB a donation may take"), "\(alone.text.prefix(300))")
+        let batch = Self.donation("small", "c", ago: 3) + "\n" + huge
+        let refused = try server.client.send("POST", path, json: batch, contentType: "application/x-ndjson")
+        #expect(refused.status == 400 && refused.text.contains("line 2: is \(huge.utf8.count) bytes of JSON"), "\(refused.text.prefix(300))")
+        #expect(try server.client.request("GET", path).body.isEmpty)
+        server.stop()
+    }
+
     /// A store deleted under the running server (`rm -rf` of a store kept in /tmp): its donations went on being
     /// acknowledged into unlinked files, lost at exit, while readiness said 200. Now every write is refused with 503
     /// and readiness says why; so is every read once the server has noticed, and a store created again at the path

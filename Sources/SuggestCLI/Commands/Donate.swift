@@ -99,7 +99,7 @@ enum Donate: Command {
             account: try StoreOptions.account(arguments), identifier: arguments.value("--identifier"),
             groupIdentifier: arguments.value("--group-identifier"), date: date, direction: direction, intent: intent
         ).write(to: &writer)
-        return try Interaction(json: try JSONParser.parse(writer.text))
+        return try writer.bytes.withUnsafeBufferPointer { bytes throws(InputError) in try Interaction(jsonBytes: bytes) }
     }
 
     /// `ID=Display Name` or `ID`.

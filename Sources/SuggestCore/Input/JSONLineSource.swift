@@ -43,14 +43,7 @@ extension JSONLineSource {
     public static func tooLong(_ limit: Int) -> InputError {
         InputError(
             field: nil,
-            message: "the line is longer than \(byteCount(limit)) (a donation is a few KB); nothing was imported")
-    }
-
-    /// A limit in the largest binary unit that writes it whole: 64 MiB, 512 KiB, 1000 bytes.
-    static func byteCount(_ bytes: Int) -> String {
-        if bytes >= 1 << 20 && bytes % (1 << 20) == 0 { return "\(bytes >> 20) MiB" }
-        if bytes >= 1 << 10 && bytes % (1 << 10) == 0 { return "\(bytes >> 10) KiB" }
-        return "\(bytes) bytes"
+            message: "the line is longer than \(ByteCount(limit)) (a donation is a few KB); nothing was imported")
     }
 }
 

@@ -89,6 +89,7 @@ extension Interaction {
         jsonBytes bytes: UnsafeBufferPointer<UInt8>, defaultAccount: String = Interaction.defaultAccount,
         intents: (any IntentMemo)? = nil
     ) throws(InputError) {
+        try Interaction.checkSize(bytes.count)
         // Almost every line is well formed: read it straight from its bytes. Anything else takes the tree path,
         // which says exactly what is wrong (and reads the odd valid line the fast path leaves to it).
         switch InteractionDecoder.read(bytes, defaultAccount: defaultAccount, intents: intents) {
@@ -101,26 +102,26 @@ extension Interaction {
         case .gaveUp:
             intents?.fastPathGaveUp()
         }
-        guard bytes.count <= Interaction.maximumTreePathBytes else {
-            // The tree takes about 30 bytes an element: a 60 MB line of an unknown array of numbers, refused for a
-            // missing date, took 890 MB to say so. A long line is checked as JSON only, and refused in general terms.
-            do {
-                try JSONParser.check(bytes: bytes)
-            } catch {
-                throw InputError(field: nil, message: "invalid JSON: \(error)")
-            }
-            throw InputError(
-                field: nil,
-                message: "is not a donation this reader takes: a required field is missing, a field has the wrong "
-                    + "type or is over its limits, a member is given twice, or a member name has an escape (a line "
-                    + "over \(Interaction.maximumTreePathBytes >> 20) MiB is not read a second time to say which)")
-        }
         try self.init(json: try JSONValue.input(bytes, field: nil), defaultAccount: defaultAccount)
     }
 
-    /// The longest line read a second time, as a tree, to say what is wrong with it (or to read a member name with
-    /// an escape).
-    public static let maximumTreePathBytes = 1 << 20
+    /// The most bytes of JSON one donation may take: far more than any message's conversation needs (1,024
+    /// recipients with every field of a person filled take about 300 KB), and a bound on what a store keeps and a
+    /// listing returns for one conversation. Without it, 1,024 recipients with five 4 KiB fields each made one
+    /// donation 21 MB, and `list --json --limit 20` over twenty of them 422 MB (1.3 GB of memory); a server
+    /// answering `limit=1000` over such a tenant's conversations would have built 21 GB.
+    public static let maximumDonationBytes = 1 << 20
+
+    /// Refuses a donation of more than `maximumDonationBytes` of JSON, before reading it (the tree path takes
+    /// about 30 bytes an element: a 60 MB line took 890 MB only to say what was wrong with it).
+    static func checkSize(_ bytes: Int) throws(InputError) {
+        guard bytes <= maximumDonationBytes else {
+            throw InputError(
+                field: nil,
+                message: "is \(bytes) bytes of JSON, more than the \(ByteCount(maximumDonationBytes)) a "
+                    + "donation may take; give a large group's speakableGroupName and a part of its members")
+        }
+    }
 
     /// Parses a contract date: an RFC 3339 string with a zone, or a finite number of Unix seconds.
     public static func parseDate(_ value: JSONValue, field: String) throws(InputError) -> Timestamp {
