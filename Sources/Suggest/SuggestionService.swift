@@ -67,17 +67,23 @@ public final class SuggestionService: Sendable {
 
     /// Records donations as one batch: all of them or none (with `options.skipInvalid`, the valid ones). Cancelling
     /// the task abandons the batch and records nothing.
+    /// - Throws: `InputError` on `now` for an `options.now` later than the clock (`ImportOptions.checkMoment`), or
+    ///   naming the first invalid donation; `StoreError`.
+    @discardableResult
     public func importDonations(_ donations: [Interaction], options: ImportOptions = ImportOptions()) async throws
         -> ImportReport
     {
-        try await perform { store, flag in
+        try options.checkMoment()
+        return try await perform { store, flag in
             try store.importDonations(donations, options: options, interruption: flag.check)
         }
     }
 
     /// Records the contract's JSON Lines (one donation a line) as one batch, as `importDonations`.
+    @discardableResult
     public func importJSONLines(_ bytes: [UInt8], options: ImportOptions = ImportOptions()) async throws -> ImportReport {
-        try await perform { store, flag in
+        try options.checkMoment()
+        return try await perform { store, flag in
             try store.importJSONLines(
                 from: MemoryJSONLines(bytes: bytes), options: options, progress: { _ in }, interruption: flag.check)
         }
@@ -145,13 +151,27 @@ public final class SuggestionService: Sendable {
     // MARK: Deleting and preferences
 
     /// Deletes donations and everything derived from them (`DonationStore.delete`).
+    /// - Throws: `InputError` for a selector that names nothing a donation could carry (an empty or overlong name, a
+    ///   moment that is not finite: `.before(.nan)` deleted nothing, and said so by a report of none); `StoreError`.
+    @discardableResult
     public func delete(_ selector: DeletionSelector, account: String = Interaction.defaultAccount) async throws
         -> DeletionReport
     {
-        try await perform { store, _ in try store.delete(selector, account: account) }
+        switch selector {
+        case .conversation(let name): try Interaction.checkName(name, field: "conversation")
+        case .identifier(let name): try Interaction.checkName(name, field: "identifier")
+        case .groupIdentifier(let name): try Interaction.checkName(name, field: "groupIdentifier")
+        case .before(let moment) where !moment.seconds.isFinite:
+            throw InputError(field: "before", message: "is not a finite moment (\(moment.seconds))")
+        case .before, .all, .account: break
+        }
+        return try await perform { store, _ in try store.delete(selector, account: account) }
     }
 
-    /// Deletes everything the store holds, every account's.
+    /// Deletes everything the store holds, every account's: donations, blocks and "suggest less" (to clear one
+    /// account's history and keep its blocks, `delete(.all, account:)`). The report counts the donations; it lists
+    /// no conversation.
+    @discardableResult
     public func deleteEverything() async throws -> DeletionReport {
         try await perform { store, _ in try store.deleteEverything() }
     }
@@ -160,6 +180,7 @@ public final class SuggestionService: Sendable {
     public func setBlocked(_ blocked: Bool, conversation: String, account: String = Interaction.defaultAccount)
         async throws
     {
+        try Interaction.checkName(conversation, field: "conversation")
         try await perform { store, _ in try store.setBlocked(blocked, conversation: conversation, account: account) }
     }
 
@@ -171,11 +192,13 @@ public final class SuggestionService: Sendable {
     /// "Suggest Less": returns how many times it has been asked for the conversation.
     @discardableResult
     public func suggestLess(conversation: String, account: String = Interaction.defaultAccount) async throws -> Int {
-        try await perform { store, _ in try store.suggestLess(conversation: conversation, account: account) }
+        try Interaction.checkName(conversation, field: "conversation")
+        return try await perform { store, _ in try store.suggestLess(conversation: conversation, account: account) }
     }
 
     /// Forgets "Suggest Less" for a conversation.
     public func resetFeedback(conversation: String, account: String = Interaction.defaultAccount) async throws {
+        try Interaction.checkName(conversation, field: "conversation")
         try await perform { store, _ in try store.resetFeedback(conversation: conversation, account: account) }
     }
 
@@ -191,6 +214,7 @@ public final class SuggestionService: Sendable {
     }
 
     /// One step of upkeep (`DonationStore.maintain`); run steps until `isComplete`.
+    @discardableResult
     public func maintain(account: String? = nil, budget: MaintenanceBudget = .step) async throws -> MaintenanceReport {
         try await perform { store, _ in try store.maintain(account: account, now: .now(), budget: budget) }
     }

@@ -130,6 +130,85 @@ import Testing
         #expect(throws: InputError.self) { try RankingContext(at: Timestamp(seconds: .nan)).validate() }
     }
 
+    /// What a probe of the library as an app found: an import's own moment let a donation dated a year ahead in (it
+    /// ranked first, and the store's export could be imported nowhere else); a block, "suggest less" or deletion of
+    /// an empty or NUL-holding name was kept, where a donation refuses such a name; NaN moments passed as no cutoff,
+    /// an available conversation or nothing deleted; a budget of no conversation never completed; a date out of
+    /// range was called "not a date".
+    @Test func theLibraryHoldsEveryCallToTheFormatsRules() async throws {
+        let directory = try TemporaryDirectory("rules")
+        let service = try SuggestionService(directory: directory.path)
+        let later = Self.now.adding(365 * 86_400)
+        let future = [
+            Interaction(
+                identifier: "future", date: later, direction: .outgoing,
+                intent: SendMessageIntent(conversationIdentifier: "future"))
+        ]
+        for moment in [later, Timestamp(seconds: .nan)] {
+            let refused = await #expect(throws: InputError.self) {
+                try await service.importDonations(future, options: ImportOptions(now: moment))
+            }
+            #expect(refused?.field == "now", "\(String(describing: refused))")
+            await #expect(throws: InputError.self) {
+                try await service.importJSONLines(Array(future[0].jsonLine.utf8), options: ImportOptions(now: moment))
+            }
+        }
+        // An earlier moment is a history replayed as of then.
+        let replayed = try await service.importDonations(
+            [Self.donation(1, conversation: "u-1")], options: ImportOptions(now: Self.now.adding(60)))
+        #expect(replayed.recorded == 1)
+        #expect(try await service.donationCount() == 1)
+        for name in ["", "a\u{0}b", String(repeating: "c", count: 5_000)] {
+            await #expect(throws: InputError.self) { try await service.setBlocked(true, conversation: name) }
+            await #expect(throws: InputError.self) { try await service.suggestLess(conversation: name) }
+            await #expect(throws: InputError.self) { try await service.resetFeedback(conversation: name) }
+            await #expect(throws: InputError.self) { try await service.delete(.conversation(name)) }
+            await #expect(throws: InputError.self) { try await service.delete(.identifier(name)) }
+            await #expect(throws: InputError.self) { try await service.delete(.groupIdentifier(name)) }
+        }
+        #expect(try await service.blockedConversations().isEmpty)
+        await #expect(throws: InputError.self) { try await service.delete(.before(Timestamp(seconds: .nan))) }
+        #expect(throws: InputError.self) {
+            try RankingContext(at: Self.now, notIdleSince: Timestamp(seconds: .nan)).validate()
+        }
+        await #expect(throws: InputError.self) {
+            try await service.conversationStatus(conversationIdentifier: "u-1", at: Timestamp(seconds: .nan))
+        }
+        #expect(try await service.maintain(budget: MaintenanceBudget(conversations: 0)).isComplete)
+        #expect(MaintenanceBudget(conversations: -5).conversations == 1)
+        let ancient = Interaction(
+            date: Timestamp(seconds: -1e300), direction: .outgoing, intent: SendMessageIntent(conversationIdentifier: "c"))
+        let refused = await #expect(throws: InputError.self) { try await service.donate(ancient) }
+        #expect(refused?.message.contains("outside the years 0001 to 9999") == true, "\(String(describing: refused))")
+    }
+
+    /// What the share sheet shows of a conversation: the user's own entry among the recipients is nobody the
+    /// message goes to ("Me, Ana" read as a group with Ana, with the user's avatar), and an empty picture or name is
+    /// none (an empty image hid the recipient's; an empty display name gave an empty title).
+    @Test func aSuggestionShowsNeitherTheUserNorEmptyFields() async throws {
+        let directory = try TemporaryDirectory("shown")
+        let service = try SuggestionService(directory: directory.path)
+        let me = Person(customIdentifier: "me", displayName: "Me", image: "avatars/me.png", isMe: true)
+        let ana = Person(customIdentifier: "ana", displayName: "Ana", image: "avatars/ana.png")
+        let bo = Person(customIdentifier: "bo", displayName: "", image: "")
+        let donations = [
+            SendMessageIntent(conversationIdentifier: "dm-ana", recipients: [me, ana]),
+            SendMessageIntent(conversationIdentifier: "dm-bo", recipients: [bo], image: ""),
+            SendMessageIntent(conversationIdentifier: "notes", recipients: [me]),
+        ]
+        for (offset, intent) in donations.enumerated() {
+            try await service.donate(
+                Interaction(date: Self.now.adding(-Double(offset)), direction: .outgoing, intent: intent))
+        }
+        let shown = try await service.suggestions(context: RankingContext(at: .now()))
+        let byName = Dictionary(uniqueKeysWithValues: shown.map { ($0.conversationIdentifier, $0) })
+        #expect(byName["dm-ana"]?.title == "Ana")
+        #expect(byName["dm-ana"]?.image == "avatars/ana.png")
+        #expect(byName["dm-bo"]?.title == "bo")
+        #expect(byName["dm-bo"]?.image == nil)
+        #expect(byName["notes"]?.title == "Me")
+    }
+
     @Test func anErrorOfTheLibraryNamesNoFlag() throws {
         let directory = try TemporaryDirectory("service")
         let file = directory.path + "/a-file"

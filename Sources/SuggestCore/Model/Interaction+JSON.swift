@@ -79,6 +79,14 @@ extension Interaction {
         }
     }
 
+    /// Refuses a name that a donation could not carry as its conversation or donation identifier (empty, over
+    /// 4096 bytes, or with a NUL): for the calls that name a conversation without a donation (a block, "suggest
+    /// less", a deletion), so that a store never keeps a name its export could not write or its import read.
+    public static func checkName(_ name: String, field: String) throws(InputError) {
+        guard !name.isEmpty else { throw InputError(field: field, message: "must not be empty") }
+        try FieldReader.check(name, field: field)
+    }
+
     /// Reads one donation from the bytes of a JSON text (one line of JSON Lines): parsing and validation in one,
     /// with a JSON syntax error reported as invalid input like any other. `import`, `donate --json` and `eval`
     /// all read donations through it.
@@ -169,6 +177,10 @@ extension Interaction {
     /// - Throws: `InputError` naming the first field that breaks a rule.
     public func validated() throws(InputError) -> Interaction {
         guard date.seconds.isFinite else { throw InputError(field: "date", message: "is not a finite moment") }
+        // Before the JSON: a date out of range is written as text that its reading then calls "not a date".
+        guard Timestamp.acceptedRange.contains(date) else {
+            throw InputError(field: "date", message: "\(date.seconds) seconds is outside the years 0001 to 9999")
+        }
         var writer = JSONWriter()
         write(to: &writer)
         return try writer.bytes.withUnsafeBufferPointer { bytes throws(InputError) in

@@ -81,6 +81,10 @@ public struct RankingContext: Sendable, Hashable {
         guard at.seconds.isFinite, Timestamp.acceptedRange.contains(at) else {
             throw InputError(field: "at", message: "the moment is outside the years 0001 to 9999")
         }
+        if let notIdleSince, !notIdleSince.seconds.isFinite {
+            // A NaN cutoff admitted every conversation, as if there were none.
+            throw InputError(field: "notIdleSince", message: "is not a finite moment (\(notIdleSince.seconds))")
+        }
         for type in contentTypes {
             if let problem = UniformTypeTree.problem(withTypeIdentifier: type) {
                 throw InputError(field: "contentTypes", message: problem)

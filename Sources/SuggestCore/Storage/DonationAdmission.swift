@@ -68,6 +68,23 @@ public enum DonationAdmission {
 }
 
 extension ImportOptions {
+    /// Refuses a moment of recording that no clock gives: not finite, or later than `clock` by more than
+    /// `DonationAdmission.clockSkewTolerance`. An earlier one is fine (a history replayed as of then); a later one
+    /// let a donation dated a year ahead in through a library's import, where `donate` refuses it: it ranked first
+    /// until that date, and the store's export could not be imported anywhere else.
+    public func checkMoment(against clock: Timestamp = .now()) throws(InputError) {
+        guard now.seconds.isFinite else {
+            throw InputError(field: "now", message: "is not a finite moment (\(now.seconds))")
+        }
+        let ahead = now.seconds - clock.seconds
+        guard ahead <= DonationAdmission.clockSkewTolerance else {
+            throw InputError(
+                field: "now",
+                message: "\(now.rfc3339) is \(DonationAdmission.describe(ahead)) after this machine's clock "
+                    + "(\(clock.rfc3339)); an import is recorded as of now or an earlier moment")
+        }
+    }
+
     /// Checks one line of an import, as every store does: the required account, the future-date rule and
     /// retention. A line that expires is counted in `report`; an invalid one is thrown, or counted as rejected with
     /// `skipInvalid`.

@@ -200,6 +200,8 @@ extension DonationStore {
     public func conversationStatus(
         account: String, conversationIdentifier: String, at: Timestamp, notIdleSince: Timestamp? = nil
     ) throws -> ConversationStatus {
+        // Held to a query's rules: a NaN moment passed every comparison, and the conversation was available.
+        try RankingContext(at: at, notIdleSince: notIdleSince).validate()
         let engine = RankingEngine(ranking: ranking, types: types)
         return try withRankingSource(account: account) { source in
             let status = try engine.status(of: conversationIdentifier, in: source, at: at) {

@@ -3,11 +3,16 @@
 public struct MaintenanceBudget: Sendable, Equatable {
     /// Conversations whose state may be recomputed in this step (expiry recomputes the ones it touched, a new policy
     /// every one); folding an account's learned weights again reads every one of its conversations and counts them
-    /// all, and a step folds at least one account when any budget is left.
-    public var conversations: Int
+    /// all, and a step folds at least one account when any budget is left. A value below 1 is taken as 1: a step
+    /// allowed none did nothing and never reported complete, so a loop until complete never ended.
+    public var conversations: Int {
+        get { allowed }
+        set { allowed = max(1, newValue) }
+    }
+    private var allowed: Int
 
-    /// A step that may recompute up to `conversations` conversations.
-    public init(conversations: Int) { self.conversations = conversations }
+    /// A step that may recompute up to `conversations` conversations (at least one).
+    public init(conversations: Int) { allowed = max(1, conversations) }
 
     /// A step that finishes whatever there is to do.
     public static let unbounded = MaintenanceBudget(conversations: .max)

@@ -144,7 +144,9 @@ public struct RankingEngine: Sendable {
         return Suggestion(
             rank: rank, conversationIdentifier: ranked.conversationIdentifier,
             speakableGroupName: intent?.speakableGroupName, recipients: intent?.recipients ?? [],
-            image: intent?.image ?? intent?.recipients.lazy.compactMap(\.image).first, conversationImage: intent?.image,
+            image: Suggestion.nonEmpty(intent?.image)
+                ?? intent?.recipients.lazy.compactMap({ $0.isMe == true ? nil : Suggestion.nonEmpty($0.image) }).first,
+            conversationImage: intent?.image,
             serviceName: ranked.serviceName, isGroup: ranked.state.isGroup, lastDate: ranked.lastDate,
             score: relative.isNaN ? 0 : relative,
             explanation: explain ? Suggestion.Explanation(ranked, learned: learned) : nil)

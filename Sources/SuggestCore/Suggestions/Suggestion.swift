@@ -8,7 +8,8 @@ public struct Suggestion: Sendable, Equatable {
     public var speakableGroupName: String?
     /// The people of the latest donation (`recipients`).
     public var recipients: [Person]
-    /// The conversation's picture, else the first recipient's (the avatar fallback order of share suggestions).
+    /// The conversation's picture, else the first recipient's other than the user's own (the avatar fallback order
+    /// of share suggestions); an empty one is none.
     public var image: String?
     /// The conversation's own picture as last donated, without the fallback: what a new donation repeats.
     public var conversationImage: String?
@@ -96,18 +97,27 @@ public struct Suggestion: Sendable, Equatable {
         }
     }
 
-    /// The name a person reads for the conversation: its group name, else its recipients, else its identifier.
+    /// The name a person reads for the conversation: its group name, else its recipients other than the user (each
+    /// by its first non-empty name, identifier or handle), else its identifier.
     public var title: String {
         if let speakableGroupName { return speakableGroupName }
-        guard !recipients.isEmpty else { return conversationIdentifier }
+        // The user's own entry (`isMe`) is nobody the message goes to: "Me, Ana" read as a group with Ana.
+        let others = recipients.filter { $0.isMe != true }
+        let named = others.isEmpty ? recipients : others
+        guard !named.isEmpty else { return conversationIdentifier }
         // Appended one by one: `joined(separator:)` searches the run-time conformance tables on its first use.
         var title = ""
-        for person in recipients {
+        for person in named {
             if !title.isEmpty { title += ", " }
-            title += person.displayName ?? person.customIdentifier ?? person.personHandle?.value ?? "?"
+            title += Self.nonEmpty(person.displayName) ?? Self.nonEmpty(person.customIdentifier)
+                ?? Self.nonEmpty(person.personHandle?.value) ?? Self.nonEmpty(person.contactIdentifier) ?? "?"
         }
         return title
     }
+
+    /// A donated string, or `nil` for an empty one: an empty name or picture is none (an empty image hid the
+    /// recipient's, and an empty display name gave an empty title).
+    static func nonEmpty(_ text: String?) -> String? { text?.isEmpty == false ? text : nil }
 }
 
 /// The top suggestions of one account at one moment: what `suggest list --json` prints.
