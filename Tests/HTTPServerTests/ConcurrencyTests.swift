@@ -101,12 +101,15 @@ import Testing
     }
 
     @Test func requestsThatMayWaitWaitTogetherWhileTheWorkerGoesOn() throws {
-        // One worker, four handler threads: four POSTs held in their handler until all four are inside (or 2 s
-        // pass), and a GET sent meanwhile. On the worker, one POST at a time could be inside, and the GET would
-        // wait behind it.
+        // One worker, four handler threads: four POSTs held in their handler, and a GET sent meanwhile. On the
+        // worker, one POST at a time could be inside, and the GET would wait behind it (and fail at its read's
+        // time limit).
         let inside = Atomic<Int>(0)
         let mostInside = Atomic<Int>(0)
         let getAnsweredWhileHeld = Atomic<Bool>(false)
+        // The POSTs are let go once the GET was answered (or after 30 s): a fixed hold of 0.1 s after the fourth
+        // came in left a loaded machine too little time to send and answer the GET.
+        let released = Atomic<Bool>(false)
         let handler: HTTPServer.Handler = { request in
             guard request.method == .post else {
                 getAnsweredWhileHeld.store(inside.load(ordering: .acquiring) > 0, ordering: .releasing)
@@ -114,8 +117,7 @@ import Testing
             }
             let now = inside.add(1, ordering: .acquiringAndReleasing).newValue
             mostInside.max(now, ordering: .acquiringAndReleasing)
-            _ = eventually(within: 2) { inside.load(ordering: .acquiring) >= 4 }
-            sleepSeconds(0.1)
+            _ = eventually(within: 30) { released.load(ordering: .acquiring) }
             inside.subtract(1, ordering: .acquiringAndReleasing)
             return .text("written")
         }
@@ -130,6 +132,9 @@ import Testing
             try reader.send("GET /read HTTP/1.1\r\nHost: x\r\n\r\n")
             let read = try reader.readResponse()
             #expect(read.status == 200 && read.text == "read")
+            // All four inside at once, with the GET answered beside them.
+            #expect(eventually(within: 10) { inside.load(ordering: .acquiring) >= 4 })
+            released.store(true, ordering: .releasing)
             for connection in writers {
                 let written = try connection.readResponse()
                 #expect(written.status == 200 && written.text == "written")
@@ -154,8 +159,10 @@ import Testing
         for connection in connections {
             try connection.send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
         }
-        // Two on the handler threads, the third queued for one of them.
-        #expect(eventually { inside.load(ordering: .acquiring) >= 2 })
+        // Two on the handler threads, the third queued for one of them (its head read: a stop cuts a head still
+        // arriving).
+        #expect(eventually(within: 10) { inside.load(ordering: .acquiring) >= 2 })
+        #expect(eventually(within: 10) { server.requestsInFlight == 3 })
         #expect(server.stop(gracePeriod: .seconds(5)) == 0)
         for connection in connections {
             let response = try connection.readResponse()

@@ -97,7 +97,7 @@ import Testing
             first.close()
             #expect(eventually { server.requestsInFlight == 0 })
             var served = false
-            for _ in 0..<50 where !served {
+            for _ in 0..<500 where !served {
                 let next = try TestConnection.connected(port: port)
                 served = (try? next.exchange("GET /4 HTTP/1.1\r\nHost: x\r\n\r\n"))?.status == 200
                 if !served { sleepSeconds(0.02) }

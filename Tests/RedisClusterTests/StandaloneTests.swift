@@ -112,7 +112,7 @@ struct StandaloneTests {
                 && text.contains("127.0.0.1:1, 127.0.0.1:2")
                 && !text.contains("\n")
         }
-        #expect(monotonicSeconds() - started < 2)
+        #expect(monotonicSeconds() - started < 5)
         #expect(throws: RedisError.self) { try client.refreshTopology() }
     }
 
@@ -156,13 +156,13 @@ struct StandaloneTests {
         let client = try makeClient(server) { $0.commandTimeout = .milliseconds(300) }
         let started = monotonicSeconds()
         #expect {
-            try client.send(RedisCommand("BLPOP", key: "never-pushed", 3))
+            try client.send(RedisCommand("BLPOP", key: "never-pushed", 10))
         } throws: { error in
             guard case .timeout(let endpoint, let seconds, _) = error as? RedisError else { return false }
             return endpoint.port == server.nodes[0].port && seconds == 0.3
         }
         let waited = monotonicSeconds() - started
-        #expect(waited >= 0.25 && waited < 2.5, "waited \(waited) s")
+        #expect(waited >= 0.25 && waited < 5, "waited \(waited) s")
         #expect(try client.send(RedisCommand("PING")) == .simpleString("PONG"))
     }
 
@@ -215,7 +215,7 @@ struct RedirectLimitTests {
             guard case .tooManyRedirects(let count, let last) = error as? RedisError else { return false }
             return count > 3 && last.hasPrefix(kind) && !"\(error)".contains("\n")
         }
-        #expect(monotonicSeconds() - started < 2)
+        #expect(monotonicSeconds() - started < 5)
         #expect(try client.send(RedisCommand("PING")) == .simpleString("PONG"))
     }
 

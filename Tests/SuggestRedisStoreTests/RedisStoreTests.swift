@@ -157,7 +157,7 @@ import Testing
     @Test func aWriteNoReplicaConfirmedIsUndone() throws {
         let (cluster, store, _, replica) = try Self.accountOnItsOwnCluster("stalled")
         defer { cluster.stop() }
-        func withReplicaStalled(_ body: () throws -> Void) rethrows { try Self.stalling(replica, for: 4, body) }
+        func withReplicaStalled(_ body: () throws -> Void) rethrows { try Self.stalling(replica, for: 8, body) }
         let single = Interaction(
             account: "stalled", identifier: nil, date: Self.now.adding(-30), direction: .outgoing,
             intent: SendMessageIntent(conversationIdentifier: "single"))
@@ -312,7 +312,8 @@ import Testing
         let opened = try RedisDonationStore.open(url: cluster.url)
         _ = try opened.record(Self.donation("during", account: "a", conversation: "c"))
         #expect(try opened.donationCount(account: "a") == 2)
-        #expect(monotonicSeconds() - started < 10)
+        // The promotion takes a few seconds here; the bound is a loaded CI machine's.
+        #expect(monotonicSeconds() - started < 30)
     }
 
     @Test func aSlotMovedUnderDonorsAndListersLosesNothingAndShowsNoError() throws {

@@ -15,7 +15,7 @@ import Testing
     }
 
     @Test(arguments: [
-        "2027-06-01T00:00:00Z", "9999-12-31T23:59:59Z",
+        "2099-06-01T00:00:00Z", "9999-12-31T23:59:59Z",
         // Unix seconds, May 2033. (Milliseconds read as seconds fall past the year 9999, refused as such.)
         "2000000000",
     ])
