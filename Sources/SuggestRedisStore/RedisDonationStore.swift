@@ -122,13 +122,17 @@ public final class RedisDonationStore: DonationStore {
     /// both questions pipelined to every master at once, with `reads` (keyed reads the caller needs next) in it.
     ///
     /// - Returns: how many replicas to wait for, and the replies to `reads`, as `pipeline` returns them.
-    /// - Throws: `.misconfigured` for a master without the append-only file, or with neither `appendfsync always`
-    ///   nor a replica to wait for.
+    /// - Throws: `.misconfigured` for a master without the append-only file, with neither `appendfsync always`
+    ///   nor a replica to wait for, or that evicts any key at its `maxmemory`.
     static func durabilityCheck(_ client: RedisClusterClient, reading reads: [RedisCommand]) throws(StoreError) -> (
         replicas: Int, reads: [RedisValue]
     ) {
         let (masters, readReplies) = try askEveryMaster(
-            client, [RedisCommand("CONFIG", "GET", "append*"), RedisCommand("INFO", "replication")], with: reads)
+            client,
+            [
+                RedisCommand("CONFIG", "GET", "append*"), RedisCommand("INFO", "replication"),
+                RedisCommand("CONFIG", "GET", "maxmemory-policy"),
+            ], with: reads)
         // Each master's fsync setting, and whether it has a replica now: writes wait for a replica only when every
         // master has one, so without that every master must fsync each write itself.
         var lazyFsync: (endpoint: String, setting: String)?
@@ -138,7 +142,7 @@ public final class RedisDonationStore: DonationStore {
             let pairs: [RedisValue]
             let info: [UInt8]
             do {
-                pairs = try master.results[0].get().array ?? []
+                pairs = try (master.results[0].get().array ?? []) + (master.results[2].get().array ?? [])
                 info = try master.results[1].get().bytes ?? []
             } catch {
                 throw translate(error)
@@ -146,6 +150,15 @@ public final class RedisDonationStore: DonationStore {
             var settings: [String: String] = [:]
             for index in stride(from: 0, to: pairs.count - 1, by: 2) {
                 if let name = pairs[index].string, let setting = pairs[index + 1].string { settings[name] = setting }
+            }
+            // suggest's keys have no time to live, so only the `allkeys-` policies evict them: a full node then
+            // dropped parts of other accounts without a word (an export failed, a listing came back short, a
+            // deletion left keys behind).
+            if let policy = settings["maxmemory-policy"], policy.hasPrefix("allkeys-") {
+                throw StoreError(
+                    .misconfigured,
+                    "Redis at \(endpoint) evicts any key when full (maxmemory-policy \(policy)), which would drop parts "
+                        + "of accounts without a word; set maxmemory-policy noeviction (docs/redis.md)")
             }
             guard settings["appendonly"] == "yes" else {
                 throw StoreError(

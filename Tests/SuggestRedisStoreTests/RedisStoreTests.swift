@@ -481,6 +481,18 @@ import Testing
         defer { cluster.stop() }
         let masters = try cluster.masters().map(\.node)
         try #require(masters.count == 3)
+        // A master that evicts any key when full would drop parts of accounts: refused. Our keys have no time to
+        // live, so the `volatile-` policies never touch them.
+        #expect(try cluster.cli(masters[2], "CONFIG", "SET", "maxmemory-policy", "allkeys-lru") == "OK")
+        #expect {
+            _ = try RedisDonationStore.open(url: cluster.url)
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return error.kind == .misconfigured && error.message.contains(":\(masters[2].port) ")
+                && error.message.contains("maxmemory-policy allkeys-lru") && error.message.contains("noeviction")
+        }
+        #expect(try cluster.cli(masters[2], "CONFIG", "SET", "maxmemory-policy", "volatile-lru") == "OK")
+        _ = try RedisDonationStore.open(url: cluster.url)
         #expect(try cluster.cli(masters[0], "CONFIG", "SET", "appendfsync", "everysec") == "OK")
         // With every replica there, the lazy master's writes are waited for on its replica: accepted.
         _ = try RedisDonationStore.open(url: cluster.url)
