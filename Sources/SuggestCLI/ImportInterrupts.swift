@@ -50,7 +50,8 @@ enum ImportInterrupts {
         }
         guard received.exchange(signalNumber, ordering: .relaxed) == 0 else {
             let message: StaticString = """
-                suggest import: interrupted again; stopped at once ('suggest export' shows what was recorded)
+                suggest import: interrupted again; stopped at once (an embedded store keeps nothing of it; a Redis \
+                store undoes what it had recorded at the first command a minute from now)
 
                 """
             _ = write(2, message.utf8Start, message.utf8CodeUnitCount)

@@ -8,6 +8,8 @@ extension RedisDonationStore {
     struct ImportLedger {
         private(set) var identifiers: [[UInt8]: [String]] = [:]
         private(set) var numberedConversations: [[UInt8]: Set<String>] = [:]
+        /// The import's journal on the server, for an import (a single donation is one script, and needs none).
+        var journal: ImportJournal?
 
         mutating func note(account: String, identifier: String) {
             identifiers[Array(account.utf8), default: []].append(identifier)
@@ -25,10 +27,15 @@ extension RedisDonationStore {
     /// The undoing is tried again for a while when it fails: a master lost in the middle of an import is replaced
     /// by its replica within seconds, after which the undo can reach the account again.
     /// - Parameter leftover: what the error adds when the undoing fails too: what may stay, and what to do.
-    func undoingOnFailure(leftover: String, _ body: (inout ImportLedger) throws -> Void) throws {
+    /// - Parameter journaled: keep the import's journal on the server (`ImportJournal`), and finish it at the end.
+    func undoingOnFailure(leftover: String, journaled: Bool = false, _ body: (inout ImportLedger) throws -> Void)
+        throws
+    {
         var written = ImportLedger()
+        if journaled { written.journal = ImportJournal() }
         do {
             try body(&written)
+            if let journal = written.journal { try finish(journal) }
         } catch {
             undoing = true
             defer { undoing = false }
@@ -39,7 +46,10 @@ extension RedisDonationStore {
                 _ = nanosleep(&pause, nil)
                 undone = undo(written)
             }
-            guard !undone else { throw error }
+            guard !undone else {
+                if let journal = written.journal { forget(journal) }
+                throw error
+            }
             let store = (error as? StoreError) ?? (error as? RedisError).map(Self.translate) ?? StoreError(.failed, "\(error)")
             throw StoreError(store.kind, store.message + "; " + leftover)
         }
@@ -47,7 +57,7 @@ extension RedisDonationStore {
 
     /// Deletes the donations an import recorded, conversation by conversation.
     /// - Returns: whether every one was deleted.
-    private func undo(_ ledger: ImportLedger) -> Bool {
+    func undo(_ ledger: ImportLedger) -> Bool {
         var complete = true
         for (account, identifiers) in ledger.identifiers {
             let keys = RedisKeys(account: String(decoding: account, as: UTF8.self))
