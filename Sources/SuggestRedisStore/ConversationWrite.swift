@@ -221,7 +221,18 @@ extension RedisDonationStore {
                 .diskFull,
                 "Redis is out of memory and refuses writes (\(message.prefix(80))): raise maxmemory, add nodes, or delete data")
         }
+        if let denied = permissionDenied(message) { return denied }
         return StoreError(.failed, "Redis refused a change: \(message)")
+    }
+
+    /// The store's error for a command the Redis user may not run (its ACL), with what to do; `nil` for another
+    /// error.
+    static func permissionDenied(_ message: String) -> StoreError? {
+        guard message.hasPrefix("NOPERM") || message.contains("can't run this command") else { return nil }
+        return StoreError(
+            .misconfigured,
+            "the Redis user may not run a command suggest needs (\(message.prefix(120))): give it the permissions "
+                + "in docs/redis.md, \"A user of its own\"")
     }
 
     /// Reads conversations before a change, in one round trip.

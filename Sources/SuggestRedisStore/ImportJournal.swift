@@ -76,7 +76,7 @@ extension RedisDonationStore {
         }
         let replies = try write(commands)
         for (account, reply) in zip(order, replies) {
-            guard reply.integer == 1 else { throw ImportJournal.lost }
+            guard try Self.integer(reply) == 1 else { throw ImportJournal.lost }
             journal.advance(account)
         }
     }
@@ -90,7 +90,7 @@ extension RedisDonationStore {
             accounts.map { account in
                 forgetting(journal.id, in: RedisKeys(account: account), version: String(journal.version(of: account) ?? 0))
             })
-        guard replies.allSatisfy({ $0.integer == 1 }) else { throw ImportJournal.lost }
+        for reply in replies where try Self.integer(reply) != 1 { throw ImportJournal.lost }
     }
 
     /// Forgets the journal of an import whose recordings were undone (or deleted), whoever holds its lease now.
@@ -109,8 +109,9 @@ extension RedisDonationStore {
     /// Whether the lease of the import is still at the version it left it in `account` (a round's script that
     /// found it otherwise answered `CONFLICT`, which is then no reason to read the account again).
     func holdsLease(_ journal: ImportJournal, in keys: RedisKeys) throws(StoreError) -> Bool {
-        let version = try send(RedisCommand("HGET", key: keys.importLease(journal.id), "v")).string
-        return version == journal.version(of: keys.account).map { String($0) }
+        let reply = try send(RedisCommand("HGET", key: keys.importLease(journal.id), "v"))
+        if let message = reply.errorMessage { throw Self.refusal(message) }
+        return reply.string == journal.version(of: keys.account).map { String($0) }
     }
 
     /// Undoes the imports of `accounts` whose lease ran out (their process gone without a word), or all of them
@@ -125,15 +126,16 @@ extension RedisDonationStore {
             let slice = Array(accounts[start..<min(start + 1000, accounts.count)])
             start += slice.count
             let counts = try pipeline(slice.map { RedisCommand("SCARD", key: RedisKeys(account: $0).imports) })
-            for (account, count) in zip(slice, counts) where (count.integer ?? 0) > 0 {
+            for (account, count) in zip(slice, counts) where try (Self.integer(count) ?? 0) > 0 {
                 let keys = RedisKeys(account: account)
                 let ids = (try send(RedisCommand("SMEMBERS", key: keys.imports)).checkedArray() ?? []).compactMap(\.string)
                 for id in ids {
                     guard try claim(id, in: keys, all: all) else { continue }
-                    if all {
-                        _ = try write([forgetting(id, in: keys, version: "any")])
-                    } else if try undoJournal(id, in: keys) {
-                        _ = try write([forgetting(id, in: keys, version: "any")])
+                    // A deletion of the whole account deletes what the import recorded itself.
+                    var undone = all
+                    if !undone { undone = try undoJournal(id, in: keys) }
+                    if undone {
+                        _ = try Self.integer(write([forgetting(id, in: keys, version: "any")])[0])
                     } else {
                         complete = false
                     }
@@ -146,7 +148,13 @@ extension RedisDonationStore {
     private func claim(_ id: String, in keys: RedisKeys, all: Bool) throws(StoreError) -> Bool {
         var claim = RedisCommand(script: RedisScripts.claimImport, keys: [keys.importLease(id)])
         claim.append(all ? "all" : "expired")
-        return try write([claim])[0].integer == 1
+        return try Self.integer(write([claim])[0]) == 1
+    }
+
+    /// An integer reply, or the store's error for an error reply (a script's error, a command the user may not run).
+    private static func integer(_ reply: RedisValue) throws(StoreError) -> Int64? {
+        if let message = reply.errorMessage { throw refusal(message) }
+        return reply.integer
     }
 
     /// Undoes what one abandoned import's journal lists.

@@ -328,7 +328,9 @@ public final class RedisDonationStore: DonationStore {
             return StoreError(.diskFull, error.description)
         case .notACluster, .invalidConfiguration:
             return StoreError(.misconfigured, error.description)
-        case .server, .protocolError:
+        case .server(_, let message):
+            return permissionDenied(message) ?? StoreError(.failed, error.description)
+        case .protocolError:
             return StoreError(.failed, error.description)
         }
     }

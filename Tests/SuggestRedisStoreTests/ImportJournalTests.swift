@@ -89,6 +89,38 @@ import Testing
     }
 }
 
+extension ImportJournalTests {
+    /// A Redis user with the permissions docs/redis.md gives runs an import; one without `TIME` (which an import's
+    /// lease reads) is told what it lacks, where it was told "the account was deleted while this import ran" (an
+    /// error reply to the journal's script was taken for a lost lease).
+    @Test func aUserWithoutAPermissionIsToldWhatItLacks() throws {
+        let cluster = try LocalRedisCluster.shared("store-journal")
+        let scratch = try TemporaryDirectory("redis-journal")
+        let name = "acl-\(UInt32.random(in: 0...UInt32.max))"
+        let permissions = [
+            "~sg:*", "+@read", "+@write", "+@scripting", "+@connection", "+info", "+wait", "+config|get",
+            "+cluster|slots", "+bgrewriteaof", "+bgsave", "+scan", "+asking", "+readonly",
+        ]
+        func setUser(_ extra: [String]) throws {
+            for node in cluster.nodes {
+                _ = try cluster.redisCLI(node, ["ACL", "SETUSER", name, "reset", "on", ">secret-password-1"] + permissions + extra)
+            }
+        }
+        let url = "redis://\(name):secret-password-1@" + cluster.seeds
+        let line = #"{"account":"\#(name)","date":1796000000,"direction":"outgoing","intent":{"conversationIdentifier":"c"}}"#
+        try setUser([])
+        let refused = try Suggest.run(["import", "-", "--store", url], input: Array((line + "\n").utf8), scratch: scratch.path)
+        #expect(refused.status == 1 && refused.errorLines.count == 1, "\(refused)")
+        #expect(refused.error.contains("the Redis user may not run a command suggest needs"), "\(refused)")
+        #expect(refused.error.contains("\"A user of its own\""), "\(refused)")
+        try setUser(["+time"])
+        let imported = try Suggest.run(["import", "-", "--store", url], input: Array((line + "\n").utf8), scratch: scratch.path)
+        #expect(imported.status == 0 && imported.output == "imported 1 donation\n", "\(imported)")
+        let listed = try Suggest.run(["list", "--account", name, "--store", url], scratch: scratch.path)
+        #expect(listed.status == 0 && listed.output.contains("[c]"), "\(listed)")
+    }
+}
+
 extension String {
     fileprivate func trimmingWhitespace() -> String {
         String(self.drop(while: { $0.isWhitespace }).reversed().drop(while: { $0.isWhitespace }).reversed())
