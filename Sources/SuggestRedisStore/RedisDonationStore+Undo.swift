@@ -47,7 +47,14 @@ extension RedisDonationStore {
                 undone = undo(written)
             }
             guard !undone else {
-                if let journal = written.journal { forget(journal) }
+                guard let journal = written.journal else { throw error }
+                forget(journal)
+                // Said, since a lost connection's own words ("may or may not have run") read as half an import.
+                if let store = (error as? StoreError) ?? (error as? RedisError).map(Self.translate),
+                    store.message != ImportJournal.lost.message
+                {
+                    throw StoreError(store.kind, store.message + "; the import was undone: nothing of it was kept")
+                }
                 throw error
             }
             let store = (error as? StoreError) ?? (error as? RedisError).map(Self.translate) ?? StoreError(.failed, "\(error)")
