@@ -5,13 +5,17 @@ import Synchronization
 /// anything (opening the store, waiting for the first line of a slow pipe), the process ends at once, saying that
 /// nothing was imported. Once it writes, the signal is noted and the import stops at its next check (every 256
 /// donations), its transaction rolled back; a signal that comes after the last check finds everything recorded, and
-/// the report says so. A second signal ends the process at once. (Without this, the signal ended the process
-/// without a word, also when every donation had been committed.)
+/// the report says so. A second signal is only said: the import is taking back what it recorded (instant in the
+/// embedded store, whose transaction is simply not committed; up to seconds on Redis, whose rounds the process undoes
+/// itself, where a second Ctrl-C, pressed just then, left half an import). A third ends the process at once.
+/// (Without this, the signal ended the process without a word, also when every donation had been committed.)
 enum ImportInterrupts {
     /// Set at the import's first donation: from then on a signal is noted, not acted on.
     static let writing = Atomic<Bool>(false)
     /// The signal received while writing, 0 for none.
     static let received = Atomic<Int32>(0)
+    /// How many signals came while writing.
+    static let count = Atomic<Int>(0)
 
     /// The actions the signals had before `watch()`, given back by `stopWatching()`.
     nonisolated(unsafe) private static var previous: [(Int32, (@convention(c) (Int32) -> Void)?)] = []
@@ -22,6 +26,7 @@ enum ImportInterrupts {
         // Initialized here, not first in a signal handler (a global's lazy initialization takes a lock).
         writing.store(false, ordering: .relaxed)
         received.store(0, ordering: .relaxed)
+        count.store(0, ordering: .relaxed)
         previous = [SIGINT, SIGTERM].filter { system_signal_is_ignored($0) == 0 }.map { ($0, signal($0, handle)) }
     }
 
@@ -48,10 +53,21 @@ enum ImportInterrupts {
             _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
             _exit(128 + signalNumber)
         }
-        guard received.exchange(signalNumber, ordering: .relaxed) == 0 else {
+        _ = received.compareExchange(expected: 0, desired: signalNumber, ordering: .relaxed)
+        switch count.add(1, ordering: .relaxed).newValue {
+        case 1:
+            return
+        case 2:
             let message: StaticString = """
-                suggest import: interrupted again; stopped at once (an embedded store keeps nothing of it; a Redis \
-                store undoes what it had recorded at the first command a minute from now)
+                suggest import: interrupted again; taking back what was recorded first (interrupt once more to stop \
+                at once and leave it: importing the same file again then completes it)
+
+                """
+            _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
+        default:
+            let message: StaticString = """
+                suggest import: stopped at once; in a Redis store what it had recorded may have stayed ('suggest \
+                export' shows it; importing the same file again completes it)
 
                 """
             _ = write(2, message.utf8Start, message.utf8CodeUnitCount)

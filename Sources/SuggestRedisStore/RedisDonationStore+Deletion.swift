@@ -33,9 +33,6 @@ extension RedisDonationStore {
                 RedisCommand("ZRANGEBYSCORE", key: keys.oldest, "-inf", "(" + String(decoding: ScriptBuilder.score(date.seconds), as: UTF8.self)))
             drops = { $0.date < date.seconds }
         case .all, .account:
-            // Imports under way in the account first: each fails at its next round and undoes itself, where it
-            // would have finished on top of the deletion; their journals go (what they recorded goes below).
-            try recoverAbandonedImports(accounts: [account], all: true)
             numbers = try members(RedisCommand("HVALS", key: keys.conversationNumbers))
             drops = { _ in true }
         }

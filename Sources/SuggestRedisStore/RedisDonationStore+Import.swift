@@ -30,8 +30,8 @@ extension RedisDonationStore {
             case .none: break
             }
         }
-        try undoingOnFailure(leftover: Self.importLeftover, journaled: true) { written in
-            try write(accepted[...], into: &report, written: &written, interruption: interruption)
+        try undoingOnFailure(leftover: Self.importLeftover, undone: Self.importUndone) { written in
+            try write(accepted, into: &report, written: &written, interruption: interruption)
         }
         return report
     }
@@ -60,7 +60,7 @@ extension RedisDonationStore {
             }
         }
         try spool.rewind()
-        try undoingOnFailure(leftover: Self.importLeftover, journaled: true) { written in
+        try undoingOnFailure(leftover: Self.importLeftover, undone: Self.importUndone) { written in
             var chunk: [Interaction] = []
             while let bytes = try spool.next() {
                 let interaction = try bytes.withUnsafeBufferPointer { buffer throws(InputError) in
@@ -68,11 +68,11 @@ extension RedisDonationStore {
                 }
                 chunk.append(interaction)
                 if chunk.count == Self.chunkSize {
-                    try write(chunk[...], into: &report, written: &written, interruption: interruption)
+                    try write(chunk, into: &report, written: &written, interruption: interruption)
                     chunk.removeAll(keepingCapacity: true)
                 }
             }
-            try write(chunk[...], into: &report, written: &written, interruption: interruption)
+            try write(chunk, into: &report, written: &written, interruption: interruption)
         }
         return report
     }
@@ -83,23 +83,14 @@ extension RedisDonationStore {
     /// Writes checked donations, a chunk at a time, counting what was recorded and what was already there, and
     /// noting what was recorded (to undo it if a later chunk fails).
     private func write(
-        _ donations: ArraySlice<Interaction>, into report: inout ImportReport, written: inout ImportLedger,
+        _ donations: [Interaction], into report: inout ImportReport, written: inout ImportLedger,
         interruption: () throws -> Void
     ) throws {
-        var start = donations.startIndex
-        var random = SystemRandomNumberGenerator()
-        while start < donations.endIndex {
+        var start = 0
+        while start < donations.count {
             try interruption()
-            let end = min(start + Self.chunkSize, donations.endIndex)
-            var chunk = donations[start..<end]
-            // Named here, as `writeDonations` would, so that the journal lists what undoing must take.
-            for index in chunk.indices where chunk[index].identifier == nil {
-                chunk[index].identifier = Self.generatedIdentifier(&random)
-            }
-            if var journal = written.journal {
-                try self.journal(chunk, in: &journal)
-                written.journal = journal
-            }
+            let end = min(start + Self.chunkSize, donations.count)
+            let chunk = donations[start..<end]
             for outcome in try writeDonations(Array(chunk), ledger: &written) {
                 switch outcome {
                 case .recorded: report.recorded += 1
@@ -111,7 +102,8 @@ extension RedisDonationStore {
         }
     }
 
+    static let importUndone = "the import was undone: nothing of it was kept"
+
     static let importLeftover =
-        "the donations this import had recorded stay until the upkeep of a command on the account a minute from now "
-        + "undoes them (from the import's journal on the server)"
+        "the donations this import had recorded stayed, import the same file again to complete it"
 }

@@ -219,13 +219,6 @@ extension RedisDonationStore {
                     into: &script)
                 recorded += change.recorded
             }
-            if let journal = ledger.journal, let version = journal.version(of: keys.account) {
-                // Recorded only while the import holds its lease, and listed in its journal with the recording.
-                script.check(keys.importLease(journal.id), version: version)
-                script.rpush(
-                    keys.importJournal(journal.id),
-                    recorded.map { ImportJournal.recorded(donations[$0].identifier ?? "") })
-            }
             let weightsKey = keys.learnedWeights
             if learned != nil {
                 script.check(weightsKey, version: account.version, firstSequence: firstSequence)
@@ -239,7 +232,6 @@ extension RedisDonationStore {
             let (replies, failure) = try writeReplicated([script.command])
             switch try Self.applyOutcome(replies[0]) {
             case .applied:
-                if ledger.journal?.version(of: keys.account) != nil { ledger.journal?.advance(keys.account) }
                 for index in recorded {
                     let identifier = donations[index].identifier ?? ""
                     outcomes[index] = .recorded(identifier: identifier)
@@ -251,11 +243,6 @@ extension RedisDonationStore {
                 if let failure { throw failure }
                 pending = []
             case .conflict, .duplicate:
-                if let journal = ledger.journal, journal.version(of: keys.account) != nil,
-                    try !holdsLease(journal, in: keys)
-                {
-                    throw ImportJournal.lost
-                }
                 // Another client changed the account meanwhile: read it again, with new sequence numbers.
                 var retry: [[Int]] = []
                 for group in pending {

@@ -50,8 +50,6 @@ extension RedisDonationStore {
         let retention = try retention()
         var complete = policyDone
         let accounts = try account.map { [$0] } ?? accountNames()
-        // Imports whose process went without finishing or undoing them (`ImportJournal`).
-        if try !recoverAbandonedImports(accounts: accounts) { complete = false }
         // Each account's fold mark, where the expiry read it in its own round trip (`nil`: still to be read).
         var marks = [Bool?](repeating: nil, count: accounts.count)
         for index in accounts.indices {

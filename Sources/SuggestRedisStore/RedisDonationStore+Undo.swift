@@ -8,8 +8,6 @@ extension RedisDonationStore {
     struct ImportLedger {
         private(set) var identifiers: [[UInt8]: [String]] = [:]
         private(set) var numberedConversations: [[UInt8]: Set<String>] = [:]
-        /// The import's journal on the server, for an import (a single donation is one script, and needs none).
-        var journal: ImportJournal?
 
         mutating func note(account: String, identifier: String) {
             identifiers[Array(account.utf8), default: []].append(identifier)
@@ -27,15 +25,14 @@ extension RedisDonationStore {
     /// The undoing is tried again for a while when it fails: a master lost in the middle of an import is replaced
     /// by its replica within seconds, after which the undo can reach the account again.
     /// - Parameter leftover: what the error adds when the undoing fails too: what may stay, and what to do.
-    /// - Parameter journaled: keep the import's journal on the server (`ImportJournal`), and finish it at the end.
-    func undoingOnFailure(leftover: String, journaled: Bool = false, _ body: (inout ImportLedger) throws -> Void)
+    /// - Parameter undone: what the error adds when the undoing succeeded (for an import: that nothing of it was
+    ///   kept, which a lost connection's own words, "may or may not have run", left in doubt).
+    func undoingOnFailure(leftover: String, undone said: String? = nil, _ body: (inout ImportLedger) throws -> Void)
         throws
     {
         var written = ImportLedger()
-        if journaled { written.journal = ImportJournal() }
         do {
             try body(&written)
-            if let journal = written.journal { try finish(journal) }
         } catch {
             undoing = true
             defer { undoing = false }
@@ -47,15 +44,10 @@ extension RedisDonationStore {
                 undone = undo(written)
             }
             guard !undone else {
-                guard let journal = written.journal else { throw error }
-                forget(journal)
-                // Said, since a lost connection's own words ("may or may not have run") read as half an import.
-                if let store = (error as? StoreError) ?? (error as? RedisError).map(Self.translate),
-                    store.message != ImportJournal.lost.message
-                {
-                    throw StoreError(store.kind, store.message + "; the import was undone: nothing of it was kept")
+                guard let said, let store = (error as? StoreError) ?? (error as? RedisError).map(Self.translate) else {
+                    throw error
                 }
-                throw error
+                throw StoreError(store.kind, store.message + "; " + said)
             }
             let store = (error as? StoreError) ?? (error as? RedisError).map(Self.translate) ?? StoreError(.failed, "\(error)")
             throw StoreError(store.kind, store.message + "; " + leftover)
@@ -64,7 +56,7 @@ extension RedisDonationStore {
 
     /// Deletes the donations an import recorded, conversation by conversation.
     /// - Returns: whether every one was deleted.
-    func undo(_ ledger: ImportLedger) -> Bool {
+    private func undo(_ ledger: ImportLedger) -> Bool {
         var complete = true
         for (account, identifiers) in ledger.identifiers {
             let keys = RedisKeys(account: String(decoding: account, as: UTF8.self))

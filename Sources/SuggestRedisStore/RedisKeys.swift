@@ -22,10 +22,6 @@ import SuggestCore
 ///                             compare
 ///     sg:{alice}:lw           hash: w (the learned weights), v (version), ls (the last sequence number learned
 ///                             from), fold ("1": to be folded again from the donations)
-///     sg:{alice}:im           set: the imports under way (`ImportJournal`), by id
-///     sg:{alice}:im:ID        hash: v (version, `x` once taken back), until (the lease's end, ms of Redis's clock)
-///     sg:{alice}:ij:ID        list: what the import recorded (`d` and an identifier) and the conversations it
-///                             asked numbers for (`c` and an identifier)
 ///
 /// Names inside keys are escaped (`%` followed by two hex digits for `%`, `{`, `}`, `:` and bytes under 0x21), so
 /// that no account can end another's tag and no name can be read as another key's.
@@ -45,10 +41,6 @@ struct RedisKeys: Sendable {
     var preferences: String { prefix + ":pref" }
     var learnedWeights: String { prefix + ":lw" }
     var stateStamp: String { prefix + ":sv" }
-
-    var imports: String { prefix + ":im" }
-    func importLease(_ id: String) -> String { prefix + ":im:" + id }
-    func importJournal(_ id: String) -> String { prefix + ":ij:" + id }
 
     func conversation(_ number: Int64) -> String { prefix + ":c:" + String(number) }
     func donations(_ number: Int64) -> String { prefix + ":d:" + String(number) }

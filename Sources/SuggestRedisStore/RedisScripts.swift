@@ -59,58 +59,6 @@ enum RedisScripts {
         return forgotten
         """)
 
-    /// Renews an import's lease and adds to its journal (`ImportJournal`), if the import still holds the lease at
-    /// the version it left it (a deletion of the account, or a command that took the import for abandoned, sets
-    /// it to `x`); the first call makes the lease. The lease's end is taken from Redis's clock, which every client
-    /// of the cluster reads alike.
-    ///
-    /// KEYS: `im`, `im:ID`, `ij:ID`. ARGV: the id, the version expected (`0` for a new lease), the lease's length in
-    /// milliseconds, then the journal's new entries. Returns 1, or 0 when the lease was lost.
-    static let journalImport = RedisScript(
-        """
-        #!lua
-        local v = redis.call('HGET', KEYS[2], 'v') or '0'
-        if v ~= ARGV[2] then return 0 end
-        local t = redis.call('TIME')
-        local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-        redis.call('SADD', KEYS[1], ARGV[1])
-        redis.call('HSET', KEYS[2], 'v', tonumber(v) + 1, 'until', now + tonumber(ARGV[3]))
-        for i = 4, #ARGV, 512 do redis.call('RPUSH', KEYS[3], unpack(ARGV, i, math.min(i + 511, #ARGV))) end
-        return 1
-        """)
-
-    /// Takes an import's lease back, for undoing what its journal lists: when `ARGV[1]` is `all` (a deletion of
-    /// the whole account), or when its lease has run out by Redis's clock, or was taken back before (by a command
-    /// that stopped before it forgot the journal). It only writes a mark, so it runs at `maxmemory` too.
-    ///
-    /// KEYS: `im:ID`. ARGV: `all` or `expired`. Returns 1 when the lease is (now) taken back, 0 when it is held.
-    static let claimImport = RedisScript(
-        """
-        #!lua flags=allow-oom
-        local v = redis.call('HGET', KEYS[1], 'v')
-        if v ~= 'x' and ARGV[1] ~= 'all' then
-          local t = redis.call('TIME')
-          local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-          if v and tonumber(redis.call('HGET', KEYS[1], 'until') or '0') >= now then return 0 end
-        end
-        redis.call('HSET', KEYS[1], 'v', 'x')
-        return 1
-        """)
-
-    /// Forgets an import's lease and journal: once it finished, if it still holds the lease at the version
-    /// given; with `ARGV[2]` `any`, whoever holds it (what it recorded was undone, or deleted). It only deletes, so
-    /// it runs at `maxmemory` too.
-    ///
-    /// KEYS: `im`, `im:ID`, `ij:ID`. ARGV: the id, then a version or `any`. Returns 1, or 0 when the lease was lost.
-    static let forgetImport = RedisScript(
-        """
-        #!lua flags=allow-oom
-        if ARGV[2] ~= 'any' and (redis.call('HGET', KEYS[2], 'v') or '0') ~= ARGV[2] then return 0 end
-        redis.call('UNLINK', KEYS[2], KEYS[3])
-        redis.call('SREM', KEYS[1], ARGV[1])
-        return 1
-        """)
-
     /// Applies one change to an account (a batch's donations across its conversations, or the rewrite of one
     /// conversation), after checking that nobody changed what it was computed from: each checked hash (a
     /// conversation's, the account's learned weights) still has the version the change was read at, and the

@@ -1,0 +1,41 @@
+import SuggestTestSupport
+import Testing
+
+/// A Redis user of its own (docs/redis.md, "A user of its own"): the permissions given there run every command,
+/// and a user without one of them is told what it lacks, where it got Redis's `NOPERM` with no advice (a probe of
+/// the store as an operator).
+@Suite struct RedisPermissionTests {
+    static let permissions = [
+        "~sg:*", "+@read", "+@write", "+@scripting", "+@connection", "+info", "+wait", "+config|get",
+        "+cluster|slots", "+bgrewriteaof", "+bgsave", "+scan", "+asking", "+readonly",
+    ]
+
+    @Test func aUserWithoutAPermissionIsToldWhatItLacks() throws {
+        let cluster = try LocalRedisCluster.shared("store-cli")
+        let scratch = try TemporaryDirectory("redis-permissions")
+        let name = "acl-\(UInt32.random(in: 0...UInt32.max))"
+        func setUser(_ permissions: [String]) throws {
+            for node in cluster.nodes {
+                _ = try cluster.redisCLI(node, ["ACL", "SETUSER", name, "reset", "on", ">secret-password-1"] + permissions)
+            }
+        }
+        let url = "redis://\(name):secret-password-1@" + cluster.seeds
+        let line = #"{"account":"\#(name)","date":1796000000,"direction":"outgoing","intent":{"conversationIdentifier":"c"}}"#
+        try setUser(Self.permissions.filter { $0 != "+config|get" })
+        let refused = try Suggest.run(["import", "-", "--store", url], input: Array((line + "\n").utf8), scratch: scratch.path)
+        #expect(refused.status == 1 && refused.errorLines.count == 1, "\(refused)")
+        #expect(refused.error.contains("the Redis user may not run a command suggest needs"), "\(refused)")
+        #expect(refused.error.contains("\"A user of its own\""), "\(refused)")
+        try setUser(Self.permissions)
+        let imported = try Suggest.run(["import", "-", "--store", url], input: Array((line + "\n").utf8), scratch: scratch.path)
+        #expect(imported.status == 0 && imported.output == "imported 1 donation\n", "\(imported)")
+        for arguments in [
+            ["list", "--account", name], ["block", "--account", name, "--conversation", "c"],
+            ["unblock", "--account", name, "--conversation", "c"], ["feedback", "--less", "--account", name, "--conversation", "c"],
+            ["delete", "--account", name, "--all"],
+        ] {
+            let outcome = try Suggest.run(arguments + ["--store", url], scratch: scratch.path)
+            #expect(outcome.status == 0, "\(arguments): \(outcome)")
+        }
+    }
+}
