@@ -112,6 +112,10 @@ extension RedisClusterClient {
             }
         }
         if !unanswered.isEmpty {
+            // Their master failed (it answered nothing in time, or went), or no master was known for their slot:
+            // the layout is read again first, since a failover may have moved the slot meanwhile (sent to the
+            // same paused master, the reads waited out a second timeout, after its replica had taken over).
+            _ = try? refresh(minimumInterval: 0, waitForOthers: true)
             let again = try pipeline(unanswered.map { reads[$0] })
             for offset in unanswered.indices { readReplies[unanswered[offset]] = again[offset] }
         }

@@ -215,10 +215,12 @@ public final class RedisDonationStore: DonationStore {
     }
 
     /// Whether a failure may pass by itself within seconds: a node that cannot be reached, a connection lost, a
-    /// cluster without a master for some slot (a failover under way).
+    /// cluster without a master for some slot (a failover under way), a node that answers nothing (paused or
+    /// swapping: the cluster fails it over within its node timeout, and every command failed for 10 s when a
+    /// probe stopped a master, though its replica was promoted after 3).
     private static func passes(_ error: RedisError) -> Bool {
         switch error {
-        case .unreachable, .connectionLost, .clusterDown: true
+        case .unreachable, .connectionLost, .clusterDown, .timeout: true
         default: false
         }
     }

@@ -316,6 +316,25 @@ import Testing
         #expect(monotonicSeconds() - started < 30)
     }
 
+    /// A master that hangs (paused, swapping) rather than dies: the cluster promotes its replica after its node
+    /// timeout (2 s here), and a command opening the store meanwhile waits out one reply's time limit (5 s), then
+    /// follows the promotion. It failed after 10 s: the reads riding with the check of the masters were sent to the
+    /// paused master again, layout unchanged, and waited a second limit out (a probe, with `kill -STOP`).
+    @Test func aCommandFollowsThePromotionOfAHungMaster() throws {
+        let (cluster, _, master, _) = try Self.accountOnItsOwnCluster("hung")
+        defer { cluster.stop() }
+        let scratch = try TemporaryDirectory("redis-hung")
+        kill(master.pid, SIGSTOP)
+        defer { kill(master.pid, SIGCONT) }
+        let started = monotonicSeconds()
+        let listed = try Suggest.run(["list", "--account", "hung", "--store", cluster.url], scratch: scratch.path)
+        #expect(listed.status == 0 && listed.output.contains("[c]"), "\(listed)")
+        let donated = try Suggest.run(
+            ["donate", "--account", "hung", "--conversation", "during", "--store", cluster.url], scratch: scratch.path)
+        #expect(donated.status == 0, "\(donated)")
+        #expect(monotonicSeconds() - started < 30)
+    }
+
     @Test func aSlotMovedUnderDonorsAndListersLosesNothingAndShowsNoError() throws {
         let cluster = try LocalRedisCluster.shared("store-reshard")
         let donors = Donors(url: cluster.url, threads: 3, accounts: 3, listing: true)
