@@ -46,6 +46,13 @@ import Testing
         #expect(many.json["activated"] == .bool(true))
         guard case .array(let suggestions)? = many.json["suggestions"] else { throw ShareTestError.shape }
         #expect(suggestions.count == 8)
+        // Sent, it records the first 100 distinct kinds, as many as a donation carries: it failed, naming
+        // `intent.contentTypes`, a field nobody wrote.
+        let kinds = (0..<150).flatMap { ["--attachment", "com.example.kind\($0)=file\($0)"] }
+        let sent = try share(kinds + ["--conversation", "u-juan", "--send"])
+        #expect(sent.status == 0 && sent.json["outcome"] == .string("sent"), "\(sent.stderr)")
+        let line = try #require(exportLines().last)
+        #expect(line.contains("com.example.kind99") && !line.contains("com.example.kind100"), "\(line.prefix(200))")
     }
 
     /// A share request is at most 256 KiB of JSON: its parsed tree takes about 26 times its size (a 30 MB one took

@@ -200,8 +200,20 @@ public struct ShareFlow: Sendable {
             intent: SendMessageIntent(
                 conversationIdentifier: chosen.conversationIdentifier, speakableGroupName: chosen.speakableGroupName,
                 serviceName: chosen.serviceName, recipients: chosen.recipients, image: chosen.conversationImage,
-                contentTypes: request.contentTypes),
+                contentTypes: Self.donatedTypes(request.contentTypes)),
             isEngagedSuggestion: true)
+    }
+
+    /// The shared types as the sent donation carries them: the first `Interaction.maximumContentTypes` distinct
+    /// ones. A share of 150 files of as many types was previewed, then failed at its send with an error about
+    /// `intent.contentTypes`, a field its caller never wrote.
+    static func donatedTypes(_ types: [String]) -> [String] {
+        var seen: Set<String> = []
+        var kept: [String] = []
+        for type in types where seen.count < Interaction.maximumContentTypes && seen.insert(type).inserted {
+            kept.append(type)
+        }
+        return kept
     }
 }
 
