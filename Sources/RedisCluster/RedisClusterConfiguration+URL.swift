@@ -85,7 +85,8 @@ extension RedisClusterConfiguration {
                 continue
             }
             guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                throw .invalidConfiguration("the \(what) in the URL has a '%' not followed by two hex digits")
+                throw .invalidConfiguration(
+                    "the \(what) in the URL has a '%' not followed by two hex digits (write a '%' itself as %25)")
             }
             bytes.append(high << 4 | low)
         }

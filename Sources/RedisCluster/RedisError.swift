@@ -43,8 +43,8 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
                 + " server alone, or of nodes started with cluster-enabled yes"
         case .clusterDown(let endpoint, let message):
             let origin = endpoint.map { " at \($0)" } ?? ""
-            return "the Redis Cluster\(origin) is down (\(message)): wait for its failover to finish, or check that"
-                + " every slot has a reachable master"
+            return "the Redis Cluster\(origin) is down (\(message)): wait for a replica to take over, or, where a"
+                + " master has none, start that master again; every slot needs a reachable master"
         case .outOfMemory(let endpoint, let message):
             let origin = endpoint.map { " at \($0)" } ?? ""
             return "Redis\(origin) is out of memory and refuses writes (\(message)): raise maxmemory, add nodes, or"

@@ -135,7 +135,7 @@ public final class RedisDonationStore: DonationStore {
             ], with: reads)
         // Each master's fsync setting, and whether it has a replica now: writes wait for a replica only when every
         // master has one, so without that every master must fsync each write itself.
-        var lazyFsync: (endpoint: String, setting: String)?
+        var lazyFsync: [(endpoint: String, setting: String, hasReplica: Bool)] = []
         var withoutReplica: String?
         for master in masters {
             let endpoint = master.node.endpoint
@@ -166,22 +166,28 @@ public final class RedisDonationStore: DonationStore {
                     "Redis at \(endpoint) keeps no append-only file (appendonly \(settings["appendonly"] ?? "?")), so a "
                         + "restart would lose acknowledged donations; set appendonly yes (docs/redis.md)")
             }
-            if settings["appendfsync"] != "always" && lazyFsync == nil {
-                lazyFsync = ("\(endpoint)", settings["appendfsync"] ?? "?")
-            }
             // `INFO replication` counts the replicas connected now, including those CLUSTER SLOTS leaves out.
-            if connectedReplicas(info) == 0 && withoutReplica == nil { withoutReplica = "\(endpoint)" }
+            let hasReplica = connectedReplicas(info) > 0
+            if settings["appendfsync"] != "always" {
+                lazyFsync.append(("\(endpoint)", settings["appendfsync"] ?? "?", hasReplica))
+            }
+            if !hasReplica && withoutReplica == nil { withoutReplica = "\(endpoint)" }
         }
         guard let withoutReplica else { return (1, readReplies) }
-        if let lazy = lazyFsync {
+        // The master to name: one that has no replica itself, if a lazy one has none.
+        if let lazy = lazyFsync.first(where: { !$0.hasReplica }) ?? lazyFsync.first {
             let reason =
-                lazy.endpoint == withoutReplica
-                ? "has no replica" : "cannot be waited for on its replica, since \(withoutReplica) has none,"
+                lazy.hasReplica
+                ? "cannot be waited for on its replica, since \(withoutReplica) has none, and" : "has no replica and"
+            let loss =
+                lazy.setting == "everysec"
+                ? "fsyncs its log once a second (appendfsync everysec), so a crash could lose the last second"
+                : "leaves its log's fsync to the system (appendfsync \(lazy.setting)), so a crash could lose the last "
+                    + "half minute or so"
             throw StoreError(
                 .misconfigured,
-                "Redis at \(lazy.endpoint) \(reason) and fsyncs its log \(lazy.setting), so a crash could lose the last "
-                    + "second of acknowledged donations; set appendfsync always, or give every master a replica "
-                    + "(docs/redis.md)")
+                "Redis at \(lazy.endpoint) \(reason) \(loss) of acknowledged donations; set appendfsync always, or give "
+                    + "every master a replica (docs/redis.md)")
         }
         return (0, readReplies)
     }

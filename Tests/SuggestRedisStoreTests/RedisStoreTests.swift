@@ -530,6 +530,18 @@ import Testing
             return error.kind == .misconfigured && error.message.contains(":\(masters[0].port) ")
                 && error.message.contains("everysec") && error.message.contains("has none")
         }
+        // The master without a replica is the one named when it fsyncs lazily itself, with what it could lose (it
+        // said "fsyncs its log no ... the last second" of a master that leaves fsync to the system).
+        for (setting, loss) in [("everysec", "the last second"), ("no", "the last half minute or so")] {
+            #expect(try cluster.cli(masters[1], "CONFIG", "SET", "appendfsync", setting) == "OK")
+            #expect {
+                _ = try RedisDonationStore.open(url: cluster.url)
+            } throws: { error in
+                let message = (error as? StoreError)?.message ?? ""
+                return message.contains(":\(masters[1].port) has no replica and ") && message.contains(loss)
+                    && message.contains("appendfsync \(setting)")
+            }
+        }
     }
 
     @Test func faultsAreOneLineAndExitOne() throws {
