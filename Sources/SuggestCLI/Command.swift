@@ -124,13 +124,16 @@ enum StoreOptions {
     ///   - creating: whether a missing store is created. Only commands that record something create one (`donate`,
     ///     `import`, `block`, `feedback --less`, `config` with a setting); the others, which read or remove, say "no
     ///     such store" (exit 1) instead of leaving an empty store behind a mistyped `--store`.
-    static func open(_ arguments: ParsedArguments, _ io: CommandIO, maintaining account: String?, creating: Bool) throws
-        -> any DonationStore
-    {
-        let store = try StoreOpening.opener(arguments, io: io, creating: creating)()
+    static func open(
+        _ arguments: ParsedArguments, _ io: CommandIO, maintaining account: String?, creating: Bool,
+        reading: Bool = false
+    ) throws -> any DonationStore {
+        let store = try StoreOpening.opener(arguments, io: io, creating: creating, reading: reading)()
         do {
             _ = try store.maintain(account: account, now: .now(), budget: .unbounded)
-        } catch let error as StoreError where error.kind == .busy || error.kind == .unavailable {
+        } catch let error as StoreError
+            where error.kind == .busy || error.kind == .unavailable || (reading && error.kind == .misconfigured)
+        {
             // Upkeep that cannot be done this moment (another process holds the lock, a replica does not confirm)
             // stays owed to the next command; this one goes on, and fails on its own if it cannot do its work. A
             // `list` failed while a Redis replica was stalled, though reading needed nothing of it. Said, since
@@ -187,14 +190,15 @@ public enum StoreOpening {
     /// opened until it is called.
     /// - Parameters:
     ///   - creating: whether a missing directory store is created (a cluster always exists).
+    ///   - reading: for a command that only reads (`RedisDonationStore.open(client:ranking:types:mirror:reading:)`).
     /// - Throws: `CommandError.usage` when the options name no store (an empty `--store`), or a URL that does not
     ///   parse.
-    public static func opener(_ arguments: ParsedArguments, io: CommandIO, creating: Bool = true)
+    public static func opener(_ arguments: ParsedArguments, io: CommandIO, creating: Bool = true, reading: Bool = false)
         throws -> @Sendable () throws -> any DonationStore
     {
         if let url = StoreOptions.redisURL(arguments, environment: io.environment) {
             let client = try redisClient(url)
-            return { try RedisDonationStore.open(client: client) }
+            return { try RedisDonationStore.open(client: client, reading: reading) }
         }
         let location = try StoreOptions.location(arguments, io)
         return {

@@ -65,16 +65,16 @@ public final class RedisDonationStore: DonationStore {
     ///   one ranking at a time (a client with another one rebuilds its state at its next `maintain`).
     /// - Throws: `StoreError` (`.unavailable` for an unreachable cluster or refused credentials, `.misconfigured`
     ///   for a server that would lose acknowledged donations, `.failed` for a URL that does not parse).
-    public static func open(url: String, ranking: StoreRanking = .default, types: UniformTypeTree = .standard)
-        throws(StoreError) -> RedisDonationStore
-    {
+    public static func open(
+        url: String, ranking: StoreRanking = .default, types: UniformTypeTree = .standard, reading: Bool = false
+    ) throws(StoreError) -> RedisDonationStore {
         let client: RedisClusterClient
         do {
             client = try RedisClusterClient(url: url)
         } catch {
             throw StoreError(.failed, "cannot use \(RedisDonationStore.redacted(url)): \(error)")
         }
-        return try open(client: client, ranking: ranking, types: types)
+        return try open(client: client, ranking: ranking, types: types, reading: reading)
     }
 
     /// A store on a client already made (shared by the stores of a server's threads).
@@ -82,20 +82,38 @@ public final class RedisDonationStore: DonationStore {
     ///   - ranking: learned weights (the default) or a policy's fixed ones.
     ///   - mirror: accounts' ranking state kept in memory, shared by every store of a server on this cluster, which
     ///     queries read while it is current; `checkpoint()` rebuilds what queries missed.
+    ///   - reading: open for a command that only reads: a cluster that cannot keep the promise of durability
+    ///     (`durabilityCheck`) is opened all the same, and its first write is refused as `misconfigured`. A
+    ///     failover that left a master of an accepted configuration (`appendfsync everysec`) without a replica
+    ///     refused every `list` and `export` too, though reading needs no such promise.
     public static func open(
         client: RedisClusterClient, ranking: StoreRanking = .default, types: UniformTypeTree = .standard,
-        mirror: RedisRankingMirror? = nil
+        mirror: RedisRankingMirror? = nil, reading: Bool = false
     ) throws(StoreError) -> RedisDonationStore {
         // The settings and whether any account exists are read in the check's round trip.
-        let (replicas, replies) = try durabilityCheck(
-            client,
-            reading: [RedisCommand("HGETALL", key: RedisKeys.settings), RedisCommand("EXISTS", key: RedisKeys.accounts)])
+        let reads = [RedisCommand("HGETALL", key: RedisKeys.settings), RedisCommand("EXISTS", key: RedisKeys.accounts)]
+        let replicas: Int
+        let replies: [RedisValue]
+        var unchecked = false
+        do {
+            (replicas, replies) = try durabilityCheck(client, reading: reads)
+        } catch where reading && error.kind == .misconfigured {
+            replicas = 1
+            do {
+                replies = try client.pipeline(reads)
+            } catch {
+                throw translate(error)
+            }
+            unchecked = true
+        }
         let store = RedisDonationStore(
             ranking: ranking, types: types, client: client, replicasToWait: replicas, mirror: mirror)
+        // Its first write checks the masters again, and is refused.
+        if unchecked { store.durabilityCheckedAt = .now - durabilityRecheck - .seconds(1) }
         // A new store holds no state yet: it is built under this policy from its first donation, and so are its
         // learned weights.
         store.cacheSettings(replies[0])
-        if try store.setting("ranking.policy") == nil, replies[1].integer == 0 {
+        if !unchecked, try store.setting("ranking.policy") == nil, replies[1].integer == 0 {
             try store.setSetting("ranking.policy", store.policyFingerprint)
             try store.setSetting(Self.shownLayoutSetting, "1")
             if let weights = ranking.learnedPolicy?.weightsFingerprint {

@@ -514,7 +514,7 @@ import Testing
         _ = try RedisDonationStore.open(url: cluster.url)
         #expect(try cluster.cli(masters[0], "CONFIG", "SET", "appendfsync", "everysec") == "OK")
         // With every replica there, the lazy master's writes are waited for on its replica: accepted.
-        _ = try RedisDonationStore.open(url: cluster.url)
+        _ = try RedisDonationStore.open(url: cluster.url).record(Self.donation("kept", account: "a", conversation: "c"))
         cluster.kill(try cluster.replica(of: masters[1]))
         var replicas = 1
         for _ in 0..<200 where replicas > 0 {
@@ -542,6 +542,18 @@ import Testing
                     && message.contains("appendfsync \(setting)")
             }
         }
+        // A command that only reads needs no such promise: it reads (every list and export was refused after such
+        // a failover); one that writes is refused.
+        let scratch = try TemporaryDirectory("redis-misconfigured")
+        for arguments in [["list", "--account", "a"], ["export", "--account", "a"], ["config"]] {
+            let read = try Suggest.run(arguments + ["--store", cluster.url], scratch: scratch.path)
+            #expect(read.status == 0 && !read.output.isEmpty, "\(arguments): \(read)")
+        }
+        let write = try Suggest.run(["donate", "--account", "a", "--conversation", "d", "--store", cluster.url], scratch: scratch.path)
+        #expect(write.status == 1 && write.error.contains("has no replica"), "\(write)")
+        #expect {
+            try RedisDonationStore.open(url: cluster.url, reading: true).record(Self.donation("refused", account: "a", conversation: "c"))
+        } throws: { error in (error as? StoreError)?.kind == .misconfigured }
     }
 
     @Test func faultsAreOneLineAndExitOne() throws {

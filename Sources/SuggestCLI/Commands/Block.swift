@@ -19,7 +19,7 @@ enum Block: Command {
             if arguments.value("--conversation") != nil {
                 throw CommandError.usage("--list lists every blocked conversation; leave out --conversation")
             }
-            let store = try StoreOptions.open(arguments, io, maintaining: account, creating: false)
+            let store = try StoreOptions.open(arguments, io, maintaining: account, creating: false, reading: true)
             // One per line: an identifier with a line break in it must not read as two.
             for id in try store.blockedConversations(account: account) { try io.out(TerminalText.escaped(id) + "\n") }
             return ExitCode.success

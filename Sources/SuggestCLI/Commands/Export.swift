@@ -14,7 +14,7 @@ enum Export: Command {
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
         try arguments.expectPositionals(atMost: 0)
         let account = try StoreOptions.account(arguments)
-        let store = try StoreOptions.open(arguments, io, maintaining: account, creating: false)
+        let store = try StoreOptions.open(arguments, io, maintaining: account, creating: false, reading: true)
         try store.forEachDonation(account: account) { interaction in try io.out(interaction.jsonLine + "\n") }
         return ExitCode.success
     }

@@ -75,7 +75,7 @@ enum List: Command {
         let account = try StoreOptions.account(arguments)
         let context = try rankingContext(arguments)
         let explain = arguments.flag("--explain")
-        let store = try StoreOptions.open(arguments, io, maintaining: account, creating: false)
+        let store = try StoreOptions.open(arguments, io, maintaining: account, creating: false, reading: true)
         let list = try store.suggestions(account: account, context: context, explain: explain)
         if arguments.flag("--json") {
             try io.out(list.jsonText + "\n")

@@ -146,7 +146,8 @@ enum Share: Command {
                 throw CommandError.usage(error.description)
             }
         }
-        let store = try StoreOptions.open(arguments, io, maintaining: account, creating: false)
+        let store = try StoreOptions.open(
+            arguments, io, maintaining: account, creating: false, reading: action != .send)
         let explain = arguments.flag("--explain") || bodyRanking?.explain == true
         let result = try ShareFlow(target: target).run(
             request, choice: choice, action: action, account: account, context: context, in: store, explain: explain,
