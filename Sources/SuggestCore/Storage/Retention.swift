@@ -20,10 +20,10 @@ public struct Retention: Sendable, Equatable {
     }
 
     /// Checks both settings.
-    /// - Throws: `InputError` naming the setting (`maxAgeDays`, `idleDays`) that is not a number of days from 0 to
-    ///   `maximumDays`.
+    /// - Throws: `InputError` naming the setting as its property is named (`maximumAgeDays`, `idleDays`) when it is
+    ///   not a number of days from 0 to `maximumDays`.
     public func validate() throws(InputError) {
-        for (field, value) in [("maxAgeDays", maximumAgeDays), ("idleDays", idleDays)] {
+        for (field, value) in [("maximumAgeDays", maximumAgeDays), ("idleDays", idleDays)] {
             guard value.isFinite, value >= 0, value <= Self.maximumDays else {
                 throw InputError(field: field, message: "is not a number of days from 0 to 1000000")
             }

@@ -80,8 +80,8 @@ extension ShareTarget {
         guard let extensionValue = root["NSExtension"] else {
             throw .invalidValue(
                 path: path, field: "NSExtension",
-                problem: "is missing; this is not an app extension's Info.plist (give --extension the share "
-                    + "extension's Info.plist, not the app's)")
+                problem: "is missing; this is not an app extension's Info.plist (give the share extension's "
+                    + "Info.plist, not the app's)")
         }
         guard case .dictionary(let extensionMembers) = extensionValue else {
             throw .invalidValue(

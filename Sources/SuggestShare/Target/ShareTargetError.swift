@@ -14,7 +14,8 @@ public enum ShareTargetError: Error, Sendable, Equatable, CustomStringConvertibl
     public var description: String {
         switch self {
         case .unreadable(let path, let reason):
-            return "cannot read \(path): \(reason); give --extension the Info.plist of a share extension"
+            // No flag named: the library reads Info.plists too (`ShareTarget.load(infoPlistAt:)`).
+            return "cannot read \(path): \(reason); give the Info.plist of a share extension"
         case .malformed(let path, let error):
             let place: String
             switch error.position {
