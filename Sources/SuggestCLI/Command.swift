@@ -129,6 +129,11 @@ enum StoreOptions {
         reading: Bool = false
     ) throws -> any DonationStore {
         let store = try StoreOpening.opener(arguments, io: io, creating: creating, reading: reading)()
+        if let problem = (store as? RedisDonationStore)?.durabilityProblem {
+            // Its upkeep would write, and be refused: left to a command once it is fixed.
+            io.err("suggest: \(problem) (reading goes on; writes are refused until it is fixed)\n")
+            return store
+        }
         do {
             _ = try store.maintain(account: account, now: .now(), budget: .unbounded)
         } catch let error as StoreError

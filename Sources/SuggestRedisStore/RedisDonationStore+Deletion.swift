@@ -111,7 +111,7 @@ extension RedisDonationStore {
     ///
     /// The name leaves the list first and comes back if the account is not empty after all: a client that records
     /// into the account after its keys went finds its counters at zero and puts the name back itself.
-    private func forgetAccountIfEmpty(_ keys: RedisKeys) throws(StoreError) {
+    func forgetAccountIfEmpty(_ keys: RedisKeys) throws(StoreError) {
         _ = try write([RedisCommand("SREM", key: RedisKeys.accounts, keys.account)])
         let forget = RedisCommand(
             script: RedisScripts.forgetAccount,

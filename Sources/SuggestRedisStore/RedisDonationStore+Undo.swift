@@ -74,6 +74,11 @@ extension RedisDonationStore {
             // rewrites) for the next maintenance step. Nothing recorded, nothing to fold: a refused donation (a full
             // node, a share to a conversation gone) must not cost a read of the account's whole history.
             if !identifiers.isEmpty { _ = try? refoldWeights(keys) }
+            // An account the import made, left with nothing: its name goes too (from the list of accounts, its
+            // counters and stamp), as after a deletion of the whole account.
+            if complete, (try? send(RedisCommand("HLEN", key: keys.conversationNumbers)))?.integer == 0 {
+                if (try? forgetAccountIfEmpty(keys)) == nil { complete = false }
+            }
         }
         return complete
     }

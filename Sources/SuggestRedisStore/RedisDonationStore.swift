@@ -28,6 +28,9 @@ public final class RedisDonationStore: DonationStore {
     /// every master then fsyncs each write itself). Checked again after `durabilityRecheck` and whenever a `WAIT`
     /// comes back short: a failover leaves the promoted master without a replica, and a replica may join later.
     var replicasToWait: Int
+    /// Why the cluster cannot keep the promise of durability, when a store opened for reading found it so (its
+    /// writes are refused): for the command to say, as it reads all the same.
+    public internal(set) var durabilityProblem: StoreError?
     /// When `replicasToWait` was last read from the masters.
     var durabilityCheckedAt: ContinuousClock.Instant
     /// How long a durability check holds before the next write checks again.
@@ -95,6 +98,7 @@ public final class RedisDonationStore: DonationStore {
         let replicas: Int
         let replies: [RedisValue]
         var unchecked = false
+        var problem: StoreError?
         do {
             (replicas, replies) = try durabilityCheck(client, reading: reads)
         } catch where reading && error.kind == .misconfigured {
@@ -105,11 +109,13 @@ public final class RedisDonationStore: DonationStore {
                 throw translate(error)
             }
             unchecked = true
+            problem = error
         }
         let store = RedisDonationStore(
             ranking: ranking, types: types, client: client, replicasToWait: replicas, mirror: mirror)
         // Its first write checks the masters again, and is refused.
         if unchecked { store.durabilityCheckedAt = .now - durabilityRecheck - .seconds(1) }
+        store.durabilityProblem = problem
         // A new store holds no state yet: it is built under this policy from its first donation, and so are its
         // learned weights.
         store.cacheSettings(replies[0])

@@ -39,5 +39,12 @@ import Testing
         #expect(outcome.error.contains("interrupted; nothing was imported"), "\(outcome)")
         let export = try Suggest.run(["export", "--account", account, "--store", cluster.url], scratch: scratch.path)
         #expect(export.status == 0 && export.output.isEmpty, "\(export.output.prefix(300))")
+        // The account the import made goes with it: its name stayed in the list of accounts, its counters and its
+        // stamp.
+        let accountsMaster = try cluster.owner(ofSlot: Int(RedisHashSlot.of("sg:accounts"))).node
+        #expect(try cluster.cli(accountsMaster, "SISMEMBER", "sg:accounts", account).filter(\.isNumber) == "0")
+        let left = try cluster.cli(
+            master, "EXISTS", "sg:{\(account)}:m", "sg:{\(account)}:sv", "sg:{\(account)}:cid", "sg:{\(account)}:lw")
+        #expect(left.filter(\.isNumber) == "0", "keys of the account left: \(left)")
     }
 }

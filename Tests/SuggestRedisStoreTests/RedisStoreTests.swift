@@ -576,8 +576,12 @@ import Testing
         // A server that would lose acknowledged donations is refused: no append-only file.
         let volatile = try LocalRedisCluster(standaloneWithPassword: nil, settings: ["appendonly no"])
         defer { volatile.stop() }
-        let refused = try run("redis://\(volatile.seeds)")
-        #expect(refused.status == 1 && refused.error.contains("appendonly yes"))
+        let refused = try run("redis://\(volatile.seeds)", ["donate", "--conversation", "c"])
+        #expect(refused.status == 1 && refused.errorLines.count == 1 && refused.error.contains("appendonly yes"))
+        // Reading needs no such promise: said, and read.
+        let read = try run("redis://\(volatile.seeds)")
+        #expect(read.status == 0 && read.errorLines.count == 1 && read.error.contains("appendonly yes"), "\(read.status) \(read.error)")
+        #expect(read.error.contains("reading goes on; writes are refused until it is fixed"), "\(read)")
 
         // A full server: the import fails with one line, and what it wrote is undone.
         let full = try LocalRedisCluster(
