@@ -421,13 +421,14 @@ import Testing
         #expect(refused.status == 64)
         #expect(
             refused.standardError.hasPrefix(
-                "suggest import: invalid input: line 2: is \(huge.utf8.count) bytes of JSON, more than the 1 MiB a donation may take"),
+                "suggest import: invalid input: line 2: is "),
             "\(refused.standardError)")
+        #expect(refused.standardError.contains("bytes of JSON as export writes it, more than the 1 MiB a donation may take"))
         let skipped = SuggestProcess.run(
             ["import", "-", "--skip-invalid", "--store", fresh], input: huge + "\n" + small + "\n")
         #expect(skipped.status == 0 && skipped.standardOutput.hasPrefix("imported 1 donation"), "\(skipped)")
         let single = SuggestProcess.run(["donate", "--json", "--store", fresh], input: huge)
-        #expect(single.status == 64 && single.standardError.contains("more than the 1 MiB a donation may take"))
+        #expect(single.status == 64 && single.standardError.contains("more than the 1 MiB a donation may take"), "\(single)")
         var arguments = ["donate", "--conversation", "crowd", "--store", fresh]
         for index in 0..<150 { arguments += ["--recipient", "u\(index)\(field)=\(field)"] }
         let flags = SuggestProcess.run(arguments)

@@ -67,36 +67,60 @@ import Testing
         #expect(interaction == direct(line))
     }
 
-    /// A donation over `Interaction.maximumDonationBytes` of JSON is refused for its size before it is read, whatever
-    /// it holds (the tree path takes 30 bytes an element: a 60 MB line of an unknown array, refused for a missing
-    /// date, took 890 MB; and 1,024 recipients of five 4 KiB fields made a 21 MB donation that every listing of its
-    /// conversation returned); one of exactly the limit is read, and a short one still says exactly what is wrong.
+    /// A donation is at most `Interaction.maximumDonationBytes` of JSON as `export` writes it (1,024 recipients
+    /// with five 4 KiB fields each made a 21 MB donation that every listing of its conversation returned): one of
+    /// exactly the limit is read, one a byte over refused, whatever the input's own length (unknown members and
+    /// spaces are not written; a handle's type is); a text too long to be one is refused before it is read (the tree
+    /// path takes 30 bytes an element: a 60 MB line of an unknown array took 890 MB). A short one still says exactly
+    /// what is wrong.
     @Test func aDonationOverTheLimitIsRefusedWhateverItHolds() throws {
         func read(_ text: String) -> Result<Interaction, InputError> {
             var text = text
             return text.withUTF8 { bytes in Result { () throws(InputError) in try Interaction(jsonBytes: bytes) } }
         }
-        let tail = #""date":1796342400,"intent":{"conversationIdentifier":"c"}}"#
-        func padded(to length: Int, _ tail: String) -> String {
-            let frame = #"{"x":"","#.utf8.count + tail.utf8.count
-            return #"{"x":""# + String(repeating: "y", count: length - frame) + #"","# + tail
-        }
         let limit = Interaction.maximumDonationBytes
-        let atTheLimit = padded(to: limit, tail)
+        // A written donation of `length` bytes: people of long names, the last one's trimmed to fit.
+        func written(_ length: Int) -> String {
+            var people = (0..<260).map { Person(customIdentifier: "p\($0)", displayName: String(repeating: "n", count: 4_000)) }
+            var interaction = Interaction(
+                account: "a", date: Timestamp(seconds: 1_796_342_400), direction: .outgoing,
+                intent: SendMessageIntent(conversationIdentifier: "c", recipients: people))
+            let over = interaction.jsonLine.utf8.count - length
+            people[0].displayName = String(repeating: "n", count: 4_000 - over)
+            interaction.intent.recipients = people
+            return interaction.jsonLine
+        }
+        let atTheLimit = written(limit)
         #expect(atTheLimit.utf8.count == limit)
         #expect((try? read(atTheLimit).get())?.conversationIdentifier == "c")
-        let message = "is \(limit + 1) bytes of JSON, more than the 1 MiB a donation may take; give a large group's "
-            + "speakableGroupName and a part of its members"
-        for over in [
-            padded(to: limit + 1, tail), padded(to: limit + 1, #""intent":{"conversationIdentifier":"c"}}"#),
-            String(padded(to: limit + 2, tail).dropLast()),
-        ] {
-            guard case .failure(let refused) = read(over) else {
-                Issue.record("a donation over the limit was read")
-                continue
-            }
-            #expect(refused.field == nil && refused.message == message, "\(refused)")
+        guard case .failure(let refused) = read(written(limit + 1)) else {
+            Issue.record("a donation a byte over the limit was read")
+            return
         }
+        #expect(
+            refused.field == nil
+                && refused.message == "is \(limit + 1) bytes of JSON as export writes it, more than the 1 MiB a donation "
+                + "may take; give a large group's speakableGroupName and a part of its members", "\(refused)")
+        // What is not written does not count: a line of 2 MiB, most of it an unknown member, is read.
+        let padded = #"{"x":""# + String(repeating: "y", count: 2 << 20) + #"","date":1796342400,"intent":{"conversationIdentifier":"c"}}"#
+        #expect((try? read(padded).get())?.conversationIdentifier == "c")
+        // What is written counts: handles without a type, under the limit as read, over it as written (export
+        // wrote a line that import refused).
+        let handles = (0..<1_024).map { #"{"displayName":"\#(String(repeating: "d", count: 960))","personHandle":{"value":"h\#($0)"}}"# }
+        let typeless = #"{"date":1796342400,"intent":{"conversationIdentifier":"c","recipients":["# + handles.joined(separator: ",") + "]}}"
+        #expect(typeless.utf8.count <= limit)
+        guard case .failure(let grown) = read(typeless) else {
+            Issue.record("a donation over the limit as written was read")
+            return
+        }
+        #expect(grown.message.contains("bytes of JSON as export writes it"), "\(grown)")
+        // Too long to be read at all.
+        let huge = #"{"x":""# + String(repeating: "y", count: 5 << 20) + #""}"#
+        guard case .failure(let unread) = read(huge) else {
+            Issue.record("a 5 MiB text was read")
+            return
+        }
+        #expect(unread.message.hasPrefix("is \(huge.utf8.count) bytes of JSON, more than a donation may take"), "\(unread)")
         let person = #"{"customIdentifier":"\#(String(repeating: "p", count: 4000))","displayName":"\#(String(repeating: "n", count: 4000))"}"#
         let crowd = #"{"date":1796342400,"intent":{"conversationIdentifier":"c","recipients":["#
             + Array(repeating: person, count: 1024).joined(separator: ",") + "]}}"

@@ -352,7 +352,7 @@ import Testing
         #expect(alone.status == 400 && alone.text.contains("more than the 1 MiB a donation may take"), "\(alone.text.prefix(300))")
         let batch = Self.donation("small", "c", ago: 3) + "\n" + huge
         let refused = try server.client.send("POST", path, json: batch, contentType: "application/x-ndjson")
-        #expect(refused.status == 400 && refused.text.contains("line 2: is \(huge.utf8.count) bytes of JSON"), "\(refused.text.prefix(300))")
+        #expect(refused.status == 400 && refused.text.contains("line 2: is ") && refused.text.contains("bytes of JSON as export writes it"), "\(refused.text.prefix(300))")
         #expect(try server.client.request("GET", path).body.isEmpty)
         server.stop()
     }

@@ -97,37 +97,59 @@ extension Interaction {
         jsonBytes bytes: UnsafeBufferPointer<UInt8>, defaultAccount: String = Interaction.defaultAccount,
         intents: (any IntentMemo)? = nil
     ) throws(InputError) {
-        try Interaction.checkSize(bytes.count)
+        // Not read at all past a bound (the tree path takes about 30 bytes an element: a 60 MB line took 890 MB
+        // only to say what was wrong with it).
+        guard bytes.count <= Interaction.maximumReadBytes else {
+            throw InputError(
+                field: nil,
+                message: "is \(bytes.count) bytes of JSON, more than a donation may take "
+                    + "(\(ByteCount(Interaction.maximumDonationBytes)) as export writes it); give a large group's "
+                    + "speakableGroupName and a part of its members")
+        }
         // Almost every line is well formed: read it straight from its bytes. Anything else takes the tree path,
         // which says exactly what is wrong (and reads the odd valid line the fast path leaves to it).
+        let interaction: Interaction
         switch InteractionDecoder.read(bytes, defaultAccount: defaultAccount, intents: intents) {
-        case .read(let interaction):
-            self = interaction
-            return
+        case .read(let read):
+            interaction = read
         case .refused(let refusal):
             intents?.fastPathGaveUp()
             throw refusal
         case .gaveUp:
             intents?.fastPathGaveUp()
+            interaction = try Interaction(json: try JSONValue.input(bytes, field: nil), defaultAccount: defaultAccount)
         }
-        try self.init(json: try JSONValue.input(bytes, field: nil), defaultAccount: defaultAccount)
+        if bytes.count > Interaction.writtenSizeCheckedAbove { try interaction.checkWrittenSize() }
+        self = interaction
     }
 
-    /// The most bytes of JSON one donation may take: far more than any message's conversation needs (1,024
-    /// recipients with every field of a person filled take about 300 KB), and a bound on what a store keeps and a
-    /// listing returns for one conversation. Without it, 1,024 recipients with five 4 KiB fields each made one
-    /// donation 21 MB, and `list --json --limit 20` over twenty of them 422 MB (1.3 GB of memory); a server
-    /// answering `limit=1000` over such a tenant's conversations would have built 21 GB.
+    /// The most bytes of JSON one donation may take, as `export` writes it (`jsonLine`): far more than any
+    /// message's conversation needs (1,024 recipients with every field of a person filled take about 300 KB), and
+    /// a bound on what a store keeps and a listing returns for one conversation. Without it, 1,024 recipients with
+    /// five 4 KiB fields each made one donation 21 MB, and `list --json --limit 20` over twenty of them 422 MB (1.3
+    /// GB of memory); a server answering `limit=1000` over such a tenant's conversations would have built 21 GB.
+    /// Measured as written, not as read, so that every line `export` writes is one `import` reads back.
     public static let maximumDonationBytes = 1 << 20
 
-    /// Refuses a donation of more than `maximumDonationBytes` of JSON, before reading it (the tree path takes
-    /// about 30 bytes an element: a 60 MB line took 890 MB only to say what was wrong with it).
-    static func checkSize(_ bytes: Int) throws(InputError) {
-        guard bytes <= maximumDonationBytes else {
+    /// The longest text read as a donation at all. Longer than any donation within the limit is written, except
+    /// one spelled with many more escapes or unknown members than it needs.
+    static let maximumReadBytes = 4 << 20
+
+    /// The length of input below which a donation's written form cannot pass the limit, so that it is not
+    /// written to be measured: writing at most triples a text (`\b` becomes `\u0008`), and adds the account, the
+    /// direction and the handles' types, a few KB at most.
+    static let writtenSizeCheckedAbove = 320 << 10
+
+    /// Refuses a donation whose written form (`jsonLine`) is longer than `maximumDonationBytes`.
+    func checkWrittenSize() throws(InputError) {
+        var writer = JSONWriter()
+        write(to: &writer)
+        guard writer.bytes.count <= Interaction.maximumDonationBytes else {
             throw InputError(
                 field: nil,
-                message: "is \(bytes) bytes of JSON, more than the \(ByteCount(maximumDonationBytes)) a "
-                    + "donation may take; give a large group's speakableGroupName and a part of its members")
+                message: "is \(writer.bytes.count) bytes of JSON as export writes it, more than the "
+                    + "\(ByteCount(Interaction.maximumDonationBytes)) a donation may take; give a large group's "
+                    + "speakableGroupName and a part of its members")
         }
     }
 
