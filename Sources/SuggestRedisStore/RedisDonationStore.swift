@@ -95,22 +95,11 @@ public final class RedisDonationStore: DonationStore {
     ) throws(StoreError) -> RedisDonationStore {
         // The settings and whether any account exists are read in the check's round trip.
         let reads = [RedisCommand("HGETALL", key: RedisKeys.settings), RedisCommand("EXISTS", key: RedisKeys.accounts)]
-        let replicas: Int
-        let replies: [RedisValue]
-        var unchecked = false
-        var problem: StoreError?
-        do {
-            (replicas, replies) = try durabilityCheck(client, reading: reads)
-        } catch where reading && error.kind == .misconfigured {
-            replicas = 1
-            do {
-                replies = try client.pipeline(reads)
-            } catch {
-                throw translate(error)
-            }
-            unchecked = true
-            problem = error
-        }
+        let (replicas, replies, problem) = try durabilityCheck(client, reading: reads)
+        // A cluster that would evict keys is refused whatever the command (what it reads may be missing); one that
+        // cannot promise durability only to a command that writes.
+        if let problem, !reading { throw problem }
+        let unchecked = problem != nil
         let store = RedisDonationStore(
             ranking: ranking, types: types, client: client, replicasToWait: replicas, mirror: mirror)
         // Its first write checks the masters again, and is refused.
@@ -145,11 +134,12 @@ public final class RedisDonationStore: DonationStore {
     /// Checks every master's persistence, and says how many replicas each write must wait for: one round trip,
     /// both questions pipelined to every master at once, with `reads` (keyed reads the caller needs next) in it.
     ///
-    /// - Returns: how many replicas to wait for, and the replies to `reads`, as `pipeline` returns them.
-    /// - Throws: `.misconfigured` for a master without the append-only file, with neither `appendfsync always`
-    ///   nor a replica to wait for, or that evicts any key at its `maxmemory`.
+    /// - Returns: how many replicas to wait for, the replies to `reads`, as `pipeline` returns them, and why the
+    ///   cluster cannot keep the promise of durability, if it cannot (`.misconfigured`: a master without the
+    ///   append-only file, or with neither `appendfsync always` nor a replica to wait for).
+    /// - Throws: `.misconfigured` for a master that evicts any key at its `maxmemory`.
     static func durabilityCheck(_ client: RedisClusterClient, reading reads: [RedisCommand]) throws(StoreError) -> (
-        replicas: Int, reads: [RedisValue]
+        replicas: Int, reads: [RedisValue], problem: StoreError?
     ) {
         let (masters, readReplies) = try askEveryMaster(
             client,
@@ -161,6 +151,7 @@ public final class RedisDonationStore: DonationStore {
         // master has one, so without that every master must fsync each write itself.
         var lazyFsync: [(endpoint: String, setting: String, hasReplica: Bool)] = []
         var withoutReplica: String?
+        var withoutLog: StoreError?
         for master in masters {
             let endpoint = master.node.endpoint
             let pairs: [RedisValue]
@@ -184,8 +175,8 @@ public final class RedisDonationStore: DonationStore {
                     "Redis at \(endpoint) evicts any key when full (maxmemory-policy \(policy)), which would drop parts "
                         + "of accounts without a word; set maxmemory-policy noeviction (docs/redis.md)")
             }
-            guard settings["appendonly"] == "yes" else {
-                throw StoreError(
+            if settings["appendonly"] != "yes" && withoutLog == nil {
+                withoutLog = StoreError(
                     .misconfigured,
                     "Redis at \(endpoint) keeps no append-only file (appendonly \(settings["appendonly"] ?? "?")), so a "
                         + "restart would lose acknowledged donations; set appendonly yes (docs/redis.md)")
@@ -197,7 +188,8 @@ public final class RedisDonationStore: DonationStore {
             }
             if !hasReplica && withoutReplica == nil { withoutReplica = "\(endpoint)" }
         }
-        guard let withoutReplica else { return (1, readReplies) }
+        if let withoutLog { return (1, readReplies, withoutLog) }
+        guard let withoutReplica else { return (1, readReplies, nil) }
         // The master to name: one that has no replica itself, if a lazy one has none.
         if let lazy = lazyFsync.first(where: { !$0.hasReplica }) ?? lazyFsync.first {
             let reason =
@@ -208,12 +200,13 @@ public final class RedisDonationStore: DonationStore {
                 ? "fsyncs its log once a second (appendfsync everysec), so a crash could lose the last second"
                 : "leaves its log's fsync to the system (appendfsync \(lazy.setting)), so a crash could lose the last "
                     + "half minute or so"
-            throw StoreError(
+            let problem = StoreError(
                 .misconfigured,
                 "Redis at \(lazy.endpoint) \(reason) \(loss) of acknowledged donations; set appendfsync always, or give "
                     + "every master a replica (docs/redis.md)")
+            return (1, readReplies, problem)
         }
-        return (0, readReplies)
+        return (0, readReplies, nil)
     }
 
     /// `RedisClusterClient.pipelineToEveryMaster(_:with:)`, asked again while a master cannot be reached, for up to
@@ -339,7 +332,9 @@ public final class RedisDonationStore: DonationStore {
     /// Reads again how many replicas writes must wait for (`durabilityCheck`).
     /// - Throws: `.misconfigured` when a master lost its replica and does not fsync each write.
     func checkDurabilityAgain() throws(StoreError) {
-        replicasToWait = try Self.durabilityCheck(client, reading: []).replicas
+        let checked = try Self.durabilityCheck(client, reading: [])
+        if let problem = checked.problem { throw problem }
+        replicasToWait = checked.replicas
         durabilityCheckedAt = .now
     }
 

@@ -510,6 +510,12 @@ import Testing
             return error.kind == .misconfigured && error.message.contains(":\(masters[2].port) ")
                 && error.message.contains("maxmemory-policy allkeys-lru") && error.message.contains("noeviction")
         }
+        // Reading too: what it reads may be missing (a review found a read-only command opening such a cluster).
+        #expect {
+            _ = try RedisDonationStore.open(url: cluster.url, reading: true)
+        } throws: { error in
+            (error as? StoreError)?.message.contains("maxmemory-policy allkeys-lru") == true
+        }
         #expect(try cluster.cli(masters[2], "CONFIG", "SET", "maxmemory-policy", "volatile-lru") == "OK")
         _ = try RedisDonationStore.open(url: cluster.url)
         #expect(try cluster.cli(masters[0], "CONFIG", "SET", "appendfsync", "everysec") == "OK")
