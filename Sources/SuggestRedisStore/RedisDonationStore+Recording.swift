@@ -229,7 +229,15 @@ extension RedisDonationStore {
                 script.hset(weightsKey, "fold", Array("1".utf8))
                 script.bumpVersion(weightsKey)
             }
-            let (replies, failure) = try writeReplicated([script.command])
+            let replies: [RedisValue]
+            let failure: StoreError?
+            do {
+                (replies, failure) = try writeReplicated([script.command])
+            } catch {
+                // No reply: the round may have run all the same, and what it recorded is noted nowhere.
+                ledger.lostReply = true
+                throw error
+            }
             switch try Self.applyOutcome(replies[0]) {
             case .applied:
                 for index in recorded {

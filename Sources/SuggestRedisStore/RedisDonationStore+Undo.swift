@@ -8,6 +8,8 @@ extension RedisDonationStore {
     struct ImportLedger {
         private(set) var identifiers: [[UInt8]: [String]] = [:]
         private(set) var numberedConversations: [[UInt8]: Set<String>] = [:]
+        /// Whether a round's script got no reply (a connection lost, a time limit): it may have run, unnoted.
+        var lostReply = false
 
         mutating func note(account: String, identifier: String) {
             identifiers[Array(account.utf8), default: []].append(identifier)
@@ -46,6 +48,13 @@ extension RedisDonationStore {
             guard !undone else {
                 guard let said, let store = (error as? StoreError) ?? (error as? RedisError).map(Self.translate) else {
                     throw error
+                }
+                guard !written.lostReply else {
+                    throw StoreError(
+                        store.kind,
+                        store.message + "; the rounds before were undone, the last one got no reply and may have been "
+                            + "recorded ('suggest export' shows it; importing the same file again records the "
+                            + "donations with identifiers once)")
                 }
                 throw StoreError(store.kind, store.message + "; " + said)
             }
