@@ -5,9 +5,11 @@ import Synchronization
 /// anything (opening the store, waiting for the first line of a slow pipe), the process ends at once, saying that
 /// nothing was imported. Once it writes, the signal is noted and the import stops at its next check (every 256
 /// donations), its transaction rolled back; a signal that comes after the last check finds everything recorded, and
-/// the report says so. A second signal is only said: the import is taking back what it recorded (instant in the
+/// the report says so. A second signal while the import takes back what it recorded is only said (instant in the
 /// embedded store, whose transaction is simply not committed; up to seconds on Redis, whose rounds the process undoes
-/// itself, where a second Ctrl-C, pressed just then, left half an import). A third ends the process at once.
+/// itself, where a second Ctrl-C, pressed just then, left half an import), as it is while the import is about to
+/// act on the first, and a third ends the process at once; a second while the import waits (no check for two
+/// seconds: for its input, most likely) ends it at once.
 /// (Without this, the signal ended the process without a word, also when every donation had been committed.)
 enum ImportInterrupts {
     /// Set at the import's first donation: from then on a signal is noted, not acted on.
@@ -16,6 +18,11 @@ enum ImportInterrupts {
     static let received = Atomic<Int32>(0)
     /// How many signals came while writing.
     static let count = Atomic<Int>(0)
+    /// Set when the import acts on the signal (its check throws): from then on it is taking back what it recorded.
+    static let unwinding = Atomic<Bool>(false)
+    /// When the import last called `check`, in nanoseconds of the monotonic clock: an import that has not for two
+    /// seconds is waiting (for its input, most likely), and will not act on a signal soon.
+    static let lastCheck = Atomic<Int>(0)
 
     /// The actions the signals had before `watch()`, given back by `stopWatching()`.
     nonisolated(unsafe) private static var previous: [(Int32, (@convention(c) (Int32) -> Void)?)] = []
@@ -27,6 +34,8 @@ enum ImportInterrupts {
         writing.store(false, ordering: .relaxed)
         received.store(0, ordering: .relaxed)
         count.store(0, ordering: .relaxed)
+        unwinding.store(false, ordering: .relaxed)
+        lastCheck.store(monotonicNanoseconds(), ordering: .relaxed)
         previous = [SIGINT, SIGTERM].filter { system_signal_is_ignored($0) == 0 }.map { ($0, signal($0, handle)) }
     }
 
@@ -39,11 +48,22 @@ enum ImportInterrupts {
     /// Called by the import at its checks: the first marks that writing has begun; then a signal noted stops it.
     static func check() throws(CommandError) {
         writing.store(true, ordering: .relaxed)
+        lastCheck.store(monotonicNanoseconds(), ordering: .relaxed)
         let signalNumber = received.load(ordering: .relaxed)
-        guard signalNumber == 0 else { throw .interrupted(signal: signalNumber) }
+        guard signalNumber == 0 else {
+            unwinding.store(true, ordering: .relaxed)
+            throw .interrupted(signal: signalNumber)
+        }
     }
 
-    /// Only async-signal-safe work: atomics, `write`, `_exit`.
+    /// The monotonic clock in nanoseconds (`clock_gettime` is async-signal-safe).
+    private static func monotonicNanoseconds() -> Int {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Int(now.tv_sec) * 1_000_000_000 + Int(now.tv_nsec)
+    }
+
+    /// Only async-signal-safe work: atomics, `clock_gettime`, `write`, `_exit`.
     private static let handle: @convention(c) (Int32) -> Void = { signalNumber in
         if !writing.load(ordering: .relaxed) {
             let message: StaticString = """
@@ -54,7 +74,20 @@ enum ImportInterrupts {
             _exit(128 + signalNumber)
         }
         _ = received.compareExchange(expected: 0, desired: signalNumber, ordering: .relaxed)
-        switch count.add(1, ordering: .relaxed).newValue {
+        let signals = count.add(1, ordering: .relaxed).newValue
+        let waiting = monotonicNanoseconds() - lastCheck.load(ordering: .relaxed) > 2_000_000_000
+        if signals == 2 && !unwinding.load(ordering: .relaxed) && waiting {
+            // Not about to act on the first (it waits for its input): nothing to wait for.
+            let message: StaticString = """
+                suggest import: interrupted again; stopped at once (an embedded store keeps nothing of it; in a Redis \
+                store what it had recorded may have stayed: 'suggest export' shows it, and importing the same file \
+                again completes it)
+
+                """
+            _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
+            _exit(128 + signalNumber)
+        }
+        switch signals {
         case 1:
             return
         case 2:

@@ -105,6 +105,33 @@ import Testing
         #expect(try StoreCheck.count(store: fixture.store) == 1)
     }
 
+    /// A second Ctrl-C while the import waits for its input (it acts on the first only when a line comes) ends it
+    /// at once, as before a second Ctrl-C learned to let an import take back what it recorded; nothing is kept.
+    @Test func aSecondInterruptWhileTheImportWaitsForItsInputEndsItAtOnce() throws {
+        let fixture = try StoreFixture("interrupted-twice")
+        try fixture.succeed(["donate", "--conversation", "c-before"])
+        let first = fixture.scratch + "/first.jsonl"
+        try writeFile(first, Donations.bytes(Donations.make(count: 6_000, prefix: "t", conversations: 20, seed: 43)))
+        let importing = try ChildProcess(
+            executable: "/bin/bash",
+            arguments: [
+                "-c", #"exec "$0" import - --quiet --store "$1" < <(cat "$2"; sleep 60)"#, Suggest.binary, fixture.store,
+                first,
+            ],
+            environment: Suggest.environment(home: fixture.scratch), inputPath: nil, scratch: fixture.scratch)
+        // Its first lines read and written (about a second), then two seconds and more without a check, on a
+        // loaded machine too.
+        sleepSeconds(10)
+        importing.send(SIGINT)
+        sleepSeconds(0.2)
+        importing.send(SIGINT)
+        let started = monotonicSeconds()
+        let outcome = importing.wait(timeout: 30)
+        #expect(outcome.status == 130 && monotonicSeconds() - started < 10, "\(outcome)")
+        #expect(outcome.error.contains("interrupted again; stopped at once"), "\(outcome)")
+        #expect(try StoreCheck.count(store: fixture.store) == 1)
+    }
+
     /// The same into a store that does not exist yet: both processes create it, neither may see it half made.
     @Test func twoImportsCreatingTheStoreAtOnce() throws {
         for round in 0..<3 {
