@@ -64,7 +64,9 @@ struct APIError: Error, Sendable, Equatable {
         case .notAStore, .foreignDatabase: "the store's files are damaged, or not a store's"
         case .newerSchema: "the store was written by a newer suggest"
         case .readOnly: "the store cannot be written"
-        case .misconfigured: "the store's servers are configured so that they could lose donations"
+        case .misconfigured:
+            "the store's servers are set up so that suggest cannot work on them (durability, eviction or a user's "
+                + "permissions: the server's log says which)"
         case .failed: "the store failed"
         }
     }
