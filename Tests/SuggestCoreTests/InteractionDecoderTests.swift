@@ -80,10 +80,10 @@ import Testing
         }
         let limit = Interaction.maximumDonationBytes
         // A written donation of `length` bytes: people of long names, the last one's trimmed to fit.
-        func written(_ length: Int) -> String {
+        func written(_ length: Int, identifier: String? = "d-1") -> String {
             var people = (0..<260).map { Person(customIdentifier: "p\($0)", displayName: String(repeating: "n", count: 4_000)) }
             var interaction = Interaction(
-                account: "a", date: Timestamp(seconds: 1_796_342_400), direction: .outgoing,
+                account: "a", identifier: identifier, date: Timestamp(seconds: 1_796_342_400), direction: .outgoing,
                 intent: SendMessageIntent(conversationIdentifier: "c", recipients: people))
             let over = interaction.jsonLine.utf8.count - length
             people[0].displayName = String(repeating: "n", count: 4_000 - over)
@@ -101,6 +101,12 @@ import Testing
             refused.field == nil
                 && refused.message == "is \(limit + 1) bytes of JSON as export writes it, more than the 1 MiB a donation "
                 + "may take; give a large group's speakableGroupName and a part of its members", "\(refused)")
+        // A donation without an identifier counts the one a store gives it (a probe's was exported 52 bytes over).
+        guard case .failure(let unnamed) = read(written(limit, identifier: nil)) else {
+            Issue.record("a donation without an identifier, at the limit without it, was read")
+            return
+        }
+        #expect(unnamed.message.hasPrefix("is \(limit + 52) bytes of JSON as export writes it"), "\(unnamed)")
         // What is not written does not count: a line of 2 MiB, most of it an unknown member, is read.
         let padded = #"{"x":""# + String(repeating: "y", count: 2 << 20) + #"","date":1796342400,"intent":{"conversationIdentifier":"c"}}"#
         #expect((try? read(padded).get())?.conversationIdentifier == "c")

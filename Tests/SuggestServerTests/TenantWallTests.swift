@@ -1,3 +1,4 @@
+import SuggestCore
 import SuggestTestSupport
 import Testing
 
@@ -298,6 +299,36 @@ import Testing
             let writer = open(keys, O_WRONLY | O_NONBLOCK)
             if writer >= 0 { close(writer) }
         }
+    }
+
+    /// A donation is measured as the store keeps it, under its tenant's name (`acme:a`), which `suggest export` of
+    /// the store writes: one at the limit under the route's name was exported 5 bytes over, and not imported back
+    /// (found by a probe).
+    @Test func aDonationIsMeasuredUnderItsTenantsName() throws {
+        let scratch = try TemporaryDirectory("tenants")
+        let keys = try Self.keysFile(scratch, [("acme", Self.acme)])
+        let server = try ServeProcess(["--store", scratch("store"), "--keys", keys], scratch: scratch.path)
+        // A donation of exactly the limit as written under the route's account `a`.
+        var people = (0..<260).map { Person(customIdentifier: "p\($0)", displayName: String(repeating: "n", count: 4_000)) }
+        var interaction = Interaction(
+            account: "a", identifier: "d-1", date: .now().adding(-60), direction: .outgoing,
+            intent: SendMessageIntent(conversationIdentifier: "c", recipients: people))
+        people[0].displayName = String(repeating: "n", count: 4_000 - (interaction.jsonLine.utf8.count - Interaction.maximumDonationBytes))
+        interaction.intent.recipients = people
+        #expect(interaction.jsonLine.utf8.count == Interaction.maximumDonationBytes)
+        let refused = try server.client.send(
+            "POST", "/v1/accounts/a/donations", json: interaction.jsonLine, headers: Self.bearer(Self.acme))
+        #expect(refused.status == 400 && refused.text.contains("bytes of JSON as export writes it"), "\(refused.text.prefix(300))")
+        // Five bytes fewer (`acme:`) fit.
+        people[0].displayName = String(people[0].displayName!.dropFirst(5))
+        interaction.intent.recipients = people
+        let recorded = try server.client.send(
+            "POST", "/v1/accounts/a/donations", json: interaction.jsonLine, headers: Self.bearer(Self.acme))
+        #expect(recorded.status == 201, "\(recorded.text.prefix(300))")
+        server.stop()
+        let export = try Suggest.run(["export", "--store", scratch("store"), "--account", "acme:a"], scratch: scratch.path)
+        let again = try Suggest.run(["import", "-", "--store", scratch("again")], input: Array(export.output.utf8), scratch: scratch.path)
+        #expect(again.status == 0, "\(again.error)")
     }
 
     /// What an operator does after the server refused a file (`chmod 600`), and a file renamed into place that

@@ -138,16 +138,23 @@ extension Interaction {
     /// The length of input below which a donation's written form cannot pass the limit, so that it is not
     /// written to be measured: writing at most triples a text (`\b` becomes `\u0008`), and adds the account, the
     /// direction and the handles' types, a few KB at most.
-    static let writtenSizeCheckedAbove = 320 << 10
+    public static let writtenSizeCheckedAbove = 320 << 10
 
-    /// Refuses a donation whose written form (`jsonLine`) is longer than `maximumDonationBytes`.
-    func checkWrittenSize() throws(InputError) {
+    /// What a store's identifier adds to a donation given without one, as written: `"identifier":"`, a UUID's 36
+    /// characters, `",`.
+    static let generatedIdentifierBytes = 52
+
+    /// Refuses a donation whose written form (`jsonLine`) is longer than `maximumDonationBytes`, counting the
+    /// identifier a store gives a donation without one (`"identifier":"` and 36 characters: a donation accepted
+    /// at the limit without one was exported 52 bytes over it, and its export refused by `import`).
+    public func checkWrittenSize() throws(InputError) {
         var writer = JSONWriter()
         write(to: &writer)
-        guard writer.bytes.count <= Interaction.maximumDonationBytes else {
+        let length = writer.bytes.count + (identifier == nil ? Interaction.generatedIdentifierBytes : 0)
+        guard length <= Interaction.maximumDonationBytes else {
             throw InputError(
                 field: nil,
-                message: "is \(writer.bytes.count) bytes of JSON as export writes it, more than the "
+                message: "is \(length) bytes of JSON as export writes it, more than the "
                     + "\(ByteCount(Interaction.maximumDonationBytes)) a donation may take; give a large group's "
                     + "speakableGroupName and a part of its members")
         }

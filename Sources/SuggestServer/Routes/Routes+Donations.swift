@@ -100,6 +100,11 @@ extension Routes {
                 field: "account", message: "'\(interaction.account.prefix(60))' differs from the route's account")
         }
         interaction.account = account.storeAccount
+        // Measured again as stored, under its tenant's name (`tenant:account`), which `suggest export` of the
+        // store writes: an account at the limit was exported past it, and not imported back.
+        if bytes.count > Interaction.writtenSizeCheckedAbove && !account.storeAccount.hasSameBytes(as: account.account) {
+            try interaction.checkWrittenSize()
+        }
         return interaction
     }
 
