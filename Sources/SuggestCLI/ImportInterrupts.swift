@@ -8,7 +8,7 @@ import Synchronization
 /// the report says so. A second signal while the import takes back what it recorded is only said (instant in the
 /// embedded store, whose transaction is simply not committed; up to seconds on Redis, whose rounds the process undoes
 /// itself, where a second Ctrl-C, pressed just then, left half an import), as it is while the import is about to
-/// act on the first, and a third ends the process at once; a second while the import waits (no check for two
+/// act on the first, and a third ends the process at once. A signal while the import waits (no check for two
 /// seconds: for its input, most likely) ends it at once.
 /// (Without this, the signal ended the process without a word, also when every donation had been committed.)
 enum ImportInterrupts {
@@ -76,12 +76,13 @@ enum ImportInterrupts {
         _ = received.compareExchange(expected: 0, desired: signalNumber, ordering: .relaxed)
         let signals = count.add(1, ordering: .relaxed).newValue
         let waiting = monotonicNanoseconds() - lastCheck.load(ordering: .relaxed) > 2_000_000_000
-        if signals == 2 && !unwinding.load(ordering: .relaxed) && waiting {
-            // Not about to act on the first (it waits for its input): nothing to wait for.
+        if !unwinding.load(ordering: .relaxed) && waiting {
+            // Not about to act on it (it waits, for its input most likely): nothing to wait for. A single SIGTERM
+            // from a service manager waited as long as a stalled pipe did.
             let message: StaticString = """
-                suggest import: interrupted again; stopped at once (an embedded store keeps nothing of it; in a Redis \
-                store what it had recorded may have stayed: 'suggest export' shows it, and importing the same file \
-                again completes it)
+                suggest import: interrupted while it waited; stopped at once (an embedded store keeps nothing of it; \
+                in a Redis store what it had recorded may have stayed: 'suggest export' shows it, and importing the \
+                same file again completes it)
 
                 """
             _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
@@ -92,8 +93,8 @@ enum ImportInterrupts {
             return
         case 2:
             let message: StaticString = """
-                suggest import: interrupted again; taking back what was recorded first (interrupt once more to stop \
-                at once and leave it: importing the same file again then completes it)
+                suggest import: interrupted again; stopping cleanly first (interrupt once more to stop at once: in a \
+                Redis store what it had recorded may then stay, and importing the same file again completes it)
 
                 """
             _ = write(2, message.utf8Start, message.utf8CodeUnitCount)

@@ -35,7 +35,7 @@ import Testing
         importing.send(SIGINT)
         let outcome = importing.wait(timeout: 120)
         #expect(outcome.status == 130, "\(outcome)")
-        #expect(outcome.error.contains("interrupted again; taking back what was recorded first"), "\(outcome)")
+        #expect(outcome.error.contains("interrupted again; stopping cleanly first"), "\(outcome)")
         #expect(outcome.error.contains("interrupted; nothing was imported"), "\(outcome)")
         let export = try Suggest.run(["export", "--account", account, "--store", cluster.url], scratch: scratch.path)
         #expect(export.status == 0 && export.output.isEmpty, "\(export.output.prefix(300))")

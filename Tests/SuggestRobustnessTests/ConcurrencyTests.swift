@@ -100,14 +100,23 @@ import Testing
         importing.send(SIGINT)
         let outcome = importing.wait(timeout: 30)
         #expect(outcome.status == 130, "\(outcome)")
-        let said = afterItsFirstLines ? "interrupted; nothing was imported" : "interrupted before anything was written"
-        #expect(outcome.error.contains("suggest import: " + said), "\(outcome)")
+        if afterItsFirstLines {
+            // Acted on when the next line comes, or, once the import has waited two seconds, at once: which of the
+            // two depends on how fast a loaded machine wrote the first lines. Nothing is kept either way.
+            #expect(
+                outcome.error.contains("suggest import: interrupted; nothing was imported")
+                    || outcome.error.contains("suggest import: interrupted while it waited; stopped at once"),
+                "\(outcome)")
+        } else {
+            #expect(outcome.error.contains("suggest import: interrupted before anything was written"), "\(outcome)")
+        }
         #expect(try StoreCheck.count(store: fixture.store) == 1)
     }
 
-    /// A second Ctrl-C while the import waits for its input (it acts on the first only when a line comes) ends it
-    /// at once, as before a second Ctrl-C learned to let an import take back what it recorded; nothing is kept.
-    @Test func aSecondInterruptWhileTheImportWaitsForItsInputEndsItAtOnce() throws {
+    /// A signal while the import waits for its input ends it at once: it acted only when a line came, so a service
+    /// manager's single SIGTERM waited as long as a stalled pipe (found by a probe), and, once a second Ctrl-C had
+    /// learned to let an import take back what it recorded, two did not end it either (found by a review).
+    @Test func aSignalWhileTheImportWaitsForItsInputEndsItAtOnce() throws {
         let fixture = try StoreFixture("interrupted-twice")
         try fixture.succeed(["donate", "--conversation", "c-before"])
         let first = fixture.scratch + "/first.jsonl"
@@ -122,13 +131,11 @@ import Testing
         // Its first lines read and written (about a second), then two seconds and more without a check, on a
         // loaded machine too.
         sleepSeconds(10)
-        importing.send(SIGINT)
-        sleepSeconds(0.2)
-        importing.send(SIGINT)
+        importing.send(SIGTERM)
         let started = monotonicSeconds()
         let outcome = importing.wait(timeout: 30)
-        #expect(outcome.status == 130 && monotonicSeconds() - started < 10, "\(outcome)")
-        #expect(outcome.error.contains("interrupted again; stopped at once"), "\(outcome)")
+        #expect(outcome.status == 143 && monotonicSeconds() - started < 10, "\(outcome)")
+        #expect(outcome.error.contains("interrupted while it waited; stopped at once"), "\(outcome)")
         #expect(try StoreCheck.count(store: fixture.store) == 1)
     }
 
