@@ -26,9 +26,11 @@ enum SuggestionOutput {
             text += String(repeating: " ", count: max(0, 3 - rank.count)) + rank + "  "
                 + TerminalText.padded(title, to: width + 2)
             text += "score " + format(suggestion.score) + "  " + (suggestion.isGroup ? "group" : "person")
-            // Counted when the title does not say it all, and only when the intents named anyone.
-            if !suggestion.recipients.isEmpty && (suggestion.speakableGroupName != nil || suggestion.recipients.count != 1) {
-                text += " · " + counted(suggestion.recipients.count, "person", plural: "people")
+            // Counted when the title does not say it all, and only when the intents named anyone; the user's own
+            // entry (`isMe`) is nobody the message goes to.
+            let people = suggestion.recipients.count { $0.isMe != true }
+            if people > 0 && (suggestion.speakableGroupName != nil || people != 1) {
+                text += " · " + counted(people, "person", plural: "people")
             }
             text += "  " + identifier(suggestion.conversationIdentifier) + "\n"
             if let explanation = suggestion.explanation {

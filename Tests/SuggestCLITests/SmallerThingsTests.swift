@@ -441,6 +441,17 @@ import Testing
         #expect(list.standardOutput.contains("small") && !list.standardOutput.contains("crowd"))
     }
 
+    /// The user's own entry among a conversation's recipients is nobody the message goes to: "Me, Ann · 2 people"
+    /// read as a group with Ann (found by probes of the library and of the command line).
+    @Test func theUserIsNotCountedAmongAConversationsPeople() {
+        let line = #"{"date":"2026-12-01T10:00:00Z","direction":"outgoing","intent":{"conversationIdentifier":"dm-ann","recipients":[{"customIdentifier":"me","displayName":"Me","isMe":true},{"customIdentifier":"ann","displayName":"Ann"}]}}"#
+        let fresh = directory.path + "/is-me"
+        #expect(SuggestProcess.run(["donate", "--json", "--store", fresh], input: line).status == 0)
+        let list = SuggestProcess.run(["list", "--store", fresh])
+        #expect(list.standardOutput.contains("Ann") && !list.standardOutput.contains("Me, Ann"), "\(list.standardOutput)")
+        #expect(!list.standardOutput.contains("people"), "\(list.standardOutput)")
+    }
+
     /// A history older than the retention (CollegeMsg is from 2004) is not kept, and the summary says how to keep it.
     @Test func anOldHistorySaysHowToKeepIt() {
         let old = #"{"date":"2004-04-15T14:56:01Z","intent":{"conversationIdentifier":"u2"}}"#

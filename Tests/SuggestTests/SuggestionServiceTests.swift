@@ -190,7 +190,7 @@ import Testing
         let service = try SuggestionService(directory: directory.path)
         let me = Person(customIdentifier: "me", displayName: "Me", image: "avatars/me.png", isMe: true)
         let ana = Person(customIdentifier: "ana", displayName: "Ana", image: "avatars/ana.png")
-        let bo = Person(customIdentifier: "bo", displayName: "", image: "")
+        let bo = Person(customIdentifier: "bo", displayName: "  ", image: "")
         let donations = [
             SendMessageIntent(conversationIdentifier: "dm-ana", recipients: [me, ana]),
             SendMessageIntent(conversationIdentifier: "dm-bo", recipients: [bo], image: ""),

@@ -115,9 +115,11 @@ public struct Suggestion: Sendable, Equatable {
         return title
     }
 
-    /// A donated string, or `nil` for an empty one: an empty name or picture is none (an empty image hid the
-    /// recipient's, and an empty display name gave an empty title).
-    static func nonEmpty(_ text: String?) -> String? { text?.isEmpty == false ? text : nil }
+    /// A donated string, or `nil` for one that is empty or only spaces: such a name or picture is none (an empty
+    /// image hid the recipient's, and an empty display name gave an empty title).
+    static func nonEmpty(_ text: String?) -> String? {
+        text?.contains(where: { !$0.isWhitespace }) == true ? text : nil
+    }
 }
 
 /// The top suggestions of one account at one moment: what `suggest list --json` prints.
