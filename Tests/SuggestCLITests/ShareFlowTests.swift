@@ -55,6 +55,24 @@ import Testing
         #expect(line.contains("com.example.kind99") && !line.contains("com.example.kind100"), "\(line.prefix(200))")
     }
 
+    /// A send to a conversation last donated with nearly 1 MiB of people: the donation it would record, with the
+    /// shared types, is over a donation's size. Said as the send's failure (exit 1), where it was reported as the
+    /// caller's invalid input (exit 64) with advice about group names the caller cannot follow (found by a probe).
+    @Test func aSendOverADonationsSizeIsAFailureOfTheSend() throws {
+        var people = (0..<260).map { Person(customIdentifier: "p\($0)", displayName: String(repeating: "n", count: 4_000)) }
+        var donation = Interaction(
+            identifier: "big-1", date: Timestamp(rfc3339: at)!.adding(-60), direction: .outgoing,
+            intent: SendMessageIntent(conversationIdentifier: "crowd", recipients: people))
+        people[0].displayName = String(repeating: "n", count: 4_000 - (donation.jsonLine.utf8.count - Interaction.maximumDonationBytes) - 10)
+        donation.intent.recipients = people
+        let stored = SuggestProcess.run(["donate", "--json", "--store", store], input: donation.jsonLine)
+        #expect(stored.status == 0, "\(stored.standardError)")
+        let sent = SuggestProcess.run(
+            ["share", "--store", store, "--at", at, "--conversation", "crowd", "--send", "--attachment", "public.jpeg=a.jpg"])
+        #expect(sent.status == 1, "\(sent)")
+        #expect(sent.standardError.contains("the donation it would record") && !sent.standardError.contains("speakableGroupName"), "\(sent.standardError)")
+    }
+
     /// A share request is at most 256 KiB of JSON: its parsed tree takes about 26 times its size (a 30 MB one took
     /// 790 MB). One just under it is read; one over it is refused before it is parsed.
     @Test func aShareRequestOverItsLimitIsRefusedBeforeItIsParsed() throws {

@@ -97,7 +97,16 @@ public struct ShareFlow: Sendable {
                 // the account's export then held a line its import refuses (found by review).
                 var donation = donation(to: chosen, request: request, account: account, at: now)
                 donation.identifier = identifier
-                switch try store.recordShare(try donation.validated(), now: now) {
+                let checked = Result { () throws(InputError) in try donation.validated() }
+                if case .failure(let error) = checked, error.field == nil {
+                    // Over a donation's size, from what the conversation was last donated with: not the caller's
+                    // input, which it was reported as (with advice about group names the caller cannot follow).
+                    result.failure = "nothing was sent: the donation it would record, the conversation's name, "
+                        + "people and picture with the shared types, is over the "
+                        + "\(ByteCount(Interaction.maximumDonationBytes)) a donation may take"
+                    return result
+                }
+                switch try store.recordShare(try checked.get(), now: now) {
                 case .recorded(let identifier):
                     result.outcome = .sent(identifier: identifier)
                 case .duplicate(let repeated) where identifier != nil:
