@@ -198,7 +198,7 @@ public enum SuggestCommandLine {
         guard !error.isBrokenPipe else { return ExitCode.failure }
         var line = (command.map { "suggest \($0)" } ?? "suggest") + ": \(error)"
         if afterRunning, let command, changingCommands.contains(command) {
-            line += "; the command ran to its end: what it changed in the store stays changed"
+            line += "; the command ran to its end: what it changed in the store, if anything, stays changed"
         }
         io.err(oneLine(line))
         return ExitCode.failure

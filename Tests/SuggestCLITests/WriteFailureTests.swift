@@ -66,7 +66,7 @@ import Testing
         // A command that can change the store says that it ran to its end: a script must not run it again.
         let changing = ["donate", "import", "delete", "block", "unblock", "feedback", "config", "share"]
             .contains(command[0])
-        let ending = changing ? "; the command ran to its end: what it changed in the store stays changed" : ""
+        let ending = changing ? "; the command ran to its end: what it changed in the store, if anything, stays changed" : ""
         #expect(
             outcome.errorLines.last == "\(name): cannot write standard output: No space left on device\(ending)",
             "\(outcome)")
