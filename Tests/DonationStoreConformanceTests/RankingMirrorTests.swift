@@ -446,8 +446,10 @@ import Testing
                 let store = try SQLiteDonationStore.open(location, checkpoints: .everyPages(16_384), mirror: mirror)
                 switch worker {
                 case 0:
-                    // The writer, then the signal to stop.
+                    // The writer, then the signal to stop; it starts once a reader has answered (on a loaded
+                    // machine the readers' first query could come after all the writes, and nothing was checked).
                     defer { done.store(true, ordering: .releasing) }
+                    for _ in 0..<30_000 where answered.withLock({ $0 }) == 0 { Self.pause(milliseconds: 1) }
                     for donation in writes {
                         _ = try store.record(donation, now: StoreConformanceTests.end)
                         Self.pause(milliseconds: 2)

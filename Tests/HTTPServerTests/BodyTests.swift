@@ -25,13 +25,13 @@ import Testing
     @Test(arguments: ["gzip, chunked", "chunked, gzip", "identity", "chunked;x=1", "chunked ", "chunked\t", "chun ked"])
     func aTransferCodingOtherThanChunkedIsRefusedAtOnce(coding: String) throws {
         try withServer(handler: echoHandler) { server in
-            let connection = try TestConnection.connected(port: server.address.port, timeout: 2)
+            let connection = try TestConnection.connected(port: server.address.port, timeout: 5)
             let response = try connection.exchange(
                 "POST /t HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: \(coding)\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
             #expect(response.status == 400)
             #expect(response.text.contains(#""code":"ambiguous_length""#) && response.text.contains("is not supported"), "\(response)")
             #expect(response.header("Connection")?.lowercased() == "close")
-            let chunked = try TestConnection.connected(port: server.address.port, timeout: 2)
+            let chunked = try TestConnection.connected(port: server.address.port, timeout: 5)
             let taken = try chunked.exchange(
                 "POST /t HTTP/1.1\r\nHost: x\r\nTransfer-Encoding:  Chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n")
             #expect(echoed("body", in: taken) == ["3 \(fnv1a(Array("abc".utf8)))"])
@@ -44,7 +44,7 @@ import Testing
     @Test(arguments: ["Transfer-Encoding : chunked", "Content-Length\t: 3", "X Odd: 1", "X-\u{1}: 1"])
     func aFieldNameThatIsNotATokenIsRefused(field: String) throws {
         try withServer(handler: echoHandler) { server in
-            let connection = try TestConnection.connected(port: server.address.port, timeout: 2)
+            let connection = try TestConnection.connected(port: server.address.port, timeout: 5)
             let response = try connection.exchange(
                 "POST /t HTTP/1.1\r\nHost: x\r\n\(field)\r\nContent-Length: 3\r\n\r\nabc")
             #expect(response.status == 400, "\(response)")
