@@ -351,7 +351,8 @@ extension RedisValue {
     /// The elements of an array reply (`nil` for a nil reply); an error reply is thrown as the store's error.
     func checkedArray() throws(StoreError) -> [RedisValue]? {
         if let message = errorMessage {
-            throw RedisDonationStore.permissionDenied(message) ?? StoreError(.failed, "Redis refused a command: \(message)")
+            throw RedisDonationStore.permissionDenied(message)
+                ?? StoreError(.failed, "Redis refused a command: \(message)")
         }
         return array
     }

@@ -28,7 +28,8 @@ enum Config: Command {
         let idle = try days(arguments, "--idle-days")
         // Settings may come first (the demo keeps everything before it imports); showing them needs a store.
         let store = try StoreOptions.open(
-            arguments, io, maintaining: nil, creating: maxAge != nil || idle != nil, reading: maxAge == nil && idle == nil)
+            arguments, io, maintaining: nil, creating: maxAge != nil || idle != nil,
+            reading: maxAge == nil && idle == nil)
         var retention = try store.retention()
         if maxAge != nil || idle != nil {
             if let maxAge { retention.maximumAgeDays = maxAge }
