@@ -1,5 +1,6 @@
 import CSystem
 import Synchronization
+import SuggestCore
 
 /// What Ctrl-C (SIGINT) or SIGTERM does to `suggest import`, which is all or nothing. Before the import has written
 /// anything (opening the store, waiting for the first line of a slow pipe), the process ends at once, saying that
@@ -8,8 +9,8 @@ import Synchronization
 /// the report says so. A second signal while the import takes back what it recorded is only said (instant in the
 /// embedded store, whose transaction is simply not committed; up to seconds on Redis, whose rounds the process undoes
 /// itself, where a second Ctrl-C, pressed just then, left half an import), as it is while the import is about to
-/// act on the first, and a third ends the process at once. A signal while the import waits (no check for two
-/// seconds: for its input, most likely) ends it at once.
+/// act on the first, and a third ends the process at once. A signal while the import waits for its input (a read
+/// of it under way, `LineStream.readsUnderWay`) ends it at once.
 /// (Without this, the signal ended the process without a word, also when every donation had been committed.)
 enum ImportInterrupts {
     /// Set at the import's first donation: from then on a signal is noted, not acted on.
@@ -20,9 +21,7 @@ enum ImportInterrupts {
     static let count = Atomic<Int>(0)
     /// Set when the import acts on the signal (its check throws): from then on it is taking back what it recorded.
     static let unwinding = Atomic<Bool>(false)
-    /// When the import last called `check`, in nanoseconds of the monotonic clock: an import that has not for two
-    /// seconds is waiting (for its input, most likely), and will not act on a signal soon.
-    static let lastCheck = Atomic<Int>(0)
+
 
     /// The actions the signals had before `watch()`, given back by `stopWatching()`.
     nonisolated(unsafe) private static var previous: [(Int32, (@convention(c) (Int32) -> Void)?)] = []
@@ -35,7 +34,7 @@ enum ImportInterrupts {
         received.store(0, ordering: .relaxed)
         count.store(0, ordering: .relaxed)
         unwinding.store(false, ordering: .relaxed)
-        lastCheck.store(monotonicNanoseconds(), ordering: .relaxed)
+        _ = LineStream.readsUnderWay.load(ordering: .relaxed)
         previous = [SIGINT, SIGTERM].filter { system_signal_is_ignored($0) == 0 }.map { ($0, signal($0, handle)) }
     }
 
@@ -48,7 +47,6 @@ enum ImportInterrupts {
     /// Called by the import at its checks: the first marks that writing has begun; then a signal noted stops it.
     static func check() throws(CommandError) {
         writing.store(true, ordering: .relaxed)
-        lastCheck.store(monotonicNanoseconds(), ordering: .relaxed)
         let signalNumber = received.load(ordering: .relaxed)
         guard signalNumber == 0 else {
             unwinding.store(true, ordering: .relaxed)
@@ -56,14 +54,7 @@ enum ImportInterrupts {
         }
     }
 
-    /// The monotonic clock in nanoseconds (`clock_gettime` is async-signal-safe).
-    private static func monotonicNanoseconds() -> Int {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Int(now.tv_sec) * 1_000_000_000 + Int(now.tv_nsec)
-    }
-
-    /// Only async-signal-safe work: atomics, `clock_gettime`, `write`, `_exit`.
+    /// Only async-signal-safe work: atomics, `write`, `_exit`.
     private static let handle: @convention(c) (Int32) -> Void = { signalNumber in
         if !writing.load(ordering: .relaxed) {
             let message: StaticString = """
@@ -75,14 +66,12 @@ enum ImportInterrupts {
         }
         _ = received.compareExchange(expected: 0, desired: signalNumber, ordering: .relaxed)
         let signals = count.add(1, ordering: .relaxed).newValue
-        let waiting = monotonicNanoseconds() - lastCheck.load(ordering: .relaxed) > 2_000_000_000
-        if !unwinding.load(ordering: .relaxed) && waiting {
-            // Not about to act on it (it waits, for its input most likely): nothing to wait for. A single SIGTERM
-            // from a service manager waited as long as a stalled pipe did.
+        // Waiting for its input, it acts on nothing until a line comes: a single SIGTERM from a service manager
+        // waited as long as a stalled pipe did. Nothing is committed while input is still being read (the embedded
+        // store commits after the last line; a Redis import reads all of its input before it writes).
+        if !unwinding.load(ordering: .relaxed) && LineStream.readsUnderWay.load(ordering: .relaxed) > 0 {
             let message: StaticString = """
-                suggest import: interrupted while it waited; stopped at once (an embedded store keeps nothing of it; \
-                in a Redis store what it had recorded may have stayed: 'suggest export' shows it, and importing the \
-                same file again completes it)
+                suggest import: interrupted while it waited for its input; stopped at once, nothing was imported
 
                 """
             _ = write(2, message.utf8Start, message.utf8CodeUnitCount)

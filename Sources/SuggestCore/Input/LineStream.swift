@@ -1,4 +1,5 @@
 import CSystem
+import Synchronization
 
 /// Lines read from a file descriptor or from bytes in memory, one at a time or in batches of whole lines: the one
 /// reader behind `suggest import`, `donate --json`, `share`, `eval`, the converters and `suggest-bench parse`.
@@ -11,6 +12,11 @@ import CSystem
 /// A line longer than `maximumLineLength` ends the stream: it is never read to its end, so an endless line
 /// (`suggest import /dev/zero`) is refused after the limit's worth of bytes, in bounded memory.
 public final class LineStream {
+    /// How many reads of a descriptor are under way in the process, all streams together: a signal handler asks
+    /// it whether a command is waiting for its input (`suggest import` ends at once then, where it acted on a
+    /// signal only when a line came, and a service manager's SIGTERM waited as long as a stalled pipe).
+    public static let readsUnderWay = Atomic<Int>(0)
+
     /// Whether a line is blank: only spaces, tabs and `\r` (the end of a line written on Windows), which every
     /// JSON Lines reader here skips.
     public static func isBlank(_ line: UnsafeBufferPointer<UInt8>) -> Bool {
@@ -353,9 +359,11 @@ public final class LineStream {
             end = kept
         }
         var count: Int
+        Self.readsUnderWay.add(1, ordering: .relaxed)
         repeat {
             count = read(descriptor, storage + end, chunkSize)
         } while count < 0 && system_errno() == EINTR
+        Self.readsUnderWay.subtract(1, ordering: .relaxed)
         if count < 0 {
             if onReadError == .endInput { return false }
             throw .current
