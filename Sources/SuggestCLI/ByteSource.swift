@@ -27,6 +27,7 @@ public final class ByteSource {
             descriptor: descriptor, closesDescriptor: closesDescriptor, chunkSize: Self.chunkSize,
             maximumLineLength: Self.lineLimit, carriageReturns: .dropBeforeNewline, onReadError: .throwError,
             skipsByteOrderMark: true)
+        lines.isCommandInput = true
         self.name = name
     }
 

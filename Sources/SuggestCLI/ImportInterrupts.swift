@@ -83,14 +83,15 @@ enum ImportInterrupts {
         case 2:
             let message: StaticString = """
                 suggest import: interrupted again; stopping cleanly first (interrupt once more to stop at once: in a \
-                Redis store what it had recorded may then stay, and importing the same file again completes it)
+                Redis store what it had recorded may then stay; importing the same file again records its lines with \
+                identifiers once)
 
                 """
             _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
         default:
             let message: StaticString = """
                 suggest import: stopped at once; in a Redis store what it had recorded may have stayed ('suggest \
-                export' shows it; importing the same file again completes it)
+                export' shows it; importing the same file again records its lines with identifiers once)
 
                 """
             _ = write(2, message.utf8Start, message.utf8CodeUnitCount)

@@ -12,10 +12,13 @@ import Synchronization
 /// A line longer than `maximumLineLength` ends the stream: it is never read to its end, so an endless line
 /// (`suggest import /dev/zero`) is refused after the limit's worth of bytes, in bounded memory.
 public final class LineStream {
-    /// How many reads of a descriptor are under way in the process, all streams together: a signal handler asks
-    /// it whether a command is waiting for its input (`suggest import` ends at once then, where it acted on a
-    /// signal only when a line came, and a service manager's SIGTERM waited as long as a stalled pipe).
+    /// How many reads of a command's input (streams with `isCommandInput`) are under way in the process: a signal
+    /// handler asks it whether a command is waiting for its input (`suggest import` ends at once then, where it
+    /// acted on a signal only when a line came, and a service manager's SIGTERM waited as long as a stalled pipe).
     public static let readsUnderWay = Atomic<Int>(0)
+    /// Whether this stream reads what the command was given (not a file of its own, such as a store's spool),
+    /// and so counts in `readsUnderWay`.
+    public var isCommandInput = false
 
     /// Whether a line is blank: only spaces, tabs and `\r` (the end of a line written on Windows), which every
     /// JSON Lines reader here skips.
@@ -359,11 +362,11 @@ public final class LineStream {
             end = kept
         }
         var count: Int
-        Self.readsUnderWay.add(1, ordering: .relaxed)
+        if isCommandInput { Self.readsUnderWay.add(1, ordering: .relaxed) }
         repeat {
             count = read(descriptor, storage + end, chunkSize)
         } while count < 0 && system_errno() == EINTR
-        Self.readsUnderWay.subtract(1, ordering: .relaxed)
+        if isCommandInput { Self.readsUnderWay.subtract(1, ordering: .relaxed) }
         if count < 0 {
             if onReadError == .endInput { return false }
             throw .current
