@@ -199,6 +199,16 @@ public final class RawHTTPConnection {
         }
     }
 
+    /// The first bytes the server has sent (its status line), without taking them, once some arrive within
+    /// `seconds`; empty when none came.
+    public func peek(_ count: Int = 64, within seconds: Double) -> String {
+        var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        guard poll(&ready, 1, Int32(seconds * 1000)) > 0 else { return "" }
+        var buffer = [UInt8](repeating: 0, count: count)
+        let received = recv(descriptor, &buffer, count, Int32(MSG_PEEK))
+        return received > 0 ? String(decoding: buffer[..<received], as: UTF8.self) : ""
+    }
+
     public func close() {
         if descriptor >= 0 { Glibc.close(descriptor) }
         descriptor = -1
