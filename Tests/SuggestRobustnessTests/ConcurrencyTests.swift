@@ -37,10 +37,7 @@ import Testing
         try fixture.succeed(["donate", "--conversation", "c-before"])
         let lines = fixture.scratch + "/lines.jsonl"
         try writeFile(lines, Donations.bytes(Donations.make(count: 50, prefix: "w", conversations: 5, seed: 41)))
-        let importing = try ChildProcess(
-            executable: "/bin/bash",
-            arguments: ["-c", #"(sleep 12; cat "$2") | exec "$0" import - --quiet --store "$1""#, Suggest.binary, fixture.store, lines],
-            environment: Suggest.environment(home: fixture.scratch), inputPath: nil, scratch: fixture.scratch)
+        let importing = try Self.shell(#"(sleep 12; cat "$2") | exec "$0" import - --quiet --store "$1""#, fixture, lines)
         sleepSeconds(1)
         let started = monotonicSeconds()
         let donated = try fixture.run(["donate", "--conversation", "c-meanwhile"], timeout: 20)
@@ -62,13 +59,8 @@ import Testing
         let fixture = try StoreFixture("ignored-interrupt")
         let lines = fixture.scratch + "/lines.jsonl"
         try writeFile(lines, Donations.bytes(Donations.make(count: 50, prefix: "g", conversations: 5, seed: 47)))
-        let importing = try ChildProcess(
-            executable: "/bin/bash",
-            arguments: [
-                "-c", #"trap '' INT; exec "$0" import - --quiet --store "$1" < <(sleep 3; cat "$2")"#, Suggest.binary,
-                fixture.store, lines,
-            ],
-            environment: Suggest.environment(home: fixture.scratch), inputPath: nil, scratch: fixture.scratch)
+        let importing = try Self.shell(
+            #"trap '' INT; exec "$0" import - --quiet --store "$1" < <(sleep 3; cat "$2")"#, fixture, lines)
         sleepSeconds(1.5)
         importing.send(SIGINT)
         let outcome = importing.wait(timeout: 30)
@@ -87,14 +79,9 @@ import Testing
         try writeFile(first, Donations.bytes(Array(donations.prefix(afterItsFirstLines ? 6_000 : 0))))
         try writeFile(
             second, moreInputAfterwards ? Donations.bytes(Array(donations.dropFirst(afterItsFirstLines ? 6_000 : 0))) : [])
-        let importing = try ChildProcess(
-            executable: "/bin/bash",
-            arguments: [
-                // The shell becomes the import (the signal goes to it), its input a process substitution.
-                "-c", #"exec "$0" import - --quiet --store "$1" < <(cat "$2"; sleep 10; cat "$3")"#, Suggest.binary,
-                fixture.store, first, second,
-            ],
-            environment: Suggest.environment(home: fixture.scratch), inputPath: nil, scratch: fixture.scratch)
+        // The shell becomes the import (the signal goes to it), its input a process substitution.
+        let importing = try Self.shell(
+            #"exec "$0" import - --quiet --store "$1" < <(cat "$2"; sleep 10; cat "$3")"#, fixture, first, second)
         // Time for a debug build on a loaded machine to start and write the first lines (2 s was not always).
         sleepSeconds(5)
         importing.send(SIGINT)
@@ -121,15 +108,9 @@ import Testing
         try fixture.succeed(["donate", "--conversation", "c-before"])
         let first = fixture.scratch + "/first.jsonl"
         try writeFile(first, Donations.bytes(Donations.make(count: 6_000, prefix: "t", conversations: 20, seed: 43)))
-        let importing = try ChildProcess(
-            executable: "/bin/bash",
-            arguments: [
-                "-c", #"exec "$0" import - --quiet --store "$1" < <(cat "$2"; sleep 60)"#, Suggest.binary, fixture.store,
-                first,
-            ],
-            environment: Suggest.environment(home: fixture.scratch), inputPath: nil, scratch: fixture.scratch)
-        // Its first lines read and written (about a second), then two seconds and more without a check, on a
-        // loaded machine too.
+        let importing = try Self.shell(#"exec "$0" import - --quiet --store "$1" < <(cat "$2"; sleep 60)"#, fixture, first)
+        // Its first lines read and written (about a second), then blocked in a read of its input, on a loaded
+        // machine too.
         sleepSeconds(10)
         importing.send(SIGTERM)
         let started = monotonicSeconds()
@@ -251,5 +232,13 @@ import Testing
         #expect(stored.count == 300 + writers * perWriter)
         #expect(try StoreCheck.rankingDifferences(store: fixture.store) == [])
         #expect(try StoreCheck.rebuildDifferences(of: fixture) == [])
+    }
+
+    /// `script` run by bash, with `suggest` as `$0`, the fixture's store as `$1` and `files` from `$2` on: an
+    /// import whose input comes when the test says, and whose process (the shell `exec`s it) takes the signals.
+    static func shell(_ script: String, _ fixture: StoreFixture, _ files: String...) throws -> ChildProcess {
+        try ChildProcess(
+            executable: "/bin/bash", arguments: ["-c", script, Suggest.binary, fixture.store] + files,
+            environment: Suggest.environment(home: fixture.scratch), inputPath: nil, scratch: fixture.scratch)
     }
 }
