@@ -70,11 +70,12 @@ enum StoreOptions {
     /// A name given by an option (an account, a conversation, an identifier), held to the rules of a donation's
     /// strings: one that no donation can hold names nothing, and a command that found "nothing" for it, or
     /// stored it, would mislead.
+    /// The rules are the library's (`Interaction.checkName`), worded with the option's name.
     static func name(_ value: String, option: String) throws(CommandError) -> String {
-        guard !value.isEmpty else { throw CommandError.usage("\(option) must not be empty") }
-        guard value.utf8.count <= Interaction.maximumStringBytes else {
-            throw CommandError.usage(
-                "\(option) is \(value.utf8.count) bytes long; the limit is \(Interaction.maximumStringBytes)")
+        do {
+            try Interaction.checkName(value, field: option)
+        } catch {
+            throw CommandError.usage("\(option) \(error.message)")
         }
         return value
     }
