@@ -124,6 +124,16 @@ import Testing
         #expect(blocked.stderr.contains("blocked"))
     }
 
+    /// An empty `--conversation` is refused as the server refuses an empty `conversationIdentifier`, where it was
+    /// looked up as an unknown conversation (found by a probe).
+    @Test func anEmptyConversationIsRefused() throws {
+        let before = exportLines()
+        let empty = SuggestProcess.run(
+            ["share", "--store", store, "--at", at, "--attachment", "public.jpeg=p.jpg", "--conversation", "", "--send"])
+        #expect(empty.status == 64 && empty.standardError.contains("--conversation must not be empty"), "\(empty)")
+        #expect(exportLines() == before)
+    }
+
     @Test func sendAddsOneOutgoingEngagedDonationAndCancelAddsNone() throws {
         let before = exportLines()
         let cancelled = try share(["--attachment", "public.url=https://example.com", "--pick", "1", "--cancel"])
@@ -163,6 +173,8 @@ import Testing
             ["share", "--store", store, "--at", at, "--attachment", "public.url=https://example.com", "--pick", "2",
              "--send", "--identifier", "share-42"])
         #expect(elsewhere.status == 64 && elsewhere.standardError.contains("another conversation"), "\(elsewhere)")
+        // Not called a preview: "--send completes the share" had been asked, and failed (found by a probe).
+        #expect(!elsewhere.standardOutput.contains("Preview only"), "\(elsewhere.standardOutput)")
         #expect(exportLines().count == before.count + 1)
         let both = SuggestProcess.run(
             ["share", "--json", "--store", store, "--identifier", "other"], input: request)

@@ -145,6 +145,22 @@ struct PredicateEvaluationTests {
         #expect(refused.contains("`FALSEPREDICATE`") && !refused.contains("``"), "\(refused)")
     }
 
+    /// A NOT that refuses is quoted without its own keyword: "needs not `NOT (...)`" said the opposite of the rule;
+    /// and a rule that counts extension items hears how many were shared: "needs exactly 2 extension items; got 2
+    /// attachments of public.jpeg and public.png" read as met (both found by a probe).
+    @Test func refusalsOfNotAndOfItemCountsSayWhatWasShared() throws {
+        let jpeg = Attachment(typeIdentifiers: ["public.jpeg"])
+        let png = Attachment(typeIdentifiers: ["public.png"])
+        for rule in ["NOT (extensionItems.@count == 1)", "!(extensionItems.@count == 1)"] {
+            let reason = try ActivationPredicate(parsing: rule)
+                .decision(for: ShareRequest(items: [ExtensionItem(attachments: [jpeg])])).reason ?? ""
+            #expect(reason.hasPrefix("the rule needs not `extensionItems.@count == 1`; got "), "\(reason)")
+        }
+        let two = try ActivationPredicate(parsing: "extensionItems.@count == 2")
+        let reason = two.decision(for: ShareRequest(items: [ExtensionItem(attachments: [jpeg, png])])).reason ?? ""
+        #expect(reason.hasSuffix("; got 1 extension item with 2 attachments of public.jpeg and public.png"), "\(reason)")
+    }
+
     /// Nested SUBQUERYs multiply their collections: four over a hundred numbers are 10^8 evaluations (22 s in a
     /// release build), six would take days. Past the budget the rule is undecided, at once, and says why; a rule of
     /// the usual shape over a thousand attachments stays well within it.

@@ -120,7 +120,7 @@ struct RealWorldRuleTests {
         #expect(
             try reason("apple-pdf-example.plist", [[Self.jpeg]])
                 == "the rule needs exactly 1 extension item whose attachments all conform to com.adobe.pdf; "
-                + "got 1 attachment of public.jpeg")
+                + "got 1 extension item with 1 attachment of public.jpeg")
         #expect(
             try reason("signal.plist", [[Self.jpeg], [Self.url]])
                 == "the rule needs exactly 1 extension item with at least 1 attachment that conforms to public.data or "
@@ -133,7 +133,7 @@ struct RealWorldRuleTests {
         #expect(
             try reason("chromium-open-extension.plist", [["public.file-url=/tmp/a.pdf"]])
                 == "the rule needs exactly 1 extension item with exactly 1 attachment that conforms to public.url and "
-                + "does not conform to public.file-url; got 1 attachment of public.file-url")
+                + "does not conform to public.file-url; got 1 extension item with 1 attachment of public.file-url")
         #expect(
             try reason("olvid.plist", [[Self.jpeg], [Self.jpeg]])
                 == "the rule needs either exactly 1 extension item with at least 1 attachment that conforms to public.data, "

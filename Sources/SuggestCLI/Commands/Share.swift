@@ -76,7 +76,8 @@ enum Share: Command {
         if let pick = try arguments.wholeNumber("--pick", in: 1...List.maximumLimit) {
             choice = .rank(pick)
         } else if let conversation = arguments.value("--conversation") {
-            choice = .conversation(conversation)
+            // Held to a donation's rules, as the server's body is: an empty one read as an unknown conversation.
+            choice = .conversation(try StoreOptions.name(conversation, option: "--conversation"))
         } else {
             choice = .none
         }
@@ -191,7 +192,10 @@ enum Share: Command {
         case .sent(let identifier): text += "Sent: recorded donation \(escaped(identifier)) as an engaged suggestion.\n"
         case .cancelled: text += "Cancelled: nothing was recorded.\n"
         case .preview:
-            if result.preselected != nil { text += "Preview only: --send completes the share, --cancel cancels it.\n" }
+            // Not after a send that failed: its error says what to do, and the hint read as if nothing was asked.
+            if result.preselected != nil && result.failure == nil {
+                text += "Preview only: --send completes the share, --cancel cancels it.\n"
+            }
         }
         return text
     }

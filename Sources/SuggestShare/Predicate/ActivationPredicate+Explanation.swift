@@ -31,6 +31,8 @@ extension ActivationPredicate {
         }
         if explainer.budget.isSpent { culprit = root }
         let phrase = PredicatePhrase(source: source)
-        return .refused("the rule needs \(phrase.requirement(culprit)); got \(request.summary)")
+        let requirement = phrase.requirement(culprit)
+        let shared = request.summary(namingItems: requirement.contains("extension item"))
+        return .refused("the rule needs \(requirement); got \(shared)")
     }
 }

@@ -44,7 +44,8 @@ struct PredicatePhrase {
         case .or(let operands, _):
             let parts = operands.map(requirement)
             return parts.count == 2 ? "either \(parts[0]), or \(parts[1])" : "one of: " + parts.joined(separator: "; ")
-        case .not(_, let range): return "not \(quoted(range))"
+        // The operand, not the node: the node's text starts with its own NOT ("needs not `NOT (...)`").
+        case .not(let operand, _): return "not \(quoted(operand))"
         }
     }
 

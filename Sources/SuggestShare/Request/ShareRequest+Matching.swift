@@ -21,10 +21,17 @@ extension ShareRequest {
 
     /// What was shared, in the words of a refusal: "1 attachment of public.jpeg", "no extension items",
     /// "2 extension items: 1 attachment of public.url; 2 attachments of public.png and public.jpeg".
-    var summary: String {
+    var summary: String { summary(namingItems: false) }
+
+    /// `summary`, saying "1 extension item with ..." for a single item when `namingItems`: a refusal of a rule
+    /// that counts extension items ("needs exactly 2 extension items; got 2 attachments of ...") read as met.
+    func summary(namingItems: Bool) -> String {
         switch items.count {
         case 0: return "no extension items"
-        case 1: return Self.describe(items[0], single: true)
+        case 1:
+            let described = Self.describe(items[0], single: true)
+            guard namingItems, !items[0].attachments.isEmpty else { return described }
+            return "1 extension item with " + described
         default:
             let parts = items.prefix(6).map { Self.describe($0, single: false) }
             let more = items.count > 6 ? "; and \(items.count - 6) more" : ""
