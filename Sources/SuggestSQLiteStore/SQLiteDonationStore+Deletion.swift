@@ -121,8 +121,9 @@ extension SQLiteDonationStore {
             report.donations = Int(
                 try database.statement("SELECT COALESCE(SUM(count), 0) FROM donation_blocks").scalarInt() ?? 0)
             // Owed from the first step: a wipe that fails part-way leaves deleted pages in the log, and the next
-            // command to find the log free cuts it.
+            // command to find the log free cuts it (and rewrites the file: copies of rows in pages' free space).
             database.owesLogScrub = true
+            database.oweFileRewrite()
             // Passes until one finds nothing: a donation another process records meanwhile goes too, block and row.
             var removedInPass = 1
             while removedInPass > 0 {
@@ -140,7 +141,7 @@ extension SQLiteDonationStore {
                     }
                 }
             }
-            report.logTruncated = scrubLog()
+            report.logTruncated = eraseDeletedBytes()
             return report
         }
     }
@@ -184,7 +185,7 @@ extension SQLiteDonationStore {
     func deleteDonations(
         inBlocksWhere condition: () throws -> String, _ parameters: [Statement.Value], account: String?,
         weights: WeightsAfterDeletion = .fold, forgetting preferences: PreferencesForgotten? = nil,
-        matching matches: (StoredDonation) -> Bool
+        rewritingFile: Bool = true, matching matches: (StoredDonation) -> Bool
     ) throws -> DeletionReport {
         let bound = (account.map { [Statement.Value.text($0)] } ?? []) + parameters
         var forgotten = 0
@@ -248,6 +249,7 @@ extension SQLiteDonationStore {
             try identifiers.write()
             guard !ids.isEmpty else {
                 if preferences != nil { try forgetPreferences() }
+                if rewritingFile && forgotten > 0 { database.oweFileRewrite() }
                 return report
             }
             let name = try database.statement("SELECT conversation_identifier, account FROM conversations WHERE id = ?")
@@ -275,12 +277,24 @@ extension SQLiteDonationStore {
             }
             report.conversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             report.removedConversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
+            // Before the commit: a process killed after it leaves the rewrite to the next one.
+            if rewritingFile { database.oweFileRewrite() }
             return report
         }
         var finished = report
         finished.preferencesForgotten = forgotten > 0
-        if report.donations > 0 || forgotten > 0 { finished.logTruncated = scrubLog() }
+        if report.donations > 0 || forgotten > 0 {
+            finished.logTruncated = rewritingFile ? eraseDeletedBytes() : scrubLog()
+        }
         return finished
+    }
+
+    /// Rewrites the database file after a deletion (`Database.rewriteAfterDeletion()`: no copy of a deleted row
+    /// stays in a page's free space), then cuts the log (`scrubLog()`).
+    /// - Returns: whether both were done: `false` leaves what is owed to the next command, checkpoint or deletion.
+    func eraseDeletedBytes() -> Bool {
+        let rewritten = database.rewriteAfterDeletion()
+        return scrubLog() && rewritten
     }
 
     /// Truncates the log if no other connection is using it at this moment; never waits for a reader, and this

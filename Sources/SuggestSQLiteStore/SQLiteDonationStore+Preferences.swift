@@ -15,7 +15,7 @@ extension SQLiteDonationStore {
                 ).run([.text(account), .text(conversation), .integer(blocked ? 1 : 0)])
                 return try dropEmptyPreferences(conversation: conversation, account: account) && existed
             }
-            if lastTraceGone { _ = scrubLog() }
+            if lastTraceGone { _ = eraseDeletedBytes() }
         }
     }
 
@@ -48,7 +48,7 @@ extension SQLiteDonationStore {
                 ).run([.text(account), .text(conversation)])
                 return try dropEmptyPreferences(conversation: conversation, account: account)
             }
-            if lastTraceGone { _ = scrubLog() }
+            if lastTraceGone { _ = eraseDeletedBytes() }
         }
     }
 
@@ -83,15 +83,17 @@ extension SQLiteDonationStore {
 
     /// Deletes the conversation's preference row if it holds neither a block nor "suggest less" any more.
     /// - Returns: whether that row was the last trace of the conversation in the store (it has no donation): then
-    ///   its name must leave the files as a deletion's does (`scrubLog`), else an unblock after a deletion left it on
-    ///   disk until some later checkpoint.
+    ///   its name must leave the files as a deletion's does (`eraseDeletedBytes`), else an unblock after a deletion
+    ///   left it on disk until some later checkpoint. The file's rewrite is noted as owed before the commit.
     private func dropEmptyPreferences(conversation: String, account: String) throws -> Bool {
         try database.statement(
             "DELETE FROM preferences WHERE account = ? AND conversation_identifier = ? AND blocked = 0 AND less_feedback = 0"
         ).run([.text(account), .text(conversation)])
         guard database.changes > 0 else { return false }
-        return try database.statement(
+        let lastTrace = try database.statement(
             "SELECT 1 FROM conversations WHERE account = ? AND conversation_identifier = ?"
         ).scalarInt([.text(account), .text(conversation)]) == nil
+        if lastTrace { database.oweFileRewrite() }
+        return lastTrace
     }
 }

@@ -48,7 +48,7 @@ extension SQLiteDonationStore {
                     try setSetting("retention.maximumAgeDays", JSONWriter.format(retention.maximumAgeDays))
                     try setSetting("retention.idleDays", JSONWriter.format(retention.idleDays))
                 }
-                return try expire(account: nil, now: now, retention: retention, blocks: .max).report
+                return try expire(account: nil, now: now, retention: retention, blocks: .max, rewritingFile: true).report
             }
         }
     }
@@ -73,7 +73,8 @@ extension SQLiteDonationStore {
                 return report
             }
             try reconcileWeights()
-            let expiry = try expire(account: account, now: now, retention: try retention(), blocks: left)
+            let expiry = try expire(
+                account: account, now: now, retention: try retention(), blocks: left, rewritingFile: false)
             report.expired = expiry.report
             if left != .max { left = max(0, left - expiry.report.conversations.count) }
             var foldsDone = true
@@ -124,8 +125,12 @@ extension SQLiteDonationStore {
     /// the step stops before the expiry is complete).
     ///
     /// Cheap when there is nothing to do: one look at the oldest date through its index, no write.
-    /// - Parameter blocks: at most this many blocks are read (and their conversations recomputed).
-    private func expire(account: String?, now: Timestamp, retention: Retention, blocks: Int) throws
+    /// - Parameters:
+    ///   - blocks: at most this many blocks are read (and their conversations recomputed).
+    ///   - rewritingFile: whether the database file is rewritten afterwards, as after a deletion
+    ///     (`eraseDeletedBytes`): for a retention the person just lowered, not for the daily upkeep of every
+    ///     command, which would rewrite a large store's file once a day per account.
+    private func expire(account: String?, now: Timestamp, retention: Retention, blocks: Int, rewritingFile: Bool) throws
         -> (report: DeletionReport, isComplete: Bool)
     {
         guard let cutoff = retention.expiryCutoff(at: now) else { return (DeletionReport(), true) }
@@ -147,9 +152,11 @@ extension SQLiteDonationStore {
                             + "ON c.id = b.conversation_id WHERE \(condition)\(limit))"
                     ).scalarInt((account.map { [.text($0)] } ?? []) + [.real(cutoff.seconds)]) ?? 0)
                 return condition + limit
-            }, [.real(cutoff.seconds)], account: account, weights: blocks == .max ? .fold : .mark
+            }, [.real(cutoff.seconds)], account: account, weights: blocks == .max ? .fold : .mark,
+            rewritingFile: rewritingFile
         ) { $0.date < cutoff.seconds }
-        // `deleteDonations` has scrubbed the log, as for `delete`: what expired leaves the files at once.
+        // `deleteDonations` has scrubbed the log, as for `delete`: what expired leaves the log at once, and the
+        // copies of its rows in pages' free space go with the next rewrite of the file (a deletion's).
         return (report, blocks == .max || found < blocks)
     }
 

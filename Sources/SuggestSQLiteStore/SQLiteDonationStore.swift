@@ -135,6 +135,9 @@ public final class SQLiteDonationStore: DonationStore {
                 // A deletion that could not cut the log left the scrub owed: whoever opens the store next settles
                 // it, if no other connection is using the log at this moment (else a later one does).
                 if database.owesLogScrub { _ = try? store.truncateLogIfIdle() }
+                // So does a deletion's rewrite of the file that did not happen (a full disk, a process killed
+                // after the deletion's commit).
+                if database.owesFileRewrite && !database.isReadOnly { _ = store.eraseDeletedBytes() }
                 try mirror?.attach(path: path)
                 if createIfMissing { store.reserve.replenish() }
             } catch {

@@ -37,6 +37,30 @@ import Testing
         #expect(!directoryEntries(store).contains("suggest.sqlite-scrub"))
     }
 
+    /// A deletion ends by rewriting the database file (docs/storage.md: copies of rows that SQLite moved stay in
+    /// pages' free space). One that did not happen, its process killed after the commit or its disk full, is owed
+    /// by a marker beside the database, and the next command that opens the store rewrites the file.
+    @Test func theNextCommandRewritesTheFileADeletionOwed() throws {
+        let scratch = try TemporaryDirectory("owed-rewrite")
+        let store = scratch("store")
+        for conversation in ["gala", "other"] {
+            #expect(SuggestProcess.run(["donate", "--store", store, "--conversation", conversation]).status == 0)
+        }
+        #expect(SuggestProcess.run(["delete", "--store", store, "--conversation", "gala"]).status == 0)
+        #expect(!directoryEntries(store).contains("suggest.sqlite-rewrite"), "settled by the deletion itself")
+
+        // Free pages that only a rewrite gives back, then the debt a killed deletion leaves.
+        let database = try Database(path: store + "/suggest.sqlite")
+        try database.execute(
+            "INSERT INTO settings(name, value) VALUES ('filler', hex(zeroblob(200000))); DELETE FROM settings WHERE name = 'filler'")
+        #expect(try database.statement("PRAGMA freelist_count").scalarInt() ?? 0 > 0)
+        try writeFile(store + "/suggest.sqlite-rewrite", [])
+
+        #expect(SuggestProcess.run(["list", "--store", store]).status == 0)
+        #expect(!directoryEntries(store).contains("suggest.sqlite-rewrite"))
+        #expect(try database.statement("PRAGMA freelist_count").scalarInt() == 0)
+    }
+
     /// The store's files whose bytes hold `text`.
     static func filesHolding(_ text: String, in directory: String) -> [String] {
         directoryEntries(directory).filter { name in

@@ -300,6 +300,39 @@ package final class Database {
         set { if newValue { writeGate.oweLogScrub() } else { writeGate.settleLogScrub() } }
     }
 
+    /// Whether a deletion's rewrite of the database file is owed (`rewriteAfterDeletion`): shared by every
+    /// process's connections to the database through a marker file beside it, as `owesLogScrub` is.
+    package var owesFileRewrite: Bool { writeGate.owesFileRewrite }
+
+    /// Notes, before a deletion commits, that the file must be rewritten after it: a process killed between the
+    /// commit and the rewrite leaves the debt to the next one that opens the store.
+    package func oweFileRewrite() { writeGate.oweFileRewrite() }
+
+    /// Rewrites the whole database file (`VACUUM`) once the deletions this process committed before the call are in
+    /// it, so that no copy of their rows stays in the file's pages. SQLite's `secure_delete` zeroes a row where it
+    /// is deleted, but not the copies a page keeps in its free space after SQLite moved its rows to rebalance the
+    /// tree (`rebuildPage` writes the moved rows afresh and leaves the old bytes of the gap); those copies hold rows
+    /// that a later deletion removes everywhere else. A rewrite builds every page anew.
+    ///
+    /// Deletions of this process that commit before a rewrite begins are covered by it and skip their own (a
+    /// ticket taken after each commit, compared with the tickets a rewrite had seen when it began).
+    /// - Returns: `false` when the rewrite failed (a full disk, another process's write held past the busy timeout):
+    ///   the debt stays, for the next opener or checkpoint.
+    package func rewriteAfterDeletion() -> Bool {
+        let ticket = writeGate.requestRewrite()
+        do {
+            return try writeGate.withLock {
+                guard !writeGate.isRewritten(through: ticket) else { return true }
+                let covered = writeGate.rewritesRequested
+                try execute("VACUUM")
+                writeGate.noteRewritten(through: covered)
+                return true
+            }
+        } catch {
+            return false
+        }
+    }
+
     /// Copies the write-ahead log into the database as far as no reader still needs it, without waiting for anyone
     /// and without holding up writers (SQLite's passive checkpoint): what was committed is durable once it returns.
     /// The log is not truncated; a writer starts it over from its beginning once it is all copied, and
@@ -352,7 +385,10 @@ final class WriteGate: Sendable {
 
     private static let gates = Mutex<[String: WriteGate]>([:])
 
-    private init(path: String) { scrubMarker = path + "-scrub" }
+    private init(path: String) {
+        scrubMarker = path + "-scrub"
+        rewriteMarker = path + "-rewrite"
+    }
 
     /// The gate of the database at `path` (as the connection names it).
     static func forDatabase(at path: String) -> WriteGate {
@@ -362,6 +398,34 @@ final class WriteGate: Sendable {
             gates[path] = gate
             return gate
         }
+    }
+
+    /// A file beside the database (`suggest.sqlite-rewrite`), there from before a deletion commits until the file
+    /// has been rewritten after it (`Database.rewriteAfterDeletion()`).
+    private let rewriteMarker: String
+    /// How many rewrites this process's deletions have asked for, and through which one the file was rewritten.
+    private let rewrites = Mutex<(requested: Int, done: Int)>((0, 0))
+
+    /// `Database.owesFileRewrite`: a marker left by this process or another.
+    var owesFileRewrite: Bool { access(rewriteMarker, F_OK) == 0 }
+
+    func oweFileRewrite() {
+        let descriptor = system_open_creating(rewriteMarker, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// A ticket for a rewrite that starts after this moment.
+    func requestRewrite() -> Int { rewrites.withLock { $0.requested += 1; return $0.requested } }
+
+    var rewritesRequested: Int { rewrites.withLock { $0.requested } }
+
+    func isRewritten(through ticket: Int) -> Bool { rewrites.withLock { $0.done >= ticket } }
+
+    /// A rewrite that started after ticket `covered` was issued has finished: the debt is settled, this process's
+    /// and any other's (whose deletions committed before the rewrite began, as it took the write lock).
+    func noteRewritten(through covered: Int) {
+        rewrites.withLock { $0.done = max($0.done, covered) }
+        unlink(rewriteMarker)
     }
 
     /// `Database.owesLogScrub`: owed by this process, or by any other (its marker).
