@@ -6,12 +6,18 @@
 # (`suggest_http_request_duration_seconds`, from a request's start to its response handed to libmicrohttpd) is read
 # before and after a run instead; it gives each percentile as the upper bound of the bucket that holds it.
 
-# route_histogram SERVER ROUTE: the server's own latency histogram of ROUTE (a route template), from `/metrics`:
-# "upper-bound cumulative-count" lines, in order.
+# route_histogram SERVER ROUTE [METHOD]: the server's own latency histogram of ROUTE (a route template) answering
+# METHOD (default POST), from `/metrics`: "upper-bound cumulative-count" lines, in order. A server from before the
+# histograms had a method label (serve-compare.sh's older revision) gives its route's one histogram.
 route_histogram() {
     curl -sf "$1/metrics" |
-        awk -v want="suggest_http_request_duration_seconds_bucket{route=\"$2\",le=\"" \
-            'index($0, want) == 1 { le = substr($0, length(want) + 1); sub(/".*/, "", le); print le, $NF }'
+        awk -v route="suggest_http_request_duration_seconds_bucket{route=\"$2\"," -v method="method=\"${3:-POST}\"," '
+            index($0, route) == 1 {
+                rest = substr($0, length(route) + 1)
+                if (index(rest, "method=") == 1) { if (index(rest, method) != 1) next; rest = substr(rest, length(method) + 1) }
+                if (index(rest, "le=\"") != 1) next
+                le = substr(rest, 5); sub(/".*/, "", le); print le, $NF
+            }'
 }
 
 # server_quantiles BEFORE AFTER: between two histograms of route_histogram, the buckets' upper bounds within which

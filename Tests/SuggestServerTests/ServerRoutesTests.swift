@@ -457,7 +457,7 @@ import Testing
         let metrics = try client.request("GET", "/metrics")
         #expect(metrics.header("Content-Type")?.hasPrefix("text/plain; version=0.0.4") == true)
         #expect(metrics.text.contains(#"suggest_http_requests_total{route="/v1/accounts/{account}/suggestions",method="GET",status="200"} 1"#))
-        #expect(metrics.text.contains(#"suggest_http_request_duration_seconds_bucket{route="/v1/accounts/{account}/donations",le="+Inf"} 1"#))
+        #expect(metrics.text.contains(#"suggest_http_request_duration_seconds_bucket{route="/v1/accounts/{account}/donations",method="POST",le="+Inf"} 1"#))
         #expect(metrics.text.contains("suggest_donations_recorded_total 1"))
         #expect(!metrics.text.contains("/v1/accounts/a/"), "metrics name route templates, never raw paths")
         // Methods a client makes up are counted together: one series, not one each.
