@@ -297,6 +297,15 @@ extension SQLiteDonationStore {
         return scrubLog() && rewritten
     }
 
+    /// Does the rewrite a deletion owes (`Database.owesFileRewrite`) if it can at once: without waiting for another
+    /// process's write, and with one try at cutting the log; else leaves the debt for a later opener or checkpoint.
+    /// - Returns: whether the file was rewritten and the log cut.
+    @discardableResult
+    func settleOwedRewrite() -> Bool {
+        guard database.rewriteAfterDeletion(waiting: false) else { return false }
+        return (try? truncateLogIfIdle()) ?? false
+    }
+
     /// Truncates the log if no other connection is using it at this moment; never waits for a reader, and this
     /// process's writers wait for it on their own lock, not in SQLite's busy handler.
     func truncateLogIfIdle() throws -> Bool {

@@ -13,7 +13,9 @@ extension SQLiteDonationStore {
                     ON CONFLICT(account, conversation_identifier) DO UPDATE SET blocked = ?3
                     """
                 ).run([.text(account), .text(conversation), .integer(blocked ? 1 : 0)])
-                return try dropEmptyPreferences(conversation: conversation, account: account) && existed
+                // An unblock of a conversation never blocked inserts the row and drops it again: nothing was
+                // deleted, and no rewrite is owed (a review found one owed by every such call).
+                return try dropEmptyPreferences(conversation: conversation, account: account, hadRow: existed)
             }
             if lastTraceGone { _ = eraseDeletedBytes() }
         }
@@ -46,7 +48,7 @@ extension SQLiteDonationStore {
                 try database.statement(
                     "UPDATE preferences SET less_feedback = 0 WHERE account = ? AND conversation_identifier = ?"
                 ).run([.text(account), .text(conversation)])
-                return try dropEmptyPreferences(conversation: conversation, account: account)
+                return try dropEmptyPreferences(conversation: conversation, account: account, hadRow: true)
             }
             if lastTraceGone { _ = eraseDeletedBytes() }
         }
@@ -85,11 +87,13 @@ extension SQLiteDonationStore {
     /// - Returns: whether that row was the last trace of the conversation in the store (it has no donation): then
     ///   its name must leave the files as a deletion's does (`eraseDeletedBytes`), else an unblock after a deletion
     ///   left it on disk until some later checkpoint. The file's rewrite is noted as owed before the commit.
-    private func dropEmptyPreferences(conversation: String, account: String) throws -> Bool {
+    /// - Parameter hadRow: whether the row was there before the caller's statement (an insert it just made is no
+    ///   trace of anything).
+    private func dropEmptyPreferences(conversation: String, account: String, hadRow: Bool) throws -> Bool {
         try database.statement(
             "DELETE FROM preferences WHERE account = ? AND conversation_identifier = ? AND blocked = 0 AND less_feedback = 0"
         ).run([.text(account), .text(conversation)])
-        guard database.changes > 0 else { return false }
+        guard database.changes > 0, hadRow else { return false }
         let lastTrace = try database.statement(
             "SELECT 1 FROM conversations WHERE account = ? AND conversation_identifier = ?"
         ).scalarInt([.text(account), .text(conversation)]) == nil

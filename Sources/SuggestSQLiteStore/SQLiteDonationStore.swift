@@ -48,6 +48,9 @@ public final class SQLiteDonationStore: DonationStore {
     let database: Database
     /// This connection's `PRAGMA data_version` at its last `checkpoint()`: unchanged, nothing was committed since.
     private var versionAtLastCheckpoint: Int64?
+    /// When `checkpoint()` last tried to settle a rewrite a deletion owes: at most once a minute, since a rewrite
+    /// that failed (a full disk) would fail again at every checkpoint.
+    private var lastOwedRewriteAttempt: ContinuousClock.Instant?
 
     /// When the write-ahead log is copied into the database file: the moment a committed write becomes durable
     /// against a power loss (with `synchronous=NORMAL`, a commit writes the log without `fdatasync`). A crash of the
@@ -137,7 +140,9 @@ public final class SQLiteDonationStore: DonationStore {
                 if database.owesLogScrub { _ = try? store.truncateLogIfIdle() }
                 // So does a deletion's rewrite of the file that did not happen (a full disk, a process killed
                 // after the deletion's commit).
-                if database.owesFileRewrite && !database.isReadOnly { _ = store.eraseDeletedBytes() }
+                // Without waiting for another process's write: that may be the deletion that owes it, which
+                // rewrites the file itself (a review found commands waiting 31 s behind a writer here).
+                if database.owesFileRewrite && !database.isReadOnly { _ = store.settleOwedRewrite() }
                 try mirror?.attach(path: path)
                 if createIfMissing { store.reserve.replenish() }
             } catch {
@@ -201,6 +206,14 @@ public final class SQLiteDonationStore: DonationStore {
     public func checkpoint() throws {
         try translating {
             try database.checkFileInPlace()
+            // A long-lived process (a server, an app) settles a rewrite that a deletion could not do, as an
+            // opener does (`settleOwedRewrite`), rather than leave it to its next deletion or restart.
+            if database.owesFileRewrite && !database.isReadOnly
+                && lastOwedRewriteAttempt.map({ ContinuousClock.now - $0 > .seconds(60) }) ?? true
+            {
+                lastOwedRewriteAttempt = .now
+                settleOwedRewrite()
+            }
             try database.checkpointWithoutWaiting()
             let version = try database.statement("PRAGMA data_version").scalarInt()
             defer { versionAtLastCheckpoint = version }

@@ -55,8 +55,9 @@ enum Delete: Command {
                 store is RedisDonationStore
                 ? "not every Redis node could rewrite its append-only file and snapshot now (a node busy or down), "
                     + "so the deleted bytes leave them at the store's next upkeep"
-                : "the write-ahead log could not be emptied now (another process is reading it, or it could not be "
-                    + "written), so the old pages leave it at its next checkpoint"
+                : "deleted bytes may stay in the store's files for now (another process was reading its "
+                    + "write-ahead log, or the file could not be rewritten: a full disk?); the next command that opens "
+                    + "the store, or a running server's next checkpoint, removes them"
             io.err("suggest delete: deleted; \(reason) (run any suggest command later)\n")
         }
         if arguments.flag("--json") {

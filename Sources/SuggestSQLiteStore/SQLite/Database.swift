@@ -316,21 +316,39 @@ package final class Database {
     ///
     /// Deletions of this process that commit before a rewrite begins are covered by it and skip their own (a
     /// ticket taken after each commit, compared with the tickets a rewrite had seen when it began).
-    /// - Returns: `false` when the rewrite failed (a full disk, another process's write held past the busy timeout):
-    ///   the debt stays, for the next opener or checkpoint.
-    package func rewriteAfterDeletion() -> Bool {
+    /// - Parameter waiting: whether the rewrite waits for another process's write (SQLite's busy timeout), as a
+    ///   deletion's does; an opener's or a checkpoint's settling of a debt does not, and leaves it for later.
+    /// - Returns: `false` when the rewrite failed (a full disk, another process's write held past the busy timeout,
+    ///   too little free space to try): the debt stays, for the next opener or checkpoint.
+    package func rewriteAfterDeletion(waiting: Bool = true) -> Bool {
         let ticket = writeGate.requestRewrite()
         do {
             return try writeGate.withLock {
                 guard !writeGate.isRewritten(through: ticket) else { return true }
+                guard hasRoomToRewrite() else {
+                    writeGate.oweFileRewrite()
+                    return false
+                }
                 let covered = writeGate.rewritesRequested
-                try execute("VACUUM")
+                if waiting { try execute("VACUUM") } else { try withoutWaiting { try execute("VACUUM") } }
                 writeGate.noteRewritten(through: covered)
                 return true
             }
         } catch {
+            // Owed again: another process's rewrite may have removed the marker after this deletion made it.
+            writeGate.oweFileRewrite()
             return false
         }
+    }
+
+    /// Whether the store's disk has room for a rewrite: the log receives every page of the database once. On a full
+    /// disk a rewrite fails only after writing a temporary copy of the whole store, and every command that opens
+    /// the store while the debt stands would try it again.
+    private func hasRoomToRewrite() -> Bool {
+        var database = stat()
+        var disk = statvfs()
+        guard stat(path, &database) == 0, statvfs(path, &disk) == 0 else { return true }
+        return UInt64(disk.f_bavail) * UInt64(disk.f_frsize) > UInt64(max(0, database.st_size))
     }
 
     /// Copies the write-ahead log into the database as far as no reader still needs it, without waiting for anyone
