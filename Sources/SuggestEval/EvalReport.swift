@@ -140,10 +140,10 @@ public enum EvalReport {
 
     /// The table of figures of one history; the best value of each column in bold.
     static func table(_ history: History) -> String {
-        let columns: [(String, (EvalResult) -> Double)] = [
-            ("hit@1", { $0.hitAt(1) ?? 0 }), ("hit@3", { $0.hitAt(3) ?? 0 }), ("hit@8", { $0.hitAt(8) ?? 0 }),
-            ("MRR", { $0.mrr }), ("coverage", { $0.coverage }),
-        ]
+        // The cut-offs the run measured (`--k`), as the JSON and the text table give them.
+        let cutoffs = history.results.first?.cutoffs ?? []
+        let columns: [(String, (EvalResult) -> Double)] =
+            cutoffs.map { k in ("hit@\(k)", { $0.hitAt(k) ?? 0 }) } + [("MRR", { $0.mrr }), ("coverage", { $0.coverage })]
         var html = "<table>\n<tr><th>policy</th><th>evaluated</th>"
         html += columns.map { "<th>\($0.0)</th>" }.joined() + "</tr>\n"
         let best = columns.map { column in history.results.map { column.1($0) }.max() ?? 0 }
@@ -198,13 +198,24 @@ public enum EvalReport {
     static func winsAndLosses(_ history: History) -> String {
         guard let first = history.comparisons.first, let k = first.cutoffs.last else { return "" }
         let kinds: [TargetKind?] = [nil] + TargetKind.allCases.map(Optional.some)
-        var html = "<h3>Where \(escape(first.policy)) wins and loses, send by send</h3>\n"
+        // Under `--against NAME` every row is another policy against NAME: the heading names NAME.
+        let onePolicy = history.comparisons.allSatisfy { $0.policy == first.policy }
+        let heading = onePolicy
+            ? "Where \(escape(first.policy)) wins and loses, send by send"
+            : "Each policy against \(escape(first.baseline)), send by send"
+        var html = "<h3>\(heading)</h3>\n"
         html += "<p class=\"note\">Mean difference (policy − baseline) over the sends both ranked, with its 95% interval "
-        html += first.isClustered() ? "(standard errors clustered by account)" : "(standard errors over sends)"
+        html += first.isClustered()
+            ? "(standard errors clustered by account; a kind marked † over sends: fewer than "
+                + "\(PairedComparison.minimumClusters) accounts had such a send)"
+            : "(standard errors over sends)"
         html += ". Green: significantly ahead; red: significantly behind.</p>\n"
         for (label, measure) in [("hit@\(k)", true), ("MRR", false)] {
             html += "<table>\n<tr><th>\(escape(label)): policy − baseline</th>"
-            for kind in kinds { html += "<th>\(escape(kind?.title ?? "all sends"))</th>" }
+            for kind in kinds {
+                let overSends = first.isClustered() && !first.isClustered(kind: kind)
+                html += "<th>\(escape(kind?.title ?? "all sends"))\(overSends ? " †" : "")</th>"
+            }
             html += "</tr>\n"
             for comparison in history.comparisons {
                 html += "<tr><td>\(escape(comparison.policy)) − \(escape(comparison.baseline))</td>"
@@ -225,17 +236,19 @@ public enum EvalReport {
         return html
     }
 
-    /// Text made safe for HTML content and attribute values.
+    /// Text made safe for HTML content and attribute values. Read by Unicode scalars, as an HTML parser reads it:
+    /// a `"` followed by a combining accent is one `Character` that is not `"`, and the quote went through as it
+    /// was, closing an attribute (a file named so put an `onmouseover` into the chart; found by a probe).
     static func escape(_ text: String) -> String {
         var escaped = ""
-        for character in text {
-            switch character {
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "&": escaped += "&amp;"
             case "<": escaped += "&lt;"
             case ">": escaped += "&gt;"
             case "\"": escaped += "&quot;"
             case "'": escaped += "&#39;"
-            default: escaped.append(character)
+            default: escaped.unicodeScalars.append(scalar)
             }
         }
         return escaped

@@ -94,9 +94,11 @@ extension PairedComparison {
             for kind in [nil] + TargetKind.allCases.map(Optional.some) {
                 let pairs = comparison.pairs(kind: kind)
                 guard kind == nil || pairs > 0 else { continue }
+                // A kind whose sends came from too few accounts is computed over sends, whatever the whole's.
+                let overSends = comparison.isClustered() && !comparison.isClustered(kind: kind)
                 var row = [
-                    kind == nil ? "\(comparison.policy) − \(comparison.baseline)" : "", kind?.rawValue ?? "all",
-                    DecimalFormat.grouped(pairs),
+                    kind == nil ? "\(comparison.policy) − \(comparison.baseline)" : "",
+                    (kind?.rawValue ?? "all") + (overSends ? " †" : ""), DecimalFormat.grouped(pairs),
                 ]
                 for difference in [comparison.hitDifference(k, kind: kind), comparison.mrrDifference(kind: kind)] {
                     guard let difference else {
@@ -112,10 +114,13 @@ extension PairedComparison {
             }
         }
         let clustered = comparisons.allSatisfy { $0.isClustered() }
-        let note =
+        var note =
             clustered
             ? "standard errors clustered by account; * the 95% interval leaves out 0\n"
             : "standard errors over sends (fewer than \(minimumClusters) accounts); * the 95% interval leaves out 0\n"
+        if rows.contains(where: { $0[1].hasSuffix(" †") }) {
+            note += "† over sends: fewer than \(minimumClusters) accounts had such a send\n"
+        }
         return EvalResult.align(rows) + note
     }
 

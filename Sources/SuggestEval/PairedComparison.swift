@@ -87,10 +87,10 @@ public struct PairedComparison: Sendable, Equatable {
             self.mean = mean
             self.standardError = standardError
         }
-        /// `mean − 1.96 · standardError`.
-        public var low: Double { mean - 1.96 * standardError }
-        /// `mean + 1.96 · standardError`.
-        public var high: Double { mean + 1.96 * standardError }
+        /// `mean − 1.96 · standardError`, no lower than −1: a difference of hits or of reciprocal ranks never is.
+        public var low: Double { max(-1, mean - 1.96 * standardError) }
+        /// `mean + 1.96 · standardError`, no higher than 1.
+        public var high: Double { min(1, mean + 1.96 * standardError) }
         /// Whether the interval leaves out 0: the difference is significant at 5%.
         public var isSignificant: Bool { low > 0 || high < 0 }
     }
@@ -151,6 +151,9 @@ public struct PairedComparison: Sendable, Equatable {
         guard count > 0 else { return Difference(mean: 0, standardError: 0) }
         let total = accounts.reduce(0.0) { $0 + sum($1[index]) }
         let mean = total / count
+        // One send gives no spread to estimate: its interval is every possible difference, never significant (a
+        // single group send read "+0.6667 (+0.6667 … +0.6667) *"; found by a probe).
+        guard count > 1 else { return Difference(mean: mean, standardError: 2) }
         var variance: Double
         if isClustered(kind: kind) {
             var spread = 0.0

@@ -1,5 +1,5 @@
 import SuggestCore
-import SuggestEval
+@testable import SuggestEval
 import Testing
 
 @Suite struct ReportTests {
@@ -21,6 +21,34 @@ import Testing
         #expect(!html.contains("<script"))
         #expect(!html.contains("http://") || html.contains("xmlns=\"http://www.w3.org/2000/svg\""))
         #expect(html.contains("<td class=\"best\">0.333</td>"))  // hit@1 of default
+    }
+
+    /// Found by a probe: a `"` followed by a combining accent is one `Character`, and went through unescaped (a file
+    /// named so put an `onmouseover` into the chart); the table's columns were hit@1, 3 and 8 whatever `--k` asked;
+    /// under `--against` the heading named the first policy of rows that were every policy against the baseline; a
+    /// single send's interval had no width and was marked significant.
+    @Test func theReportEscapesScalarsFollowsTheCutoffsAndNamesTheBaseline() {
+        let hostile = "h\u{301}\"\u{301} onmouseover=alert(3) x="
+        #expect(!EvalReport.escape(hostile).unicodeScalars.contains("\""))
+        #expect(!EvalReport.escape(hostile).components(of: "&quot;").isEmpty)
+
+        var first = EvalResult(policy: "default", cutoffs: [2, 5])
+        var second = EvalResult(policy: "frequency", cutoffs: [2, 5])
+        for rank in [1, 3, 6] { first.record(rank: rank, covered: true) }
+        for rank in [2, 4, 7] { second.record(rank: rank, covered: true) }
+        var againstRecency = [PairedComparison(policy: "default", baseline: "recency", cutoffs: [2, 5]),
+            PairedComparison(policy: "frequency", baseline: "recency", cutoffs: [2, 5])]
+        for index in againstRecency.indices {
+            againstRecency[index].add(account: 0, kinds: .group, policyRank: 1, baselineRank: 9, depth: 100)
+        }
+        let html = EvalReport.html(histories: [
+            EvalReport.History(name: hostile, results: [first, second], comparisons: againstRecency)
+        ])
+        #expect(html.contains("<th>hit@2</th>") && html.contains("<th>hit@5</th>") && !html.contains("<th>hit@8</th>"))
+        #expect(html.contains("Each policy against recency") && !html.contains("Where default wins"))
+        #expect(html.components(of: "\"\u{301} onmouseover").isEmpty && !html.components(of: "onmouseover").isEmpty)
+        let single = againstRecency[0].mrrDifference(kind: .group)
+        #expect(!single.isSignificant && single.low == -1 && single.high == 1)
     }
 
     @Test func resultsByNameAreInNameOrder() {
