@@ -4,16 +4,44 @@ import SuggestSQLiteStore
 /// Writes a whole file, for reports.
 enum FileOutput {
     /// Writes `text` to `path`, replacing it (through a link, into a device or a pipe: wherever the path leads).
+    /// A regular file, or one not there yet, is replaced whole: the text is written beside it and renamed over it,
+    /// so that a write that fails part-way (a full disk, a file-size limit) leaves the file as it was, not the first
+    /// part of the new one under its name (found by a probe: a page cut at 8 KiB replaced a good one).
     /// - Throws: `CommandError.failure` naming the file when it cannot be written.
     static func write(_ text: String, to path: String) throws(CommandError) {
-        guard let file = fopen(path, "w") else {
-            throw CommandError.failure("cannot write \(path): \(String(cString: strerror(system_errno())))")
+        func failure() -> CommandError {
+            CommandError.failure("cannot write \(path): \(String(cString: strerror(system_errno())))")
         }
+        // Where the path leads, so that a link stays a link and its target is what gets replaced.
+        let target = realpath(path, nil).map { resolved in
+            defer { free(resolved) }
+            return String(cString: resolved)
+        } ?? path
+        var info = stat()
+        let exists = stat(target, &info) == 0
         let bytes = Array(text.utf8)
+        guard !exists || system_is_regular_file(info.st_mode) != 0 else {
+            guard let file = fopen(path, "w") else { throw failure() }
+            let written = fwrite(bytes, 1, bytes.count, file)
+            guard fclose(file) == 0, written == bytes.count else { throw failure() }
+            return
+        }
+        let temporary = target + ".partial-\(getpid())"
+        guard let file = fopen(temporary, "wx") else { throw failure() }
         let written = fwrite(bytes, 1, bytes.count, file)
-        let closed = fclose(file)
-        guard written == bytes.count, closed == 0 else {
-            throw CommandError.failure("cannot write \(path): \(String(cString: strerror(system_errno())))")
+        let flushed = fflush(file) == 0 && fsync(fileno(file)) == 0
+        let closed = fclose(file) == 0
+        guard written == bytes.count, flushed, closed else {
+            let error = failure()
+            unlink(temporary)
+            throw error
+        }
+        // The file's own permissions, kept: a page others could read stays so, one that only its owner could too.
+        if exists { chmod(temporary, info.st_mode & 0o7777) }
+        guard rename(temporary, target) == 0 else {
+            let error = failure()
+            unlink(temporary)
+            throw error
         }
     }
 

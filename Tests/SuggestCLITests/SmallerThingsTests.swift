@@ -239,6 +239,26 @@ import Testing
                 == "suggest eval: --k takes a whole number from 1 to 1000, not '+3'\n")
     }
 
+    /// A page whose write fails part-way (here a file-size limit of 8 KiB) leaves the page that was there, not the
+    /// first 8 KiB of the new one under its name (found by a probe); a page through a link replaces the link's file.
+    @Test func aPageThatCannotBeWrittenWholeLeavesTheOldOne() throws {
+        let log = directory.path + "/history.jsonl"
+        try writeFile(log, try readFile(Suggest.packageRoot + "/SampleData/donations.jsonl"))
+        let page = directory.path + "/page.html"
+        #expect(SuggestProcess.run(["eval", log, "--policy", "recency", "--html", page]).status == 0)
+        let before = try readFile(page)
+        #expect(before.count < 8 * 1024, "the first page must fit the limit: \(before.count) bytes")
+        let limited = try Suggest.run(
+            ["eval", log, "--policy", "all", "--html", page], scratch: directory.path,
+            wrapper: ["/bin/sh", "-c", "trap '' XFSZ; ulimit -f 8; exec \"$0\" \"$@\""])
+        #expect(limited.status == 1, "\(limited)")
+        #expect(try readFile(page) == before)
+        #expect(!directoryEntries(directory.path).contains { $0.hasPrefix("page.html.") })
+        #expect(symlink(page, directory.path + "/link.html") == 0)
+        #expect(SuggestProcess.run(["eval", log, "--policy", "all", "--html", directory.path + "/link.html"]).status == 0)
+        #expect(try readFile(page).count > before.count)
+    }
+
     /// `eval LOG --html LOG` replaced the log with the page (through a link too, or with the log as standard
     /// input): the page may not be the input. `--html -` made a file named `-`.
     @Test func theEvalPageNeverReplacesItsInput() throws {
