@@ -12,7 +12,7 @@ extension HistoryConverter {
     @discardableResult
     public static func collegeMsg(_ source: LineReader.Source, emit: (Interaction) throws -> Void) throws -> Summary {
         var summary = Summary()
-        try LineReader.forEachLine(in: source) { line, number in
+        try LineReader.forEachLine(in: source, requiringBreakAtEnd: true) { line, number in
             let parts = fields(line, separator: { $0 == 0x20 || $0 == 0x09 }, collapse: true)
             if parts.isEmpty || parts[0].first == UInt8(ascii: "#") { return }
             guard parts.count == 3 else {

@@ -22,7 +22,7 @@ extension HistoryConverter {
         let isTab: (UInt8) -> Bool = { $0 == 0x09 }
         var names: [Int: String] = [:]
         if let employees {
-            try LineReader.forEachLine(in: employees) { line, number in
+            try LineReader.forEachLine(in: employees, requiringBreakAtEnd: true) { line, number in
                 let parts = fields(line, separator: isTab, collapse: false)
                 if line.isEmpty { return }
                 guard parts.count >= 2, let id = integer(parts[0]) else {
@@ -34,7 +34,7 @@ extension HistoryConverter {
             }
         }
         var receivers: [Int: [Int]] = [:]
-        try LineReader.forEachLine(in: recipients) { line, number in
+        try LineReader.forEachLine(in: recipients, requiringBreakAtEnd: true) { line, number in
             if line.isEmpty { return }
             let parts = fields(line, separator: isTab, collapse: false)
             guard parts.count == 3 else {
@@ -49,7 +49,7 @@ extension HistoryConverter {
             receivers[message, default: []].append(receiver)
         }
         var summary = Summary()
-        try LineReader.forEachLine(in: messages) { line, number in
+        try LineReader.forEachLine(in: messages, requiringBreakAtEnd: true) { line, number in
             if line.isEmpty { return }
             let parts = fields(line, separator: isTab, collapse: false)
             guard parts.count >= 5 else {

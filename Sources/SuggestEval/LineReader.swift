@@ -35,8 +35,12 @@ public enum LineReader {
     /// - Throws: `FileError` when the file cannot be opened or read, or has a line longer than the limit (the lines
     ///   before it have been handed to `body`); whatever `body` throws, unchanged.
     /// - Complexity: O(n) in the size of the input.
+    /// - Parameter requiringBreakAtEnd: whether a last line without a line break is an error rather than a line:
+    ///   for files whose every line ends in one (the published histories `convert` reads), where a last line
+    ///   without it is most likely cut short, and may still parse ("933 1214 1" of "933 1214 1082..." was a message
+    ///   dated 1970; found by a probe).
     public static func forEachLine(
-        in source: Source, _ body: (UnsafeBufferPointer<UInt8>, Int) throws -> Void
+        in source: Source, requiringBreakAtEnd: Bool = false, _ body: (UnsafeBufferPointer<UInt8>, Int) throws -> Void
     ) throws {
         let lines = try open(source)
         while true {
@@ -51,6 +55,12 @@ public enum LineReader {
                 throw FileError(
                     path: source.name, operation: "read",
                     reason: "line \(lines.lineNumber) is longer than \(LineStream.donationLineLimit >> 20) MiB")
+            }
+            if requiringBreakAtEnd && lines.lineEndedWithoutBreak {
+                throw FileError(
+                    path: source.name, operation: "read",
+                    reason: "its last line (\(lines.lineNumber)) has no line break: the file looks cut short (a "
+                        + "download or a copy that stopped?); get the whole file")
             }
             try body(line, lines.lineNumber)
         }

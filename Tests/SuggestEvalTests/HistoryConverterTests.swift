@@ -43,8 +43,18 @@ import Testing
         #expect(result.new == 1)
     }
 
+    /// A file cut short in its last line may still parse: "933 1214 1" of "933 1214 1082040961" was a message dated
+    /// 1970 (found by a probe). The published histories end every line with a break; one without is refused.
+    @Test func aLastLineWithoutABreakIsACutShortFile() throws {
+        #expect {
+            try Self.convertCollegeMsg("1 2 1082040961\n933 1214 1")
+        } throws: { error in
+            "\(error)".contains("its last line (2) has no line break: the file looks cut short")
+        }
+    }
+
     @Test func collegeMsgToleratesTabsCommentsBlankLinesAndCRLF() throws {
-        let donations = try Self.convertCollegeMsg("# SRC DST UNIXTS\r\n\r\n7\t8\t1.5\r\n  9   10   20")
+        let donations = try Self.convertCollegeMsg("# SRC DST UNIXTS\r\n\r\n7\t8\t1.5\r\n  9   10   20\n")
         #expect(donations.map(\.account) == ["u7", "u8", "u9", "u10"])
         #expect(donations[0].date == Timestamp(seconds: 1.5))
         #expect(donations[2].identifier == "collegemsg-4-u9")

@@ -93,6 +93,9 @@ public final class LineStream {
     /// Whether the line `nextLine` returned last was longer than `maximumLineLength`: it was handed over empty, and
     /// the stream ends there.
     public private(set) var lineWasTooLong = false
+    /// Whether the line `nextLine` returned last ended the input without a line break: the last line of a file
+    /// that does not end in `\n`, or of one cut short.
+    public private(set) var lineEndedWithoutBreak = false
     /// The number of the line handed out last (1-based); after a batch, of the batch's last line.
     public private(set) var lineNumber = 0
     /// Bytes handed out so far (line breaks included, the dropped part of an over-long line not), for progress.
@@ -205,6 +208,7 @@ public final class LineStream {
         start = newline.map { $0 + 1 } ?? end
         searched = 0
         lineWasTooLong = false
+        lineEndedWithoutBreak = newline == nil
         return UnsafeBufferPointer(start: storage + lineStart, count: lineEnd - lineStart)
     }
 
