@@ -12,10 +12,18 @@ extension SQLiteDonationStore {
         try writingOne { store in
             // A conversation's row goes with its last donation; text compared byte for byte, as SQL compares it.
             let known = try store.database.statement(
-                "SELECT 1 FROM conversations WHERE account = ? AND conversation_identifier = ?"
+                "SELECT id FROM conversations WHERE account = ? AND conversation_identifier = ?"
             ).scalarInt([.text(donation.account), .text(donation.conversationIdentifier)])
-            guard known != nil else { return nil }
-            return try store.admitAndRecord(donation, now: now)
+            guard let known else { return nil }
+            var groups: [String] = []
+            if donation.groupIdentifier == nil {
+                let select = try store.database.statement(
+                    "SELECT group_identifier FROM conversation_groups WHERE conversation_id = ? LIMIT 2")
+                try select.reset([.integer(Int64(known))])
+                defer { _ = try? select.reset() }
+                while try select.step() { groups.append(select.text(0) ?? "") }
+            }
+            return try store.admitAndRecord(donation.inheritingGroup(of: groups), now: now)
         }
     }
 

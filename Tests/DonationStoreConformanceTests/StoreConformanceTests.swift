@@ -163,6 +163,34 @@ extension StoreConformance {
             decomposed.identifier = "s2"
             decomposed.intent.conversationIdentifier = "cafe\u{301}"
             #expect(try store.recordShare(decomposed, now: end) == nil)
+
+            // A share takes the group identifier its conversation's donations carry, when they carry exactly one: an
+            // app that deletes a thread by it left the shares sent to it, and the thread in the list (a probe).
+            let threaded = Interaction(
+                account: "alice", identifier: "t1", groupIdentifier: "g-thread", date: end.adding(-3_000),
+                direction: .incoming, intent: SendMessageIntent(conversationIdentifier: "thread"))
+            var forked = threaded
+            forked.identifier = "t2"
+            forked.groupIdentifier = "g-other"
+            forked.intent.conversationIdentifier = "forked"
+            var alsoForked = forked
+            alsoForked.identifier = "t3"
+            alsoForked.groupIdentifier = "g-third"
+            _ = try store.importDonations([threaded, forked, alsoForked], options: ImportOptions(now: end))
+            var toThread = share
+            toThread.identifier = "s3"
+            toThread.intent.conversationIdentifier = "thread"
+            #expect(try store.recordShare(toThread, now: end) == .recorded(identifier: "s3"))
+            _ = try store.delete(.groupIdentifier("g-thread"), account: "alice")
+            #expect(try store.conversationStatus(account: "alice", conversationIdentifier: "thread", at: end) == .unknown)
+            // Two of them: the share takes neither, and stays when either goes.
+            var toForked = share
+            toForked.identifier = "s4"
+            toForked.intent.conversationIdentifier = "forked"
+            #expect(try store.recordShare(toForked, now: end) == .recorded(identifier: "s4"))
+            _ = try store.delete(.groupIdentifier("g-other"), account: "alice")
+            _ = try store.delete(.groupIdentifier("g-third"), account: "alice")
+            #expect(try store.conversation(ofDonation: "s4", account: "alice") == "forked")
         }
     }
 

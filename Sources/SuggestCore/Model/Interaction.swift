@@ -42,3 +42,15 @@ public struct Interaction: Sendable, Hashable {
     /// The intent's `conversationIdentifier`: the conversation this donation counts for.
     public var conversationIdentifier: String { intent.conversationIdentifier }
 }
+
+extension Interaction {
+    /// The donation with the group identifier of its conversation's donations, when it has none and they name
+    /// exactly one (`DonationStore.recordShare`); as it is otherwise.
+    /// - Parameter groups: the distinct group identifiers the conversation's stored donations carry.
+    public func inheritingGroup(of groups: [String]) -> Interaction {
+        guard groupIdentifier == nil, groups.count == 1 else { return self }
+        var donation = self
+        donation.groupIdentifier = groups[0]
+        return donation
+    }
+}

@@ -37,6 +37,10 @@ public protocol DonationStore: AnyObject {
     /// donation when it is written, checked in the same transaction: the share copies the conversation's names from
     /// a suggestion read before, and a deletion that committed in between must not be undone by it (a send racing
     /// `delete --conversation` brought the deleted names back).
+    ///
+    /// A donation without a group identifier takes its conversation's, when the conversation's donations name
+    /// exactly one (`Interaction.inheritingGroup(of:)`): an app that gives every donation of a thread the thread's
+    /// group identifier deletes the thread by it, and the shares sent to it went with it no more.
     /// - Returns: `nil` when the conversation has no donation any more: nothing is recorded.
     func recordShare(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome?
 

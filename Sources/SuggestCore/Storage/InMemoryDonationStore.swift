@@ -52,7 +52,14 @@ public final class InMemoryDonationStore: DonationStore {
             $0.conversationIdentifier.hasSameBytes(as: donation.conversationIdentifier)
         }
         guard known == true else { return nil }
-        return try record(donation, now: now)
+        var groups: [String] = []
+        for stored in histories[ByteKey(donation.account)]?.donations ?? []
+        where stored.conversationIdentifier.hasSameBytes(as: donation.conversationIdentifier) {
+            if let group = stored.groupIdentifier, !groups.contains(where: { $0.hasSameBytes(as: group) }) {
+                groups.append(group)
+            }
+        }
+        return try record(donation.inheritingGroup(of: groups), now: now)
     }
 
     public func record(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome {
