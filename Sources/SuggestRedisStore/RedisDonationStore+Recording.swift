@@ -8,24 +8,10 @@ extension RedisDonationStore {
 
     public func recordShare(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome? {
         do {
-            return try recordOne(
-                donation.inheritingGroup(of: try groupIdentifiers(of: donation)), now: now, requiringExisting: true)
+            return try recordOne(donation, now: now, requiringExisting: true)
         } catch is ConversationGone {
             return nil
         }
-    }
-
-    /// The group identifiers the donations of `donation`'s conversation carry (its hash's `gk`), read when the
-    /// donation has none; empty for a conversation not (or no longer) stored, which the write then finds gone.
-    private func groupIdentifiers(of donation: Interaction) throws(StoreError) -> [String] {
-        guard donation.groupIdentifier == nil else { return [] }
-        let keys = RedisKeys(account: donation.account)
-        guard let number = try send(
-            RedisCommand("HGET", key: keys.conversationNumbers, donation.conversationIdentifier)
-        ).string.flatMap(Int64.init),
-            let groups = try send(RedisCommand("HGET", key: keys.conversation(number), "gk")).bytes
-        else { return [] }
-        return try RecordCoding.decodeStrings(groups)
     }
 
     /// Admits one donation and writes it, undone when it fails after reaching the master (no replica confirmed it
@@ -202,13 +188,16 @@ extension RedisDonationStore {
             var firstSequence: Int64 = 0
             var lastSequence: Int64 = 0
             for index in order {
-                let donation = donations[index]
-                let identifier = donation.identifier ?? ""
+                let identifier = donations[index].identifier ?? ""
                 guard let position = positionOf[index], let group = groupOfIndex[index], existing[position].isNull
                 else {
                     outcomes[index] = .duplicate(identifier: identifier)
                     continue
                 }
+                // A share takes its conversation's group identifier as this round read it, which the script's check
+                // of the conversation's version covers (`DonationStore.recordShare`).
+                let donation =
+                    requiringExisting ? donations[index].inheritingGroup(of: stored[group].groups) : donations[index]
                 let sequence = sequenceOf[index] ?? 0
                 let before = working[group].record.state
                 working[group].append(donation, index: index, sequence: sequence, types: types, policy: policy)

@@ -48,6 +48,16 @@ struct RoundTripTests {
         }
     }
 
+    /// "\r\n" and "<" followed by a combining accent are each one `Character`: escaped by characters, the CR and the
+    /// `<` went out as they were (found by a review).
+    @Test("XML escapes scalars that share a Character with others")
+    func xmlEscapesScalarsInsideCharacters() throws {
+        for text in ["line\r\nbreak", "<\u{301}tag>", "&\u{301}amp;"] {
+            let value = PropertyListValue.dictionary(["k": .string(text)])
+            #expect(try PropertyListValue(parsing: value.xmlDocument) == value, "\(text.unicodeScalars.map(\.value))")
+        }
+    }
+
     @Test("binary written by the test writer parses back to the same value", arguments: [11, 12, 13, 14] as [UInt64])
     func binaryRoundTrip(seed: UInt64) throws {
         var generator = SeededRandom(seed: seed)

@@ -49,16 +49,18 @@ extension PropertyListValue {
         }
     }
 
-    private static func escaped(_ text: String) -> String {
+    /// By Unicode scalar, as an XML parser reads: `"\r\n"` and `"<"` followed by a combining accent are each one
+    /// `Character`, and went out unescaped (found by a review).
+    static func escaped(_ text: String) -> String {
         var result = ""
         result.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "&": result += "&amp;"
             case "<": result += "&lt;"
             case ">": result += "&gt;"
             case "\r": result += "&#13;"  // XML parsers that normalize line ends would turn a bare CR into LF
-            default: result.append(character)
+            default: result.unicodeScalars.append(scalar)
             }
         }
         return result
