@@ -48,9 +48,6 @@ public final class SQLiteDonationStore: DonationStore {
     let database: Database
     /// This connection's `PRAGMA data_version` at its last `checkpoint()`: unchanged, nothing was committed since.
     private var versionAtLastCheckpoint: Int64?
-    /// When `checkpoint()` last tried to settle a rewrite a deletion owes: at most once a minute, since a rewrite
-    /// that failed (a full disk) would fail again at every checkpoint.
-    private var lastOwedRewriteAttempt: ContinuousClock.Instant?
 
     /// When the write-ahead log is copied into the database file: the moment a committed write becomes durable
     /// against a power loss (with `synchronous=NORMAL`, a commit writes the log without `fdatasync`). A crash of the
@@ -206,14 +203,10 @@ public final class SQLiteDonationStore: DonationStore {
     public func checkpoint() throws {
         try translating {
             try database.checkFileInPlace()
-            // A long-lived process (a server, an app) settles a rewrite that a deletion could not do, as an
-            // opener does (`settleOwedRewrite`), rather than leave it to its next deletion or restart.
-            if database.owesFileRewrite && !database.isReadOnly
-                && lastOwedRewriteAttempt.map({ ContinuousClock.now - $0 > .seconds(60) }) ?? true
-            {
-                lastOwedRewriteAttempt = .now
-                settleOwedRewrite()
-            }
+            // A long-lived process (a server, an app) settles a rewrite that a deletion could not do or left for
+            // later (`Database.mayRewriteNow`), as an opener does (`settleOwedRewrite`), rather than leave it to
+            // its next deletion or restart.
+            if database.owesFileRewrite && !database.isReadOnly && database.mayRewriteNow { settleOwedRewrite() }
             try database.checkpointWithoutWaiting()
             let version = try database.statement("PRAGMA data_version").scalarInt()
             defer { versionAtLastCheckpoint = version }

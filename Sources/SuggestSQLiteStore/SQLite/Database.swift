@@ -304,6 +304,9 @@ package final class Database {
     /// process's connections to the database through a marker file beside it, as `owesLogScrub` is.
     package var owesFileRewrite: Bool { writeGate.owesFileRewrite }
 
+    /// Whether this process may rewrite the file now: its last rewrite ended at least four times its length ago.
+    package var mayRewriteNow: Bool { writeGate.mayRewriteNow }
+
     /// Notes, before a deletion commits, that the file must be rewritten after it: a process killed between the
     /// commit and the rewrite leaves the debt to the next one that opens the store.
     package func oweFileRewrite() { writeGate.oweFileRewrite() }
@@ -315,7 +318,11 @@ package final class Database {
     /// that a later deletion removes everywhere else. A rewrite builds every page anew.
     ///
     /// Deletions of this process that commit before a rewrite begins are covered by it and skip their own (a
-    /// ticket taken after each commit, compared with the tickets a rewrite had seen when it began).
+    /// ticket taken after each commit, compared with the tickets a rewrite had seen when it began). A process
+    /// rewrites at most a fifth of the time: a deletion within four times the last rewrite's length of its end
+    /// leaves the rewrite owed, for a later checkpoint (`mayRewriteNow`), so that a client deleting (or unblocking)
+    /// in a loop cannot keep a large store's writers waiting behind one rewrite after another. One person's store
+    /// rewrites in milliseconds, and is never held back so in practice.
     /// - Parameter waiting: whether the rewrite waits for another process's write (SQLite's busy timeout), as a
     ///   deletion's does; an opener's or a checkpoint's settling of a debt does not, and leaves it for later.
     /// - Returns: `false` when the rewrite failed (a full disk, another process's write held past the busy timeout,
@@ -325,11 +332,13 @@ package final class Database {
         do {
             return try writeGate.withLock {
                 guard !writeGate.isRewritten(through: ticket) else { return true }
-                guard hasRoomToRewrite() else {
+                guard writeGate.mayRewriteNow, hasRoomToRewrite() else {
                     writeGate.oweFileRewrite()
                     return false
                 }
                 let covered = writeGate.rewritesRequested
+                let started = ContinuousClock.now
+                defer { writeGate.noteRewriteAttempt(startedAt: started) }
                 if waiting { try execute("VACUUM") } else { try withoutWaiting { try execute("VACUUM") } }
                 writeGate.noteRewritten(through: covered)
                 return true
@@ -430,6 +439,19 @@ final class WriteGate: Sendable {
     func oweFileRewrite() {
         let descriptor = system_open_creating(rewriteMarker, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// When this process's last rewrite ended, and how long it took.
+    private let lastRewrite = Mutex<(ended: ContinuousClock.Instant, took: Duration)?>(nil)
+
+    /// `Database.mayRewriteNow`.
+    var mayRewriteNow: Bool {
+        lastRewrite.withLock { last in last.map { ContinuousClock.now - $0.ended >= $0.took * 4 } ?? true }
+    }
+
+    func noteRewriteAttempt(startedAt started: ContinuousClock.Instant) {
+        let now = ContinuousClock.now
+        lastRewrite.withLock { $0 = (now, now - started) }
     }
 
     /// A ticket for a rewrite that starts after this moment.
