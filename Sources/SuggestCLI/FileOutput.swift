@@ -4,45 +4,88 @@ import SuggestSQLiteStore
 /// Writes a whole file, for reports.
 enum FileOutput {
     /// Writes `text` to `path`, replacing it (through a link, into a device or a pipe: wherever the path leads).
-    /// A regular file, or one not there yet, is replaced whole: the text is written beside it and renamed over it,
-    /// so that a write that fails part-way (a full disk, a file-size limit) leaves the file as it was, not the first
-    /// part of the new one under its name (found by a probe: a page cut at 8 KiB replaced a good one).
+    /// A file of this process's user is replaced whole where it can be (`replaceWhole`): a write that fails part-way
+    /// (a full disk, a file-size limit) then leaves the file as it was, not the first part of the new one under its
+    /// name (found by a probe: a page cut at 8 KiB replaced a good one). Anything else is written in place.
     /// - Throws: `CommandError.failure` naming the file when it cannot be written.
     static func write(_ text: String, to path: String) throws(CommandError) {
-        func failure() -> CommandError {
-            CommandError.failure("cannot write \(path): \(String(cString: strerror(system_errno())))")
-        }
-        // Where the path leads, so that a link stays a link and its target is what gets replaced.
-        let target = realpath(path, nil).map { resolved in
-            defer { free(resolved) }
-            return String(cString: resolved)
-        } ?? path
-        var info = stat()
-        let exists = stat(target, &info) == 0
         let bytes = Array(text.utf8)
-        guard !exists || system_is_regular_file(info.st_mode) != 0 else {
-            guard let file = fopen(path, "w") else { throw failure() }
-            let written = fwrite(bytes, 1, bytes.count, file)
-            guard fclose(file) == 0, written == bytes.count else { throw failure() }
-            return
-        }
-        let temporary = target + ".partial-\(getpid())"
-        guard let file = fopen(temporary, "wx") else { throw failure() }
+        if try replaceWhole(path, with: bytes) { return }
+        guard let file = fopen(path, "w") else { throw failure(path) }
         let written = fwrite(bytes, 1, bytes.count, file)
-        let flushed = fflush(file) == 0 && fsync(fileno(file)) == 0
-        let closed = fclose(file) == 0
-        guard written == bytes.count, flushed, closed else {
-            let error = failure()
+        guard fclose(file) == 0, written == bytes.count else { throw failure(path) }
+    }
+
+    private static func failure(_ path: String) -> CommandError {
+        CommandError.failure("cannot write \(path): \(String(cString: strerror(system_errno())))")
+    }
+
+    /// Writes `bytes` to a new file beside the one `path` leads to and renames it over that one, when nothing else
+    /// of the file changes so: a regular file of this process's user with one name, its mode and group kept, or no
+    /// file yet (made with the mode `fopen` gives). Through a link, the link's file is replaced.
+    /// - Returns: `false`, having written nothing, when it cannot be done so (a device, a pipe, another user's file,
+    ///   a hard link, a link that leads nowhere, a directory this process may not add a file to): the caller writes
+    ///   in place.
+    /// - Throws: `CommandError.failure` when the new file cannot be written whole or renamed; it is removed.
+    private static func replaceWhole(_ path: String, with bytes: [UInt8]) throws(CommandError) -> Bool {
+        guard let resolved = realpath(path, nil) ?? (access(path, F_OK) != 0 ? parentResolved(path) : nil) else {
+            return false
+        }
+        let target = String(cString: resolved)
+        free(resolved)
+        var info = stat()
+        var link = stat()
+        // A link that leads nowhere is written through in place, as `fopen` does.
+        if lstat(path, &link) == 0, system_is_symbolic_link(link.st_mode) != 0, stat(path, &info) != 0 { return false }
+        let exists = stat(target, &info) == 0
+        if exists {
+            guard system_is_regular_file(info.st_mode) != 0, info.st_uid == geteuid(), info.st_nlink == 1 else {
+                return false
+            }
+            // The file this process's standard output or error goes to (`--html /dev/stdout > page`): replaced,
+            // what the command prints next would go to the old file, unlinked.
+            for descriptor in Int32(0)...2 {
+                var standard = stat()
+                if fstat(descriptor, &standard) == 0, standard.st_dev == info.st_dev, standard.st_ino == info.st_ino {
+                    return false
+                }
+            }
+        }
+        var template = Array((StoreLocation.parent(of: target) + "/.suggest-XXXXXX").utf8CString)
+        let descriptor = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard descriptor >= 0 else { return false }
+        let temporary = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let mask = umask(0)
+        umask(mask)
+        let mode = exists ? info.st_mode & 0o7777 : 0o666 & ~mask
+        guard fchmod(descriptor, mode) == 0, !exists || fchown(descriptor, uid_t.max, info.st_gid) == 0 else {
+            close(descriptor)
+            unlink(temporary)
+            return false
+        }
+        var offset = 0
+        var failed = false
+        while offset < bytes.count && !failed {
+            let count = bytes.withUnsafeBytes { CSystem.write(descriptor, $0.baseAddress! + offset, bytes.count - offset) }
+            if count > 0 { offset += count } else if count < 0 && system_errno() != EINTR { failed = true }
+        }
+        failed = failed || fsync(descriptor) != 0
+        let error = failure(path)
+        failed = close(descriptor) != 0 || failed
+        guard !failed, rename(temporary, target) == 0 else {
+            let error = failed ? error : failure(path)
             unlink(temporary)
             throw error
         }
-        // The file's own permissions, kept: a page others could read stays so, one that only its owner could too.
-        if exists { chmod(temporary, info.st_mode & 0o7777) }
-        guard rename(temporary, target) == 0 else {
-            let error = failure()
-            unlink(temporary)
-            throw error
-        }
+        return true
+    }
+
+    /// The resolved form of a path not there yet: its directory resolved, its name kept.
+    private static func parentResolved(_ path: String) -> UnsafeMutablePointer<CChar>? {
+        guard let directory = realpath(StoreLocation.parent(of: path), nil) else { return nil }
+        defer { free(directory) }
+        let name = path.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? path
+        return strdup(String(cString: directory) + "/" + name)
     }
 
     /// Refuses an output path that names the input itself (through any link; `-` for standard input), which

@@ -9,8 +9,11 @@ public enum ProcessStart {
     ///   receive the error and access-log lines meant for standard error. Held so that it still acts closed:
     ///   standard input write-only (reading it fails, as `suggest import - <&-` must), standard output and error
     ///   read-only (writing them fails, as `suggest export >&-` must say).
+    /// - A file-size limit (`ulimit -f`) ends a write with an error (`EFBIG`), not the process with a signal that
+    ///   leaves a half-written file or a temporary one behind.
     public static func settle() {
         system_ignore_signal(SIGPIPE)
+        system_ignore_signal(SIGXFSZ)
         for (descriptor, flags) in [(Int32(0), O_WRONLY), (1, O_RDONLY), (2, O_RDONLY)] {
             var status = stat()
             guard fstat(descriptor, &status) != 0 && system_errno() == EBADF else { continue }
