@@ -252,7 +252,8 @@ public enum StoreOpening {
             let store = try SQLiteDonationStore.open(
                 location, checkpoints: .everyPagesInPlace(serverCheckpointPages),
                 createIfMissing: creating && first == nil, pageCacheKiB: pageCacheKiB,
-                largeImportCacheKiB: serverPageCacheKiB, mirror: mirror, groupCommit: groupCommit)
+                largeImportCacheKiB: serverPageCacheKiB, mirror: mirror, groupCommit: groupCommit,
+                pacingRewrites: .server)
             if let first {
                 try store.requireFile(first)
             } else {

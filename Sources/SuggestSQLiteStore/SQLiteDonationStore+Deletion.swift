@@ -293,7 +293,7 @@ extension SQLiteDonationStore {
     /// stays in a page's free space), then cuts the log (`scrubLog()`).
     /// - Returns: whether both were done: `false` leaves what is owed to the next command, checkpoint or deletion.
     func eraseDeletedBytes() -> Bool {
-        let rewritten = database.rewriteAfterDeletion()
+        let rewritten = database.rewriteAfterDeletion(paced: rewritePacing)
         return scrubLog() && rewritten
     }
 

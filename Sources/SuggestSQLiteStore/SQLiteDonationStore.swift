@@ -48,6 +48,9 @@ public final class SQLiteDonationStore: DonationStore {
     let database: Database
     /// This connection's `PRAGMA data_version` at its last `checkpoint()`: unchanged, nothing was committed since.
     private var versionAtLastCheckpoint: Int64?
+    /// When a deletion's rewrite of the file may be left to a later `checkpoint()` (`RewritePacing`): a server's,
+    /// which checkpoints every second; `nil` for a command or an app, which rewrite after each deletion.
+    let rewritePacing: RewritePacing?
 
     /// When the write-ahead log is copied into the database file: the moment a committed write becomes durable
     /// against a power loss (with `synchronous=NORMAL`, a commit writes the log without `fdatasync`). A crash of the
@@ -106,7 +109,8 @@ public final class SQLiteDonationStore: DonationStore {
     public static func open(
         _ location: StoreLocation, ranking: StoreRanking = .default, types: UniformTypeTree = .standard,
         checkpoints: CheckpointPolicy = .onClose, createIfMissing: Bool = true, pageCacheKiB: Int = 2_000,
-        largeImportCacheKiB: Int = 262_144, mirror: RankingMirror? = nil, groupCommit: GroupCommitWriter? = nil
+        largeImportCacheKiB: Int = 262_144, mirror: RankingMirror? = nil, groupCommit: GroupCommitWriter? = nil,
+        pacingRewrites: RewritePacing? = nil
     ) throws(StoreError) -> SQLiteDonationStore {
         if createIfMissing { try location.createDirectory() } else { try location.checkExists() }
         try location.checkDatabasePath()
@@ -127,7 +131,7 @@ public final class SQLiteDonationStore: DonationStore {
             let store = SQLiteDonationStore(
                 location: location, ranking: ranking, types: types, checkpoints: checkpoints,
                 pageCacheKiB: max(100, pageCacheKiB), largeImportCacheKiB: largeImportCacheKiB, mirror: mirror,
-                groupCommit: groupCommit, database: database)
+                groupCommit: groupCommit, pacingRewrites: pacingRewrites, database: database)
             do {
                 try store.prepare()
                 // The connection's file, noted now: a store deleted under it is refused by its reads too.
@@ -164,8 +168,9 @@ public final class SQLiteDonationStore: DonationStore {
     private init(
         location: StoreLocation, ranking: StoreRanking, types: UniformTypeTree, checkpoints: CheckpointPolicy,
         pageCacheKiB: Int, largeImportCacheKiB: Int, mirror: RankingMirror?, groupCommit: GroupCommitWriter?,
-        database: Database
+        pacingRewrites: RewritePacing?, database: Database
     ) {
+        self.rewritePacing = pacingRewrites
         self.pageCacheKiB = pageCacheKiB
         self.largeImportCacheKiB = largeImportCacheKiB
         self.mirror = mirror
@@ -206,7 +211,9 @@ public final class SQLiteDonationStore: DonationStore {
             // A long-lived process (a server, an app) settles a rewrite that a deletion could not do or left for
             // later (`Database.mayRewriteNow`), as an opener does (`settleOwedRewrite`), rather than leave it to
             // its next deletion or restart.
-            if database.owesFileRewrite && !database.isReadOnly && database.mayRewriteNow { settleOwedRewrite() }
+            if database.owesFileRewrite && !database.isReadOnly && rewritePacing.map(database.mayRewriteNow) ?? true {
+                settleOwedRewrite()
+            }
             try database.checkpointWithoutWaiting()
             let version = try database.statement("PRAGMA data_version").scalarInt()
             defer { versionAtLastCheckpoint = version }

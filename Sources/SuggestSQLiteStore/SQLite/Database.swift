@@ -304,8 +304,8 @@ package final class Database {
     /// process's connections to the database through a marker file beside it, as `owesLogScrub` is.
     package var owesFileRewrite: Bool { writeGate.owesFileRewrite }
 
-    /// Whether this process may rewrite the file now: its last rewrite ended at least four times its length ago.
-    package var mayRewriteNow: Bool { writeGate.mayRewriteNow }
+    /// Whether a process paced so may rewrite the file now (`RewritePacing`).
+    package func mayRewriteNow(_ pacing: RewritePacing) -> Bool { writeGate.mayRewriteNow(pacing) }
 
     /// Notes, before a deletion commits, that the file must be rewritten after it: a process killed between the
     /// commit and the rewrite leaves the debt to the next one that opens the store.
@@ -318,21 +318,20 @@ package final class Database {
     /// that a later deletion removes everywhere else. A rewrite builds every page anew.
     ///
     /// Deletions of this process that commit before a rewrite begins are covered by it and skip their own (a
-    /// ticket taken after each commit, compared with the tickets a rewrite had seen when it began). A process
-    /// rewrites at most a fifth of the time: a deletion within four times the last rewrite's length of its end
-    /// leaves the rewrite owed, for a later checkpoint (`mayRewriteNow`), so that a client deleting (or unblocking)
-    /// in a loop cannot keep a large store's writers waiting behind one rewrite after another. One person's store
-    /// rewrites in milliseconds, and is never held back so in practice.
+    /// ticket taken after each commit, compared with the tickets a rewrite had seen when it began).
+    /// - Parameter paced: when a rewrite that just ended leaves this one owed, for a later checkpoint
+    ///   (`mayRewriteNow(_:)`): a server's, so that it rewrites at most a fifth of the time however fast a client
+    ///   deletes or unblocks.
     /// - Parameter waiting: whether the rewrite waits for another process's write (SQLite's busy timeout), as a
     ///   deletion's does; an opener's or a checkpoint's settling of a debt does not, and leaves it for later.
     /// - Returns: `false` when the rewrite failed (a full disk, another process's write held past the busy timeout,
     ///   too little free space to try): the debt stays, for the next opener or checkpoint.
-    package func rewriteAfterDeletion(waiting: Bool = true) -> Bool {
+    package func rewriteAfterDeletion(waiting: Bool = true, paced: RewritePacing? = nil) -> Bool {
         let ticket = writeGate.requestRewrite()
         do {
             return try writeGate.withLock {
                 guard !writeGate.isRewritten(through: ticket) else { return true }
-                guard writeGate.mayRewriteNow, hasRoomToRewrite() else {
+                guard paced.map(writeGate.mayRewriteNow) ?? true, hasRoomToRewrite() else {
                     writeGate.oweFileRewrite()
                     return false
                 }
@@ -444,9 +443,12 @@ final class WriteGate: Sendable {
     /// When this process's last rewrite ended, and how long it took.
     private let lastRewrite = Mutex<(ended: ContinuousClock.Instant, took: Duration)?>(nil)
 
-    /// `Database.mayRewriteNow`.
-    var mayRewriteNow: Bool {
-        lastRewrite.withLock { last in last.map { ContinuousClock.now - $0.ended >= $0.took * 4 } ?? true }
+    /// `Database.mayRewriteNow(_:)`.
+    func mayRewriteNow(_ pacing: RewritePacing) -> Bool {
+        lastRewrite.withLock { last in
+            guard let last, last.took >= pacing.heldBackFrom else { return true }
+            return ContinuousClock.now - last.ended >= last.took * pacing.pauseFactor
+        }
     }
 
     func noteRewriteAttempt(startedAt started: ContinuousClock.Instant) {
@@ -501,4 +503,24 @@ private final class LogRestartSetting {
         self.inPlace = inPlace
         self.gate = gate
     }
+}
+
+/// How a long-running process that checkpoints often (a server) spaces its rewrites of the file after deletions
+/// (`Database.rewriteAfterDeletion(paced:)`): a rewrite that took `heldBackFrom` or longer is followed by a pause of
+/// `pauseFactor` times its length, in which a deletion leaves its rewrite to the next checkpoint after the pause.
+/// With the server's pacing a process rewrites at most a fifth of the time, however fast a client deletes or
+/// unblocks, and a store that rewrites in under 50 ms (one person's history) is never held back.
+public struct RewritePacing: Sendable, Equatable {
+    /// Rewrites shorter than this are never followed by a pause.
+    public var heldBackFrom: Duration
+    /// The pause after a longer rewrite, in multiples of its length.
+    public var pauseFactor: Int
+
+    public init(heldBackFrom: Duration, pauseFactor: Int) {
+        self.heldBackFrom = heldBackFrom
+        self.pauseFactor = pauseFactor
+    }
+
+    /// A server's: 50 ms, four times.
+    public static let server = RewritePacing(heldBackFrom: .milliseconds(50), pauseFactor: 4)
 }
