@@ -319,11 +319,12 @@ package final class Database {
     ///
     /// Deletions of this process that commit before a rewrite begins are covered by it and skip their own (a
     /// ticket taken after each commit, compared with the tickets a rewrite had seen when it began).
-    /// - Parameter paced: when a rewrite that just ended leaves this one owed, for a later checkpoint
-    ///   (`mayRewriteNow(_:)`): a server's, so that it rewrites at most a fifth of the time however fast a client
-    ///   deletes or unblocks.
-    /// - Parameter waiting: whether the rewrite waits for another process's write (SQLite's busy timeout), as a
-    ///   deletion's does; an opener's or a checkpoint's settling of a debt does not, and leaves it for later.
+    /// - Parameters:
+    ///   - waiting: whether the rewrite waits for another process's write (SQLite's busy timeout), as a deletion's
+    ///     does; an opener's or a checkpoint's settling of a debt does not, and leaves it for later.
+    ///   - paced: when a rewrite that just ended leaves this one owed, for a later checkpoint
+    ///     (`mayRewriteNow(_:)`): a server's, so that it rewrites at most a fifth of the time however fast a client
+    ///     deletes or unblocks.
     /// - Returns: `false` when the rewrite failed (a full disk, another process's write held past the busy timeout,
     ///   too little free space to try): the debt stays, for the next opener or checkpoint.
     package func rewriteAfterDeletion(waiting: Bool = true, paced: RewritePacing? = nil) -> Bool {
