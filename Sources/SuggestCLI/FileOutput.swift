@@ -63,19 +63,23 @@ enum FileOutput {
             unlink(temporary)
             return false
         }
+        // The first failure is the one said (its `errno`); the new file goes whatever failed.
+        var problem: CommandError?
         var offset = 0
-        var failed = false
-        while offset < bytes.count && !failed {
+        while offset < bytes.count && problem == nil {
             let count = bytes.withUnsafeBytes { CSystem.write(descriptor, $0.baseAddress! + offset, bytes.count - offset) }
-            if count > 0 { offset += count } else if count < 0 && system_errno() != EINTR { failed = true }
+            if count > 0 {
+                offset += count
+            } else if count == 0 || system_errno() != EINTR {
+                problem = failure(path)
+            }
         }
-        failed = failed || fsync(descriptor) != 0
-        let error = failure(path)
-        failed = close(descriptor) != 0 || failed
-        guard !failed, rename(temporary, target) == 0 else {
-            let error = failed ? error : failure(path)
+        if problem == nil && fsync(descriptor) != 0 { problem = failure(path) }
+        if close(descriptor) != 0 && problem == nil { problem = failure(path) }
+        if problem == nil && rename(temporary, target) != 0 { problem = failure(path) }
+        if let problem {
             unlink(temporary)
-            throw error
+            throw problem
         }
         return true
     }
