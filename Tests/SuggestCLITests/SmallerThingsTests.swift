@@ -239,6 +239,21 @@ import Testing
                 == "suggest eval: --k takes a whole number from 1 to 1000, not '+3'\n")
     }
 
+    /// `convert collegemsg -` reads standard input, as `import -` and `eval -` do (it looked for a file named "-");
+    /// `eval` of a history with nothing to rank says so rather than print figures of 0 as results (both found by a
+    /// probe).
+    @Test func convertReadsStandardInputAndAnEmptyEvaluationSaysSo() {
+        let converted = SuggestProcess.run(["convert", "collegemsg", "-"], input: "1 2 1082040961\n2 1 1082040999\n")
+        #expect(converted.status == 0 && converted.standardOutput.split(separator: "\n").count == 4, "\(converted)")
+        for history in ["", #"{"date":"2026-11-29T10:00:00Z","direction":"incoming","intent":{"conversationIdentifier":"c"}}"# + "\n"] {
+            let evaluated = SuggestProcess.run(["eval", "-", "--policy", "recency"], input: history)
+            #expect(evaluated.status == 0, "\(evaluated)")
+            #expect(evaluated.standardError.contains("nothing was evaluated"), "\(evaluated.standardError)")
+        }
+        let real = SuggestProcess.run(["eval", "-", "--policy", "recency"], input: converted.standardOutput)
+        #expect(real.status == 0 && !real.standardError.contains("nothing was evaluated"), "\(real)")
+    }
+
     /// A page whose write fails part-way (here a file-size limit of 8 KiB) leaves the page that was there, not the
     /// first 8 KiB of the new one under its name (found by a probe); a page through a link replaces the link's file.
     @Test func aPageThatCannotBeWrittenWholeLeavesTheOldOne() throws {

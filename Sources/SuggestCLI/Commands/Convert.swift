@@ -14,7 +14,7 @@ enum Convert: Command {
         with a group name (gh<hash> when that would pass 4096 bytes). A message to more than 1024 people is a
         broadcast, skipped and counted. Upstream duplicates are kept. Subjects and message text are never written.
 
-          collegemsg FILE  SNAP's CollegeMsg.txt: "SRC DST UNIXTS" per line.
+          collegemsg FILE  SNAP's CollegeMsg.txt: "SRC DST UNIXTS" per line (- for standard input).
           enron DIR        messages.tsv, recipients.tsv and (optional) employees.txt of Zhou et al. / Perry & Wolfe.
 
         Example:
@@ -32,7 +32,10 @@ enum Convert: Command {
         let summary: HistoryConverter.Summary
         do {
             switch format {
-            case "collegemsg": summary = try HistoryConverter.collegeMsg(.file(path), emit: emit)
+            case "collegemsg":
+                // `-` is standard input, as for `import` and `eval` (it was looked for as a file named "-").
+                let source: LineReader.Source = path == "-" ? .fileDescriptor(0, name: "standard input") : .file(path)
+                summary = try HistoryConverter.collegeMsg(source, emit: emit)
             case "enron": summary = try HistoryConverter.enron(directory: path, emit: emit)
             default: throw CommandError.usage("unknown format '\(format.prefix(40))'; use collegemsg or enron")
             }

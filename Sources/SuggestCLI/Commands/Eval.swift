@@ -81,6 +81,13 @@ enum Eval: Command {
             throw CommandError.usage(error.description)
         }
         let results = session.results
+        // Figures of 0 said as what they are: no send could be ranked (an empty history, one of incoming
+        // donations only, or sends only to conversations met for the first time), not a policy that ranked badly.
+        if let first = results.first, first.evaluated == 0 {
+            io.err(
+                "suggest eval: nothing was evaluated: of \(first.donations) donations (\(first.outgoing) outgoing), none "
+                    + "went to a conversation with an earlier donation; every figure is 0\n")
+        }
         if let page = arguments.value("--html") {
             let history = EvalReport.History(name: path, results: results, comparisons: session.comparisons)
             try FileOutput.write(EvalReport.html(histories: [history]), to: page)
