@@ -22,7 +22,6 @@ enum ImportInterrupts {
     /// Set when the import acts on the signal (its check throws): from then on it is taking back what it recorded.
     static let unwinding = Atomic<Bool>(false)
 
-
     /// The actions the signals had before `watch()`, given back by `stopWatching()`.
     nonisolated(unsafe) private static var previous: [(Int32, (@convention(c) (Int32) -> Void)?)] = []
 

@@ -140,9 +140,9 @@ public final class SQLiteDonationStore: DonationStore {
                 // it, if no other connection is using the log at this moment (else a later one does).
                 if database.owesLogScrub { _ = try? store.truncateLogIfIdle() }
                 // So does a deletion's rewrite of the file that did not happen (a full disk, a process killed
-                // after the deletion's commit).
-                // Without waiting for another process's write: that may be the deletion that owes it, which
-                // rewrites the file itself (a review found commands waiting 31 s behind a writer here).
+                // after the deletion's commit), without waiting for another process's write: that may be the
+                // deletion that owes it, which rewrites the file itself (a review found commands waiting 31 s
+                // behind a writer here).
                 if database.owesFileRewrite && !database.isReadOnly { _ = store.settleOwedRewrite() }
                 try mirror?.attach(path: path)
                 if createIfMissing { store.reserve.replenish() }
@@ -209,7 +209,7 @@ public final class SQLiteDonationStore: DonationStore {
         try translating {
             try database.checkFileInPlace()
             // A long-lived process (a server, an app) settles a rewrite that a deletion could not do or left for
-            // later (`Database.mayRewriteNow`), as an opener does (`settleOwedRewrite`), rather than leave it to
+            // later (`Database.mayRewriteNow(_:)`), as an opener does (`settleOwedRewrite`), rather than leave it to
             // its next deletion or restart.
             if database.owesFileRewrite && !database.isReadOnly && rewritePacing.map(database.mayRewriteNow) ?? true {
                 settleOwedRewrite()

@@ -48,17 +48,17 @@ public final class InMemoryDonationStore: DonationStore {
     }
 
     public func recordShare(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome? {
-        let known = histories[ByteKey(donation.account)]?.donations.contains {
-            $0.conversationIdentifier.hasSameBytes(as: donation.conversationIdentifier)
-        }
-        guard known == true else { return nil }
+        // One pass over the account's donations: whether the conversation has one, and its group identifiers.
+        var known = false
         var groups: [String] = []
         for stored in histories[ByteKey(donation.account)]?.donations ?? []
         where stored.conversationIdentifier.hasSameBytes(as: donation.conversationIdentifier) {
+            known = true
             if let group = stored.groupIdentifier, !groups.contains(where: { $0.hasSameBytes(as: group) }) {
                 groups.append(group)
             }
         }
+        guard known else { return nil }
         return try record(donation.inheritingGroup(of: groups), now: now)
     }
 
