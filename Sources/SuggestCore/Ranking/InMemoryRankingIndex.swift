@@ -119,22 +119,15 @@ public final class InMemoryRankingIndex: RankingSource {
     public func settle() {
         guard !pending.isEmpty else { return }
         let states = self.states
-        let count = states.count
         for index in channelLists.indices {
-            channelLists[index].settle(
-                pending: pending.slots, size: count, members: { (0..<Int32(count)).map { $0 } },
-                key: { states[Int($0)].channels[index] })
+            channelLists[index].update(pending.slots) { states[Int($0)].channels[index] }
         }
-        for (scopeKey, lists) in scopedLists {
+        // Each list updated where the dictionary holds it: a copy taken out and put back would copy its blocks.
+        for scopeKey in Array(scopedLists.keys) {
             let scope = scopeKey.scope
-            let inScope = pending.slots.filter { holds(scope, $0) }
-            var settled = lists
-            for index in settled.indices {
-                let key = key(in: SortedList(channel: index, scope: scope))
-                settled[index].settle(
-                    pending: inScope, size: count, members: { members(of: scope) }, key: { key($0) ?? LogSpace.zero })
+            for index in policy.channels.indices {
+                scopedLists[scopeKey]![index].update(pending.slots, key: key(in: SortedList(channel: index, scope: scope)))
             }
-            scopedLists[scopeKey] = settled
         }
         pending.clear()
     }
@@ -186,14 +179,10 @@ public final class InMemoryRankingIndex: RankingSource {
 
     public func sortedAccess(_ lists: [SortedList]) -> [Cursor] {
         settle()
-        let states = self.states
         return lists.map { list in
-            let channel = list.channel
             switch list.scope {
-            case .all:
-                return channelLists[channel].cursor(currentKey: { states[Int($0)].channels[channel] })
-            case .service, .contentKind:
-                return scoped(list.scope)[channel].cursor(currentKey: key(in: list))
+            case .all: return channelLists[list.channel].cursor()
+            case .service, .contentKind: return scoped(list.scope)[list.channel].cursor()
             }
         }
     }
@@ -211,6 +200,9 @@ public final class InMemoryRankingIndex: RankingSource {
         return lists
     }
 
+    // Inlined into the walk, so that the candidate is built where the walk reads it rather than copied there (two
+    // copies of it were a tenth of a replay that ranks deep).
+    @inline(__always)
     public func candidate(_ conversation: ConversationHandle, contentKinds: [String]) -> RankingCandidate? {
         let reference = conversation.rawValue
         guard reference >= 0, reference < Int64(identifiers.count) else { return nil }

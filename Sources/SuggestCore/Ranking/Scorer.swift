@@ -1,3 +1,5 @@
+import CSystem
+
 /// Computes a conversation's exact score under a policy and a context: the random-access half of the ranker,
 /// and the whole of the brute-force reference.
 public struct Scorer: Sendable {
@@ -118,6 +120,30 @@ public struct Scorer: Sendable {
     /// The largest factor the group preference can give (`ln g` when groups are preferred, else 0): "suggest less"
     /// only lowers a score (`lessFactor` ≤ 1).
     public var logGroupFactorBound: Double { max(0, logGroupFactor) }
+
+    /// Whether a candidate scores above `logScore` or below it, when that is clear without its exact score: its
+    /// channel terms are summed in linear space relative to `logScore` (one `exp` each, no `log1p`, nothing built),
+    /// where the exact score's rounding is orders of magnitude below `comparisonMargin`. `nil` when the two are too
+    /// close to call (then the exact score and its tie-breakers decide), when `logScore` is not finite, or when the
+    /// context adds terms this leaves out (content kinds, people).
+    @inline(__always)
+    public func isAbove(_ candidate: RankingCandidate, logScore: Double) -> Bool? {
+        guard contentKinds.isEmpty, context.people.isEmpty, logScore.isFinite else { return nil }
+        let state = candidate.state
+        var shift = -logScore
+        if state.isGroup { shift += logGroupFactor }
+        if state.lessFeedback > 0 { shift += logLessFactor * Double(state.lessFeedback) }
+        let offsets = state.isGroup ? groupOffsets : personOffsets
+        var sum = 0.0
+        for index in offsets.indices { sum += exp(offsets[index] + state.channels[index] + shift) }
+        if sum > 1 + Self.comparisonMargin { return true }
+        if sum < 1 - Self.comparisonMargin { return false }
+        return nil
+    }
+
+    /// How far from equal a linear sum must be for `isAbove` to call it: scores are sums of at most a few terms
+    /// whose logarithms are within about 1e-12 of exact, even for scores near e^±1000.
+    static let comparisonMargin = 1e-7
 
     /// The exact ranked form of a candidate.
     /// - Parameter matchedPeople: how many of the context's people take part in the conversation.

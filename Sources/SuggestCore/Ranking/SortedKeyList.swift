@@ -1,10 +1,12 @@
-/// One list of conversations in non-increasing key order for sorted access, kept in memory.
+/// One list of conversations in non-increasing key order for sorted access, kept in memory and exact after every
+/// `update`.
 ///
-/// Keeping a fully sorted order on every donation would cost O(log n) with pointer-chasing per update and per
-/// list; instead an update only marks the slot (O(1), one mark shared by every list: `PendingSlots`), and the next
-/// query folds the marked slots in: a few are inserted into a small sorted `delta`, many trigger a rebuild of
-/// `base`. Entries whose key is no longer the
-/// slot's current key are stale and skipped by the cursor, so an update never has to find its old entry.
+/// The entries are held in sorted blocks of a few hundred, in order, with each block's first entry kept apart for
+/// the binary search that finds where an entry belongs. A changed key is its old entry removed and its new one
+/// inserted, each a search and a move of at most one block: O(log n + B) per change, with no stale entry left
+/// behind for sorted access to skip and no periodic rebuild of the whole list. (A list that only marked its
+/// changes and merged them in once they were many made a replay of one account's million donations spend a fifth
+/// of its time merging and skipping, when its sends went deep into the list.)
 struct SortedKeyList {
     struct Entry {
         var key: Double
@@ -15,154 +17,148 @@ struct SortedKeyList {
         static func precedes(_ a: Entry, _ b: Entry) -> Bool { a.key > b.key || (a.key == b.key && a.slot < b.slot) }
     }
 
-    private(set) var base: [Entry] = []
-    private(set) var delta: [Entry] = []
+    /// Sorted runs of entries, in order; none is empty.
+    private(set) var blocks: [[Entry]] = []
+    /// The first entry of each block.
+    private var firsts: [Entry] = []
+    /// The key each slot has in the list, by slot; NaN for a slot the list does not hold (no key is NaN).
+    private var keys: [Double] = []
+    /// How many entries the list holds.
+    private(set) var count = 0
 
-    /// Folds the marked slots in, so that sorted access sees current keys.
-    /// - Parameters:
-    ///   - pending: the slots of this list whose key changed since the last settle, each once.
-    ///   - size: how many slots the list holds now.
-    ///   - members: every slot the list holds, asked only when the list is rebuilt.
-    ///   - key: the current key of a slot.
-    /// - Complexity: O(p log p + d) for p marked slots and a delta of d; a rebuild, O(n + p log p) (`merge`),
-    ///   happens once the delta outgrows n/16, so its cost spreads over at least n/16 updates.
-    mutating func settle(pending: [Int32], size: Int, members: () -> [Int32], key: (Int32) -> Double) {
-        guard !pending.isEmpty else { return }
-        if delta.count + pending.count > max(512, size / 16) {
-            merge(pending: pending, size: size, members: members(), key: key)
-            return
-        }
-        var fresh = pending.map { Entry(key: key($0), slot: $0) }
-        fresh.sort(by: Entry.precedes)
-        if fresh.count <= 8 {
-            for entry in fresh {
-                var low = 0
-                var high = delta.count
-                while low < high {
-                    let middle = (low + high) / 2
-                    if Entry.precedes(delta[middle], entry) { low = middle + 1 } else { high = middle }
-                }
-                delta.insert(entry, at: low)
-            }
-        } else {
-            var merged: [Entry] = []
-            merged.reserveCapacity(delta.count + fresh.count)
-            var i = 0
-            var j = 0
-            while i < delta.count || j < fresh.count {
-                if j == fresh.count || (i < delta.count && Entry.precedes(delta[i], fresh[j])) {
-                    merged.append(delta[i])
-                    i += 1
-                } else {
-                    merged.append(fresh[j])
-                    j += 1
-                }
-            }
-            delta = merged
-        }
-    }
+    /// Blocks are split in two once they pass twice this, and a block that falls under a quarter of it is joined to
+    /// the next one when the two fit in one.
+    static let blockSize = 256
 
-    /// Replaces the list with the current keys of `members`, as `rebuild` does, without sorting all of them: the
-    /// entries of `base` and `delta` whose slot is unmarked and whose key is still the slot's are in order already,
-    /// so only the marked slots (and members that no entry holds yet, such as a slot a look-up created) are
-    /// sorted, then merged in. The result is the same array `rebuild` makes: one entry per member, in the total
-    /// order of `Entry.precedes`.
+    /// Every entry, in order.
+    var entries: [Entry] { blocks.flatMap { $0 } }
+
+    /// Brings the slots whose key or membership changed up to date.
     /// - Parameters:
-    ///   - pending: the slots whose key changed since the last settle, each once.
-    ///   - size: how many slots there are (every member is below it).
-    ///   - members: every slot the list holds now.
-    ///   - key: the current key of a slot.
-    /// - Complexity: O(n + d + p log p) for n slots, a delta of d and p marked slots.
-    mutating func merge(pending: [Int32], size: Int, members: [Int32], key: (Int32) -> Double) {
-        // Per slot: not in the list, in it and not placed yet, or placed (a marked slot is placed from `fresh`).
-        let absent: UInt8 = 0
-        let waiting: UInt8 = 1
-        let placed: UInt8 = 2
-        var place = [UInt8](repeating: absent, count: size)
-        for slot in members { place[Int(slot)] = waiting }
-        var fresh: [Entry] = []
-        fresh.reserveCapacity(pending.count)
-        for slot in pending where place[Int(slot)] == waiting {
-            place[Int(slot)] = placed
-            fresh.append(Entry(key: key(slot), slot: slot))
-        }
-        var live: [Entry] = []
-        live.reserveCapacity(members.count)
-        var i = 0
-        var j = 0
-        while i < base.count || j < delta.count {
-            let entry: Entry
-            if j == delta.count || (i < base.count && Entry.precedes(base[i], delta[j])) {
-                entry = base[i]
-                i += 1
-            } else {
-                entry = delta[j]
-                j += 1
+    ///   - changed: the slots whose key may have changed, or that may have joined or left the list, each once.
+    ///   - key: a slot's current key, `nil` when the list does not hold it.
+    /// - Complexity: O(log n + B) per slot whose key changed, for blocks of B entries.
+    mutating func update(_ changed: [Int32], key: (Int32) -> Double?) {
+        for slot in changed {
+            let index = Int(slot)
+            if index >= keys.count { keys.append(contentsOf: repeatElement(.nan, count: index + 1 - keys.count)) }
+            let old = keys[index]
+            let new = key(slot)
+            if let new, new == old { continue }
+            if !old.isNaN { remove(Entry(key: old, slot: slot)) }
+            if let new {
+                precondition(!new.isNaN, "a sorted list's key is never NaN")
+                insert(Entry(key: new, slot: slot))
             }
-            // A stale entry (an older key of its slot, or a slot that left the list) is dropped; of two entries
-            // with the slot's current key, the first.
-            guard place[Int(entry.slot)] == waiting, key(entry.slot) == entry.key else { continue }
-            place[Int(entry.slot)] = placed
-            live.append(entry)
+            keys[index] = new ?? .nan
         }
-        for slot in members where place[Int(slot)] == waiting { fresh.append(Entry(key: key(slot), slot: slot)) }
-        fresh.sort(by: Entry.precedes)
-        var merged: [Entry] = []
-        merged.reserveCapacity(live.count + fresh.count)
-        i = 0
-        j = 0
-        while i < live.count || j < fresh.count {
-            if j == fresh.count || (i < live.count && Entry.precedes(live[i], fresh[j])) {
-                merged.append(live[i])
-                i += 1
-            } else {
-                merged.append(fresh[j])
-                j += 1
-            }
-        }
-        base = merged
-        delta.removeAll()
     }
 
     /// Replaces the list with the current keys of `members`.
     /// - Complexity: O(n log n).
     mutating func rebuild(members: [Int32], key: (Int32) -> Double) {
-        base = members.map { Entry(key: key($0), slot: $0) }
-        base.sort(by: Entry.precedes)
-        delta.removeAll()
+        var sorted = members.map { Entry(key: key($0), slot: $0) }
+        sorted.sort(by: Entry.precedes)
+        blocks = stride(from: 0, to: sorted.count, by: Self.blockSize).map {
+            Array(sorted[$0..<min($0 + Self.blockSize, sorted.count)])
+        }
+        firsts = blocks.map { $0[0] }
+        keys = Array(repeating: .nan, count: (members.max().map { Int($0) } ?? -1) + 1)
+        for entry in sorted { keys[Int(entry.slot)] = entry.key }
+        count = sorted.count
     }
 
-    func cursor(currentKey: @escaping (Int32) -> Double?) -> InMemoryRankingIndex.Cursor {
-        InMemoryRankingIndex.Cursor(base: base, delta: delta, currentKey: currentKey)
+    func cursor() -> InMemoryRankingIndex.Cursor { InMemoryRankingIndex.Cursor(blocks: blocks) }
+
+    private mutating func insert(_ entry: Entry) {
+        count += 1
+        guard !blocks.isEmpty else {
+            blocks = [[entry]]
+            firsts = [entry]
+            return
+        }
+        let block = blockIndex(of: entry)
+        let position = Self.position(of: entry, in: blocks[block])
+        blocks[block].insert(entry, at: position)
+        if position == 0 { firsts[block] = entry }
+        if blocks[block].count > 2 * Self.blockSize {
+            let tail = Array(blocks[block][Self.blockSize...])
+            blocks[block].removeSubrange(Self.blockSize...)
+            blocks.insert(tail, at: block + 1)
+            firsts.insert(tail[0], at: block + 1)
+        }
+    }
+
+    private mutating func remove(_ entry: Entry) {
+        let block = blockIndex(of: entry)
+        let position = Self.position(of: entry, in: blocks[block])
+        precondition(
+            position < blocks[block].count && blocks[block][position].slot == entry.slot,
+            "a sorted list lost an entry it holds")
+        count -= 1
+        blocks[block].remove(at: position)
+        if blocks[block].isEmpty {
+            blocks.remove(at: block)
+            firsts.remove(at: block)
+            return
+        }
+        if position == 0 { firsts[block] = blocks[block][0] }
+        let next = block + 1
+        if blocks[block].count < Self.blockSize / 4 && next < blocks.count
+            && blocks[block].count + blocks[next].count <= 2 * Self.blockSize
+        {
+            blocks[block].append(contentsOf: blocks[next])
+            blocks.remove(at: next)
+            firsts.remove(at: next)
+        }
+    }
+
+    /// The block an entry belongs in: the last whose first entry does not come after it, or the first block.
+    private func blockIndex(of entry: Entry) -> Int {
+        var low = 0
+        var high = firsts.count
+        while low < high {
+            let middle = (low + high) / 2
+            if Entry.precedes(entry, firsts[middle]) { high = middle } else { low = middle + 1 }
+        }
+        return max(0, low - 1)
+    }
+
+    /// Where an entry is, or would be inserted, in a sorted block: the first entry that does not precede it.
+    private static func position(of entry: Entry, in block: [Entry]) -> Int {
+        var low = 0
+        var high = block.count
+        while low < high {
+            let middle = (low + high) / 2
+            if Entry.precedes(block[middle], entry) { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 }
 
 extension InMemoryRankingIndex {
-    /// Sorted access into one of the index's lists: walks its `base` and `delta` together, best first, skipping
-    /// stale entries: those whose key is no longer their slot's key, or whose slot has left the list's scope
-    /// (`currentKey` returns `nil`).
+    /// Sorted access into one of the index's lists, best first: the list as it was when the cursor was made.
     public struct Cursor: SortedAccessCursor {
-        let base: [SortedKeyList.Entry]
-        let delta: [SortedKeyList.Entry]
-        let currentKey: (Int32) -> Double?
-        var i = 0
-        var j = 0
+        private let blocks: [[SortedKeyList.Entry]]
+        private var block = 0
+        private var run: [SortedKeyList.Entry]
+        private var position = 0
+
+        init(blocks: [[SortedKeyList.Entry]]) {
+            self.blocks = blocks
+            run = blocks.first ?? []
+        }
 
         public mutating func next() -> SortedEntry? {
-            while i < base.count || j < delta.count {
-                let entry: SortedKeyList.Entry
-                if j == delta.count || (i < base.count && SortedKeyList.Entry.precedes(base[i], delta[j])) {
-                    entry = base[i]
-                    i += 1
-                } else {
-                    entry = delta[j]
-                    j += 1
-                }
-                if currentKey(entry.slot) == entry.key {
-                    return SortedEntry(key: entry.key, conversation: ConversationHandle(rawValue: Int64(entry.slot)))
-                }
+            if position == run.count {
+                block += 1
+                guard block < blocks.count else { return nil }
+                run = blocks[block]
+                position = 0
             }
-            return nil
+            let entry = run[position]
+            position += 1
+            return SortedEntry(key: entry.key, conversation: ConversationHandle(rawValue: Int64(entry.slot)))
         }
     }
 }

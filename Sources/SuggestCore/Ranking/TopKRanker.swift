@@ -148,7 +148,8 @@ public struct TopKRanker {
         _ target: RankedConversation, in source: some RankingSource, limit: Int = .max, statistics: inout Statistics
     ) throws -> Int {
         guard scorer.context.people.isEmpty else { throw RankingError.peopleNotBounded }
-        var seen = Self.seenTable()
+        // A walk to the depth meets a few more conversations than it counts: room for them from the start.
+        var seen = Int64KeyTable(capacity: min(limit, 1_000) + 24)
         seen.set(1, for: target.conversation.rawValue)
         var count = 0
         // A conversation scoring exactly the target's score may still rank before it on the tie-breakers, so the
@@ -159,7 +160,11 @@ public struct TopKRanker {
             count >= limit ? .infinity : target.logScore - 1e-6
         } visit: { candidate in
             guard scorer.admits(candidate) else { return }
-            if RankedConversation.ranksBefore(scorer.rank(candidate, matchedPeople: 0, explain: false), target) {
+            // Most conversations a deep walk meets score clearly above or below the target: their exact score is
+            // only worked out for a near tie.
+            if let above = scorer.isAbove(candidate, logScore: target.logScore) {
+                if above { count += 1 }
+            } else if RankedConversation.ranksBefore(scorer.rank(candidate, matchedPeople: 0, explain: false), target) {
                 count += 1
             }
         }
