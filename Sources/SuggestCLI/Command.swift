@@ -425,7 +425,8 @@ enum ValueParsing {
                 "\(option): '\(text.prefix(60))' is not a date; use RFC 3339 with a zone (2026-11-30T09:00:00Z) or Unix seconds")
         }
         guard Timestamp.acceptedRange.contains(date) else {
-            throw CommandError.usage("\(option): '\(text.prefix(60))' is outside the years 0001 to 9999")
+            throw CommandError.usage(
+                "\(option): " + Timestamp.outOfRangeMessage("'\(text.prefix(60))'", seconds: Double(text)))
         }
         return date
     }

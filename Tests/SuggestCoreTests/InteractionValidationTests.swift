@@ -98,12 +98,19 @@ import Testing
         }
     }
 
-    /// A date outside the years 0001 to 9999 is quoted in its refusal, as an unreadable one is.
+    /// A date outside the years 0001 to 9999 is quoted in its refusal, as an unreadable one is; a number that is a
+    /// date in range as milliseconds (JavaScript's `Date.now()`) says so.
     @Test func aDateOutOfRangeIsQuoted() {
-        for (date, quoted) in [
-            (#""0000-12-31T23:59:59Z""#, #""0000-12-31T23:59:59Z""#), ("1e12", "1000000000000"),
+        for (date, message) in [
+            (#""0000-12-31T23:59:59Z""#, #""0000-12-31T23:59:59Z" is outside the years 0001 to 9999"#),
+            ("1e17", "1e+17 is outside the years 0001 to 9999"),
+            (
+                "1796474224000",
+                "1796474224000 is outside the years 0001 to 9999; as milliseconds it would be 2026-12-05T12:37:04Z: "
+                    + "give Unix seconds"
+            ),
         ] {
-            #expect(throws: InputError(field: "date", message: "\(quoted) is outside the years 0001 to 9999")) {
+            #expect(throws: InputError(field: "date", message: message)) {
                 try parse(#"{"date": \#(date), "intent": {"conversationIdentifier": "c"}}"#)
             }
         }

@@ -129,6 +129,30 @@ import Testing
         #expect(server.stop().status == 0)
     }
 
+    /// A file that `suggest import` reads is a body the server takes: a UTF-8 byte-order mark at its start (what
+    /// editors on Windows write) was refused as invalid JSON. And a share request's `at` takes Unix seconds, as
+    /// `--at`, `?at=` and a donation's date do: it took RFC 3339 alone.
+    @Test func aByteOrderMarkAndUnixSecondsAreTakenAsTheCommandLineTakesThem() throws {
+        let scratch = try TemporaryDirectory("serve")
+        let server = try ServeProcess(["--store", scratch("store")], scratch: scratch.path)
+        let client = server.client
+        let mark = "\u{FEFF}"
+        let one = try client.send("POST", "/v1/accounts/me/donations", json: mark + Self.donation("1", "u-a", ago: 30))
+        #expect(one.text == #"{"recorded":1,"duplicates":0,"expired":0}"#)
+        let batch = mark + [Self.donation("2", "u-b", ago: 20), Self.donation("3", "u-c", ago: 10)].joined(separator: "\n")
+        let many = try client.send("POST", "/v1/accounts/me/donations", json: batch, contentType: "application/x-ndjson")
+        #expect(many.text == #"{"recorded":2,"duplicates":0,"expired":0}"#)
+
+        let asSeconds = try client.send("POST", "/v1/accounts/me/share", json: mark + #"{"items": [], "at": 1764928800}"#)
+        #expect(asSeconds.status == 200)
+        let asText = try client.send("POST", "/v1/accounts/me/share", json: #"{"items": [], "at": "2025-12-05T10:00:00Z"}"#)
+        #expect(asSeconds.text == asText.text)
+        let asMilliseconds = try client.send("POST", "/v1/accounts/me/share", json: #"{"items": [], "at": 1764928800000}"#)
+        #expect(asMilliseconds.status == 400)
+        #expect(asMilliseconds.text.hasPrefix(#"{"error":{"code":"invalid_share","message":""#))
+        #expect(asMilliseconds.text.contains("as milliseconds it would be 2025-12-05T10:00:00Z"))
+    }
+
     @Test func blockFeedbackAndTheShareFlow() throws {
         let scratch = try TemporaryDirectory("serve")
         let server = try ServeProcess(["--store", scratch("store")], scratch: scratch.path)

@@ -181,12 +181,15 @@ extension Interaction {
         }
         guard Timestamp.acceptedRange.contains(date) else {
             let given: String
+            var number: Double?
             switch value {
             case .string(let text): given = "\"\(text.prefix(60))\""
-            case .number(let seconds): given = JSONWriter.format(seconds)
+            case .number(let seconds):
+                given = JSONWriter.format(seconds)
+                number = seconds
             default: given = "the date"
             }
-            throw InputError(field: field, message: "\(given) is outside the years 0001 to 9999")
+            throw InputError(field: field, message: Timestamp.outOfRangeMessage(given, seconds: number))
         }
         return date
     }

@@ -31,6 +31,14 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     public static let latest = Timestamp(seconds: 253_402_300_799)
     /// `earliest...latest`: the dates a donation, a flag or a converted history may carry.
     public static let acceptedRange = earliest...latest
+
+    /// Why a date outside `acceptedRange` is refused: `given` as the input wrote it, with a hint when its number
+    /// of seconds is a date in range read as milliseconds (what JavaScript's `Date.now()` gives).
+    public static func outOfRangeMessage(_ given: String, seconds: Double?) -> String {
+        let message = "\(given) is outside the years 0001 to 9999"
+        guard let seconds, acceptedRange.contains(Timestamp(seconds: seconds / 1_000)) else { return message }
+        return message + "; as milliseconds it would be \(Timestamp(seconds: seconds / 1_000).rfc3339): give Unix seconds"
+    }
 }
 
 /// Reads the wall clock without Foundation.

@@ -13,7 +13,7 @@ extension Routes {
         let account = try call.accountToWrite()
         try checkQuery(call.request, allowed: [])
         let now = Timestamp.now()
-        let body = call.request.body
+        let body = withoutByteOrderMark(call.request.body)
         // A body of blank lines holds no donation either: it was 201 "recorded 0", where an empty one was 400.
         guard body.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D && $0 != 0x0A }) else {
             throw APIError.badRequest(

@@ -119,7 +119,8 @@ enum Routes {
                 "invalid_query", "\(name): '\(text.prefix(60))' is not a date; use RFC 3339 with a zone (2026-11-30T09:00:00Z) or Unix seconds")
         }
         guard Timestamp.acceptedRange.contains(date) else {
-            throw APIError.badRequest("invalid_query", "\(name): '\(text.prefix(60))' is outside the years 0001 to 9999")
+            throw APIError.badRequest(
+                "invalid_query", "\(name): " + Timestamp.outOfRangeMessage("'\(text.prefix(60))'", seconds: Double(text)))
         }
         return date
     }
@@ -152,14 +153,21 @@ enum Routes {
     /// its size, so a route reads it whole only for bodies it knows to be small.
     static func jsonBody(_ request: HTTPRequest, code: String, _ rule: Router.Body) throws -> JSONValue {
         try check(request, against: rule, length: request.body.count)
-        guard !request.body.isEmpty else { throw APIError.badRequest(code, "the body is empty; it must be a JSON object") }
+        let body = withoutByteOrderMark(request.body)
+        guard !body.isEmpty else { throw APIError.badRequest(code, "the body is empty; it must be a JSON object") }
         do {
-            return try request.body.withUnsafeBufferPointer { buffer throws(JSONParser.Error) in
+            return try body.withUnsafeBufferPointer { buffer throws(JSONParser.Error) in
                 try JSONParser.parse(bytes: buffer)
             }
         } catch {
             throw APIError.badRequest(code, "the body is not valid JSON: \(error)")
         }
+    }
+
+    /// A body without the UTF-8 byte-order mark that editors on Windows put at the start of a file: the command
+    /// line drops it from what it reads, so a file that `suggest import` takes is a body the server takes.
+    static func withoutByteOrderMark(_ body: [UInt8]) -> [UInt8] {
+        body.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(body.dropFirst(3)) : body
     }
 
     /// A JSON document as a 200 (or other) response.

@@ -74,12 +74,8 @@ extension ShareFlow {
                     }
                     limit = Int(number)
                 }
-                if let value = json["at"], value != .null {
-                    guard case .string(let text) = value, let date = Timestamp(rfc3339: text) else {
-                        throw InputError(field: "at", message: "must be an RFC 3339 date with a zone")
-                    }
-                    at = date
-                }
+                // A date as a donation's: RFC 3339 with a zone, or Unix seconds, as `--at` and `?at=` take.
+                if let value = json["at"], value != .null { at = try Interaction.parseDate(value, field: "at") }
                 people = try Self.strings(json["people"], field: "people")
                 excluded = try Self.strings(json["exclude"], field: "exclude")
                 if let value = json["service"], value != .null {
