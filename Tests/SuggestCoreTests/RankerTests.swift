@@ -162,6 +162,48 @@ import Testing
         }
     }
 
+    /// A count of what ranks before a target calls clear cases without exact scores (`Scorer.isAbove`); scores
+    /// near e^±1e9 (a one-minute half-life over millennia) are rounded by more than its fixed margin, and two
+    /// conversations with the same history were called apart, so the identifier never broke their tie (a review
+    /// found the rank one off in 40 of 40 such histories). The rank is the brute force's.
+    @Test func twinsTieAtHugeScoresAsTheBruteForceTiesThem() throws {
+        let policy = try FrecencyPolicy(
+            channels: [
+                .init(name: "f", halfLife: 60, weight: 1, incoming: 1),
+                .init(name: "g", halfLife: 60, weight: 2, incoming: 3),
+            ], lessFactor: 0.25)
+        for trial in 0..<8 {
+            let index = InMemoryRankingIndex(policy: policy)
+            let old = -59_000_000_000.0 + Double(trial) * 1_234_567
+            for i in 0..<70 {
+                index.apply(
+                    Interaction(
+                        identifier: "f\(i)", date: Timestamp(seconds: 250_000_000_000 - Double(i)), direction: .outgoing,
+                        intent: SendMessageIntent(conversationIdentifier: "filler\(i)")))
+            }
+            for name in ["a", "b"] {
+                for (offset, direction) in [(0.0, InteractionDirection.outgoing), (1_000, .incoming)] {
+                    index.apply(
+                        Interaction(
+                            identifier: "\(name)\(offset)", date: Timestamp(seconds: old + offset), direction: direction,
+                            intent: SendMessageIntent(conversationIdentifier: name)))
+                }
+                index.suggestLess(conversation: name)
+            }
+            let ranker = TopKRanker(policy: policy, context: RankingContext(at: Timestamp(seconds: 253_000_000_000)))
+            // Every conversation scored exactly, and compared with the target as `suggest list` orders them.
+            let scored = index.allConversations().compactMap { index.candidate($0, contentKinds: []) }
+                .map { ranker.scorer.rank($0, matchedPeople: 0) }
+            for name in ["a", "b"] {
+                let slot = try #require(index.existingSlot(for: name))
+                let rank = try #require(try index.rank(of: slot, using: ranker))
+                let target = try #require(scored.first { $0.conversationIdentifier == name })
+                let before = scored.filter { RankedConversation.ranksBefore($0, target) }.count
+                #expect(rank.rank == before + 1, "trial \(trial), \(name)")
+            }
+        }
+    }
+
     @Test func manyDonationsAtTheSameMomentTieExactly() throws {
         let index = InMemoryRankingIndex()
         for conversation in ["b", "a", "c", "aa"] {

@@ -55,6 +55,16 @@ import Testing
         }
     }
 
+    /// A scope's list is told of every changed slot; one it does not hold must cost it nothing (a list of a
+    /// service no conversation has kept a key for each of a million conversations: 32 MB over four channels).
+    @Test func slotsTheListDoesNotHoldCostItNothing() {
+        var list = SortedKeyList()
+        list.update(Array(0..<100_000)) { _ in nil }
+        #expect(list.keys.isEmpty && list.count == 0)
+        list.update([3, 99_999]) { $0 == 3 ? 1 : nil }
+        #expect(list.keys.count == 4 && list.count == 1)
+    }
+
     @Test func aRebuildHoldsTheMembersAndTakesUpdatesAfterIt() {
         var keys: [Double?] = (0..<1_000).map { $0 % 7 == 0 ? nil : Double($0 % 13) }
         var list = SortedKeyList()

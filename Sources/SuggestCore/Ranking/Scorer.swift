@@ -123,12 +123,15 @@ public struct Scorer: Sendable {
 
     /// Whether a candidate scores above `logScore` or below it, when that is clear without its exact score: its
     /// channel terms are summed in linear space relative to `logScore` (one `exp` each, no `log1p`, nothing built),
-    /// where the exact score's rounding is orders of magnitude below `comparisonMargin`. `nil` when the two are too
-    /// close to call (then the exact score and its tie-breakers decide), when `logScore` is not finite, or when the
-    /// context adds terms this leaves out (content kinds, people).
+    /// and called only outside a margin far above what rounding can move either score by. `nil` when the two are
+    /// too close to call (then the exact score and its tie-breakers decide), when `logScore` is not finite, or when
+    /// the context adds terms this leaves out (content kinds, people).
     @inline(__always)
     public func isAbove(_ candidate: RankingCandidate, logScore: Double) -> Bool? {
         guard contentKinds.isEmpty, context.people.isEmpty, logScore.isFinite else { return nil }
+        // A score is rounded by a few units in the last place of its own size: past e^±1e6 (a half-life of seconds
+        // over years) that outgrows the fixed margin, and so does the margin.
+        let margin = max(Self.comparisonMargin, 64 * logScore.magnitude.ulp)
         let state = candidate.state
         var shift = -logScore
         if state.isGroup { shift += logGroupFactor }
@@ -136,13 +139,13 @@ public struct Scorer: Sendable {
         let offsets = state.isGroup ? groupOffsets : personOffsets
         var sum = 0.0
         for index in offsets.indices { sum += exp(offsets[index] + state.channels[index] + shift) }
-        if sum > 1 + Self.comparisonMargin { return true }
-        if sum < 1 - Self.comparisonMargin { return false }
+        if sum > 1 + margin { return true }
+        if sum < 1 - margin { return false }
         return nil
     }
 
-    /// How far from equal a linear sum must be for `isAbove` to call it: scores are sums of at most a few terms
-    /// whose logarithms are within about 1e-12 of exact, even for scores near e^±1000.
+    /// How far from equal a linear sum must at least be for `isAbove` to call it: scores of everyday sizes are
+    /// sums of a few terms whose logarithms are within about 1e-12 of exact.
     static let comparisonMargin = 1e-7
 
     /// The exact ranked form of a candidate.

@@ -22,7 +22,7 @@ struct SortedKeyList {
     /// The first entry of each block.
     private var firsts: [Entry] = []
     /// The key each slot has in the list, by slot; NaN for a slot the list does not hold (no key is NaN).
-    private var keys: [Double] = []
+    private(set) var keys: [Double] = []
     /// How many entries the list holds.
     private(set) var count = 0
 
@@ -41,10 +41,12 @@ struct SortedKeyList {
     mutating func update(_ changed: [Int32], key: (Int32) -> Double?) {
         for slot in changed {
             let index = Int(slot)
-            if index >= keys.count { keys.append(contentsOf: repeatElement(.nan, count: index + 1 - keys.count)) }
-            let old = keys[index]
             let new = key(slot)
+            let old = index < keys.count ? keys[index] : .nan
+            // A slot the list neither held nor takes costs nothing (a scope's list is told of every changed slot).
+            if new == nil && old.isNaN { continue }
             if let new, new == old { continue }
+            if index >= keys.count { keys.append(contentsOf: repeatElement(.nan, count: index + 1 - keys.count)) }
             if !old.isNaN { remove(Entry(key: old, slot: slot)) }
             if let new {
                 precondition(!new.isNaN, "a sorted list's key is never NaN")
