@@ -148,6 +148,27 @@ struct HostileInputTests {
         expectBinaryError(builder.build(), "expands to more than")
     }
 
+    @Test("a long string or key used many times: counted by its bytes at every use")
+    func sharedLongStrings() {
+        // One string of 1 MiB, used 100 times in an array: 100 MiB read from a file of about 1 MiB.
+        var array = BinaryPlistBuilder()
+        array.referenceSize = 2
+        array.offsetSize = 4
+        let text = array.add(BinaryPlistBuilder.marker(0x5, count: 1 << 20) + Array(repeating: 0x61, count: 1 << 20))
+        let top = array.add(BinaryPlistBuilder.marker(0xA, count: 100) + array.references(Array(repeating: text, count: 100)))
+        expectBinaryError(array.build(top: top), "MiB of strings and data")
+        // The same string as the key of 100 members (each hashed whole into the dictionary: minutes for larger ones).
+        var dictionary = BinaryPlistBuilder()
+        dictionary.referenceSize = 2
+        dictionary.offsetSize = 4
+        let key = dictionary.add(BinaryPlistBuilder.marker(0x5, count: 1 << 20) + Array(repeating: 0x62, count: 1 << 20))
+        let value = dictionary.add([0x09])
+        let members = dictionary.add(
+            BinaryPlistBuilder.marker(0xD, count: 100)
+                + dictionary.references(Array(repeating: key, count: 100) + Array(repeating: value, count: 100)))
+        expectBinaryError(dictionary.build(top: members), "MiB of strings and data")
+    }
+
     @Test("invalid strings and keys")
     func badStrings() {
         var loneSurrogate = BinaryPlistBuilder()

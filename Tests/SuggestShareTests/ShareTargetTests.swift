@@ -220,6 +220,21 @@ struct ShareTargetTests {
                     + "</array></dict></array>",
                 "Test.plist: UTImportedTypeDeclarations[0].UTTypeConformsTo names 33 types"
             ),
+            // A parent is held to the declared type's rule: one of 15 MB, named by a thousand declarations, was
+            // copied for each of them (gigabytes) before anything said it was no type identifier.
+            (
+                "<key>NSExtensionActivationRule</key><string>TRUEPREDICATE</string>",
+                "<key>UTImportedTypeDeclarations</key><array><dict><key>UTTypeIdentifier</key><string>a.b</string>"
+                    + "<key>UTTypeConformsTo</key><array><string>" + String(repeating: "x", count: 1025)
+                    + "</string></array></dict></array>",
+                "Test.plist: UTImportedTypeDeclarations[0].UTTypeConformsTo[0] is invalid: the type identifier is longer"
+            ),
+            (
+                "<key>NSExtensionActivationRule</key><string>TRUEPREDICATE</string>",
+                "<key>UTImportedTypeDeclarations</key><array><dict><key>UTTypeIdentifier</key><string>a.b</string>"
+                    + "<key>UTTypeConformsTo</key><string>a b</string></dict></array>",
+                "Test.plist: UTImportedTypeDeclarations[0].UTTypeConformsTo is invalid"
+            ),
         ])
     func attributeErrors(attributes: String, extra: String, prefix: String) {
         #expect {

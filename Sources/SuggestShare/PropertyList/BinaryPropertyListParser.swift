@@ -8,7 +8,8 @@ import SuggestCore
 ///
 /// Everything is bounds-checked and every error names the byte offset where the problem is. Reference cycles,
 /// nesting deeper than `maximumDepth`, counts larger than the file, and documents whose shared references would
-/// expand to more than `maximumExpandedObjects` values are refused. Supported objects: booleans, integers (up to
+/// expand to more than `maximumExpandedObjects` values, or to more than `maximumExpandedBytes` of strings and data,
+/// are refused. Supported objects: booleans, integers (up to
 /// 64-bit signed), reals, dates, data, ASCII and UTF-16BE strings, arrays, sets (read as arrays) and
 /// dictionaries with string keys. `null`, fill bytes and UIDs (keyed archives) are refused.
 struct BinaryPropertyListParser {
@@ -19,6 +20,9 @@ struct BinaryPropertyListParser {
     static let maximumDepth = 128
     /// The most values the document may expand to when shared objects are counted every time they are used.
     static let maximumExpandedObjects = 1_000_000
+    /// The most bytes of strings and data (keys included) it may expand to, counted the same way: a string of 15 MB
+    /// used 32,000 times was one object to the count above and half a terabyte to whoever read every use of it.
+    static let maximumExpandedBytes = 64 << 20
     /// Seconds from 1970-01-01 to 2001-01-01, the epoch of binary plist dates.
     static let referenceDateOffset = 978_307_200.0
 
@@ -34,11 +38,12 @@ struct BinaryPropertyListParser {
 
     private init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-    /// A parsed object with what the limits need: how many values it expands to, and how deep it nests.
+    /// A parsed object with what the limits need: how many values and bytes it expands to, and how deep it nests.
     private struct Parsed {
         var value: PropertyListValue
         var size = 1
         var height = 0
+        var bytes = 0
     }
 
     /// Parses a whole binary property list.
@@ -174,6 +179,7 @@ struct BinaryPropertyListParser {
                 "the property list expands to more than \(Self.maximumExpandedObjects) values "
                     + "through shared references", at: start)
         }
+        try checkBytes(result.bytes, at: start)
         cache[reference] = result
         return result
     }
@@ -208,7 +214,7 @@ struct BinaryPropertyListParser {
         case 0x4:
             let (length, payload) = try count(marker: marker, at: start)
             try requireRoom(count: length, size: 1, payload: payload, object: start, what: "data")
-            return Parsed(value: .data(Array(bytes[payload..<(payload + length)])))
+            return Parsed(value: .data(Array(bytes[payload..<(payload + length)])), bytes: length)
         case 0x5:
             let (length, payload) = try count(marker: marker, at: start)
             try requireRoom(count: length, size: 1, payload: payload, object: start, what: "an ASCII string")
@@ -216,11 +222,11 @@ struct BinaryPropertyListParser {
             if let bad = slice.firstIndex(where: { $0 >= 0x80 }) {
                 throw error("byte 0x\(hex(bytes[bad])) in an ASCII string", at: bad)
             }
-            return Parsed(value: .string(String(decoding: slice, as: UTF8.self)))
+            return Parsed(value: .string(String(decoding: slice, as: UTF8.self)), bytes: length)
         case 0x6:
             let (length, payload) = try count(marker: marker, at: start)
             try requireRoom(count: length, size: 2, payload: payload, object: start, what: "a UTF-16 string")
-            return Parsed(value: .string(try utf16String(units: length, at: payload)))
+            return Parsed(value: .string(try utf16String(units: length, at: payload)), bytes: 2 * length)
         case 0x8:
             throw error("UID objects (from NSKeyedArchiver) are not property list values", at: start)
         case 0xA, 0xB, 0xC:
@@ -230,14 +236,16 @@ struct BinaryPropertyListParser {
             elements.reserveCapacity(length)
             var size = 1
             var height = 0
+            var expanded = 0
             for position in 0..<length {
                 let child = try reference(at: payload + position * referenceSize)
                 let parsed = try object(child, depth: depth + 1)
-                elements.append(parsed.value)
                 size = try add(size, parsed.size, at: start)
+                expanded = try checkBytes(expanded + parsed.bytes, at: start)
+                elements.append(parsed.value)
                 height = max(height, parsed.height + 1)
             }
-            return Parsed(value: .array(elements), size: size, height: height)
+            return Parsed(value: .array(elements), size: size, height: height, bytes: expanded)
         case 0xD:
             let (length, payload) = try count(marker: marker, at: start)
             try requireRoom(
@@ -246,6 +254,7 @@ struct BinaryPropertyListParser {
             members.reserveCapacity(length)
             var size = 1
             var height = 0
+            var expanded = 0
             for position in 0..<length {
                 let keyEntry = payload + position * referenceSize
                 let key = try object(try reference(at: keyEntry), depth: depth + 1)
@@ -254,11 +263,14 @@ struct BinaryPropertyListParser {
                 }
                 let valueEntry = payload + (length + position) * referenceSize
                 let value = try object(try reference(at: valueEntry), depth: depth + 1)
-                members[name] = value.value
                 size = try add(size, value.size + 1, at: start)
+                // Counted before the key is hashed into the dictionary: a long key used again and again cost a hash
+                // of all of it each time.
+                expanded = try checkBytes(expanded + key.bytes + value.bytes, at: start)
+                members[name] = value.value
                 height = max(height, value.height + 1)
             }
-            return Parsed(value: .dictionary(members), size: size, height: height)
+            return Parsed(value: .dictionary(members), size: size, height: height, bytes: expanded)
         default:
             throw error("unknown object marker 0x\(hex(marker))", at: start)
         }
@@ -272,6 +284,17 @@ struct BinaryPropertyListParser {
                     + "through shared references", at: start)
         }
         return total
+    }
+
+    /// `bytes` if it is within `maximumExpandedBytes`; each term is, so the sum of two cannot overflow.
+    @discardableResult
+    private func checkBytes(_ bytes: Int, at start: Int) throws(PropertyListError) -> Int {
+        guard bytes <= Self.maximumExpandedBytes else {
+            throw error(
+                "the property list expands to more than \(Self.maximumExpandedBytes >> 20) MiB of strings and data "
+                    + "through shared references", at: start)
+        }
+        return bytes
     }
 
     /// An object reference stored at `entry`, checked against the object count.

@@ -129,7 +129,11 @@ extension ShareTarget {
             var parents: [String] = []
             switch declaration["UTTypeConformsTo"] {
             case nil: break
-            case .string(let parent)?: parents = [parent]  // Apple accepts a single string too
+            case .string(let parent)?:  // Apple accepts a single string too
+                if let problem = Attachment.problem(withTypeIdentifier: parent) {
+                    throw .invalidValue(path: path, field: here + ".UTTypeConformsTo", problem: "is invalid: \(problem)")
+                }
+                parents = [parent]
             case .array(let list)?:
                 guard list.count <= Self.maximumParents else {
                     throw .invalidValue(
@@ -141,6 +145,12 @@ extension ShareTarget {
                         throw .invalidValue(
                             path: path, field: "\(here).UTTypeConformsTo[\(position)]",
                             problem: "is \(parent.kindName); it must be a UTI string")
+                    }
+                    // The rule the declared type is held to: a parent of 15 MB, named by a thousand declarations,
+                    // was copied (lowercased) for each of them.
+                    if let problem = Attachment.problem(withTypeIdentifier: name) {
+                        throw .invalidValue(
+                            path: path, field: "\(here).UTTypeConformsTo[\(position)]", problem: "is invalid: \(problem)")
                     }
                     parents.append(name)
                 }
