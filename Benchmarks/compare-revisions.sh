@@ -20,32 +20,10 @@ cd "$(dirname "$0")/.."
 BASE=${1:?usage: Benchmarks/compare-revisions.sh BASE-REVISION}
 WORK=${SUGGEST_BENCH_DIR:-/tmp/suggest-compare}
 RUNS=${RUNS:-21}
-KEEP=${KEEP:-0}
 note() { printf '%s\n' "$*" >&2; }
 
-mkdir -p "$WORK"
-cleanup() {
-    if [ -d "$WORK/base-tree" ]; then git worktree remove --force "$WORK/base-tree" >/dev/null 2>&1 || true; fi
-    if [ "$KEEP" != 1 ]; then rm -rf "$WORK"; fi
-}
-trap cleanup EXIT
-
-# The build users make: `swift build -c release` (older trees needed the static flags spelled out; both give one
-# static executable here).
-build() {
-    local tree=$1 out=$2
-    (cd "$tree" && swift build -c release --static-swift-stdlib -Xswiftc -static-executable --product suggest >&2 &&
-        swift build -c release --static-swift-stdlib -Xswiftc -static-executable --product suggest-bench >&2)
-    local bin
-    bin=$(cd "$tree" && swift build -c release --static-swift-stdlib -Xswiftc -static-executable --show-bin-path)
-    install -D -m 755 "$bin/suggest" "$out/suggest"
-    install -D -m 755 "$bin/suggest-bench" "$out/suggest-bench"
-}
-note "building this tree"
-build . "$WORK/new"
-note "building $BASE"
-git worktree add --force --detach "$WORK/base-tree" "$BASE" >/dev/null 2>&1
-build "$WORK/base-tree" "$WORK/old"
+. Benchmarks/lib/build.sh
+build_new_and_base "$BASE" "$WORK"
 NEW=$WORK/new/suggest
 OLD=$WORK/old/suggest
 BENCH=$WORK/new/suggest-bench

@@ -1,0 +1,38 @@
+# Shared by the scripts that compare this tree with an earlier revision: source it, then
+#   build_tree TREE OUT        builds suggest and suggest-bench of TREE in release, installs them in OUT
+#   add_base_tree REVISION DIR checks REVISION out in a temporary worktree at DIR (remove_base_tree DIR removes it)
+#   build_new_and_base REVISION WORK   both of the above for this tree and REVISION, cleaned up on exit
+
+# The build users make: `swift build -c release` (older trees needed the static flags spelled out; both give one
+# static executable here).
+build_tree() {
+    local tree=$1 out=$2
+    (cd "$tree" && swift build -c release --static-swift-stdlib -Xswiftc -static-executable --product suggest >&2 &&
+        swift build -c release --static-swift-stdlib -Xswiftc -static-executable --product suggest-bench >&2)
+    local bin
+    bin=$(cd "$tree" && swift build -c release --static-swift-stdlib -Xswiftc -static-executable --show-bin-path)
+    install -D -m 755 "$bin/suggest" "$out/suggest"
+    install -D -m 755 "$bin/suggest-bench" "$out/suggest-bench"
+}
+
+add_base_tree() {
+    git worktree add --force --detach "$2" "$1" >/dev/null 2>&1
+}
+
+remove_base_tree() {
+    if [ -d "$1" ]; then git worktree remove --force "$1" >/dev/null 2>&1 || true; fi
+}
+
+# Builds this tree into WORK/new and REVISION into WORK/old (from a worktree at WORK/base-tree); on exit the worktree
+# goes, and WORK too unless KEEP=1.
+build_new_and_base() {
+    local base=$1 work=$2
+    mkdir -p "$work"
+    # shellcheck disable=SC2064  # the paths are fixed now
+    trap "remove_base_tree '$work/base-tree'; [ '${KEEP:-0}' = 1 ] || rm -rf '$work'" EXIT
+    printf '%s\n' "building this tree" >&2
+    build_tree . "$work/new"
+    printf '%s\n' "building $base" >&2
+    add_base_tree "$base" "$work/base-tree"
+    build_tree "$work/base-tree" "$work/old"
+}
