@@ -196,6 +196,18 @@ import Testing
         } throws: { error in
             (error as? ConversionError)?.line == 1
         }
+        // A message listed again was written again, each time every recipient's copy naming all the others: 200
+        // lines of one message to 1,024 people wrote 10 GB. Refused at the second listing, before anything of it.
+        var written = 0
+        #expect {
+            try HistoryConverter.enron(
+                messages: .text("1\tf\t5\ts\t2\n1\tf\t6\ts\t2\n"), recipients: .text("1\t1\t3\n"), employees: nil
+            ) { _ in written += 1 }
+        } throws: { error in
+            (error as? ConversionError)?.description
+                == "text, line 2: message_id 1 is listed again (first on line 1); list each message once"
+        }
+        #expect(written == 2)
     }
 
     @Test func missingFileIsAFileError() {
