@@ -19,6 +19,8 @@ public final class EvalSession {
     public private(set) var comparisons: [PairedComparison]
     /// The pairs compared, as indexes into `evaluators`.
     public let pairs: [Pair]
+    /// Accounts, identifiers and latest incoming donations, booked once for every policy.
+    private let book = AccountBook()
 
     /// Two of the session's policies compared send by send.
     public struct Pair: Sendable, Hashable {
@@ -83,7 +85,8 @@ public final class EvalSession {
     func consume(_ donation: ReplayDonation) throws {
         var outcomes: [ReplayOutcome] = []
         outcomes.reserveCapacity(evaluators.count)
-        for evaluator in evaluators { outcomes.append(try evaluator.consume(donation)) }
+        let admission = book.admit(donation)
+        for evaluator in evaluators { outcomes.append(try evaluator.consume(donation, admitted: admission)) }
         for (position, pair) in pairs.enumerated() {
             guard case .ranked(let policyRank, _) = outcomes[pair.policy],
                 case .ranked(let baselineRank, _) = outcomes[pair.baseline]

@@ -26,12 +26,11 @@ public final class Evaluator {
     /// The account (its position in the order accounts were first seen) and the kinds of the last evaluated
     /// donation, for comparing two policies donation by donation.
     private(set) var lastEvaluated: (account: Int, kinds: TargetKinds) = (0, [])
-    /// By the account's bytes, as the stores keep accounts apart.
-    private var accountSlots: [ByteKey: Int] = [:]
+    /// Accounts, identifiers and latest incoming donations, for `consume(_:)`. A session books each donation once
+    /// for all its policies and hands the admission to `consume(_:admitted:)`, leaving this one empty.
+    private let book = AccountBook()
+    /// Each account's ranking state under this policy, by the account's number.
     private var replays: [any AccountReplay] = []
-    private var donatedIdentifiers: [IdentifierSet] = []
-    /// Per account, the conversation of the latest incoming donation and its date: what a reply answers.
-    private var latestIncoming: [(conversation: String, date: Timestamp)?] = []
 
     /// - Parameters:
     ///   - policy: how to rank.
@@ -87,18 +86,18 @@ public final class Evaluator {
 
     @discardableResult
     func consume(_ donation: ReplayDonation) throws -> ReplayOutcome {
-        let account: Int
-        if let known = accountSlots[ByteKey(donation.account)] {
-            account = known
-        } else {
-            account = replays.count
-            accountSlots[ByteKey(donation.account)] = account
+        try consume(donation, admitted: book.admit(donation))
+    }
+
+    /// Replays one donation that an `AccountBook` has booked (the session's, for every policy alike).
+    @discardableResult
+    func consume(_ donation: ReplayDonation, admitted admission: AccountBook.Admission) throws -> ReplayOutcome {
+        let account = admission.account
+        if admission.isNewAccount {
             replays.append(makeReplay())
-            donatedIdentifiers.append(IdentifierSet())
-            latestIncoming.append(nil)
             result.accounts += 1
         }
-        if let identifier = donation.identifier, !donatedIdentifiers[account].insert(identifier) {
+        if admission.isDuplicate {
             result.duplicates += 1
             return .duplicate
         }
@@ -109,7 +108,7 @@ public final class Evaluator {
             result.outgoing += 1
             if let ranked = try replay.rank(of: donation.conversation, at: donation.event.date) {
                 var kinds: TargetKinds = []
-                if let latest = latestIncoming[account], latest.conversation.hasSameBytes(as: donation.conversation) { kinds.insert(.reply) }
+                if admission.answersLatestIncoming { kinds.insert(.reply) }
                 if donation.event.date.seconds - ranked.lastDate.seconds >= TargetKinds.idleAfter { kinds.insert(.idle) }
                 if donation.event.isGroup { kinds.insert(.group) }
                 result.record(rank: ranked.rank, covered: ranked.covered, kinds: kinds)
@@ -118,10 +117,6 @@ public final class Evaluator {
             } else {
                 outcome = .new
             }
-        } else if donation.event.direction == .incoming,
-            latestIncoming[account].map({ donation.event.date >= $0.date }) ?? true
-        {
-            latestIncoming[account] = (donation.conversation, donation.event.date)
         }
         replay.apply(donation)
         return outcome

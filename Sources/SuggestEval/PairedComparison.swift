@@ -17,23 +17,21 @@ public struct PairedComparison: Sendable, Equatable {
     /// With this many accounts or more, standard errors are clustered by account.
     public static let minimumClusters = 20
 
-    /// The sums for one account and one kind (or all kinds).
-    struct Sums: Sendable, Equatable {
-        var count = 0
-        var reciprocal = 0.0
-        var hits: [Int]
-        var onlyPolicy: [Int]
-        var onlyBaseline: [Int]
+    /// The kinds sums are kept for: every kind together first, then `TargetKind.allCases`.
+    private static let kindSlots = TargetKind.allCases.count + 1
 
-        init(cutoffs: Int) {
-            hits = Array(repeating: 0, count: cutoffs)
-            onlyPolicy = hits
-            onlyBaseline = hits
-        }
-    }
-
-    /// Per account, per kind (`all` first, then `TargetKind.allCases`).
-    private var accounts: [[Sums]] = []
+    /// Each account's row of sums, by the account's dense number; -1 for an account with no send compared yet. Rows
+    /// are made at an account's first compared send, so that a history of many accounts pays only for those the
+    /// comparison met (a row of arrays for every account took `eval --policy all` to 7 GB on 500,000 accounts).
+    private var rowOfAccount: [Int32] = []
+    /// Per row and kind: the sends compared, and the sum of their differences of reciprocal rank.
+    private var counts: [Int] = []
+    private var reciprocals: [Double] = []
+    /// Per row, kind and cut-off: the sends in the policy's first k less those in the baseline's.
+    private var hitDifferences: [Int] = []
+    /// Per kind and cut-off, over every account: McNemar's counts.
+    private var onlyPolicy: [Int]
+    private var onlyBaseline: [Int]
     /// Sums of squared differences over sends, per kind: `[kind][0]` for the reciprocal rank, then one per cut-off.
     private var squares: [[Double]]
 
@@ -43,37 +41,55 @@ public struct PairedComparison: Sendable, Equatable {
         self.policy = policy
         self.baseline = baseline
         self.cutoffs = cutoffs
-        squares = Array(repeating: Array(repeating: 0, count: cutoffs.count + 1), count: TargetKind.allCases.count + 1)
+        squares = Array(repeating: Array(repeating: 0, count: cutoffs.count + 1), count: Self.kindSlots)
+        onlyPolicy = Array(repeating: 0, count: Self.kindSlots * cutoffs.count)
+        onlyBaseline = onlyPolicy
     }
 
     /// Counts one send both policies ranked, in account `account` (dense, from 0), of kinds `kinds`; ranks as
     /// `EvalResult.record` takes them (`depth + 1` for deeper), `depth` the replay's.
     public mutating func add(account: Int, kinds: TargetKinds, policyRank: Int, baselineRank: Int, depth: Int) {
-        while accounts.count <= account {
-            accounts.append(Array(repeating: Sums(cutoffs: cutoffs.count), count: TargetKind.allCases.count + 1))
-        }
+        let row = row(of: account)
         let reciprocal =
             (policyRank <= depth ? 1 / Double(policyRank) : 0) - (baselineRank <= depth ? 1 / Double(baselineRank) : 0)
         for (slot, kind) in ([nil] + TargetKind.allCases.map(Optional.some)).enumerated() {
             if let kind, !kinds.includes(kind) { continue }
-            accounts[account][slot].count += 1
-            accounts[account][slot].reciprocal += reciprocal
+            let cell = row * Self.kindSlots + slot
+            counts[cell] += 1
+            reciprocals[cell] += reciprocal
             squares[slot][0] += reciprocal * reciprocal
             for (position, cutoff) in cutoffs.enumerated() {
                 let policyHit = policyRank <= cutoff
                 let baselineHit = baselineRank <= cutoff
                 guard policyHit != baselineHit else { continue }
                 if policyHit {
-                    accounts[account][slot].hits[position] += 1
-                    accounts[account][slot].onlyPolicy[position] += 1
+                    hitDifferences[cell * cutoffs.count + position] += 1
+                    onlyPolicy[slot * cutoffs.count + position] += 1
                 } else {
-                    accounts[account][slot].hits[position] -= 1
-                    accounts[account][slot].onlyBaseline[position] += 1
+                    hitDifferences[cell * cutoffs.count + position] -= 1
+                    onlyBaseline[slot * cutoffs.count + position] += 1
                 }
                 squares[slot][position + 1] += 1
             }
         }
     }
+
+    /// The account's row of sums, made empty at its first compared send.
+    private mutating func row(of account: Int) -> Int {
+        if account >= rowOfAccount.count {
+            rowOfAccount.append(contentsOf: repeatElement(-1, count: account + 1 - rowOfAccount.count))
+        }
+        if rowOfAccount[account] >= 0 { return Int(rowOfAccount[account]) }
+        let row = counts.count / Self.kindSlots
+        rowOfAccount[account] = Int32(row)
+        counts.append(contentsOf: repeatElement(0, count: Self.kindSlots))
+        reciprocals.append(contentsOf: repeatElement(0, count: Self.kindSlots))
+        hitDifferences.append(contentsOf: repeatElement(0, count: Self.kindSlots * cutoffs.count))
+        return row
+    }
+
+    /// How many rows (accounts with a compared send) there are.
+    var rowCount: Int { counts.count / Self.kindSlots }
 
     /// A mean difference and its 95% confidence interval.
     public struct Difference: Sendable, Equatable {
@@ -98,12 +114,14 @@ public struct PairedComparison: Sendable, Equatable {
     /// How many sends were compared, of `kind` or of every kind.
     /// - Complexity: O(a) for a accounts, as every figure of a comparison.
     public func pairs(kind: TargetKind? = nil) -> Int {
-        accounts.reduce(0) { $0 + $1[slot(kind)].count }
+        let index = slot(kind)
+        return (0..<rowCount).reduce(0) { $0 + counts[$1 * Self.kindSlots + index] }
     }
 
     /// How many accounts had a send of `kind` compared.
     public func accountCount(kind: TargetKind? = nil) -> Int {
-        accounts.filter { $0[slot(kind)].count > 0 }.count
+        let index = slot(kind)
+        return (0..<rowCount).filter { counts[$0 * Self.kindSlots + index] > 0 }.count
     }
 
     /// Whether the standard errors of `kind` are clustered by account (enough accounts) or taken over sends.
@@ -111,13 +129,13 @@ public struct PairedComparison: Sendable, Equatable {
 
     /// The difference of the reciprocal ranks (the MRR's difference).
     public func mrrDifference(kind: TargetKind? = nil) -> Difference {
-        difference(kind: kind, column: 0) { $0.reciprocal }
+        difference(kind: kind, column: 0) { reciprocals[$0] }
     }
 
     /// The difference of hit@k, for one of the cut-offs; `nil` for another k.
     public func hitDifference(_ k: Int, kind: TargetKind? = nil) -> Difference? {
         guard let position = cutoffs.firstIndex(of: k) else { return nil }
-        return difference(kind: kind, column: position + 1) { Double($0.hits[position]) }
+        return difference(kind: kind, column: position + 1) { Double(hitDifferences[$0 * cutoffs.count + position]) }
     }
 
     /// McNemar's counts for one cut-off k: the sends that only one of the two policies has in its first k.
@@ -129,15 +147,10 @@ public struct PairedComparison: Sendable, Equatable {
     }
 
     /// McNemar's counts for hit@k, of `kind` or of every kind; `nil` when k is not one of the cut-offs.
-    /// - Complexity: O(a) for a accounts.
     public func discordant(_ k: Int, kind: TargetKind? = nil) -> Discordance? {
         guard let position = cutoffs.firstIndex(of: k) else { return nil }
-        let index = slot(kind)
-        return accounts.reduce(Discordance(onlyPolicy: 0, onlyBaseline: 0)) {
-            Discordance(
-                onlyPolicy: $0.onlyPolicy + $1[index].onlyPolicy[position],
-                onlyBaseline: $0.onlyBaseline + $1[index].onlyBaseline[position])
-        }
+        let cell = slot(kind) * cutoffs.count + position
+        return Discordance(onlyPolicy: onlyPolicy[cell], onlyBaseline: onlyBaseline[cell])
     }
 
     private func slot(_ kind: TargetKind?) -> Int {
@@ -145,11 +158,14 @@ public struct PairedComparison: Sendable, Equatable {
         return position + 1
     }
 
-    private func difference(kind: TargetKind?, column: Int, sum: (Sums) -> Double) -> Difference {
+    /// - Parameter sum: an account's sum of differences for one kind, by its cell (row × kinds + kind).
+    private func difference(kind: TargetKind?, column: Int, sum: (Int) -> Double) -> Difference {
         let index = slot(kind)
         let count = Double(pairs(kind: kind))
         guard count > 0 else { return Difference(mean: 0, standardError: 0) }
-        let total = accounts.reduce(0.0) { $0 + sum($1[index]) }
+        // In the accounts' order, as the sums always were taken: the same bits whatever order rows were made in.
+        let cells = rowOfAccount.filter { $0 >= 0 }.map { Int($0) * Self.kindSlots + index }
+        let total = cells.reduce(0.0) { $0 + sum($1) }
         let mean = total / count
         // One send gives no spread to estimate: its interval is every possible difference, never significant (a
         // single group send read "+0.6667 (+0.6667 … +0.6667) *"; found by a probe).
@@ -158,8 +174,8 @@ public struct PairedComparison: Sendable, Equatable {
         if isClustered(kind: kind) {
             var spread = 0.0
             var clusters = 0.0
-            for account in accounts where account[index].count > 0 {
-                let deviation = sum(account[index]) - Double(account[index].count) * mean
+            for cell in cells where counts[cell] > 0 {
+                let deviation = sum(cell) - Double(counts[cell]) * mean
                 spread += deviation * deviation
                 clusters += 1
             }
