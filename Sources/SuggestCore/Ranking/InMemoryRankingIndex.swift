@@ -53,10 +53,6 @@ public final class InMemoryRankingIndex: RankingSource {
         slots[key] = slot
         identifiers.append(conversationIdentifier)
         states.append(.empty)
-        services.append(nil)
-        latest.append(nil)
-        shown.append(ShownDonation())
-        peopleKeys.append([])
         return slot
     }
 
@@ -68,6 +64,7 @@ public final class InMemoryRankingIndex: RankingSource {
     public func apply(_ interaction: Interaction) {
         let slot = slot(for: interaction.conversationIdentifier)
         let isLatest = interaction.date >= states[Int(slot)].lastDate
+        describe(upTo: slot)
         apply(ConversationState.Event(interaction), to: slot)
         for kind in types.contentKinds(of: interaction.intent.contentTypes) {
             applyContent(kind: kind, at: interaction.date, to: slot)
@@ -85,6 +82,25 @@ public final class InMemoryRankingIndex: RankingSource {
                 peopleIndex[key, default: []].append(slot)
             }
         }
+    }
+
+    /// Grows what the index keeps of conversations beyond their ranking state (service, shown intent, people) to
+    /// hold `slot`. Only whole donations (`apply(_:)`) fill it: a replay applies events alone, and growing it with
+    /// every slot made each account of a replay carry four arrays it never read (`eval --policy all` holds one
+    /// index per policy and account).
+    private func describe(upTo slot: Int32) {
+        let missing = Int(slot) + 1 - services.count
+        guard missing > 0 else { return }
+        services.append(contentsOf: repeatElement(nil, count: missing))
+        latest.append(contentsOf: repeatElement(nil, count: missing))
+        shown.append(contentsOf: repeatElement(ShownDonation(), count: missing))
+        peopleKeys.append(contentsOf: repeatElement([], count: missing))
+    }
+
+    /// The service of a slot's latest donation, if a whole donation said one.
+    @inline(__always)
+    private func service(of slot: Int32) -> String? {
+        Int(slot) < services.count ? services[Int(slot)] : nil
     }
 
     /// Records one donation's ranking event: the hot path.
@@ -136,7 +152,7 @@ public final class InMemoryRankingIndex: RankingSource {
     private func holds(_ scope: SortedListScope, _ slot: Int32) -> Bool {
         switch scope {
         case .all: return true
-        case .service(let service): return services[Int(slot)]?.hasSameBytes(as: service) == true
+        case .service(let service): return self.service(of: slot)?.hasSameBytes(as: service) == true
         case .contentKind(let kind): return contentSums[ByteKey(kind)]?[slot] != nil
         }
     }
@@ -150,7 +166,10 @@ public final class InMemoryRankingIndex: RankingSource {
             return { states[Int($0)].channels[channel] }
         case .service(let service):
             let services = self.services
-            return { services[Int($0)]?.hasSameBytes(as: service) == true ? states[Int($0)].channels[channel] : nil }
+            return { slot in
+                Int(slot) < services.count && services[Int(slot)]?.hasSameBytes(as: service) == true
+                    ? states[Int(slot)].channels[channel] : nil
+            }
         case .contentKind(let kind):
             let sums = contentSums[ByteKey(kind)] ?? [:]
             return { slot in sums[slot].map { states[Int(slot)].contentListKey(channel: channel, kindSum: $0) } }
@@ -210,7 +229,7 @@ public final class InMemoryRankingIndex: RankingSource {
         return RankingCandidate(
             conversation: conversation, conversationIdentifier: identifiers[Int(slot)], state: states[Int(slot)],
             contentSums: contentKinds.map { contentSums[ByteKey($0)]?[slot] ?? LogSpace.zero },
-            serviceName: services[Int(slot)])
+            serviceName: service(of: slot))
     }
 
     public func conversations(withPeople keys: [String]) -> [[ConversationHandle]] {
