@@ -26,13 +26,19 @@ remove_base_tree() {
 # Builds this tree into WORK/new and REVISION into WORK/old (from a worktree at WORK/base-tree); on exit the worktree
 # goes, and WORK too unless KEEP=1.
 build_new_and_base() {
-    local base=$1 work=$2
-    mkdir -p "$work"
-    # shellcheck disable=SC2064  # the paths are fixed now
-    trap "remove_base_tree '$work/base-tree'; [ '${KEEP:-0}' = 1 ] || rm -rf '$work'" EXIT
+    BUILD_WORK=$2
+    mkdir -p "$BUILD_WORK"
+    trap remove_builds EXIT
     printf '%s\n' "building this tree" >&2
-    build_tree . "$work/new"
-    printf '%s\n' "building $base" >&2
-    add_base_tree "$base" "$work/base-tree"
-    build_tree "$work/base-tree" "$work/old"
+    build_tree . "$BUILD_WORK/new"
+    printf '%s\n' "building $1" >&2
+    add_base_tree "$1" "$BUILD_WORK/base-tree"
+    build_tree "$BUILD_WORK/base-tree" "$BUILD_WORK/old"
+}
+
+# The exit trap of build_new_and_base: it reads the directory from a variable, so that no path is ever parsed as
+# shell (a quote in SUGGEST_BENCH_DIR broke the trap, and left the worktree registered).
+remove_builds() {
+    remove_base_tree "$BUILD_WORK/base-tree"
+    if [ "${KEEP:-0}" != 1 ]; then rm -rf "$BUILD_WORK"; fi
 }

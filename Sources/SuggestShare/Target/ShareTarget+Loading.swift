@@ -104,6 +104,15 @@ extension ShareTarget {
     static let maximumDeclaredTypes = 1_000
     static let maximumParents = 32
 
+    /// Whether a declared type's parent is a uniform type identifier, by the rule the declared type is held to.
+    /// One that is not (an underscore, a stray space, an empty string: hand-written plists have them) conforms
+    /// nothing to anything and is left out rather than refusing the whole file, as the system leaves it out; left
+    /// out, it is never copied either (a parent of 15 MB, named by a thousand declarations, was copied lowercased
+    /// for each of them: gigabytes).
+    private static func isTypeIdentifier(_ parent: String) -> Bool {
+        Attachment.problem(withTypeIdentifier: parent) == nil
+    }
+
     /// The `(UTTypeIdentifier, UTTypeConformsTo)` pairs of a type-declaration array.
     private static func declarations(
         _ value: PropertyListValue, field: String, path: String
@@ -130,10 +139,7 @@ extension ShareTarget {
             switch declaration["UTTypeConformsTo"] {
             case nil: break
             case .string(let parent)?:  // Apple accepts a single string too
-                if let problem = Attachment.problem(withTypeIdentifier: parent) {
-                    throw .invalidValue(path: path, field: here + ".UTTypeConformsTo", problem: "is invalid: \(problem)")
-                }
-                parents = [parent]
+                if Self.isTypeIdentifier(parent) { parents = [parent] }
             case .array(let list)?:
                 guard list.count <= Self.maximumParents else {
                     throw .invalidValue(
@@ -146,13 +152,7 @@ extension ShareTarget {
                             path: path, field: "\(here).UTTypeConformsTo[\(position)]",
                             problem: "is \(parent.kindName); it must be a UTI string")
                     }
-                    // The rule the declared type is held to: a parent of 15 MB, named by a thousand declarations,
-                    // was copied (lowercased) for each of them.
-                    if let problem = Attachment.problem(withTypeIdentifier: name) {
-                        throw .invalidValue(
-                            path: path, field: "\(here).UTTypeConformsTo[\(position)]", problem: "is invalid: \(problem)")
-                    }
-                    parents.append(name)
+                    if Self.isTypeIdentifier(name) { parents.append(name) }
                 }
             case let other?:
                 throw .invalidValue(
