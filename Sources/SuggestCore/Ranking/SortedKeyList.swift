@@ -3,10 +3,9 @@
 ///
 /// The entries are held in sorted blocks of a few hundred, in order, with each block's first entry kept apart for
 /// the binary search that finds where an entry belongs. A changed key is its old entry removed and its new one
-/// inserted, each a search and a move of at most one block: O(log n + B) per change, with no stale entry left
-/// behind for sorted access to skip and no periodic rebuild of the whole list. (A list that only marked its
-/// changes and merged them in once they were many made a replay of one account's million donations spend a fifth
-/// of its time merging and skipping, when its sends went deep into the list.)
+/// inserted, each a search and a move of at most one block: O(log n + B) per change. So a replay, which queries
+/// after nearly every donation, pays for what changed and nothing more: sorted access never skips stale entries,
+/// and no query rebuilds the whole list.
 struct SortedKeyList {
     struct Entry {
         var key: Double
