@@ -412,15 +412,7 @@ enum ValueParsing {
     /// The same rules as the donation JSON: Unix seconds in plain decimal notation (no hex floats, no `nan`), or
     /// RFC 3339 with a zone, within the years 0001 to 9999.
     static func date(_ text: String, option: String) throws(CommandError) -> Timestamp {
-        let date: Timestamp
-        if let first = text.utf8.first, first == UInt8(ascii: "-") || (first >= 0x30 && first <= 0x39),
-            text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x2D || $0 == 0x2B || $0 == 0x65 || $0 == 0x45 }),
-            let seconds = Double(text), seconds.isFinite
-        {
-            date = Timestamp(seconds: seconds)
-        } else if let parsed = Timestamp(rfc3339: text) {
-            date = parsed
-        } else {
+        guard let date = Timestamp(contractText: text) else {
             throw CommandError.usage(
                 "\(option): '\(text.prefix(60))' is not a date; use RFC 3339 with a zone (2026-11-30T09:00:00Z) or Unix seconds")
         }

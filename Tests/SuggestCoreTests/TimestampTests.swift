@@ -39,4 +39,16 @@ import SuggestTestSupport
             #expect(once == again)
         }
     }
+
+    /// One reader of dates in text for every door: the command line took `1.7e9` for `--at` where the server
+    /// refused it for `?at=` (each had a copy of the rule).
+    @Test func contractTextReadsRFC3339AndUnixSecondsAsJSONWritesThem() {
+        #expect(Timestamp(contractText: "1764928800") == Timestamp(seconds: 1_764_928_800))
+        #expect(Timestamp(contractText: "1.7649288e9") == Timestamp(seconds: 1_764_928_800))
+        #expect(Timestamp(contractText: "-86400.5") == Timestamp(seconds: -86_400.5))
+        #expect(Timestamp(contractText: "2025-12-05T10:00:00Z") == Timestamp(seconds: 1_764_928_800))
+        for refused in ["", "+5", "0x10", "nan", "inf", "1e999", "2025-12-05", "12:00", " 5", "5 "] {
+            #expect(Timestamp(contractText: refused) == nil, "\(refused)")
+        }
+    }
 }

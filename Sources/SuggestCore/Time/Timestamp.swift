@@ -32,6 +32,24 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     /// `earliest...latest`: the dates a donation, a flag or a converted history may carry.
     public static let acceptedRange = earliest...latest
 
+    /// A date as the contract writes one in text (a flag's value, a query item): RFC 3339 with a zone, or Unix
+    /// seconds as a JSON number would write them (digits, a leading minus, a point, an exponent; no hex floats,
+    /// no `nan`, no `inf`). `nil` for anything else; the range is the caller's to check (`acceptedRange`), with
+    /// `outOfRangeMessage`. One reader for the command line and the server, which had a copy each and disagreed
+    /// on `1.7e9`.
+    public init?(contractText text: String) {
+        if let first = text.utf8.first, first == UInt8(ascii: "-") || (first >= 0x30 && first <= 0x39),
+            text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x2D || $0 == 0x2B || $0 == 0x65 || $0 == 0x45 }),
+            let seconds = Double(text), seconds.isFinite
+        {
+            self.init(seconds: seconds)
+        } else if let parsed = Timestamp(rfc3339: text) {
+            self = parsed
+        } else {
+            return nil
+        }
+    }
+
     /// Why a date outside `acceptedRange` is refused: `given` as the input wrote it, with a hint when its number
     /// of seconds is a date in range read as milliseconds (what JavaScript's `Date.now()` gives).
     public static func outOfRangeMessage(_ given: String, seconds: Double?) -> String {

@@ -106,15 +106,7 @@ enum Routes {
 
     /// A date as the contract writes them: RFC 3339 with a zone, or Unix seconds in plain decimal.
     static func date(_ text: String, name: String) throws -> Timestamp {
-        let date: Timestamp
-        if let parsed = Timestamp(rfc3339: text) {
-            date = parsed
-        } else if let first = text.utf8.first, first == UInt8(ascii: "-") || (first >= 0x30 && first <= 0x39),
-            text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x2D }), let seconds = Double(text),
-            seconds.isFinite
-        {
-            date = Timestamp(seconds: seconds)
-        } else {
+        guard let date = Timestamp(contractText: text) else {
             throw APIError.badRequest(
                 "invalid_query", "\(name): '\(text.prefix(60))' is not a date; use RFC 3339 with a zone (2026-11-30T09:00:00Z) or Unix seconds")
         }
