@@ -137,6 +137,13 @@ public struct Scorer: Sendable {
         if state.isGroup { shift += logGroupFactor }
         if state.lessFeedback > 0 { shift += logLessFactor * Double(state.lessFeedback) }
         let offsets = state.isGroup ? groupOffsets : personOffsets
+        // Most conversations a deep walk meets are far from the target: the largest term alone settles it, without
+        // an `exp`. Above if it alone passes the target (e^x > 1 + x); below if even every term as large as it
+        // stays under (then the sum is at most count·e^x, and ln(1 − m) > −2m).
+        var largest = -Double.infinity
+        for index in offsets.indices { largest = max(largest, offsets[index] + state.channels[index] + shift) }
+        if largest > margin { return true }
+        if largest < -2 * margin - LogSpace.ln(Double(offsets.count)) { return false }
         var sum = 0.0
         for index in offsets.indices { sum += exp(offsets[index] + state.channels[index] + shift) }
         if sum > 1 + margin { return true }
