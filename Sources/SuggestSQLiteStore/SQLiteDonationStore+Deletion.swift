@@ -297,12 +297,15 @@ extension SQLiteDonationStore {
         return scrubLog() && rewritten
     }
 
-    /// Does the rewrite a deletion owes (`Database.owesFileRewrite`) if it can at once: without waiting for another
-    /// process's write, and with one try at cutting the log; else leaves the debt for a later opener or checkpoint.
+    /// Does the rewrite a deletion owes (`Database.owesFileRewrite`), if one is owed and this connection may write,
+    /// and if it can at once: without waiting for another process's write, and with one try at cutting the log;
+    /// else leaves the debt for a later opener or checkpoint.
     /// - Returns: whether the file was rewritten and the log cut.
     @discardableResult
     func settleOwedRewrite() -> Bool {
-        guard database.rewriteAfterDeletion(waiting: false) else { return false }
+        guard database.owesFileRewrite, !database.isReadOnly, database.rewriteAfterDeletion(waiting: false) else {
+            return false
+        }
         return (try? truncateLogIfIdle()) ?? false
     }
 

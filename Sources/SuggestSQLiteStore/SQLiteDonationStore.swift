@@ -143,7 +143,7 @@ public final class SQLiteDonationStore: DonationStore {
                 // after the deletion's commit), without waiting for another process's write: that may be the
                 // deletion that owes it, which rewrites the file itself (a review found commands waiting 31 s
                 // behind a writer here).
-                if database.owesFileRewrite && !database.isReadOnly { _ = store.settleOwedRewrite() }
+                store.settleOwedRewrite()
                 try mirror?.attach(path: path)
                 if createIfMissing { store.reserve.replenish() }
             } catch {
@@ -211,9 +211,7 @@ public final class SQLiteDonationStore: DonationStore {
             // A long-lived process (a server, an app) settles a rewrite that a deletion could not do or left for
             // later (`Database.mayRewriteNow(_:)`), as an opener does (`settleOwedRewrite`), rather than leave it to
             // its next deletion or restart.
-            if database.owesFileRewrite && !database.isReadOnly && rewritePacing.map(database.mayRewriteNow) ?? true {
-                settleOwedRewrite()
-            }
+            if rewritePacing.map(database.mayRewriteNow) ?? true { settleOwedRewrite() }
             try database.checkpointWithoutWaiting()
             let version = try database.statement("PRAGMA data_version").scalarInt()
             defer { versionAtLastCheckpoint = version }

@@ -436,10 +436,7 @@ final class WriteGate: Sendable {
     /// `Database.owesFileRewrite`: a marker left by this process or another.
     var owesFileRewrite: Bool { access(rewriteMarker, F_OK) == 0 }
 
-    func oweFileRewrite() {
-        let descriptor = system_open_creating(rewriteMarker, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        if descriptor >= 0 { close(descriptor) }
-    }
+    func oweFileRewrite() { Self.makeMarker(rewriteMarker) }
 
     /// When this process's last rewrite ended, and how long it took.
     private let lastRewrite = Mutex<(ended: ContinuousClock.Instant, took: Duration)?>(nil)
@@ -477,8 +474,13 @@ final class WriteGate: Sendable {
     /// Notes that the log may hold deleted data until it is next cut.
     func oweLogScrub() {
         owedHere.store(true, ordering: .releasing)
-        // Never through a link: one planted in its place would have the store truncate the file it names.
-        let descriptor = system_open_creating(scrubMarker, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        Self.makeMarker(scrubMarker)
+    }
+
+    /// Creates an empty marker file beside the database, if there is none; never through a link: one planted in
+    /// its place would have the store truncate the file it names.
+    private static func makeMarker(_ path: String) {
+        let descriptor = system_open_creating(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         if descriptor >= 0 { close(descriptor) }
     }
 
