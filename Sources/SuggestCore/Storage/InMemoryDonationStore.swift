@@ -56,6 +56,8 @@ public final class InMemoryDonationStore: DonationStore {
             known = true
             if let group = stored.groupIdentifier, !groups.contains(where: { $0.hasSameBytes(as: group) }) {
                 groups.append(group)
+                // Two are enough to know the share takes none (the SQLite store reads two at most too).
+                if groups.count == 2 { break }
             }
         }
         guard known else { return nil }
