@@ -20,6 +20,12 @@ final class Metrics: Sendable {
         var counts = [Int](repeating: 0, count: Metrics.buckets.count + 1)
         var sum = 0.0
         var total = 0
+
+        mutating func record(bucket: Int, seconds: Double) {
+            counts[bucket] += 1
+            sum += seconds
+            total += 1
+        }
     }
 
     /// A latency histogram's series: one route template answers several methods (a donation's POST, an export's
@@ -63,10 +69,8 @@ final class Metrics: Sendable {
         let method = Metrics.methodLabels.contains(method) ? method : "other"
         state.withLock { state in
             state.requests[RequestKey(route: route, method: method, status: status), default: 0] += 1
-            let key = LatencyKey(route: route, method: method)
-            state.latency[key, default: Histogram()].counts[bucket] += 1
-            state.latency[key, default: Histogram()].sum += seconds
-            state.latency[key, default: Histogram()].total += 1
+            state.latency[LatencyKey(route: route, method: method), default: Histogram()].record(
+                bucket: bucket, seconds: seconds)
         }
     }
 
