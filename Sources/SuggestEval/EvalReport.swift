@@ -1,3 +1,5 @@
+import SuggestCore
+
 /// A self-contained HTML page of replay results: per history, a hit@k chart (k = 1 … 20, inline SVG) with one
 /// curve per policy, the table of figures, the figures per kind of target, and, for the compared pairs, where the
 /// policy wins and where it loses (the differences with their 95% intervals, green where it is significantly
@@ -236,21 +238,7 @@ public enum EvalReport {
         return html
     }
 
-    /// Text made safe for HTML content and attribute values. Read by Unicode scalars, as an HTML parser reads it:
-    /// a `"` followed by a combining accent is one `Character` that is not `"`, and the quote went through as it
-    /// was, closing an attribute (a file named so put an `onmouseover` into the chart; found by a probe).
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return escaped
-    }
+    /// Text made safe for HTML content and attribute values (`MarkupEscaping.html`): a file named with a quote
+    /// and a combining accent put an `onmouseover` into the chart when this compared `Character`s.
+    static func escape(_ text: String) -> String { MarkupEscaping.html.escape(text) }
 }

@@ -1,3 +1,5 @@
+import SuggestCore
+
 extension PropertyListValue {
     /// The value as a complete XML property list, in the layout Xcode writes (tab indents, sorted keys).
     ///
@@ -49,20 +51,6 @@ extension PropertyListValue {
         }
     }
 
-    /// By Unicode scalar, as an XML parser reads: `"\r\n"` and `"<"` followed by a combining accent are each one
-    /// `Character`, and went out unescaped (found by a review).
-    static func escaped(_ text: String) -> String {
-        var result = ""
-        result.reserveCapacity(text.utf8.count)
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": result += "&amp;"
-            case "<": result += "&lt;"
-            case ">": result += "&gt;"
-            case "\r": result += "&#13;"  // XML parsers that normalize line ends would turn a bare CR into LF
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
-    }
+    /// An element's text, escaped by Unicode scalar (`MarkupEscaping.xmlText`).
+    static func escaped(_ text: String) -> String { MarkupEscaping.xmlText.escape(text) }
 }
