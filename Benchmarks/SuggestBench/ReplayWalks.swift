@@ -5,8 +5,11 @@ import SuggestEval
 /// `TopKRanker` (the decayed anchors, the fixed and the learned policy), in one process.
 ///
 /// Donations are parsed up front, so the timed loop is the replay alone: per outgoing donation one depth-limited
-/// rank (`InMemoryRankingIndex.rank(of:using:depth:statistics:)`), then the donation applied. Prints, per policy,
-/// the time per donation and the sorted and random accesses per query (mean, median, 99th percentile, maximum).
+/// rank (`InMemoryRankingIndex.rank(of:using:depth:witnesses:statistics:)`, each account's `DeepRankWitnesses`
+/// carried from rank to rank as the replay carries them), then the donation applied. Prints, per policy, the time
+/// per donation, the sorted and random accesses per query (mean, median, 99th percentile, maximum; the witnesses'
+/// look-ups count as random accesses), the ranks deeper than the depth, and how many of those the witnesses
+/// proved without a walk.
 enum ReplayWalks {
     struct Donation {
         var account: String
@@ -34,14 +37,16 @@ enum ReplayWalks {
         print("## replay walks: \(Format.count(donations.count)) donations of \(path), depth \(depth)")
         print("")
         print(
-            "| policy | per donation | queries | sorted accesses mean / median / p99 / max | random accesses mean / median / p99 / max | beyond depth |"
+            "| policy | per donation | queries | sorted accesses mean / median / p99 / max | random accesses mean / median / p99 / max | beyond depth | proved by witnesses |"
         )
-        print("|---|---|---|---|---|---|")
+        print("|---|---|---|---|---|---|---|")
         var checksum = Checksum()
         for policy in policies {
             var sorted: [Int] = []
             var random: [Int] = []
             var beyond = 0
+            var proved = 0
+            var witnesses: [String: DeepRankWitnesses] = [:]
             var indexes: [String: InMemoryRankingIndex] = [:]
             var weights: [String: LearnedWeights] = [:]
             let learned = policy.learnedPolicy
@@ -71,9 +76,13 @@ enum ReplayWalks {
                             } ?? Scorer(policy: base, context: context)
                         var statistics = TopKRanker.Statistics()
                         if let rank = try index.rank(
-                            of: slot, using: TopKRanker(scorer: scorer), depth: depth, statistics: &statistics)?.rank
+                            of: slot, using: TopKRanker(scorer: scorer), depth: depth,
+                            witnesses: &witnesses[donation.account, default: DeepRankWitnesses()],
+                            statistics: &statistics)?.rank
                         {
                             if rank > depth { beyond += 1 }
+                            // A walk reads each list's head at least: none read means the witnesses proved it.
+                            if rank > depth && statistics.sortedAccesses == 0 { proved += 1 }
                             checksum.add(UInt64(rank))
                         }
                         sorted.append(statistics.sortedAccesses)
@@ -88,7 +97,7 @@ enum ReplayWalks {
             }
             print(
                 "| \(policy.name) | \(Format.duration(elapsed.nanoseconds / Double(donations.count))) | "
-                    + "\(Format.count(sorted.count)) | \(describe(sorted)) | \(describe(random)) | \(Format.count(beyond)) |"
+                    + "\(Format.count(sorted.count)) | \(describe(sorted)) | \(describe(random)) | \(Format.count(beyond)) | \(Format.count(proved)) |"
             )
         }
         print("")

@@ -6,6 +6,8 @@ import SuggestCore
 final class FrecencyReplay: AccountReplay {
     let index: InMemoryRankingIndex
     let depth: Int
+    /// What the last rank found deeper than the depth leaves for the next (`DeepRankWitnesses`).
+    private var witnesses = DeepRankWitnesses()
 
     init(policy: FrecencyPolicy, depth: Int) {
         index = InMemoryRankingIndex(policy: policy)
@@ -17,7 +19,11 @@ final class FrecencyReplay: AccountReplay {
     func rank(of conversation: String, at date: Timestamp) throws -> RankedTarget? {
         guard let slot = index.existingSlot(for: conversation) else { return nil }
         let ranker = TopKRanker(policy: index.policy, context: RankingContext(at: date))
-        guard let ranked = try index.rank(of: slot, using: ranker, depth: depth) else { return nil }
+        var statistics = TopKRanker.Statistics()
+        guard
+            let ranked = try index.rank(
+                of: slot, using: ranker, depth: depth, witnesses: &witnesses, statistics: &statistics)
+        else { return nil }
         return RankedTarget(
             rank: ranked.rank, covered: ranked.ranked.logScore > LogSpace.zero, lastDate: ranked.ranked.lastDate)
     }

@@ -10,6 +10,8 @@ final class LearnedReplay: AccountReplay {
     let depth: Int
     /// What the account has learned so far.
     private(set) var weights = LearnedWeights.empty
+    /// What the last rank found deeper than the depth leaves for the next (`DeepRankWitnesses`).
+    private var witnesses = DeepRankWitnesses()
 
     init(policy: LearnedPolicy, depth: Int) {
         self.policy = policy
@@ -23,7 +25,12 @@ final class LearnedReplay: AccountReplay {
         let scorer = Scorer(
             policy: policy.base, context: RankingContext(at: date),
             channelOffsets: weights.channelOffsets(policy: policy))
-        guard let ranked = try index.rank(of: slot, using: TopKRanker(scorer: scorer), depth: depth) else { return nil }
+        var statistics = TopKRanker.Statistics()
+        guard
+            let ranked = try index.rank(
+                of: slot, using: TopKRanker(scorer: scorer), depth: depth, witnesses: &witnesses,
+                statistics: &statistics)
+        else { return nil }
         return RankedTarget(
             rank: ranked.rank, covered: ranked.ranked.logScore > LogSpace.zero, lastDate: ranked.ranked.lastDate)
     }

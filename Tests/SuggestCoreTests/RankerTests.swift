@@ -101,6 +101,50 @@ import Testing
         }
     }
 
+    /// A replay carries `DeepRankWitnesses` from rank to rank; the ranks must be those of a fresh walk, and of a
+    /// scan, whatever changed between two ranks: donations, blocks, "suggest less", the moment, and contexts that
+    /// exclude, filter by service or idleness, or weigh content, under which an earlier rank's witnesses may no
+    /// longer count.
+    @Test(arguments: [UInt64(1), 2, 3])
+    func ranksWithWitnessesAreTheRanksWithout(seed: UInt64) throws {
+        let contexts = Self.contexts.filter { $0.people.isEmpty }
+        for policy in try Self.policies() {
+            let index = InMemoryRankingIndex(policy: policy)
+            var random = SeededRandom(seed: seed &* 17)
+            var witnesses = DeepRankWitnesses()
+            var proved = 0
+            let history = Self.history(seed: seed, donations: 3_000, conversations: 300)
+            for (offset, interaction) in history.enumerated() {
+                index.apply(interaction)
+                if offset % 50 == 0 { index.setBlocked(Bool.random(using: &random), conversation: "c\(offset % 300)") }
+                if offset % 70 == 0 { index.suggestLess(conversation: "c\(offset % 280)") }
+                guard index.count > TopKRanker.scanLimit, offset % 3 == 0 else { continue }
+                // Mostly plain contexts, so that witnesses build up; now and then one that may disown them.
+                var context = Int.random(in: 0..<4, using: &random) == 0
+                    ? contexts.randomElement(using: &random)! : contexts[0]
+                context.at = Timestamp(seconds: Self.end - Double(history.count - offset) * 600)
+                let ranker = TopKRanker(policy: policy, context: context)
+                let target = index.slot(for: "c\(Int.random(in: 0..<300, using: &random))")
+                let depth = Int.random(in: 0..<5, using: &random) == 0 ? 30 : 5
+                var statistics = TopKRanker.Statistics()
+                let carried = try index.rank(
+                    of: target, using: ranker, depth: depth, witnesses: &witnesses, statistics: &statistics)
+                let fresh = try index.rank(of: target, using: ranker, depth: depth)
+                #expect(carried == fresh, "donation \(offset), context \(context)")
+                if let carried, carried.rank > depth, statistics.sortedAccesses == 0 { proved += 1 }
+                if offset % 300 == 0, let fresh {
+                    var all = context
+                    all.limit = index.count
+                    let order = try TopKRanker(policy: policy, context: all).bruteForce(in: index)
+                    let exact = (order.firstIndex { $0.conversation.rawValue == Int64(target) } ?? -1) + 1
+                    #expect(fresh.rank == min(exact, depth + 1))
+                }
+            }
+            // Not vacuous: the witnesses settled many ranks without a walk.
+            #expect(proved > 50, "policy with \(policy.channels.count) channels: \(proved) ranks proved by witnesses")
+        }
+    }
+
     func expectSame(_ index: InMemoryRankingIndex, policy: FrecencyPolicy, context: RankingContext) throws {
         let ranker = TopKRanker(policy: policy, context: context)
         let fast = try ranker.top(in: index, explain: true)

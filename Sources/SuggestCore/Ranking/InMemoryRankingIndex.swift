@@ -187,11 +187,16 @@ public final class InMemoryRankingIndex: RankingSource {
         try ranker.rank(of: ConversationHandle(rawValue: Int64(slot)), in: self, depth: depth)
     }
 
-    /// `rank(of:using:depth:)`, counting the walk's accesses into `statistics`, for benchmarks.
-    public func rank(of slot: Int32, using ranker: TopKRanker, depth: Int, statistics: inout TopKRanker.Statistics)
-        throws -> RankOfConversation?
-    {
-        try ranker.rank(of: ConversationHandle(rawValue: Int64(slot)), in: self, depth: depth, statistics: &statistics)
+    /// `rank(of:using:depth:)` for a series of ranks (a replay's), carrying `witnesses` from one to the next
+    /// (`TopKRanker.rank(of:in:depth:witnesses:statistics:)`); the statistics count the walk's accesses, for
+    /// benchmarks.
+    public func rank(
+        of slot: Int32, using ranker: TopKRanker, depth: Int, witnesses: inout DeepRankWitnesses,
+        statistics: inout TopKRanker.Statistics
+    ) throws -> RankOfConversation? {
+        try ranker.rank(
+            of: ConversationHandle(rawValue: Int64(slot)), in: self, depth: depth, witnesses: &witnesses,
+            statistics: &statistics)
     }
 
     // MARK: RankingSource

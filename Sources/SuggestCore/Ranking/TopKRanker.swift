@@ -105,13 +105,31 @@ public struct TopKRanker {
         of conversation: ConversationHandle, in source: some RankingSource, depth: Int = .max,
         statistics: inout Statistics
     ) throws -> RankOfConversation? {
+        var witnesses = DeepRankWitnesses()
+        return try rank(of: conversation, in: source, depth: depth, witnesses: &witnesses, statistics: &statistics)
+    }
+
+    /// `rank(of:in:depth:)` for one of a series of ranks in one source, such as a replay's: `witnesses` carries
+    /// from one call to the next the conversations that ranked before the last target found deeper than `depth`.
+    /// When `depth` of them still rank before this target, it is deeper too, and no walk is needed to know it.
+    /// The rank is the same as without them.
+    public func rank(
+        of conversation: ConversationHandle, in source: some RankingSource, depth: Int = .max,
+        witnesses: inout DeepRankWitnesses, statistics: inout Statistics
+    ) throws -> RankOfConversation? {
         let depth = max(1, depth)
         guard let candidate = try source.candidate(conversation, contentKinds: scorer.contentKinds),
             scorer.admits(candidate)
         else { return nil }
         let target = scorer.rank(candidate, matchedPeople: 0, explain: false)
         guard try source.conversationCount() <= Self.scanLimit else {
-            let before = try countRankingBefore(target, in: source, limit: depth, statistics: &statistics)
+            if try witnessesRankBefore(target, witnesses.conversations, atLeast: depth, in: source, statistics: &statistics) {
+                return RankOfConversation(rank: depth + 1, ranked: target)
+            }
+            var counted: [ConversationHandle]? = []
+            let before = try countRankingBefore(
+                target, in: source, limit: depth, statistics: &statistics, keeping: &counted)
+            if before >= depth, let counted { witnesses.conversations = counted }
             return RankOfConversation(rank: before + 1, ranked: target)
         }
         var before = 0
@@ -147,6 +165,16 @@ public struct TopKRanker {
     public func countRankingBefore(
         _ target: RankedConversation, in source: some RankingSource, limit: Int = .max, statistics: inout Statistics
     ) throws -> Int {
+        var counted: [ConversationHandle]? = nil
+        return try countRankingBefore(target, in: source, limit: limit, statistics: &statistics, keeping: &counted)
+    }
+
+    /// `countRankingBefore(_:in:limit:statistics:)`, appending to `counted`, unless it is `nil`, the conversations
+    /// it counts (at most `limit`), for `DeepRankWitnesses`.
+    private func countRankingBefore(
+        _ target: RankedConversation, in source: some RankingSource, limit: Int, statistics: inout Statistics,
+        keeping counted: inout [ConversationHandle]?
+    ) throws -> Int {
         guard scorer.context.people.isEmpty else { throw RankingError.peopleNotBounded }
         // A walk to the depth meets a few more conversations than it counts: room for them from the start.
         var seen = Int64KeyTable(capacity: min(limit, 1_000) + 24)
@@ -159,16 +187,45 @@ public struct TopKRanker {
         try walk(source, seen: &seen, statistics: &statistics) {
             count >= limit ? .infinity : target.logScore - 1e-6
         } visit: { candidate in
-            guard scorer.admits(candidate) else { return }
-            // Most conversations a deep walk meets score clearly above or below the target: their exact score is
-            // only worked out for a near tie.
-            if let above = scorer.isAbove(candidate, logScore: target.logScore) {
-                if above { count += 1 }
-            } else if RankedConversation.ranksBefore(scorer.rank(candidate, matchedPeople: 0, explain: false), target) {
-                count += 1
-            }
+            guard count < limit, ranksBefore(candidate, target) else { return }
+            count += 1
+            counted?.append(candidate.conversation)
         }
         return min(count, limit)
+    }
+
+    /// Whether a candidate the context admits ranks before `target`. Most conversations a deep walk meets score
+    /// clearly above or below the target: their exact score is only worked out for a near tie.
+    @inline(__always)
+    private func ranksBefore(_ candidate: RankingCandidate, _ target: RankedConversation) -> Bool {
+        guard scorer.admits(candidate) else { return false }
+        if let above = scorer.isAbove(candidate, logScore: target.logScore) { return above }
+        return RankedConversation.ranksBefore(scorer.rank(candidate, matchedPeople: 0, explain: false), target)
+    }
+
+    /// Whether at least `needed` of `witnesses` (distinct conversations) rank before `target` now: then its rank is
+    /// deeper than `needed`. Stops as soon as the answer is known. The witnesses are looked at last counted first:
+    /// the walk met them roughly best first, so a target near the top fails at the first look.
+    private func witnessesRankBefore(
+        _ target: RankedConversation, _ witnesses: [ConversationHandle], atLeast needed: Int,
+        in source: some RankingSource, statistics: inout Statistics
+    ) throws -> Bool {
+        guard witnesses.count >= needed else { return false }
+        var count = 0
+        var unread = witnesses.count
+        for conversation in witnesses.reversed() {
+            unread -= 1
+            statistics.randomAccesses += 1
+            if conversation != target.conversation,
+                let candidate = try source.candidate(conversation, contentKinds: scorer.contentKinds),
+                ranksBefore(candidate, target)
+            {
+                count += 1
+                if count >= needed { return true }
+            }
+            if count + unread < needed { return false }
+        }
+        return false
     }
 
     /// The conversations a walk has met: keys of a table whose values are all 1 (`Int64KeyTable` says why not a
@@ -335,6 +392,18 @@ public struct RankOfConversation: Sendable, Equatable {
     public var rank: Int
     /// The conversation's exact score and ranked form under the context, without explanation.
     public var ranked: RankedConversation
+}
+
+/// Conversations that ranked before an earlier target found deeper than the depth, kept between the ranks of a
+/// series (`TopKRanker.rank(of:in:depth:witnesses:statistics:)`). Between two sends of a replay only the
+/// conversation donated to changes, and the conversations that outscored one deep target mostly outscore the
+/// next: checking them (a few dozen random accesses of the same, cache-warm conversations) replaces a walk that
+/// would find as many again through the sorted lists. Empty until a walk reaches the depth.
+public struct DeepRankWitnesses: Sendable {
+    var conversations: [ConversationHandle] = []
+
+    /// No witnesses yet.
+    public init() {}
 }
 
 /// Why the ranker cannot answer a question.
