@@ -10,10 +10,14 @@ public struct Scorer: Sendable {
     /// The content kinds of the context, in the order the source returns their sums.
     public let contentKinds: [String]
     /// What this query adds to a conversation's stored key `A_m` to get its term, for a person's conversation and
-    /// for a group's; the bound of the walk takes the larger.
-    private let personOffsets: [Double]
-    private let groupOffsets: [Double]
-    private let boundOffsets: [Double]
+    /// for a group's; the bound of the walk takes the larger. In vectors, as the keys are (a policy has at most
+    /// four channels; the lanes past `channelCount` are unused): an array would be retained at every candidate.
+    private let personOffsets: SIMD4<Double>
+    private let groupOffsets: SIMD4<Double>
+    private let boundOffsets: SIMD4<Double>
+    private let channelCount: Int
+    /// `ln(channelCount)`, for `isAbove`.
+    private let logChannelCount: Double
     private let logGroupFactor: Double
     private let logLessFactor: Double
     /// The context's excluded identifiers as bytes: compared as every identifier is, byte for byte (a `Set` of
@@ -82,13 +86,22 @@ public struct Scorer: Sendable {
         self.policy = policy
         self.context = context
         self.contentKinds = policy.contentWeight > 0 ? context.contentKinds(in: tree) : []
-        personOffsets = channelOffsets.person
-        groupOffsets = channelOffsets.group
-        boundOffsets = zip(channelOffsets.person, channelOffsets.group).map { max($0, $1) }
+        channelCount = policy.channels.count
+        logChannelCount = LogSpace.ln(Double(channelCount))
+        personOffsets = Self.vector(channelOffsets.person)
+        groupOffsets = Self.vector(channelOffsets.group)
+        boundOffsets = Self.vector(zip(channelOffsets.person, channelOffsets.group).map { max($0, $1) })
         isTimeInvariant = channelOffsets.isTimeInvariant
         logGroupFactor = LogSpace.ln(policy.groupFactor)
         logLessFactor = LogSpace.ln(policy.lessFactor)
         excludedKeys = Set(context.excluded.map(ByteKey.init))
+    }
+
+    /// Up to four values in the lanes of a vector, the rest 0.
+    private static func vector(_ values: [Double]) -> SIMD4<Double> {
+        var vector = SIMD4<Double>()
+        for (index, value) in values.prefix(4).enumerated() { vector[index] = value }
+        return vector
     }
 
     /// Whether the context allows suggesting this conversation at all.
@@ -141,11 +154,11 @@ public struct Scorer: Sendable {
         // an `exp`. Above if it alone passes the target (e^x > 1 + x); below if even every term as large as it
         // stays under (then the sum is at most count·e^x, and ln(1 − m) > −2m).
         var largest = -Double.infinity
-        for index in offsets.indices { largest = max(largest, offsets[index] + state.channels[index] + shift) }
+        for index in 0..<channelCount { largest = max(largest, offsets[index] + state.channels[index] + shift) }
         if largest > margin { return true }
-        if largest < -2 * margin - LogSpace.ln(Double(offsets.count)) { return false }
+        if largest < -2 * margin - logChannelCount { return false }
         var sum = 0.0
-        for index in offsets.indices { sum += exp(offsets[index] + state.channels[index] + shift) }
+        for index in 0..<channelCount { sum += exp(offsets[index] + state.channels[index] + shift) }
         if sum > 1 + margin { return true }
         if sum < 1 - margin { return false }
         return nil
@@ -163,7 +176,7 @@ public struct Scorer: Sendable {
         var terms: [ScoreBreakdown.Term] = []
         if explain { terms.reserveCapacity(policy.channels.count + 1) }
         let offsets = state.isGroup ? groupOffsets : personOffsets
-        for index in offsets.indices {
+        for index in 0..<channelCount {
             let term = offsets[index] + state.channels[index]
             logTotal = LogSpace.addExp(logTotal, term)
             if explain { terms.append(.init(name: policy.channels[index].name, value: LogSpace.value(term))) }
