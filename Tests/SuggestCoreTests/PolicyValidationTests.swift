@@ -25,6 +25,11 @@ import Testing
         (FrecencyPolicy.Channel(name: "c", halfLife: 0, weight: 1, incoming: 1), "half-life"),
         (FrecencyPolicy.Channel(name: "c", halfLife: -5, weight: 1, incoming: 1), "half-life"),
         (FrecencyPolicy.Channel(name: "c", halfLife: .infinity, weight: 1, incoming: 1), "half-life"),
+        // Valid numbers whose rate or product overflowed: every store write then failed on a NaN.
+        (FrecencyPolicy.Channel(name: "c", halfLife: 1e-300, weight: 1, incoming: 1), "half-life"),
+        (FrecencyPolicy.Channel(name: "c", halfLife: 1e300, weight: 1, incoming: 1), "half-life"),
+        (FrecencyPolicy.Channel(name: "c", halfLife: 60, weight: 1e300, incoming: 1), "weight"),
+        (FrecencyPolicy.Channel(name: "c", halfLife: 60, weight: 1, incoming: 1, engagedBonus: 1e31), "engagedBonus"),
         (FrecencyPolicy.Channel(name: "c", halfLife: 60, weight: -1, incoming: 1), "weight"),
         (FrecencyPolicy.Channel(name: "c", halfLife: 60, weight: 1, incoming: .nan), "incoming"),
         (FrecencyPolicy.Channel(name: "c", halfLife: 60, weight: 1, incoming: 1, group: -0.5), "group"),
@@ -51,6 +56,8 @@ import Testing
         #expect(throws: PolicyError.self) { _ = try FrecencyPolicy(channels: [Self.channel], contentWeight: -1) }
         #expect(throws: PolicyError.self) { _ = try FrecencyPolicy(channels: [Self.channel], contentHalfLife: 0) }
         #expect(throws: PolicyError.self) { _ = try FrecencyPolicy(channels: [Self.channel], peopleWeight: .nan) }
+        #expect(throws: PolicyError.self) { _ = try FrecencyPolicy(channels: [Self.channel], peopleWeight: 1e300) }
+        #expect(throws: PolicyError.self) { _ = try FrecencyPolicy(channels: [Self.channel], groupFactor: 1e300) }
     }
 
     @Test func aLearnedPolicyChecksItsLearnerAndItsLatestChannels() throws {

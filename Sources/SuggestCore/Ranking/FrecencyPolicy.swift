@@ -142,12 +142,12 @@ public struct FrecencyPolicy: Sendable, Hashable {
 
     /// A policy, checked: every value must let the threshold walk stay exact and every score stay a number.
     /// - Parameters:
-    ///   - channels: 1 to `maximumChannels` channels; each with a positive, finite half-life and non-negative,
-    ///     finite weights (0 leaves the channel, or a direction of it, out).
-    ///   - contentWeight: `γ`, non-negative; 0 turns content-aware ranking off.
-    ///   - contentHalfLife: seconds, positive, for the content sums (30 days by default).
-    ///   - peopleWeight: `π`, non-negative; 0 turns the people term off.
-    ///   - groupFactor: `g`, non-negative; 1 for no preference.
+    ///   - channels: 1 to `maximumChannels` channels; each with a half-life of 1 to 1e12 seconds and weights from
+    ///     0 to 1e30 (0 leaves the channel, or a direction of it, out).
+    ///   - contentWeight: `γ`, from 0 to 1e30; 0 turns content-aware ranking off.
+    ///   - contentHalfLife: 1 to 1e12 seconds, for the content sums (30 days by default).
+    ///   - peopleWeight: `π`, from 0 to 1e30; 0 turns the people term off.
+    ///   - groupFactor: `g`, from 0 to 1e30; 1 for no preference.
     ///   - lessFactor: `ℓ`, from 0 to 1 (the walk's bound assumes feedback only lowers a score): each "suggest
     ///     less" multiplies the score by it.
     /// - Throws: `PolicyError` naming the first value out of range.
@@ -176,32 +176,39 @@ public struct FrecencyPolicy: Sendable, Hashable {
         decay = channels.map(ChannelDecay.init)
     }
 
+    /// The half-lives a policy takes, in seconds: from a second to about 31,700 years. A rate of `ln 2 / 1e-300`
+    /// per second turned every key into infinity, and the stores' rows into NaN.
+    static let halfLives: ClosedRange<Double> = 1...1e12
+    /// The weights and factors a policy takes. A donation's weight is a product of several of them, which must stay
+    /// a finite number: at 1e300 it did not. The default's channels are 20 orders of magnitude apart; 1e30 leaves room
+    /// for far wider blends.
+    static let weights: ClosedRange<Double> = 0...1e30
+
     /// What makes this policy unusable, or `nil`: the first value out of its range, in words.
     package var problem: String? {
         guard (1...Self.maximumChannels).contains(channels.count) else {
             return "a policy has 1 to \(Self.maximumChannels) channels, not \(channels.count)"
         }
         for channel in channels {
-            guard channel.halfLife > 0 && channel.halfLife.isFinite else {
-                return
-                    "channel '\(channel.name)': the half-life must be a positive number of seconds, not \(channel.halfLife)"
+            guard Self.halfLives.contains(channel.halfLife) else {
+                return "channel '\(channel.name)': the half-life must be from 1 to 1e12 seconds, not \(channel.halfLife)"
             }
             let weights = [
                 ("weight", channel.weight), ("outgoing", channel.outgoing), ("incoming", channel.incoming),
                 ("unspecified", channel.unspecified), ("engagedBonus", channel.engagedBonus), ("group", channel.group),
             ]
-            for (name, value) in weights where !(value >= 0 && value.isFinite) {
-                return "channel '\(channel.name)': \(name) must be a finite number of 0 or more, not \(value)"
+            for (name, value) in weights where !Self.weights.contains(value) {
+                return "channel '\(channel.name)': \(name) must be from 0 to 1e30, not \(value)"
             }
         }
         for (name, value) in [
             ("contentWeight", contentWeight), ("peopleWeight", peopleWeight), ("groupFactor", groupFactor),
         ]
-        where !(value >= 0 && value.isFinite) {
-            return "\(name) must be a finite number of 0 or more, not \(value)"
+        where !Self.weights.contains(value) {
+            return "\(name) must be from 0 to 1e30, not \(value)"
         }
-        guard contentHalfLife > 0 && contentHalfLife.isFinite else {
-            return "contentHalfLife must be a positive number of seconds, not \(contentHalfLife)"
+        guard Self.halfLives.contains(contentHalfLife) else {
+            return "contentHalfLife must be from 1 to 1e12 seconds, not \(contentHalfLife)"
         }
         guard lessFactor >= 0 && lessFactor <= 1 else {
             return "lessFactor must be from 0 to 1 (feedback only lowers a score), not \(lessFactor)"
