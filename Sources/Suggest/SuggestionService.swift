@@ -18,6 +18,10 @@ import Synchronization
 ///         intent: SendMessageIntent(conversationIdentifier: "thread-42", speakableGroupName: "Climbing crew")))
 ///     let row = try await suggest.suggestions(context: RankingContext(at: .now(), contentTypes: ["public.jpeg"]))
 ///
+/// An account named to any operation is checked as a donation's account is (not empty, within the length of a
+/// name, no control characters): `InputError`, as the command line refuses it, rather than preferences saved under
+/// a name no listing of accounts would show.
+///
 /// Maintenance (expiry, rebuilding state after an upgrade that changed the policy) is never done behind a read:
 /// call `maintain` when the app has time, for example when it comes to the foreground.
 ///
@@ -46,8 +50,9 @@ public final class SuggestionService: Sendable {
     /// - Parameters:
     ///   - ranking: learned weights for each account (the default) or a policy's fixed ones.
     ///   - label: the name of the service's queue, as debuggers show it.
-    /// - Throws: `StoreError` when the directory or its database cannot be used.
+    /// - Throws: `InputError` for an empty path; `StoreError` when the directory or its database cannot be used.
     public convenience init(directory: String, ranking: StoreRanking = .default, label: String = "suggest") throws {
+        guard !directory.isEmpty else { throw InputError(field: "directory", message: "must not be empty") }
         self.init(
             store: try SQLiteDonationStore.open(
                 StoreLocation(directory: directory), ranking: ranking, checkpoints: .everyPages(100)),
@@ -95,14 +100,18 @@ public final class SuggestionService: Sendable {
     public func suggestions(
         account: String = Interaction.defaultAccount, context: RankingContext, explain: Bool = false
     ) async throws -> SuggestionList {
-        try await perform { store, _ in try store.suggestions(account: account, context: context, explain: explain) }
+        try Interaction.checkName(account, field: "account")
+        return try await perform { store, _ in
+            try store.suggestions(account: account, context: context, explain: explain)
+        }
     }
 
     /// What the store knows of the conversation a share extension's intent names.
     public func conversationStatus(
         account: String = Interaction.defaultAccount, conversationIdentifier: String, at: Timestamp = .now()
     ) async throws -> ConversationStatus {
-        try await perform { store, _ in
+        try Interaction.checkName(account, field: "account")
+        return try await perform { store, _ in
             try store.conversationStatus(account: account, conversationIdentifier: conversationIdentifier, at: at)
         }
     }
@@ -114,7 +123,8 @@ public final class SuggestionService: Sendable {
         action: ShareFlow.Action = .preview, account: String = Interaction.defaultAccount, context: RankingContext,
         identifier: String? = nil
     ) async throws -> ShareResult {
-        try await perform { store, _ in
+        try Interaction.checkName(account, field: "account")
+        return try await perform { store, _ in
             try ShareFlow(target: target).run(
                 request, choice: choice, action: action, account: account, context: context, in: store,
                 identifier: identifier)
@@ -130,7 +140,8 @@ public final class SuggestionService: Sendable {
     public func export(
         account: String = Interaction.defaultAccount, _ body: @escaping @Sendable (Interaction) throws -> Void
     ) async throws -> Int {
-        try await perform { store, flag in
+        try Interaction.checkName(account, field: "account")
+        return try await perform { store, flag in
             var count = 0
             try store.forEachDonation(account: account, interruption: flag.check) { donation in
                 try body(donation)
@@ -142,7 +153,8 @@ public final class SuggestionService: Sendable {
 
     /// How many donations the account holds.
     public func donationCount(account: String = Interaction.defaultAccount) async throws -> Int {
-        try await perform { store, _ in try store.donationCount(account: account) }
+        try Interaction.checkName(account, field: "account")
+        return try await perform { store, _ in try store.donationCount(account: account) }
     }
 
     /// The accounts that have donations.
@@ -157,6 +169,7 @@ public final class SuggestionService: Sendable {
     public func delete(_ selector: DeletionSelector, account: String = Interaction.defaultAccount) async throws
         -> DeletionReport
     {
+        try Interaction.checkName(account, field: "account")
         switch selector {
         case .conversation(let name): try Interaction.checkName(name, field: "conversation")
         case .identifier(let name): try Interaction.checkName(name, field: "identifier")
@@ -180,24 +193,28 @@ public final class SuggestionService: Sendable {
     public func setBlocked(_ blocked: Bool, conversation: String, account: String = Interaction.defaultAccount)
         async throws
     {
+        try Interaction.checkName(account, field: "account")
         try Interaction.checkName(conversation, field: "conversation")
         try await perform { store, _ in try store.setBlocked(blocked, conversation: conversation, account: account) }
     }
 
     /// The blocked conversations of an account.
     public func blockedConversations(account: String = Interaction.defaultAccount) async throws -> [String] {
-        try await perform { store, _ in try store.blockedConversations(account: account) }
+        try Interaction.checkName(account, field: "account")
+        return try await perform { store, _ in try store.blockedConversations(account: account) }
     }
 
     /// "Suggest Less": returns how many times it has been asked for the conversation.
     @discardableResult
     public func suggestLess(conversation: String, account: String = Interaction.defaultAccount) async throws -> Int {
+        try Interaction.checkName(account, field: "account")
         try Interaction.checkName(conversation, field: "conversation")
         return try await perform { store, _ in try store.suggestLess(conversation: conversation, account: account) }
     }
 
     /// Forgets "Suggest Less" for a conversation.
     public func resetFeedback(conversation: String, account: String = Interaction.defaultAccount) async throws {
+        try Interaction.checkName(account, field: "account")
         try Interaction.checkName(conversation, field: "conversation")
         try await perform { store, _ in try store.resetFeedback(conversation: conversation, account: account) }
     }
@@ -216,7 +233,8 @@ public final class SuggestionService: Sendable {
     /// One step of upkeep (`DonationStore.maintain`); run steps until `isComplete`.
     @discardableResult
     public func maintain(account: String? = nil, budget: MaintenanceBudget = .step) async throws -> MaintenanceReport {
-        try await perform { store, _ in try store.maintain(account: account, now: .now(), budget: budget) }
+        if let account { try Interaction.checkName(account, field: "account") }
+        return try await perform { store, _ in try store.maintain(account: account, now: .now(), budget: budget) }
     }
 
     /// Makes everything recorded so far durable against a power loss now.

@@ -215,8 +215,17 @@ public struct StoreLocation: Sendable, Equatable {
                 "cannot create the store directory \(directory)\(from): \(parent) does not exist; create it first")
         }
         for path in missing where mkdir(path, 0o700) != 0 && system_errno() != EEXIST {
-            let reason = String(cString: strerror(system_errno()))
-            throw StoreError(.readOnly, "cannot create the store directory \(path): \(reason)")
+            let number = system_errno()
+            // What the failure was, so that an app can tell a full disk or a parent removed meanwhile from a
+            // directory it may not write in.
+            let kind: StoreError.Kind =
+                switch number {
+                case EACCES, EPERM, EROFS: .readOnly
+                case ENOSPC, EDQUOT: .diskFull
+                case ENOENT: .noSuchStore
+                default: .failed
+                }
+            throw StoreError(kind, "cannot create the store directory \(path): \(String(cString: strerror(number)))")
         }
     }
 

@@ -30,6 +30,18 @@ import Testing
             carriageReturns: carriageReturns)
     }
 
+    /// `Int.max`, the obvious "no limit", overflowed the stream's own arithmetic and ended the process; a limit
+    /// of 0 or less made every line too long without a word. Both are public parameters.
+    @Test func aLimitAtEitherExtremeIsTakenInRange() throws {
+        let text = Array("{}\nab\n".utf8)
+        #expect(try Self.lines(LineStream(bytes: text, maximumLineLength: .max)).map(\.text) == ["{}", "ab"])
+        #expect(LineStream(bytes: text, maximumLineLength: -3).maximumLineLength == 1)
+        let memory = MemoryJSONLines(bytes: text, maximumLineLength: .max)
+        var lengths: [Int] = []
+        while try memory.nextLine({ lengths.append($0.count) }) {}
+        #expect(lengths == [2, 2] && !memory.lineWasTooLong)
+    }
+
     @Test(arguments: [
         (LineStream.CarriageReturns.keep, ["a\r", "b", "\r", "", "c\r"]),
         (.dropBeforeNewline, ["a", "b", "", "", "c\r"]),

@@ -182,6 +182,57 @@ import Testing
         #expect(refused?.message.contains("outside the years 0001 to 9999") == true, "\(String(describing: refused))")
     }
 
+    /// Every operation that names an account holds it to a donation account's rules, as the command line does:
+    /// blocks and "suggest less" were saved under an empty account, or one with a NUL, that no listing showed.
+    @Test func everyCallThatNamesAnAccountChecksIt() async throws {
+        let directory = try TemporaryDirectory("accounts")
+        let service = try SuggestionService(directory: directory.path)
+        let context = RankingContext(at: Self.now)
+        for name in ["", "a\u{0}b", String(repeating: "c", count: 5_000)] {
+            await #expect(throws: InputError.self) { try await service.setBlocked(true, conversation: "c", account: name) }
+            await #expect(throws: InputError.self) { try await service.suggestLess(conversation: "c", account: name) }
+            await #expect(throws: InputError.self) { try await service.resetFeedback(conversation: "c", account: name) }
+            await #expect(throws: InputError.self) { try await service.blockedConversations(account: name) }
+            await #expect(throws: InputError.self) { try await service.suggestions(account: name, context: context) }
+            await #expect(throws: InputError.self) {
+                try await service.conversationStatus(account: name, conversationIdentifier: "c")
+            }
+            await #expect(throws: InputError.self) {
+                try await service.share(ShareRequest(), account: name, context: context)
+            }
+            await #expect(throws: InputError.self) { try await service.export(account: name) { _ in } }
+            await #expect(throws: InputError.self) { try await service.donationCount(account: name) }
+            await #expect(throws: InputError.self) { try await service.delete(.all, account: name) }
+            await #expect(throws: InputError.self) { try await service.maintain(account: name) }
+        }
+        #expect(try await service.accounts().isEmpty)
+        #expect(throws: InputError.self) { _ = try SuggestionService(directory: "") }
+    }
+
+    /// JSON Lines from an editor on Windows start with a byte-order mark, which `suggest import` drops: the
+    /// library refused the same bytes as invalid JSON.
+    @Test func importedJSONLinesMayStartWithAByteOrderMark() async throws {
+        let directory = try TemporaryDirectory("mark")
+        let service = try SuggestionService(directory: directory.path)
+        let line = Self.donation(1, conversation: "u-1").jsonLine
+        let report = try await service.importJSONLines([0xEF, 0xBB, 0xBF] + Array((line + "\n").utf8))
+        #expect(report.recorded == 1)
+    }
+
+    /// A wrong hint of an import's size is a hint: `Int.max` overflowed the table of identifiers, and a trillion
+    /// asked for more memory than the machine has; both ended the app.
+    @Test func anImportsSizeHintCannotEndTheApp() async throws {
+        let directory = try TemporaryDirectory("hint")
+        let service = try SuggestionService(directory: directory.path)
+        for (number, hint) in [Int.max, 1_000_000_000_000, -5].enumerated() {
+            let options = ImportOptions(now: Self.now.adding(60), expectedDonations: hint)
+            #expect(options.expectedDonations.map { (0...ImportOptions.largestExpectedDonations).contains($0) } == true)
+            let report = try await service.importDonations(
+                [Self.donation(number, conversation: "u-\(number)")], options: options)
+            #expect(report.recorded == 1)
+        }
+    }
+
     /// What the share sheet shows of a conversation: the user's own entry among the recipients is nobody the
     /// message goes to ("Me, Ana" read as a group with Ana, with the user's avatar), and an empty picture or name is
     /// none (an empty image hid the recipient's; an empty display name gave an empty title).

@@ -62,15 +62,19 @@ public struct NumberedDonation: Sendable, Equatable {
     }
 }
 
-/// JSON Lines held in memory, such as a request's body.
+/// JSON Lines held in memory, such as a request's body. A UTF-8 byte-order mark at the start is dropped, as
+/// `suggest import` drops it from a file.
 public final class MemoryJSONLines: JSONLineSource {
     private let lines: LineStream
     public let maximumLineLength: Int
 
-    /// - Parameter maximumLineLength: the longest line kept whole (64 MiB, as `suggest import`).
+    /// - Parameter maximumLineLength: the longest line kept whole (64 MiB, as `suggest import`); taken as at least
+    ///   1 (`LineStream.init(bytes:maximumLineLength:carriageReturns:skipsByteOrderMark:)`).
     public init(bytes: [UInt8], maximumLineLength: Int = 64 << 20) {
-        lines = LineStream(bytes: bytes, maximumLineLength: maximumLineLength, carriageReturns: .dropBeforeNewline)
-        self.maximumLineLength = maximumLineLength
+        lines = LineStream(
+            bytes: bytes, maximumLineLength: maximumLineLength, carriageReturns: .dropBeforeNewline,
+            skipsByteOrderMark: true)
+        self.maximumLineLength = lines.maximumLineLength ?? maximumLineLength
         totalBytes = bytes.count
     }
 

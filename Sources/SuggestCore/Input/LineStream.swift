@@ -88,8 +88,12 @@ public final class LineStream {
     /// The longest line (`nil`: no limit), in bytes without its line break, that the stream hands out. A longer line
     /// ends the stream as soon as its length is known to pass the limit (after at most one more read): `nextLine`
     /// hands it over empty with `lineWasTooLong` set, `nextBatch` names it in `LineBatch.overlongLine`, and nothing
-    /// after it is read. The stream holds at most the limit plus one read.
+    /// after it is read. The stream holds at most the limit plus one read. A limit given below 1 is taken as 1 (a
+    /// limit of 0 made every line too long), and one near `Int.max` as "no limit" would be (the stream adds to it).
     public let maximumLineLength: Int?
+
+    /// A line limit as the stream keeps it: between 1 and a quarter of `Int.max`.
+    private static func lineLimit(_ limit: Int) -> Int { min(max(limit, 1), Int.max / 4) }
     /// Whether the line `nextLine` returned last was longer than `maximumLineLength`: it was handed over empty, and
     /// the stream ends there.
     public private(set) var lineWasTooLong = false
@@ -117,7 +121,7 @@ public final class LineStream {
         self.descriptor = descriptor
         self.closesDescriptor = closesDescriptor
         self.chunkSize = max(chunkSize, 1)
-        self.maximumLineLength = maximumLineLength
+        self.maximumLineLength = maximumLineLength.map(Self.lineLimit)
         self.carriageReturns = carriageReturns
         self.onReadError = onReadError
         memoryCount = nil
@@ -136,7 +140,7 @@ public final class LineStream {
         descriptor = -1
         closesDescriptor = false
         chunkSize = 1
-        self.maximumLineLength = maximumLineLength
+        self.maximumLineLength = maximumLineLength.map(Self.lineLimit)
         self.carriageReturns = carriageReturns
         onReadError = .endInput
         memoryCount = bytes.count

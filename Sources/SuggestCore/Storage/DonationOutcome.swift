@@ -46,8 +46,18 @@ public struct ImportOptions: Sendable {
     public var requiredAccount: String?
     /// The moment of recording: retention and the future-date rule are taken against it.
     public var now: Timestamp
-    /// Roughly how many donations are coming, when known: a store may prepare for a large import.
-    public var expectedDonations: Int?
+    /// Roughly how many donations are coming, when known: a store may prepare for a large import. A hint, kept
+    /// between 0 and `largestExpectedDonations`: a store makes room for what it expects at once, and a mistaken
+    /// hint (`Int.max`) must neither overflow nor ask for memory a real import would not fill; a larger import
+    /// still runs, its store growing as it goes.
+    public var expectedDonations: Int? {
+        get { expected }
+        set { expected = newValue.map { min(max($0, 0), Self.largestExpectedDonations) } }
+    }
+    private var expected: Int?
+
+    /// The most `expectedDonations` holds: 20M, room that an import's table of identifiers takes in 512 MB.
+    public static let largestExpectedDonations = 20_000_000
     /// `progress` is called every this many lines; a value below 1 is taken as 1 (every line).
     public var progressInterval: Int {
         get { everyLines }
