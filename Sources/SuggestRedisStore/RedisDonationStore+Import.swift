@@ -15,6 +15,7 @@ extension RedisDonationStore {
         _ options: ImportOptions, progress: (ImportProgress) -> Void, interruption: () throws -> Void,
         next: () throws -> NumberedDonation?
     ) throws -> ImportReport {
+        let options = options.fixingNow()
         var report = ImportReport()
         var accepted: [Interaction] = []
         let oldestKept = try retention().oldestKept(at: options.now)
@@ -43,6 +44,7 @@ extension RedisDonationStore {
         from lines: some JSONLineSource, options: ImportOptions, progress: (ImportProgress) -> Void,
         interruption: () throws -> Void
     ) throws -> ImportReport {
+        let options = options.fixingNow()
         var report = ImportReport()
         let oldestKept = try retention().oldestKept(at: options.now)
         let spool = try Spool()

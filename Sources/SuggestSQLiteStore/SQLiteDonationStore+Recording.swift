@@ -57,6 +57,7 @@ extension SQLiteDonationStore {
         _ options: ImportOptions, progress: (ImportProgress) -> Void, interruption: () throws -> Void,
         next: () throws -> NumberedDonation?
     ) throws -> ImportReport {
+        let options = options.fixingNow()
         let preparer = makePreparer()
         if let groupCommit, let expected = options.expectedDonations, expected < Self.largeImport {
             // A request's batch: parsed and prepared here, on the request's own thread, so that only the writing
@@ -92,6 +93,7 @@ extension SQLiteDonationStore {
         from lines: some JSONLineSource, options: ImportOptions, progress: (ImportProgress) -> Void,
         interruption: () throws -> Void
     ) throws -> ImportReport {
+        var options = options.fixingNow()
         // Used by the parsing thread alone, from here on.
         nonisolated(unsafe) let preparer = makePreparer()
         let defaultAccount = options.defaultAccount
@@ -102,7 +104,6 @@ extension SQLiteDonationStore {
                 if let requiredAccount { try Self.check(interaction, account: requiredAccount) }
             }
         }
-        var options = options
         // Donation lines run to a few hundred bytes; a rough count is all the store needs.
         if options.expectedDonations == nil { options.expectedDonations = total.map { $0 / 400 } }
         return try importPreparedDonations(

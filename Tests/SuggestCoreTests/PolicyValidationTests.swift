@@ -1,4 +1,8 @@
 import Dispatch
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 import Testing
 
 @testable import SuggestCore
@@ -80,6 +84,22 @@ import Testing
         let pipe = BatchPipe<Int>(capacity: 0)
         #expect(pipe.put(.success(7)))  // with no room at all this would wait forever
         #expect(try pipe.take()?.get() == 7)
+    }
+
+    /// Options an app keeps in a property are read later: a moment fixed when they were made refused every new
+    /// donation as "after the store's clock" ten minutes on. Without a moment they read the clock, and an import
+    /// fixes it once (`fixingNow`); a moment given stays.
+    @Test func optionsWithoutAMomentReadTheClockAndAnImportFixesIt() {
+        let kept = ImportOptions(skipInvalid: true)
+        let first = kept.now
+        usleep(20_000)
+        #expect(kept.now.seconds > first.seconds)
+        let fixed = kept.fixingNow()
+        let moment = fixed.now
+        usleep(20_000)
+        #expect(fixed.now == moment)
+        let given = Timestamp(seconds: 1_700_000_000)
+        #expect(ImportOptions(now: given).now == given && ImportOptions(now: given).fixingNow().now == given)
     }
 
     /// A pipe whose consumer stops early goes away with its producer's room taken: libdispatch killed the process

@@ -44,8 +44,15 @@ public struct ImportOptions: Sendable {
     public var defaultAccount: String
     /// When set, a donation naming another account is invalid (an explicit `--account`, a route's account).
     public var requiredAccount: String?
-    /// The moment of recording: retention and the future-date rule are taken against it.
-    public var now: Timestamp
+    /// The moment of recording: retention and the future-date rule are taken against it. Unless it is given, the
+    /// clock's when it is read: options an app keeps in a property do not fall behind the clock (a moment fixed
+    /// when they were made refused every new donation as "after the store's clock" ten minutes later), and every
+    /// store's import fixes it once, at its start (`fixingNow()`).
+    public var now: Timestamp {
+        get { givenNow ?? .now() }
+        set { givenNow = newValue }
+    }
+    private var givenNow: Timestamp?
     /// Roughly how many donations are coming, when known: a store may prepare for a large import. A hint, kept
     /// between 0 and `largestExpectedDonations`: a store makes room for what it expects at once, and a mistaken
     /// hint (`Int.max`) must neither overflow nor ask for memory a real import would not fill; a larger import
@@ -70,19 +77,28 @@ public struct ImportOptions: Sendable {
     ///     records nothing.
     ///   - defaultAccount: the account of donations that name none.
     ///   - requiredAccount: when set, donations naming another account are invalid.
-    ///   - now: the moment retention and the future-date rule are taken against.
+    ///   - now: the moment retention and the future-date rule are taken against; `nil` for the moment each
+    ///     import starts.
     ///   - expectedDonations: roughly how many donations are coming, when known.
     ///   - progressInterval: lines between two progress reports; below 1 is taken as 1.
     public init(
         skipInvalid: Bool = false, defaultAccount: String = Interaction.defaultAccount, requiredAccount: String? = nil,
-        now: Timestamp = .now(), expectedDonations: Int? = nil, progressInterval: Int = 100_000
+        now: Timestamp? = nil, expectedDonations: Int? = nil, progressInterval: Int = 100_000
     ) {
         self.skipInvalid = skipInvalid
         self.defaultAccount = defaultAccount
         self.requiredAccount = requiredAccount
-        self.now = now
+        givenNow = now
         self.expectedDonations = expectedDonations
         self.progressInterval = progressInterval
+    }
+
+    /// These options with `now` fixed: the given moment, or the clock's now. An import reads `now` many times (the
+    /// retention cutoff, each line's date) and must read one moment.
+    public func fixingNow() -> ImportOptions {
+        var options = self
+        options.givenNow = now
+        return options
     }
 }
 

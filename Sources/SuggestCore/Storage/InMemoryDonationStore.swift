@@ -81,6 +81,7 @@ public final class InMemoryDonationStore: DonationStore {
         _ options: ImportOptions, progress: (ImportProgress) -> Void, interruption: () throws -> Void,
         next: () throws -> NumberedDonation?
     ) throws -> ImportReport {
+        let options = options.fixingNow()
         var staged = histories
         var report = ImportReport()
         let oldestKept = retentionSetting.oldestKept(at: options.now)
