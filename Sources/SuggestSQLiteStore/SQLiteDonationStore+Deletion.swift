@@ -81,8 +81,13 @@ extension SQLiteDonationStore {
                 ).run([.text(account)] + (conversation.map { [.text($0)] } ?? []))
                 return database.changes
             case .everything(let account):
+                // Rows left with nothing (a removed conversation's "suggest less", set to 0 before) are gone all the
+                // same, but are not counted: the removed conversation accounts for them.
+                let choices = try database.statement(
+                    "SELECT COUNT(*) FROM preferences WHERE account = ? AND (blocked != 0 OR less_feedback != 0)"
+                ).scalarInt([.text(account)]) ?? 0
                 try database.statement("DELETE FROM preferences WHERE account = ?").run([.text(account)])
-                return database.changes
+                return Int(choices)
             }
         }
     }

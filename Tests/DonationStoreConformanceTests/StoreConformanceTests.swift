@@ -247,6 +247,15 @@ extension StoreConformance {
             #expect(try store.suggestLess(conversation: "kept", account: "alice") == 1)
             #expect(try store.suggestLess(conversation: "other-account", account: "bob") > 1)
         }
+        // A conversation removed entirely takes its "suggest less" with it, and the report lists it there: when that
+        // was the account's only preference, none is left to report (the SQLite store counted it again, the Redis
+        // store did not, and their servers answered the same DELETE differently).
+        for store in [reference, candidate] as [any DonationStore] {
+            _ = try store.importDonations([donated[0]], options: ImportOptions(now: end))
+            _ = try store.suggestLess(conversation: "kept", account: "alice")
+            let gone = try store.delete(.account, account: "alice")
+            #expect(gone.removedConversations == ["kept"] && !gone.preferencesForgotten, "\(gone)")
+        }
     }
 }
 
