@@ -236,8 +236,19 @@ public enum StoreOpening {
             // One client and one mirror for every connection, as for the embedded store.
             let client = try redisClient(url)
             let mirror = RedisRankingMirror(serverMirror)
+            // The first connection is the server's start: a cluster that cannot keep the promise of durability is
+            // refused then, as by any command that writes. A later one (a worker's, an export's) may be opened
+            // after a failover left a master of `appendfsync everysec` without a replica: it opens for reading,
+            // so that GETs go on, and its writes are refused (`misconfigured`, 503) until the promise holds again.
+            // Opened for writing, it failed, and every export and new worker's GET with it.
+            let started = Atomic<Bool>(false)
             return Serving(
-                open: { try RedisDonationStore.open(client: client, mirror: mirror) },
+                open: {
+                    let store = try RedisDonationStore.open(
+                        client: client, mirror: mirror, reading: started.load(ordering: .acquiring))
+                    started.store(true, ordering: .releasing)
+                    return store
+                },
                 metrics: { mirrorMetrics(mirror.statistics) }, isRemote: true)
         }
         let location = try StoreOptions.location(arguments, io)

@@ -498,6 +498,10 @@ import Testing
     @Test func aMasterThatNeitherFsyncsNorCanBeWaitedForIsRefused() throws {
         let cluster = try LocalRedisCluster(masters: 3, replicasPerMaster: 1)
         defer { cluster.stop() }
+        // A server started while the cluster kept the promise: after the fault its GETs go on, through connections
+        // opened since (each export opens one; they failed, opened for writing).
+        let scratch = try TemporaryDirectory("redis-misconfigured")
+        let server = try ServeProcess(["--store", cluster.url, "--no-access-log"], scratch: scratch.path)
         let masters = try cluster.masters().map(\.node)
         try #require(masters.count == 3)
         // A master that evicts any key when full would drop parts of accounts: refused. Our keys have no time to
@@ -550,7 +554,6 @@ import Testing
         }
         // A command that only reads needs no such promise: it reads (every list and export was refused after such
         // a failover); one that writes is refused.
-        let scratch = try TemporaryDirectory("redis-misconfigured")
         for arguments in [["list", "--account", "a"], ["export", "--account", "a"], ["config"]] {
             let read = try Suggest.run(arguments + ["--store", cluster.url], scratch: scratch.path)
             #expect(read.status == 0 && !read.output.isEmpty, "\(arguments): \(read)")
@@ -560,6 +563,12 @@ import Testing
         #expect {
             try RedisDonationStore.open(url: cluster.url, reading: true).record(Self.donation("refused", account: "a", conversation: "c"))
         } throws: { error in (error as? StoreError)?.kind == .misconfigured }
+        for _ in 0..<3 {
+            let export = try server.client.request("GET", "/v1/accounts/a/donations")
+            #expect(export.status == 200 && export.text.contains("\"kept\""), "\(export.status) \(export.text.prefix(300))")
+        }
+        #expect(try server.client.request("GET", "/v1/accounts/a/suggestions?limit=8").status == 200)
+        #expect(server.stop().status == 0)
     }
 
     @Test func faultsAreOneLineAndExitOne() throws {
