@@ -70,7 +70,13 @@ extension RedisDonationStore {
         report.conversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         report.removedConversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         report.preferencesForgotten = forgotPreferences
-        if report.donations > 0 || forgotPreferences || failure != nil { report.logTruncated = rewriteFiles() }
+        if report.donations > 0 || forgotPreferences || failure != nil {
+            do {
+                report.logTruncated = try rewriteFiles()
+            } catch {
+                failure = failure ?? error
+            }
+        }
         if let failure { throw failure }
         return report
     }
@@ -135,10 +141,10 @@ extension RedisDonationStore {
         do {
             try unlinkEveryKey(accounts: accounts)
         } catch {
-            report.logTruncated = rewriteFiles()
+            _ = try? rewriteFiles()
             throw error
         }
-        report.logTruncated = rewriteFiles()
+        report.logTruncated = try rewriteFiles()
         return report
     }
 
@@ -401,7 +407,10 @@ extension RedisDonationStore {
     /// in all; a node still busy then is noted (`files.rewrite` in the settings) and asked again by the next
     /// maintenance step.
     /// - Returns: whether every node started (or scheduled) a rewrite that follows the deletion.
-    func rewriteFiles() -> Bool {
+    /// - Throws: `.misconfigured` when the Redis user may not run a rewrite (its ACL), noted as a busy node is:
+    ///   the deletion is done, but its bytes stay in that node's files until the user may. It was reported as a
+    ///   node busy or down, retried by every later command, and the deleted names stayed in the files for good.
+    func rewriteFiles() throws(StoreError) -> Bool {
         guard let nodes = try? client.nodes() else { return false }
         // The snapshot too, whatever the node's `save` setting: a replica's full resync writes one even under
         // `save ""`, with what was deleted since in it.
@@ -421,6 +430,14 @@ extension RedisDonationStore {
                 ? RedisCommand("HDEL", key: RedisKeys.settings, "files.rewrite")
                 : RedisCommand("HSET", key: RedisKeys.settings, "files.rewrite", "1")
         ])
+        if let refused = requests.first(where: { $0.refusal != nil }), let message = refused.refusal {
+            throw StoreError(
+                .misconfigured,
+                "deleted, but the Redis user may not run \(refused.kind.command.name) on \(refused.node.endpoint) "
+                    + "(\(message.prefix(100))), so what was deleted stays in that node's files: give the user the "
+                    + "permissions in docs/redis.md, \"A user of its own\"; the next deletion or maintenance step "
+                    + "rewrites them then")
+        }
         return done
     }
 
@@ -450,6 +467,8 @@ extension RedisDonationStore {
         let node: RedisNode
         let kind: FileRewrite
         var state = State.asking
+        /// Redis's answer when the user may not run the rewrite (`NOPERM`): the state is `.failed`.
+        var refusal: String?
         /// How many rewrites of the file the node had started when one was first found under way: one more means a
         /// rewrite began after that, so after the deletion.
         var startsSeen: Int?
@@ -471,6 +490,9 @@ extension RedisDonationStore {
         } catch {
             guard case .server(_, let message) = error, message.contains("already in progress") else {
                 request.state = .failed
+                if case .server(_, let message) = error, Self.permissionDenied(message) != nil {
+                    request.refusal = message
+                }
                 return
             }
             // Counted after the refusal: the rewrite under way is in the count, any later one raises it.

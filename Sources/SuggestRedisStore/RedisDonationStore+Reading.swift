@@ -258,7 +258,7 @@ extension RedisDonationStore {
                 RedisCommand("HEXISTS", key: keys.preferences, conversation),
                 RedisCommand("HEXISTS", key: keys.conversationNumbers, conversation),
             ])
-            if left.allSatisfy({ $0.integer == 0 }) { _ = rewriteFiles() }
+            if left.allSatisfy({ $0.integer == 0 }) { _ = try rewriteFiles() }
         }
         return Int(reply.integer ?? 0)
     }

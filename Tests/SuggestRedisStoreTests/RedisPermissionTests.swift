@@ -37,5 +37,18 @@ import Testing
             let outcome = try Suggest.run(arguments + ["--store", url], scratch: scratch.path)
             #expect(outcome.status == 0, "\(arguments): \(outcome)")
         }
+        // A user that may not rewrite the nodes' files: the deletion is done, and said to leave its bytes in them
+        // (it was "a node busy or down", exit 0, and the names stayed in the files for good).
+        try setUser(Self.permissions.filter { $0 != "+bgrewriteaof" })
+        let again = try Suggest.run(["import", "-", "--store", url], input: Array((line + "\n").utf8), scratch: scratch.path)
+        #expect(again.status == 0, "\(again)")
+        let deleted = try Suggest.run(["delete", "--account", name, "--conversation", "c", "--store", url], scratch: scratch.path)
+        #expect(deleted.status == 1 && deleted.errorLines.count == 1, "\(deleted)")
+        #expect(deleted.error.contains("deleted, but the Redis user may not run BGREWRITEAOF"), "\(deleted)")
+        let listed = try Suggest.run(["list", "--account", name, "--store", url], scratch: scratch.path)
+        #expect(listed.status == 0, "reading goes on: \(listed)")
+        try setUser(Self.permissions)
+        let export = try Suggest.run(["export", "--account", name, "--store", url], scratch: scratch.path)
+        #expect(export.status == 0 && export.output.isEmpty, "\(export)")
     }
 }
