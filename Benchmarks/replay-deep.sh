@@ -11,12 +11,13 @@
 #                  a service: a dearer import)
 #   minimal.jsonl  the same draw with nothing but an identifier, a date, a direction and the conversation (the
 #                  cheapest import, so the hardest ratio), written by the Python below
+#   sends.jsonl    minimal.jsonl with every donation outgoing: twice the ranks, each as deep
 # For each history, RUNS rounds of `suggest-bench replay FILE --runs 1` with the new build, then the old: each
 # round times the import and every policy's eval as whole processes. Prints Markdown: per policy the median eval
 # wall time of each build, their ratio round by round, and each build's eval / import.
 #
-# Environment: SUGGEST_BENCH_DIR (default /tmp/suggest-replay-deep; about 1.5 GB), RUNS (default 3), POLICIES
-# (default all), KEEP=1 keeps the scratch directory.
+# Environment: SUGGEST_BENCH_DIR (default /tmp/suggest-replay-deep; about 1.7 GB), RUNS (default 3), POLICIES
+# (default all), HISTORIES (default "full minimal sends"), KEEP=1 keeps the scratch directory.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -50,11 +51,12 @@ with open(sys.argv[1], "w") as out:
         out.write('{"identifier":"d%d","date":%d,"direction":"%s","intent":{"conversationIdentifier":"c%d"}}\n'
                   % (i, date, direction, c))
 PYTHON
+sed 's/"direction":"incoming"/"direction":"outgoing"/' "$WORK/minimal.jsonl" >"$WORK/sends.jsonl"
 
 echo "## replay of deep sends: $(git rev-parse --short HEAD) (new) against $(git rev-parse --short "$BASE") (old)"
 echo
 echo "- $(nproc) cores; load at start $(cut -d' ' -f1-3 /proc/loadavg); $RUNS rounds, new then old in each"
-for history in full minimal; do
+for history in ${HISTORIES:-full minimal sends}; do
     : >"$WORK/$history.rows"
     for round in $(seq "$RUNS"); do
         for build in new old; do
