@@ -95,6 +95,9 @@ extension RedisClusterClient {
     private func discover(from candidates: [RedisEndpoint]) throws(RedisError) -> Topology {
         var failed: [RedisEndpoint] = []
         var reasons: [String] = []
+        // The answers that were not the Redis protocol: when every node asked gave one, nothing there is Redis, and
+        // asking again for the retry timeout (10 s, as for a node that is down) cannot help.
+        var foreign: [RedisError] = []
         var unassigned: RedisEndpoint?
         for endpoint in candidates {
             let pool = pool(for: endpoint)
@@ -107,7 +110,12 @@ extension RedisClusterClient {
             } catch {
                 switch error {
                 case .authenticationFailed, .invalidConfiguration: throw error
-                case .unreachable(_, let reason), .connectionLost(_, let reason, _), .protocolError(_, let reason):
+                case .protocolError(_, let reason):
+                    failed.append(endpoint)
+                    reasons.append(reason)
+                    foreign.append(error)
+                    continue
+                case .unreachable(_, let reason), .connectionLost(_, let reason, _):
                     failed.append(endpoint)
                     reasons.append(reason)
                     continue
@@ -139,6 +147,7 @@ extension RedisClusterClient {
         if let unassigned {
             return Topology(nodes: [RedisNode(endpoint: unassigned, id: "", role: .master)], isCluster: true, pool: pool(for:))
         }
+        if let first = foreign.first, foreign.count == failed.count { throw first }
         let reason = reasons.last ?? "no node to ask"
         throw .unreachable(failed.isEmpty ? configuration.seeds : failed, reason: reason)
     }

@@ -2,6 +2,10 @@ import RedisCluster
 import SuggestTestSupport
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// One plain redis-server (`cluster-enabled no`): served as one node owning every slot, and the errors a user
 /// meets first (wrong password, nothing listening, out of memory, a slow reply, a connection killed).
 @Suite("A standalone server and the errors users meet")
@@ -148,6 +152,48 @@ struct StandaloneTests {
             if case .outOfMemory = error as? RedisError { return true }
             return false
         }
+    }
+
+    @Test("a seed that answers in another protocol: said at once, not retried as a node that is down")
+    func notRedis() throws {
+        // A listener that answers every connection as a web server would. It was retried for the 10 s a node that
+        // is down gets, then reported as unreachable.
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        try #require(listener >= 0)
+        defer { close(listener) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(listener, address, length) == 0 && listen(listener, 16) == 0
+                    && getsockname(listener, address, &length) == 0
+            }
+        }
+        try #require(bound)
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let answering = BackgroundCall {
+            for _ in 0..<200 {
+                let connection = accept(listener, nil, nil)
+                if connection < 0 { break }
+                let reply = Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n".utf8)
+                _ = reply.withUnsafeBytes { write(connection, $0.baseAddress, $0.count) }
+                close(connection)
+            }
+            return RedisValue.null
+        }
+        let client = try RedisClusterClient(url: "redis://127.0.0.1:\(port)")
+        let started = monotonicSeconds()
+        #expect {
+            try client.send(RedisCommand("GET", key: "k"))
+        } throws: { error in
+            guard case .protocolError(let endpoint, _) = error as? RedisError else { return false }
+            return endpoint.port == port && "\(error)".contains("not the Redis protocol")
+        }
+        #expect(monotonicSeconds() - started < 3, "took \(monotonicSeconds() - started) s")
+        shutdown(listener, Int32(SHUT_RDWR))
+        _ = answering.join()
     }
 
     @Test("a reply slower than the command timeout: the timeout error, and the client still works")
