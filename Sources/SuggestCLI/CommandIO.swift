@@ -1,4 +1,5 @@
 import CSystem
+import SuggestCore
 import SuggestSQLiteStore
 
 /// Where a command writes: standard output for results, standard error for errors and progress.
@@ -75,20 +76,12 @@ public final class FileDescriptorOutput: OutputSink {
     /// - Throws: `OutputError` for the first `write(2)` that fails, or an earlier failure.
     public func flush() throws(OutputError) {
         if let failure { throw failure }
-        var offset = 0
-        while offset < buffer.count {
-            let written = buffer.withUnsafeBytes { raw in
-                CSystem.write(descriptor, raw.baseAddress.map { $0 + offset }, buffer.count - offset)
-            }
-            if written < 0 {
-                let code = system_errno()
-                if code == EINTR { continue }
-                buffer.removeAll()
-                let error = OutputError(name: name, code: code)
-                failure = error
-                throw error
-            }
-            offset += written
+        let code = FileDescriptorWriting.writeAll(descriptor, buffer)
+        guard code == 0 else {
+            buffer.removeAll()
+            let error = OutputError(name: name, code: code)
+            failure = error
+            throw error
         }
         buffer.removeAll(keepingCapacity: true)
     }

@@ -1,4 +1,5 @@
 import CSystem
+import SuggestCore
 import SuggestSQLiteStore
 
 /// Writes a whole file, for reports.
@@ -16,8 +17,8 @@ enum FileOutput {
         guard fclose(file) == 0, written == bytes.count else { throw failure(path) }
     }
 
-    private static func failure(_ path: String) -> CommandError {
-        CommandError.failure("cannot write \(path): \(String(cString: strerror(system_errno())))")
+    private static func failure(_ path: String, _ code: Int32 = system_errno()) -> CommandError {
+        CommandError.failure("cannot write \(path): \(FileDescriptorWriting.describe(code))")
     }
 
     /// Writes `bytes` to a new file beside the one `path` leads to and renames it over that one, when nothing else
@@ -65,15 +66,8 @@ enum FileOutput {
         }
         // The first failure is the one said (its `errno`); the new file goes whatever failed.
         var problem: CommandError?
-        var offset = 0
-        while offset < bytes.count && problem == nil {
-            let count = bytes.withUnsafeBytes { CSystem.write(descriptor, $0.baseAddress! + offset, bytes.count - offset) }
-            if count > 0 {
-                offset += count
-            } else if count == 0 || system_errno() != EINTR {
-                problem = failure(path)
-            }
-        }
+        let code = FileDescriptorWriting.writeAll(descriptor, bytes)
+        if code != 0 { problem = failure(path, code) }
         if problem == nil && fsync(descriptor) != 0 { problem = failure(path) }
         if close(descriptor) != 0 && problem == nil { problem = failure(path) }
         if problem == nil && rename(temporary, target) != 0 { problem = failure(path) }

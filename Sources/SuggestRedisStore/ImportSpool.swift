@@ -32,15 +32,10 @@ final class Spool {
     }
 
     private func flush() throws(StoreError) {
-        var offset = 0
-        while offset < buffer.count {
-            let written = buffer.withUnsafeBytes { CSystem.write(descriptor, $0.baseAddress! + offset, buffer.count - offset) }
-            if written < 0 && system_errno() == EINTR { continue }
-            guard written > 0 else {
-                throw StoreError(
-                    .diskFull, "cannot write the import's temporary file: \(String(cString: strerror(system_errno())))")
-            }
-            offset += written
+        let code = FileDescriptorWriting.writeAll(descriptor, buffer)
+        guard code == 0 else {
+            throw StoreError(
+                .diskFull, "cannot write the import's temporary file: \(FileDescriptorWriting.describe(code))")
         }
         buffer.removeAll(keepingCapacity: true)
     }
