@@ -27,11 +27,15 @@ extension RedisDonationStore {
         case .record(let admitted): interaction = admitted
         }
         var outcome: DonationOutcome = .expired
-        try undoingOnFailure(
-            leftover: interaction.identifier.map {
+        let mayStay =
+            interaction.identifier.map {
                 "the donation may have been recorded all the same (as \($0)); retrying it records it once"
             } ?? "the donation may have been recorded all the same; give donations identifiers, so that a retry "
-                + "records each once"
+            + "records each once"
+        // Said when it was taken back: "it may be lost, so it is not acknowledged" alone left a user to wonder
+        // whether a retry would record it twice (a probe of the Redis store).
+        try undoingOnFailure(
+            leftover: mayStay, undone: "it was taken back, so nothing of it is kept: retry it", lostReply: mayStay
         ) { written in
             outcome = try writeDonations([interaction], ledger: &written, requiringExisting: requiringExisting)[0]
         }

@@ -29,9 +29,11 @@ extension RedisDonationStore {
     /// - Parameter leftover: what the error adds when the undoing fails too: what may stay, and what to do.
     /// - Parameter undone: what the error adds when the undoing succeeded (for an import: that nothing of it was
     ///   kept, which a lost connection's own words, "may or may not have run", left in doubt).
-    func undoingOnFailure(leftover: String, undone said: String? = nil, _ body: (inout ImportLedger) throws -> Void)
-        throws
-    {
+    /// - Parameter lostReply: what it adds instead when the last write got no reply (it may have run, unnoted); by
+    ///   default, an import's words.
+    func undoingOnFailure(
+        leftover: String, undone said: String? = nil, lostReply: String? = nil, _ body: (inout ImportLedger) throws -> Void
+    ) throws {
         var written = ImportLedger()
         do {
             try body(&written)
@@ -52,9 +54,11 @@ extension RedisDonationStore {
                 guard !written.lostReply else {
                     throw StoreError(
                         store.kind,
-                        store.message + "; the rounds before were undone, the last one got no reply and may have been "
-                            + "recorded ('suggest export' shows it; importing the same file again records the "
-                            + "donations with identifiers once)")
+                        store.message + "; "
+                            + (lostReply
+                                ?? "the rounds before were undone, the last one got no reply and may have been "
+                                + "recorded ('suggest export' shows it; importing the same file again records the "
+                                + "donations with identifiers once)"))
                 }
                 throw StoreError(store.kind, store.message + "; " + said)
             }

@@ -162,7 +162,8 @@ import Testing
             account: "stalled", identifier: nil, date: Self.now.adding(-30), direction: .outgoing,
             intent: SendMessageIntent(conversationIdentifier: "single"))
         withReplicaStalled {
-            #expect(throws: StoreError.self) { try store.record(single) }
+            let refused = #expect(throws: StoreError.self) { try store.record(single) }
+            #expect(refused?.message.hasSuffix("; it was taken back, so nothing of it is kept: retry it") == true, "\(String(describing: refused))")
         }
         let batch = (0..<3).map { index in
             Interaction(
