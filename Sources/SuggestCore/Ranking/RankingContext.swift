@@ -1,7 +1,10 @@
 /// What the ranker knows of the moment of a query: when it is, what is being shared, who is in it, and what may
 /// not be suggested.
 public struct RankingContext: Sendable, Hashable {
-    /// The moment the scores are taken at.
+    /// The moment of the query. A policy's constant weights decay the scores to it; an account's learned weights
+    /// give scores that do not change with it (each is a share of its channel's mass, in which the moment cancels
+    /// out: docs/ranking.md). Either way the ranking is of the donations recorded so far, whatever their dates, and
+    /// `notIdleSince` is read against it.
     public var at: Timestamp
     /// How many suggestions to return.
     public var limit: Int
