@@ -3,8 +3,7 @@
 public struct RankingContext: Sendable, Hashable {
     /// The moment of the query. A policy's constant weights decay the scores to it; an account's learned weights
     /// give scores that do not change with it (each is a share of its channel's mass, in which the moment cancels
-    /// out: docs/ranking.md). Either way the ranking is of the donations recorded so far, whatever their dates, and
-    /// `notIdleSince` is read against it.
+    /// out: docs/ranking.md). Either way the ranking is of the donations recorded so far, whatever their dates.
     public var at: Timestamp
     /// How many suggestions to return.
     public var limit: Int
