@@ -81,8 +81,11 @@ enum ReplayWalks {
                             statistics: &statistics)?.rank
                         {
                             if rank > depth { beyond += 1 }
-                            // A walk reads each list's head at least: none read means the witnesses proved it.
-                            if rank > depth && statistics.sortedAccesses == 0 { proved += 1 }
+                            // A walk reads each list's head at least: none read, in an account large enough to be
+                            // walked rather than scanned, means the witnesses proved it.
+                            if rank > depth && statistics.sortedAccesses == 0 && index.count > TopKRanker.scanLimit {
+                                proved += 1
+                            }
                             checksum.add(UInt64(rank))
                         }
                         sorted.append(statistics.sortedAccesses)

@@ -131,6 +131,18 @@ import Testing
                     of: target, using: ranker, depth: depth, witnesses: &witnesses, statistics: &statistics)
                 let fresh = try index.rank(of: target, using: ranker, depth: depth)
                 #expect(carried == fresh, "donation \(offset), context \(context)")
+                // People have no sorted list to bound them: refused with witnesses as without (witnesses scored
+                // without the people term answered a rank).
+                if offset % 30 == 0 {
+                    var withPeople = context
+                    withPeople.people = ["p3"]
+                    let people = TopKRanker(policy: policy, context: withPeople)
+                    let withWitnesses = Result {
+                        try index.rank(of: target, using: people, depth: depth, witnesses: &witnesses, statistics: &statistics)
+                    }
+                    let without = Result { try index.rank(of: target, using: people, depth: depth) }
+                    #expect("\(withWitnesses)" == "\(without)", "donation \(offset)")
+                }
                 if let carried, carried.rank > depth, statistics.sortedAccesses == 0 { proved += 1 }
                 if offset % 300 == 0, let fresh {
                     var all = context

@@ -123,7 +123,11 @@ public struct TopKRanker {
         else { return nil }
         let target = scorer.rank(candidate, matchedPeople: 0, explain: false)
         guard try source.conversationCount() <= Self.scanLimit else {
-            if try witnessesRankBefore(target, witnesses.conversations, atLeast: depth, in: source, statistics: &statistics) {
+            // Under people, whose term no sorted list bounds, the walk refuses (`countRankingBefore`), and so must
+            // this: witnesses scored without it answered a rank no walk would give.
+            if scorer.context.people.isEmpty,
+                try witnessesRankBefore(target, witnesses.conversations, atLeast: depth, in: source, statistics: &statistics)
+            {
                 return RankOfConversation(rank: depth + 1, ranked: target)
             }
             var counted: [ConversationHandle]? = []
