@@ -47,6 +47,12 @@ import Testing
         #expect(deleted.error.contains("deleted, but the Redis user may not run BGREWRITEAOF"), "\(deleted)")
         let listed = try Suggest.run(["list", "--account", name, "--store", url], scratch: scratch.path)
         #expect(listed.status == 0, "reading goes on: \(listed)")
+        // A preference's change is made and said so: its rewrite stays owed (an unblock that erased the last trace
+        // reported the rewrite's refusal, and its retry "nothing changed").
+        for arguments in [["block", "--conversation", "zz"], ["unblock", "--conversation", "zz"]] {
+            let changed = try Suggest.run(arguments + ["--account", name, "--store", url], scratch: scratch.path)
+            #expect(changed.status == 0, "\(arguments): \(changed)")
+        }
         try setUser(Self.permissions)
         let export = try Suggest.run(["export", "--account", name, "--store", url], scratch: scratch.path)
         #expect(export.status == 0 && export.output.isEmpty, "\(export)")
