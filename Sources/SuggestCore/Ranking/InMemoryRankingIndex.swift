@@ -237,6 +237,13 @@ public final class InMemoryRankingIndex: RankingSource {
             serviceName: service(of: slot))
     }
 
+    @inline(__always)
+    public func rankingState(_ conversation: ConversationHandle) -> ConversationState? {
+        let reference = conversation.rawValue
+        guard reference >= 0, reference < Int64(states.count) else { return nil }
+        return states[Int(reference)]
+    }
+
     public func conversations(withPeople keys: [String]) -> [[ConversationHandle]] {
         keys.map { key in (peopleIndex[ByteKey(key)] ?? []).map { ConversationHandle(rawValue: Int64($0)) } }
     }

@@ -24,6 +24,10 @@ public protocol RankingSource {
     /// round trip. The default asks `candidate(_:contentKinds:)` for each.
     func candidates(_ conversations: [ConversationHandle], contentKinds: [String]) throws -> [RankingCandidate?]
 
+    /// Random access to a conversation's ranking state alone, for a check that needs nothing else of it
+    /// (`DeepRankWitnesses`), or `nil` when it is gone. The default reads the candidate.
+    func rankingState(_ conversation: ConversationHandle) throws -> ConversationState?
+
     /// How many conversations the walk should gather before it asks `candidates` for them: 1 for a local source,
     /// more for a remote one, where every call is a round trip.
     var randomAccessBatchSize: Int { get }
@@ -72,6 +76,10 @@ extension RankingSource {
     }
 
     public var randomAccessBatchSize: Int { 1 }
+
+    public func rankingState(_ conversation: ConversationHandle) throws -> ConversationState? {
+        try candidate(conversation, contentKinds: [])?.state
+    }
 
     public func learnedWeights() throws -> LearnedWeights { .empty }
 

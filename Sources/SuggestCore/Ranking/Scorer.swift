@@ -106,14 +106,25 @@ public struct Scorer: Sendable {
 
     /// Whether the context allows suggesting this conversation at all.
     public func admits(_ candidate: RankingCandidate) -> Bool {
-        let state = candidate.state
-        guard !state.isBlocked, state.hasDonations else { return false }
-        if let cutoff = context.notIdleSince, state.lastDate < cutoff { return false }
+        guard admits(state: candidate.state) else { return false }
         // Byte for byte, as a service's sorted lists hold its conversations.
         if let service = context.serviceName, candidate.serviceName?.hasSameBytes(as: service) != true { return false }
         // `contains` on an empty set would still hash the identifier, on every conversation a query meets.
         return excludedKeys.isEmpty || !excludedKeys.contains(ByteKey(candidate.conversationIdentifier))
     }
+
+    /// Whether the context allows a conversation by its state: not blocked, donated to, not idle. The whole of
+    /// `admits(_:)` when `admitsByStateAlone`.
+    @inline(__always)
+    public func admits(state: ConversationState) -> Bool {
+        guard !state.isBlocked, state.hasDonations else { return false }
+        if let cutoff = context.notIdleSince, state.lastDate < cutoff { return false }
+        return true
+    }
+
+    /// Whether the context admits or refuses a conversation by its state alone: it names no service and excludes
+    /// nothing, so neither the conversation's identifier nor its service is read.
+    public var admitsByStateAlone: Bool { context.serviceName == nil && excludedKeys.isEmpty }
 
     /// The most that channel `index` can add, in log space, for a conversation whose key `A_m` is at most `key`.
     @inline(__always)
@@ -141,11 +152,16 @@ public struct Scorer: Sendable {
     /// the context adds terms this leaves out (content kinds, people).
     @inline(__always)
     public func isAbove(_ candidate: RankingCandidate, logScore: Double) -> Bool? {
+        isAbove(state: candidate.state, logScore: logScore)
+    }
+
+    /// `isAbove(_:logScore:)` of a conversation's state alone: it reads nothing else of a candidate.
+    @inline(__always)
+    public func isAbove(state: ConversationState, logScore: Double) -> Bool? {
         guard contentKinds.isEmpty, context.people.isEmpty, logScore.isFinite else { return nil }
         // A score is rounded by a few units in the last place of its own size: past e^±1e6 (a half-life of seconds
         // over years) that outgrows the fixed margin, and so does the margin.
         let margin = max(Self.comparisonMargin, 64 * logScore.magnitude.ulp)
-        let state = candidate.state
         var shift = -logScore
         if state.isGroup { shift += logGroupFactor }
         if state.lessFeedback > 0 { shift += logLessFactor * Double(state.lessFeedback) }

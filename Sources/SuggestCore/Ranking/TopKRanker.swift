@@ -188,8 +188,22 @@ public struct TopKRanker {
         // walk goes on while the threshold reaches the target's score, with a relative slack of 1e-6 so that
         // rounding in the bound can never end it early; each conversation met is compared exactly. A target that
         // scores 0 ties with every conversation the lists hold nothing for: the walk meets them all.
+        // A conversation met is settled by its state where that is enough (`witnessRanksBefore`): the candidate
+        // is built only for the near ties, or where the context reads more than the state.
+        let byState = settlesByState(source)
         try walk(source, seen: &seen, statistics: &statistics) {
             count >= limit ? .infinity : target.logScore - 1e-6
+        } settle: { conversation in
+            guard byState else { return false }
+            guard count < limit, let state = try source.rankingState(conversation), scorer.admits(state: state) else {
+                return true
+            }
+            guard let above = scorer.isAbove(state: state, logScore: target.logScore) else { return false }
+            if above {
+                count += 1
+                counted?.append(conversation)
+            }
+            return true
         } visit: { candidate in
             guard count < limit, ranksBefore(candidate, target) else { return }
             count += 1
@@ -215,21 +229,44 @@ public struct TopKRanker {
         in source: some RankingSource, statistics: inout Statistics
     ) throws -> Bool {
         guard witnesses.count >= needed else { return false }
+        // Where the context admits by state and a state settles most comparisons (`isAbove`), a witness's state is
+        // all that is read: building each candidate, its identifier and arrays, was most of a proof's cost.
+        let byState = settlesByState(source)
         var count = 0
         var unread = witnesses.count
         for conversation in witnesses.reversed() {
             unread -= 1
             statistics.randomAccesses += 1
-            if conversation != target.conversation,
-                let candidate = try source.candidate(conversation, contentKinds: scorer.contentKinds),
-                ranksBefore(candidate, target)
-            {
+            if conversation != target.conversation, try witnessRanksBefore(target, conversation, byState, source) {
                 count += 1
                 if count >= needed { return true }
             }
             if count + unread < needed { return false }
         }
         return false
+    }
+
+    /// Whether a conversation met while counting what ranks before a target can be settled by its state alone
+    /// (`RankingSource.rankingState`): the context admits by state and adds no content term, and the source reads
+    /// one conversation at a time (a remote one gathers its candidates into round trips instead).
+    private func settlesByState(_ source: some RankingSource) -> Bool {
+        scorer.admitsByStateAlone && scorer.contentKinds.isEmpty && scorer.context.people.isEmpty
+            && source.randomAccessBatchSize == 1
+    }
+
+    /// Whether one witness ranks before `target`: by its state when `byState` and the state settles it, else by
+    /// its candidate (`ranksBefore`).
+    @inline(__always)
+    private func witnessRanksBefore(
+        _ target: RankedConversation, _ conversation: ConversationHandle, _ byState: Bool, _ source: some RankingSource
+    ) throws -> Bool {
+        if byState {
+            guard let state = try source.rankingState(conversation) else { return false }
+            guard scorer.admits(state: state) else { return false }
+            if let above = scorer.isAbove(state: state, logScore: target.logScore) { return above }
+        }
+        guard let candidate = try source.candidate(conversation, contentKinds: scorer.contentKinds) else { return false }
+        return ranksBefore(candidate, target)
     }
 
     /// The conversations a walk has met: keys of a table whose values are all 1 (`Int64KeyTable` says why not a
@@ -245,11 +282,15 @@ public struct TopKRanker {
     /// list it advanced) rather than a log-sum over every list; when the threshold falls so far below the offset
     /// that it could underflow, the offset follows it down.
     ///
+    /// `settle` may decide a conversation met without its candidate (a source of one access at a time only): it
+    /// returns `true` when it did, and the conversation is then not visited.
+    ///
     /// Batching keeps the walk exact: `level` is asked with the best scores of the conversations visited so far,
     /// which are at most the scores with the pending ones included, so a stale answer can only walk further.
     private func walk<Source: RankingSource>(
         _ source: Source, seen: inout Int64KeyTable, statistics: inout Statistics,
-        level: () -> Double, visit: (RankingCandidate) throws -> Void
+        level: () -> Double, settle: (ConversationHandle) throws -> Bool = { _ in false },
+        visit: (RankingCandidate) throws -> Void
     ) throws {
         let plan = WalkPlan(scorer: scorer)
         let lists = plan.lists
@@ -344,6 +385,7 @@ public struct TopKRanker {
             statistics.randomAccesses += 1
             if batchSize == 1 {
                 statistics.randomAccessBatches += 1
+                if try settle(head) { continue }
                 if let candidate = try source.candidate(head, contentKinds: scorer.contentKinds) { try visit(candidate) }
             } else {
                 pending.append(head)
