@@ -19,8 +19,9 @@ import Testing
         #expect(FileDescriptorWriting.writeAll(descriptor, []) == 0)
         close(descriptor)
         #expect(try readFile(path) == bytes)
-        // A descriptor that is not open, and a device that is always full.
-        #expect(FileDescriptorWriting.writeAll(descriptor, bytes) == EBADF)
+        // No descriptor (not a closed one: another test may have opened its number since), and a device that is
+        // always full.
+        #expect(FileDescriptorWriting.writeAll(-1, bytes) == EBADF)
         let full = open("/dev/full", O_WRONLY)
         try #require(full >= 0)
         defer { close(full) }
