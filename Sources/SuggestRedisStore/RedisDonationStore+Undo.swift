@@ -32,7 +32,8 @@ extension RedisDonationStore {
     /// - Parameter lostReply: what it adds instead when the last write got no reply (it may have run, unnoted); by
     ///   default, an import's words.
     func undoingOnFailure(
-        leftover: String, undone said: String? = nil, lostReply: String? = nil, _ body: (inout ImportLedger) throws -> Void
+        leftover: String, undone said: String? = nil, lostReply: String? = nil,
+        _ body: (inout ImportLedger) throws -> Void
     ) throws {
         var written = ImportLedger()
         do {

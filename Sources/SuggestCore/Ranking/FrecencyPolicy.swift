@@ -191,7 +191,8 @@ public struct FrecencyPolicy: Sendable, Hashable {
         }
         for channel in channels {
             guard Self.halfLives.contains(channel.halfLife) else {
-                return "channel '\(channel.name)': the half-life must be from 1 to 1e12 seconds, not \(channel.halfLife)"
+                return
+                    "channel '\(channel.name)': the half-life must be from 1 to 1e12 seconds, not \(channel.halfLife)"
             }
             let weights = [
                 ("weight", channel.weight), ("outgoing", channel.outgoing), ("incoming", channel.incoming),

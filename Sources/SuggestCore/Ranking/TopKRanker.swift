@@ -126,7 +126,8 @@ public struct TopKRanker {
             // Under people, whose term no sorted list bounds, the walk refuses (`countRankingBefore`), and so must
             // this: witnesses scored without it answered a rank no walk would give.
             if scorer.context.people.isEmpty,
-                try witnessesRankBefore(target, witnesses.conversations, atLeast: depth, in: source, statistics: &statistics)
+                try witnessesRankBefore(
+                    target, witnesses.conversations, atLeast: depth, in: source, statistics: &statistics)
             {
                 return RankOfConversation(rank: depth + 1, ranked: target)
             }
@@ -265,7 +266,9 @@ public struct TopKRanker {
             guard scorer.admits(state: state) else { return false }
             if let above = scorer.isAbove(state: state, logScore: target.logScore) { return above }
         }
-        guard let candidate = try source.candidate(conversation, contentKinds: scorer.contentKinds) else { return false }
+        guard let candidate = try source.candidate(conversation, contentKinds: scorer.contentKinds) else {
+            return false
+        }
         return ranksBefore(candidate, target)
     }
 
