@@ -22,7 +22,10 @@ public final class InMemoryRankingIndex: RankingSource {
     /// The intent each conversation is shown by (`ShownDonation`), without its content types.
     private var latest: [SendMessageIntent?] = []
     private var shown: [ShownDonation] = []
-    private var channelLists: [SortedKeyList]
+    /// One list per channel, built at the first sorted access (`settle`): a replay ranks an account of at most
+    /// `TopKRanker.scanLimit` conversations by a scan, and `eval` of many small accounts kept lists it never read
+    /// (four lists per policy and account).
+    private var channelLists: [SortedKeyList] = []
     /// The lists of the scopes queries have asked for, one per channel each.
     private var scopedLists: [ScopeKey: [SortedKeyList]] = [:]
     @exclusivity(unchecked) private var pending = PendingSlots()
@@ -38,7 +41,6 @@ public final class InMemoryRankingIndex: RankingSource {
     public init(policy: FrecencyPolicy = .default, types: UniformTypeTree = .standard) {
         self.policy = policy
         self.types = types
-        channelLists = Array(repeating: SortedKeyList(), count: policy.channels.count)
     }
 
     /// How many conversations the index holds.
@@ -108,7 +110,7 @@ public final class InMemoryRankingIndex: RankingSource {
     @inline(__always)
     public func apply(_ event: ConversationState.Event, to slot: Int32) {
         states[Int(slot)].apply(event, policy: policy)
-        pending.mark(slot)
+        if !channelLists.isEmpty { pending.mark(slot) }
     }
 
     /// Adds one donation of a content kind to a conversation's sum for that kind.
@@ -116,7 +118,7 @@ public final class InMemoryRankingIndex: RankingSource {
         let kind = ByteKey(kind)
         contentSums[kind, default: [:]][slot] = ConversationState.applyContent(
             contentSums[kind]?[slot] ?? LogSpace.zero, at: date, policy: policy)
-        pending.mark(slot)
+        if !channelLists.isEmpty { pending.mark(slot) }
     }
 
     /// Blocks or unblocks a conversation (it keeps its state).
@@ -131,8 +133,20 @@ public final class InMemoryRankingIndex: RankingSource {
         states[Int(slot)].lessFeedback += 1
     }
 
-    /// Brings every sorted list up to date; queries call it, and benchmarks call it to time it apart.
+    /// Brings every sorted list up to date, building the channels' lists the first time; queries call it, and
+    /// benchmarks call it to time it apart.
     public func settle() {
+        if channelLists.isEmpty {
+            // Scopes' lists are only made after these (`sortedAccess`): there is nothing pending for any list yet.
+            let members = (0..<Int32(states.count)).map { $0 }
+            let states = self.states
+            channelLists = policy.channels.indices.map { index in
+                var list = SortedKeyList()
+                list.rebuild(members: members) { states[Int($0)].channels[index] }
+                return list
+            }
+            return
+        }
         guard !pending.isEmpty else { return }
         let states = self.states
         for index in channelLists.indices {
