@@ -189,18 +189,16 @@ public struct TopKRanker {
         // walk goes on while the threshold reaches the target's score, with a relative slack of 1e-6 so that
         // rounding in the bound can never end it early; each conversation met is compared exactly. A target that
         // scores 0 ties with every conversation the lists hold nothing for: the walk meets them all.
-        // A conversation met is settled by its state where that is enough (`witnessRanksBefore`): the candidate
-        // is built only for the near ties, or where the context reads more than the state.
+        // A conversation met is settled by its state where that is enough (`stateRanksBefore`): the candidate is
+        // built only for the near ties, or where the context reads more than the state.
         let byState = settlesByState(source)
         try walk(source, seen: &seen, statistics: &statistics) {
             count >= limit ? .infinity : target.logScore - 1e-6
         } settle: { conversation in
             guard byState else { return false }
-            guard count < limit, let state = try source.rankingState(conversation), scorer.admits(state: state) else {
-                return true
-            }
-            guard let above = scorer.isAbove(state: state, logScore: target.logScore) else { return false }
-            if above {
+            guard count < limit else { return true }
+            guard let before = try stateRanksBefore(target, conversation, source) else { return false }
+            if before {
                 count += 1
                 counted?.append(conversation)
             }
@@ -255,17 +253,23 @@ public struct TopKRanker {
             && source.randomAccessBatchSize == 1
     }
 
+    /// Whether a conversation ranks before `target`, when its state alone says so (`settlesByState`): `false` for
+    /// one that is gone or that the context does not admit, `nil` for a near tie, which its candidate decides.
+    @inline(__always)
+    private func stateRanksBefore(
+        _ target: RankedConversation, _ conversation: ConversationHandle, _ source: some RankingSource
+    ) throws -> Bool? {
+        guard let state = try source.rankingState(conversation), scorer.admits(state: state) else { return false }
+        return scorer.isAbove(state: state, logScore: target.logScore)
+    }
+
     /// Whether one witness ranks before `target`: by its state when `byState` and the state settles it, else by
     /// its candidate (`ranksBefore`).
     @inline(__always)
     private func witnessRanksBefore(
         _ target: RankedConversation, _ conversation: ConversationHandle, _ byState: Bool, _ source: some RankingSource
     ) throws -> Bool {
-        if byState {
-            guard let state = try source.rankingState(conversation) else { return false }
-            guard scorer.admits(state: state) else { return false }
-            if let above = scorer.isAbove(state: state, logScore: target.logScore) { return above }
-        }
+        if byState, let before = try stateRanksBefore(target, conversation, source) { return before }
         guard let candidate = try source.candidate(conversation, contentKinds: scorer.contentKinds) else {
             return false
         }
