@@ -138,7 +138,7 @@ public final class InMemoryRankingIndex: RankingSource {
     public func settle() {
         if channelLists.isEmpty {
             // Scopes' lists are only made after these (`sortedAccess`): there is nothing pending for any list yet.
-            let members = (0..<Int32(states.count)).map { $0 }
+            let members = Array(0..<Int32(states.count))
             let states = self.states
             channelLists = policy.channels.indices.map { index in
                 var list = SortedKeyList()
