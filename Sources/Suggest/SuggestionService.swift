@@ -18,9 +18,9 @@ import Synchronization
 ///         intent: SendMessageIntent(conversationIdentifier: "thread-42", speakableGroupName: "Climbing crew")))
 ///     let row = try await suggest.suggestions(context: RankingContext(at: .now(), contentTypes: ["public.jpeg"]))
 ///
-/// An account named to any operation is checked as a donation's account is (not empty, within the length of a
-/// name, no control characters): `InputError`, as the command line refuses it, rather than preferences saved under
-/// a name no listing of accounts would show.
+/// An account named to any operation is checked as a donation's account is (not empty, at most 4,096 bytes, no
+/// NUL): `InputError`, as the command line refuses it, rather than preferences saved under a name no listing of
+/// accounts would show.
 ///
 /// Maintenance (expiry, rebuilding state after an upgrade that changed the policy) is never done behind a read:
 /// call `maintain` when the app has time, for example when it comes to the foreground.
