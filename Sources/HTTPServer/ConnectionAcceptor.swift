@@ -82,7 +82,7 @@ final class ConnectionAcceptor: Sendable {
                 default:
                     // Out of descriptors or memory: the connection stays in the backlog; say so now and then.
                     if ConnectionAcceptor.secondPassed(since: &lastComplaint) {
-                        core.log("cannot accept a connection: \(String(cString: strerror(code))); retrying")
+                        core.log("cannot accept a connection: \(HTTPServerError.describe(code)); retrying")
                     }
                     pause(milliseconds: 50)
                     continue

@@ -33,7 +33,7 @@ struct ListeningSocket {
 
         let descriptor = socket(family, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else {
-            throw HTTPServerError("cannot make a socket for \(shown): \(ListeningSocket.lastError())")
+            throw HTTPServerError("cannot make a socket for \(shown): \(HTTPServerError.describeLast())")
         }
         var on: Int32 = 1
         // A restarted server can bind at once while connections of the last one linger in TIME_WAIT.
@@ -60,7 +60,7 @@ struct ListeningSocket {
             throw HTTPServerError("cannot listen on \(shown): \(ListeningSocket.advice(code, port: port))")
         }
         if listen(descriptor, Int32(backlog)) != 0 {
-            let reason = ListeningSocket.lastError()
+            let reason = HTTPServerError.describeLast()
             close(descriptor)
             throw HTTPServerError("cannot listen on \(shown): \(reason)")
         }
@@ -73,7 +73,7 @@ struct ListeningSocket {
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { SocketAddress($0) }
         }
         guard named == 0, let address else {
-            let reason = ListeningSocket.lastError()
+            let reason = HTTPServerError.describeLast()
             close(descriptor)
             throw HTTPServerError("cannot read the address of the socket for \(shown): \(reason)")
         }
@@ -108,7 +108,7 @@ struct ListeningSocket {
 
     /// What a failed `bind` means and what to do.
     private static func advice(_ code: Int32, port: Int) -> String {
-        let reason = String(cString: strerror(code))
+        let reason = HTTPServerError.describe(code)
         switch code {
         case EADDRINUSE: return "\(reason); stop what uses port \(port) or choose another port (0 picks a free one)"
         case EADDRNOTAVAIL: return "\(reason); give an address of this machine, or 0.0.0.0 for all of them"
@@ -117,5 +117,4 @@ struct ListeningSocket {
         }
     }
 
-    static func lastError() -> String { String(cString: strerror(system_errno())) }
 }

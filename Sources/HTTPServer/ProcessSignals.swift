@@ -93,7 +93,7 @@ public final class ProcessSignals: Sendable {
         var set = waiter.set
         let blocked = pthread_sigmask(SIG_BLOCK, &set, nil)
         guard blocked == 0 else {
-            throw HTTPServerError("cannot block signals: \(String(cString: strerror(blocked)))")
+            throw HTTPServerError("cannot block signals: \(HTTPServerError.describe(blocked))")
         }
         let thread = try startServerThread("waits for signals") { waiter.run() }
         self.waiter = waiter

@@ -21,7 +21,7 @@ func startServerThread(_ purpose: String, _ body: @escaping @Sendable () -> Void
         }, context)
     guard created == 0 else {
         Unmanaged<Body>.fromOpaque(context).release()
-        throw HTTPServerError("cannot start the thread that \(purpose): \(String(cString: strerror(created)))")
+        throw HTTPServerError("cannot start the thread that \(purpose): \(HTTPServerError.describe(created))")
     }
     return thread
 }

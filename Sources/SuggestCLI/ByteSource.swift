@@ -56,7 +56,7 @@ public final class ByteSource {
         }
         let fd = system_open(path, O_RDONLY)
         guard fd >= 0 else {
-            throw CommandError.usage("cannot read \(path): \(String(cString: strerror(system_errno())))")
+            throw CommandError.usage("cannot read \(path): \(ErrorNumber.describeLast())")
         }
         var info = stat()
         if fstat(fd, &info) == 0, system_is_directory(info.st_mode) != 0 {

@@ -36,7 +36,7 @@ public struct OutputError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// `cannot write standard output: No space left on device`.
     public var description: String {
-        "cannot write \(name): " + (strerror(code).map { String(cString: $0) } ?? "error \(code)")
+        "cannot write \(name): " + ErrorNumber.describe(code)
     }
 }
 

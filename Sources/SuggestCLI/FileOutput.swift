@@ -18,7 +18,7 @@ enum FileOutput {
     }
 
     private static func failure(_ path: String, _ code: Int32 = system_errno()) -> CommandError {
-        CommandError.failure("cannot write \(path): \(FileDescriptorWriting.describe(code))")
+        CommandError.failure("cannot write \(path): \(ErrorNumber.describe(code))")
     }
 
     /// Writes `bytes` to a new file beside the one `path` leads to and renames it over that one, when nothing else
@@ -109,14 +109,14 @@ enum FileOutput {
             }
             guard access(path, W_OK) == 0 else {
                 throw CommandError.failure(
-                    "cannot write \(option) \(path): \(String(cString: strerror(system_errno())))")
+                    "cannot write \(option) \(path): \(ErrorNumber.describeLast())")
             }
             return
         }
         let directory = StoreLocation.parent(of: path)
         guard access(directory, W_OK | X_OK) == 0 else {
             throw CommandError.failure(
-                "cannot write \(option) \(path): its directory \(directory): \(String(cString: strerror(system_errno())))")
+                "cannot write \(option) \(path): its directory \(directory): \(ErrorNumber.describeLast())")
         }
     }
 

@@ -17,7 +17,7 @@ final class Spool {
             throw StoreError(
                 .failed,
                 "cannot create a temporary file for the import in \(directory) (TMPDIR): "
-                    + String(cString: strerror(system_errno())))
+                    + ErrorNumber.describeLast())
         }
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         self.descriptor = descriptor
@@ -35,7 +35,7 @@ final class Spool {
         let code = FileDescriptorWriting.writeAll(descriptor, buffer)
         guard code == 0 else {
             throw StoreError(
-                .diskFull, "cannot write the import's temporary file: \(FileDescriptorWriting.describe(code))")
+                .diskFull, "cannot write the import's temporary file: \(ErrorNumber.describe(code))")
         }
         buffer.removeAll(keepingCapacity: true)
     }

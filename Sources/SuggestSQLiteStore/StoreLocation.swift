@@ -225,7 +225,7 @@ public struct StoreLocation: Sendable, Equatable {
                 case ENOENT: .noSuchStore
                 default: .failed
                 }
-            throw StoreError(kind, "cannot create the store directory \(path): \(String(cString: strerror(number)))")
+            throw StoreError(kind, "cannot create the store directory \(path): \(ErrorNumber.describe(number))")
         }
     }
 

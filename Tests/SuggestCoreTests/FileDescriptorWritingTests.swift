@@ -26,6 +26,6 @@ import Testing
         try #require(full >= 0)
         defer { close(full) }
         #expect(FileDescriptorWriting.writeAll(full, bytes) == ENOSPC)
-        #expect(FileDescriptorWriting.describe(ENOSPC) == "No space left on device")
+        #expect(ErrorNumber.describe(ENOSPC) == "No space left on device")
     }
 }

@@ -45,7 +45,7 @@ enum Demo: Command {
         guard let made = template.withUnsafeMutableBufferPointer({ buffer in buffer.baseAddress.flatMap { mkdtemp($0) } })
         else {
             throw CommandError.failure(
-                "cannot create a temporary store directory in \(temporary): \(String(cString: strerror(system_errno()))); "
+                "cannot create a temporary store directory in \(temporary): \(ErrorNumber.describeLast()); "
                     + "set TMPDIR to a writable directory")
         }
         let store = String(cString: made)

@@ -62,7 +62,7 @@ enum Serve: Command {
         var pointers = argv.map { strdup($0) }
         pointers.append(nil)
         execv(path, pointers)
-        let reason = String(cString: strerror(system_errno()))
+        let reason = ErrorNumber.describeLast()
         for pointer in pointers { free(pointer) }
         throw CommandError.failure("cannot run \(path): \(reason)")
     }

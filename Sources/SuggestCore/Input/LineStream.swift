@@ -56,7 +56,7 @@ public final class LineStream {
         public static var current: SystemError { SystemError(code: system_errno()) }
 
         /// The system's message (`No such file or directory`).
-        public var reason: String { strerror(code).map { String(cString: $0) } ?? "error \(code)" }
+        public var reason: String { ErrorNumber.describe(code) }
     }
 
     /// The longest line of donation JSON Lines that `import` and `eval` read (64 MiB): a donation is a few KB, and a

@@ -30,9 +30,4 @@ public enum FileDescriptorWriting {
     public static func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> Int32 {
         bytes.withUnsafeBytes { writeAll(descriptor, $0) }
     }
-
-    /// The text of an `errno` value, as `strerror` gives it.
-    public static func describe(_ code: Int32) -> String {
-        strerror(code).map { String(cString: $0) } ?? "error \(code)"
-    }
 }

@@ -22,7 +22,7 @@ extension StoreError {
             if error.systemErrorNumber == EMFILE || error.systemErrorNumber == ENFILE {
                 return StoreError(
                     .unavailable,
-                    "cannot open the store at \(path) now: too many files are open (\(String(cString: strerror(error.systemErrorNumber)))); retry in a moment")
+                    "cannot open the store at \(path) now: too many files are open (\(ErrorNumber.describe(error.systemErrorNumber))); retry in a moment")
             }
             if let problem = fileProblem(database: path) {
                 return StoreError(.readOnly, "cannot open the store at \(path): \(problem)")
@@ -49,7 +49,7 @@ extension StoreError {
     /// directory sent people to a directory that was fine when one file was not.
     static func fileProblem(database: String) -> String? {
         let directory = StoreLocation.parent(of: database)
-        func reason() -> String { String(cString: strerror(system_errno())) }
+        func reason() -> String { ErrorNumber.describeLast() }
         for file in [database, database + "-wal", database + "-shm"] {
             // The database may be a link to the file (a store moved to another disk); its log and index may not.
             var info = stat()

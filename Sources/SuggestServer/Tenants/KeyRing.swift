@@ -149,7 +149,7 @@ public struct KeyRing: Sendable, Equatable {
         // SIGHUP) until someone wrote to it, and SIGTERM with it. It is refused below, as not a regular file.
         let descriptor = system_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
-            throw KeyRingError("cannot read the keys file \(path): \(String(cString: strerror(system_errno())))")
+            throw KeyRingError("cannot read the keys file \(path): \(ErrorNumber.describeLast())")
         }
         defer { close(descriptor) }
         var info = stat()
@@ -168,7 +168,7 @@ public struct KeyRing: Sendable, Equatable {
             let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count < 0 && system_errno() == EINTR { continue }
             guard count >= 0 else {
-                throw KeyRingError("cannot read the keys file \(path): \(String(cString: strerror(system_errno())))")
+                throw KeyRingError("cannot read the keys file \(path): \(ErrorNumber.describeLast())")
             }
             if count == 0 { break }
             bytes += chunk[0..<count]

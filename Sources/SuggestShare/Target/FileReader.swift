@@ -1,4 +1,5 @@
 import CSystem
+import SuggestCore
 
 /// Reads a whole file with the C library, so that the module needs no Foundation.
 enum FileReader {
@@ -39,7 +40,7 @@ enum FileReader {
         case ENOENT: return "no such file or directory"
         case EACCES: return "permission denied"
         case EISDIR: return "it is a directory"
-        default: return String(cString: strerror(code)).lowercased()
+        default: return ErrorNumber.describe(code).lowercased()
         }
     }
 }
