@@ -27,9 +27,9 @@ enum SuggestionOutput {
                 + TerminalText.padded(title, to: width + 2)
             text += "score " + format(suggestion.score) + "  " + (suggestion.isGroup ? "group" : "person")
             // Counted when the title does not say it all, and only when the intents named anyone; the user's own
-            // entry (`isMe`) is nobody the message goes to.
-            let people = suggestion.recipients.count { $0.isMe != true }
-            if people > 0 && (suggestion.speakableGroupName != nil || people != 1) {
+            // entry (`isMe`) is nobody the message goes to, and a person given twice is one.
+            let people = suggestion.people.count
+            if people > 0 && (suggestion.hasGroupName || people != 1) {
                 text += " · " + counted(people, "person", plural: "people")
             }
             text += "  " + identifier(suggestion.conversationIdentifier) + "\n"

@@ -78,6 +78,11 @@ extension StoreConformance {
             (donation("d2c", "c", at: -88, .incoming, recipients: [Person()]), nil, "Climbing", ["Juan Chavez"]),
             (donation("d2d", "c", at: -87, .incoming, recipients: [Person(customIdentifier: "me", isMe: true)]), nil,
              "Climbing", ["Juan Chavez"]),
+            // Nor does a blank group name, picture or person (shown as none, they took the name, picture and people).
+            (donation("d2e", "c", at: -88.6, .incoming, name: "  "), nil, "Climbing", ["Juan Chavez"]),
+            (donation("d2f", "c", at: -88.4, .incoming, image: " "), nil, "Climbing", ["Juan Chavez"]),
+            (donation("d2g", "c", at: -88.2, .incoming, recipients: [Person(displayName: " \t")]), nil, "Climbing",
+             ["Juan Chavez"]),
             (donation("d3", "c", at: -95, .outgoing, name: "Late rename"), nil, "Late rename", []),
             (donation("d4", "c", at: -99, .outgoing, name: "Older still"), nil, "Late rename", []),
             (donation("d5", "c", at: -80, .outgoing, name: "Bouldering", recipients: [juan]), nil, "Bouldering", ["Juan Chavez"]),

@@ -57,9 +57,18 @@ public struct Person: Sendable, Hashable {
         self.isMe = isMe
     }
 
-    /// Whether any field says who the person is: an identifier, a name, a handle or a picture.
-    public var namesSomeone: Bool {
-        [customIdentifier, displayName, personHandle?.value, contactIdentifier, image].contains { $0?.isEmpty == false }
+    /// Whether any field says who the person is: an identifier, a name, a handle or a picture, not blank (a name
+    /// of spaces shows as none).
+    public var namesSomeone: Bool { identity != nil }
+
+    /// What tells the person apart from the intent's other recipients: the kind and value of the first field that
+    /// is not blank among the identifier, the contact, the handle, the name and the picture; `nil` when none is.
+    var identity: String? {
+        let fields: [(kind: String, value: String?)] = [
+            ("c", customIdentifier), ("k", contactIdentifier), ("h", personHandle?.value), ("n", displayName),
+            ("i", image),
+        ]
+        return fields.first { $0.value.unlessBlank != nil }.map { "\($0.kind):\($0.value ?? "")" }
     }
 
     /// The identifiers by which a caller may name this person in a ranking context (`--person`): the custom

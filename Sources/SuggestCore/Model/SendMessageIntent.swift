@@ -41,16 +41,31 @@ public struct SendMessageIntent: Sendable, Hashable {
         self.contentTypes = contentTypes
     }
 
-    /// Whether the conversation is a group: it has a group name or more than one recipient.
-    public var isGroup: Bool { speakableGroupName != nil || recipients.count > 1 }
+    /// Whether the conversation is a group: it has a group name, or more than one person other than the user among
+    /// its recipients. The user's own entry (`isMe`, which a backend that lists a room's members includes), a
+    /// person given twice, and one with no field that names them do not make a conversation with one person a group
+    /// (they made it one, weighed as a group and labelled so). A blank name is none.
+    public var isGroup: Bool {
+        speakableGroupName.unlessBlank != nil || Self.otherPeople(in: recipients).count > 1
+    }
 
     /// Whether it says what its conversation looks like: a group name, a picture, or a recipient other than the
     /// user who names someone. A message received and donated with its sender only says none of it
-    /// (`ShownDonation`), nor does one whose picture is empty, or whose recipients are the user or a person with no
-    /// field (`{}`): an app that sends those with every incoming message erased every group's name.
+    /// (`ShownDonation`), nor does one whose picture or group name is blank, or whose recipients are the user or a
+    /// person with no field that names them (`{}`, a name of spaces): an app that sends those with every incoming
+    /// message erased every group's name.
     public var describesConversation: Bool {
-        speakableGroupName != nil || image?.isEmpty == false
-            || recipients.contains { $0.isMe != true && $0.namesSomeone }
+        speakableGroupName.unlessBlank != nil || image.unlessBlank != nil || !Self.otherPeople(in: recipients).isEmpty
+    }
+
+    /// The recipients other than the user who name someone, each once (the first of those with one `identity`),
+    /// in their order.
+    static func otherPeople(in recipients: [Person]) -> [Person] {
+        var seen: Set<String> = []
+        return recipients.filter { person in
+            guard person.isMe != true, let identity = person.identity else { return false }
+            return seen.insert(identity).inserted
+        }
     }
 }
 

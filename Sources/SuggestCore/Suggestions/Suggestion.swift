@@ -97,13 +97,20 @@ public struct Suggestion: Sendable, Equatable {
         }
     }
 
+    /// The people the conversation is with: its recipients other than the user who name someone, each once.
+    public var people: [Person] { SendMessageIntent.otherPeople(in: recipients) }
+
+    /// Whether the conversation has a group name that is not blank (the title then is that name).
+    public var hasGroupName: Bool { Self.nonEmpty(speakableGroupName) != nil }
+
     /// The name a person reads for the conversation: its group name, else its recipients other than the user (each
     /// by its first non-empty name, identifier or handle), else its identifier.
     public var title: String {
-        if let speakableGroupName { return speakableGroupName }
-        // The user's own entry (`isMe`) is nobody the message goes to: "Me, Ana" read as a group with Ana.
-        let others = recipients.filter { $0.isMe != true }
-        let named = others.isEmpty ? recipients : others
+        if let name = Self.nonEmpty(speakableGroupName) { return name }
+        // The user's own entry (`isMe`) is nobody the message goes to: "Me, Ana" read as a group with Ana; and a
+        // person given twice is read once.
+        let others = SendMessageIntent.otherPeople(in: recipients)
+        let named = others.isEmpty ? recipients.filter(\.namesSomeone) : others
         guard !named.isEmpty else { return conversationIdentifier }
         // Appended one by one: `joined(separator:)` searches the run-time conformance tables on its first use.
         var title = ""
@@ -117,9 +124,7 @@ public struct Suggestion: Sendable, Equatable {
 
     /// A donated string, or `nil` for one that is empty or only spaces: such a name or picture is none (an empty
     /// image hid the recipient's, and an empty display name gave an empty title).
-    static func nonEmpty(_ text: String?) -> String? {
-        text?.contains(where: { !$0.isWhitespace }) == true ? text : nil
-    }
+    static func nonEmpty(_ text: String?) -> String? { text.unlessBlank }
 }
 
 /// The top suggestions of one account at one moment: what `suggest list --json` prints.
