@@ -33,7 +33,7 @@ extension RedisDonationStore {
 
     /// One bounded step of upkeep: conversations built under another policy are rebuilt (every account's, in
     /// order, resuming where the last step stopped), then the account's expired donations are deleted (every
-    /// account's for `nil`; whole days at a time, `Retention.expiryCutoff(at:)`, so that the fold of the weights
+    /// account's for `nil`; whole days at a time, `Retention.oldestKept(at:)`, so that the fold of the weights
     /// an expiry causes happens at most once a day per account), then the learned weights marked to be folded are
     /// folded again (each fold counts the account's conversations against the budget).
     public func maintain(account: String?, now: Timestamp, budget: MaintenanceBudget) throws -> MaintenanceReport {
@@ -144,7 +144,7 @@ extension RedisDonationStore {
     private func expire(account: String, now: Timestamp, retention: Retention, conversations limit: Int)
         throws(StoreError) -> (report: DeletionReport, isComplete: Bool, foldMark: Bool?)
     {
-        guard let cutoff = retention.expiryCutoff(at: now) else { return (DeletionReport(), true, nil) }
+        guard let cutoff = retention.oldestKept(at: now) else { return (DeletionReport(), true, nil) }
         let keys = RedisKeys(account: account)
         var command = RedisCommand(
             "ZRANGEBYSCORE", key: keys.oldest, "-inf", "(" + String(decoding: ScriptBuilder.score(cutoff.seconds), as: UTF8.self))

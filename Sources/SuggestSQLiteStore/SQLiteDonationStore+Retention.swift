@@ -58,7 +58,7 @@ extension SQLiteDonationStore {
     /// (the blocks holding them, up to the budget), then folds again the learned weights marked to be folded (the
     /// account's, or every account's for `nil`; each fold counts the account's conversations against the budget).
     ///
-    /// Expiry takes whole days (`Retention.expiryCutoff(at:)`), so that the fold it causes, one pass over the
+    /// Expiry takes whole days (`Retention.oldestKept(at:)`), so that the fold it causes, one pass over the
     /// account's log, happens at most once a day per account however often `maintain` runs (every command runs it).
     public func maintain(account: String?, now: Timestamp = .now(), budget: MaintenanceBudget = .unbounded) throws
         -> MaintenanceReport
@@ -133,7 +133,7 @@ extension SQLiteDonationStore {
     private func expire(account: String?, now: Timestamp, retention: Retention, blocks: Int, rewritingFile: Bool) throws
         -> (report: DeletionReport, isComplete: Bool)
     {
-        guard let cutoff = retention.expiryCutoff(at: now) else { return (DeletionReport(), true) }
+        guard let cutoff = retention.oldestKept(at: now) else { return (DeletionReport(), true) }
         let oldest = try database.statement("SELECT oldest_date FROM donation_blocks ORDER BY oldest_date LIMIT 1")
         try oldest.reset()
         let expired = try oldest.step() && oldest.double(0) < cutoff.seconds

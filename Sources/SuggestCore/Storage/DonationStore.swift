@@ -124,14 +124,14 @@ public protocol DonationStore: AnyObject {
     func retention() throws -> Retention
 
     /// Changes the retention settings and applies the new maximum age at once, to every account: the donations
-    /// dated before `Retention.expiryCutoff(at:)` are deleted, and the learned weights of the accounts that lost
+    /// dated before `Retention.oldestKept(at:)` are deleted, and the learned weights of the accounts that lost
     /// any are folded again from what remains.
     /// - Returns: what the new maximum age deleted.
     @discardableResult
     func setRetention(_ retention: Retention, now: Timestamp) throws -> DeletionReport
 
     /// One bounded step of the upkeep reads never do: deleting the account's donations that have outlived the
-    /// retention (whole days at a time: `Retention.expiryCutoff(at:)`), rebuilding state built under another policy
+    /// retention (whole days at a time: `Retention.oldestKept(at:)`), rebuilding state built under another policy
     /// (a release that retuned the default), and folding again the learned weights of accounts that lost donations
     /// or were learned under another `LearnedPolicy`. A command runs one unbounded step before its work; a server
     /// schedules small ones.

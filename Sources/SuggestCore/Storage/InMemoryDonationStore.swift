@@ -300,7 +300,7 @@ public final class InMemoryDonationStore: DonationStore {
     }
 
     private func expire(accounts: [ByteKey], now: Timestamp) -> DeletionReport {
-        guard let cutoff = retentionSetting.expiryCutoff(at: now) else { return DeletionReport() }
+        guard let cutoff = retentionSetting.oldestKept(at: now) else { return DeletionReport() }
         return removeDonations(of: accounts) { $0.date < cutoff }
     }
 

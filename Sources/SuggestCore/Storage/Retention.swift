@@ -30,21 +30,19 @@ public struct Retention: Sendable, Equatable {
         }
     }
 
-    /// The oldest donation date kept at `now`, or `nil` when everything is kept.
-    public func oldestKept(at now: Timestamp) -> Timestamp? {
-        maximumAgeDays > 0 ? now.adding(-maximumAgeDays * 86_400) : nil
-    }
-
-    /// The date before which stored donations are deleted at `now`: the start (UTC) of the day that holds
-    /// `oldestKept(at:)`, or `nil` when everything is kept.
+    /// The oldest donation date the store keeps at `now`: the start (UTC) of the day that holds
+    /// `now − maximumAgeDays`, or `nil` when everything is kept.
     ///
     /// Whole days, so that expiry deletes something, and folds an account's learned weights again (one pass over
     /// its history), at most once a day per account, however often a store is maintained: a donation leaves the
-    /// store between `maximumAgeDays` and `maximumAgeDays` plus one day after its date. A donation already older
-    /// than `maximumAgeDays` is refused when it arrives (`oldestKept(at:)`), so none arrives that expires at once.
-    public func expiryCutoff(at now: Timestamp) -> Timestamp? {
-        guard let oldest = oldestKept(at: now) else { return nil }
+    /// store between `maximumAgeDays` and `maximumAgeDays` plus one day after its date. A donation that arrives
+    /// dated before it is refused, by the same cutoff: so none arrives that expires at once, and a store keeps
+    /// only what it would admit, which makes its export import whole into a store with the same retention the same
+    /// day (with a cutoff to the second for arrivals, donations of the last day's hours were kept yet refused).
+    public func oldestKept(at now: Timestamp) -> Timestamp? {
+        guard maximumAgeDays > 0 else { return nil }
         let day = 86_400.0
+        let oldest = now.adding(-maximumAgeDays * day)
         return Timestamp(seconds: (oldest.seconds / day).rounded(.down) * day)
     }
 
