@@ -21,7 +21,7 @@ extension RedisDonationStore {
     private func recordOne(_ donation: Interaction, now: Timestamp, requiringExisting: Bool) throws -> DonationOutcome {
         let interaction: Interaction
         switch try DonationAdmission.decide(
-            donation, now: now, oldestKept: try retention().oldestKept(at: now), roundsToExportPrecision: true)
+            donation, now: now, oldestKept: try retention().oldestKept(at: now))
         {
         case .expired: return .expired
         case .record(let admitted): interaction = admitted

@@ -41,7 +41,7 @@ extension SQLiteDonationStore {
     func admitAndRecord(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome {
         let interaction: Interaction
         switch try DonationAdmission.decide(
-            donation, now: now, oldestKept: try retention().oldestKept(at: now), roundsToExportPrecision: true)
+            donation, now: now, oldestKept: try retention().oldestKept(at: now))
         {
         case .expired: return .expired
         case .record(let admitted): interaction = admitted
@@ -201,21 +201,29 @@ extension SQLiteDonationStore {
                 report.reject(error.at(line: line))
             case .success(let donation):
                 do {
+                    // `DonationAdmission.decide`'s rules, without copying a donation that passes them as it is
+                    // (nearly all do): the future-date rule, the date as `export` writes it, the retention.
                     let date = donation.interaction.date
-                    // The future-date rule, without copying a donation that passes it (nearly all do).
+                    let admitted: PreparedDonation?
                     if date > options.now {
                         _ = try DonationAdmission.decide(donation.interaction, now: options.now, oldestKept: nil)
-                        if try writer.record(donation.dated(options.now)) != nil {
+                        admitted = donation.dated(options.now.atExportPrecision)
+                    } else {
+                        let written = date.atExportPrecision
+                        if let cutoff, written < cutoff {
+                            admitted = nil
+                        } else {
+                            admitted = written == date ? donation : donation.dated(written)
+                        }
+                    }
+                    if let admitted {
+                        if try writer.record(admitted) != nil {
                             report.recorded += 1
                         } else {
                             report.duplicates += 1
                         }
-                    } else if let cutoff, date < cutoff {
-                        report.expired += 1
-                    } else if try writer.record(donation) != nil {
-                        report.recorded += 1
                     } else {
-                        report.duplicates += 1
+                        report.expired += 1
                     }
                 } catch let error as InputError {
                     guard options.skipInvalid else { throw error.at(line: line) }

@@ -37,6 +37,15 @@ import Testing
         try StoreConformance.findsTheConversationOfADonation(reference: InMemoryDonationStore(), candidate: sqlite)
     }
 
+    @Test func sqliteRecordsDatesAtExportPrecision() throws {
+        let (sqlite, directory) = try Self.sqliteStore()
+        defer { withExtendedLifetime(directory) {} }
+        _ = try sqlite.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: Self.end)
+        let reference = InMemoryDonationStore()
+        _ = try reference.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: Self.end)
+        try StoreConformance.recordsDatesAtExportPrecision(reference: reference, candidate: sqlite)
+    }
+
     @Test func sqliteShowsTheLatestDonationThatDescribes() throws {
         let (sqlite, directory) = try Self.sqliteStore()
         defer { withExtendedLifetime(directory) {} }
@@ -51,6 +60,53 @@ import Testing
 }
 
 extension StoreConformance {
+    /// Every store records a donation's date as `export` writes it (to the microsecond), whichever way it came: a
+    /// line of JSON Lines, an array, one donation, a date from the future taken as the moment. An import that kept
+    /// a date's nanoseconds (SQLite) ranked otherwise than the Redis store, which rounded them, with the same
+    /// export; and that export, imported again, ranked otherwise than the store it came from.
+    static func recordsDatesAtExportPrecision(reference: some DonationStore, candidate: some DonationStore) throws {
+        let end = StoreConformanceTests.end
+        let lines = """
+            {"account":"a","identifier":"l1","date":\(end.seconds - 7_200.1234567),"direction":"incoming","intent":{"conversationIdentifier":"a"}}
+            {"account":"a","identifier":"l2","date":"\(Timestamp(seconds: end.seconds - 7_200).rfc3339.dropLast())\
+            .1234566Z","direction":"incoming","intent":{"conversationIdentifier":"b"}}
+            {"account":"a","identifier":"l3","date":\(end.seconds + 60.0000004),"direction":"outgoing","intent":{"conversationIdentifier":"c"}}
+            """
+        let array = [
+            Interaction(
+                account: "a", identifier: "r1", date: end.adding(-3_600.0000003), direction: .outgoing,
+                intent: SendMessageIntent(conversationIdentifier: "d"))
+        ]
+        let single = Interaction(
+            account: "a", identifier: "s1", date: end.adding(-1_800.0000007), direction: .incoming,
+            intent: SendMessageIntent(conversationIdentifier: "e"))
+        for store in [reference, candidate] as [any DonationStore] {
+            _ = try store.importJSONLines(
+                from: MemoryJSONLines(bytes: Array(lines.utf8)), options: ImportOptions(now: end),
+                progress: { _ in }, interruption: {})
+            _ = try store.importDonations(array, options: ImportOptions(now: end))
+            _ = try store.record(single, now: end)
+        }
+        let context = RankingContext(at: end.adding(100))
+        let expected = try reference.suggestions(account: "a", context: context)
+        #expect(try candidate.suggestions(account: "a", context: context) == expected)
+        var exported: [Interaction] = []
+        try candidate.forEachDonation(account: "a") { exported.append($0) }
+        #expect(exported.count == 5 && exported.allSatisfy { $0.date == $0.date.atExportPrecision })
+        // What the export writes, read back into a new store, ranks as the store did.
+        var written: [UInt8] = []
+        for donation in exported {
+            var writer = JSONWriter()
+            donation.write(to: &writer)
+            written += writer.bytes + [10]
+        }
+        let again = InMemoryDonationStore()
+        _ = try again.importJSONLines(
+            from: MemoryJSONLines(bytes: written), options: ImportOptions(now: end), progress: { _ in },
+            interruption: {})
+        #expect(try again.suggestions(account: "a", context: context) == expected)
+    }
+
     /// A conversation is shown by its latest donation that describes it (a group name, a picture, recipients):
     /// a message received with its sender only blanked the name, picture and people of a suggestion and of the
     /// share's preselection. A rename shows at once, an older one arriving late does not, one arriving late but

@@ -40,6 +40,22 @@ import SuggestTestSupport
         }
     }
 
+    /// `atExportPrecision` is the moment that writing it and reading it back gives, computed without the text,
+    /// whatever its magnitude and sign; a moment on that grid stays as it is, and one `rfc3339` writes as seconds
+    /// too.
+    @Test func exportPrecisionIsWhatTheTextGivesBack() throws {
+        var random = SeededRandom(seed: 11)
+        for range in [-6e10...2.5e11, 1.7e9...1.8e9, -1e3...1e3] {
+            for _ in 0..<20_000 {
+                let date = Timestamp(seconds: Double.random(in: range, using: &random))
+                let read = try #require(Timestamp(rfc3339: date.rfc3339))
+                #expect(date.atExportPrecision == read, "\(date.seconds)")
+                #expect(read.atExportPrecision == read, "\(read.seconds)")
+            }
+        }
+        #expect(Timestamp(seconds: 1e300).atExportPrecision == Timestamp(seconds: 1e300))
+    }
+
     /// One reader of dates in text for every door: the command line took `1.7e9` for `--at` where the server
     /// refused it for `?at=` (each had a copy of the rule).
     @Test func contractTextReadsRFC3339AndUnixSecondsAsJSONWritesThem() {

@@ -22,12 +22,13 @@ public enum DonationAdmission {
     /// Applies the rules.
     /// - Parameters:
     ///   - oldestKept: the oldest date the retention keeps at `now`, if any.
-    ///   - roundsToExportPrecision: keep the date at the precision `export` writes (microseconds), so that exporting
-    ///     and importing gives the same store: for a single donation, often dated by a clock's nanoseconds. An
-    ///     import keeps its lines' dates as they are.
+    /// - Returns: to record, the donation dated at the precision `export` writes (`Timestamp.atExportPrecision`,
+    ///   microseconds near today), so that exporting and importing gives the same store, and every store ranks one
+    ///   history alike: a single donation is often dated by a clock's nanoseconds, and so may a line of an import
+    ///   be (an import that kept them ranked otherwise than a Redis store, which rounded them).
     /// - Throws: `InputError` on `date` for a donation dated more than `clockSkewTolerance` after `now`.
     public static func decide(
-        _ interaction: Interaction, now: Timestamp, oldestKept: Timestamp?, roundsToExportPrecision: Bool = false
+        _ interaction: Interaction, now: Timestamp, oldestKept: Timestamp?
     ) throws(InputError) -> Decision {
         var interaction = interaction
         // A date built in code (the JSON reader makes none of these): infinity trapped in the message below, and a
@@ -46,7 +47,7 @@ public enum DonationAdmission {
             }
             interaction.date = now
         }
-        if roundsToExportPrecision { interaction.date = Timestamp(rfc3339: interaction.date.rfc3339) ?? interaction.date }
+        interaction.date = interaction.date.atExportPrecision
         if let oldestKept, interaction.date < oldestKept { return .expired }
         return .record(interaction)
     }

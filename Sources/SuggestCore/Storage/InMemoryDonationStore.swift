@@ -66,7 +66,7 @@ public final class InMemoryDonationStore: DonationStore {
 
     public func record(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome {
         switch try DonationAdmission.decide(
-            donation, now: now, oldestKept: retentionSetting.oldestKept(at: now), roundsToExportPrecision: true)
+            donation, now: now, oldestKept: retentionSetting.oldestKept(at: now))
         {
         case .expired: return .expired
         case .record(let interaction):

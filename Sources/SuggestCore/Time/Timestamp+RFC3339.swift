@@ -85,19 +85,34 @@ extension Timestamp {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Appends `rfc3339`'s UTF-8 to `bytes`: what JSON output uses, one date per donation or suggestion, without a
-    /// string of its own for each.
-    public func appendRFC3339(to bytes: inout [UInt8]) {
-        // Only moments that RFC 3339 can write are formatted; anything else (a value built in code, far outside
-        // the parser's range) prints as Unix seconds rather than trapping on an integer conversion.
-        guard seconds >= Timestamp.earliest.seconds - 86_400, seconds <= Timestamp.latest.seconds + 86_400 else {
-            bytes.append(contentsOf: JSONWriter.format(seconds).utf8)
-            return
-        }
-        // Whole seconds and the fraction are split before any scaling: `seconds * 1e6` would round away the
-        // microseconds of dates far from 1970. The fraction gets only as many digits as the `Double` can hold
-        // stably at this magnitude (six near today, fewer centuries away), so formatting what was parsed from
-        // this text gives this text again.
+    /// The moment as `rfc3339` writes it and parsing reads it back: to the microsecond near today (fewer digits
+    /// centuries away). What every store records a donation's date as, so that exporting and importing gives the
+    /// same store, and two stores given one history rank it alike (an import that kept a date's nanoseconds ranked
+    /// otherwise than the store that rounded them, with the same export). Moments `rfc3339` writes as Unix seconds
+    /// are kept as they are.
+    public var atExportPrecision: Timestamp {
+        guard isWrittenAsDate else { return self }
+        let (whole, fraction, digits) = writtenParts
+        // As the parser adds them: the whole seconds, and the fraction's digits over their power of ten (a
+        // division rounded once, so its trailing zeros do not change it).
+        var scale = 1.0
+        for _ in 0..<digits { scale *= 10 }
+        return Timestamp(seconds: whole + fraction / scale)
+    }
+
+    /// Whether `rfc3339` writes the moment as a date: a value built in code far outside the parser's range is
+    /// written as Unix seconds rather than trapping on an integer conversion.
+    private var isWrittenAsDate: Bool {
+        seconds >= Timestamp.earliest.seconds - 86_400 && seconds <= Timestamp.latest.seconds + 86_400
+    }
+
+    /// The whole seconds and the fraction's digits (as a whole number, of `digits` digits) that `rfc3339` writes.
+    ///
+    /// Whole seconds and the fraction are split before any scaling: `seconds * 1e6` would round away the
+    /// microseconds of dates far from 1970. The fraction gets only as many digits as the `Double` can hold stably
+    /// at this magnitude (six near today, fewer centuries away), so formatting what was parsed from this text
+    /// gives this text again.
+    private var writtenParts: (whole: Double, fraction: Double, digits: Int) {
         var whole = seconds.rounded(.down)
         var digits = 6
         var scale = 1_000_000.0
@@ -110,6 +125,19 @@ extension Timestamp {
             whole += 1
             fraction -= scale
         }
+        return (whole, fraction, digits)
+    }
+
+    /// Appends `rfc3339`'s UTF-8 to `bytes`: what JSON output uses, one date per donation or suggestion, without a
+    /// string of its own for each.
+    public func appendRFC3339(to bytes: inout [UInt8]) {
+        // Only moments that RFC 3339 can write are formatted; anything else (a value built in code, far outside
+        // the parser's range) prints as Unix seconds rather than trapping on an integer conversion.
+        guard isWrittenAsDate else {
+            bytes.append(contentsOf: JSONWriter.format(seconds).utf8)
+            return
+        }
+        let (whole, fraction, digits) = writtenParts
         let wholeSeconds = Int(whole)
         let days = wholeSeconds >= 0 ? wholeSeconds / 86_400 : (wholeSeconds - 86_399) / 86_400
         let secondsOfDay = wholeSeconds - days * 86_400
