@@ -280,6 +280,12 @@ final class ServerCore: Sendable {
         _ connection: OpaquePointer, _ context: RequestContext, method: UnsafePointer<CChar>?,
         version: UnsafePointer<CChar>?, body: [UInt8]
     ) -> MadeRequest {
+        guard !context.targetWasCut(version: version) else {
+            return .refused(
+                .error(
+                    status: .badRequest, code: "invalid_target",
+                    message: "the request target holds a byte 0; percent-encode names (and %00 is refused too)"))
+        }
         guard let target = context.target else {
             return .refused(
                 .error(
@@ -679,6 +685,10 @@ final class ServerCore: Sendable {
 final class RequestContext {
     /// The target as sent, or `nil` when it is not UTF-8.
     let target: String?
+    /// Where the target starts in MHD's buffer of the connection, and its length as a C string, for
+    /// `targetWasCut(version:)`.
+    private let targetStart: UnsafeRawPointer?
+    private let targetLength: Int
     var headersSeen = false
     var body: [UInt8] = []
     /// The bytes counted for this request in `ServerCore.bodyBytesInMemory` (its declared length, or what has
@@ -696,9 +706,25 @@ final class RequestContext {
     /// Its connection's context, which keeps this request as pending until it ends (`ServerCore.endRequest`).
     let connection: ConnectionContext?
 
-    init(target: String?, connection: ConnectionContext?) {
-        self.target = target
+    /// - Parameters:
+    ///   - uri: the request target as MHD passes it to its URI callback, in its buffer of the connection.
+    init(uri: UnsafePointer<CChar>?, connection: ConnectionContext?) {
+        target = uri.flatMap { String(validatingCString: $0) }
+        targetStart = uri.map(UnsafeRawPointer.init)
+        targetLength = uri.map { strlen($0) } ?? 0
         self.connection = connection
+    }
+
+    /// Whether a byte 0 in the request line cut the target MHD passed short: `DELETE .../conversations/c1<NUL>/block`
+    /// reached the route that deletes conversation `c1`, and `/v1/accounts/team<NUL>/...` the deletion of the
+    /// account. MHD 0.9.75 finds the line's end by its CRLF, not by a NUL, and passes the target as a C string; the
+    /// HTTP version follows the target in the same buffer (MHD ends the target there, where the space was, and
+    /// keeps both where they were read until the request ends), so a target whose C string ends before the byte
+    /// before the version held a NUL.
+    func targetWasCut(version: UnsafePointer<CChar>?) -> Bool {
+        guard let targetStart, let version else { return false }
+        let distance = UnsafeRawPointer(version) - targetStart
+        return distance > 0 && distance != targetLength + 1
     }
 }
 
@@ -754,11 +780,21 @@ func mhdRequestStarted(
     let connectionContext = connection.flatMap(suggest_mhd_socket_context).map {
         Unmanaged<ConnectionContext>.fromOpaque($0).takeUnretainedValue()
     }
-    let context = Unmanaged.passRetained(
-        RequestContext(target: uri.flatMap { String(validatingCString: $0) }, connection: connectionContext)
-    ).toOpaque()
+    let context = Unmanaged.passRetained(RequestContext(uri: uri, connection: connectionContext)).toOpaque()
+    if let uri { skipMHDQueryParsing(uri) }
     connectionContext?.pendingRequest = context
     return context
+}
+
+/// Keeps MHD from reading the query into its own list of arguments, which nothing here reads (`RequestTarget`
+/// parses the target this callback copied): each argument takes room in the connection's memory, and about a
+/// thousand of them (a 3 KB target) ran it out, where MHD 0.9.75 could not send its own 431 either and left the
+/// client waiting for the connection's timeout. MHD has found the `?` before this callback, and reads the arguments
+/// from the byte after it once the callback returns; that byte becomes the end of the string, in MHD's buffer of
+/// the connection (writable: MHD itself ends the path there), so that it reads none.
+private func skipMHDQueryParsing(_ uri: UnsafePointer<CChar>) {
+    guard let question = strchr(uri, Int32(UInt8(ascii: "?"))), question[1] != 0 else { return }
+    UnsafeMutablePointer(mutating: question)[1] = 0
 }
 
 /// MHD's access handler.

@@ -107,7 +107,7 @@ import Testing
         }
     }
 
-    /// A head that the connection's memory cannot hold (a thousand query items, each a record of its own) is given
+    /// A head that the connection's memory cannot hold (a thousand header lines, each a record of its own) is given
     /// up by libmicrohttpd before the handler sees it, without its completion callback: the request still leaves
     /// the count in flight when its connection closes, so that a drain does not wait its whole grace for it.
     @Test func aRequestGivenUpBeforeItsHandlerLeavesNothingInFlight() throws {
@@ -115,14 +115,54 @@ import Testing
             let port = server.address.port
             for _ in 0..<3 {
                 let crowded = try TestConnection.connected(port: port)
-                let items = String(repeating: "&", count: 1500)
-                try? crowded.send("GET /v1/version?\(items) HTTP/1.1\r\nHost: x\r\n\r\n")
+                let fields = String(repeating: "X-A: b\r\n", count: 2_000)
+                try? crowded.send("GET /v1/version HTTP/1.1\r\nHost: x\r\n\(fields)\r\n")
                 _ = crowded.closesWithoutData(within: 0.5)
                 crowded.close()
             }
             #expect(eventually { server.requestsInFlight == 0 }, "\(server.requestsInFlight) in flight")
             let next = try TestConnection.connected(port: port)
             #expect(try next.exchange("GET / HTTP/1.1\r\nHost: x\r\n\r\n").status == 200)
+        }
+    }
+
+    /// A thousand query items in a 3 KB target reach the handler, whole and at once. MHD listed each in the
+    /// connection's memory, ran out of it, and could not send its own 431 either: the client waited for the
+    /// connection's timeout, unanswered. The server reads the query from the target itself.
+    @Test func aThousandQueryItemsAreTheHandlersToJudge() throws {
+        try withServer(testConfiguration(), handler: echoHandler) { server in
+            let connection = try TestConnection.connected(port: server.address.port)
+            connection.setTimeout(3)
+            let items = (0..<1_500).map { "a\($0)=\($0)" }.joined(separator: "&")
+            let response = try connection.exchange("GET /v1/version?\(items) HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(response.status == 200)
+            #expect(echoed("item", in: response).count == 1_500)
+            #expect(echoed("item", in: response).last == "[a1499]=[1499]")
+            #expect(echoed("path", in: response) == ["/v1/version"])
+        }
+    }
+
+    /// A byte 0 in the request line is refused, wherever it is: MHD passed the target as a C string, cut at it,
+    /// so `DELETE .../conversations/c1<NUL>/block` reached the route that deletes conversation `c1`, and
+    /// `/v1/accounts/team<NUL>/...` the deletion of the account. A line without one is read whole.
+    @Test(arguments: [
+        "/v1/accounts/team/conversations/c1\u{0}/block", "/v1/accounts/team\u{0}/conversations/c2", "/a?limit=1\u{0}&bogus=1",
+        "/a\u{0}", "/\u{0}\u{0}x",
+    ])
+    func aNULInTheRequestLineIsRefused(target: String) throws {
+        let calls = CallCounter()
+        try withServer(handler: counting(calls)) { server in
+            let connection = try TestConnection.connected(port: server.address.port)
+            connection.setTimeout(5)
+            let response = try connection.exchange("DELETE \(target) HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(response.status == 400, "\(target.debugDescription)")
+            #expect(response.text.contains("invalid_target"), "\(response.text)")
+            #expect(calls.count == 0)
+            // Spaces inside the target (MHD takes the last one as the end of it) and none at all still read whole.
+            let next = try TestConnection.connected(port: server.address.port)
+            let whole = try next.exchange("GET /fine?x=1 HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(whole.status == 200 && echoed("target", in: whole) == ["/fine?x=1"])
+            #expect(calls.count == 1)
         }
     }
 
