@@ -26,6 +26,9 @@ import Testing
         ("\"\\ud800\"", "unpaired surrogate", 1),
         ("tru", "invalid literal", 0),
         ("[1] 2", "unexpected text after", 4),
+        // A byte that is not printable shows as two hex digits: a NUL read '\x0'.
+        ("[\u{0}]", "unexpected character '\\x00'", 1),
+        ("[\u{1B}]", "unexpected character '\\x1b'", 1),
     ])
     func reportsWhatAndWhere(text: String, message: String, offset: Int) {
         #expect(throws: JSONParser.Error.self) { try JSONParser.parse(text) }

@@ -318,7 +318,9 @@ public struct JSONParser {
         scratch.append(contentsOf: String(unicode).utf8)
     }
 
+    /// The byte as an error shows it: itself when printable, else `\x` and two hex digits (`\x00`, not `\x0`).
     private static func printable(_ byte: UInt8) -> String {
-        byte >= 0x20 && byte < 0x7F ? String(UnicodeScalar(byte)) : "\\x" + String(byte, radix: 16)
+        guard byte < 0x20 || byte >= 0x7F else { return String(UnicodeScalar(byte)) }
+        return "\\x" + (byte < 0x10 ? "0" : "") + String(byte, radix: 16)
     }
 }
