@@ -161,6 +161,8 @@ import Testing
         let stored = try Self.export(try server.connection())
         #expect(stored.count == good.count)
         #expect(!stored.contains { $0.contains("\"bad") })
+        // `/metrics` counts what was kept: the good donations, not the refused batches (counted as carried).
+        #expect(server.writer.statistics.pieces == good.count)
     }
 
     /// On a full disk every request that does not fit fails with the store's one-line "full" error, nothing is half

@@ -23,9 +23,10 @@ public final class GroupCommitWriter: Sendable {
 
     /// Counts since the writer was made, for `/metrics`.
     public struct Statistics: Sendable, Equatable {
-        /// Transactions committed (or failed).
+        /// Transactions committed that kept at least one piece.
         public var groups = 0
-        /// Pieces of work those transactions carried: a donation, or a batch of them.
+        /// Pieces of work those transactions kept: a donation, or a batch of them (not one that failed and was
+        /// rolled back, such as a batch with a bad line).
         public var pieces = 0
     }
 
@@ -97,10 +98,13 @@ public final class GroupCommitWriter: Sendable {
                 return group
             }
             guard !group.isEmpty else { return }
-            let failure = run(group)
-            state.withLock { state in
-                state.statistics.groups += 1
-                state.statistics.pieces += group.count
+            let (failure, committed) = run(group)
+            // What committed only: a batch refused for a bad line counted as carried.
+            if failure == nil && committed > 0 {
+                state.withLock { state in
+                    state.statistics.groups += 1
+                    state.statistics.pieces += committed
+                }
             }
             // Woken only now: their results are complete, and nothing here touches them again.
             for piece in group {
@@ -111,8 +115,10 @@ public final class GroupCommitWriter: Sendable {
     }
 
     /// The group's transaction: each piece in a savepoint, so that a piece that fails leaves the others' work.
-    /// - Returns: why the transaction failed as a whole, or `nil` once it is committed.
-    private func run(_ group: [Piece]) -> (any Error)? {
+    /// - Returns: why the transaction failed as a whole, or `nil` once it is committed; and how many of its pieces
+    ///   it kept.
+    private func run(_ group: [Piece]) -> (failure: (any Error)?, committed: Int) {
+        var committed = 0
         do {
             let store = try connection.store(opening: open)
             try store.translating {
@@ -121,6 +127,7 @@ public final class GroupCommitWriter: Sendable {
                         try store.database.execute("SAVEPOINT piece")
                         guard let failure = piece.run(store) else {
                             try store.database.execute("RELEASE piece")
+                            committed += 1
                             continue
                         }
                         do {
@@ -133,9 +140,9 @@ public final class GroupCommitWriter: Sendable {
                     }
                 }
             }
-            return nil
+            return (nil, committed)
         } catch {
-            return error
+            return (error, 0)
         }
     }
 
