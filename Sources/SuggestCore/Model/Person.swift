@@ -59,7 +59,10 @@ public struct Person: Sendable, Hashable {
 
     /// Whether any field says who the person is: an identifier, a name, a handle or a picture, not blank (a name
     /// of spaces shows as none).
-    public var namesSomeone: Bool { identity != nil }
+    public var namesSomeone: Bool {
+        // Without building `identity`: asked of every recipient of every donation recorded.
+        [customIdentifier, contactIdentifier, personHandle?.value, displayName, image].contains { $0.unlessBlank != nil }
+    }
 
     /// What tells the person apart from the intent's other recipients: the kind and value of the first field that
     /// is not blank among the identifier, the contact, the handle, the name and the picture; `nil` when none is.

@@ -46,7 +46,10 @@ public struct SendMessageIntent: Sendable, Hashable {
     /// person given twice, and one with no field that names them do not make a conversation with one person a group
     /// (they made it one, weighed as a group and labelled so). A blank name is none.
     public var isGroup: Bool {
-        speakableGroupName.unlessBlank != nil || Self.otherPeople(in: recipients).count > 1
+        if speakableGroupName.unlessBlank != nil { return true }
+        // Asked of every donation recorded: most name one recipient, and need no set of identities.
+        guard recipients.count > 1 else { return false }
+        return Self.otherPeople(in: recipients).count > 1
     }
 
     /// Whether it says what its conversation looks like: a group name, a picture, or a recipient other than the
@@ -55,7 +58,8 @@ public struct SendMessageIntent: Sendable, Hashable {
     /// person with no field that names them (`{}`, a name of spaces): an app that sends those with every incoming
     /// message erased every group's name.
     public var describesConversation: Bool {
-        speakableGroupName.unlessBlank != nil || image.unlessBlank != nil || !Self.otherPeople(in: recipients).isEmpty
+        speakableGroupName.unlessBlank != nil || image.unlessBlank != nil
+            || recipients.contains { $0.isMe != true && $0.namesSomeone }
     }
 
     /// The recipients other than the user who name someone, each once (the first of those with one `identity`),
