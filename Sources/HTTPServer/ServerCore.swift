@@ -280,7 +280,7 @@ final class ServerCore: Sendable {
         _ connection: OpaquePointer, _ context: RequestContext, method: UnsafePointer<CChar>?,
         version: UnsafePointer<CChar>?, body: [UInt8]
     ) -> MadeRequest {
-        guard !context.targetWasCut(version: version) else {
+        guard !context.lineWasCut(method: method, version: version) else {
             return .refused(
                 .error(
                     status: .badRequest, code: "invalid_target",
@@ -715,16 +715,25 @@ final class RequestContext {
         self.connection = connection
     }
 
-    /// Whether a byte 0 in the request line cut the target MHD passed short: `DELETE .../conversations/c1<NUL>/block`
-    /// reached the route that deletes conversation `c1`, and `/v1/accounts/team<NUL>/...` the deletion of the
-    /// account. MHD 0.9.75 finds the line's end by its CRLF, not by a NUL, and passes the target as a C string; the
-    /// HTTP version follows the target in the same buffer (MHD ends the target there, where the space was, and
-    /// keeps both where they were read until the request ends), so a target whose C string ends before the byte
-    /// before the version held a NUL.
-    func targetWasCut(version: UnsafePointer<CChar>?) -> Bool {
+    /// Whether a byte 0 in the request line cut the method or the target MHD passed short:
+    /// `DELETE .../conversations/c1<NUL>/block` reached the route that deletes conversation `c1`,
+    /// `/v1/accounts/team<NUL>/...` the deletion of the account, and `DELETE<NUL>junk` (a method no proxy in front
+    /// knows) a `DELETE`. MHD 0.9.75 finds the line's end by its CRLF, not by a NUL, and passes the method, the
+    /// target and the version as C strings, in that order, where it read them in the connection's buffer (it ends
+    /// each where the space after it was, and keeps them there until the request ends). So the method's C string
+    /// must end at the spaces before the target, and the target's at the byte before the version.
+    func lineWasCut(method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?) -> Bool {
         guard let targetStart, let version else { return false }
-        let distance = UnsafeRawPointer(version) - targetStart
-        return distance > 0 && distance != targetLength + 1
+        let afterTarget = UnsafeRawPointer(version) - targetStart
+        if afterTarget > 0 && afterTarget != targetLength + 1 { return true }
+        guard let method, UnsafeRawPointer(method) < targetStart else { return false }
+        // The method's end, then the spaces MHD skipped before the target, the first of them written over with 0.
+        var byte = UnsafeRawPointer(method) + strlen(method) + 1
+        while byte < targetStart {
+            guard byte.load(as: UInt8.self) == UInt8(ascii: " ") else { return true }
+            byte += 1
+        }
+        return false
     }
 }
 

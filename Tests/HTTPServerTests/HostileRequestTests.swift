@@ -142,27 +142,31 @@ import Testing
         }
     }
 
-    /// A byte 0 in the request line is refused, wherever it is: MHD passed the target as a C string, cut at it,
-    /// so `DELETE .../conversations/c1<NUL>/block` reached the route that deletes conversation `c1`, and
-    /// `/v1/accounts/team<NUL>/...` the deletion of the account. A line without one is read whole.
+    /// A byte 0 in the request line is refused, wherever it is: MHD passed the method and the target as C strings,
+    /// cut at it, so `DELETE .../conversations/c1<NUL>/block` reached the route that deletes conversation `c1`,
+    /// `/v1/accounts/team<NUL>/...` the deletion of the account, and `DELETE<NUL>junk` (a method a proxy in front
+    /// does not know) a `DELETE`. A line without one is read whole, also with several spaces before its target.
     @Test(arguments: [
-        "/v1/accounts/team/conversations/c1\u{0}/block", "/v1/accounts/team\u{0}/conversations/c2", "/a?limit=1\u{0}&bogus=1",
-        "/a\u{0}", "/\u{0}\u{0}x",
+        "DELETE /v1/accounts/team/conversations/c1\u{0}/block", "DELETE /v1/accounts/team\u{0}/conversations/c2",
+        "GET /a?limit=1\u{0}&bogus=1", "DELETE /a\u{0}", "DELETE /\u{0}\u{0}x", "DELETE\u{0}junk /v1/accounts/team",
+        "DELETE\u{0} /a", "DELETE \u{0}/a",
     ])
-    func aNULInTheRequestLineIsRefused(target: String) throws {
+    func aNULInTheRequestLineIsRefused(line: String) throws {
         let calls = CallCounter()
         try withServer(handler: counting(calls)) { server in
             let connection = try TestConnection.connected(port: server.address.port)
             connection.setTimeout(5)
-            let response = try connection.exchange("DELETE \(target) HTTP/1.1\r\nHost: x\r\n\r\n")
-            #expect(response.status == 400, "\(target.debugDescription)")
+            let response = try connection.exchange("\(line) HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(response.status == 400, "\(line.debugDescription)")
             #expect(response.text.contains("invalid_target"), "\(response.text)")
             #expect(calls.count == 0)
-            // Spaces inside the target (MHD takes the last one as the end of it) and none at all still read whole.
-            let next = try TestConnection.connected(port: server.address.port)
-            let whole = try next.exchange("GET /fine?x=1 HTTP/1.1\r\nHost: x\r\n\r\n")
-            #expect(whole.status == 200 && echoed("target", in: whole) == ["/fine?x=1"])
-            #expect(calls.count == 1)
+            for (sent, target) in [("GET /fine?x=1", "/fine?x=1"), ("GET    /fine?y=2", "/fine?y=2")] {
+                let next = try TestConnection.connected(port: server.address.port)
+                let whole = try next.exchange("\(sent) HTTP/1.1\r\nHost: x\r\n\r\n")
+                #expect(whole.status == 200 && echoed("target", in: whole) == [target], "\(sent)")
+                #expect(echoed("method", in: whole) == ["GET"])
+            }
+            #expect(calls.count == 2)
         }
     }
 
