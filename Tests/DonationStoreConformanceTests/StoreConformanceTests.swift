@@ -66,6 +66,8 @@ extension StoreConformance {
     /// export; and that export, imported again, ranked otherwise than the store it came from.
     static func recordsDatesAtExportPrecision(reference: some DonationStore, candidate: some DonationStore) throws {
         let end = StoreConformanceTests.end
+        // A moment of recording off the microsecond grid: a date just ahead of it is recorded as of it, rounded.
+        let now = end.adding(0.000_000_4)
         let lines = """
             {"account":"a","identifier":"l1","date":\(end.seconds - 7_200.1234567),"direction":"incoming","intent":{"conversationIdentifier":"a"}}
             {"account":"a","identifier":"l2","date":"\(Timestamp(seconds: end.seconds - 7_200).rfc3339.dropLast())\
@@ -82,10 +84,10 @@ extension StoreConformance {
             intent: SendMessageIntent(conversationIdentifier: "e"))
         for store in [reference, candidate] as [any DonationStore] {
             _ = try store.importJSONLines(
-                from: MemoryJSONLines(bytes: Array(lines.utf8)), options: ImportOptions(now: end),
+                from: MemoryJSONLines(bytes: Array(lines.utf8)), options: ImportOptions(now: now),
                 progress: { _ in }, interruption: {})
-            _ = try store.importDonations(array, options: ImportOptions(now: end))
-            _ = try store.record(single, now: end)
+            _ = try store.importDonations(array, options: ImportOptions(now: now))
+            _ = try store.record(single, now: now)
         }
         let context = RankingContext(at: end.adding(100))
         let expected = try reference.suggestions(account: "a", context: context)
@@ -102,7 +104,7 @@ extension StoreConformance {
         }
         let again = InMemoryDonationStore()
         _ = try again.importJSONLines(
-            from: MemoryJSONLines(bytes: written), options: ImportOptions(now: end), progress: { _ in },
+            from: MemoryJSONLines(bytes: written), options: ImportOptions(now: now), progress: { _ in },
             interruption: {})
         #expect(try again.suggestions(account: "a", context: context) == expected)
     }
