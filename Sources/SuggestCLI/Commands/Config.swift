@@ -8,7 +8,7 @@ enum Config: Command {
     static let usage = "[--max-age-days N] [--idle-days N] [--json] [--store DIR|URL]"
     static let options: [OptionSpec] = [
         StoreOptions.store,
-        .option("--max-age-days", "N", "Keep donations N days: older ones are refused, kept ones leave within a day of it (0 = keep forever)."),
+        .option("--max-age-days", "N", "Keep donations N days, in whole UTC days: from the start of the day N days ago; older ones are refused (0 = keep forever)."),
         .option("--idle-days", "N", "Do not suggest conversations with no donation for N days (0 = no limit)."),
         .flag("--json", "Print the settings as JSON."),
     ]
@@ -16,10 +16,12 @@ enum Config: Command {
         Defaults: donations are kept 90 days; conversations idle for 30 days are not suggested. The settings
         belong to the store (every account in it).
 
-        Expiry goes by whole days (UTC), so that an account's learned weights are folded again at most once a
-        day: a donation leaves the store between N and N + 1 days after its date, and lowering --max-age-days
-        deletes at once what is older than the start of the day N days ago. A donation already older than N days
-        is refused when it arrives. Idle conversations are hidden to the second.
+        Retention goes by whole days (UTC), so that an account's learned weights are folded again at most once
+        a day: the store keeps what is dated from the start of the day that holds now minus N days, a donation
+        leaves it between N and N + 1 days after its date, and lowering --max-age-days deletes at once what is
+        older. A donation dated before that start is refused when it arrives, by the same cutoff, so that the
+        store's export imports whole into a store with the same setting. Idle conversations are hidden to the
+        second.
         """
 
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
