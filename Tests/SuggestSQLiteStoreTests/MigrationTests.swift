@@ -405,6 +405,66 @@ import Testing
         #expect(later.suggestions.first { $0.conversationIdentifier == "c" }?.recipients.first?.displayName == "Juan Chavez")
     }
 
+    /// A store written before a group came to count only the people other than the user (schema 9, the old
+    /// fingerprint): its snapshots of `[me, Ann]`, `[Bo, Bo]` and a recipient of spaces were groups, and so were
+    /// their conversations. Migrated and maintained, it ranks as a store given the same donations now: the
+    /// snapshots' flags follow the rule, the conversations are rebuilt, the learned weights folded again; a
+    /// conversation's later rebuild (a deletion) keeps it a person.
+    @Test func aSchema9StoreCountsOnlyThePeopleOtherThanTheUser() throws {
+        let directory = try TemporaryDirectory("open")
+        let start = Timestamp(seconds: 1_790_000_000)
+        let me = Person(customIdentifier: "me", isMe: true)
+        let ann = Person(customIdentifier: "u-1", displayName: "Ann")
+        let bo = Person(customIdentifier: "u-2", displayName: "Bo")
+        let recipients: [(String, [Person])] = [
+            ("with-me", [me, ann]), ("twice", [bo, bo]), ("blank", [ann, Person(displayName: "  ")]), ("alone", [ann]),
+            ("pair", [ann, bo]),
+        ]
+        var donations: [Interaction] = []
+        for step in 0..<6 {
+            for (index, (conversation, people)) in recipients.enumerated() {
+                donations.append(
+                    Interaction(
+                        account: "default", identifier: "\(conversation)-\(step)",
+                        date: start.adding(Double(step * 600 + index)), direction: .outgoing,
+                        intent: SendMessageIntent(conversationIdentifier: conversation, recipients: people)))
+            }
+        }
+        let (store, _) = try Self.migratedStore(of: donations, in: directory) { path in
+            // As the code before wrote them: every snapshot of more than one recipient a group, its conversation
+            // too; the state and the weights under the fingerprint of then.
+            let database = try Database(path: path)
+            let old = { (text: String?) in text.map { $0.replacing(";groups:people", with: "") } }
+            let policy = try database.setting("ranking.policy")
+            let weights = try database.setting(SQLiteDonationStore.weightsSetting)
+            try database.execute(
+                """
+                BEGIN;
+                UPDATE snapshots SET is_group = 1
+                    WHERE conversation_id IN (SELECT id FROM conversations WHERE conversation_identifier != 'alone');
+                UPDATE conversations SET is_group = 1 WHERE conversation_identifier != 'alone';
+                DELETE FROM schema_migrations WHERE version >= 10;
+                """)
+            let set = try database.uncachedStatement("UPDATE settings SET value = ? WHERE name = ?")
+            try set.run([.text(old(policy) ?? ""), .text("ranking.policy")])
+            try set.run([.text(old(weights) ?? ""), .text(SQLiteDonationStore.weightsSetting)])
+            try database.execute("COMMIT")
+        }
+        _ = try store.maintain(account: nil, now: start.adding(86_400), budget: .unbounded)
+        let fresh = try TemporaryDirectory("fresh")
+        let reference = try SQLiteDonationStore.open(fresh.location)
+        try reference.setRetention(Retention(maximumAgeDays: 0, idleDays: 0))
+        for donation in donations { _ = try reference.record(donation) }
+        let context = RankingContext(at: start.adding(86_400))
+        let migrated = try store.suggestions(account: "default", context: context, explain: true)
+        #expect(migrated == (try reference.suggestions(account: "default", context: context, explain: true)))
+        #expect(migrated.suggestions.filter(\.isGroup).map(\.conversationIdentifier) == ["pair"])
+        #expect(try store.learnedWeights(account: "default") == reference.learnedWeights(account: "default"))
+        // A rebuild of one conversation (its first donation deleted) reads the migrated flags.
+        for target in [store, reference] { _ = try target.delete(.identifier("with-me-0"), account: "default") }
+        #expect(try store.suggestions(account: "default", context: context) == reference.suggestions(account: "default", context: context))
+    }
+
     static func export(_ location: StoreLocation) throws -> [String] {
         let store = try SQLiteDonationStore.open(location)
         var lines: [String] = []

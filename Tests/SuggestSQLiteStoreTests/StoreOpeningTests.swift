@@ -41,13 +41,14 @@ import Testing
     /// conversation at its next open. These are the texts stores hold for the learned default's channels and for
     /// the fixed policy. It changed on purpose when a content kind's lists came to carry the kind's share in their
     /// keys (";kinds:share"), when the stores moved to the learned default's channels, and when its fourth channel
-    /// became `recency` (and `memory` took an engaged share's bonus): stores written before rebuilt their state once.
+    /// became `recency` (and `memory` took an engaged share's bonus), and when a group came to count the people other
+    /// than the user (";groups:people"): stores written before rebuilt their state once.
     @Test func theDefaultPolicyFingerprintsKeepTheirText() throws {
         let directory = try TemporaryDirectory("open")
         let store = try SQLiteDonationStore.open(directory.location)
         let learned =
             "300.0:1.0:64.0:64.0:0.0:1.0:sum;86400.0:0.5:1.0:1.0:0.0:1.0:latest;2592000.0:1.0:0.1:0.1:0.5:1.0:sum;"
-            + "300.0:1.0:1.0:1.0:0.0:1.0:latest;content:2592000.0;kinds:share"
+            + "300.0:1.0:1.0:1.0:0.0:1.0:latest;content:2592000.0;kinds:share;groups:people"
         #expect(store.policyFingerprint == learned)
         #expect(try store.setting("ranking.policy") == store.policyFingerprint)
         // The weights' fingerprint: the channels', then the learner's constants (2 pseudo-sends, 32 sends, an even
@@ -59,7 +60,7 @@ import Testing
         #expect(
             fixed.policyFingerprint
                 == "300.0:1.0:64.0:64.0:0.5:0.000244140625:sum;86400.0:0.5:1.0:1.0:0.5:0.0:latest;"
-                + "2592000.0:1.0:0.1:0.1:0.5:1.0:sum;content:2592000.0;kinds:share")
+                + "2592000.0:1.0:0.1:0.1:0.5:1.0:sum;content:2592000.0;kinds:share;groups:people")
         #expect(fixed.weightsFingerprint == nil)
     }
 

@@ -220,8 +220,10 @@ public struct FrecencyPolicy: Sendable, Hashable {
     /// `λ_c = ln 2 / contentHalfLife`, per second: the rate the content sums decay at.
     public var contentRate: Double { 0.693_147_180_559_945_3 / contentHalfLife }
 
-    /// What a store's derived state depends on: each channel's shape and the content half-life, and the version of
-    /// how the sorted lists are keyed (`ConversationRecord.key(in:)`). A store whose state was built under another
+    /// What a store's derived state depends on: each channel's shape and the content half-life, the version of
+    /// how the sorted lists are keyed (`ConversationRecord.key(in:)`), and the version of the rule for a group
+    /// (`SendMessageIntent.isGroup`; `groups:people` since it counts the people other than the user, each once, who
+    /// are named). A store whose state was built under another
     /// fingerprint rebuilds it (`DonationStore.maintain`); the weights of the channels are not in it, since the state
     /// does not depend on them.
     ///
@@ -241,8 +243,9 @@ public struct FrecencyPolicy: Sendable, Hashable {
             case .latest: text += "latest;"
             }
         }
-        // "kinds:share": a content kind's lists carry the kind's share in their keys (before, the bare channel key).
-        return text + "content:" + contentHalfLife.description + ";kinds:share"
+        // "kinds:share": a content kind's lists carry the kind's share in their keys (before, the bare channel key);
+        // "groups:people": the rule for a group counts the people other than the user (`SendMessageIntent.isGroup`).
+        return text + "content:" + contentHalfLife.description + ";kinds:share;groups:people"
     }
 }
 

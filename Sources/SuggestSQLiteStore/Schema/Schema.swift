@@ -230,6 +230,13 @@ enum Schema {
             "ALTER TABLE conversations ADD COLUMN display_date REAL;",
             { database in try ShownSnapshotMigration.run(database) }
         ),
+        (
+            10,
+            // Each snapshot's `is_group` under the rule that leaves out the user, repeats and nameless recipients;
+            // the conversations follow with the policy's new fingerprint.
+            "",
+            { database in try GroupFlagMigration.run(database) }
+        ),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
