@@ -798,12 +798,39 @@ func mhdRequestStarted(
 /// Keeps MHD from reading the query into its own list of arguments, which nothing here reads (`RequestTarget`
 /// parses the target this callback copied): each argument takes room in the connection's memory, and about a
 /// thousand of them (a 3 KB target) ran it out, where MHD 0.9.75 could not send its own 431 either and left the
-/// client waiting for the connection's timeout. MHD has found the `?` before this callback, and reads the arguments
-/// from the byte after it once the callback returns; that byte becomes the end of the string, in MHD's buffer of
-/// the connection (writable: MHD itself ends the path there), so that it reads none.
+/// client waiting for the connection's timeout. MHD has found the first `?` of the target before this callback,
+/// and reads the arguments from the byte after it once the callback returns; that byte becomes the end of the
+/// string, in MHD's buffer of the connection (writable: MHD itself ends the path there), so that it reads none.
+///
+/// MHD looked for the `?` over the target's whole length, past a byte 0 in it (a target this server then refuses),
+/// so the search here goes past one too, up to the target's end: a 0 followed by the HTTP version (`HTTP/d.d`,
+/// which MHD has checked) and the 0 that ends the line. Every byte read is in the request line.
 private func skipMHDQueryParsing(_ uri: UnsafePointer<CChar>) {
-    guard let question = strchr(uri, Int32(UInt8(ascii: "?"))), question[1] != 0 else { return }
-    UnsafeMutablePointer(mutating: question)[1] = 0
+    let question = UInt8(ascii: "?")
+    var byte = UnsafeMutableRawPointer(mutating: uri)
+    while true {
+        let value = byte.load(as: UInt8.self)
+        if value == question {
+            if byte.load(fromByteOffset: 1, as: UInt8.self) != 0 { byte.storeBytes(of: 0, toByteOffset: 1, as: UInt8.self) }
+            return
+        }
+        if value == 0 && versionFollows(byte) { return }
+        byte += 1
+    }
+}
+
+/// Whether the byte 0 at `end` is the end of the target: `HTTP/d.d` and a 0 follow it.
+private func versionFollows(_ end: UnsafeMutableRawPointer) -> Bool {
+    let expected: [UInt8?] = Array("HTTP/".utf8) + [nil, UInt8(ascii: "."), nil, 0]
+    for (offset, want) in expected.enumerated() {
+        let got = end.load(fromByteOffset: offset + 1, as: UInt8.self)
+        if let want {
+            guard got == want else { return false }
+        } else {
+            guard (0x30...0x39).contains(got) else { return false }
+        }
+    }
+    return true
 }
 
 /// MHD's access handler.

@@ -139,6 +139,12 @@ import Testing
             #expect(echoed("item", in: response).count == 1_500)
             #expect(echoed("item", in: response).last == "[a1499]=[1499]")
             #expect(echoed("path", in: response) == ["/v1/version"])
+            // The same behind a byte 0, which MHD looked past for the `?`: refused at once (the NUL), not left
+            // unanswered (the review).
+            let cut = try TestConnection.connected(port: server.address.port)
+            cut.setTimeout(3)
+            let refused = try cut.exchange("GET /v1/version\u{0}?\(items) HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(refused.status == 400 && refused.text.contains("invalid_target"), "\(refused.status)")
         }
     }
 
