@@ -286,7 +286,7 @@ extension RedisDonationStore {
             } else {
                 intent = try Self.decodeIntent(body)
                 intents[entry.snapshot] = intent
-                for person in intent.recipients {
+                for person in intent.participants {
                     for key in person.matchKeys where peopleSeen.insert(Array(key.utf8)).inserted { people.append(key) }
                 }
             }

@@ -326,7 +326,7 @@ extension RedisDonationStore {
                         contentTypes: donation.intent.contentTypes, snapshot: snapshot)))
             identifiers.append(identifier)
             snapshots[snapshot] = body
-            for person in donation.intent.recipients {
+            for person in donation.intent.participants {
                 for key in person.matchKeys where peopleSeen.insert(Array(key.utf8)).inserted {
                     people.append(key)
                     newPeople.append(key)

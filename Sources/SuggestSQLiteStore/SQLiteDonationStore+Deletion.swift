@@ -434,7 +434,7 @@ extension SQLiteDonationStore {
         try account.reset()
         let people = try database.statement(DonationWriter.insertPersonSQL)
         for intent in kept {
-            for person in intent.recipients {
+            for person in intent.participants {
                 for key in person.matchKeys { try people.run([.text(accountName), .text(key), .integer(id)]) }
             }
         }

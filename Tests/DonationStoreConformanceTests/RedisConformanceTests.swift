@@ -31,6 +31,15 @@ import Testing
             reference: InMemoryDonationStore(), candidate: try RedisDonationStore.open(url: cluster.url))
     }
 
+    @Test func redisFindsAPersonAmongTheSenders() throws {
+        let cluster = try Self.emptyCluster()
+        let store = try RedisDonationStore.open(url: cluster.url)
+        _ = try store.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: StoreConformanceTests.end)
+        let reference = InMemoryDonationStore()
+        _ = try reference.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: StoreConformanceTests.end)
+        try StoreConformance.findsAPersonAmongTheSenders(reference: reference, candidate: store)
+    }
+
     @Test func redisRecordsDatesAtExportPrecision() throws {
         let cluster = try Self.emptyCluster()
         let store = try RedisDonationStore.open(url: cluster.url)

@@ -37,6 +37,15 @@ import Testing
         try StoreConformance.findsTheConversationOfADonation(reference: InMemoryDonationStore(), candidate: sqlite)
     }
 
+    @Test func sqliteFindsAPersonAmongTheSenders() throws {
+        let (sqlite, directory) = try Self.sqliteStore()
+        defer { withExtendedLifetime(directory) {} }
+        _ = try sqlite.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: Self.end)
+        let reference = InMemoryDonationStore()
+        _ = try reference.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: Self.end)
+        try StoreConformance.findsAPersonAmongTheSenders(reference: reference, candidate: sqlite)
+    }
+
     @Test func sqliteRecordsDatesAtExportPrecision() throws {
         let (sqlite, directory) = try Self.sqliteStore()
         defer { withExtendedLifetime(directory) {} }
@@ -60,6 +69,48 @@ import Testing
 }
 
 extension StoreConformance {
+    /// A conversation's people are its recipients and the senders who are not the user: one known only from
+    /// messages Ann sent, donated with their sender (as apps donate a received message), is raised by a photo of
+    /// Ann; the user's own entry raises nothing. (A context's people were looked up among the recipients alone.)
+    /// After a deletion that rebuilds the conversation, the same.
+    static func findsAPersonAmongTheSenders(reference: some DonationStore, candidate: some DonationStore) throws {
+        let end = StoreConformanceTests.end
+        let ann = Person(customIdentifier: "u-1", displayName: "Ann", personHandle: .init(value: "ann@example.com"))
+        let me = Person(customIdentifier: "me", isMe: true)
+        var donations: [Interaction] = []
+        for step in 0..<3 {
+            donations.append(
+                Interaction(
+                    account: "a", identifier: "ann-\(step)", date: end.adding(Double(step * 60 - 7_200)), direction: .incoming,
+                    intent: SendMessageIntent(conversationIdentifier: "ann", sender: ann)))
+        }
+        for step in 0..<8 {
+            donations.append(
+                Interaction(
+                    account: "a", identifier: "bob-\(step)", date: end.adding(Double(step * 60 - 600)), direction: .outgoing,
+                    intent: SendMessageIntent(
+                        conversationIdentifier: "bob", sender: me, recipients: [Person(customIdentifier: "u-2")])))
+        }
+        for store in [reference, candidate] as [any DonationStore] {
+            _ = try store.importDonations(donations, options: ImportOptions(now: end))
+        }
+        func first(_ people: [String]) throws -> String? {
+            let context = RankingContext(at: end, people: people)
+            let expected = try reference.suggestions(account: "a", context: context)
+            let actual = try candidate.suggestions(account: "a", context: context)
+            #expect(actual == expected, "\(people)")
+            return actual.suggestions.first?.conversationIdentifier
+        }
+        #expect(try first([]) == "bob")
+        #expect(try first(["u-1"]) == "ann")
+        #expect(try first(["ann@example.com"]) == "ann")
+        #expect(try first(["me"]) == "bob")
+        for store in [reference, candidate] as [any DonationStore] {
+            _ = try store.delete(.identifier("ann-0"), account: "a")
+        }
+        #expect(try first(["u-1"]) == "ann")
+    }
+
     /// Every store records a donation's date as `export` writes it (to the microsecond), whichever way it came: a
     /// line of JSON Lines, an array, one donation, a date from the future taken as the moment. An import that kept
     /// a date's nanoseconds (SQLite) ranked otherwise than the Redis store, which rounded them, with the same

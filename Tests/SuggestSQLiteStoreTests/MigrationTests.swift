@@ -405,11 +405,12 @@ import Testing
         #expect(later.suggestions.first { $0.conversationIdentifier == "c" }?.recipients.first?.displayName == "Juan Chavez")
     }
 
-    /// A store written before a group came to count only the people other than the user (schema 9, the old
-    /// fingerprint): its snapshots of `[me, Ann]`, `[Bo, Bo]` and a recipient of spaces were groups, and so were
-    /// their conversations. Migrated and maintained, it ranks as a store given the same donations now: the
-    /// snapshots' flags follow the rule, the conversations are rebuilt, the learned weights folded again; a
-    /// conversation's later rebuild (a deletion) keeps it a person.
+    /// A store written before a group came to count only the people other than the user, and a conversation's
+    /// people its senders (schema 9, the old fingerprint): its snapshots of `[me, Ann]`, `[Bo, Bo]` and a recipient
+    /// of spaces were groups, and so were their conversations; messages from Cy made no conversation Cy's. Migrated
+    /// and maintained, it ranks as a store given the same donations now: the snapshots' flags follow the rule, the
+    /// conversations and their people are rebuilt, the learned weights folded again; a conversation's later
+    /// rebuild (a deletion) keeps it a person.
     @Test func aSchema9StoreCountsOnlyThePeopleOtherThanTheUser() throws {
         let directory = try TemporaryDirectory("open")
         let start = Timestamp(seconds: 1_790_000_000)
@@ -429,12 +430,18 @@ import Testing
                         date: start.adding(Double(step * 600 + index)), direction: .outgoing,
                         intent: SendMessageIntent(conversationIdentifier: conversation, recipients: people)))
             }
+            // Messages from Cy, donated with their sender only: Cy was nobody's person before.
+            donations.append(
+                Interaction(
+                    account: "default", identifier: "from-cy-\(step)", date: start.adding(Double(step * 600 + 9)),
+                    direction: .incoming,
+                    intent: SendMessageIntent(conversationIdentifier: "from-cy", sender: Person(customIdentifier: "u-9"))))
         }
         let (store, _) = try Self.migratedStore(of: donations, in: directory) { path in
             // As the code before wrote them: every snapshot of more than one recipient a group, its conversation
             // too; the state and the weights under the fingerprint of then.
             let database = try Database(path: path)
-            let old = { (text: String?) in text.map { $0.replacing(";groups:people", with: "") } }
+            let old = { (text: String?) in text.map { $0.replacing(";groups:people;senders", with: "") } }
             let policy = try database.setting("ranking.policy")
             let weights = try database.setting(SQLiteDonationStore.weightsSetting)
             try database.execute(
@@ -444,6 +451,7 @@ import Testing
                     WHERE conversation_id IN (SELECT id FROM conversations WHERE conversation_identifier != 'alone');
                 UPDATE conversations SET is_group = 1 WHERE conversation_identifier != 'alone';
                 DELETE FROM schema_migrations WHERE version >= 10;
+                DELETE FROM conversation_people WHERE person_key = 'u-9';
                 """)
             let set = try database.uncachedStatement("UPDATE settings SET value = ? WHERE name = ?")
             try set.run([.text(old(policy) ?? ""), .text("ranking.policy")])
@@ -460,6 +468,10 @@ import Testing
         #expect(migrated == (try reference.suggestions(account: "default", context: context, explain: true)))
         #expect(migrated.suggestions.filter(\.isGroup).map(\.conversationIdentifier) == ["pair"])
         #expect(try store.learnedWeights(account: "default") == reference.learnedWeights(account: "default"))
+        let withCy = RankingContext(at: start.adding(86_400), people: ["u-9"])
+        let found = try store.suggestions(account: "default", context: withCy)
+        #expect(found == (try reference.suggestions(account: "default", context: withCy)))
+        #expect(found.suggestions.first?.conversationIdentifier == "from-cy")
         // A rebuild of one conversation (its first donation deleted) reads the migrated flags.
         for target in [store, reference] { _ = try target.delete(.identifier("with-me-0"), account: "default") }
         #expect(try store.suggestions(account: "default", context: context) == reference.suggestions(account: "default", context: context))

@@ -52,6 +52,14 @@ public struct SendMessageIntent: Sendable, Hashable {
         return Self.otherPeople(in: recipients).count > 1
     }
 
+    /// The people a ranking context's people (`--person`) are looked up among: the recipients, and the sender
+    /// unless it is the user. A conversation known only from messages someone sent the user, donated with their
+    /// sender (as apps donate a received message), is theirs too: a photo of them raises it.
+    public var participants: [Person] {
+        guard let sender, sender.isMe != true else { return recipients }
+        return recipients + [sender]
+    }
+
     /// Whether it says what its conversation looks like: a group name, a picture, or a recipient other than the
     /// user who names someone. A message received and donated with its sender only says none of it
     /// (`ShownDonation`), nor does one whose picture or group name is blank, or whose recipients are the user or a

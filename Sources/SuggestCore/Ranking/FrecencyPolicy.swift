@@ -223,7 +223,8 @@ public struct FrecencyPolicy: Sendable, Hashable {
     /// What a store's derived state depends on: each channel's shape and the content half-life, the version of
     /// how the sorted lists are keyed (`ConversationRecord.key(in:)`), and the version of the rule for a group
     /// (`SendMessageIntent.isGroup`; `groups:people` since it counts the people other than the user, each once, who
-    /// are named). A store whose state was built under another
+    /// are named) and of whom a conversation's people are (`SendMessageIntent.participants`; `senders` since the
+    /// sender counts). A store whose state was built under another
     /// fingerprint rebuilds it (`DonationStore.maintain`); the weights of the channels are not in it, since the state
     /// does not depend on them.
     ///
@@ -244,8 +245,9 @@ public struct FrecencyPolicy: Sendable, Hashable {
             }
         }
         // "kinds:share": a content kind's lists carry the kind's share in their keys (before, the bare channel key);
-        // "groups:people": the rule for a group counts the people other than the user (`SendMessageIntent.isGroup`).
-        return text + "content:" + contentHalfLife.description + ";kinds:share;groups:people"
+        // "groups:people": the rule for a group counts the people other than the user (`SendMessageIntent.isGroup`);
+        // "senders": a conversation's people include the senders who are not the user (`participants`).
+        return text + "content:" + contentHalfLife.description + ";kinds:share;groups:people;senders"
     }
 }
 

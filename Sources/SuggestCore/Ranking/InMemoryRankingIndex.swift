@@ -79,7 +79,7 @@ public final class InMemoryRankingIndex: RankingSource {
             intent.contentTypes = []
             latest[Int(slot)] = intent
         }
-        for person in interaction.intent.recipients {
+        for person in interaction.intent.participants {
             for key in person.matchKeys.map(ByteKey.init) where peopleKeys[Int(slot)].insert(key).inserted {
                 peopleIndex[key, default: []].append(slot)
             }

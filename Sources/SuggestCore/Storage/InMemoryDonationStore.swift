@@ -357,7 +357,7 @@ extension InMemoryDonationStore {
                     intent.contentTypes = []
                     latest[slot] = intent
                 }
-                for person in donation.intent.recipients {
+                for person in donation.intent.participants {
                     for match in person.matchKeys where peopleSeen[slot].insert(match).inserted {
                         people[match, default: []].append(slot)
                     }

@@ -405,7 +405,7 @@ final class DonationWriter {
             .run([.integer(entry.id), .text(body), .integer(intent.isGroup ? 1 : 0), .integer(bodyKey)])
             result = (database.lastInsertRowID, intent.isGroup, intent.describesConversation)
             let people = try database.statement(DonationWriter.insertPersonSQL)
-            for person in intent.recipients {
+            for person in intent.participants {
                 for key in person.matchKeys
                 where entry.people.insert(Array(key.utf8)).inserted {
                     try people.run([.text(entry.account), .text(key), .integer(entry.id)])
