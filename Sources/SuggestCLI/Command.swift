@@ -136,14 +136,22 @@ enum StoreOptions {
             return store
         }
         do {
+            if (try? store.owesRebuild()) == true {
+                // The first command after such an upgrade waits for it (5 s for a million donations), said first.
+                io.err(
+                    "suggest: this version derives the ranking's state by a changed rule; rebuilding the store's "
+                        + "state once, which may take a few seconds per million donations\n")
+            }
             _ = try store.maintain(account: account, now: .now(), budget: .unbounded)
         } catch let error as StoreError
-            where error.kind == .busy || error.kind == .unavailable || (reading && error.kind == .misconfigured)
+            where error.kind == .busy || error.kind == .unavailable
+            || (reading && (error.kind == .misconfigured || error.kind == .readOnly))
         {
             // Upkeep that cannot be done this moment (another process holds the lock, a replica does not confirm)
             // stays owed to the next command; this one goes on, and fails on its own if it cannot do its work. A
-            // `list` failed while a Redis replica was stalled, though reading needed nothing of it. Said, since
-            // until then what it shows may still hold expired donations.
+            // `list` failed while a Redis replica was stalled, though reading needed nothing of it; and a user who
+            // may only read a store could not list it once a new version had state to rebuild in it. Said, since
+            // until then what it shows may still hold expired donations, or state of the version before.
             io.err("suggest: upkeep (expiry, rebuilding) could not run now and is left to a later command: \(error)\n")
         }
         return store

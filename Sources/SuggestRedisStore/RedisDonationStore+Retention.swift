@@ -180,7 +180,7 @@ extension RedisDonationStore {
     /// step stopped (`ranking.recompute`).
     private func reconcilePolicy(budget: Int) throws(StoreError) -> (recomputed: Int, isComplete: Bool) {
         let layoutDone = try setting(Self.shownLayoutSetting) == "1"
-        guard try setting("ranking.policy") != policyFingerprint || !layoutDone else { return (0, true) }
+        guard try owesRebuild() else { return (0, true) }
         // What the progress belongs to: a pass of another policy, or one before the layout, starts over.
         let target = policyFingerprint + (layoutDone ? "" : ";shown")
         var resumeAccount = ""
@@ -216,5 +216,18 @@ extension RedisDonationStore {
     /// Recomputes one conversation's state from all its donations under the store's policy.
     private func rebuild(_ number: Int64, keys: RedisKeys) throws(StoreError) {
         _ = try rewrite(number, keys: keys, dropping: { _ in false }, rebuildingAnyway: true)
+    }
+}
+
+extension RedisDonationStore {
+    /// Also before the hashes kept `dd` (`shownLayoutSetting`), and when another policy's pass has been under way
+    /// since this one's finished: an older version's process beside this one (an upgrade with it still running)
+    /// rebuilds under its own rule, conversation by conversation, leaving this version's fingerprint in place until
+    /// it is done; what it has rebuilt is redone.
+    public func owesRebuild() throws(StoreError) -> Bool {
+        if try setting("ranking.policy") != policyFingerprint { return true }
+        if try setting(Self.shownLayoutSetting) != "1" { return true }
+        guard let progress = try setting("ranking.recompute") else { return false }
+        return !progress.hasPrefix(policyFingerprint + "@")
     }
 }

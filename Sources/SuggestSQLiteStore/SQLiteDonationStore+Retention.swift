@@ -165,9 +165,9 @@ extension SQLiteDonationStore {
     /// last step stopped.
     /// - Returns: how many conversations were rebuilt, and whether every one now matches the policy.
     private func reconcilePolicy(budget: Int) throws -> (recomputed: Int, isComplete: Bool) {
-        guard try setting("ranking.policy") != policyFingerprint else { return (0, true) }
+        guard try owesRebuild() else { return (0, true) }
         let (recomputed, isComplete) = try database.write { () throws -> (Int, Bool) in
-            guard try setting("ranking.policy") != policyFingerprint else { return (0, true) }
+            guard try owesRebuild() else { return (0, true) }
             // A step that stopped part-way left its place, for this policy only.
             var next: Int64 = 0
             if let progress = try setting("ranking.recompute"), progress.hasPrefix(policyFingerprint + "@"),
@@ -194,6 +194,15 @@ extension SQLiteDonationStore {
         // Every conversation was rewritten: a log that size should not wait for the next checkpoint.
         if recomputed > 0 { _ = try database.withoutWaiting { try truncateLog() } }
         return (recomputed, isComplete)
+    }
+
+    /// Also when another policy's pass has been under way since this one's finished: an older version's process
+    /// beside this one (an upgrade with it still running) rebuilds under its own rule, conversation by
+    /// conversation, leaving this version's fingerprint in place until it is done; what it has rebuilt is redone.
+    public func owesRebuild() throws -> Bool {
+        if try setting("ranking.policy") != policyFingerprint { return true }
+        guard let progress = try setting("ranking.recompute") else { return false }
+        return !progress.hasPrefix(policyFingerprint + "@")
     }
 
     // MARK: Ranking

@@ -31,6 +31,33 @@ import Testing
             reference: InMemoryDonationStore(), candidate: try RedisDonationStore.open(url: cluster.url))
     }
 
+    /// An older version's process beside this one rebuilds under its own rule, a step at a time, leaving this
+    /// version's fingerprint in place until it is done: its bookmark, naming another policy, is noticed, and every
+    /// conversation is rebuilt again.
+    @Test func anOlderVersionsPassUnderWayIsRedone() throws {
+        let cluster = try Self.emptyCluster()
+        let client = try RedisClusterClient(url: cluster.url)
+        let end = StoreConformanceTests.end
+        do {
+            let store = try RedisDonationStore.open(url: cluster.url)
+            _ = try store.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: end)
+            _ = try store.record(
+                Interaction(
+                    account: "a", identifier: "d1", date: end, direction: .outgoing,
+                    intent: SendMessageIntent(conversationIdentifier: "c", recipients: [Person(customIdentifier: "u-1")])),
+                now: end)
+            _ = try store.maintain(account: nil, now: end, budget: .unbounded)
+            #expect(try !store.owesRebuild())
+        }
+        _ = try client.send(RedisCommand("HSET", key: "sg:settings", "ranking.recompute", "the policy of a version before@a#1"))
+        let store = try RedisDonationStore.open(url: cluster.url)
+        #expect(try store.owesRebuild())
+        let report = try store.maintain(account: nil, now: end, budget: .unbounded)
+        #expect(report.isComplete)
+        #expect(try !store.owesRebuild())
+        #expect(try client.send(RedisCommand("HGET", key: "sg:settings", "ranking.recompute")).isNull)
+    }
+
     @Test func redisFindsAPersonAmongTheSenders() throws {
         let cluster = try Self.emptyCluster()
         let store = try RedisDonationStore.open(url: cluster.url)

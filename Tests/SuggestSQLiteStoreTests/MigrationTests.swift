@@ -477,6 +477,43 @@ import Testing
         #expect(try store.suggestions(account: "default", context: context) == reference.suggestions(account: "default", context: context))
     }
 
+    /// An older version's process beside this one (an upgrade with it still running) rebuilds under its own rule,
+    /// a step at a time, leaving this version's fingerprint in place until it is done: its pass is noticed (its
+    /// bookmark names another policy) and what it rebuilt is redone, where this version took the store for rebuilt.
+    @Test func anOlderVersionsPassUnderWayIsRedone() throws {
+        let directory = try TemporaryDirectory("open")
+        let start = Timestamp(seconds: 1_790_000_000)
+        let donations = (0..<6).map { step in
+            Interaction(
+                account: "default", identifier: "d\(step)", date: start.adding(Double(step * 60)), direction: .outgoing,
+                intent: SendMessageIntent(
+                    conversationIdentifier: "c\(step % 2)",
+                    recipients: [Person(customIdentifier: "me", isMe: true), Person(customIdentifier: "u-\(step % 2)")]))
+        }
+        let context = RankingContext(at: start.adding(3_600))
+        let expected: SuggestionList
+        do {
+            let store = try SQLiteDonationStore.open(directory.location)
+            try store.setRetention(Retention(maximumAgeDays: 0, idleDays: 0))
+            for donation in donations { _ = try store.record(donation) }
+            expected = try store.suggestions(account: "default", context: context)
+            #expect(try !store.owesRebuild())
+        }
+        // What an older version's step left: a conversation rebuilt under its rule (a group), and its bookmark.
+        let database = try Database(path: directory.location.databasePath)
+        try database.execute(
+            """
+            UPDATE conversations SET is_group = 1 WHERE conversation_identifier = 'c0';
+            INSERT OR REPLACE INTO settings(name, value) VALUES ('ranking.recompute', 'the policy of a version before@2');
+            """)
+        let store = try SQLiteDonationStore.open(directory.location)
+        #expect(try store.owesRebuild())
+        _ = try store.maintain(account: nil, now: start.adding(3_600), budget: .unbounded)
+        #expect(try !store.owesRebuild())
+        #expect(try store.setting("ranking.recompute") == nil)
+        #expect(try store.suggestions(account: "default", context: context) == expected)
+    }
+
     static func export(_ location: StoreLocation) throws -> [String] {
         let store = try SQLiteDonationStore.open(location)
         var lines: [String] = []

@@ -138,6 +138,11 @@ public protocol DonationStore: AnyObject {
     /// - Parameter account: whose expired donations to delete and whose weights to fold; `nil` for every account's.
     func maintain(account: String?, now: Timestamp, budget: MaintenanceBudget) throws -> MaintenanceReport
 
+    /// Whether the store's state was built under another policy than this version's (a release that changed
+    /// how state is derived), so that the next `maintain` rebuilds every conversation: what a command says before
+    /// that wait.
+    func owesRebuild() throws -> Bool
+
     /// Makes everything recorded so far durable against a power loss, now (an embedded store copies its
     /// write-ahead log into the database; a server-backed store waits for its server).
     func checkpoint() throws
@@ -149,6 +154,9 @@ public protocol DonationStore: AnyObject {
 
 extension DonationStore {
     public func checkHealth() throws { _ = try retention() }
+
+    /// A store that keeps no derived state owes none.
+    public func owesRebuild() throws -> Bool { false }
 
     public func importJSONLines(
         from lines: some JSONLineSource, options: ImportOptions, progress: (ImportProgress) -> Void,
