@@ -60,20 +60,14 @@ import Testing
 
     @Test func redisFindsAPersonAmongTheSenders() throws {
         let cluster = try Self.emptyCluster()
-        let store = try RedisDonationStore.open(url: cluster.url)
-        _ = try store.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: StoreConformanceTests.end)
-        let reference = InMemoryDonationStore()
-        _ = try reference.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: StoreConformanceTests.end)
-        try StoreConformance.findsAPersonAmongTheSenders(reference: reference, candidate: store)
+        let (reference, candidate) = try StoreConformance.keepingEverything(try RedisDonationStore.open(url: cluster.url))
+        try StoreConformance.findsAPersonAmongTheSenders(reference: reference, candidate: candidate)
     }
 
     @Test func redisRecordsDatesAtExportPrecision() throws {
         let cluster = try Self.emptyCluster()
-        let store = try RedisDonationStore.open(url: cluster.url)
-        _ = try store.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: StoreConformanceTests.end)
-        let reference = InMemoryDonationStore()
-        _ = try reference.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: StoreConformanceTests.end)
-        try StoreConformance.recordsDatesAtExportPrecision(reference: reference, candidate: store)
+        let (reference, candidate) = try StoreConformance.keepingEverything(try RedisDonationStore.open(url: cluster.url))
+        try StoreConformance.recordsDatesAtExportPrecision(reference: reference, candidate: candidate)
     }
 
     @Test func redisShowsTheLatestDonationThatDescribes() throws {

@@ -40,19 +40,15 @@ import Testing
     @Test func sqliteFindsAPersonAmongTheSenders() throws {
         let (sqlite, directory) = try Self.sqliteStore()
         defer { withExtendedLifetime(directory) {} }
-        _ = try sqlite.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: Self.end)
-        let reference = InMemoryDonationStore()
-        _ = try reference.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: Self.end)
-        try StoreConformance.findsAPersonAmongTheSenders(reference: reference, candidate: sqlite)
+        let (reference, candidate) = try StoreConformance.keepingEverything(sqlite)
+        try StoreConformance.findsAPersonAmongTheSenders(reference: reference, candidate: candidate)
     }
 
     @Test func sqliteRecordsDatesAtExportPrecision() throws {
         let (sqlite, directory) = try Self.sqliteStore()
         defer { withExtendedLifetime(directory) {} }
-        _ = try sqlite.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: Self.end)
-        let reference = InMemoryDonationStore()
-        _ = try reference.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: Self.end)
-        try StoreConformance.recordsDatesAtExportPrecision(reference: reference, candidate: sqlite)
+        let (reference, candidate) = try StoreConformance.keepingEverything(sqlite)
+        try StoreConformance.recordsDatesAtExportPrecision(reference: reference, candidate: candidate)
     }
 
     @Test func sqliteShowsTheLatestDonationThatDescribes() throws {
@@ -65,6 +61,18 @@ import Testing
         let (sqlite, directory) = try Self.sqliteStore()
         defer { withExtendedLifetime(directory) {} }
         try StoreConformance.forgetsSuggestLessWithDeletion(reference: InMemoryDonationStore(), candidate: sqlite)
+    }
+}
+
+extension StoreConformance {
+    /// The reference and `candidate`, both keeping every donation and hiding no idle conversation: the tests of
+    /// one rule run on a history dated long before the clock.
+    static func keepingEverything<Candidate: DonationStore>(_ candidate: Candidate) throws -> (InMemoryDonationStore, Candidate) {
+        let reference = InMemoryDonationStore()
+        for store in [reference, candidate] as [any DonationStore] {
+            _ = try store.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: StoreConformanceTests.end)
+        }
+        return (reference, candidate)
     }
 }
 
