@@ -97,7 +97,8 @@ extension StoreConformance {
                 Interaction(
                     account: "a", identifier: "bob-\(step)", date: end.adding(Double(step * 60 - 600)), direction: .outgoing,
                     intent: SendMessageIntent(
-                        conversationIdentifier: "bob", sender: me, recipients: [Person(customIdentifier: "u-2")])))
+                        conversationIdentifier: "bob", sender: me,
+                        recipients: [me, Person(customIdentifier: "u-2"), Person(customIdentifier: " ")])))
         }
         for store in [reference, candidate] as [any DonationStore] {
             _ = try store.importDonations(donations, options: ImportOptions(now: end))
@@ -112,7 +113,14 @@ extension StoreConformance {
         #expect(try first([]) == "bob")
         #expect(try first(["u-1"]) == "ann")
         #expect(try first(["ann@example.com"]) == "ann")
+        // The user's own entry, and a blank identifier, name nobody: nothing is raised.
         #expect(try first(["me"]) == "bob")
+        #expect(try first([" "]) == "bob")
+        for store in [reference, candidate] as [any DonationStore] {
+            let explained = try store.suggestions(
+                account: "a", context: RankingContext(at: end, people: ["me", " "]), explain: true)
+            #expect(explained.suggestions.allSatisfy { $0.explanation?.matchedPeople == 0 }, "\(explained)")
+        }
         for store in [reference, candidate] as [any DonationStore] {
             _ = try store.delete(.identifier("ann-0"), account: "a")
         }
@@ -208,6 +216,8 @@ extension StoreConformance {
             (nil, "d1", "Older still", []),
             (nil, "d4", nil, []),
             (donation("e1", "bare", at: -50, .incoming), nil, nil, []),
+            // A describing donation's blank name is none in what is shown, JSON included (it showed "  ").
+            (donation("n1", "blank-name", at: -40, .outgoing, name: "  ", recipients: [juan]), nil, nil, ["Juan Chavez"]),
         ]
         for store in [reference, candidate] as [any DonationStore] {
             for (step, (recorded, deleted, name, people)) in steps.enumerated() {

@@ -23,8 +23,22 @@ import Testing
         #expect(intent([ann, Person(displayName: "   ")]).isGroup == false)
         #expect(intent(name: " \t", [ann]).isGroup == false)
         #expect(intent([me]).isGroup == false)
-        // Two people told apart by different fields are two.
+        // Two people told apart by different fields are two; so are identifiers that differ in their bytes alone
+        // (`café` composed and decomposed), as everywhere else.
         #expect(intent([Person(displayName: "Ann"), Person(personHandle: .init(value: "ann@example.com"))]).isGroup)
+        #expect(intent([Person(customIdentifier: "caf\u{E9}"), Person(customIdentifier: "cafe\u{301}")]).isGroup)
+    }
+
+    /// A context's people are looked up among the recipients and the sender, but for the user's own entry, by
+    /// identifiers that are not blank.
+    @Test func theParticipantsAreThePeopleOtherThanTheUser() {
+        var withSender = intent([me, ann])
+        withSender.sender = bob
+        #expect(withSender.participants == [ann, bob])
+        withSender.sender = me
+        #expect(withSender.participants == [ann])
+        #expect(Person(customIdentifier: "  ", displayName: "Zed", personHandle: .init(value: "\t")).matchKeys.isEmpty)
+        #expect(Person(customIdentifier: " z ").matchKeys == [" z "])
     }
 
     @Test func blankFieldsDoNotDescribeAConversation() {

@@ -75,8 +75,9 @@ public struct Person: Sendable, Hashable {
     }
 
     /// The identifiers by which a caller may name this person in a ranking context (`--person`): the custom
-    /// identifier, the contact identifier and the handle's value.
+    /// identifier, the contact identifier and the handle's value, each unless blank (a blank one names nobody:
+    /// `--person " "` raised a conversation with a recipient whose identifier was a space).
     public var matchKeys: [String] {
-        [customIdentifier, contactIdentifier, personHandle?.value].compactMap { $0 }.filter { !$0.isEmpty }
+        [customIdentifier, contactIdentifier, personHandle?.value].compactMap { $0.unlessBlank }
     }
 }

@@ -52,12 +52,14 @@ public struct SendMessageIntent: Sendable, Hashable {
         return Self.otherPeople(in: recipients).count > 1
     }
 
-    /// The people a ranking context's people (`--person`) are looked up among: the recipients, and the sender
-    /// unless it is the user. A conversation known only from messages someone sent the user, donated with their
-    /// sender (as apps donate a received message), is theirs too: a photo of them raises it.
+    /// The people a ranking context's people (`--person`) are looked up among: the recipients and the sender,
+    /// except the user's own entry (`isMe`). A conversation known only from messages someone sent the user,
+    /// donated with their sender (as apps donate a received message), is theirs too: a photo of them raises it;
+    /// and the user's own identifier raises none (it raised every conversation whose recipients listed the user).
     public var participants: [Person] {
-        guard let sender, sender.isMe != true else { return recipients }
-        return recipients + [sender]
+        var people = recipients.filter { $0.isMe != true }
+        if let sender, sender.isMe != true { people.append(sender) }
+        return people
     }
 
     /// Whether it says what its conversation looks like: a group name, a picture, or a recipient other than the
@@ -73,10 +75,11 @@ public struct SendMessageIntent: Sendable, Hashable {
     /// The recipients other than the user who name someone, each once (the first of those with one `identity`),
     /// in their order.
     static func otherPeople(in recipients: [Person]) -> [Person] {
-        var seen: Set<String> = []
+        // Byte for byte, as every identifier is compared: `café` composed and decomposed are two people.
+        var seen: Set<[UInt8]> = []
         return recipients.filter { person in
             guard person.isMe != true, let identity = person.identity else { return false }
-            return seen.insert(identity).inserted
+            return seen.insert(Array(identity.utf8)).inserted
         }
     }
 }

@@ -143,7 +143,8 @@ public struct RankingEngine: Sendable {
         let relative = ranked.logScore == top ? 1 : LogSpace.value(ranked.logScore - top)
         return Suggestion(
             rank: rank, conversationIdentifier: ranked.conversationIdentifier,
-            speakableGroupName: intent?.speakableGroupName, recipients: intent?.recipients ?? [],
+            // A blank name is none, in the JSON as in the title.
+            speakableGroupName: Suggestion.nonEmpty(intent?.speakableGroupName), recipients: intent?.recipients ?? [],
             image: Suggestion.nonEmpty(intent?.image)
                 ?? intent?.recipients.lazy.compactMap({ $0.isMe == true ? nil : Suggestion.nonEmpty($0.image) }).first,
             conversationImage: intent?.image,
