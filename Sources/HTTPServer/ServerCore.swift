@@ -284,7 +284,7 @@ final class ServerCore: Sendable {
             return .refused(
                 .error(
                     status: .badRequest, code: "invalid_target",
-                    message: "the request target holds a byte 0; percent-encode names (and %00 is refused too)"))
+                    message: "the request line holds a byte 0; percent-encode names (and %00 is refused too)"))
         }
         guard let target = context.target else {
             return .refused(
@@ -686,7 +686,7 @@ final class RequestContext {
     /// The target as sent, or `nil` when it is not UTF-8.
     let target: String?
     /// Where the target starts in MHD's buffer of the connection, and its length as a C string, for
-    /// `targetWasCut(version:)`.
+    /// `lineWasCut(method:version:)`.
     private let targetStart: UnsafeRawPointer?
     private let targetLength: Int
     var headersSeen = false
@@ -819,18 +819,14 @@ private func skipMHDQueryParsing(_ uri: UnsafePointer<CChar>) {
     }
 }
 
-/// Whether the byte 0 at `end` is the end of the target: `HTTP/d.d` and a 0 follow it.
+/// Whether the byte 0 at `end` is the end of the target: `HTTP/d.d` and a 0 follow it. Asked at least once a
+/// request (where its target ends), so without an allocation.
 private func versionFollows(_ end: UnsafeMutableRawPointer) -> Bool {
-    let expected: [UInt8?] = Array("HTTP/".utf8) + [nil, UInt8(ascii: "."), nil, 0]
-    for (offset, want) in expected.enumerated() {
-        let got = end.load(fromByteOffset: offset + 1, as: UInt8.self)
-        if let want {
-            guard got == want else { return false }
-        } else {
-            guard (0x30...0x39).contains(got) else { return false }
-        }
-    }
-    return true
+    func byte(_ offset: Int) -> UInt8 { end.load(fromByteOffset: offset, as: UInt8.self) }
+    func isDigit(_ value: UInt8) -> Bool { value >= 0x30 && value <= 0x39 }
+    return byte(1) == UInt8(ascii: "H") && byte(2) == UInt8(ascii: "T") && byte(3) == UInt8(ascii: "T")
+        && byte(4) == UInt8(ascii: "P") && byte(5) == UInt8(ascii: "/") && isDigit(byte(6))
+        && byte(7) == UInt8(ascii: ".") && isDigit(byte(8)) && byte(9) == 0
 }
 
 /// MHD's access handler.
