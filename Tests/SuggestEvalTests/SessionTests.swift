@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+    import Glibc
+#endif
 import SuggestCore
 import SuggestTestSupport
 import Testing
@@ -186,6 +189,7 @@ import Testing
     @Test func theSessionReadsFilesAsEvaluateDoes() throws {
         let history = RandomHistory.make(seed: 9, count: 300)
         let path = try TemporaryFile.create(history.map(\.jsonLine).joined(separator: "\n") + "\n")
+        defer { unlink(path) }
         let session = try EvalSession(policies: [.default, .android], pairs: [.init(policy: 0, baseline: 1)])
         try session.consumeJSONLines(from: .file(path))
         #expect(session.results == (try Evaluator.evaluate(history, policies: [.default, .android])))
