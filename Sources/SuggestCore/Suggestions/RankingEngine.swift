@@ -144,9 +144,9 @@ public struct RankingEngine: Sendable {
         return Suggestion(
             rank: rank, conversationIdentifier: ranked.conversationIdentifier,
             // A blank name is none, in the JSON as in the title.
-            speakableGroupName: Suggestion.nonEmpty(intent?.speakableGroupName), recipients: intent?.recipients ?? [],
-            image: Suggestion.nonEmpty(intent?.image)
-                ?? intent?.recipients.lazy.compactMap({ $0.isMe == true ? nil : Suggestion.nonEmpty($0.image) }).first,
+            speakableGroupName: intent?.speakableGroupName.unlessBlank, recipients: intent?.recipients ?? [],
+            image: intent?.image.unlessBlank
+                ?? intent?.recipients.lazy.compactMap({ $0.isMe == true ? nil : $0.image.unlessBlank }).first,
             conversationImage: intent?.image,
             serviceName: ranked.serviceName, isGroup: ranked.state.isGroup, lastDate: ranked.lastDate,
             score: relative.isNaN ? 0 : relative,

@@ -101,12 +101,12 @@ public struct Suggestion: Sendable, Equatable {
     public var people: [Person] { SendMessageIntent.otherPeople(in: recipients) }
 
     /// Whether the conversation has a group name that is not blank (the title then is that name).
-    public var hasGroupName: Bool { Self.nonEmpty(speakableGroupName) != nil }
+    public var hasGroupName: Bool { speakableGroupName.unlessBlank != nil }
 
     /// The name a person reads for the conversation: its group name, else its recipients other than the user (each
     /// by its first non-empty name, identifier or handle), else its identifier.
     public var title: String {
-        if let name = Self.nonEmpty(speakableGroupName) { return name }
+        if let name = speakableGroupName.unlessBlank { return name }
         // The user's own entry (`isMe`) is nobody the message goes to: "Me, Ana" read as a group with Ana; and a
         // person given twice is read once.
         let others = SendMessageIntent.otherPeople(in: recipients)
@@ -116,15 +116,12 @@ public struct Suggestion: Sendable, Equatable {
         var title = ""
         for person in named {
             if !title.isEmpty { title += ", " }
-            title += Self.nonEmpty(person.displayName) ?? Self.nonEmpty(person.customIdentifier)
-                ?? Self.nonEmpty(person.personHandle?.value) ?? Self.nonEmpty(person.contactIdentifier) ?? "?"
+            title += person.displayName.unlessBlank ?? person.customIdentifier.unlessBlank
+                ?? person.personHandle?.value.unlessBlank ?? person.contactIdentifier.unlessBlank ?? "?"
         }
         return title
     }
 
-    /// A donated string, or `nil` for one that is empty or only spaces: such a name or picture is none (an empty
-    /// image hid the recipient's, and an empty display name gave an empty title).
-    static func nonEmpty(_ text: String?) -> String? { text.unlessBlank }
 }
 
 /// The top suggestions of one account at one moment: what `suggest list --json` prints.
