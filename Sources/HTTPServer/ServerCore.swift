@@ -616,12 +616,22 @@ final class ServerCore: Sendable {
         _ = withUnsafeMutablePointer(to: &counts) { pointer in
             MHD_get_connection_values_n(connection, .HEADER_KIND, countFramingField, pointer)
         }
-        // `Transfer-Encoding : chunked` (a space before the colon) reached the handler as a field MHD never framed
-        // by, so its chunks were read as the next request: RFC 9112, 5.1, says to refuse such a request.
-        if let name = counts.malformedName {
+        // MHD 0.9.75 joins a folded line to the field's *name*: `Content-Length: 24` then ` 0` became a field
+        // `Content-Length0`, the body was read as the next request (a `DELETE` smuggled in it ran), and a folded
+        // `Authorization` put the key into the name, which the message below showed. RFC 9112, 5.2: refuse.
+        if counts.folded {
             return (
                 "invalid_header",
-                "the header field name \(name) holds a character a field name may not have (a space before the colon?)"
+                "a header field is folded onto a line that begins with a space or a tab; send each field on one line"
+            )
+        }
+        // `Transfer-Encoding : chunked` (a space before the colon) reached the handler as a field MHD never framed
+        // by, so its chunks were read as the next request: RFC 9112, 5.1, says to refuse such a request. The name
+        // is not shown: a malformed one may hold a key.
+        if counts.malformedName {
+            return (
+                "invalid_header",
+                "a header field name holds a character a field name may not have (a space before the colon?)"
             )
         }
         let code = "ambiguous_length"
@@ -905,8 +915,25 @@ func mhdLog(_ closure: UnsafeMutableRawPointer?, _ format: UnsafePointer<CChar>?
 private struct FramingFields {
     var contentLengths = 0
     var transferEncodings = 0
-    /// The first field name with a byte a name may not hold (RFC 9110's `tchar`), as MHD passed it.
-    var malformedName: String?
+    /// Whether a field name has a byte a name may not hold (RFC 9110's `tchar`), as MHD passed it.
+    var malformedName = false
+    /// Whether a field's line is followed by a line that continues it (`isFolded`).
+    var folded = false
+}
+
+/// Whether the line after a field's value begins with a space or a tab: an obsolete line folding (RFC 9112, 5.2).
+/// MHD 0.9.75 reads the head in place in the connection's buffer and keeps the lines there: it ends each line with
+/// a NUL where its CR was and another where its LF was (one alone for a bare LF), and a continuation line stays
+/// after the line it continues, where MHD copied it from. So the byte after the value's NUL, or after the second
+/// NUL, begins the next line; the head's blank line is NULs. (A head with bare LFs whose body begins with a space
+/// reads as folded after its last field, and is refused: no client of ours sends bare LFs.)
+private func isFolded(value: UnsafePointer<CChar>, size: Int) -> Bool {
+    let end = UnsafeRawPointer(value) + size
+    let isBlank = { (byte: UInt8) in byte == 32 || byte == 9 }
+    guard end.load(as: UInt8.self) == 0 else { return false }
+    let next = end.load(fromByteOffset: 1, as: UInt8.self)
+    if isBlank(next) { return true }
+    return next == 0 && isBlank(end.load(fromByteOffset: 2, as: UInt8.self))
 }
 
 /// MHD's iterator over a request's head fields, counting the framing ones into a `FramingFields`.
@@ -917,11 +944,8 @@ private func countFramingField(
     guard let counts, let key else { return .YES }
     let fields = counts.assumingMemoryBound(to: FramingFields.self)
     let name = UnsafeRawBufferPointer(start: key, count: keySize)
-    if fields.pointee.malformedName == nil, name.isEmpty || !name.allSatisfy(HTTPToken.allows) {
-        // Printable ASCII and spaces as they are, anything else (a control byte, a terminal escape) as `?`.
-        let shown = name.prefix(40).map { (0x20...0x7E).contains($0) ? $0 : UInt8(ascii: "?") }
-        fields.pointee.malformedName = "'" + String(decoding: shown, as: UTF8.self) + "'"
-    }
+    if name.isEmpty || !name.allSatisfy(HTTPToken.allows) { fields.pointee.malformedName = true }
+    if let value, isFolded(value: value, size: valueSize) { fields.pointee.folded = true }
     if keySize == 14 && strncasecmp(key, "Content-Length", 14) == 0 {
         fields.pointee.contentLengths += 1
     } else if keySize == 17 && strncasecmp(key, "Transfer-Encoding", 17) == 0 {

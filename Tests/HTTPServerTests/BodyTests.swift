@@ -53,6 +53,40 @@ import Testing
         }
     }
 
+    /// A field folded onto a second line (RFC 9112, 5.2) is refused, wherever it is: MHD 0.9.75 joined the
+    /// continuation to the field's name, so `Content-Length: 24` then ` 0` framed no body and the body ran as the
+    /// next request, and a folded key was shown back in the error about the name.
+    @Test(arguments: [
+        "Content-Length: 24\r\n 0\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n",
+        "Content-Length:\r\n 24\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n",
+        "Content-Length: 3\r\nTransfer-Encoding:\r\n chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+        "Authorization:\r\n Bearer SECRETKEY0123456789\r\n\r\n",
+        "Authorization:\r\n\tSECRETKEY0123456789\r\nX-After: 1\r\n\r\n",
+        "X-A: 1\r\n\t2\r\nX-B: 3\r\n\r\n",
+        "X-A: 1\n 2\n\n",
+    ])
+    func aFoldedFieldIsRefused(head: String) throws {
+        try withServer(handler: echoHandler) { server in
+            let connection = try TestConnection.connected(port: server.address.port, timeout: 5)
+            let response = try connection.exchange("POST /t HTTP/1.1\r\nHost: x\r\n" + head)
+            #expect(response.status == 400, "\(response)")
+            #expect(response.text.contains(#""code":"invalid_header""#) && response.text.contains("folded"), "\(response)")
+            #expect(!response.text.contains("SECRET"), "\(response)")
+            #expect(response.header("Connection")?.lowercased() == "close")
+        }
+    }
+
+    /// What the fold's check reads after a value: a body, or another field, that begins with a space is no fold.
+    @Test func aBodyThatBeginsWithASpaceIsNoFold() throws {
+        try withServer(handler: echoHandler) { server in
+            let connection = try TestConnection.connected(port: server.address.port, timeout: 5)
+            for head in ["Content-Length: 4\r\n", "Content-Length: 4\r\nX-Empty:\r\n", "X-Empty:\r\nContent-Length: 4\r\n"] {
+                let response = try connection.exchange("POST /t HTTP/1.1\r\nHost: x\r\n" + head + "\r\n abc")
+                #expect(echoed("body", in: response) == ["4 \(fnv1a(Array(" abc".utf8)))"], "\(head): \(response)")
+            }
+        }
+    }
+
     @Test func aChunkedBodyArrivesWhole() throws {
         var generator = SeededRandom(seed: 0xC4C4)
         let body = randomBytes(200_000, seed: 0xC4C5)
