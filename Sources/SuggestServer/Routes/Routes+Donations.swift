@@ -113,16 +113,16 @@ extension Routes {
     static let exportDonations: Router.Endpoint = { call in
         let account = try call.account()
         try checkQuery(call.request, allowed: [])
-        // HEAD has no body: no export is made for it (its head is GET's: HTTPServer sends an empty streamed body).
-        if call.request.method == .head {
-            return HTTPResponse(status: .ok, headers: ["Content-Type": "application/x-ndjson"], streamedBody: .empty())
-        }
         // Sent in chunks: over HTTP/1.0 the close ends the body, and an export cut off would look complete.
         guard call.request.version != .http10 else {
             throw APIError(
                 .httpVersionNotSupported, "http_version_not_supported",
                 "an export is sent in chunks as it is read; ask with HTTP/1.1 (over HTTP/1.0 an export cut off "
                     + "could not be told from a complete one)")
+        }
+        // HEAD has no body: no export is made for it (its head is GET's: HTTPServer sends an empty streamed body).
+        if call.request.method == .head {
+            return HTTPResponse(status: .ok, headers: ["Content-Type": "application/x-ndjson"], streamedBody: .empty())
         }
         return HTTPResponse(
             status: .ok, headers: ["Content-Type": "application/x-ndjson"],
