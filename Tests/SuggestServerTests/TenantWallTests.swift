@@ -172,6 +172,40 @@ import Testing
         #expect(export.status == 0 && export.output.contains(#""conversationIdentifier":"c""#), "\(export)")
     }
 
+    /// One tenant's clients that ask for exports and never read hold at most half of `--max-exports`: they held
+    /// every one (each until `--export-time-limit`, ten minutes by default), and every other tenant's export was
+    /// 503 `busy` meanwhile (a probe).
+    @Test func oneTenantsExportsLeaveTheOthersRoom() throws {
+        let scratch = try TemporaryDirectory("tenants")
+        let keys = try Self.keysFile(scratch, [("acme", Self.acme), ("other", Self.other)])
+        let server = try ServeProcess(
+            ["--store", scratch("store"), "--keys", keys, "--max-exports", "2"], scratch: scratch.path)
+        var client = server.client
+        client.timeout = 30
+        // About 8 MB of JSON Lines: more than the sockets' buffers hold for a client that reads nothing.
+        var lines = ""
+        for index in 0..<40_000 {
+            lines += ServerRoutesTests.donation("e\(index)", "c\(index % 500)", ago: 50_000 - index) + "\n"
+        }
+        let batch = try client.send(
+            "POST", "/v1/accounts/a/donations", json: lines, contentType: "application/x-ndjson",
+            headers: Self.bearer(Self.acme))
+        #expect(batch.status == 201, "\(batch)")
+        let small = try client.send(
+            "POST", "/v1/accounts/b/donations", json: ServerRoutesTests.donation("b1", "c", ago: 5),
+            headers: Self.bearer(Self.other))
+        #expect(small.status == 201, "\(small)")
+        let holder = try RawHTTPConnection(port: server.port)
+        try holder.send("GET /v1/accounts/a/donations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(Self.acme)\r\n\r\n")
+        try #require(holder.peek(within: 30).hasPrefix("HTTP/1.1 200"))
+        let second = try client.request("GET", "/v1/accounts/a/donations", headers: Self.bearer(Self.acme))
+        #expect(second.status == 503 && second.text.contains("to this tenant") && second.header("Retry-After") == "1", "\(second)")
+        let others = try client.request("GET", "/v1/accounts/b/donations", headers: Self.bearer(Self.other))
+        #expect(others.status == 200 && others.text.contains(#""b1""#), "\(others)")
+        holder.close()
+        server.stop()
+    }
+
     @Test func aKeysFileOthersCanReadIsRefused() throws {
         let scratch = try TemporaryDirectory("tenants")
         let keys = try Self.keysFile(scratch, [("acme", Self.acme)], mode: 0o644)

@@ -10,6 +10,8 @@ import Synchronization
 final class Exports: Sendable {
     /// Exports being sent now.
     private let sending = Atomic<Int>(0)
+    /// Exports being sent now for each tenant, under keys.
+    private let sendingFor = Mutex<[String: Int]>([:])
     private let limit: Int
     private let timeLimitSeconds: Int
 
@@ -23,20 +25,19 @@ final class Exports: Sendable {
 
     /// The account's export as JSON Lines, its first lines made already (a store that fails at once is answered
     /// with its error status).
-    /// - Throws: `APIError` 503 `busy` when `limit` exports are being sent; the store's errors.
+    /// The most exports one tenant may be sent at once under keys: half of them, so that one tenant's clients
+    /// that ask and never read (each holds its room until `--export-time-limit`) leave the others room.
+    var tenantLimit: Int { max(1, limit / 2) }
+
+    /// - Throws: `APIError` 503 `busy` when `limit` exports are being sent, or `tenantLimit` for the account's
+    ///   tenant; the store's errors.
     func body(of account: TenantAccount, pool: StorePool) throws -> StreamedBody {
-        guard sending.add(1, ordering: .relaxed).newValue <= limit else {
-            sending.subtract(1, ordering: .relaxed)
-            throw APIError(
-                .serviceUnavailable, "busy",
-                "the server is sending as many exports as it may at once (\(limit)); ask again in a moment",
-                headers: ["Retry-After": "1"])
-        }
+        try take(for: account.tenant)
         let cursor: any DonationCursor
         do {
             cursor = try pool.openConnection().openDonationCursor(account: account.storeAccount)
         } catch {
-            sending.subtract(1, ordering: .relaxed)
+            give(for: account.tenant)
             throw error
         }
         let body = StreamedBody(
@@ -51,7 +52,7 @@ final class Exports: Sendable {
             },
             end: { [self] in
                 cursor.close()
-                sending.subtract(1, ordering: .relaxed)
+                give(for: account.tenant)
             })
         try body.start()
         // The read is let go of at the limit, by a timer: the lines made already, several megabytes in the sockets'
@@ -61,5 +62,38 @@ final class Exports: Sendable {
             body?.cutOff("the export took longer than its limit of \(seconds) seconds (--export-time-limit)")
         }
         return body
+    }
+
+    /// Takes a room for an export of `tenant`'s.
+    private func take(for tenant: String?) throws(APIError) {
+        guard sending.add(1, ordering: .relaxed).newValue <= limit else {
+            sending.subtract(1, ordering: .relaxed)
+            throw Self.busy("the server is sending as many exports as it may at once (\(limit))")
+        }
+        guard let tenant else { return }
+        let taken = sendingFor.withLock { counts in
+            guard counts[tenant, default: 0] < tenantLimit else { return false }
+            counts[tenant, default: 0] += 1
+            return true
+        }
+        guard taken else {
+            sending.subtract(1, ordering: .relaxed)
+            throw Self.busy("the server is sending as many exports to this tenant as it may at once (\(tenantLimit))")
+        }
+    }
+
+    /// Gives back the room `take(for:)` took.
+    private func give(for tenant: String?) {
+        if let tenant {
+            sendingFor.withLock { counts in
+                let left = counts[tenant, default: 1] - 1
+                counts[tenant] = left > 0 ? left : nil
+            }
+        }
+        sending.subtract(1, ordering: .relaxed)
+    }
+
+    private static func busy(_ why: String) -> APIError {
+        APIError(.serviceUnavailable, "busy", why + "; ask again in a moment", headers: ["Retry-After": "1"])
     }
 }
