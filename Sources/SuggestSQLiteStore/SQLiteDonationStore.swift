@@ -136,6 +136,7 @@ public final class SQLiteDonationStore: DonationStore {
                 try store.prepare()
                 // The connection's file, noted now: a store deleted under it is refused by its reads too.
                 try database.checkFileInPlace()
+                location.alignLogModes()
                 // A deletion that could not cut the log left the scrub owed: whoever opens the store next settles
                 // it, if no other connection is using the log at this moment (else a later one does).
                 if database.owesLogScrub { _ = try? store.truncateLogIfIdle() }

@@ -125,6 +125,29 @@ public struct StoreLocation: Sendable, Equatable {
         return fstat(descriptor, &info) == 0 ? info.st_ino : nil
     }
 
+    /// Gives the database file's log and index (`-wal`, `-shm`) the database file's mode, where they are this
+    /// process's and have another. SQLite gives them that mode when it makes them, but they stay between commands:
+    /// a store shared with a group afterwards (its database file made 0660) kept a log of 0600, and the group's
+    /// first command failed ("not readable and writable by this user").
+    func alignLogModes() {
+        var database = stat()
+        guard stat(databasePath, &database) == 0 else { return }
+        let mode = database.st_mode & 0o777
+        for path in [databasePath + "-wal", databasePath + "-shm"] {
+            // Opened without following a link, then changed through the descriptor: a link planted in the
+            // directory cannot have another file's mode changed.
+            let descriptor = system_open_creating(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0)
+            guard descriptor >= 0 else { continue }
+            var info = stat()
+            if fstat(descriptor, &info) == 0, system_is_regular_file(info.st_mode) != 0,
+                info.st_uid == geteuid(), info.st_mode & 0o777 != mode
+            {
+                _ = fchmod(descriptor, mode)
+            }
+            close(descriptor)
+        }
+    }
+
     /// Refuses to open a store that is not there, for commands that only read (or remove) what a store holds: reading
     /// a missing store is not a reason to create an empty one (a mistyped `--store` would leave a stray directory
     /// behind and show an empty list as if it were the truth).

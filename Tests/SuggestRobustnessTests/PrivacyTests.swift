@@ -95,6 +95,21 @@ import Testing
         }
     }
 
+    /// A store shared with a group afterwards, as docs/storage.md says, by the database file's mode: its log and
+    /// index, which stay between commands, kept 0600, and the group's first command failed (a probe).
+    @Test func theLogAndIndexFollowTheDatabaseFilesMode() throws {
+        let fixture = try StoreFixture("privacy-group")
+        try fixture.succeed(["donate", "--conversation", "c-1"])
+        let database = fixture.store + "/suggest.sqlite"
+        var info = stat()
+        try #require(stat(database + "-wal", &info) == 0 && info.st_mode & 0o777 == 0o600)
+        #expect(chmod(database, 0o660) == 0)
+        try fixture.succeed(["list"])
+        for file in [database, database + "-wal", database + "-shm"] {
+            #expect(stat(file, &info) == 0 && info.st_mode & 0o777 == 0o660, "\(file) is \(String(info.st_mode & 0o777, radix: 8))")
+        }
+    }
+
     /// The store's own small files are never written through a link planted in their place: the deletion reserve
     /// followed one, and filled the file it named with 8 MiB (found by a probe).
     @Test func aLinkInThePlaceOfTheReserveIsNotFollowed() throws {
