@@ -504,4 +504,19 @@ import Testing
                 == "imported 0 donations, 1 not kept: older than the store keeps donations (90 days; 'suggest config --max-age-days 0' keeps everything)\n"
         )
     }
+
+    /// Standard input that cannot be read (closed by the caller) is a failure, 1, whichever command reads it:
+    /// `eval` and `convert` said 64, as for a file the command line named, where `import` said 1.
+    @Test func aClosedStandardInputIsAFailureForEveryCommandThatReadsIt() throws {
+        let directory = try TemporaryDirectory("closed-input")
+        let store = directory.path + "/store"
+        for arguments in [
+            ["import", "-", "--store", store], ["donate", "--json", "--store", store],
+            ["share", "--json", "--store", store], ["eval", "-"], ["convert", "collegemsg", "-"],
+        ] {
+            let outcome = try Suggest.run(
+                arguments, scratch: directory.path, wrapper: ["/bin/sh", "-c", "exec \"$0\" \"$@\" <&-"])
+            #expect(outcome.status == 1 && outcome.error.contains("cannot read standard input"), "\(arguments): \(outcome)")
+        }
+    }
 }
