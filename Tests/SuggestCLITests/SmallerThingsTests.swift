@@ -408,6 +408,21 @@ import Testing
         #expect(list.standardOutput.contains(#""isGroup":false"#) && !list.standardOutput.contains("serviceName"))
     }
 
+    /// `donate`'s flags give an empty picture or name as none, as they give an empty service or group name: `--image ''`
+    /// and `--recipient u-1=` were exported as `"image":""` and `"displayName":""` (a probe).
+    @Test func emptyValuesOfDonateFlagsAreNone() throws {
+        #expect(
+            suggest(
+                "donate", "--conversation", "u-1", "--identifier", "d-1", "--date", "2026-11-29T18:03:00Z",
+                "--image", "", "--recipient", "u-1=", "--sender", "u-2="
+            ).status == 0)
+        #expect(
+            suggest("export").standardOutput
+                == #"{"account":"default","identifier":"d-1","date":"2026-11-29T18:03:00Z","direction":"outgoing","#
+                + #""intent":{"conversationIdentifier":"u-1","sender":{"customIdentifier":"u-2"},"#
+                + #""recipients":[{"customIdentifier":"u-1"}]}}"# + "\n")
+    }
+
     /// The help describes the policy in use: its channels by name and half-life, not "two half-lives".
     @Test func helpDescribesTheChannelsOfThePolicy() {
         // Read as one paragraph: the help is wrapped at spaces.
