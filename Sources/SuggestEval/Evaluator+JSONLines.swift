@@ -4,6 +4,10 @@ import SuggestCore
 
 extension Evaluator {
     /// Reads one line of donation JSON Lines. Blank lines are allowed and give `nil`.
+    ///
+    /// The date is taken as a store records it (`Timestamp.atExportPrecision`, the microsecond near today), so that
+    /// the replay breaks ties as `list` does on the store the file was imported into: two dates apart by less
+    /// than a microsecond were two moments here and one there.
     /// - Throws: `InputError` located at `line`: invalid JSON, or a donation the contract rejects.
     /// - Complexity: O(n) in the length of the line.
     static func interaction(jsonLine bytes: UnsafeBufferPointer<UInt8>, line: Int) throws(InputError)
@@ -11,7 +15,9 @@ extension Evaluator {
     {
         guard !LineStream.isBlank(bytes) else { return nil }
         do {
-            return try Interaction(jsonBytes: bytes)
+            var interaction = try Interaction(jsonBytes: bytes)
+            interaction.date = interaction.date.atExportPrecision
+            return interaction
         } catch {
             throw error.at(line: line)
         }

@@ -3,6 +3,7 @@
 #endif
 import SuggestCore
 import SuggestEval
+import SuggestTestSupport
 import Testing
 
 @Suite struct EvaluatorTests {
@@ -52,6 +53,25 @@ import Testing
         // Before "target": B and b (date 10; "B" < "b" byte-wise) and a (date 5).
         #expect(try evaluator.consume(Self.donation("me", "target", 20, .outgoing)) == .ranked(rank: 4, covered: true))
         #expect(try evaluator.consume(Self.donation("me", "b", 21, .outgoing)) == .ranked(rank: 3, covered: true))
+    }
+
+    /// A file's dates are taken as a store records them, to the microsecond: two donations a tenth of a
+    /// microsecond apart tie, and the tie is broken by identifier as `list` breaks it on the store the file was
+    /// imported into (the replay took the later one first, a probe).
+    @Test func datesAreTakenAsAStoreRecordsThem() throws {
+        let directory = try TemporaryDirectory("eval-precision")
+        let path = directory.path + "/ties.jsonl"
+        try writeFile(
+            path,
+            """
+            {"date":"2026-12-01T00:00:00.0000004Z","direction":"incoming","intent":{"conversationIdentifier":"b"}}
+            {"date":"2026-12-01T00:00:00.0000001Z","direction":"incoming","intent":{"conversationIdentifier":"a"}}
+            {"date":"2026-12-01T00:01:00Z","direction":"outgoing","intent":{"conversationIdentifier":"b"}}
+
+            """)
+        let evaluator = try Evaluator(policy: .recency)
+        try evaluator.consumeJSONLines(from: .file(path))
+        #expect(evaluator.result.evaluated == 1 && evaluator.result.mrr == 0.5)
     }
 
     @Test func repeatedIdentifiersAreSkippedPerAccount() throws {
