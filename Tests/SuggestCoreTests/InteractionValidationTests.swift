@@ -104,6 +104,8 @@ import Testing
         for (date, message) in [
             (#""0000-12-31T23:59:59Z""#, #""0000-12-31T23:59:59Z" is outside the years 0001 to 9999"#),
             ("1e17", "1e+17 is outside the years 0001 to 9999"),
+            // Before the year 0001: no hint (as milliseconds it was "1968-…", which no clock meant).
+            ("-62135596801", "-62135596801 is outside the years 0001 to 9999"),
             (
                 "1796474224000",
                 "1796474224000 is outside the years 0001 to 9999; as milliseconds it would be 2026-12-05T12:37:04Z: "
