@@ -21,6 +21,11 @@ enum Import: Command {
 
         Ctrl-C (or SIGTERM) stops an import and records nothing of it (exit 130, or 143); one that comes after the
         last donation was written finds the import recorded whole, and says so.
+
+        In a store directory an import is one transaction: other processes' writes (an app's donate, a share's
+        --send) wait until it commits, and fail after 30 s ("stayed locked by another process"). Import a large
+        history (a million donations take several seconds) in parts, or while nothing else writes; from a pipe
+        the import holds the store while the pipe waits, so save a slow producer's output to a file first.
         """
 
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
