@@ -32,6 +32,13 @@ static inline int system_open(const char *path, int flags) { return open(path, f
 /// `open(2)` with a mode for the file it creates.
 static inline int system_open_creating(const char *path, int flags, mode_t mode) { return open(path, flags, mode); }
 
+/// `chmod(2)` of `path` itself, never of what a symbolic link there names (`fchmodat(2)` with
+/// `AT_SYMLINK_NOFOLLOW`, which glibc does through a descriptor that holds no lock: closing any other descriptor of a
+/// file drops every POSIX lock the process holds on it, SQLite's included). -1 with `ENOTSUP` where it cannot.
+static inline int system_change_mode_not_following(const char *path, mode_t mode) {
+    return fchmodat(AT_FDCWD, path, mode, AT_SYMLINK_NOFOLLOW);
+}
+
 /// A duplicate of `fd` numbered `minimum` or the lowest free number above it, closed on exec (`fcntl(2)`'s
 /// `F_DUPFD_CLOEXEC`: Swift cannot call the variadic C function).
 static inline int system_duplicate_at_least(int fd, int minimum) { return fcntl(fd, F_DUPFD_CLOEXEC, minimum); }

@@ -126,25 +126,24 @@ public struct StoreLocation: Sendable, Equatable {
     }
 
     /// Gives the database file's log and index (`-wal`, `-shm`) the database file's mode, where they are this
-    /// process's and have another. SQLite gives them that mode when it makes them, but they stay between commands:
-    /// a store shared with a group afterwards (its database file made 0660) kept a log of 0600, and the group's
-    /// first command failed ("not readable and writable by this user").
+    /// process's, of the database file's group, and have another mode. SQLite gives them that mode when it makes
+    /// them, but they stay between commands: a store shared with a group afterwards (its database file made 0660)
+    /// kept a log of 0600, and the group's first command failed ("not readable and writable by this user").
+    ///
+    /// Neither file is opened: closing a descriptor of a file drops every POSIX lock the process holds on it, and
+    /// SQLite's connections in this process hold theirs on the index (a first version that opened it had other
+    /// processes take the index for unused and reset it under them: `locking protocol` errors and SIGBUS). A link
+    /// planted in the directory is not followed, and a file with another link is left alone.
     func alignLogModes() {
         var database = stat()
         guard stat(databasePath, &database) == 0 else { return }
         let mode = database.st_mode & 0o777
         for path in [databasePath + "-wal", databasePath + "-shm"] {
-            // Opened without following a link, then changed through the descriptor: a link planted in the
-            // directory cannot have another file's mode changed.
-            let descriptor = system_open_creating(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0)
-            guard descriptor >= 0 else { continue }
             var info = stat()
-            if fstat(descriptor, &info) == 0, system_is_regular_file(info.st_mode) != 0,
-                info.st_uid == geteuid(), info.st_mode & 0o777 != mode
-            {
-                _ = fchmod(descriptor, mode)
-            }
-            close(descriptor)
+            guard lstat(path, &info) == 0, system_is_regular_file(info.st_mode) != 0, info.st_nlink == 1,
+                info.st_uid == geteuid(), info.st_gid == database.st_gid, info.st_mode & 0o777 != mode
+            else { continue }
+            _ = system_change_mode_not_following(path, mode)
         }
     }
 
