@@ -917,23 +917,28 @@ private struct FramingFields {
     var transferEncodings = 0
     /// Whether a field name has a byte a name may not hold (RFC 9110's `tchar`), as MHD passed it.
     var malformedName = false
-    /// Whether a field's line is followed by a line that continues it (`isFolded`).
+    /// Whether a field was folded onto a next line (`valueFollowsName`).
     var folded = false
 }
 
-/// Whether the line after a field's value begins with a space or a tab: an obsolete line folding (RFC 9112, 5.2).
-/// MHD 0.9.75 reads the head in place in the connection's buffer and keeps the lines there: it ends each line with
-/// a NUL where its CR was and another where its LF was (one alone for a bare LF), and a continuation line stays
-/// after the line it continues, where MHD copied it from. So the byte after the value's NUL, or after the second
-/// NUL, begins the next line; the head's blank line is NULs. (A head with bare LFs whose body begins with a space
-/// reads as folded after its last field, and is refused: no client of ours sends bare LFs.)
-private func isFolded(value: UnsafePointer<CChar>, size: Int) -> Bool {
-    let end = UnsafeRawPointer(value) + size
-    let isBlank = { (byte: UInt8) in byte == 32 || byte == 9 }
-    guard end.load(as: UInt8.self) == 0 else { return false }
-    let next = end.load(fromByteOffset: 1, as: UInt8.self)
-    if isBlank(next) { return true }
-    return next == 0 && isBlank(end.load(fromByteOffset: 2, as: UInt8.self))
+/// Whether a field's value follows its name on the line MHD read them from: the name, the NUL MHD wrote over the
+/// colon, only spaces or tabs, then the value. MHD 0.9.75 reads the head in place in the connection's buffer and
+/// keeps the lines there; it joins a line that begins with a space or a tab (an obsolete line folding, RFC 9112,
+/// 5.2) to the *name* of the field before it, in a block of its own, so a folded field's name no longer sits before
+/// its value. (Looking past the value instead missed a fold behind a NUL in the value, which MHD ends the value at,
+/// and took a body after bare LFs for a fold.)
+private func valueFollowsName(key: UnsafePointer<CChar>, keySize: Int, value: UnsafePointer<CChar>) -> Bool {
+    let colon = UnsafeRawPointer(key) + keySize
+    let start = UnsafeRawPointer(value)
+    // Beyond a head's largest size the two are in different blocks, whatever lies between them.
+    guard start > colon, start - colon <= 16 << 20, colon.load(as: UInt8.self) == 0 else { return false }
+    var byte = colon + 1
+    while byte < start {
+        let next = byte.load(as: UInt8.self)
+        guard next == 32 || next == 9 else { return false }
+        byte += 1
+    }
+    return true
 }
 
 /// MHD's iterator over a request's head fields, counting the framing ones into a `FramingFields`.
@@ -945,7 +950,7 @@ private func countFramingField(
     let fields = counts.assumingMemoryBound(to: FramingFields.self)
     let name = UnsafeRawBufferPointer(start: key, count: keySize)
     if name.isEmpty || !name.allSatisfy(HTTPToken.allows) { fields.pointee.malformedName = true }
-    if let value, isFolded(value: value, size: valueSize) { fields.pointee.folded = true }
+    if let value, !valueFollowsName(key: key, keySize: keySize, value: value) { fields.pointee.folded = true }
     if keySize == 14 && strncasecmp(key, "Content-Length", 14) == 0 {
         fields.pointee.contentLengths += 1
     } else if keySize == 17 && strncasecmp(key, "Transfer-Encoding", 17) == 0 {

@@ -64,6 +64,10 @@ import Testing
         "Authorization:\r\n\tSECRETKEY0123456789\r\nX-After: 1\r\n\r\n",
         "X-A: 1\r\n\t2\r\nX-B: 3\r\n\r\n",
         "X-A: 1\n 2\n\n",
+        // A NUL in the value, which MHD ends the value at: the fold behind it was missed (a review).
+        "Content-Length: 24\u{0}\r\n 0\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n",
+        "Content-Length: 24\u{0}\u{0}x\r\n 0\r\n\r\nGET /smuggled HTTP/1.1\r\n\r\n",
+        "X-A: 1\r\n 2\r\n 3\r\n\r\n",
     ])
     func aFoldedFieldIsRefused(head: String) throws {
         try withServer(handler: echoHandler) { server in
@@ -80,10 +84,17 @@ import Testing
     @Test func aBodyThatBeginsWithASpaceIsNoFold() throws {
         try withServer(handler: echoHandler) { server in
             let connection = try TestConnection.connected(port: server.address.port, timeout: 5)
-            for head in ["Content-Length: 4\r\n", "Content-Length: 4\r\nX-Empty:\r\n", "X-Empty:\r\nContent-Length: 4\r\n"] {
+            for head in [
+                "Content-Length: 4\r\n", "Content-Length: 4\r\nX-Empty:\r\n", "X-Empty:\r\nContent-Length: 4\r\n",
+                "X-Spaced: \t  a  \r\nContent-Length: 4\r\n",
+            ] {
                 let response = try connection.exchange("POST /t HTTP/1.1\r\nHost: x\r\n" + head + "\r\n abc")
                 #expect(echoed("body", in: response) == ["4 \(fnv1a(Array(" abc".utf8)))"], "\(head): \(response)")
             }
+            // Bare LFs, which MHD takes, and a body that begins with a space (the first check took it for a fold).
+            let bare = try TestConnection.connected(port: server.address.port, timeout: 5)
+            let response = try bare.exchange("POST /t HTTP/1.1\nHost: x\nContent-Length: 4\n\n abc")
+            #expect(echoed("body", in: response) == ["4 \(fnv1a(Array(" abc".utf8)))"], "\(response)")
         }
     }
 
