@@ -9,15 +9,6 @@ extension RedisDonationStore {
         return retention
     }
 
-    /// Throws when a donation could not be recorded now: the settings cannot be read, or the masters, asked again
-    /// whatever the last check's age, no longer keep the promise of durability (a master set to evict keys, or left
-    /// without a replica while it fsyncs lazily): what a server's readiness asks. Writes would be refused as
-    /// `misconfigured` until then, so a server that answered ready kept taking donations it could only refuse.
-    public func checkHealth() throws {
-        _ = try retention()
-        try checkDurabilityAgain()
-    }
-
     @discardableResult
     public func setRetention(_ retention: Retention, now: Timestamp) throws -> DeletionReport {
         try retention.validate()
