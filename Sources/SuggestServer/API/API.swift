@@ -41,6 +41,11 @@ final class API: Sendable {
 
     var hasKeys: Bool { keys.withLock { $0 != nil } }
 
+    /// How many tenants the keys open now (1 without keys).
+    var tenantCount: Int {
+        keys.withLock { ring in ring.map { Set($0.entries.map(\.tenant)).count } ?? 1 }
+    }
+
     func replaceKeys(_ ring: KeyRing) { keys.withLock { $0 = ring } }
 
     var readiness: Readiness {

@@ -25,14 +25,16 @@ final class Exports: Sendable {
 
     /// The account's export as JSON Lines, its first lines made already (a store that fails at once is answered
     /// with its error status).
-    /// The most exports one tenant may be sent at once under keys: half of them, so that one tenant's clients
-    /// that ask and never read (each holds its room until `--export-time-limit`) leave the others room.
-    var tenantLimit: Int { max(1, limit / 2) }
+    /// The most exports one tenant may be sent at once when the keys open `tenants` tenants: half of them when
+    /// there are several, so that one tenant's clients that ask and never read (each holds its room until
+    /// `--export-time-limit`) leave the others room; all of them for a single tenant.
+    func tenantLimit(tenants: Int) -> Int { tenants > 1 ? max(1, limit / 2) : limit }
 
+    /// - Parameter tenants: how many tenants the keys open now (`tenantLimit`).
     /// - Throws: `APIError` 503 `busy` when `limit` exports are being sent, or `tenantLimit` for the account's
     ///   tenant; the store's errors.
-    func body(of account: TenantAccount, pool: StorePool) throws -> StreamedBody {
-        try take(for: account.tenant)
+    func body(of account: TenantAccount, tenants: Int, pool: StorePool) throws -> StreamedBody {
+        try take(for: account.tenant, limit: tenantLimit(tenants: tenants))
         let cursor: any DonationCursor
         do {
             cursor = try pool.openConnection().openDonationCursor(account: account.storeAccount)
@@ -64,8 +66,8 @@ final class Exports: Sendable {
         return body
     }
 
-    /// Takes a room for an export of `tenant`'s.
-    private func take(for tenant: String?) throws(APIError) {
+    /// Takes a room for an export of `tenant`'s, who may have `tenantLimit` at once.
+    private func take(for tenant: String?, limit tenantLimit: Int) throws(APIError) {
         guard sending.add(1, ordering: .relaxed).newValue <= limit else {
             sending.subtract(1, ordering: .relaxed)
             throw Self.busy("the server is sending as many exports as it may at once (\(limit))")
@@ -78,7 +80,9 @@ final class Exports: Sendable {
         }
         guard taken else {
             sending.subtract(1, ordering: .relaxed)
-            throw Self.busy("the server is sending as many exports to this tenant as it may at once (\(tenantLimit))")
+            throw Self.busy(
+                "the server is sending as many exports to this tenant as it may at once (\(tenantLimit), half of "
+                    + "--max-exports while the keys open several tenants)")
         }
     }
 

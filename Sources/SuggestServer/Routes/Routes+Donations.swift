@@ -126,7 +126,7 @@ extension Routes {
         }
         return HTTPResponse(
             status: .ok, headers: ["Content-Type": "application/x-ndjson"],
-            streamedBody: try call.api.exports.body(of: account, pool: call.api.pool))
+            streamedBody: try call.api.exports.body(of: account, tenants: call.api.tenantCount, pool: call.api.pool))
     }
 
     /// `DELETE /v1/accounts/{account}/donations?before=DATE`.
