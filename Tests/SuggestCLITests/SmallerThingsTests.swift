@@ -393,17 +393,18 @@ import Testing
         #expect(result.status == 64 && result.standardError == "suggest \(command): \(option) must not be empty\n")
     }
 
-    /// An empty group identifier, service or group name in a donation is none: what the empty values above could
+    /// An empty group identifier, service, group name, picture or display name in a donation is none: what the empty values above could
     /// never name is not stored under that name (it could never be listed or deleted by it), and an empty group
     /// name does not make a conversation a group.
     @Test func emptyOptionalNamesInADonationAreNone() throws {
         let line = #"{"identifier":"d-1","groupIdentifier":"","date":"2026-11-29T18:03:00Z","direction":"outgoing","#
-            + #""intent":{"conversationIdentifier":"u-1","speakableGroupName":"","serviceName":""}}"#
+            + #""intent":{"conversationIdentifier":"u-1","speakableGroupName":"","serviceName":"","image":"","#
+            + #""recipients":[{"customIdentifier":"u-1","displayName":"","image":""}]}}"#
         #expect(suggest("import", "-", input: line + "\n").status == 0)
         #expect(
             suggest("export").standardOutput
                 == #"{"account":"default","identifier":"d-1","date":"2026-11-29T18:03:00Z","direction":"outgoing","#
-                + #""intent":{"conversationIdentifier":"u-1"}}"# + "\n")
+                + #""intent":{"conversationIdentifier":"u-1","recipients":[{"customIdentifier":"u-1"}]}}"# + "\n")
         let list = suggest("list", "--json", "--at", "2026-11-30T00:00:00Z")
         #expect(list.standardOutput.contains(#""isGroup":false"#) && !list.standardOutput.contains("serviceName"))
     }

@@ -91,7 +91,7 @@ enum Donate: Command {
             recipients: try arguments.values("--recipient").map { text throws(CommandError) in
                 try person(text, option: "--recipient")
             },
-            image: arguments.value("--image").flatMap { $0.isEmpty ? nil : $0 },
+            image: arguments.value("--image"),
             contentTypes: arguments.values("--content-type"))
         // Flags go through the same validation as JSON: one set of rules for every way in.
         var writer = JSONWriter()
@@ -102,8 +102,7 @@ enum Donate: Command {
         return try writer.bytes.withUnsafeBufferPointer { bytes throws(InputError) in try Interaction(jsonBytes: bytes) }
     }
 
-    /// `ID=Display Name` or `ID`; `ID=` has no name, as an empty `--service` or `--group-name` is none (it was
-    /// stored as a name of "").
+    /// `ID=Display Name` or `ID` (`ID=` has no name: an empty one is none).
     /// An empty identifier is refused: `=Juan` named a person by nothing, and was stored so.
     static func person(_ text: String, option: String) throws(CommandError) -> Person {
         let equals = text.firstIndex(of: "=")
@@ -111,7 +110,7 @@ enum Donate: Command {
         guard !identifier.isEmpty else {
             throw CommandError.usage("\(option) '\(text.prefix(60))' has no identifier; write ID or ID=NAME")
         }
-        let name = equals.map { String(text[text.index(after: $0)...]) }
-        return Person(customIdentifier: identifier, displayName: name?.isEmpty == true ? nil : name)
+        return Person(
+            customIdentifier: identifier, displayName: equals.map { String(text[text.index(after: $0)...]) })
     }
 }

@@ -32,28 +32,32 @@ public struct Person: Sendable, Hashable {
     /// The app's own identifier of the person, the usual key for preselection.
     public var customIdentifier: String?
     /// The name to show for the person (`INPerson.displayName`); a suggestion without a group name is titled with
-    /// its recipients' names.
-    public var displayName: String?
+    /// its recipients' names. Never empty: an empty name is none (`nil`), as an intent's group name is.
+    public var displayName: String? {
+        didSet { displayName = displayName.noneIfEmpty }
+    }
     /// How to reach the person (`INPerson.personHandle`); its value, when not empty, is one of the `matchKeys`.
     public var personHandle: Handle?
     /// The identifier of the person in the system's contacts.
     public var contactIdentifier: String?
-    /// A reference to the person's picture.
-    public var image: String?
+    /// A reference to the person's picture; never empty (an empty one is none).
+    public var image: String? {
+        didSet { image = image.noneIfEmpty }
+    }
     /// Whether this person is the user of the device.
     public var isMe: Bool?
 
     /// A person; every field is optional, as in a donation, and nothing is checked (the donation reader applies the
-    /// contract's limits).
+    /// contract's limits) but for an empty name or picture, taken as none.
     public init(
         customIdentifier: String? = nil, displayName: String? = nil, personHandle: Handle? = nil,
         contactIdentifier: String? = nil, image: String? = nil, isMe: Bool? = nil
     ) {
         self.customIdentifier = customIdentifier
-        self.displayName = displayName
+        self.displayName = displayName.noneIfEmpty
         self.personHandle = personHandle
         self.contactIdentifier = contactIdentifier
-        self.image = image
+        self.image = image.noneIfEmpty
         self.isMe = isMe
     }
 

@@ -21,12 +21,15 @@ public struct SendMessageIntent: Sendable, Hashable {
     /// The people of the conversation (`INSendMessageIntent.recipients`), whose `matchKeys` a ranking context's
     /// people match; more than one makes the conversation a group.
     public var recipients: [Person]
-    /// A reference to the conversation's picture (shown before each recipient's own).
-    public var image: String?
+    /// A reference to the conversation's picture (shown before each recipient's own). Never empty: an empty one is
+    /// none (`nil`), as an empty group name is.
+    public var image: String? {
+        didSet { image = image.noneIfEmpty }
+    }
     /// The uniform type identifiers of what was sent, such as `public.jpeg`.
     public var contentTypes: [String]
 
-    /// An intent, as given but for an empty group name or service, taken as none: nothing is checked here
+    /// An intent, as given but for an empty group name, service or picture, taken as none: nothing is checked here
     /// (`init(json:path:)` applies the contract's rules).
     public init(
         conversationIdentifier: String, speakableGroupName: String? = nil, serviceName: String? = nil,
@@ -37,7 +40,7 @@ public struct SendMessageIntent: Sendable, Hashable {
         self.serviceName = serviceName.noneIfEmpty
         self.sender = sender
         self.recipients = recipients
-        self.image = image
+        self.image = image.noneIfEmpty
         self.contentTypes = contentTypes
     }
 
