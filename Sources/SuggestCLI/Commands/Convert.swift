@@ -40,7 +40,7 @@ enum Convert: Command {
             default: throw CommandError.usage("unknown format '\(format.prefix(40))'; use collegemsg or enron")
             }
         } catch let error as FileError {
-            throw CommandError(error)
+            throw CommandError(error, readingStandardInput: format == "collegemsg" && path == "-")
         } catch let error as ConversionError {
             throw CommandError.usage(error.description)
         }

@@ -80,7 +80,7 @@ enum Eval: Command {
             session = try EvalSession(policies: policies, pairs: pairs, cutoffs: cutoffs, depth: depth)
             try session.consumeJSONLines(from: source)
         } catch let error as FileError {
-            throw CommandError(error)
+            throw CommandError(error, readingStandardInput: path == "-")
         }
         let results = session.results
         // Figures of 0 said as what they are: no send could be ranked (an empty history, one of incoming
@@ -141,10 +141,10 @@ enum Eval: Command {
 }
 
 extension CommandError {
-    /// A file that cannot be read: bad usage (64) when the command named it, a failure (1) when it is standard
-    /// input, which the command's caller gave (closed, or failing), as `import`, `donate --json` and `share --json`
-    /// report it (`eval - <&-` exited 64 where `import - <&-` exited 1).
-    init(_ error: FileError) {
-        self = error.path == "standard input" ? .failure(error.description) : .usage(error.description)
+    /// An input that cannot be read: bad usage (64) when the command line named it, a failure (1) when it is
+    /// standard input, which the command's caller gave (closed, or failing), as `import`, `donate --json` and
+    /// `share --json` report it (`eval - <&-` exited 64 where `import - <&-` exited 1).
+    init(_ error: FileError, readingStandardInput: Bool) {
+        self = readingStandardInput ? .failure(error.description) : .usage(error.description)
     }
 }
