@@ -154,8 +154,21 @@ extension SQLiteDonationStore {
                 }
             }
             var started = false
+            // Other processes' writers wait for the lock while the import goes on (`Database.beginWriting()`): it
+            // says so about every second.
+            var given = 0
+            var saidAt = ContinuousClock.now
+            var said = false
+            defer { if said { database.noteImportEnded() } }
             return try database.write {
-                try recordPrepared(options, cutoff: cutoff, progress: progress, interruption: interruption) {
+                database.noteImportGoesOn()
+                said = true
+                return try recordPrepared(options, cutoff: cutoff, progress: progress, interruption: interruption) {
+                    given += 1
+                    if given & 1023 == 0, ContinuousClock.now - saidAt >= .seconds(1) {
+                        database.noteImportGoesOn()
+                        saidAt = .now
+                    }
                     guard started else {
                         started = true
                         return first.take()

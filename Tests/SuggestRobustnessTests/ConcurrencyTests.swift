@@ -1,6 +1,8 @@
+import Dispatch
 import SuggestCore
 import SuggestSQLiteStore
 import SuggestTestSupport
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -153,6 +155,65 @@ import Testing
         #expect(waited, "donate gave up while the lock was held: \(outcome)")
         #expect(outcome.status == 0, "\(outcome)")
         #expect(try StoreCheck.identifiers(store: fixture.store) == ["d-1"])
+    }
+
+    /// An import is one transaction, and one of millions of donations holds the lock for longer than the busy
+    /// timeout: a writer beside it waits on while the import goes on, and gives up once it stands still, saying what
+    /// held the lock (a probe: an app's donations failed after 30 s beside a 12M import, and beside one whose pipe
+    /// paused). Here the waiter's timeout is 0.2 s, and this test's own connection plays the import.
+    @Test func aWriterWaitsForAnImportThatGoesOn() throws {
+        let fixture = try StoreFixture("import-goes-on")
+        try fixture.succeed(["donate", "--conversation", "c-0"])
+        let path = fixture.store + "/suggest.sqlite"
+        let holder = try Database(path: path)
+        nonisolated(unsafe) let waiter = try Database(path: path, busyTimeout: 200)
+        let finished = Mutex<(Bool, String)?>(nil)
+        func startWriting() {
+            DispatchQueue.global().async {
+                let outcome: (Bool, String)
+                do {
+                    try waiter.write {}
+                    outcome = (true, "")
+                } catch let error as SQLiteError {
+                    outcome = (false, StoreError.from(error, path: path).message)
+                } catch {
+                    outcome = (false, "\(error)")
+                }
+                finished.withLock { $0 = outcome }
+            }
+        }
+        func waitForTheWriter() -> (Bool, String)? {
+            for _ in 0..<200 {
+                if let outcome = finished.withLock({ $0 }) { return outcome }
+                sleepSeconds(0.05)
+            }
+            return nil
+        }
+        try holder.execute("BEGIN IMMEDIATE")
+        holder.noteImportGoesOn()
+        startWriting()
+        for _ in 0..<15 {
+            sleepSeconds(0.1)
+            holder.noteImportGoesOn()
+        }
+        #expect(finished.withLock { $0 } == nil, "the writer gave up while the import went on")
+        try holder.execute("COMMIT")
+        holder.noteImportEnded()
+        let waited = waitForTheWriter()
+        #expect(waited?.0 == true, "\(String(describing: waited))")
+        // An import that stands still (a minute without going on): the writer gives up at its timeout, and says so.
+        finished.withLock { $0 = nil }
+        try holder.execute("BEGIN IMMEDIATE")
+        holder.noteImportGoesOn()
+        var times = [timespec(tv_sec: time(nil) - 60, tv_nsec: 0), timespec(tv_sec: time(nil) - 60, tv_nsec: 0)]
+        #expect(utimensat(AT_FDCWD, path + "-import", &times, 0) == 0)
+        startWriting()
+        let refused = waitForTheWriter()
+        try holder.execute("ROLLBACK")
+        holder.noteImportEnded()
+        #expect(refused?.0 == false && refused?.1.contains("stayed locked by an import") == true, "\(String(describing: refused))")
+        let said = refused?.1 ?? ""
+        #expect(said.contains("has not gone on for 60 s") || said.contains("has not gone on for 61 s"), "\(said)")
     }
 
     /// Regression: eight `donate` processes racing to create a new store used to fail with "stayed locked by

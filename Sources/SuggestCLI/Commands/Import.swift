@@ -23,9 +23,10 @@ enum Import: Command {
         last donation was written finds the import recorded whole, and says so.
 
         In a store directory an import is one transaction: other processes' writes (an app's donate, a share's
-        --send) wait until it commits, and fail after 30 s ("stayed locked by another process"). Import a large
-        history (a million donations take several seconds) in parts, or while nothing else writes; from a pipe
-        the import holds the store while the pipe waits, so save a slow producer's output to a file first.
+        --send) wait until it commits, however long it goes on (a million donations take several seconds). From
+        a pipe, the import holds the store while the pipe waits too: a writer waits 30 s for it, and once the
+        import has stood still for 10 s of that, it gives up ("stayed locked by an import ... is it waiting for
+        its input?"). Save a slow producer's output to a file first.
         """
 
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {

@@ -21,8 +21,13 @@ package final class Database {
     package let path: String
     private var statements: [String: Statement] = [:]
 
-    /// How long a connection waits for another process's write lock before it reports "busy".
+    /// How long a connection waits for another process's write lock before it reports "busy" (or waits again, while
+    /// that process is an import that goes on: `beginWriting()`).
     package static let busyTimeoutMilliseconds: Int32 = 30_000
+    /// This connection's busy timeout: `busyTimeoutMilliseconds` but in tests.
+    private let busyTimeout: Int32
+    /// Whether this connection waits for locks now (`withoutWaiting(_:)` says not).
+    private var waitsForLocks = true
 
     /// The lock this process's writers of this database take before SQLite's (`write(_:)`).
     private lazy var writeGate: WriteGate = WriteGate.forDatabase(at: path)
@@ -36,7 +41,10 @@ package final class Database {
     }()
 
     /// Opens (and creates, unless `readOnly`) the database at `path`.
-    package init(path: String, readOnly: Bool = false) throws(SQLiteError) {
+    /// - Parameter busyTimeout: how long to wait for another process's lock, in milliseconds.
+    package init(
+        path: String, readOnly: Bool = false, busyTimeout: Int32 = Database.busyTimeoutMilliseconds
+    ) throws(SQLiteError) {
         _ = Database.libraryConfigured
         var handle: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
@@ -49,8 +57,9 @@ package final class Database {
         }
         self.handle = handle
         self.path = path
+        self.busyTimeout = busyTimeout
         sqlite3_extended_result_codes(handle, 1)
-        sqlite3_busy_timeout(handle, Database.busyTimeoutMilliseconds)
+        sqlite3_busy_timeout(handle, busyTimeout)
     }
 
     deinit {
@@ -97,7 +106,7 @@ package final class Database {
         while true {
             do {
                 return try execute("PRAGMA journal_mode = WAL")
-            } catch where error.primaryCode == SQLITE_BUSY && waited < Database.busyTimeoutMilliseconds {
+            } catch where error.primaryCode == SQLITE_BUSY && waited < busyTimeout {
                 usleep(UInt32(pauseMilliseconds) * 1000)
                 waited += pauseMilliseconds
             }
@@ -160,7 +169,7 @@ package final class Database {
         // a body that reads first (a store of an older schema, read without migrating, lacks what the writer
         // reads) failed on that read with SQL text instead of saying the store is read-only.
         if isReadOnly { throw SQLiteError(code: SQLITE_READONLY, message: "attempt to write a readonly database") }
-        try execute("BEGIN IMMEDIATE")
+        try beginWriting()
         do {
             let result = try body()
             try checkFileInPlace()
@@ -171,6 +180,28 @@ package final class Database {
             throw error
         }
     }
+
+    /// `BEGIN IMMEDIATE`, waiting the busy timeout for another process's write lock, and again for as long as that
+    /// process is an import that goes on (`WriteGate.importGoesOn`): an import is one transaction, and one of
+    /// millions of donations holds the lock for longer than the timeout, so an app's donations beside it failed
+    /// ("stayed locked by another process"). An import that stops going on (its input waits) is waited for no
+    /// longer: the busy error then says what held the lock.
+    private func beginWriting() throws(SQLiteError) {
+        while true {
+            do {
+                return try execute("BEGIN IMMEDIATE")
+            } catch where error.primaryCode == SQLITE_BUSY && waitsForLocks && writeGate.importGoesOn {
+                continue
+            }
+        }
+    }
+
+    /// Notes that this connection's import goes on, for the writers of other processes that wait for it
+    /// (`beginWriting()`): about every second of an import's transaction.
+    package func noteImportGoesOn() { writeGate.noteImportGoesOn() }
+
+    /// Notes that this connection's import has ended.
+    package func noteImportEnded() { writeGate.noteImportEnded() }
 
     /// Throws when the database file this connection writes to is no longer the one its path names (deleted,
     /// renamed or replaced since it was opened): what it commits would be acknowledged, then lost with the file.
@@ -272,7 +303,7 @@ package final class Database {
     /// In place, the log is cut all the same while a deletion's scrub of it is owed (`owesLogScrub`): the frames a
     /// restart leaves in the file may hold what was deleted.
     package func startLogOverAfterCommits(reaching pages: Int, inPlace: Bool) {
-        let setting = LogRestartSetting(pages: max(1, pages), inPlace: inPlace, gate: writeGate)
+        let setting = LogRestartSetting(pages: max(1, pages), inPlace: inPlace, gate: writeGate, busyTimeout: busyTimeout)
         logRestartSetting = setting
         // A C function: what it needs travels in its context pointer, kept alive by this connection.
         let hook: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32 = {
@@ -285,7 +316,7 @@ package final class Database {
             sqlite3_busy_timeout(handle, 0)
             let code = sqlite3_wal_checkpoint_v2(
                 handle, name, cutting ? SQLITE_CHECKPOINT_TRUNCATE : SQLITE_CHECKPOINT_RESTART, nil, nil)
-            sqlite3_busy_timeout(handle, Database.busyTimeoutMilliseconds)
+            sqlite3_busy_timeout(handle, setting.busyTimeout)
             if cutting && code == SQLITE_OK { setting.gate.settleLogScrub() }
             return SQLITE_OK
         }
@@ -374,7 +405,11 @@ package final class Database {
     /// Runs `body` with no busy timeout: a lock another connection holds fails it at once instead of waiting.
     package func withoutWaiting<T>(_ body: () throws -> T) rethrows -> T {
         sqlite3_busy_timeout(handle, 0)
-        defer { sqlite3_busy_timeout(handle, Database.busyTimeoutMilliseconds) }
+        waitsForLocks = false
+        defer {
+            sqlite3_busy_timeout(handle, busyTimeout)
+            waitsForLocks = true
+        }
         return try body()
     }
 
@@ -415,7 +450,36 @@ final class WriteGate: Sendable {
     private init(path: String) {
         scrubMarker = path + "-scrub"
         rewriteMarker = path + "-rewrite"
+        importMarker = path + "-import"
     }
+
+    /// A file beside the database (`suggest.sqlite-import`) whose time an import moves on about every second of its
+    /// transaction, and removes at its end: what a writer of another process waiting for the lock reads
+    /// (`Database.beginWriting()`).
+    private let importMarker: String
+
+    /// How long an import waited for may have stood still: a writer waits on while the marker is younger.
+    static let importStandstill = 10.0
+
+    /// Moves the marker's time on, making it if it is missing (never through a link).
+    func noteImportGoesOn() {
+        if utimensat(AT_FDCWD, importMarker, nil, AT_SYMLINK_NOFOLLOW) != 0 { Self.makeMarker(importMarker) }
+    }
+
+    func noteImportEnded() { unlink(importMarker) }
+
+    /// How many seconds ago an import last went on, by the marker's time; `nil` without a marker.
+    var secondsSinceImportWentOn: Double? {
+        var info = stat()
+        guard lstat(importMarker, &info) == 0 else { return nil }
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Double(now.tv_sec - info.st_mtim.tv_sec) + Double(now.tv_nsec - info.st_mtim.tv_nsec) / 1e9
+    }
+
+    /// Whether an import of some process went on within `importStandstill` (a marker dated ahead, by a clock set
+    /// back since, counts only as near).
+    var importGoesOn: Bool { secondsSinceImportWentOn.map { abs($0) < Self.importStandstill } ?? false }
 
     /// The gate of the database at `path` (as the connection names it).
     static func forDatabase(at path: String) -> WriteGate {
@@ -500,11 +564,13 @@ private final class LogRestartSetting {
     let pages: Int
     let inPlace: Bool
     let gate: WriteGate
+    let busyTimeout: Int32
 
-    init(pages: Int, inPlace: Bool, gate: WriteGate) {
+    init(pages: Int, inPlace: Bool, gate: WriteGate, busyTimeout: Int32) {
         self.pages = pages
         self.inPlace = inPlace
         self.gate = gate
+        self.busyTimeout = busyTimeout
     }
 }
 

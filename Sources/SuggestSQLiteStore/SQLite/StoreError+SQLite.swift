@@ -3,7 +3,7 @@ import SuggestCore
 
 extension StoreError {
     /// Translates a SQLite failure at `path` into words a person can act on.
-    static func from(_ error: SQLiteError, path: String) -> StoreError {
+    package static func from(_ error: SQLiteError, path: String) -> StoreError {
         switch error.primaryCode {
         case 26, 11:  // SQLITE_NOTADB, SQLITE_CORRUPT
             return StoreError(.notAStore, "\(path) is not a suggest store or is damaged (\(error.message))")
@@ -15,6 +15,18 @@ extension StoreError {
         case 13:  // SQLITE_FULL
             return StoreError(.diskFull, "the disk holding \(path) is full; nothing was changed; free some space and retry")
         case 5, 6:  // SQLITE_BUSY, SQLITE_LOCKED
+            // An import is waited for while it goes on; one that stood still longer than that is most likely
+            // waiting for its input (a pipe whose writer paused), with the lock held all the while. (A marker of
+            // hours ago is an import killed before it could remove it.)
+            if let seconds = WriteGate.forDatabase(at: path).secondsSinceImportWentOn, seconds >= 0, seconds < 3_600 {
+                let standing =
+                    seconds < WriteGate.importStandstill
+                    ? "" : ", which has not gone on for \(Int(seconds.rounded())) s (is it waiting for its input?)"
+                return StoreError(
+                    .busy,
+                    "the store at \(path) stayed locked by an import in another process\(standing); retry when it has "
+                        + "ended")
+            }
             return StoreError(.busy, "the store at \(path) stayed locked by another process; retry in a moment")
         case 14:  // SQLITE_CANTOPEN
             // Out of file descriptors is this moment's trouble, not the store's: a server at its limit of open files
