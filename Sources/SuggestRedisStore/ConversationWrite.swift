@@ -34,7 +34,10 @@ struct StoredConversation {
 /// append-only files).
 struct ScriptBuilder {
     private(set) var keys: [String]
-    private var keyIndex: [String: Int] = [:]
+    /// Each key's place in `keys`, by its bytes: as `String`s, two canonically equivalent spellings of a name
+    /// (`café` composed and decomposed) were one key, and one write put a group, a service or a person under the
+    /// other spelling's key (its deletion then found nothing, and left the other's bytes).
+    private var keyIndex: [[UInt8]: Int] = [:]
     /// The operations in order: a kind, a key's index, and its arguments (all of its elements').
     private var operations: [Operation] = []
     /// The place in `operations` of each key's last operation.
@@ -57,7 +60,7 @@ struct ScriptBuilder {
     /// change that runs leaves a new stamp in its `sv` key.
     init(_ keys: RedisKeys) {
         self.keys = [keys.identifiers, keys.stateStamp]
-        keyIndex = [keys.identifiers: 1, keys.stateStamp: 2]
+        keyIndex = [Array(keys.identifiers.utf8): 1, Array(keys.stateStamp.utf8): 2]
     }
 
     /// Checks, before the change, that the hash at `key` still has `version` (0: no hash yet) and, when
@@ -83,9 +86,10 @@ struct ScriptBuilder {
     var checkCount: Int { checks.count }
 
     private mutating func index(_ key: String) -> Int {
-        if let known = keyIndex[key] { return known }
+        let bytes = Array(key.utf8)
+        if let known = keyIndex[bytes] { return known }
         keys.append(key)
-        keyIndex[key] = keys.count
+        keyIndex[bytes] = keys.count
         return keys.count
     }
 

@@ -58,6 +58,12 @@ import Testing
         #expect(try client.send(RedisCommand("HGET", key: "sg:settings", "ranking.recompute")).isNull)
     }
 
+    @Test func redisKeepsEquivalentSpellingsApartInOneWrite() throws {
+        let cluster = try Self.emptyCluster()
+        let (reference, candidate) = try StoreConformance.keepingEverything(try RedisDonationStore.open(url: cluster.url))
+        try StoreConformance.keepsEquivalentSpellingsApartInOneWrite(reference: reference, candidate: candidate)
+    }
+
     @Test func redisFindsAPersonAmongTheSenders() throws {
         let cluster = try Self.emptyCluster()
         let (reference, candidate) = try StoreConformance.keepingEverything(try RedisDonationStore.open(url: cluster.url))

@@ -48,10 +48,11 @@ public struct RankingContext: Sendable, Hashable {
         tree.contentKinds(of: contentTypes)
     }
 
-    /// The distinct people keys, in a stable order.
+    /// The distinct people keys, in a stable order; told apart by their bytes, as the stores match them (a set of
+    /// `String`s took `josé` composed and decomposed for one, and dropped the second).
     public var distinctPeople: [String] {
-        var seen: Set<String> = []
-        return people.filter { seen.insert($0).inserted }
+        var seen: Set<ByteKey> = []
+        return people.filter { seen.insert(ByteKey($0)).inserted }
     }
 
     /// What one query may ask for. Each bound keeps a query's cost independent of the history: a content kind or a

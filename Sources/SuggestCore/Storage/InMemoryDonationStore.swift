@@ -316,7 +316,9 @@ extension InMemoryDonationStore {
         private var latest: [SendMessageIntent?] = []
         private var shown: [ShownDonation] = []
         private var slots: [ByteKey: Int] = [:]
-        private var people: [String: [Int]] = [:]
+        /// By the people keys' bytes, as every store matches them: as `String`s, `josé` composed and decomposed were
+        /// one person, and the reference raised the other spelling's conversation (a probe of the Redis store).
+        private var people: [ByteKey: [Int]] = [:]
         private var weights = LearnedWeights.empty
 
         init(
@@ -325,7 +327,7 @@ extension InMemoryDonationStore {
         ) {
             let policy = ranking.base
             let learned = ranking.learnedPolicy
-            var peopleSeen: [Set<String>] = []
+            var peopleSeen: [Set<ByteKey>] = []
             for donation in donations {
                 let key = ByteKey(donation.conversationIdentifier)
                 let slot: Int
@@ -358,7 +360,7 @@ extension InMemoryDonationStore {
                     latest[slot] = intent
                 }
                 for person in donation.intent.participants {
-                    for match in person.matchKeys where peopleSeen[slot].insert(match).inserted {
+                    for match in person.matchKeys.map(ByteKey.init) where peopleSeen[slot].insert(match).inserted {
                         people[match, default: []].append(slot)
                     }
                 }
@@ -407,7 +409,7 @@ extension InMemoryDonationStore {
         }
 
         public func conversations(withPeople keys: [String]) -> [[ConversationHandle]] {
-            keys.map { key in (people[key] ?? []).map(handle) }
+            keys.map { key in (people[ByteKey(key)] ?? []).map(handle) }
         }
 
         public func conversation(identifiedBy conversationIdentifier: String) -> ConversationHandle? {
