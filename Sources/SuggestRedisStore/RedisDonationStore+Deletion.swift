@@ -63,7 +63,11 @@ extension RedisDonationStore {
             case .account: forgotPreferences = try forgetPreferences(keys)
             case .identifier, .groupIdentifier, .before: break
             }
-            if wholeAccount { try forgetAccountIfEmpty(keys) }
+            if wholeAccount {
+                try forgetAccountIfEmpty(keys)
+            } else if !report.removedConversations.isEmpty || forgotPreferences {
+                try forgetAccountIfNothingIsLeft(keys)
+            }
         } catch {
             failure = error
         }
@@ -130,6 +134,19 @@ extension RedisDonationStore {
             return
         }
         registeredAccounts.remove(Array(keys.account.utf8))
+    }
+
+    /// After a change that may have taken away an account's last conversation or preference (a deletion of less
+    /// than the whole account, an unblock): when nothing is left, the account is forgotten as a deletion of the
+    /// whole account forgets it (`forgetAccountIfEmpty`). Its name stayed in the list of accounts and two keys of
+    /// its own, and so in every node's files (a probe); the embedded store keeps nothing of such an account. Read
+    /// first, so that a change that leaves something costs one round trip more.
+    func forgetAccountIfNothingIsLeft(_ keys: RedisKeys) throws(StoreError) {
+        let lengths = try pipeline([
+            RedisCommand("HLEN", key: keys.conversationNumbers), RedisCommand("HLEN", key: keys.preferences),
+        ])
+        guard lengths.allSatisfy({ $0.integer == 0 }) else { return }
+        try forgetAccountIfEmpty(keys)
     }
 
     /// Deletes every account's keys (preferences included): an empty store, with its settings kept.

@@ -259,8 +259,12 @@ extension RedisDonationStore {
                 RedisCommand("HEXISTS", key: keys.conversationNumbers, conversation),
             ])
             // Not thrown: the preference changed, and an error would tell a retry otherwise. A user who may not
-            // rewrite leaves the rewrite owed (`files.rewrite`), as a node that is down does.
-            if left.allSatisfy({ $0.integer == 0 }) { _ = try? rewriteFiles() }
+            // rewrite leaves the rewrite owed (`files.rewrite`), as a node that is down does. The account goes
+            // too when that was all it had.
+            if left.allSatisfy({ $0.integer == 0 }) {
+                try? forgetAccountIfNothingIsLeft(keys)
+                _ = try? rewriteFiles()
+            }
         }
         return Int(reply.integer ?? 0)
     }

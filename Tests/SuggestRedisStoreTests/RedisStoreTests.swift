@@ -382,6 +382,27 @@ import Testing
         try Self.waitForRewrites(cluster)
         let named = try Self.filesHolding(account, in: cluster)
         #expect(named.isEmpty, "the deleted account's name is still in \(named)")
+
+        // An account left empty by a deletion of its last conversation, or by lifting its last preference: its
+        // name stayed in the list of accounts and two keys of its own, so in every node's files (a probe).
+        for (index, emptying) in ["conversation", "unblock", "reset"].enumerated() {
+            let emptied = "emptied-\(index)-\(secret)"
+            switch emptying {
+            case "conversation":
+                _ = try store.record(Self.donation("e-\(secret)", account: emptied, conversation: "c"))
+                _ = try store.delete(.conversation("c"), account: emptied)
+            case "unblock":
+                try store.setBlocked(true, conversation: "c", account: emptied)
+                try store.setBlocked(false, conversation: "c", account: emptied)
+            default:
+                _ = try store.suggestLess(conversation: "c", account: emptied)
+                try store.resetFeedback(conversation: "c", account: emptied)
+            }
+            #expect(try !store.accounts().contains(emptied), "\(emptying)")
+            try Self.waitForRewrites(cluster)
+            let holding = try Self.filesHolding(emptied, in: cluster)
+            #expect(holding.isEmpty, "\(emptying): the emptied account's name is still in \(holding)")
+        }
     }
 
     /// A node at its `maxmemory` refused every deletion, by conversation, identifier, date or account, and every
