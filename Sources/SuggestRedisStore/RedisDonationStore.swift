@@ -314,6 +314,7 @@ public final class RedisDonationStore: DonationStore {
         if ContinuousClock.now - durabilityCheckedAt > Self.durabilityRecheck { try checkDurabilityAgain() }
         guard replicasToWait > 0 else { return (try pipeline(commands), nil) }
         let outcome: RedisClusterClient.ReplicatedReplies
+        let started = ContinuousClock.now
         do {
             outcome = try client.pipeline(commands, waitingForReplicas: replicasToWait, timeout: Self.replicaTimeout)
         } catch {
@@ -326,7 +327,7 @@ public final class RedisDonationStore: DonationStore {
         } catch {
             return (outcome.replies, error)
         }
-        return (outcome.replies, replicasToWait == 0 ? nil : Self.unreplicated)
+        return (outcome.replies, replicasToWait == 0 ? nil : Self.unreplicated(after: .now - started))
     }
 
     /// Reads again how many replicas writes must wait for (`durabilityCheck`).
@@ -339,11 +340,16 @@ public final class RedisDonationStore: DonationStore {
     }
 
     /// The error for writes no replica confirmed in time.
-    static var unreplicated: StoreError {
-        StoreError(
+    /// - Parameter waited: how long the writes and their `WAIT` took: a `WAIT` ends before its timeout when its
+    ///   master stops being one (a `CLUSTER FAILOVER`), which the message said was a wait of the whole timeout.
+    static func unreplicated(after waited: Duration) -> StoreError {
+        let how =
+            waited < replicaTimeout
+            ? "before its master stopped waiting for one (a failover under way?)" : "within \(replicaTimeout)"
+        return StoreError(
             .unavailable,
-            "no replica of the Redis master confirmed the write within \(replicaTimeout); it may be lost in a "
-                + "failover, so it is not acknowledged")
+            "no replica of the Redis master confirmed the write \(how); it may be lost in a failover, so it is not "
+                + "acknowledged")
     }
 
     /// The store's error for a Redis failure.
