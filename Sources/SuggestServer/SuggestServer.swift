@@ -120,7 +120,13 @@ public enum SuggestServer {
                 let cutsOff = configuration.cutsOffRequestsAfterGrace
                 let abandoned = server.stop(
                     gracePeriod: .seconds(configuration.gracePeriodSeconds), leavingHandlersRunning: cutsOff)
-                log.event("stopped", counts: [("abandonedRequests", abandoned)])
+                // Waited for instead (a Redis Cluster's), they finished: counted as such, not as abandoned (a probe
+                // saw a batch answered 201 and counted abandoned).
+                log.event(
+                    "stopped",
+                    counts: cutsOff
+                        ? [("abandonedRequests", abandoned)]
+                        : [("abandonedRequests", 0), ("finishedPastGrace", abandoned)])
                 if abandoned > 0 && cutsOff {
                     // Their handlers run on past the grace (a store that stopped answering): the process ends now,
                     // and they with it, as `--grace` promises. None of their answers reached its client, so none was

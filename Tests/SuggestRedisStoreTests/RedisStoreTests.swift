@@ -405,6 +405,30 @@ import Testing
         }
     }
 
+    /// A request still running when `--grace` ends is waited for on a Redis Cluster (only its batch's own undo could
+    /// take it back): the `stopped` line counts it as finished past the grace, not as abandoned (a probe saw a batch
+    /// answered 201, and recorded whole, counted abandoned).
+    @Test func aBatchWaitedForPastTheGraceIsNotCountedAbandoned() throws {
+        let cluster = try LocalRedisCluster.shared("store-grace")
+        let scratch = try TemporaryDirectory("redis-grace")
+        let server = try ServeProcess(["--store", cluster.url, "--grace", "0"], scratch: scratch.path)
+        var body = ""
+        for index in 0..<30_000 {
+            var line = Self.donation("g-\(index)", account: "grace", conversation: "c-\(index % 300)")
+            line.account = "grace"
+            body += line.jsonLine + "\n"
+        }
+        let connection = try RawHTTPConnection(port: server.port)
+        try connection.send(
+            "POST /v1/accounts/grace/donations HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n" + body)
+        sleepSeconds(0.5)
+        let outcome = server.stop(timeout: 120)
+        #expect(connection.peek(within: 30).hasPrefix("HTTP/1.1 201"))
+        #expect(outcome.status == 0)
+        #expect(outcome.error.contains(#""event":"stopped","abandonedRequests":0,"finishedPastGrace":1}"#), "\(outcome.error.suffix(400))")
+    }
+
     /// A node at its `maxmemory` refused every deletion, by conversation, identifier, date or account, and every
     /// unblock, saying "delete data" (found by a probe): what takes away runs there now, the rest is refused as a
     /// full store. What a deletion leaves is exactly what it leaves below the limit.
