@@ -23,6 +23,16 @@ import Testing
             + "\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
     }
 
+    /// 40,000 donations as JSON Lines, about 8 MB: more than the sockets' buffers hold for a client that reads
+    /// nothing, so that an export of them cannot be made to the end while its client does not read.
+    static let exportLargerThanTheSocketsHold: String = {
+        var lines = ""
+        for index in 0..<40_000 {
+            lines += donation("e\(index)", "c\(index % 500)", ago: 50_000 - index) + "\n"
+        }
+        return lines
+    }()
+
     static func donation(_ id: String, _ conversation: String, ago: Int, direction: String = "outgoing", extra: String = "")
         -> String
     {
