@@ -153,8 +153,10 @@ extension RedisDonationStore {
             guard let reserved = try send(numbers).checkedArray(), reserved.count == pending.count + 1,
                 let last = reserved[0].integer
             else { throw StoreError.damaged("a reply of Redis to a reservation of numbers") }
-            if rounds == 1 && !registeredNow && last == Int64(total) {
-                // A sequence counter that was 0: the account was deleted since this store registered it.
+            if last == Int64(total) && !(rounds == 1 && registeredNow) {
+                // A sequence counter that was 0: the account was deleted, or forgotten once emptied, since this store
+                // registered it; in any round, since a deletion between two rounds (whose write then conflicted)
+                // forgets it too (a review).
                 _ = try write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)])
             }
             let conversationNumbers = reserved.dropFirst().map { $0.integer ?? 0 }
