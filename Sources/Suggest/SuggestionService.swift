@@ -27,9 +27,11 @@ import Synchronization
 ///
 /// Two things to plan for. A service runs one operation at a time: a query waits behind an import or an export
 /// of the same service (a second service on the same directory does not). And an import is one transaction: while
-/// it writes, the other process's writes wait, up to 30 s, then fail as `busy` (a share extension's send waited 10 s
-/// behind an import of 600,000 donations, and failed behind one of 2M): import a large history in batches
-/// (`importDonations` of some thousands at a time), or when the extension is not in use.
+/// it writes, the other process's writes wait for it, as long as it goes on (a share extension's send waited 10 s
+/// behind an import of 600,000 donations, and would wait a minute behind one of 10M, where the system may end the
+/// extension first); only an import that stands still, waiting for its input, is given up on after 30 s, as
+/// `busy`. Import a large history in batches (`importDonations` of some thousands at a time), or when the
+/// extension is not in use.
 public final class SuggestionService: Sendable {
     private let queue: DispatchQueue
     private let box: StoreBox

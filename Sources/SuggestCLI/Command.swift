@@ -272,7 +272,7 @@ public enum StoreOpening {
                 location, checkpoints: .everyPagesInPlace(serverCheckpointPages),
                 createIfMissing: creating && first == nil, pageCacheKiB: pageCacheKiB,
                 largeImportCacheKiB: serverPageCacheKiB, mirror: mirror, groupCommit: groupCommit,
-                pacingRewrites: .server)
+                pacingRewrites: .server, waitingOutImports: false)
             if let first {
                 try store.requireFile(first)
             } else {

@@ -161,7 +161,7 @@ extension SQLiteDonationStore {
             var said = false
             defer { if said { database.noteImportEnded() } }
             return try database.write {
-                database.noteImportGoesOn()
+                database.noteImportBegins()
                 said = true
                 return try recordPrepared(options, cutoff: cutoff, progress: progress, interruption: interruption) {
                     given += 1

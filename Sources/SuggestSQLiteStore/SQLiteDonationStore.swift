@@ -104,13 +104,15 @@ public final class SQLiteDonationStore: DonationStore {
     ///   - groupCommit: where a server's connections record donations, together, on one connection of its own
     ///     (`GroupCommitWriter`); `nil` records them on this connection. Deletions, feedback and upkeep always
     ///     write on this connection.
+    ///   - waitingOutImports: whether a write waits on, past the busy timeout, for another process's import that
+    ///     goes on (`Database.waitsOutImports`): a command does; a server, whose clients wait with it, does not.
     /// - Throws: `StoreError` for a path that is a file, a file that is not a suggest store, a store of a newer
     ///   schema, a read-only or full disk, a missing parent directory, or a missing store.
     public static func open(
         _ location: StoreLocation, ranking: StoreRanking = .default, types: UniformTypeTree = .standard,
         checkpoints: CheckpointPolicy = .onClose, createIfMissing: Bool = true, pageCacheKiB: Int = 2_000,
         largeImportCacheKiB: Int = 262_144, mirror: RankingMirror? = nil, groupCommit: GroupCommitWriter? = nil,
-        pacingRewrites: RewritePacing? = nil
+        pacingRewrites: RewritePacing? = nil, waitingOutImports: Bool = true
     ) throws(StoreError) -> SQLiteDonationStore {
         if createIfMissing { try location.createDirectory() } else { try location.checkExists() }
         try location.checkDatabasePath()
@@ -127,6 +129,7 @@ public final class SQLiteDonationStore: DonationStore {
         }
         do {
             let database = try Database(path: path)
+            database.waitsOutImports = waitingOutImports
             if checkpoints.pages != nil { try database.setCheckpointOnClose(false) }
             let store = SQLiteDonationStore(
                 location: location, ranking: ranking, types: types, checkpoints: checkpoints,

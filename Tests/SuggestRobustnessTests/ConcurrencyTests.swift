@@ -216,6 +216,66 @@ import Testing
         #expect(said.contains("has not gone on for 60 s") || said.contains("has not gone on for 61 s"), "\(said)")
     }
 
+    /// The marker is there while an import's transaction runs and gone when it ends, whether it ends recorded or
+    /// refused; one left by a process that is gone (killed, or ended by a signal before it could remove it) says
+    /// nothing: a writer gives up at its timeout, without blaming an import (a review found a Ctrl-C'd import blamed
+    /// a minute later); a server's connection never waits on (a review: a POST waited 42 s with its client).
+    @Test func anImportsMarkerLivesAsLongAsItsTransaction() throws {
+        let fixture = try StoreFixture("import-marker")
+        try fixture.keepEverything()
+        let store = try SQLiteDonationStore.open(StoreLocation(directory: fixture.store))
+        let marker = fixture.store + "/suggest.sqlite-import"
+        let donations = Donations.make(count: 3, prefix: "m", conversations: 2, seed: 5)
+        for refusing in [false, true] {
+            var given = 0
+            var seen = false
+            func next() throws -> NumberedDonation? {
+                given += 1
+                if given == 2 {
+                    seen = access(marker, F_OK) == 0
+                    if refusing { throw HarnessError("refused") }
+                }
+                return given <= donations.count ? NumberedDonation(line: given, donation: .success(donations[given - 1])) : nil
+            }
+            _ = try? store.importDonations(ImportOptions(), progress: { _ in }, interruption: {}, next: next)
+            #expect(seen, "no marker while the import wrote (refusing: \(refusing))")
+            #expect(access(marker, F_OK) != 0, "the marker stayed (refusing: \(refusing))")
+        }
+        let path = fixture.store + "/suggest.sqlite"
+        func refusal(_ waiter: Database) -> String? {
+            do {
+                try waiter.write {}
+                return nil
+            } catch let error as SQLiteError {
+                return StoreError.from(error, path: path).message
+            } catch {
+                return "\(error)"
+            }
+        }
+        let holder = try Database(path: path)
+        try holder.execute("BEGIN IMMEDIATE")
+        // A marker of a process that cannot exist (above the kernel's largest process id), fresh.
+        let maximum = (try? String(decoding: readFile("/proc/sys/kernel/pid_max"), as: UTF8.self))
+            .flatMap { Int32($0.split(separator: "\n").first ?? "") } ?? 4_194_304
+        try writeFile(marker, Array(String(maximum + 1).utf8))
+        let started = monotonicSeconds()
+        let gone = refusal(try Database(path: path, busyTimeout: 200))
+        #expect(monotonicSeconds() - started < 5, "a writer waited on for a process that is gone")
+        #expect(gone?.contains("stayed locked by another process") == true, "\(String(describing: gone))")
+        // This process's marker, fresh: a command waits on (as `aWriterWaitsForAnImportThatGoesOn` shows), a server's
+        // connection does not.
+        holder.noteImportBegins()
+        let server = try Database(path: path, busyTimeout: 200)
+        server.waitsOutImports = false
+        let asked = monotonicSeconds()
+        let served = refusal(server)
+        #expect(served?.contains("stayed locked by an import") == true, "\(String(describing: served))")
+        #expect(monotonicSeconds() - asked < 5, "the server's connection waited on for the import")
+        try holder.execute("ROLLBACK")
+        holder.noteImportEnded()
+        #expect(access(marker, F_OK) != 0)
+    }
+
     /// Regression: eight `donate` processes racing to create a new store used to fail with "stayed locked by
     /// another process" (SQLite returns SQLITE_BUSY from `PRAGMA journal_mode = WAL` without waiting).
     @Test func manyDonatesCreatingTheStoreAtOnce() throws {

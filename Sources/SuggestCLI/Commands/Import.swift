@@ -23,10 +23,11 @@ enum Import: Command {
         last donation was written finds the import recorded whole, and says so.
 
         In a store directory an import is one transaction: other processes' writes (an app's donate, a share's
-        --send) wait until it commits, however long it goes on (a million donations take several seconds). From
-        a pipe, the import holds the store while the pipe waits too: a writer waits 30 s for it, and once the
-        import has stood still for 10 s of that, it gives up ("stayed locked by an import ... is it waiting for
-        its input?"). Save a slow producer's output to a file first.
+        --send) wait until it commits, however long it goes on (a million donations take several seconds); a
+        server's wait 30 s, then answer 503. From a pipe, the import holds the store while the pipe waits too: a
+        writer waits 30 s at a time, and gives up at the end of one if the import has not gone on for 10 s
+        ("stayed locked by an import ... is it waiting for its input?"); a producer of fewer than a few hundred
+        lines a second looks the same. Save a slow producer's output to a file first.
         """
 
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {

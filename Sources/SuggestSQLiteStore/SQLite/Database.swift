@@ -182,7 +182,7 @@ package final class Database {
     }
 
     /// `BEGIN IMMEDIATE`, waiting the busy timeout for another process's write lock, and again for as long as that
-    /// process is an import that goes on (`WriteGate.importGoesOn`): an import is one transaction, and one of
+    /// process is an import that goes on (`ImportMarker.goesOn`): an import is one transaction, and one of
     /// millions of donations holds the lock for longer than the timeout, so an app's donations beside it failed
     /// ("stayed locked by another process"). An import that stops going on (its input waits) is waited for no
     /// longer: the busy error then says what held the lock.
@@ -190,18 +190,28 @@ package final class Database {
         while true {
             do {
                 return try execute("BEGIN IMMEDIATE")
-            } catch where error.primaryCode == SQLITE_BUSY && waitsForLocks && writeGate.importGoesOn {
+            } catch where error.primaryCode == SQLITE_BUSY && waitsForLocks && waitsOutImports
+                && writeGate.imports.goesOn
+            {
                 continue
             }
         }
     }
 
-    /// Notes that this connection's import goes on, for the writers of other processes that wait for it
-    /// (`beginWriting()`): about every second of an import's transaction.
-    package func noteImportGoesOn() { writeGate.noteImportGoesOn() }
+    /// Whether a write waits on for an import of another process that goes on (`beginWriting()`); a server's
+    /// connections do not: a request would wait with its client for the whole import, and be recorded after the
+    /// client gave up on it (a retry of a donation without an identifier then recorded it twice).
+    package var waitsOutImports = true
+
+    /// Notes that this connection's import begins its transaction, for the writers of other processes that wait
+    /// for it (`ImportMarker`).
+    package func noteImportBegins() { writeGate.imports.begin() }
+
+    /// Notes that this connection's import goes on: about every second of its transaction.
+    package func noteImportGoesOn() { writeGate.imports.noteGoesOn() }
 
     /// Notes that this connection's import has ended.
-    package func noteImportEnded() { writeGate.noteImportEnded() }
+    package func noteImportEnded() { writeGate.imports.end() }
 
     /// Throws when the database file this connection writes to is no longer the one its path names (deleted,
     /// renamed or replaced since it was opened): what it commits would be acknowledged, then lost with the file.
@@ -450,36 +460,11 @@ final class WriteGate: Sendable {
     private init(path: String) {
         scrubMarker = path + "-scrub"
         rewriteMarker = path + "-rewrite"
-        importMarker = path + "-import"
+        imports = ImportMarker(databasePath: path)
     }
 
-    /// A file beside the database (`suggest.sqlite-import`) whose time an import moves on about every second of its
-    /// transaction, and removes at its end: what a writer of another process waiting for the lock reads
-    /// (`Database.beginWriting()`).
-    private let importMarker: String
-
-    /// How long an import waited for may have stood still: a writer waits on while the marker is younger.
-    static let importStandstill = 10.0
-
-    /// Moves the marker's time on, making it if it is missing (never through a link).
-    func noteImportGoesOn() {
-        if utimensat(AT_FDCWD, importMarker, nil, AT_SYMLINK_NOFOLLOW) != 0 { Self.makeMarker(importMarker) }
-    }
-
-    func noteImportEnded() { unlink(importMarker) }
-
-    /// How many seconds ago an import last went on, by the marker's time; `nil` without a marker.
-    var secondsSinceImportWentOn: Double? {
-        var info = stat()
-        guard lstat(importMarker, &info) == 0 else { return nil }
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Double(now.tv_sec - info.st_mtim.tv_sec) + Double(now.tv_nsec - info.st_mtim.tv_nsec) / 1e9
-    }
-
-    /// Whether an import of some process went on within `importStandstill` (a marker dated ahead, by a clock set
-    /// back since, counts only as near).
-    var importGoesOn: Bool { secondsSinceImportWentOn.map { abs($0) < Self.importStandstill } ?? false }
+    /// The marker of an import's transaction under way (`ImportMarker`).
+    let imports: ImportMarker
 
     /// The gate of the database at `path` (as the connection names it).
     static func forDatabase(at path: String) -> WriteGate {

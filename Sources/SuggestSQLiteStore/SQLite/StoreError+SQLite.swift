@@ -16,11 +16,10 @@ extension StoreError {
             return StoreError(.diskFull, "the disk holding \(path) is full; nothing was changed; free some space and retry")
         case 5, 6:  // SQLITE_BUSY, SQLITE_LOCKED
             // An import is waited for while it goes on; one that stood still longer than that is most likely
-            // waiting for its input (a pipe whose writer paused), with the lock held all the while. (A marker of
-            // hours ago is an import killed before it could remove it.)
-            if let seconds = WriteGate.forDatabase(at: path).secondsSinceImportWentOn, seconds >= 0, seconds < 3_600 {
+            // waiting for its input (a pipe whose writer paused), with the lock held all the while.
+            if let seconds = ImportMarker(databasePath: path).secondsSinceWentOn, seconds >= 0 {
                 let standing =
-                    seconds < WriteGate.importStandstill
+                    seconds < ImportMarker.standstill
                     ? "" : ", which has not gone on for \(Int(seconds.rounded())) s (is it waiting for its input?)"
                 return StoreError(
                     .busy,
