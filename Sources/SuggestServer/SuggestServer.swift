@@ -56,11 +56,13 @@ public enum SuggestServer {
         if let problem = configuration.unguardedHostProblem { throw StartError(problem) }
         var keys: KeyRing?
         var keysVersion: KeyRing.FileVersion?
+        var keysWarnings: [String] = []
         if let path = configuration.keysPath {
             do {
                 let file = try KeyRing.load(path: path)
                 keys = file.ring
                 keysVersion = file.version
+                keysWarnings = file.warnings
             } catch {
                 throw StartError(error.description)
             }
@@ -75,6 +77,7 @@ public enum SuggestServer {
             throw StartError("cannot open the store: \(error)")
         }
         let log = AccessLog(enabled: configuration.accessLog)
+        for warning in keysWarnings { log.event("keys warning", [("warning", warning)]) }
         let api = API(configuration: configuration, keys: keys, pool: pool, log: log, storeMetrics: storeMetrics)
         let done = DispatchSemaphore(value: 0)
         let readsWait = configuration.readsWaitForTheStore
@@ -203,9 +206,11 @@ final class KeysWatch: Sendable {
             api.replaceKeys(file.ring)
             version.withLock { $0 = file.version }
             var fields = [("why", reason)]
+            var warnings = file.warnings
             if file.ring.entries.isEmpty {
-                fields.append(("warning", "the file lists no key: every request that needs one is refused (401)"))
+                warnings.append("the file lists no key: every request that needs one is refused (401)")
             }
+            if !warnings.isEmpty { fields.append(("warning", warnings.joined(separator: "; "))) }
             api.log.event("keys reloaded", fields, counts: [("tenants", Set(file.ring.entries.map(\.tenant)).count)])
         } catch {
             // The refused version is kept anyway, so that a broken file is reported once, not every 2 seconds;

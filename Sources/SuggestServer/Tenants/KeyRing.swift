@@ -34,7 +34,14 @@ public struct KeyRing: Sendable, Equatable {
         public var ring: KeyRing
         /// Which version of the file it was: another one is read again.
         public var version: FileVersion
+        /// What is weak about it, each a line for the log: other users may read it, or a key is short. Warned
+        /// about, not refused: the contract's own example of the file (`"key": "SECRET"`, written with the usual
+        /// umask) is a file a server must start with.
+        public var warnings: [String] = []
     }
+
+    /// A key shorter than this is served, with a warning: a random key has 24 bytes or more.
+    public static let advisedKeyBytes = 16
 
     /// What tells one version of a file from the next: its inode (a file renamed into place), its size, and the
     /// times of its last change of content and of status (a `chmod` that makes a refused file usable changes only
@@ -94,7 +101,7 @@ public struct KeyRing: Sendable, Equatable {
 
     /// Reads a keys document.
     /// - Throws: `KeyRingError` naming what is wrong: not JSON, no `keys` array, an entry without a valid tenant or
-    ///   a key of at least 16 bytes, a key given twice.
+    ///   a key (printable, without spaces, up to `maximumKeyBytes`), a key given twice.
     /// - Parameter allowingNoKey: a list of no key is a ring that opens nothing (a reload that revokes every key);
     ///   otherwise it is refused (a server started with such a file would answer every tenant's request with 401).
     public init(json bytes: [UInt8], name: String, allowingNoKey: Bool = false) throws(KeyRingError) {
@@ -123,11 +130,11 @@ public struct KeyRing: Sendable, Equatable {
                 throw KeyRingError(
                     "\(name): keys[\(index)].tenant must be 1 to 64 letters, digits, '.', '_' or '-'")
             }
-            guard (16...Self.maximumKeyBytes).contains(secret.utf8.count),
+            guard (1...Self.maximumKeyBytes).contains(secret.utf8.count),
                 secret.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F })
             else {
                 throw KeyRingError(
-                    "\(name): keys[\(index)].key must be 16 to \(Self.maximumKeyBytes) printable characters without "
+                    "\(name): keys[\(index)].key must be 1 to \(Self.maximumKeyBytes) printable characters without "
                         + "spaces (a random one: openssl rand -hex 24)")
             }
             guard seen.insert(Array(secret.utf8)).inserted else {
@@ -141,9 +148,9 @@ public struct KeyRing: Sendable, Equatable {
         self.init(entries: entries)
     }
 
-    /// Reads the keys file at `path`, refusing one that other users can read or write.
+    /// Reads the keys file at `path`, with a warning when other users can read or write it, or a key is short.
     /// - Returns: the keys, with the version of the file they were read from.
-    /// - Throws: `KeyRingError` when the file cannot be read, is readable by others, or does not parse.
+    /// - Throws: `KeyRingError` when the file cannot be read or does not parse.
     public static func load(path: String, allowingNoKey: Bool = false) throws(KeyRingError) -> LoadedFile {
         // Without blocking: a FIFO put in the file's place would hold the opening thread (the signal thread, on
         // SIGHUP) until someone wrote to it, and SIGTERM with it. It is refused below, as not a regular file.
@@ -157,10 +164,11 @@ public struct KeyRing: Sendable, Equatable {
             throw KeyRingError("the keys file \(path) is not a regular file")
         }
         let version = FileVersion(info)
-        guard info.st_mode & 0o077 == 0 else {
-            throw KeyRingError(
+        var warnings: [String] = []
+        if info.st_mode & 0o077 != 0 {
+            warnings.append(
                 "the keys file \(path) can be read or written by other users (mode \(String(info.st_mode & 0o777, radix: 8))); "
-                    + "make it private: chmod 600 \(path)", version: version)
+                    + "make it private: chmod 600 \(path)")
         }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
@@ -174,11 +182,18 @@ public struct KeyRing: Sendable, Equatable {
             bytes += chunk[0..<count]
             guard bytes.count <= 1 << 20 else { throw KeyRingError("the keys file \(path) is over 1 MiB") }
         }
+        let ring: KeyRing
         do {
-            return LoadedFile(ring: try KeyRing(json: bytes, name: path, allowingNoKey: allowingNoKey), version: version)
+            ring = try KeyRing(json: bytes, name: path, allowingNoKey: allowingNoKey)
         } catch {
             throw KeyRingError(error.description, version: version)
         }
+        for (index, entry) in ring.entries.enumerated() where entry.key.count < advisedKeyBytes {
+            warnings.append(
+                "\(path): keys[\(index)].key (tenant \(entry.tenant)) has \(entry.key.count) characters; a key that "
+                    + "cannot be guessed has \(advisedKeyBytes) or more (openssl rand -hex 24)")
+        }
+        return LoadedFile(ring: ring, version: version, warnings: warnings)
     }
 }
 
