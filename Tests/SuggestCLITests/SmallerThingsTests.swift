@@ -183,6 +183,20 @@ import Testing
         #expect(result.standardError == message + "\n")
     }
 
+    /// A cut-off past the default depth takes the depth with it: `--k 1,150` alone was refused, asking for a
+    /// `--depth` the user never gave (a probe).
+    @Test func aCutOffPastTheDefaultDepthDeepensIt() throws {
+        let directory = try TemporaryDirectory("eval-depth")
+        let path = directory.path + "/h.jsonl"
+        try writeFile(
+            path,
+            #"{"date":"2026-12-01T00:00:00Z","direction":"incoming","intent":{"conversationIdentifier":"a"}}"# + "\n"
+                + #"{"date":"2026-12-01T00:01:00Z","direction":"outgoing","intent":{"conversationIdentifier":"a"}}"# + "\n")
+        let result = SuggestProcess.run(["eval", path, "--k", "1,150", "--json"])
+        #expect(result.status == 0, "\(result.standardError)")
+        #expect(result.standardOutput.contains(#""150":1"#) && result.standardOutput.contains(#""depth":150"#), "\(result.standardOutput)")
+    }
+
     /// One number grammar, with the range in the message.
     @Test(arguments: [
         (

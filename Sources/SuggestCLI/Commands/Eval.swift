@@ -15,7 +15,7 @@ enum Eval: Command {
         .option("--k", "LIST", "The cut-offs of hitAt, comma-separated (default: 1,3,8)."),
         .option(
             "--depth", "N",
-            "Ranks are exact down to N (default 100, at least 20 and the largest --k); a deeper one counts 0 in the MRR (mrrBound says how much that can hide)."
+            "Ranks are exact down to N (default 100, or the largest --k when it is larger; at least 20 and the largest --k); a deeper one counts 0 in the MRR (mrrBound says how much that can hide)."
         ),
         .option(
             "--against", "NAME",
@@ -58,7 +58,7 @@ enum Eval: Command {
             // The curve's 20 ranks and every cut-off must be exact: the least depth is known before the replay.
             try ValueParsing.wholeNumber(
                 text, option: "--depth", in: max(EvalResult.curveDepth, cutoffs.max() ?? 1)...1_000_000)
-        } ?? EvalResult.defaultDepth
+        } ?? max(EvalResult.defaultDepth, cutoffs.max() ?? 1)
         let against = arguments.value("--against")
         if let against, !policies.contains(where: { $0.name == against }) {
             policies += try Self.policies(against)
