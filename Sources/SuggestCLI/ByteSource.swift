@@ -88,8 +88,10 @@ public final class ByteSource {
     /// - Parameter what: what the document should be, for the message when there is none.
     /// - Throws: `CommandError.usage` when the input is empty or longer than `maximumLineLength`, `.failure` when
     ///   reading fails.
-    public func readAll(what: String) throws(CommandError) -> [UInt8] {
-        let all = try readAll()
+    /// - Parameter limit: the most bytes `what` may have, when fewer than `maximumLineLength`: reading stops past
+    ///   it (a share request of `/dev/zero` was read to 64 MiB before its limit of 256 KiB refused it).
+    public func readAll(what: String, atMost limit: Int? = nil) throws(CommandError) -> [UInt8] {
+        let all = try readAll(atMost: limit, what: what)
         guard all.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) else {
             throw CommandError.usage("\(name) is empty; give \(what)")
         }
@@ -98,14 +100,19 @@ public final class ByteSource {
 
     /// Everything that is left, as bytes.
     /// - Throws: `CommandError.usage` when it is longer than `maximumLineLength`, `.failure` when reading fails.
-    public func readAll() throws(CommandError) -> [UInt8] {
+    public func readAll() throws(CommandError) -> [UInt8] { try readAll(atMost: nil, what: nil) }
+
+    private func readAll(atMost limit: Int?, what: String?) throws(CommandError) -> [UInt8] {
         let all: [UInt8]?
         do {
-            all = try lines.readAll()
+            all = try lines.readAll(atMost: limit)
         } catch {
             throw CommandError.failure("cannot read \(name): \(error.reason)")
         }
         guard let all else {
+            if let limit, let what, limit < maximumLineLength {
+                throw CommandError.usage("\(name) is longer than \(limit) bytes; \(what) is at most that")
+            }
             throw CommandError.usage("\(name) is longer than \(maximumLineLength >> 20) MiB; one donation or request is a few KB")
         }
         return all

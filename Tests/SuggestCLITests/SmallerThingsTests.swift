@@ -183,6 +183,18 @@ import Testing
         #expect(result.standardError == message + "\n")
     }
 
+    /// A share request on standard input is read to its limit of 256 KiB and no further (`/dev/zero` was read to
+    /// 64 MiB, 137 MB resident, before the limit refused it), and bytes that are not UTF-8 are said to be so (a
+    /// byte 0xFF was reported as the 0xEF of the replacement character).
+    @Test func aShareRequestIsReadToItsLimitAndAsUTF8() throws {
+        let long = #"{"items":[],"x":""# + String(repeating: "a", count: 300_000) + #""}"#
+        let refused = suggest("share", "--json", input: long)
+        #expect(refused.status == 64 && refused.standardError.contains("longer than 262144 bytes"), "\(refused.standardError)")
+        let directory = try TemporaryDirectory("share-bytes")
+        let bytes = try Suggest.run(["share", "--json"], input: [0xFF, 0x7B, 0x7D], scratch: directory.path)
+        #expect(bytes.status == 64 && bytes.error.contains("not UTF-8"), "\(bytes.error)")
+    }
+
     /// A cut-off past the default depth takes the depth with it: `--k 1,150` alone was refused, asking for a
     /// `--depth` the user never gave (a probe).
     @Test func aCutOffPastTheDefaultDepthDeepensIt() throws {

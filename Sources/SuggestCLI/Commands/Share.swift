@@ -86,9 +86,12 @@ enum Share: Command {
         let request: ShareRequest
         var bodyRanking: ShareFlow.Request.Ranking?
         if readsJSON {
-            let text = String(
-                decoding: try io.standardInput.readAll(what: "a share request JSON object (docs/share-flow.md)"),
-                as: UTF8.self)
+            let bytes = try io.standardInput.readAll(
+                what: "a share request JSON object (docs/share-flow.md)", atMost: ShareRequest.maximumJSONBytes)
+            // Not decoded with replacements: a byte 0xFF was then reported as the 0xEF of U+FFFD.
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw CommandError.usage("standard input is not UTF-8 text; a share request is a JSON object")
+            }
             let whole = try ShareFlow.Request(jsonText: text)
             request = whole.items
             // The server's share body works here too: what it says and the flags may not both say.

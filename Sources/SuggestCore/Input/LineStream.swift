@@ -309,14 +309,16 @@ public final class LineStream {
     /// Everything that is left, for a reader of one document (`donate --json`, `share --json`); `nil` if it is longer
     /// than `maximumLineLength`, which the caller reports: it never gets a part of the input as if it were all.
     /// - Throws: `SystemError` when a `read` fails and the stream was made with `.throwError`.
-    public func readAll() throws(SystemError) -> [UInt8]? {
+    /// - Parameter limit: fewer bytes than `maximumLineLength` to read at most (`nil` when it is more than this).
+    public func readAll(atMost limit: Int? = nil) throws(SystemError) -> [UInt8]? {
         guard !stoppedAtLongLine else { return nil }
+        let bound = [maximumLineLength, limit].compactMap { $0 }.min()
         try dropByteOrderMark()
         while !atEnd, try fill() {
-            if let maximumLineLength, end - start > maximumLineLength { return nil }
+            if let bound, end - start > bound { return nil }
         }
         atEnd = true
-        if let maximumLineLength, end - start > maximumLineLength { return nil }
+        if let bound, end - start > bound { return nil }
         let rest = Array(UnsafeBufferPointer(start: storage + start, count: end - start))
         start = end
         searched = 0
