@@ -31,6 +31,26 @@ struct ShareRequestTests {
             try ShareRequest(attachmentArguments: [], contentText: "hi").items == [ExtensionItem(contentText: "hi")])
     }
 
+    @Test("a web URL of an item that supports JavaScript is a web page too, as Foundation makes it (share-flow.md §1)")
+    func safarisWebPage() throws {
+        func attachment(_ userInfo: String, _ url: String) throws -> SuggestShare.Attachment? {
+            try ShareRequest(
+                jsonText: #"{"items": [{"userInfo": \#(userInfo), "attachments": [{"type": "public.url", "url": "\#(url)"}]}]}"#
+            ).items.first?.attachments.first
+        }
+        #expect(try attachment(#"{"supportsJavaScript": true}"#, "https://example.com")?.typeIdentifiers == ["public.url", "com.apple.active-webpage"])
+        #expect(try attachment(#"{"supportsJavaScript": true}"#, "HTTP://example.com")?.typeIdentifiers == ["public.url", "com.apple.active-webpage"])
+        // Not a web page: no JavaScript, or not http(s).
+        #expect(try attachment("{}", "https://example.com")?.typeIdentifiers == ["public.url"])
+        #expect(try attachment(#"{"supportsJavaScript": false}"#, "https://example.com")?.typeIdentifiers == ["public.url"])
+        #expect(try attachment(#"{"supportsJavaScript": true}"#, "mailto:a@example.com")?.typeIdentifiers == ["public.url"])
+        // A rule of the WebPage key alone takes what Safari shares.
+        let rule = try ActivationDictionary(propertyList: ["NSExtensionActivationSupportsWebPageWithMaxCount": .integer(1)])
+        let page = try ShareRequest(
+            jsonText: #"{"items": [{"userInfo": {"supportsJavaScript": true}, "attachments": [{"type": "public.url", "url": "https://example.com"}]}]}"#)
+        #expect(rule.decision(for: page).activated)
+    }
+
     @Test(
         "bad strings are InputErrors on --attachment",
         arguments: [

@@ -15,3 +15,20 @@ public struct ExtensionItem: Sendable, Hashable {
         self.userInfo = userInfo
     }
 }
+
+extension ExtensionItem {
+    /// What Safari shares is a web page: Foundation adds `com.apple.active-webpage` to the types of an attachment
+    /// whose URL is http or https when its item's `userInfo` says `supportsJavaScript` (share-flow.md §1), and the
+    /// dictionary rule's WebPage key speaks for that type. A request that said so was refused by a rule of the
+    /// WebPage key alone, which the system would have shown (a probe).
+    mutating func addWebPageTypes() {
+        guard userInfo["supportsJavaScript"] == .bool(true) else { return }
+        for index in attachments.indices {
+            guard case .url(let text)? = attachments[index].value,
+                let scheme = Attachment.urlScheme(of: text), scheme == "http" || scheme == "https",
+                !attachments[index].typeIdentifiers.contains("com.apple.active-webpage")
+            else { continue }
+            attachments[index].typeIdentifiers.append("com.apple.active-webpage")
+        }
+    }
+}

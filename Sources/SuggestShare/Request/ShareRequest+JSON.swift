@@ -101,6 +101,7 @@ extension ShareRequest {
                 if let converted = propertyListValue(member) { item.userInfo[key] = converted }
             }
         }
+        item.addWebPageTypes()
         return item
     }
 
