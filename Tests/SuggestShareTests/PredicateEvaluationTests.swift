@@ -60,6 +60,24 @@ struct PredicateEvaluationTests {
         #expect(try holds(rule, object) == expected, "\(rule)")
     }
 
+    /// Key-value coding through an array keeps an element that lacks the key, as `NSNull`: the array keeps its
+    /// count, `nil` matches it, and reading through it gives nothing (the elements were dropped, so a rule counting
+    /// items with and without text decided otherwise than iOS; a probe).
+    @Test(
+        "a key read through an array keeps the elements that lack it",
+        arguments: [
+            ("items.text.@count == 2", true), ("ANY items.text == nil", true), ("ALL items.text != nil", false),
+            ("ANY items.text == 'a'", true), ("NONE items.text == 'b'", true),
+            ("SUBQUERY(items.text, $t, $t == nil).@count == 1", true),
+            ("items.text.deeper.@count == 2", true), ("ANY items.text.deeper == nil", true),
+        ])
+    func missingKeysThroughAnArray(rule: String, expected: Bool) throws {
+        let items = PropertyListValue.dictionary([
+            "items": .array([.dictionary(["text": .string("a")]), .dictionary([:])])
+        ])
+        #expect(try holds(rule, items) == expected, "\(rule)")
+    }
+
     @Test("SUBQUERY filters with the variable bound and bare keys reading the element")
     func subquery() throws {
         #expect(try holds("SUBQUERY(list, $x, $x >= 2).@count == 2", object))

@@ -82,9 +82,19 @@ struct PredicateEvaluator {
         }
     }
 
+    /// `NSNull`, as key-value coding puts it in an array for an element that lacks the key read through it
+    /// (`extensionItems.contentText` of two items, one without text, is two values, the second null): no property
+    /// list or share request holds a dictionary of this key, which begins with a byte 0. It compares as `nil`, and
+    /// reading anything of it gives `nil`.
+    static let null = PropertyListValue.dictionary(["\u{0}NSNull": .bool(true)])
+
+    /// The value as comparisons see it: `nil` for `null`.
+    static func compared(_ value: PropertyListValue?) -> PropertyListValue? { value == null ? nil : value }
+
     /// The elements of a collection operand: an array's elements, a dictionary's values (copied: a step each),
     /// nothing for a missing value, and the value itself otherwise.
     func elements(_ value: PropertyListValue?) -> [PropertyListValue] {
+        if value == Self.null { return [] }
         switch value {
         case nil: return []
         case .array(let elements)?: return elements
@@ -101,6 +111,7 @@ struct PredicateEvaluator {
             switch component {
             case .key(let key): current = read(key, of: current)
             case .count:
+                if current == Self.null { return nil }
                 switch current {
                 case .array(let elements)?: current = .integer(elements.count)
                 case .dictionary(let members)?: current = .integer(members.count)
@@ -112,18 +123,22 @@ struct PredicateEvaluator {
     }
 
     /// Key-value coding's `value(forKey:)`: a dictionary's member, or an array of each element's member (a step
-    /// each).
+    /// each), `null` for an element that has none, so that the array keeps its count (they were dropped:
+    /// `extensionItems.contentText.@count` of an item with text and one without was 1, where iOS counts 2).
     func read(_ key: String, of value: PropertyListValue?) -> PropertyListValue? {
+        if value == Self.null { return nil }
         switch value {
         case .dictionary(let members)?: return members[key]
         case .array(let elements)?:
             guard budget.spend(elements.count) else { return nil }
-            return .array(elements.compactMap { read(key, of: $0) })
+            return .array(elements.map { read(key, of: $0) ?? Self.null })
         default: return nil
         }
     }
 
     func compare(_ lhs: PropertyListValue?, _ op: ActivationPredicate.Operator, _ rhs: PropertyListValue?) -> Bool {
+        let lhs = Self.compared(lhs)
+        let rhs = Self.compared(rhs)
         guard budget.spend(Self.cost(lhs, limit: budget.left) + Self.cost(rhs, limit: budget.left)) else { return false }
         switch op {
         case .equal: return Self.equal(lhs, rhs)
