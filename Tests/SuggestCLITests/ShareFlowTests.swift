@@ -83,7 +83,7 @@ import Testing
         #expect(fits.status == 0, "\(fits.standardError)")
         let over = SuggestProcess.run(["share", "--store", store, "--at", at, "--json"], input: request(textBytes: 300_000))
         #expect(over.status == 64)
-        #expect(over.standardError.contains("more than the 262144 it may have"), "\(over.standardError)")
+        #expect(over.standardError.contains("longer than 262144 bytes"), "\(over.standardError)")
     }
 
     /// Standard input cannot feed both the Info.plist and the request: each reader blamed the other's bytes.
