@@ -396,6 +396,8 @@ import Testing
         _ = try Self.keysFile(scratch, [("acme", Self.other)], mode: 0o644)
         #expect(try answers(Self.other, 200), "the file was not picked up within 10 s")
         #expect(try answers(Self.acme, 401))
+        // The reload's line, with its warning, is written after the keys are in use.
+        for _ in 0..<100 where !server.process.standardErrorSoFar().contains("chmod 600") { sleepSeconds(0.1) }
         #expect(server.process.standardErrorSoFar().contains("chmod 600"))
         func reloads() -> Int { server.process.standardErrorSoFar().ranges(of: "keys reloaded").count }
         let before = reloads()
