@@ -64,9 +64,15 @@ public struct Attachment: Sendable, Hashable {
     /// Whether the value is known to be a URL whose scheme is not `http` or `https`: a `mailto:` link, or
     /// `example.com` without a scheme, is a URL but not a web URL.
     var isNonWebURL: Bool {
+        guard case .url = value else { return false }
+        return !isWebURL
+    }
+
+    /// Whether the value is known to be a URL whose scheme is `http` or `https`.
+    var isWebURL: Bool {
         guard case .url(let text) = value else { return false }
         let scheme = Attachment.urlScheme(of: text)
-        return scheme != "http" && scheme != "https"
+        return scheme == "http" || scheme == "https"
     }
 
     /// Why `identifier` is not a uniform type identifier, or `nil` when it is one

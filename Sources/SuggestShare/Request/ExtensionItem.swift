@@ -23,11 +23,8 @@ extension ExtensionItem {
     /// WebPage key alone, which the system would have shown (a probe).
     mutating func addWebPageTypes() {
         guard userInfo["supportsJavaScript"] == .bool(true) else { return }
-        for index in attachments.indices {
-            guard case .url(let text)? = attachments[index].value,
-                let scheme = Attachment.urlScheme(of: text), scheme == "http" || scheme == "https",
-                !attachments[index].typeIdentifiers.contains("com.apple.active-webpage")
-            else { continue }
+        for index in attachments.indices
+        where attachments[index].isWebURL && !attachments[index].typeIdentifiers.contains("com.apple.active-webpage") {
             attachments[index].typeIdentifiers.append("com.apple.active-webpage")
         }
     }
