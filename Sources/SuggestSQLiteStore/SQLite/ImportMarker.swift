@@ -1,4 +1,5 @@
 import CSystem
+import SuggestCore
 
 /// A file beside the database (`suggest.sqlite-import`) that says an import's transaction goes on: the import makes
 /// it with its process's id when its transaction begins, moves its time on about every second, and removes it at
@@ -60,9 +61,7 @@ struct ImportMarker: Sendable {
     var secondsSinceWentOn: Double? {
         var info = stat()
         guard lstat(path, &info) == 0, let owner, kill(owner, 0) == 0 || system_errno() != ESRCH else { return nil }
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Double(now.tv_sec - info.st_mtim.tv_sec) + Double(now.tv_nsec - info.st_mtim.tv_nsec) / 1e9
+        return Timestamp.now().seconds - (Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
     }
 
     /// Whether an import of a live process went on within `standstill` (a marker dated ahead, by a clock set back
