@@ -117,4 +117,21 @@ import Testing
             }
         }
     }
+
+    /// A store's `record(_:)`, the way in for a donation built in code, holds it to the format's rules: an empty
+    /// conversation identifier would leave its account unreadable, and nothing of it is recorded.
+    @Test func aStoreRecordsADonationBuiltInCodeOnlyOnceItPassesTheRules() throws {
+        let store = InMemoryDonationStore()
+        let empty = Interaction(date: .now(), intent: SendMessageIntent(conversationIdentifier: ""))
+        #expect(throws: InputError.self) { try store.record(empty) }
+        var nul = empty
+        nul.intent.conversationIdentifier = "c\u{0}d"
+        #expect(throws: InputError.self) { try store.record(nul) }
+        var recorded = 0
+        try store.forEachDonation(account: Interaction.defaultAccount) { _ in recorded += 1 }
+        #expect(recorded == 0)
+        var valid = empty
+        valid.intent.conversationIdentifier = "c"
+        #expect(try store.record(valid) != .expired)
+    }
 }

@@ -34,7 +34,7 @@ enum Donate: Command {
         try arguments.expectPositionals(atMost: 0)
         let interaction = try arguments.flag("--json") ? fromJSON(arguments, io) : fromFlags(arguments)
         let store = try StoreOptions.open(arguments, io, maintaining: interaction.account, creating: true)
-        switch try store.record(interaction) {
+        switch try store.record(interaction, now: .now()) {
         case .recorded(let identifier): try io.out("recorded \(TerminalText.escaped(identifier))\n")
         case .duplicate(let identifier):
             try io.out("already recorded \(TerminalText.escaped(identifier)); nothing changed\n")
@@ -94,12 +94,10 @@ enum Donate: Command {
             image: arguments.value("--image"),
             contentTypes: arguments.values("--content-type"))
         // Flags go through the same validation as JSON: one set of rules for every way in.
-        var writer = JSONWriter()
-        Interaction(
+        return try Interaction(
             account: try StoreOptions.account(arguments), identifier: arguments.value("--identifier"),
             groupIdentifier: arguments.value("--group-identifier"), date: date, direction: direction, intent: intent
-        ).write(to: &writer)
-        return try writer.bytes.withUnsafeBufferPointer { bytes throws(InputError) in try Interaction(jsonBytes: bytes) }
+        ).validated()
     }
 
     /// `ID=Display Name` or `ID` (`ID=` has no name: an empty one is none).

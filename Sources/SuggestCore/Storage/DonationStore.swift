@@ -227,8 +227,13 @@ extension DonationStore {
         }
     }
 
-    /// `record(_:now:)` at the current time.
-    public func record(_ donation: Interaction) throws -> DonationOutcome { try record(donation, now: .now()) }
+    /// Records a donation built in code, at the current time: held to the format's rules first
+    /// (`Interaction.validated()`), since one that breaks them (an empty conversation identifier) would leave its
+    /// account unreadable. A donation read from JSON has passed them already: `record(_:now:)` takes it as it is.
+    /// - Throws: `InputError` naming the field that breaks a rule (nothing is recorded); the store's errors.
+    public func record(_ donation: Interaction) throws -> DonationOutcome {
+        try record(donation.validated(), now: .now())
+    }
 
     public func openDonationCursor(account: String) throws -> any DonationCursor {
         var donations: [Interaction] = []
