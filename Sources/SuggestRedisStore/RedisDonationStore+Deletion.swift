@@ -428,7 +428,11 @@ extension RedisDonationStore {
     ///   the deletion is done, but its bytes stay in that node's files until the user may. It was reported as a
     ///   node busy or down, retried by every later command, and the deleted names stayed in the files for good.
     func rewriteFiles() throws(StoreError) -> Bool {
-        guard let nodes = try? client.nodes() else { return false }
+        guard let nodes = try? client.nodes() else {
+            // Owed all the same: the next maintenance step asks again once the nodes can be listed.
+            noteFileRewrites(done: false)
+            return false
+        }
         // The snapshot too, whatever the node's `save` setting: a replica's full resync writes one even under
         // `save ""`, with what was deleted since in it.
         var requests = nodes.flatMap { node in FileRewrite.allCases.map { RewriteRequest(node: node, kind: $0) } }
@@ -441,12 +445,7 @@ extension RedisDonationStore {
             }
         }
         let done = requests.allSatisfy { $0.state == .started }
-        forgetSettings()
-        _ = try? write([
-            done
-                ? RedisCommand("HDEL", key: RedisKeys.settings, "files.rewrite")
-                : RedisCommand("HSET", key: RedisKeys.settings, "files.rewrite", "1")
-        ])
+        noteFileRewrites(done: done)
         if let refused = requests.first(where: { $0.refusal != nil }), let message = refused.refusal {
             throw StoreError(
                 .misconfigured,
@@ -456,6 +455,17 @@ extension RedisDonationStore {
                     + "rewrites them then")
         }
         return done
+    }
+
+    /// Notes in the settings whether a rewrite of the nodes' files is still owed (`files.rewrite`), for the next
+    /// maintenance step. Best effort: a store that cannot write its settings cannot delete either, and says so then.
+    private func noteFileRewrites(done: Bool) {
+        forgetSettings()
+        _ = try? write([
+            done
+                ? RedisCommand("HDEL", key: RedisKeys.settings, "files.rewrite")
+                : RedisCommand("HSET", key: RedisKeys.settings, "files.rewrite", "1")
+        ])
     }
 
     /// The two files of a node that hold its data: the append-only file and the snapshot.
