@@ -11,7 +11,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// The keys file (`--keys`, `SUGGEST_KEYS`), re-read on SIGHUP and when it changes.
     public var keysPath: String?
     /// Worker threads answering requests (`--workers`, `SUGGEST_WORKERS`): one per core unless given.
-    public var workers = 2
+    public var workers = HTTPServer.Configuration.onlineProcessors
     /// Threads on which requests wait for the store while the workers go on reading other requests: every request
     /// that writes (every method but GET and HEAD), and every request when `readsWaitForTheStore`. While one waits
     /// for its commit the donations of the others can share it (`GroupCommitWriter`): waiting on the workers, two

@@ -40,7 +40,6 @@ enum ServeOptions {
         -> ServerConfiguration
     {
         var configuration = ServerConfiguration()
-        configuration.workers = max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         if let (host, source) = value(arguments, "--host", variable: ("SUGGEST_HOST", environment)) {
             guard !host.isEmpty else { throw CommandError.usage("\(source) must not be empty") }
             configuration.host = host
