@@ -110,13 +110,22 @@ public final class HTTPServer: Sendable {
                 throw error
             }
         }
-        let core = ServerCore(
-            handler: handler, mayWait: mayWait, handlerThreads: handlerThreads, waitsBriefly: waitsBriefly,
-            readerThreads: readerThreads, screen: screen, refused: refused, log: log,
-            maximumBodySize: configuration.maximumBodySize,
-            bodyBytesInMemoryLimit: configuration.bodyBytesInMemoryLimit, headTimeout: configuration.connectionTimeout,
-            streamedBodyTimeoutSeconds: configuration.streamedBodyTimeoutSeconds,
-            minimumBodyRate: configuration.minimumBodyRate)
+        let core: ServerCore
+        do {
+            core = try ServerCore(
+                handler: handler, mayWait: mayWait, handlerThreads: handlerThreads, waitsBriefly: waitsBriefly,
+                readerThreads: readerThreads, screen: screen, refused: refused, log: log,
+                maximumBodySize: configuration.maximumBodySize,
+                bodyBytesInMemoryLimit: configuration.bodyBytesInMemoryLimit,
+                headTimeout: configuration.connectionTimeout,
+                streamedBodyTimeoutSeconds: configuration.streamedBodyTimeoutSeconds,
+                minimumBodyRate: configuration.minimumBodyRate)
+        } catch {
+            readerThreads?.stop()
+            handlerThreads?.stop()
+            close(listener.descriptor)
+            throw error
+        }
         // The acceptor holds the limit over all workers, so each worker's share (MHD divides its option among
         // them) is the whole limit: none refuses a connection the acceptor let in.
         let workerLimit = min(configuration.connectionLimit * configuration.workerThreads, Int(Int32.max))

@@ -57,7 +57,7 @@ final class ServerCore: Sendable {
         refused: @escaping HTTPServer.RefusalHandler = { $0.response }, log: @escaping HTTPServer.LogHandler,
         maximumBodySize: Int, bodyBytesInMemoryLimit: Int = .max, headTimeout: Duration = .zero,
         streamedBodyTimeoutSeconds: UInt32 = 600, minimumBodyRate: Int = 0
-    ) {
+    ) throws(HTTPServerError) {
         self.handler = handler
         self.mayWait = mayWait
         self.handlerThreads = handlerThreads
@@ -73,7 +73,12 @@ final class ServerCore: Sendable {
         self.streamedBodyTimeoutSeconds = streamedBodyTimeoutSeconds
         self.minimumBodyRate = max(0, minimumBodyRate)
         var key = pthread_key_t()
-        pthread_key_create(&key, nil)
+        let created = pthread_key_create(&key, nil)
+        // A process has a fixed number of keys (1,024 on Linux): without one, `stop` could not tell its own
+        // handlers' threads from others.
+        guard created == 0 else {
+            throw HTTPServerError("could not make the server's thread key: \(HTTPServerError.describe(created))")
+        }
         insideHandler = key
     }
 

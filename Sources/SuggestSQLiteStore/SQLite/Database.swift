@@ -74,10 +74,13 @@ package final class Database {
         sqlite3_close_v2(handle)
     }
 
+    /// The error of the call that returned `code`, with the connection's details of it (the extended code, when the
+    /// connection has one, tells apart the kinds of `SQLITE_IOERR` and `SQLITE_BUSY`).
     func error(_ code: Int32, sql: String?) -> SQLiteError {
-        SQLiteError(
-            code: sqlite3_extended_errcode(handle), message: String(cString: sqlite3_errmsg(handle)), sql: sql,
-            systemErrorNumber: sqlite3_system_errno(handle))
+        let extended = sqlite3_extended_errcode(handle)
+        return SQLiteError(
+            code: extended & 0xFF == code & 0xFF ? extended : code, message: String(cString: sqlite3_errmsg(handle)),
+            sql: sql, systemErrorNumber: sqlite3_system_errno(handle))
     }
 
     /// Runs one or more statements that return no rows.
@@ -281,8 +284,28 @@ package final class Database {
     /// Runs `body` in a read transaction: one consistent snapshot even while other processes write.
     package func read<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN DEFERRED")
-        defer { try? execute("COMMIT") }
-        return try body()
+        let result: T
+        do {
+            result = try body()
+        } catch {
+            endRead()
+            throw error
+        }
+        do {
+            try execute("COMMIT")
+        } catch {
+            endRead()
+            throw error
+        }
+        return result
+    }
+
+    /// Ends a read transaction whatever happened in it: a connection left inside one refuses its next `BEGIN`
+    /// ("cannot start a transaction within a transaction") and keeps its snapshot, holding the log's checkpoint
+    /// back.
+    private func endRead() {
+        guard sqlite3_get_autocommit(handle) == 0 else { return }
+        if (try? execute("COMMIT")) == nil { try? execute("ROLLBACK") }
     }
 
     /// The number of rows the last INSERT, UPDATE or DELETE changed.
