@@ -11,7 +11,6 @@ import SuggestCore
 /// itself, where a second Ctrl-C, pressed just then, left half an import), as it is while the import is about to
 /// act on the first, and a third ends the process at once. A signal while the import waits for its input (a read
 /// of it under way, `LineStream.readsUnderWay`) ends it at once.
-/// (Without this, the signal ended the process without a word, also when every donation had been committed.)
 enum ImportInterrupts {
     /// Set at the import's first donation: from then on a signal is noted, not acted on.
     static let writing = Atomic<Bool>(false)
@@ -22,8 +21,8 @@ enum ImportInterrupts {
     /// Set when the import acts on the signal (its check throws): from then on it is taking back what it recorded.
     static let unwinding = Atomic<Bool>(false)
 
-    /// The actions the signals had before `watch()`, given back by `stopWatching()`.
-    nonisolated(unsafe) private static var previous: [(Int32, (@convention(c) (Int32) -> Void)?)] = []
+    /// The actions the signals had before `watch()`, given back by `stopWatching()` (the handler never reads them).
+    private static let previous = Mutex<[(Int32, (@convention(c) (Int32) -> Void)?)]>([])
 
     /// Starts watching SIGINT and SIGTERM, unless a signal is ignored (a shell's background job ignores SIGINT: a
     /// Ctrl-C meant for the script must not stop it).
@@ -34,13 +33,14 @@ enum ImportInterrupts {
         count.store(0, ordering: .relaxed)
         unwinding.store(false, ordering: .relaxed)
         _ = LineStream.readsUnderWay.load(ordering: .relaxed)
-        previous = [SIGINT, SIGTERM].filter { system_signal_is_ignored($0) == 0 }.map { ($0, signal($0, handle)) }
+        let replaced = [SIGINT, SIGTERM].filter { system_signal_is_ignored($0) == 0 }.map { ($0, signal($0, handle)) }
+        previous.withLock { $0 = replaced }
     }
 
     /// Gives the signals back the actions they had.
     static func stopWatching() {
-        for (signalNumber, action) in previous { signal(signalNumber, action) }
-        previous = []
+        for (signalNumber, action) in previous.withLock({ $0 }) { signal(signalNumber, action) }
+        previous.withLock { $0 = [] }
     }
 
     /// Called by the import at its checks: the first marks that writing has begun; then a signal noted stops it.

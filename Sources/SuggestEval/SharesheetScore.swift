@@ -23,34 +23,6 @@ enum SharesheetScore {
     /// The ages (`<=`) at which a share's weight steps down, and the weights in tenths.
     static let ageSteps: [Double] = [1 * day, 3 * day, 7 * day, 14 * day]
 
-    /// The weight of one share `elapsed` seconds old, in tenths.
-    @inline(__always)
-    static func weightTenths(elapsed: Double) -> Int {
-        if elapsed <= ageSteps[0] { return 10 }
-        if elapsed <= ageSteps[1] { return 9 }
-        if elapsed <= ageSteps[2] { return 8 }
-        if elapsed <= ageSteps[3] { return 7 }
-        return 6
-    }
-
-    /// The frequency sum, in tenths, of shares at the sorted `dates` for a query at `t`.
-    /// - Complexity: O(log n): each step of the weight is one binary search.
-    static func frequencyTenths(sortedDates dates: [Double], at t: Double) -> Int {
-        guard !dates.isEmpty else { return 0 }
-        var total = 6 * dates.count
-        for step in ageSteps {
-            // The first share young enough for this step; all later ones are too (`t - date` falls as date rises).
-            var low = 0
-            var high = dates.count
-            while low < high {
-                let middle = (low + high) / 2
-                if t - dates[middle] <= step { high = middle } else { low = middle + 1 }
-            }
-            total += dates.count - low
-        }
-        return total
-    }
-
     /// The normalized frequency of a conversation whose sum is `tenths`, when `count` conversations with shares
     /// sum to `total`: `tenths / (total / count)` mapped onto 0.2, 0.15, 0.1, 0.05, 0.
     static func normalizedFrequency(tenths: Int, total: Int, count: Int) -> Double {

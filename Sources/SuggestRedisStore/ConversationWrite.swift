@@ -77,14 +77,6 @@ struct ScriptBuilder {
         checkedNumbers.append((Array(String(index(numbersKey)).utf8), identifier, number))
     }
 
-    /// Sets the first sequence number of the hash checked last (known only once its first donation is met).
-    mutating func setFirstSequence(_ sequence: Int64, ofCheck check: Int) {
-        checks[check].firstSequence = sequence
-    }
-
-    /// How many hashes are checked so far (the index of the next one).
-    var checkCount: Int { checks.count }
-
     private mutating func index(_ key: String) -> Int {
         let bytes = Array(key.utf8)
         if let known = keyIndex[bytes] { return known }

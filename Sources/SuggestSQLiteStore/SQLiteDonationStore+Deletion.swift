@@ -389,16 +389,19 @@ extension SQLiteDonationStore {
                 if let group = donation.groupIdentifier, !groups.contains(where: { $0.hasSameBytes(as: group) }) {
                     groups.append(group)
                 }
-                if known[donation.snapshotID] == nil {
+                let snapshotOf: (isGroup: Bool, describes: Bool, serviceName: String?)
+                if let seen = known[donation.snapshotID] {
+                    snapshotOf = seen
+                } else {
                     try snapshot.reset([.integer(donation.snapshotID)])
                     guard try snapshot.step() else {
                         throw StoreError.damaged("a donation's snapshot")
                     }
                     let intent = try SQLiteDonationStore.decodeSnapshot(snapshot.text(1) ?? "")
-                    known[donation.snapshotID] = (snapshot.int(0) != 0, intent.describesConversation, intent.serviceName)
+                    snapshotOf = (snapshot.int(0) != 0, intent.describesConversation, intent.serviceName)
+                    known[donation.snapshotID] = snapshotOf
                     try snapshot.reset()
                 }
-                let snapshotOf = known[donation.snapshotID]!
                 snapshotIDs.insert(donation.snapshotID)
                 DonationWriter.apply(
                     date: Timestamp(seconds: donation.date), direction: donation.direction, engaged: donation.engaged,

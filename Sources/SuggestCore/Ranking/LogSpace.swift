@@ -23,13 +23,6 @@ public enum LogSpace {
         return larger + log1p(exp(smaller - larger))
     }
 
-    /// `ln(Σ e^x)` over the values.
-    public static func sumExp(_ values: some Sequence<Double>) -> Double {
-        var total = zero
-        for value in values { total = addExp(total, value) }
-        return total
-    }
-
     /// `e^x`, clamped to the largest finite `Double` so that JSON output stays a number.
     public static func value(_ logarithm: Double) -> Double {
         min(exp(logarithm), .greatestFiniteMagnitude)

@@ -132,15 +132,6 @@ public struct Scorer: Sendable {
         boundOffsets[index] + key
     }
 
-    /// The largest factor the channel sum of a conversation not met by a people look-up can be multiplied by:
-    /// the content factor at its fullest and a group preference above 1. Added to the channel bounds, it makes
-    /// the threshold of the top-K walk over every conversation.
-    public var logMaximumFactor: Double {
-        var factor = logGroupFactorBound
-        if !contentKinds.isEmpty { factor += LogSpace.ln(1 + policy.contentWeight) }
-        return factor
-    }
-
     /// The largest factor the group preference can give (`ln g` when groups are preferred, else 0): "suggest less"
     /// only lowers a score (`lessFactor` ≤ 1).
     public var logGroupFactorBound: Double { max(0, logGroupFactor) }

@@ -16,7 +16,7 @@ import Synchronization
 /// The header is read through the mapping SQLite made for `connection` itself (`suggest_sqlite3_wal_index`), valid
 /// as long as that connection is open: the caller keeps both together. Not through a mapping of its own: closing a
 /// descriptor of the file would drop the process's POSIX locks on it, SQLite's among them.
-final class WALIndexHeader: @unchecked Sendable {
+final class WALIndexHeader {
     /// The two copies of the header, 48 bytes each, at the start of the file.
     private static let copyBytes = 48
 

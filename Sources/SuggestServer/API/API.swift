@@ -39,8 +39,6 @@ final class API: Sendable {
             limit: configuration.maximumExports, timeLimitSeconds: configuration.exportTimeLimitSeconds)
     }
 
-    var hasKeys: Bool { keys.withLock { $0 != nil } }
-
     /// How many tenants the keys open now (1 without keys).
     var tenantCount: Int {
         keys.withLock { ring in ring.map { Set($0.entries.map(\.tenant)).count } ?? 1 }

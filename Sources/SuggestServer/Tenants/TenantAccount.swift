@@ -11,12 +11,4 @@ struct TenantAccount: Sendable, Equatable {
 
     /// The account's name in the store.
     var storeAccount: String { tenant.map { $0 + ":" + account } ?? account }
-
-    /// The tenant's name for a store account of its own, or `nil` when the account is another tenant's.
-    static func tenantName(of storeAccount: String, tenant: String?) -> String? {
-        guard let tenant else { return storeAccount }
-        let prefix = tenant + ":"
-        guard storeAccount.utf8.starts(with: prefix.utf8) else { return nil }
-        return String(decoding: storeAccount.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
-    }
 }
