@@ -17,7 +17,8 @@ struct ActivationDictionaryTests {
         let hidden = versionOne.decision(for: imageAndText)
         #expect(!hidden.activated)
         #expect(
-            hidden.reason == "public.jpeg attachments are not supported: no key of the rule accepts them, and "
+            hidden.reason == "public.jpeg attachments are not supported: no key of the rule accepts them "
+                + "(NSExtensionActivationSupportsImageWithMaxCount is absent), and "
                 + "without NSExtensionActivationDictionaryVersion = 2 the rule must support every shared attachment")
         let explicitOne = try rule([
             "NSExtensionActivationSupportsText": .bool(true), "NSExtensionActivationDictionaryVersion": .integer(1),
@@ -135,9 +136,12 @@ struct ActivationDictionaryTests {
         }
     }
 
-    @Test("images and movies fall back to the File key; an explicit 0 on their own key wins")
+    @Test("without strict matching, images and movies fall back to the File key; an explicit 0 on their own key wins")
     func fileFallback() throws {
-        let files = try rule(["NSExtensionActivationSupportsFileWithMaxCount": .integer(3)])
+        let files = try rule([
+            "NSExtensionActivationSupportsFileWithMaxCount": .integer(3),
+            "NSExtensionActivationDictionaryVersion": .integer(2),
+        ])
         #expect(files.decision(for: Fixtures.request([["public.jpeg=a", "com.adobe.pdf=b"]])).activated)
         let filesButNoImages = try rule([
             "NSExtensionActivationSupportsFileWithMaxCount": .integer(3),
@@ -150,6 +154,30 @@ struct ActivationDictionaryTests {
         ])
         #expect(imagesButNoFiles.decision(for: Fixtures.request([["public.jpeg=a"]])).activated)
         #expect(!imagesButNoFiles.decision(for: Fixtures.request([["com.adobe.pdf=a"]])).activated)
+    }
+
+    /// Under strict matching iOS compiles a key that is absent into a REJECT template, as it does a 0 (reference
+    /// §1): an image whose own key is missing is not taken by the File or Attachments key (Bitwarden's share
+    /// extension, File and Text keys only, is not offered for a photo).
+    @Test("under strict matching, a kind whose key is absent is refused, whatever the File or Attachments key says")
+    func strictMatchingRefusesAKindWithoutItsKey() throws {
+        for other in ["NSExtensionActivationSupportsFileWithMaxCount", "NSExtensionActivationSupportsAttachmentsWithMaxCount"] {
+            let strict = try rule([other: .integer(3)])
+            let image = strict.decision(for: Fixtures.request([["public.jpeg=a"]]))
+            #expect(!image.activated, "\(other)")
+            #expect(
+                image.reason == "public.jpeg attachments are not supported: no key of the rule accepts them "
+                    + "(NSExtensionActivationSupportsImageWithMaxCount is absent), and without "
+                    + "NSExtensionActivationDictionaryVersion = 2 the rule must support every shared attachment")
+            #expect(!strict.decision(for: Fixtures.request([["public.mpeg-4=a"]])).activated, "\(other)")
+            // A second type that the rule takes still carries the attachment.
+            #expect(strict.decision(for: Fixtures.request([["public.jpeg+public.file-url=file:///a.jpg"]])).activated == (other.contains("File")))
+            let fuzzy = try rule([other: .integer(3), "NSExtensionActivationDictionaryVersion": .integer(2)])
+            #expect(fuzzy.decision(for: Fixtures.request([["public.jpeg=a"]])).activated, "\(other)")
+        }
+        // A type no kind covers is still the Attachments key's to take.
+        let any = try rule(["NSExtensionActivationSupportsAttachmentsWithMaxCount": .integer(2)])
+        #expect(any.decision(for: Fixtures.request([["com.example.custom=a"]])).activated)
     }
 
     @Test("an attachment is supported when any of its types is")
@@ -216,6 +244,17 @@ struct ActivationDictionaryTests {
         if let suggestion { #expect(message.contains("did you mean \(suggestion)?")) }
     }
 
+    /// iOS reads a count with `intValue`: apps ship `<true/>` for 1 (AlefAlfa/Kokoro-TTS-App's WebURL key), and a
+    /// whole `<real>` reads as its integer.
+    @Test("a count given as a Boolean or a whole real is read as iOS reads it")
+    func countsReadAsIntValue() throws {
+        let yes = try rule(["NSExtensionActivationSupportsWebURLWithMaxCount": .bool(true)])
+        #expect(yes.webURLMaximumCount == 1)
+        #expect(yes.decision(for: Fixtures.request([["public.url=https://a.example"]])).activated)
+        #expect(try rule(["NSExtensionActivationSupportsImageWithMaxCount": .bool(false)]).imageMaximumCount == 0)
+        #expect(try rule(["NSExtensionActivationSupportsImageWithMaxCount": .real(2)]).imageMaximumCount == 2)
+    }
+
     @Test(
         "values of the wrong type or range",
         arguments: [
@@ -232,8 +271,12 @@ struct ActivationDictionaryTests {
                 "is -1; it must be a non-negative <integer>"
             ),
             (
-                "NSExtensionActivationSupportsImageWithMaxCount", .bool(true),
-                "is <true/>; it must be a non-negative <integer>"
+                "NSExtensionActivationSupportsImageWithMaxCount", .real(1.5),
+                "is a real number; it must be a non-negative <integer>"
+            ),
+            (
+                "NSExtensionActivationSupportsImageWithMaxCount", .string("1"),
+                "is the string \"1\"; it must be a non-negative <integer>"
             ),
             ("NSExtensionActivationSupportsText", .string("YES"), "is the string \"YES\"; it must be a Boolean"),
             ("NSExtensionActivationUsesStrictMatching", .real(1), "is a real number; it must be a Boolean"),

@@ -27,6 +27,10 @@ struct PredicateEvaluationTests {
             ("n != 's'", true), ("missing == nil", true), ("n == nil", false), ("missing < 3", false),
             ("list.@count == 3", true), ("empty.@count == 0", true), ("s.@count == 4", false),
             ("nested.inner.k.@count == 2", true), ("missing.@count == 0", false),
+            // Subscripts, as rules apps ship use them (`extensionItems[0].attachments`).
+            ("list[0] == 1", true), ("list[2] == 3", true), ("list[3] == nil", true), ("list[FIRST] == 1", true),
+            ("list[LAST] == 3", true), ("list[SIZE] == 3", true), ("empty[FIRST] == nil", true),
+            ("nested.inner[1].k == 5", true), ("nested.inner[LAST].k == 5", true), ("n[0] == 3", false),
         ])
     func comparisons(rule: String, expected: Bool) throws {
         #expect(try holds(rule, object) == expected, "\(rule)")
@@ -115,6 +119,19 @@ struct PredicateEvaluationTests {
         let sketch = PropertyListValue.dictionary(["types": .array([.string("com.example.sketch")])])
         #expect(try holds("ANY types UTI-CONFORMS-TO 'public.data'", sketch, types: types))
         #expect(try !holds("ANY types UTI-CONFORMS-TO 'public.data'", sketch))
+    }
+
+    /// A rule that reads the first item alone, as KnitNote's shipped one does.
+    @Test("a subscript picks one extension item")
+    func subscriptOfTheItems() throws {
+        let rule = try ActivationPredicate(parsing: """
+            SUBQUERY(extensionItems[0].attachments, $a,
+                ANY $a.registeredTypeIdentifiers UTI-CONFORMS-TO "public.image").@count >= 1
+            """)
+        #expect(rule.evaluate(Fixtures.request([["public.jpeg=a.jpg"], ["public.plain-text=b"]]).matchingDictionary))
+        #expect(!rule.evaluate(Fixtures.request([["public.plain-text=b"], ["public.jpeg=a.jpg"]]).matchingDictionary))
+        #expect(!rule.evaluate(Fixtures.request([]).matchingDictionary))
+        #expect(rule.description.contains("extensionItems[0]"))
     }
 
     @Test("the matching dictionary has iOS's shape")

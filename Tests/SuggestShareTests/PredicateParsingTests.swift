@@ -91,6 +91,9 @@ struct PredicateParsingTests {
         ErrorCase(rule: "a & b", at: "&", fragment: "'&' must be doubled"),
         ErrorCase(rule: "a | b", at: "|", fragment: "'|' must be doubled"),
         ErrorCase(rule: "a == #", at: "#", fragment: "unexpected character '#'"),
+        ErrorCase(rule: "a[-1] == 1", at: "-1", fragment: "expected a position from 0, FIRST, LAST or SIZE"),
+        ErrorCase(rule: "a[b] == 1", at: "b]", fragment: "expected a position from 0, FIRST, LAST or SIZE"),
+        ErrorCase(rule: "a[0 == 1", at: "== 1", fragment: "expected ']' to close the '[' at character 2"),
         ErrorCase(rule: "TRUEPREDICATE FALSEPREDICATE", at: "FALSE", fragment: "expected AND, OR or the end"),
         ErrorCase(
             rule: "SUBQUERY(extensionItems, x, y == 1).@count == 1", at: "x,",

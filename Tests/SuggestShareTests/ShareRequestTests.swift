@@ -40,6 +40,9 @@ struct ShareRequestTests {
         }
         #expect(try attachment(#"{"supportsJavaScript": true}"#, "https://example.com")?.typeIdentifiers == ["public.url", "com.apple.active-webpage"])
         #expect(try attachment(#"{"supportsJavaScript": true}"#, "HTTP://example.com")?.typeIdentifiers == ["public.url", "com.apple.active-webpage"])
+        // The flag as Foundation reads an NSNumber's boolValue: a nonzero number is YES.
+        #expect(try attachment(#"{"supportsJavaScript": 1}"#, "https://example.com")?.typeIdentifiers == ["public.url", "com.apple.active-webpage"])
+        #expect(try attachment(#"{"supportsJavaScript": 0}"#, "https://example.com")?.typeIdentifiers == ["public.url"])
         // Not a web page: no JavaScript, or not http(s).
         #expect(try attachment("{}", "https://example.com")?.typeIdentifiers == ["public.url"])
         #expect(try attachment(#"{"supportsJavaScript": false}"#, "https://example.com")?.typeIdentifiers == ["public.url"])

@@ -3,14 +3,16 @@
 /// The grammar is the subset of NSPredicate that activation rules use (share-flow.md §2): `TRUEPREDICATE`,
 /// `FALSEPREDICATE`, `AND`/`&&`, `OR`/`||`, `NOT`/`!`, parentheses, comparisons with `==`, `!=`, `<`, `<=`, `>`,
 /// `>=`, `UTI-CONFORMS-TO` and `UTI-EQUALS` under an optional `ANY`, `SOME`, `ALL` or `NONE`, key paths from a
-/// key or a `$variable` with `.@count`, `SUBQUERY(collection, $variable, predicate)`, integers and quoted
+/// key or a `$variable` with `.@count` and subscripts (`[0]`, `[FIRST]`, `[LAST]`, `[SIZE]`),
+/// `SUBQUERY(collection, $variable, predicate)`, integers and quoted
 /// strings. Keywords are case-insensitive. A variable must be bound by an enclosing `SUBQUERY`: a misspelt
 /// `$attachement` is a syntax error, not a rule that silently never matches.
 ///
 /// ```swift
 /// let rule = try ActivationPredicate(parsing: """
 ///     SUBQUERY(extensionItems, $item,
-///         ANY $item.attachments.registeredTypeIdentifiers UTI-CONFORMS-TO "public.url").@count == 1
+///         SUBQUERY($item.attachments, $attachment,
+///             ANY $attachment.registeredTypeIdentifiers UTI-CONFORMS-TO "public.url").@count == 1).@count == 1
 ///     """)
 /// rule.evaluate(request.matchingDictionary, types: target.types)
 /// ```
@@ -44,12 +46,6 @@ public struct ActivationPredicate: Sendable, Equatable, CustomStringConvertible 
     init(source: String, root: Node) {
         self.source = source
         self.root = root
-    }
-
-    /// Whether the rule is `TRUEPREDICATE` or `FALSEPREDICATE` rather than a condition.
-    var constantValue: Bool? {
-        if case .constant(let value) = root { return value }
-        return nil
     }
 
     /// The rule text as written.
@@ -147,6 +143,12 @@ public struct ActivationPredicate: Sendable, Equatable, CustomStringConvertible 
         enum Component: Sendable, Equatable {
             case key(String)
             case count
+            /// `[n]`: an array's element at a position from 0 (none past its end).
+            case index(Int)
+            /// `[FIRST]`, `[LAST]`: an array's first or last element (none of an empty one).
+            case first, last
+            /// `[SIZE]`: an array's or dictionary's count, as `@count`.
+            case size
         }
 
         var root: Root

@@ -110,13 +110,19 @@ struct PredicateEvaluator {
         for component in components {
             switch component {
             case .key(let key): current = read(key, of: current)
-            case .count:
+            case .count, .size:
                 if current == Self.null { return nil }
                 switch current {
                 case .array(let elements)?: current = .integer(elements.count)
                 case .dictionary(let members)?: current = .integer(members.count)
                 default: current = nil
                 }
+            case .index(let position):
+                guard case .array(let elements)? = current, position < elements.count else { return nil }
+                current = elements[position]
+            case .first, .last:
+                guard case .array(let elements)? = current, !elements.isEmpty else { return nil }
+                current = component == .first ? elements[0] : elements[elements.count - 1]
             }
         }
         return current

@@ -60,6 +60,8 @@ struct PredicateLexer {
         case ")": return token(.symbol(.rightParenthesis), length: 1)
         case ",": return token(.symbol(.comma), length: 1)
         case ".": return token(.symbol(.dot), length: 1)
+        case "[": return token(.symbol(.leftBracket), length: 1)
+        case "]": return token(.symbol(.rightBracket), length: 1)
         case "=":
             if following == "=" { return token(.symbol(.equal), length: 2) }
             if following == "<" { return token(.symbol(.lessOrEqual), length: 2) }

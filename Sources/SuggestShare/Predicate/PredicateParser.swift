@@ -5,9 +5,10 @@
 /// and        = not { ("AND" | "&&") not } ;
 /// not        = ("NOT" | "!") not | "(" or ")" | TRUEPREDICATE | FALSEPREDICATE | comparison ;
 /// comparison = [ "ANY" | "SOME" | "ALL" | "NONE" ] operand op operand ;
-/// operand    = subquery { "." ( ident | "@count" ) } | keypath | integer | string | YES | NO | NIL ;
+/// operand    = subquery { component } | keypath | integer | string | YES | NO | NIL ;
 /// subquery   = "SUBQUERY" "(" operand "," var "," or ")" ;
-/// keypath    = ( ident | var | SELF ) { "." ( ident | "@count" ) } ;
+/// keypath    = ( ident | var | SELF ) { component } ;
+/// component  = "." ( ident | "@count" ) | "[" ( integer | FIRST | LAST | SIZE ) "]" ;
 /// ```
 /// Nesting (parentheses, NOT, SUBQUERY) deeper than `maximumDepth` is refused, so hostile rules cannot exhaust
 /// the stack.
@@ -211,10 +212,14 @@ struct PredicateParser {
         }
     }
 
-    /// `{ "." ( ident | "@count" ) }`
+    /// `{ "." ( ident | "@count" ) | "[" ( integer | FIRST | LAST | SIZE ) "]" }`
     private mutating func parseComponents() throws(PredicateSyntaxError) -> [ActivationPredicate.KeyPath.Component] {
         var components: [ActivationPredicate.KeyPath.Component] = []
-        while isSymbol(.dot) {
+        while isSymbol(.dot) || isSymbol(.leftBracket) {
+            if isSymbol(.leftBracket) {
+                components.append(try parseSubscript())
+                continue
+            }
             advance()
             switch current.kind {
             case .identifier(let name):
@@ -233,6 +238,24 @@ struct PredicateParser {
             advance()
         }
         return components
+    }
+
+    /// `"[" ( integer | FIRST | LAST | SIZE ) "]"`, as in `extensionItems[0].attachments` (a rule apps ship).
+    private mutating func parseSubscript() throws(PredicateSyntaxError) -> ActivationPredicate.KeyPath.Component {
+        let start = current.offset
+        advance()
+        let component: ActivationPredicate.KeyPath.Component
+        switch current.kind {
+        case .integer(let position) where position >= 0: component = .index(position)
+        case .keyword(.first): component = .first
+        case .keyword(.last): component = .last
+        case .keyword(.size): component = .size
+        default:
+            throw error("expected a position from 0, FIRST, LAST or SIZE after '[', found \(current.display)")
+        }
+        advance()
+        try expect(.rightBracket, "to close the '[' at character \(start + 1)")
+        return component
     }
 
     private mutating func parseSubquery() throws(PredicateSyntaxError) -> ActivationPredicate.Subquery {

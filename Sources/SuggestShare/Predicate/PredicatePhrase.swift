@@ -95,19 +95,23 @@ struct PredicatePhrase {
     }
 
     private func describe(_ path: ActivationPredicate.KeyPath) -> String {
-        var parts: [String] = []
+        var text: String
         switch path.root {
-        case .key(let name): parts.append(name)
-        case .variable(let name): parts.append("$" + name)
-        case .evaluatedObject: parts.append("SELF")
+        case .key(let name): text = name
+        case .variable(let name): text = "$" + name
+        case .evaluatedObject: text = "SELF"
         }
         for component in path.components {
             switch component {
-            case .key(let name): parts.append(name)
-            case .count: parts.append("@count")
+            case .key(let name): text += "." + name
+            case .count: text += ".@count"
+            case .index(let position): text += "[\(position)]"
+            case .first: text += "[FIRST]"
+            case .last: text += "[LAST]"
+            case .size: text += "[SIZE]"
             }
         }
-        return parts.joined(separator: ".")
+        return text
     }
 
     /// `SUBQUERY(c, $v, p).@count OP n`, `c.@count OP n`, or `SUBQUERY(c, $v, p).@count == c.@count`, in words.

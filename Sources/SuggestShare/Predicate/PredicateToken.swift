@@ -55,6 +55,8 @@ struct PredicateToken: Equatable {
         case rightParenthesis = ")"
         case comma = ","
         case dot = "."
+        case leftBracket = "["
+        case rightBracket = "]"
         case equal = "=="
         case notEqual = "!="
         case less = "<"

@@ -20,9 +20,15 @@ extension ExtensionItem {
     /// What Safari shares is a web page: Foundation adds `com.apple.active-webpage` to the types of an attachment
     /// whose URL is http or https when its item's `userInfo` says `supportsJavaScript` (share-flow.md §1), and the
     /// dictionary rule's WebPage key speaks for that type. A request that said so was refused by a rule of the
-    /// WebPage key alone, which the system would have shown (a probe).
+    /// WebPage key alone, which the system would have shown. The flag is read as Foundation reads an `NSNumber`'s
+    /// `boolValue`: `true`, or a nonzero number.
     mutating func addWebPageTypes() {
-        guard userInfo["supportsJavaScript"] == .bool(true) else { return }
+        switch userInfo["supportsJavaScript"] {
+        case .bool(true): break
+        case .integer(let number) where number != 0: break
+        case .real(let number) where number != 0 && !number.isNaN: break
+        default: return
+        }
         for index in attachments.indices
         where attachments[index].isWebURL && !attachments[index].typeIdentifiers.contains("com.apple.active-webpage") {
             attachments[index].typeIdentifiers.append("com.apple.active-webpage")

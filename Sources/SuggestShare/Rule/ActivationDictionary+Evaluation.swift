@@ -7,7 +7,7 @@ extension ActivationDictionary {
     /// web pages are `com.apple.active-webpage`; web URLs are `public.url` other than `public.file-url`, with an
     /// http or https scheme when the value is known; images are `public.image`, movies `public.movie`; text is
     /// `public.text`; files are `public.file-url` and any other `public.data`. Images and movies are kinds of
-    /// file: when their own key is absent, the File key speaks for them.
+    /// file: when their own key is absent and the matching is not strict, the File key speaks for them.
     enum AssetKind: CaseIterable {
         case text, webURL, webPage, image, movie, file
 
@@ -85,30 +85,43 @@ extension ActivationDictionary {
         case accepted(AssetKind?)
         /// Refused by a key that is 0 (or `SupportsText` that is NO).
         case refused(type: String, key: Key)
-        /// No key speaks for it.
-        case unhandled(type: String)
+        /// No key speaks for it; under strict matching, `absent` is the key of its kind that the rule lacks.
+        case unhandled(type: String, absent: Key?)
     }
 
     /// Decides one attachment: it is accepted when any of its types is, refused when none is and some type's
-    /// key is 0, and unhandled otherwise. For each type the most specific kind whose key is present decides.
+    /// key is 0, and unhandled otherwise. For each type the most specific kind whose key is present decides;
+    /// under strict matching, the most specific kind alone: iOS compiles a key that is absent there into a REJECT
+    /// template, as it does a key of 0 (share-flow.md §1), so neither the File key nor the Attachments key speaks
+    /// for an image whose own key is missing.
     func outcome(of attachment: Attachment, kinds: KindTypes) -> Outcome {
         var refusal: Outcome?
+        var unhandled: Outcome?
         for type in attachment.typeIdentifiers {
             var decided: Outcome?
+            var absent: Key?
             for kind in kinds.kinds(of: type, in: attachment) {
-                guard let setting = setting(kind) else { continue }
+                guard let setting = setting(kind) else {
+                    if matchesStrictly {
+                        absent = kind.key
+                        break
+                    }
+                    continue
+                }
                 decided = setting > 0 ? .accepted(kind) : .refused(type: type, key: kind.key)
                 break
             }
-            if decided == nil, let maximum = attachmentsMaximumCount {
+            if decided == nil, absent == nil, let maximum = attachmentsMaximumCount {
                 decided = maximum > 0 ? .accepted(nil) : .refused(type: type, key: .attachmentsMaximumCount)
             }
             if let decided {
                 if case .accepted = decided { return decided }
                 if refusal == nil { refusal = decided }
+            } else if unhandled == nil {
+                unhandled = .unhandled(type: type, absent: absent)
             }
         }
-        return refusal ?? .unhandled(type: attachment.typeIdentifiers.first ?? "an untyped attachment")
+        return refusal ?? unhandled ?? .unhandled(type: "an untyped attachment", absent: nil)
     }
 
     /// Whether the dictionary accepts what is shared, and if not, which key refused it.
@@ -142,10 +155,11 @@ extension ActivationDictionary {
         }
         if matchesStrictly {
             for (attachment, outcome) in zip(attachments, outcomes) {
-                guard case .unhandled(let type) = outcome else { continue }
+                guard case .unhandled(let type, let absent) = outcome else { continue }
+                let missing = absent.map { " (\($0.rawValue) is absent)" } ?? ""
                 return .refused(
                     "\(Self.subject(type, attachment, types)) are not supported: no key of the rule accepts "
-                        + "them, and \(strictnessReason) the rule must support every shared attachment")
+                        + "them\(missing), and \(strictnessReason) the rule must support every shared attachment")
             }
         }
         var counts: [AssetKind: Int] = [:]
@@ -173,7 +187,7 @@ extension ActivationDictionary {
             var labels: [String] = []
             var seen: Set<String> = []
             for (attachment, outcome) in zip(attachments, outcomes) {
-                guard case .unhandled(let type) = outcome else { continue }
+                guard case .unhandled(let type, _) = outcome else { continue }
                 let label = Self.label(type, attachment, types)
                 if seen.insert(label).inserted { labels.append(label) }
             }

@@ -2,7 +2,8 @@ extension ActivationDictionary {
     /// Reads the dictionary form from the members of `NSExtensionActivationRule`.
     ///
     /// `SupportsText` and `UsesStrictMatching` take a Boolean (an integer is read as iOS reads it, nonzero being
-    /// YES); the counts take a non-negative integer; the version takes 1 or 2.
+    /// YES); the counts take a non-negative integer (a Boolean or a whole real too, as iOS reads a count with
+    /// `intValue`: `<true/>` is 1, and apps ship it); the version takes 1 or 2.
     /// - Throws: `ActivationRuleError.unknownKey` for an undocumented key (keys are checked in sorted order, so
     ///   the error is stable), `.invalidValue` for a value of the wrong type or range.
     /// - Complexity: O(k log k) in the number of keys.
@@ -43,12 +44,15 @@ extension ActivationDictionary {
     }
 
     private static func count(_ value: PropertyListValue, _ key: Key) throws(ActivationRuleError) -> Int {
-        guard case .integer(let number) = value, number >= 0 else {
+        switch value {
+        case .integer(let number) where number >= 0: return number
+        case .bool(let flag): return flag ? 1 : 0
+        case .real(let number) where number >= 0 && number < 9e15 && number == number.rounded(): return Int(number)
+        default:
             throw ActivationRuleError.invalidValue(
                 key: key.rawValue,
                 problem: "is \(show(value)); it must be a non-negative <integer> (0 means not supported)")
         }
-        return number
     }
 
     private static func show(_ value: PropertyListValue) -> String {
