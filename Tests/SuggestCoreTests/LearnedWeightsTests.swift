@@ -55,6 +55,62 @@ import Testing
         }
     }
 
+    /// A group's first message often names its sender alone, so the conversation starts as a person's and turns
+    /// into a group with its next donation: its mass moves with it, and the people's total holds only people's.
+    @Test func aConversationThatBecomesAGroupTakesItsMassWithIt() {
+        func donation(_ index: Int, _ conversation: String, hoursAgo: Double, recipients: [String], sender: String?)
+            -> Interaction
+        {
+            Interaction(
+                identifier: "f\(index)", date: Timestamp(seconds: Self.end - hoursAgo * 3_600),
+                direction: sender == nil ? .outgoing : .incoming,
+                intent: SendMessageIntent(
+                    conversationIdentifier: conversation, sender: sender.map { Person(customIdentifier: $0) },
+                    recipients: recipients.map { Person(customIdentifier: $0) }))
+        }
+        // The probe's account: its only conversation begins with its sender alone, then names two people.
+        let alone = [
+            donation(0, "g", hoursAgo: 3, recipients: [], sender: "u2"),
+            donation(1, "g", hoursAgo: 2, recipients: ["u1", "u2"], sender: "u2"),
+        ]
+        let (_, weights) = Self.replay(alone)
+        for channel in 0..<4 {
+            #expect(weights.personTotals[channel] == LogSpace.zero, "channel \(channel)")
+            #expect(weights.mixture(policy: Self.policy).person[channel] == 0, "channel \(channel)")
+        }
+        // Among others, the masses stay the sums of each kind's keys.
+        var history: [Interaction] = []
+        var random = SeededRandom(seed: 11)
+        for index in 0..<600 {
+            let conversation = Int.random(in: 0..<12, using: &random)
+            let hoursAgo = Double(600 - index)
+            if conversation % 3 == 0 && !history.contains(where: { $0.conversationIdentifier == "c\(conversation)" }) {
+                history.append(donation(index, "c\(conversation)", hoursAgo: hoursAgo, recipients: [], sender: "s\(conversation)"))
+            } else if conversation % 3 == 0 {
+                history.append(donation(index, "c\(conversation)", hoursAgo: hoursAgo, recipients: ["a", "b"], sender: nil))
+            } else {
+                history.append(donation(index, "c\(conversation)", hoursAgo: hoursAgo, recipients: ["p\(conversation)"], sender: nil))
+            }
+        }
+        let (index, mixed) = Self.replay(history)
+        #expect(index.states.contains { $0.isGroup })
+        for channel in 0..<4 {
+            var people = LogSpace.zero
+            var groups = LogSpace.zero
+            for state in index.states {
+                if state.isGroup {
+                    groups = LogSpace.addExp(groups, state.channels[channel])
+                } else {
+                    people = LogSpace.addExp(people, state.channels[channel])
+                }
+            }
+            #expect(abs(exp(mixed.personTotals[channel] - people) - 1) < 1e-9, "channel \(channel)")
+            #expect(abs(exp(mixed.groupTotals[channel] - groups) - 1) < 1e-9, "channel \(channel)")
+        }
+        // And a fold of the history gives the same bits.
+        #expect(LearnedWeights.fold(Self.events(history), policy: Self.policy).weights == mixed)
+    }
+
     @Test(arguments: [UInt64(1), 2, 3])
     func foldEqualsDonationByDonation(seed: UInt64) {
         let history = Self.history(seed: seed)

@@ -93,14 +93,15 @@ public struct LearnedPolicy: Sendable, Hashable {
 
     /// What an account's stored `LearnedWeights` depend on: the channel shapes their masses are kept in
     /// (`base.stateFingerprint`) and the learner's constants. A store whose weights were learned under another
-    /// fingerprint folds every account's history again (`DonationStore.maintain`).
+    /// fingerprint folds every account's history again (`DonationStore.maintain`). `kinds:moved`: a conversation
+    /// that becomes a group moves its mass from the people's total to the groups' (`LearnedWeights.record`).
     ///
     /// Built from `Double.description` and integers, as `FrecencyPolicy.stateFingerprint` is, so that no run-time
     /// reflection runs at a command's start.
     public var weightsFingerprint: String {
         var text = base.stateFingerprint + ";learned:" + priorStrength.description + ":" + String(horizon)
         for weight in channelPrior { text += ":" + weight.description }
-        return text
+        return text + ";kinds:moved"
     }
 
     /// The learned policy `eval` calls `default`: the three speeds of `FrecencyPolicy.default` and a channel of pure

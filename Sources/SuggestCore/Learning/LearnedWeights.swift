@@ -148,10 +148,14 @@ public struct LearnedWeights: Sendable, Hashable {
             let old = before.channels[index]
             let new = after.channels[index]
             if old == new && !changedKind { continue }
-            if isNew || changedKind {
-                // A conversation that turns into a group leaves what it held as a person in the people's mass:
-                // taking it out could cancel that mass to rounding noise; a slight excess there is harmless, and
-                // a fold of the history puts it right.
+            if changedKind {
+                // A conversation that turns into a group (the first message of a group often names its sender
+                // alone) takes what it held from the people's mass to the groups': left there, it gave the people
+                // a share of the prior and of every person's probability that no person conversation holds.
+                // Where it was all of the people's mass the two cancel exactly, as the same additions built both.
+                replace(old, with: LogSpace.zero, group: before.isGroup, channel: index)
+                add(new, group: after.isGroup, channel: index)
+            } else if isNew {
                 add(new, group: after.isGroup, channel: index)
             } else if decay.isLatest {
                 replace(old, with: new, group: after.isGroup, channel: index)
