@@ -111,6 +111,27 @@ import Testing
         #expect(LearnedWeights.fold(Self.events(history), policy: Self.policy).weights == mixed)
     }
 
+    /// A send to a conversation last written to over a century before the account's latest message: its share of
+    /// every channel is below the smallest `Double`, and it still teaches which channel held it best (`memory`,
+    /// the slowest).
+    @Test func aSendToAConversationDecadesOldStillTeaches() {
+        let history = [
+            Interaction(
+                identifier: "o1", date: Timestamp(seconds: -2_208_988_800), direction: .outgoing,
+                intent: SendMessageIntent(conversationIdentifier: "old")),
+            Interaction(
+                identifier: "n1", date: Timestamp(seconds: 1_796_083_200), direction: .incoming,
+                intent: SendMessageIntent(conversationIdentifier: "new")),
+            Interaction(
+                identifier: "o2", date: Timestamp(seconds: -2_208_988_799), direction: .outgoing,
+                intent: SendMessageIntent(conversationIdentifier: "old")),
+        ]
+        let (_, weights) = Self.replay(history)
+        #expect(weights.targets == 1)
+        #expect(weights.personShares[2] > 0.999)
+        #expect(abs(weights.personShares.sum() - 1) < 1e-12)
+    }
+
     @Test(arguments: [UInt64(1), 2, 3])
     func foldEqualsDonationByDonation(seed: UInt64) {
         let history = Self.history(seed: seed)

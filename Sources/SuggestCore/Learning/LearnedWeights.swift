@@ -111,25 +111,29 @@ public struct LearnedWeights: Sendable, Hashable {
 
     /// One step of online EM for the mixture weights: the responsibility of each channel (of the target's kind)
     /// for the target, then a step of `1 / min(n + 1, H)` towards it.
+    ///
+    /// The responsibilities are computed from logarithms, `ln π_m + ln p_m − ln Σ_j π_j p_j`: a conversation last
+    /// written to decades before its send has a share of every channel below the smallest `Double` (`e^-745`), and
+    /// the send would teach nothing, where the ratios between the channels are what it teaches.
     private mutating func learn(from target: ConversationState, policy: LearnedPolicy) {
         let isGroup = target.isGroup
         let totals = isGroup ? groupTotals : personTotals
         let mixture = mixture(policy: policy)
         let weights = isGroup ? mixture.group : mixture.person
-        var likelihoods = SIMD4<Double>(repeating: 0)
-        var evidence = 0.0
+        var logParts = SIMD4<Double>(repeating: LogSpace.zero)
+        var logEvidence = LogSpace.zero
         for index in policy.base.channels.indices {
             let key = target.channels[index]
-            guard key > LogSpace.zero, totals[index] > LogSpace.zero else { continue }
-            // The conversation's share of the channel's mass; rounding in the mass may push a lone conversation a
-            // hair above 1.
-            likelihoods[index] = min(1, exp(key - totals[index]))
-            evidence += weights[index] * likelihoods[index]
+            guard key > LogSpace.zero, totals[index] > LogSpace.zero, weights[index] > 0 else { continue }
+            // The conversation's share of the channel's mass, at most 1: rounding in the mass may push a lone
+            // conversation a hair above it.
+            logParts[index] = LogSpace.ln(weights[index]) + min(0, key - totals[index])
+            logEvidence = LogSpace.addExp(logEvidence, logParts[index])
         }
-        guard evidence > 0, evidence.isFinite else { return }
+        guard logEvidence > LogSpace.zero, logEvidence.isFinite else { return }
         let step = 1 / Double(min(targets + 1, policy.horizon))
         for index in policy.base.channels.indices {
-            let responsibility = weights[index] * likelihoods[index] / evidence
+            let responsibility = logParts[index] > LogSpace.zero ? exp(logParts[index] - logEvidence) : 0
             personShares[index] += step * ((isGroup ? 0 : responsibility) - personShares[index])
             groupShares[index] += step * ((isGroup ? responsibility : 0) - groupShares[index])
         }
