@@ -44,11 +44,15 @@ enum SuggestionOutput {
     /// The `--explain` lines of the account's learned weights: how many sends they come from, then each channel's
     /// weight for conversations with one person and for groups, beside the prior it started from.
     ///
-    ///     learned from 37 sends (the prior counts as 2 more):
+    ///     learned from 37 sends (the last 32 weigh against the prior, which counts as 2):
     ///       reply        people 0.41    groups 0.02    prior 0.25
     static func learnedWeights(_ learned: LearnedWeightsSummary) -> String {
         let sends = counted(learned.sends, "send", plural: "sends")
-        var text = "learned from \(sends) (the prior counts as \(JSONWriter.decimal(learned.priorSends, significantDigits: 3)) more):\n"
+        let prior = JSONWriter.decimal(learned.priorSends, significantDigits: 3)
+        var text =
+            learned.sends > learned.horizon
+            ? "learned from \(sends) (the last \(learned.horizon) weigh against the prior, which counts as \(prior)):\n"
+            : "learned from \(sends) (the prior counts as \(prior) more):\n"
         let width = max(learned.channels.map { TerminalText.width(TerminalText.escaped($0.channel)) }.max() ?? 0, 10)
         for channel in learned.channels {
             text += "  " + TerminalText.padded(TerminalText.escaped(channel.channel), to: width + 2)

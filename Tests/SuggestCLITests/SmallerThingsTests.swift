@@ -24,6 +24,18 @@ import Testing
     }
 
     /// `share --send` without a choice is a usage error, found before anything is read.
+    /// Past the learner's horizon, `--explain` says which sends weigh against the prior: "the prior counts as 2
+    /// more" beside 44 sends read as 44 against 2, where the shares stand for the last 32.
+    @Test func theLearnedWeightsSayHowTheyWeighAgainstThePrior() {
+        var learned = LearnedWeightsSummary(.empty, policy: .default)
+        learned.sends = 7
+        #expect(SuggestionOutput.learnedWeights(learned).hasPrefix("learned from 7 sends (the prior counts as 2 more):"))
+        learned.sends = 44
+        #expect(
+            SuggestionOutput.learnedWeights(learned).hasPrefix(
+                "learned from 44 sends (the last 32 weigh against the prior, which counts as 2):"))
+    }
+
     @Test func shareSendWithoutAPickIsAUsageError() {
         let result = suggest("share", "--attachment", "public.jpeg=a", "--send")
         #expect(result.status == 64)

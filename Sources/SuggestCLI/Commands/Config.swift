@@ -9,7 +9,7 @@ enum Config: Command {
     static let options: [OptionSpec] = [
         StoreOptions.store,
         .option("--max-age-days", "N", "Keep donations N days, in whole UTC days: from the start of the day N days ago; older ones are refused (0 = keep forever)."),
-        .option("--idle-days", "N", "Do not suggest conversations with no donation for N days (0 = no limit)."),
+        .option("--idle-days", "N", "Do not suggest conversations whose latest donation is more than N days old (0 = no limit)."),
         .flag("--json", "Print the settings as JSON."),
     ]
     static let discussion = """

@@ -202,8 +202,9 @@ public struct Scorer: Sendable {
         var logFactor = 0.0
         var contentShare = 0.0
         if !contentKinds.isEmpty {
-            // 1 + γ·s, with s the decayed share of the conversation's donations that carried the shared kinds:
-            // a factor in [1, 1 + γ], the same for light and heavy users.
+            // 1 + γ·s, with s the sum of the decayed shares of the conversation's donations that carried each
+            // shared kind, at most 1 (a donation of two shared kinds counts in both: a store keeps one sum per
+            // kind): a factor in [1, 1 + γ], the same for light and heavy users.
             var kinds = LogSpace.zero
             for sum in candidate.contentSums { kinds = LogSpace.addExp(kinds, sum) }
             contentShare = state.contentTotal > LogSpace.zero ? min(1, LogSpace.value(kinds - state.contentTotal)) : 0

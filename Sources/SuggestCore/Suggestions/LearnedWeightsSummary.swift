@@ -5,6 +5,8 @@ public struct LearnedWeightsSummary: Sendable, Equatable {
     public var sends: Int
     /// How many sends the prior counts as (`LearnedPolicy.priorStrength`).
     public var priorSends: Double
+    /// How many of the latest sends the learned shares stand for against the prior (`LearnedPolicy.horizon`).
+    public var horizon: Int
     /// One entry per channel, in the policy's order (`LearnedWeights.explanation(policy:)`).
     public var channels: [LearnedWeights.Explanation]
 
@@ -13,6 +15,7 @@ public struct LearnedWeightsSummary: Sendable, Equatable {
     public init(_ weights: LearnedWeights, policy: LearnedPolicy) {
         sends = weights.targets
         priorSends = policy.priorStrength
+        horizon = policy.horizon
         channels = weights.explanation(policy: policy)
     }
 }
