@@ -43,7 +43,7 @@ enum ServeOptions {
         if let (host, source) = value(arguments, "--host", variable: ("SUGGEST_HOST", environment)) {
             guard !host.isEmpty else { throw CommandError.usage("\(source) must not be empty") }
             configuration.host = host
-            // Bad usage (64), known before the server starts: it was found when the socket was made (exit 1).
+            // Bad usage (64), known before the server starts, not a failure to make the socket (exit 1).
             guard configuration.hostIsAddress else {
                 throw CommandError.usage(
                     "\(source) \"\(host.prefix(80))\" is not an IPv4 or IPv6 address; give one such as 127.0.0.1, "
@@ -107,11 +107,6 @@ enum ServeOptions {
         _ arguments: ParsedArguments, _ flag: String, variable: Variable? = nil, _ range: ClosedRange<Int>
     ) throws(CommandError) -> Int? {
         guard let (text, source) = value(arguments, flag, variable: variable) else { return nil }
-        guard text.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int(text), range.contains(value) else {
-            throw CommandError.usage(
-                "\(source) takes a whole number from \(range.lowerBound) to \(range.upperBound), not "
-                    + "'\(text.prefix(40))'")
-        }
-        return value
+        return try ValueParsing.wholeNumber(text, option: source, in: range)
     }
 }
