@@ -123,8 +123,8 @@ public enum SuggestServer {
                 let cutsOff = configuration.cutsOffRequestsAfterGrace
                 let abandoned = server.stop(
                     gracePeriod: .seconds(configuration.gracePeriodSeconds), leavingHandlersRunning: cutsOff)
-                // Waited for instead (a Redis Cluster's), they finished: counted as such, not as abandoned (a probe
-                // saw a batch answered 201 and counted abandoned).
+                // Waited for instead (a Redis Cluster's), they finished: counted as such, not as abandoned (each
+                // was answered).
                 log.event(
                     "stopped",
                     counts: cutsOff
@@ -143,174 +143,16 @@ public enum SuggestServer {
             server.stop(gracePeriod: .zero)
             throw StartError(error.description)
         }
-        let maintenance = Maintenance(pool: pool, log: log)
-        maintenance.start()
+        let upkeep = StoreUpkeep(pool: pool, log: log)
+        upkeep.start()
         keysWatch.start()
         api.readiness = .ready
         log.event("listening", [("address", "http://\(server.address)")])
         announce("listening on http://\(server.address)")
         done.wait()
-        maintenance.stop()
+        upkeep.stop()
         keysWatch.stop()
         signals.stop()
         log.flush(within: .seconds(1))
-    }
-}
-
-/// Re-reads the keys file when it changes (`KeyRing.FileVersion`, checked every 2 seconds) or on SIGHUP; a file that
-/// cannot be used leaves the keys as they were, and says why. A file that lists no key revokes every key (each
-/// request that needs one gets 401); a file removed keeps them, and says so once (a deployment that replaces the
-/// file by a rename never has it missing, so a missing file is a mistake more likely than a revocation).
-final class KeysWatch: Sendable {
-    private let path: String?
-    private let version: Mutex<KeyRing.FileVersion?>
-    /// Whether the watch has said that the file is missing, since it last found it.
-    private let missingReported = Mutex(false)
-    private let api: API
-    private let task: Mutex<PeriodicTask?> = Mutex(nil)
-
-    init(path: String?, version: KeyRing.FileVersion?, api: API) {
-        self.path = path
-        self.version = Mutex(version)
-        self.api = api
-    }
-
-    func start() {
-        guard path != nil else { return }
-        let task = PeriodicTask(label: "suggest.keys", every: .seconds(2)) { [self] in
-            guard let path else { return }
-            guard let current = KeyRing.FileVersion.of(path: path) else {
-                if !missingReported.withLock({ reported in defer { reported = true }; return reported }) {
-                    api.log.event(
-                        "keys file missing; the old keys stay",
-                        [("path", path), ("hint", "to revoke every key, write {\"keys\": []} into it")])
-                }
-                return
-            }
-            missingReported.withLock { $0 = false }
-            if version.withLock({ $0 }) != current { reload(reason: "the file changed") }
-        }
-        self.task.withLock { $0 = task }
-        task.start()
-    }
-
-    func stop() { task.withLock { $0 }?.stop() }
-
-    func reload(reason: String) {
-        guard let path else {
-            api.log.event("keys not reloaded", [("reason", "the server has no keys file")])
-            return
-        }
-        do {
-            let file = try KeyRing.load(path: path, allowingNoKey: true)
-            api.replaceKeys(file.ring)
-            version.withLock { $0 = file.version }
-            var fields = [("why", reason)]
-            var warnings = file.warnings
-            if file.ring.entries.isEmpty {
-                warnings.append("the file lists no key: every request that needs one is refused (401)")
-            }
-            if !warnings.isEmpty { fields.append(("warning", warnings.joined(separator: "; "))) }
-            api.log.event("keys reloaded", fields, counts: [("tenants", Set(file.ring.entries.map(\.tenant)).count)])
-        } catch {
-            // The refused version is kept anyway, so that a broken file is reported once, not every 2 seconds;
-            // making it usable (an edit, a rename into place, a chmod) is a new version. The version of the file
-            // that was read, not of what the path names a moment later, which may already be the fix.
-            let refused = error.version ?? KeyRing.FileVersion.of(path: path)
-            version.withLock { $0 = refused }
-            api.log.event("keys not reloaded; the old keys stay", [("error", error.description)])
-        }
-    }
-}
-
-/// The store's upkeep in the background: small maintenance steps (`MaintenanceBudget.step`) every few seconds,
-/// each on a connection of its own, so that expiry and policy rebuilds never run behind a request; and a
-/// checkpoint every second, which makes what was acknowledged durable against a power loss without a request
-/// ever waiting for it (the connections' own checkpoints are only a safety valve for a burst of writes), and in
-/// which the embedded store also brings its ranking mirror up to date (`SQLiteDonationStore.checkpoint()`).
-final class Maintenance: Sendable {
-    private let task: PeriodicTask
-    private let checkpoints: PeriodicTask
-    private let checkpointer: Checkpointer
-
-    /// The connection the checkpoints run on, its own for the server's life: a checkpoint tells a log that writes
-    /// are still coming into from a quiet one by what its connection saw at the one before (`SQLiteDonationStore
-    /// .checkpoint()`), which a connection from the pool, another each time, would not know. Used by one thread at a
-    /// time: the periodic task's, then the stop's, after the task has ended.
-    private final class Checkpointer: @unchecked Sendable {
-        private let pool: StorePool
-        private let log: AccessLog
-        private var store: (any DonationStore)?
-        /// The failure the last checkpoint logged, and how many times in a row it has failed so since: a store that
-        /// stays broken (read-only, deleted) is logged when its failure starts, changes or ends, and once a minute,
-        /// not every second.
-        private var failure: (message: String, count: Int)?
-
-        init(pool: StorePool, log: AccessLog) {
-            self.pool = pool
-            self.log = log
-        }
-
-        func checkpoint() {
-            do {
-                let store = try self.store ?? pool.openConnection()
-                self.store = store
-                try store.checkpoint()
-                if let failure {
-                    log.event("checkpoint recovered", counts: [("failures", failure.count)])
-                    self.failure = nil
-                }
-            } catch {
-                let message = "\(error)"
-                if let failure, failure.message == message {
-                    self.failure?.count += 1
-                    guard (failure.count + 1) % 60 == 0 else { return }
-                    log.event("checkpoint failed", [("error", message)], counts: [("failures", failure.count + 1)])
-                } else {
-                    failure = (message, 1)
-                    log.event("checkpoint failed", [("error", message)])
-                }
-            }
-        }
-    }
-
-    init(pool: StorePool, log: AccessLog) {
-        let checkpointer = Checkpointer(pool: pool, log: log)
-        self.checkpointer = checkpointer
-        checkpoints = PeriodicTask(label: "suggest.checkpoint", every: .seconds(1)) { checkpointer.checkpoint() }
-        task = PeriodicTask(label: "suggest.maintenance", every: .seconds(5)) {
-            // Steps until the work is done or a second has gone, then waits for the next run.
-            let started = ContinuousClock.now
-            do {
-                while ContinuousClock.now - started < .seconds(1) {
-                    let report = try pool.withStore { store in try store.maintain(account: nil, now: .now(), budget: .step) }
-                    if report.expired.donations > 0 || report.recomputedConversations > 0 {
-                        log.event(
-                            "maintenance",
-                            counts: [
-                                ("expiredDonations", report.expired.donations),
-                                ("recomputedConversations", report.recomputedConversations),
-                            ])
-                    }
-                    if report.isComplete { break }
-                }
-            } catch {
-                log.event("maintenance failed", [("error", "\(error)")])
-            }
-        }
-    }
-
-    func start() {
-        task.start()
-        checkpoints.start()
-    }
-
-    /// Stops the upkeep, and checkpoints one last time once the last request has been answered: the first call
-    /// copies what the last requests committed, the second finds nothing new and cuts the log to nothing, so that
-    /// the next process to open the store has no log to read.
-    func stop() {
-        checkpoints.stop()
-        task.stop()
-        for _ in 0..<2 { checkpointer.checkpoint() }
     }
 }

@@ -1,0 +1,71 @@
+import CSystem
+import Dispatch
+import HTTPServer
+import SuggestCore
+import Synchronization
+
+/// Re-reads the keys file when it changes (`KeyRing.FileVersion`, checked every 2 seconds) or on SIGHUP; a file that
+/// cannot be used leaves the keys as they were, and says why. A file that lists no key revokes every key (each
+/// request that needs one gets 401); a file removed keeps them, and says so once (a deployment that replaces the
+/// file by a rename never has it missing, so a missing file is a mistake more likely than a revocation).
+final class KeysWatch: Sendable {
+    private let path: String?
+    private let version: Mutex<KeyRing.FileVersion?>
+    /// Whether the watch has said that the file is missing, since it last found it.
+    private let missingReported = Mutex(false)
+    private let api: API
+    private let task: Mutex<PeriodicTask?> = Mutex(nil)
+
+    init(path: String?, version: KeyRing.FileVersion?, api: API) {
+        self.path = path
+        self.version = Mutex(version)
+        self.api = api
+    }
+
+    func start() {
+        guard path != nil else { return }
+        let task = PeriodicTask(label: "suggest.keys", every: .seconds(2)) { [self] in
+            guard let path else { return }
+            guard let current = KeyRing.FileVersion.of(path: path) else {
+                if !missingReported.withLock({ reported in defer { reported = true }; return reported }) {
+                    api.log.event(
+                        "keys file missing; the old keys stay",
+                        [("path", path), ("hint", "to revoke every key, write {\"keys\": []} into it")])
+                }
+                return
+            }
+            missingReported.withLock { $0 = false }
+            if version.withLock({ $0 }) != current { reload(reason: "the file changed") }
+        }
+        self.task.withLock { $0 = task }
+        task.start()
+    }
+
+    func stop() { task.withLock { $0 }?.stop() }
+
+    func reload(reason: String) {
+        guard let path else {
+            api.log.event("keys not reloaded", [("reason", "the server has no keys file")])
+            return
+        }
+        do {
+            let file = try KeyRing.load(path: path, allowingNoKey: true)
+            api.replaceKeys(file.ring)
+            version.withLock { $0 = file.version }
+            var fields = [("why", reason)]
+            var warnings = file.warnings
+            if file.ring.entries.isEmpty {
+                warnings.append("the file lists no key: every request that needs one is refused (401)")
+            }
+            if !warnings.isEmpty { fields.append(("warning", warnings.joined(separator: "; "))) }
+            api.log.event("keys reloaded", fields, counts: [("tenants", Set(file.ring.entries.map(\.tenant)).count)])
+        } catch {
+            // The refused version is kept anyway, so that a broken file is reported once, not every 2 seconds;
+            // making it usable (an edit, a rename into place, a chmod) is a new version. The version of the file
+            // that was read, not of what the path names a moment later, which may already be the fix.
+            let refused = error.version ?? KeyRing.FileVersion.of(path: path)
+            version.withLock { $0 = refused }
+            api.log.event("keys not reloaded; the old keys stay", [("error", error.description)])
+        }
+    }
+}
