@@ -1,0 +1,103 @@
+import CSystem
+import Synchronization
+
+/// One process-wide lock per database file, shared by every connection of this process to it, and the record of
+/// a scrub of its log that a deletion owes.
+final class WriteGate: Sendable {
+    private let lock = Mutex(())
+    /// A file beside the database (`suggest.sqlite-scrub`), there while a deletion's scrub of the log is owed: the
+    /// debt outlives the process that owes it (a command exits at once), so that whichever process next opens or
+    /// checkpoints the store settles it. Without it, only a write that filled the log cut it, and the deleted
+    /// names stayed on disk through any number of reading commands.
+    private let scrubMarker: String
+    /// The debt, for when the marker cannot be made (a directory this process may not write).
+    private let owedHere = Atomic<Bool>(false)
+
+    private static let gates = Mutex<[String: WriteGate]>([:])
+
+    private init(path: String) {
+        scrubMarker = path + "-scrub"
+        rewriteMarker = path + "-rewrite"
+        imports = ImportMarker(databasePath: path)
+    }
+
+    /// The marker of an import's transaction under way (`ImportMarker`).
+    let imports: ImportMarker
+
+    /// The gate of the database at `path` (as the connection names it).
+    static func forDatabase(at path: String) -> WriteGate {
+        gates.withLock { gates in
+            if let gate = gates[path] { return gate }
+            let gate = WriteGate(path: path)
+            gates[path] = gate
+            return gate
+        }
+    }
+
+    /// A file beside the database (`suggest.sqlite-rewrite`), there from before a deletion commits until the file
+    /// has been rewritten after it (`Database.rewriteAfterDeletion()`).
+    private let rewriteMarker: String
+    /// How many rewrites this process's deletions have asked for, and through which one the file was rewritten.
+    private let rewrites = Mutex<(requested: Int, done: Int)>((0, 0))
+
+    /// `Database.owesFileRewrite`: a marker left by this process or another.
+    var owesFileRewrite: Bool { access(rewriteMarker, F_OK) == 0 }
+
+    func oweFileRewrite() { Self.makeMarker(rewriteMarker) }
+
+    /// When this process's last rewrite ended, and how long it took.
+    private let lastRewrite = Mutex<(ended: ContinuousClock.Instant, took: Duration)?>(nil)
+
+    /// `Database.mayRewriteNow(_:)`.
+    func mayRewriteNow(_ pacing: RewritePacing) -> Bool {
+        lastRewrite.withLock { last in
+            guard let last, last.took >= pacing.heldBackFrom else { return true }
+            return ContinuousClock.now - last.ended >= last.took * pacing.pauseFactor
+        }
+    }
+
+    func noteRewriteAttempt(startedAt started: ContinuousClock.Instant) {
+        let now = ContinuousClock.now
+        lastRewrite.withLock { $0 = (now, now - started) }
+    }
+
+    /// A ticket for a rewrite that starts after this moment.
+    func requestRewrite() -> Int { rewrites.withLock { $0.requested += 1; return $0.requested } }
+
+    var rewritesRequested: Int { rewrites.withLock { $0.requested } }
+
+    func isRewritten(through ticket: Int) -> Bool { rewrites.withLock { $0.done >= ticket } }
+
+    /// A rewrite that started after ticket `covered` was issued has finished: the debt is settled, this process's
+    /// and any other's (whose deletions committed before the rewrite began, as it took the write lock).
+    func noteRewritten(through covered: Int) {
+        rewrites.withLock { $0.done = max($0.done, covered) }
+        unlink(rewriteMarker)
+    }
+
+    /// `Database.owesLogScrub`: owed by this process, or by any other (its marker).
+    var owesLogScrub: Bool { owedHere.load(ordering: .acquiring) || access(scrubMarker, F_OK) == 0 }
+
+    /// Notes that the log may hold deleted data until it is next cut.
+    func oweLogScrub() {
+        owedHere.store(true, ordering: .releasing)
+        Self.makeMarker(scrubMarker)
+    }
+
+    /// Creates an empty marker file beside the database, if there is none; never through a link: one planted in
+    /// its place would have the store truncate the file it names.
+    private static func makeMarker(_ path: String) {
+        let descriptor = system_open_creating(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// The log has been cut: nothing deleted stays in it.
+    func settleLogScrub() {
+        owedHere.store(false, ordering: .releasing)
+        unlink(scrubMarker)
+    }
+
+    func withLock<T>(_ body: () throws -> T) throws -> T {
+        try lock.withLock { _ in try body() }
+    }
+}
