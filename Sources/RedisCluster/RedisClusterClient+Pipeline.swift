@@ -232,7 +232,7 @@ extension RedisClusterClient {
             if let worst = pending.map({ redirects[$0] }).max(), Int(worst) > configuration.maxRedirects {
                 // While a reshard finishes a slot's move, its two nodes may send a command back and forth until
                 // both know the new owner: past `maxRedirects`, wait, read the layout again and retry until the
-                // retry time runs out, rather than fail at once (a probe's import failed so, once in four reshards).
+                // retry time runs out, rather than fail at once (an import beside a reshard meets this about once in four).
                 let tooMany = RedisError.tooManyRedirects(count: Int(worst), last: round.lastRedirect)
                 guard monotonicSeconds() < deadline else { throw tooMany }
                 round.problem(tooMany, failover: true)

@@ -7,7 +7,7 @@ enum FileOutput {
     /// Writes `text` to `path`, replacing it (through a link, into a device or a pipe: wherever the path leads).
     /// A file of this process's user is replaced whole where it can be (`replaceWhole`): a write that fails part-way
     /// (a full disk, a file-size limit) then leaves the file as it was, not the first part of the new one under its
-    /// name (found by a probe: a page cut at 8 KiB replaced a good one). Anything else is written in place.
+    /// name (a page cut at 8 KiB in place of a good one). Anything else is written in place.
     /// - Throws: `CommandError.failure` naming the file when it cannot be written.
     static func write(_ text: String, to path: String) throws(CommandError) {
         let bytes = Array(text.utf8)

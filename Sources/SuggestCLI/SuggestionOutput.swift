@@ -63,7 +63,7 @@ enum SuggestionOutput {
     }
 
     /// A weight from 0 to 1 in a column: three significant digits, padded; below a thousandth, `<0.001` (a weight
-    /// the mixture has all but dropped, written in full, was `2.0378444265078933e-73` and broke the column).
+    /// the mixture has all but dropped, written in full, would be `2.0378444265078933e-73` and break the column).
     static func weight(_ value: Double) -> String {
         let text =
             value == 0 ? "0" : value < 0.001 ? "<0.001" : JSONWriter.decimal(value, significantDigits: 3)

@@ -37,8 +37,8 @@ public enum LineReader {
     /// - Complexity: O(n) in the size of the input.
     /// - Parameter requiringBreakAtEnd: whether a last line without a line break is an error rather than a line:
     ///   for files whose every line ends in one (the published histories `convert` reads), where a last line
-    ///   without it is most likely cut short, and may still parse ("933 1214 1" of "933 1214 1082..." was a message
-    ///   dated 1970; found by a probe).
+    ///   without it is most likely cut short, and may still parse ("933 1214 1" of "933 1214 1082..." would be a
+    ///   message dated 1970).
     public static func forEachLine(
         in source: Source, requiringBreakAtEnd: Bool = false, _ body: (UnsafeBufferPointer<UInt8>, Int) throws -> Void
     ) throws {

@@ -167,8 +167,8 @@ public struct PairedComparison: Sendable, Equatable {
         let cells = rowOfAccount.filter { $0 >= 0 }.map { Int($0) * Self.kindSlots + index }
         let total = cells.reduce(0.0) { $0 + sum($1) }
         let mean = total / count
-        // One send gives no spread to estimate: its interval is every possible difference, never significant (a
-        // single group send read "+0.6667 (+0.6667 … +0.6667) *"; found by a probe).
+        // One send gives no spread to estimate: its interval is every possible difference, never significant (not
+        // "+0.6667 (+0.6667 … +0.6667) *" for a single group send).
         guard count > 1 else { return Difference(mean: mean, standardError: 2) }
         var variance: Double
         if isClustered(kind: kind) {

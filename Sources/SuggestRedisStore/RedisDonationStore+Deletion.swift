@@ -39,9 +39,9 @@ extension RedisDonationStore {
         let wholeAccount = selector == .all || selector == .account
         var report = DeletionReport()
         // Whatever fails from here on, the files are rewritten before the failure is reported: a conversation's
-        // script that no replica confirmed in time (a `WAIT` that timed out) has run on its master all the same,
-        // and its deleted bytes stayed in the nodes' files, with no mark for maintenance to rewrite them later
-        // (found by a probe, with `kill -STOP` of a replica).
+        // script that no replica confirmed in time (a `WAIT` that timed out, a replica stopped) has run on its
+        // master all the same, and its deleted bytes would stay in the nodes' files, with no mark for maintenance
+        // to rewrite them later.
         var forgotPreferences = false
         var failure: StoreError?
         do {
@@ -138,8 +138,8 @@ extension RedisDonationStore {
 
     /// After a change that may have taken away an account's last conversation or preference (a deletion of less
     /// than the whole account, an unblock): when nothing is left, the account is forgotten as a deletion of the
-    /// whole account forgets it (`forgetAccountIfEmpty`). Its name stayed in the list of accounts and two keys of
-    /// its own, and so in every node's files (a probe); the embedded store keeps nothing of such an account. Read
+    /// whole account forgets it (`forgetAccountIfEmpty`), or its name would stay in the list of accounts and two
+    /// keys of its own, and so in every node's files, where the embedded store keeps nothing of such an account. Read
     /// first, so that a change that leaves something costs one round trip more.
     func forgetAccountIfNothingIsLeft(_ keys: RedisKeys) throws(StoreError) {
         let lengths = try pipeline([

@@ -32,8 +32,7 @@ extension RedisDonationStore {
                 "the donation may have been recorded all the same (as \($0)); retrying it records it once"
             } ?? "the donation may have been recorded all the same; give donations identifiers, so that a retry "
             + "records each once"
-        // Said when it was taken back: "it may be lost, so it is not acknowledged" alone left a user to wonder
-        // whether a retry would record it twice (a probe of the Redis store).
+        // Says whether it was taken back, so that the caller knows whether a retry can record it twice.
         try undoingOnFailure(
             leftover: mayStay, undone: "it was taken back, so nothing of it is kept: retry it", lostReply: mayStay
         ) { written in
@@ -156,7 +155,7 @@ extension RedisDonationStore {
             if last == Int64(total) && !(rounds == 1 && registeredNow) {
                 // A sequence counter that was 0: the account was deleted, or forgotten once emptied, since this store
                 // registered it; in any round, since a deletion between two rounds (whose write then conflicted)
-                // forgets it too (a review).
+                // forgets it too.
                 _ = try write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)])
             }
             let conversationNumbers = reserved.dropFirst().map { $0.integer ?? 0 }

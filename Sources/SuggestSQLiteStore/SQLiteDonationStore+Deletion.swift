@@ -117,7 +117,7 @@ extension SQLiteDonationStore {
 
     /// Wipes the store a few hundred rows at a time, each step a transaction whose log is cut before the next, so
     /// that the log never needs more room than a step: what a full disk allows, where one transaction's log (the
-    /// whole store's freed pages, overwritten) does not fit even in the reserve's room (a probe's 21 MB store).
+    /// whole store's freed pages, overwritten) does not fit even in the reserve's room (a store of 21 MB is enough for that).
     /// Not all or nothing: a wipe cut short (a kill, another process's read holding the log) leaves part of the
     /// store, and running it again finishes it.
     private func wipeInSteps() throws -> DeletionReport {

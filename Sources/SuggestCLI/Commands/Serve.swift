@@ -82,9 +82,8 @@ enum Serve: Command {
     }
 
     /// A warning when the server's executable was made well before this one: a `suggest` rebuilt alone (`swift
-    /// build --product suggest`) ran the `suggest-serve` of an older build, which answered with that build's code
-    /// (a probe found its server naming store paths that the newer code no longer names) while `--version` said
-    /// the same release. Ten minutes leave room for one build's two links, and an install gives both one time.
+    /// build --product suggest`) runs the `suggest-serve` of an older build, which answers with that build's code
+    /// while `--version` says the same release. Ten minutes leave room for one build's two links, and an install gives both one time.
     static func olderServerWarning(server: String, command: String) -> String? {
         var serverInfo = stat()
         var commandInfo = stat()

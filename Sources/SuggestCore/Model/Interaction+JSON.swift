@@ -202,8 +202,8 @@ extension Interaction {
     }
 
     /// This donation held to the rules its JSON would be (`init(json:defaultAccount:)`): one set of rules for every
-    /// way in. A donation built in code was stored as given, and one with an empty conversation identifier made every
-    /// later read of its account fail ("a stored snapshot ... is damaged"), found by a probe of the library.
+    /// way in: a donation built in code with an empty conversation identifier, stored as given, would make every
+    /// later read of its account fail ("a stored snapshot ... is damaged").
     /// - Returns: the donation as its JSON reads back: its date at the precision `export` writes (microseconds), an
     ///   empty `groupIdentifier` or `serviceName` none.
     /// - Throws: `InputError` naming the first field that breaks a rule.

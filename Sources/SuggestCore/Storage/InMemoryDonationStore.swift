@@ -316,8 +316,8 @@ extension InMemoryDonationStore {
         private var latest: [SendMessageIntent?] = []
         private var shown: [ShownDonation] = []
         private var slots: [ByteKey: Int] = [:]
-        /// By the people keys' bytes, as every store matches them: as `String`s, `josé` composed and decomposed were
-        /// one person, and the reference raised the other spelling's conversation (a probe of the Redis store).
+        /// By the people keys' bytes, as every store matches them: as `String`s, `josé` composed and decomposed would
+        /// be one person, and the reference would raise the other spelling's conversation.
         private var people: [ByteKey: [Int]] = [:]
         private var weights = LearnedWeights.empty
 

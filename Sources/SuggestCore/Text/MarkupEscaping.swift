@@ -1,7 +1,6 @@
 /// Text made safe inside markup, read by Unicode scalars as a markup parser reads it: a `"` or a `<` followed by a
-/// combining accent, or `"\r\n"`, is one `Character` that is none of the characters escaped, and went out as it
-/// was when each writer compared `Character`s (the report's chart and the property-list writer both did; found by
-/// a probe and a review).
+/// combining accent, or `"\r\n"`, is one `Character` that is none of the characters escaped, so a writer that
+/// compared `Character`s would let it out as it is.
 public enum MarkupEscaping {
     /// An XML element's text (a property list): `&`, `<`, `>`, and a carriage return, which XML parsers that
     /// normalize line ends would turn into a line feed.

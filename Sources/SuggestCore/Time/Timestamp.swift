@@ -53,7 +53,7 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     /// Why a date outside `acceptedRange` is refused: `given` as the input wrote it, with a hint when its number
     /// of seconds is past the range and a date in range read as milliseconds (what JavaScript's `Date.now()`
     /// gives). A number before the year 0001 gets none: read as milliseconds it is a date of the 1960s, which no
-    /// clock meant (a probe found `-62135596801` so explained).
+    /// clock meant (`-62135596801`).
     public static func outOfRangeMessage(_ given: String, seconds: Double?) -> String {
         let message = "\(given) is outside the years 0001 to 9999"
         guard let seconds, seconds > 0, acceptedRange.contains(Timestamp(seconds: seconds / 1_000)) else {

@@ -66,7 +66,7 @@ public struct ShareFlow: Sendable {
     ) throws -> ShareResult {
         var context = context
         // The shared types join the context up to the distinct types a query takes: a share of files of forty
-        // kinds is still a share, ranked by the first kinds it names, where the whole list was refused as a query.
+        // kinds is still a share, ranked by the first kinds it names, though the whole list is too many for a query.
         var given = Set(context.contentTypes.map { $0.lowercased() })
         context.contentTypes += request.contentTypes.filter { type in
             given.count < RankingContext.Limits.contentTypes && given.insert(type.lowercased()).inserted
@@ -93,8 +93,8 @@ public struct ShareFlow: Sendable {
         try choose(choice, account: account, context: context, store: store, into: &result)
         if action == .send {
             if let chosen = result.preselected {
-                // Held to the format's rules as any donation built in code: a share of 150 types was recorded, and
-                // the account's export then held a line its import refuses (found by review).
+                // Held to the format's rules as any donation built in code: a share of 150 types recorded as it is
+                // would put a line in the account's export that its import refuses.
                 var donation = donation(to: chosen, request: request, account: account, at: now)
                 donation.identifier = identifier
                 let checked = Result { () throws(InputError) in try donation.validated() }

@@ -129,8 +129,8 @@ struct PredicateEvaluator {
     }
 
     /// Key-value coding's `value(forKey:)`: a dictionary's member, or an array of each element's member (a step
-    /// each), `null` for an element that has none, so that the array keeps its count (they were dropped:
-    /// `extensionItems.contentText.@count` of an item with text and one without was 1, where iOS counts 2).
+    /// each), `null` for an element that has none, so that the array keeps its count
+    /// (`extensionItems.contentText.@count` of an item with text and one without is 2, as iOS counts it).
     func read(_ key: String, of value: PropertyListValue?) -> PropertyListValue? {
         if value == Self.null { return nil }
         switch value {

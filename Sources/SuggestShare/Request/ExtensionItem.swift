@@ -19,9 +19,8 @@ public struct ExtensionItem: Sendable, Hashable {
 extension ExtensionItem {
     /// What Safari shares is a web page: Foundation adds `com.apple.active-webpage` to the types of an attachment
     /// whose URL is http or https when its item's `userInfo` says `supportsJavaScript` (share-flow.md §1), and the
-    /// dictionary rule's WebPage key speaks for that type. A request that said so was refused by a rule of the
-    /// WebPage key alone, which the system would have shown. The flag is read as Foundation reads an `NSNumber`'s
-    /// `boolValue`: `true`, or a nonzero number.
+    /// dictionary rule's WebPage key speaks for that type: a rule of the WebPage key alone takes what Safari shares.
+    /// The flag is read as Foundation reads an `NSNumber`'s `boolValue`: `true`, or a nonzero number.
     mutating func addWebPageTypes() {
         switch userInfo["supportsJavaScript"] {
         case .bool(true): break
