@@ -410,6 +410,23 @@ import SuggestTestSupport
         #expect(throws: StoreError.self) { try old.donationCount(account: "default") }
     }
 
+    /// The log and its index deleted under an open connection (an operator's `rm suggest.sqlite-wal
+    /// suggest.sqlite-shm` beside a running server): the connection refuses to write, and its store's health says
+    /// so, rather than acknowledge donations into a log that the next process to write replaces with its own (which
+    /// left the store "malformed" and every acknowledged donation unreadable).
+    @Test func aLogDeletedUnderAConnectionIsRefused() throws {
+        let directory = try TemporaryDirectory("log-gone")
+        let location = StoreLocation(directory: directory.path)
+        let store = try SQLiteDonationStore.open(location)
+        #expect(try store.record(Self.donation("a", "c", Self.at.seconds), now: Self.at) == .recorded(identifier: "a"))
+        for suffix in ["-wal", "-shm"] { #expect(unlink(location.databasePath + suffix) == 0) }
+        let refused = #expect(throws: StoreError.self) {
+            try store.record(Self.donation("b", "c", Self.at.seconds), now: Self.at)
+        }
+        #expect(refused?.message.contains("or its log beside it") == true, "\(String(describing: refused))")
+        #expect(throws: StoreError.self) { try store.checkHealth() }
+    }
+
     /// An import that writes what it holds each time it passes its memory budget leaves the store an import in one
     /// go leaves, table by table, value by value (the learned weights, re-read after each write, included): the
     /// budget bounds an import's memory (a history whose every line names a thousand new people took 1.5 GB for

@@ -217,11 +217,19 @@ package final class Database {
     package func noteImportEnded() { writeGate.imports.end() }
 
     /// Throws when the database file this connection writes to is no longer the one its path names (deleted,
-    /// renamed or replaced since it was opened): what it commits would be acknowledged, then lost with the file.
+    /// renamed or replaced since it was opened), or its log is not (`checkLogInPlace`): what it commits would be
+    /// acknowledged, then lost with the file.
     /// A `stat` of the path; SQLite itself only logs a warning. The file is then gone for the whole process: every
     /// connection that has it open and has checked it once refuses to read or write (`isGone`); a connection
     /// opened since, on whatever the path names now, is another matter (a server refuses those itself).
     package func checkFileInPlace() throws(StoreError) {
+        try checkDatabaseFileInPlace()
+        if let fileState { checkLogInPlace(fileState) }
+        if isGone { throw Self.goneError(path) }
+    }
+
+    /// The database file's part of `checkFileInPlace()`.
+    private func checkDatabaseFileInPlace() throws(StoreError) {
         if isGone { throw Self.goneError(path) }
         var before = stat()
         let named = fileState == nil && stat(path, &before) == 0
@@ -249,9 +257,32 @@ package final class Database {
     }
 
 
-    /// What the process's connections to one file know of it: whether it was found deleted or moved.
+    /// Marks the file gone when its log (`-wal`) or the log's index (`-shm`) is no longer the file this process
+    /// had at that path: deleted or replaced under it. SQLite keeps both open for as long as one of the process's
+    /// connections is, so another process would then write a log of its own beside this one's, each unaware of the
+    /// other's frames, and what either acknowledged could be lost (a command's write after an `rm` of the two files
+    /// under a server left the store "malformed" and the server's donations unreadable). Each is noted by device
+    /// and inode the first time it is seen, after a read of this connection has opened it.
+    private func checkLogInPlace(_ state: FileState) {
+        for suffix in ["-wal", "-shm"] {
+            var now = stat()
+            let present = stat(path + suffix, &now) == 0
+            let seen = state.companions.withLock { known -> Bool in
+                guard let noted = known[suffix] else {
+                    if present { known[suffix] = DatabaseFile(device: UInt64(now.st_dev), inode: UInt64(now.st_ino)) }
+                    return true
+                }
+                return present && noted == DatabaseFile(device: UInt64(now.st_dev), inode: UInt64(now.st_ino))
+            }
+            if !seen { state.gone.store(true, ordering: .releasing) }
+        }
+    }
+
+    /// What the process's connections to one file know of it: whether it was found deleted or moved (or its log),
+    /// and the log's files as they were first seen.
     private final class FileState: Sendable {
         let gone = Atomic<Bool>(false)
+        let companions = Mutex<[String: DatabaseFile]>([:])
     }
 
     /// The files this process's connections have open (once `checkFileInPlace` has seen their paths name them),
@@ -274,8 +305,8 @@ package final class Database {
     package static func goneError(_ path: String) -> StoreError {
         StoreError(
             .noSuchStore,
-            "the store's database \(path) was deleted or moved while this process had it open; nothing more is read "
-                + "from it or recorded in it (restart with the store in place)")
+            "the store's database \(path), or its log beside it, was deleted or moved while this process had it open; "
+                + "nothing more is read from it or recorded in it (restart with the store in place)")
     }
 
     /// Whether this connection can only read: SQLite opens a file it may not write read-only, without an error.
