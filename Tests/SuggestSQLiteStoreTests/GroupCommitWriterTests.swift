@@ -53,6 +53,50 @@ import Testing
         return lines.sorted()
     }
 
+    /// A request waits at most the writer's `maximumWait` from the moment it is queued, whatever groups waited for
+    /// another process's write lock before it: the second of two requests queued while the first waited got a wait
+    /// of its own, about half as long again in all, and could be recorded after a client that gave up at the limit
+    /// had left.
+    @Test func aPieceWaitsAtMostItsTimeWhateverWaitedBeforeIt() throws {
+        let directory = try TemporaryDirectory("group-commit-wait")
+        let location = StoreLocation(directory: directory.path)
+        _ = try SQLiteDonationStore.open(location).setRetention(
+            Retention(maximumAgeDays: 0, idleDays: 0), now: Self.now)
+        let writer = GroupCommitWriter(maximumWait: .seconds(1)) { try SQLiteDonationStore.open(location) }
+        let first = try SQLiteDonationStore.open(location, groupCommit: writer)
+        let second = try SQLiteDonationStore.open(location, groupCommit: writer)
+        // Another process's write lock, held until both requests have their answers.
+        let holder = try Database(path: location.databasePath)
+        try holder.execute("BEGIN IMMEDIATE")
+        let outcomes = Mutex<[String: (waited: Duration, recorded: Bool)]>([:])
+        let firstQueued = DispatchSemaphore(value: 0)
+        let requests = DispatchGroup()
+        for (name, store) in [("first", first), ("second", second)] {
+            nonisolated(unsafe) let store = store
+            // A queue of its own, so a thread of its own: the global queue runs at most a thread per core, and
+            // the second request would wait for the first's thread.
+            DispatchQueue(label: "request " + name).async(group: requests) {
+                if name == "first" {
+                    firstQueued.signal()
+                } else {
+                    // Queued while the first waits for the lock, a third of the way through its time.
+                    firstQueued.wait()
+                    usleep(300_000)
+                }
+                let started = ContinuousClock.now
+                let recorded =
+                    (try? store.record(Self.donation(name, conversation: 1, second: 1), now: Self.now)) != nil
+                outcomes.withLock { $0[name] = (ContinuousClock.now - started, recorded) }
+            }
+        }
+        requests.wait()
+        try holder.execute("COMMIT")
+        let seen = outcomes.withLock { $0 }
+        #expect(seen["first"]?.recorded == false && seen["second"]?.recorded == false, "\(seen)")
+        #expect((seen["second"]?.waited ?? .seconds(60)) < .milliseconds(1_200), "\(seen)")
+        #expect(try Self.export(SQLiteDonationStore.open(location)).isEmpty)
+    }
+
     /// A server's share goes through the writer: the conversation is looked for in the writer's own transaction, so
     /// a share to one deleted since (here by another connection, before the write) records nothing.
     @Test func aShareThroughTheWriterRecordsOnlyToAConversationThatStillExists() throws {

@@ -16,7 +16,12 @@ import Synchronization
 ///
 /// The queue writes, not one of the waiting requests, so that under a stream of donations one group follows the
 /// next with no hand-over between threads: the writing is the one serial part of a server's donations, and a
-/// hand-over left it idle until the next thread was scheduled.
+/// hand-over would leave it idle until the next thread was scheduled.
+///
+/// A piece waits at most `maximumWait` from the moment it is queued, however many groups wait before it for
+/// another process's write lock: its group's wait for the lock is what its oldest piece has left, and a piece
+/// whose time ran out while it was queued is refused as busy without being written. A request is never recorded
+/// after its client gave up waiting (a retry of a donation without an identifier would record it twice).
 public final class GroupCommitWriter: Sendable {
     /// Opens the writing connection, on first use: a connection of the same store without a group commit writer.
     public typealias Opener = @Sendable () throws -> SQLiteDonationStore
@@ -31,11 +36,16 @@ public final class GroupCommitWriter: Sendable {
     }
 
     private let open: Opener
+    /// How long a piece may wait, from the moment it is queued, until its transaction holds the write lock.
+    private let maximumWait: Duration
     private let state = Mutex(State())
     /// Runs the writing (`writeWhileWaiting`), one group after another.
     private let writerQueue = DispatchQueue(label: "suggest.group-commit")
     /// Touched only on `writerQueue`.
     private let connection = ConnectionSlot()
+    /// How long a piece waits unless told otherwise: as long as one of the store's connections waits for a lock.
+    public static var defaultMaximumWait: Duration { .milliseconds(Int64(Database.busyTimeoutMilliseconds)) }
+
     /// The most pieces one transaction takes: enough to carry every request of a busy server, few enough that the
     /// first of them does not wait on an unbounded queue.
     static let largestGroup = 256
@@ -47,8 +57,12 @@ public final class GroupCommitWriter: Sendable {
         var statistics = Statistics()
     }
 
-    /// - Parameter open: opens the connection the writer commits on, on first use.
-    public init(open: @escaping Opener) {
+    /// - Parameters:
+    ///   - maximumWait: how long a piece may wait from the moment it is queued (SQLite's busy timeout of the
+    ///     store's connections unless given).
+    ///   - open: opens the connection the writer commits on, on first use.
+    public init(maximumWait: Duration = GroupCommitWriter.defaultMaximumWait, open: @escaping Opener) {
+        self.maximumWait = maximumWait
         self.open = open
     }
 
@@ -98,7 +112,17 @@ public final class GroupCommitWriter: Sendable {
                 return group
             }
             guard !group.isEmpty else { return }
-            let (failure, committed) = run(group)
+            let now = ContinuousClock.now
+            let onTime = group.filter { now - $0.queued < maximumWait }
+            for piece in group where now - piece.queued >= maximumWait {
+                piece.commitFailure = StoreError(
+                    .busy,
+                    "the store stayed locked by another process's write (an import?) for the "
+                        + "\(maximumWait.components.seconds) s a request may wait; nothing of it was recorded")
+                piece.wake.signal()
+            }
+            guard let oldest = onTime.map(\.queued).min() else { continue }
+            let (failure, committed) = run(onTime, waitingAtMost: maximumWait - (now - oldest))
             // What committed only: a batch refused for a bad line counted as carried.
             if failure == nil && committed > 0 {
                 state.withLock { state in
@@ -107,7 +131,7 @@ public final class GroupCommitWriter: Sendable {
                 }
             }
             // Woken only now: their results are complete, and nothing here touches them again.
-            for piece in group {
+            for piece in onTime {
                 piece.commitFailure = failure
                 piece.wake.signal()
             }
@@ -117,31 +141,40 @@ public final class GroupCommitWriter: Sendable {
     /// The group's transaction: each piece in a savepoint, so that a piece that fails leaves the others' work.
     /// - Returns: why the transaction failed as a whole, or `nil` once it is committed; and how many of its pieces
     ///   it kept.
-    private func run(_ group: [Piece]) -> (failure: (any Error)?, committed: Int) {
+    /// - Parameter wait: how long the transaction may wait for another process's write lock: what its oldest
+    ///   piece has left of `maximumWait`.
+    private func run(_ group: [Piece], waitingAtMost wait: Duration) -> (failure: (any Error)?, committed: Int) {
         var committed = 0
         do {
             let store = try connection.store(opening: open)
+            let (seconds, attoseconds) = wait.components
+            let milliseconds = Int32(clamping: seconds * 1_000 + attoseconds / 1_000_000_000_000_000)
             try store.translating {
-                try store.database.write {
-                    for piece in group {
-                        try store.database.execute("SAVEPOINT piece")
-                        guard let failure = piece.run(store) else {
-                            try store.database.execute("RELEASE piece")
-                            committed += 1
-                            continue
-                        }
-                        do {
-                            try store.database.execute("ROLLBACK TO piece; RELEASE piece")
-                        } catch {
-                            // SQLite ended the whole transaction (a full disk, an I/O error): the piece's own
-                            // error says why, which the missing savepoint would not.
-                            throw failure
+                try store.database.withBusyTimeout(milliseconds: milliseconds) {
+                    try store.database.write {
+                        for piece in group {
+                            try store.database.execute("SAVEPOINT piece")
+                            guard let failure = piece.run(store) else {
+                                try store.database.execute("RELEASE piece")
+                                committed += 1
+                                continue
+                            }
+                            do {
+                                try store.database.execute("ROLLBACK TO piece; RELEASE piece")
+                            } catch {
+                                // SQLite ended the whole transaction (a full disk, an I/O error): the piece's own
+                                // error says why, which the missing savepoint would not.
+                                throw failure
+                            }
                         }
                     }
                 }
             }
             return (nil, committed)
         } catch {
+            // A connection opened read-only stays so: the next group opens another, which writes once the file's
+            // permissions are put right.
+            if let error = error as? StoreError, error.kind == .readOnly { connection.close() }
             return (error, 0)
         }
     }
@@ -153,6 +186,8 @@ public final class GroupCommitWriter: Sendable {
         let wake = DispatchSemaphore(value: 0)
         /// Set before this piece's thread is woken: the group's failure, if it failed.
         var commitFailure: (any Error)?
+        /// When it was queued, on the monotonic clock: its wait is counted from here (`maximumWait`).
+        let queued = ContinuousClock.now
 
         init(run: @escaping (SQLiteDonationStore) -> (any Error)?) { self.run = run }
     }
@@ -165,6 +200,8 @@ public final class GroupCommitWriter: Sendable {
     /// The writing connection, opened for the first group; a failed open is tried again for the next.
     private final class ConnectionSlot: @unchecked Sendable {
         private var store: SQLiteDonationStore?
+
+        func close() { store = nil }
 
         func store(opening open: Opener) throws -> SQLiteDonationStore {
             if let store { return store }

@@ -466,6 +466,14 @@ package final class Database {
         }
     }
 
+    /// Runs `body` waiting at most `milliseconds` (at least 1) for a lock another connection holds, instead of the
+    /// connection's own busy timeout.
+    package func withBusyTimeout<T>(milliseconds: Int32, _ body: () throws -> T) rethrows -> T {
+        sqlite3_busy_timeout(handle, max(1, milliseconds))
+        defer { sqlite3_busy_timeout(handle, busyTimeout) }
+        return try body()
+    }
+
     /// Runs `body` with no busy timeout: a lock another connection holds fails it at once instead of waiting.
     package func withoutWaiting<T>(_ body: () throws -> T) rethrows -> T {
         sqlite3_busy_timeout(handle, 0)
