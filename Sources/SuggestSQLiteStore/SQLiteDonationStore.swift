@@ -216,6 +216,9 @@ public final class SQLiteDonationStore: DonationStore {
             // later (`Database.mayRewriteNow(_:)`), as an opener does (`settleOwedRewrite`), rather than leave it to
             // its next deletion or restart.
             if rewritePacing.map(database.mayRewriteNow) ?? true { settleOwedRewrite() }
+            // And makes the deletion reserve again once the disk has room for it, as an opener does: a server that
+            // spent it on a full disk would otherwise meet the next full disk without it.
+            if !database.isReadOnly { reserve.replenish() }
             try database.checkpointWithoutWaiting()
             let version = try database.statement("PRAGMA data_version").scalarInt()
             defer { versionAtLastCheckpoint = version }

@@ -427,6 +427,20 @@ import SuggestTestSupport
         #expect(throws: StoreError.self) { try store.checkHealth() }
     }
 
+    /// A long-running process's checkpoint makes the deletion reserve again once there is room: a server that spent
+    /// it on a full disk met the next full disk without it, its deletions refused (`store_full`) until a restart.
+    @Test func aCheckpointMakesTheDeletionReserveAgain() throws {
+        let directory = try TemporaryDirectory("reserve")
+        let location = StoreLocation(directory: directory.path)
+        let store = try SQLiteDonationStore.open(location)
+        let reserve = location.databasePath + "-reserve"
+        var info = stat()
+        #expect(stat(reserve, &info) == 0 && info.st_size == 8 << 20)
+        #expect(unlink(reserve) == 0)
+        try store.checkpoint()
+        #expect(stat(reserve, &info) == 0 && info.st_size == 8 << 20)
+    }
+
     /// An import that writes what it holds each time it passes its memory budget leaves the store an import in one
     /// go leaves, table by table, value by value (the learned weights, re-read after each write, included): the
     /// budget bounds an import's memory (a history whose every line names a thousand new people took 1.5 GB for
