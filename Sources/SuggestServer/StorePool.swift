@@ -5,7 +5,9 @@ import Synchronization
 ///
 /// A store value is one connection for one thread at a time; the pool hands each to one request at a time, and
 /// opens another when every connection is taken (a server has as many requests at once as it has worker threads,
-/// plus its maintenance), keeping at most `capacity` idle.
+/// plus its maintenance), keeping at most `capacity` idle. A connection whose store said it cannot be written is
+/// not kept: SQLite opens a file its process may not write read-only for good, so the pool opens another for the
+/// next request, which writes once the file's permissions are put right.
 final class StorePool: Sendable {
     typealias Opener = @Sendable () throws -> any DonationStore
 
@@ -36,9 +38,17 @@ final class StorePool: Sendable {
     /// Runs `body` with a connection of its own.
     func withStore<T>(_ body: (any DonationStore) throws -> T) throws -> T {
         let connection = try idle.withLock { $0.popLast() } ?? Connection(open())
+        var keep = true
         defer {
-            idle.withLock { connections in if connections.count < capacity { connections.append(connection) } }
+            if keep {
+                idle.withLock { connections in if connections.count < capacity { connections.append(connection) } }
+            }
         }
-        return try body(connection.store)
+        do {
+            return try body(connection.store)
+        } catch let error as StoreError where error.kind == .readOnly {
+            keep = false
+            throw error
+        }
     }
 }

@@ -108,10 +108,17 @@ public enum SuggestServer {
         api.metrics.countBodies { [unowned server] in (server.bodyBytesInMemory, server.bodiesRefusedForMemory) }
         let keysWatch = KeysWatch(path: configuration.keysPath, version: keysVersion, api: api)
         let signals: ProcessSignals
+        let stopping = FirstTime()
         do {
             signals = try ProcessSignals { signal in
                 if signal == .hangUp {
                     keysWatch.reload(reason: "SIGHUP")
+                    return
+                }
+                // A second stop signal (`timeout` sends two, a supervisor may repeat its own) is the same stop: it
+                // neither drains again nor logs a second "stopped" after the process has begun to end.
+                guard stopping.take() else {
+                    log.event("signal ignored", [("signal", signal.description), ("reason", "already stopping")])
                     return
                 }
                 log.event("draining", [("signal", signal.description)])
@@ -155,4 +162,11 @@ public enum SuggestServer {
         signals.stop()
         log.flush(within: .seconds(1))
     }
+}
+
+/// Says yes once: whether this is the first call of `take()`.
+private final class FirstTime: Sendable {
+    private let taken = Atomic<Bool>(false)
+
+    func take() -> Bool { !taken.exchange(true, ordering: .relaxed) }
 }

@@ -369,6 +369,54 @@ import Testing
         #expect(count.output.split(separator: "\n").count == 40_000)
     }
 
+    /// Two stop signals at once (`timeout -s TERM` sends two, a supervisor may repeat its own) are one stop: one
+    /// drain, one "stopped" line, where each signal drained again and logged its own lines after the real stop.
+    @Test func aSecondStopSignalIsTheSameStop() throws {
+        let scratch = try TemporaryDirectory("two-stops")
+        let server = try ServeProcess(
+            ["--store", scratch("store"), "--drain-delay", "1", "--no-access-log"], scratch: scratch.path)
+        server.process.send(SIGTERM)
+        sleepSeconds(0.2)
+        server.process.send(SIGINT)
+        #expect(server.process.wait(timeout: 30).status == 0)
+        let log = server.process.standardErrorSoFar()
+        #expect(log.ranges(of: #""event":"draining""#).count == 1, "\(log)")
+        #expect(log.ranges(of: #""event":"stopped""#).count == 1, "\(log)")
+        #expect(log.contains(#""event":"signal ignored","signal":"SIGINT","reason":"already stopping""#), "\(log)")
+    }
+
+    /// A store the server's user may not write when it starts: readiness says so and donations are refused; once
+    /// the file's permissions are put right, the server writes without a restart (its connections had opened the
+    /// file read-only for good, and readiness stayed 503 while a command of the same user wrote).
+    @Test func aStoreMadeWritableAgainIsWrittenWithoutARestart() throws {
+        guard geteuid() == 0, access("/usr/bin/setpriv", X_OK) == 0 else {
+            try Test.cancel("needs root and setpriv(1)")
+        }
+        let scratch = try TemporaryDirectory("read-only-start")
+        chmod(scratch.path, 0o777)
+        let store = scratch("store")
+        #expect(try Suggest.run(["config", "--store", store, "--max-age-days", "0"], scratch: scratch.path).status == 0)
+        for file in [store] + directoryEntries(store).map({ store + "/" + $0 }) { chown(file, 65534, 65534) }
+        chmod(store + "/suggest.sqlite", 0o400)
+        let nobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        let server = try ServeProcess(["--store", store, "--no-access-log"], scratch: scratch.path, wrapper: nobody)
+        let client = server.client
+        #expect(try client.request("GET", "/v1/health/ready").status == 503)
+        let donation = Array(#"{"date": 1796000000, "intent": {"conversationIdentifier": "c"}}"#.utf8)
+        let headers = [("Content-Type", "application/json")]
+        #expect(try client.request("POST", "/v1/accounts/a/donations", headers: headers, body: donation).status == 503)
+        chmod(store + "/suggest.sqlite", 0o600)
+        var ready = 503
+        let deadline = monotonicSeconds() + 10
+        while ready != 200 && monotonicSeconds() < deadline {
+            sleepSeconds(0.1)
+            ready = try client.request("GET", "/v1/health/ready").status
+        }
+        #expect(ready == 200)
+        #expect(try client.request("POST", "/v1/accounts/a/donations", headers: headers, body: donation).status == 201)
+        #expect(server.stop().status == 0)
+    }
+
     /// `suggest-serve` started on its own (as a unit file or a supervisor may), its standard error a pipe to the
     /// shell command `reader` (which sees the first line, the address, and passes it on to the test's capture).
     /// - Returns: the server and the port it listens on, once it does (at most 30 s).

@@ -11,9 +11,14 @@ public final class ServeProcess {
     public var client: HTTPClient { HTTPClient(port: port) }
 
     /// Starts the server and waits (up to 30 s) for it to listen.
-    /// - Parameter arguments: options after `serve` (`--store`, `--keys` ...); `--port 0` is added.
-    public init(_ arguments: [String], scratch: String, environment: [String: String] = [:]) throws(HarnessError) {
-        process = try Suggest.start(["serve", "--port", "0"] + arguments, scratch: scratch, environment: environment)
+    /// - Parameters:
+    ///   - arguments: options after `serve` (`--store`, `--keys` ...); `--port 0` is added.
+    ///   - wrapper: a command the server runs under (`setpriv --reuid=65534 ...`), as for `Suggest.start`.
+    public init(
+        _ arguments: [String], scratch: String, environment: [String: String] = [:], wrapper: [String] = []
+    ) throws(HarnessError) {
+        process = try Suggest.start(
+            ["serve", "--port", "0"] + arguments, scratch: scratch, environment: environment, wrapper: wrapper)
         let deadline = monotonicSeconds() + 30
         while true {
             let text = process.standardErrorSoFar()
