@@ -170,15 +170,18 @@ public struct StoreLocation: Sendable, Equatable {
     /// file", and `mkdir` cannot make it.
     private func checkNotADanglingLink() throws(StoreError) {
         var info = stat()
-        guard stat(directory, &info) != 0, lstat(directory, &info) == 0, system_is_symbolic_link(info.st_mode) != 0
-        else { return }
+        let resolves = stat(directory, &info) == 0
+        let looped = !resolves && system_errno() == ELOOP
+        guard !resolves, lstat(directory, &info) == 0, system_is_symbolic_link(info.st_mode) != 0 else { return }
         var target = [CChar](repeating: 0, count: 4096)
         let length = readlink(directory, &target, target.count - 1)
         let named = length > 0 ? String(decoding: target.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self) : "?"
+        // The command line adds where else to look ("move it away or choose another --store").
         throw StoreError(
             .notADirectory,
-            // The command line adds where else to look ("move it away or choose another --store").
-            "\(directory) is a symbolic link to \(named), which does not exist: create that directory")
+            looped
+                ? "\(directory) is a symbolic link to \(named), whose links lead back to themselves: point it at a directory"
+                : "\(directory) is a symbolic link to \(named), which does not exist: create that directory")
     }
 
     /// Refuses a directory path that names a file, or lies below one.

@@ -104,10 +104,14 @@ import Testing
             #expect(result.status == 1)
             #expect(result.standardError.contains("is a symbolic link to \(scratch("nowhere")), which does not exist"), "\(result.standardError)")
         }
+        // A loop of links exists, and leads nowhere: said so, not that its target is missing.
+        #expect(symlink(scratch("loop-b"), scratch("loop-a")) == 0 && symlink(scratch("loop-a"), scratch("loop-b")) == 0)
+        let looped = SuggestProcess.run(["list", "--store", scratch("loop-a")])
+        #expect(looped.status == 1 && looped.standardError.contains("whose links lead back to themselves"), "\(looped)")
     }
 
-    /// A store file that is not one (its log's index made a directory) is named, where the message sent people to
-    /// check the store's directory, which was fine (found by a probe).
+    /// A store file that is not one (its log's index made a directory) is named, rather than sending people to
+    /// check the store's directory, which is fine.
     @Test func aStoreFileThatIsADirectoryIsNamed() throws {
         let scratch = try TemporaryDirectory("file-problem")
         #expect(SuggestProcess.run(["donate", "--conversation", "c", "--store", scratch("store")]).status == 0)
