@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/types.h>
@@ -56,6 +57,20 @@ static inline int system_is_regular_file(mode_t mode) { return S_ISREG(mode); }
 static inline int system_signal_is_ignored(int signal_number) {
     struct sigaction action;
     return sigaction(signal_number, NULL, &action) == 0 && action.sa_handler == SIG_IGN;
+}
+
+/// Raises the soft limit on open descriptors towards the hard one, to at most `wanted`: each connection of a server
+/// needs one, and the usual soft limit of 1,024 is below a server's connection limit and its store's files. The
+/// hard limit, which only the administrator raises, is left as it is. Returns the soft limit now.
+static inline long system_raise_descriptor_limit(long wanted) {
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return -1;
+    rlim_t target = limit.rlim_max < (rlim_t)wanted ? limit.rlim_max : (rlim_t)wanted;
+    if (limit.rlim_cur < target) {
+        limit.rlim_cur = target;
+        if (setrlimit(RLIMIT_NOFILE, &limit) != 0) return -1;
+    }
+    return (long)limit.rlim_cur;
 }
 
 /// Ignores a signal (`SIG_IGN` is a cast in C, which Swift does not import).

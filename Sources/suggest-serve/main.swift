@@ -29,4 +29,9 @@ if !environmentSets("MALLOC_MMAP_THRESHOLD_", tunable: "mmap_threshold")
     system_fix_heap_thresholds(1 << 20, 1 << 20)
 }
 
+// Descriptors for every connection the server may hold (`--max-connections`, 1,024 by default) and its store's
+// files, within what the administrator allows: the soft limit a shell or a unit gives (often 1,024) is raised to
+// the hard limit, up to 65,536.
+_ = system_raise_descriptor_limit(65_536)
+
 exit(SuggestCommandLine.run(Array(CommandLine.arguments.dropFirst()), io: io))

@@ -369,6 +369,18 @@ import Testing
         #expect(count.output.split(separator: "\n").count == 40_000)
     }
 
+    /// A server started under a soft limit of 64 descriptors (a shell's or a unit's default is often 1,024, below
+    /// its 1,024 connections and its store's files) raises it to the hard limit, up to 65,536.
+    @Test func theServerRaisesItsDescriptorLimitToTheHardOne() throws {
+        let scratch = try TemporaryDirectory("descriptors")
+        let lowered = ["/bin/bash", "-c", #"ulimit -S -n 64 && ulimit -H -n 4096 && exec "$0" "$@""#]
+        let server = try ServeProcess(["--store", scratch("store"), "--no-access-log"], scratch: scratch.path, wrapper: lowered)
+        let limits = String(decoding: try readFile("/proc/\(server.process.pid)/limits"), as: UTF8.self)
+        let line = limits.split(separator: "\n").first { $0.hasPrefix("Max open files") }.map(String.init) ?? ""
+        #expect(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst(3).prefix(2) == ["4096", "4096"], "\(line)")
+        #expect(server.stop().status == 0)
+    }
+
     /// Two stop signals at once (`timeout -s TERM` sends two, a supervisor may repeat its own) are one stop: one
     /// drain, one "stopped" line, where each signal drained again and logged its own lines after the real stop.
     @Test func aSecondStopSignalIsTheSameStop() throws {
