@@ -427,6 +427,35 @@ import SuggestTestSupport
         #expect(throws: StoreError.self) { try store.checkHealth() }
     }
 
+    /// A store whose database file is a link: SQLite keeps the log beside the link's target, which the check of the
+    /// log reads; a stale file beside the link, removed, is nothing to it.
+    @Test func theLogOfALinkedDatabaseIsTheOneBesideItsTarget() throws {
+        let directory = try TemporaryDirectory("linked")
+        #expect(mkdir(directory.path + "/store", 0o700) == 0 && mkdir(directory.path + "/elsewhere", 0o700) == 0)
+        _ = try SQLiteDonationStore.open(StoreLocation(directory: directory.path + "/elsewhere"))
+        #expect(rename(directory.path + "/elsewhere/suggest.sqlite", directory.path + "/elsewhere/db.sqlite") == 0)
+        #expect(symlink(directory.path + "/elsewhere/db.sqlite", directory.path + "/store/suggest.sqlite") == 0)
+        let stale = directory.path + "/store/suggest.sqlite-wal"
+        #expect(creat(stale, 0o600) >= 0)
+        let store = try SQLiteDonationStore.open(StoreLocation(directory: directory.path + "/store"))
+        #expect(try store.record(Self.donation("a", "c", Self.at.seconds), now: Self.at) == .recorded(identifier: "a"))
+        #expect(unlink(stale) == 0)
+        #expect(try store.record(Self.donation("b", "c", Self.at.seconds), now: Self.at) == .recorded(identifier: "b"))
+    }
+
+    /// A store found gone in the middle of a write lets go of its write lock: the rollback went through the
+    /// statement runner, which refuses a gone file, and the lock stayed, so every other process's write to the
+    /// store (moved, here, not deleted) waited out its timeout.
+    @Test func aStoreFoundGoneInAWriteLetsGoOfItsLock() throws {
+        let directory = try TemporaryDirectory("gone-lock")
+        let store = try SQLiteDonationStore.open(StoreLocation(directory: directory.path + "/store"))
+        #expect(try store.record(Self.donation("a", "c", Self.at.seconds), now: Self.at) == .recorded(identifier: "a"))
+        #expect(rename(directory.path + "/store", directory.path + "/moved") == 0)
+        #expect(throws: StoreError.self) { try store.record(Self.donation("b", "c", Self.at.seconds), now: Self.at) }
+        let other = try Database(path: directory.path + "/moved/suggest.sqlite", busyTimeout: 500)
+        try other.execute("BEGIN IMMEDIATE; COMMIT;")
+    }
+
     /// A long-running process's checkpoint makes the deletion reserve again once there is room: a server that spent
     /// it on a full disk met the next full disk without it, its deletions refused (`store_full`) until a restart.
     @Test func aCheckpointMakesTheDeletionReserveAgain() throws {

@@ -179,9 +179,15 @@ package final class Database {
             try execute("COMMIT")
             return result
         } catch {
-            try? execute("ROLLBACK")
+            rollBack()
             throw error
         }
+    }
+
+    /// Ends the transaction under way without its changes, also on a file found gone (`execute` refuses those):
+    /// left open, it would keep the write lock of a store other processes still use.
+    private func rollBack() {
+        if sqlite3_get_autocommit(handle) == 0 { sqlite3_exec(handle, "ROLLBACK", nil, nil, nil) }
     }
 
     /// `BEGIN IMMEDIATE`, waiting the busy timeout for another process's write lock, and again for as long as that
@@ -264,9 +270,15 @@ package final class Database {
     /// under a server left the store "malformed" and the server's donations unreadable). Each is noted by device
     /// and inode the first time it is seen, after a read of this connection has opened it.
     private func checkLogInPlace(_ state: FileState) {
-        for suffix in ["-wal", "-shm"] {
+        // The paths SQLite itself opens: absolute, and beside a linked database file's target, whatever the
+        // caller's path and working directory.
+        guard let database = sqlite3_db_filename(handle, "main"), database.pointee != 0,
+            let log = sqlite3_filename_wal(database)
+        else { return }
+        let paths = ["-wal": String(cString: log), "-shm": String(cString: database) + "-shm"]
+        for (suffix, companion) in paths {
             var now = stat()
-            let present = stat(path + suffix, &now) == 0
+            let present = stat(companion, &now) == 0
             let seen = state.companions.withLock { known -> Bool in
                 guard let noted = known[suffix] else {
                     if present { known[suffix] = DatabaseFile(device: UInt64(now.st_dev), inode: UInt64(now.st_ino)) }
@@ -336,7 +348,7 @@ package final class Database {
     /// back.
     private func endRead() {
         guard sqlite3_get_autocommit(handle) == 0 else { return }
-        if (try? execute("COMMIT")) == nil { try? execute("ROLLBACK") }
+        if (try? execute("COMMIT")) == nil { rollBack() }
     }
 
     /// The number of rows the last INSERT, UPDATE or DELETE changed.
