@@ -97,6 +97,55 @@ import Testing
         #expect(try Self.export(SQLiteDonationStore.open(location)).isEmpty)
     }
 
+    /// A piece is judged when its turn comes, not only when its group is taken: a group that waited for this
+    /// process's own write lock (a deletion's, here a write held 2.5 s) wrote a piece past its time, and one whose
+    /// oldest piece had little time left took the younger ones down with it.
+    @Test func aPieceIsJudgedWhenItsTurnComes() throws {
+        let directory = try TemporaryDirectory("group-commit-turn")
+        let location = StoreLocation(directory: directory.path)
+        _ = try SQLiteDonationStore.open(location).setRetention(
+            Retention(maximumAgeDays: 0, idleDays: 0), now: Self.now)
+        let writer = GroupCommitWriter(maximumWait: .seconds(1)) { try SQLiteDonationStore.open(location) }
+        let outcomes = Mutex<[String: Bool]>([:])
+        let requests = DispatchGroup()
+        func request(_ name: String, after delay: UInt32, store: SQLiteDonationStore) {
+            nonisolated(unsafe) let store = store
+            DispatchQueue(label: "request " + name).async(group: requests) {
+                usleep(delay)
+                let recorded =
+                    (try? store.record(Self.donation(name, conversation: 1, second: 1), now: Self.now)) != nil
+                outcomes.withLock { $0[name] = recorded }
+            }
+        }
+        // This process's write lock, held 2.5 s by a connection of its own (as a deletion holds it).
+        nonisolated(unsafe) let held = try Database(path: location.databasePath)
+        let holding = DispatchSemaphore(value: 0)
+        DispatchQueue(label: "holder").async(group: requests) {
+            try? held.write {
+                holding.signal()
+                usleep(2_500_000)
+            }
+        }
+        holding.wait()
+        request("gated", after: 0, store: try SQLiteDonationStore.open(location, groupCommit: writer))
+        requests.wait()
+        #expect(outcomes.withLock { $0["gated"] } == false)
+
+        // Another process's lock, held 1.3 s: a piece at 0, then two in the next group at 0.1 s and 0.9 s. The
+        // group waits as long as its youngest may: the 0.1 s piece's time runs out, the 0.9 s piece is written.
+        let other = try Database(path: location.databasePath)
+        try other.execute("BEGIN IMMEDIATE")
+        request("first", after: 0, store: try SQLiteDonationStore.open(location, groupCommit: writer))
+        request("older", after: 100_000, store: try SQLiteDonationStore.open(location, groupCommit: writer))
+        request("younger", after: 900_000, store: try SQLiteDonationStore.open(location, groupCommit: writer))
+        usleep(1_300_000)
+        try other.execute("COMMIT")
+        requests.wait()
+        let seen = outcomes.withLock { $0 }
+        #expect(seen["first"] == false && seen["older"] == false && seen["younger"] == true, "\(seen)")
+        #expect(try Self.export(SQLiteDonationStore.open(location)).count == 1)
+    }
+
     /// A server's share goes through the writer: the conversation is looked for in the writer's own transaction, so
     /// a share to one deleted since (here by another connection, before the write) records nothing.
     @Test func aShareThroughTheWriterRecordsOnlyToAConversationThatStillExists() throws {

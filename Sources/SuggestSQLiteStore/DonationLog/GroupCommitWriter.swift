@@ -18,10 +18,11 @@ import Synchronization
 /// next with no hand-over between threads: the writing is the one serial part of a server's donations, and a
 /// hand-over would leave it idle until the next thread was scheduled.
 ///
-/// A piece waits at most `maximumWait` from the moment it is queued, however many groups wait before it for
-/// another process's write lock: its group's wait for the lock is what its oldest piece has left, and a piece
-/// whose time ran out while it was queued is refused as busy without being written. A request is never recorded
-/// after its client gave up waiting (a retry of a donation without an identifier would record it twice).
+/// A piece is written only within `maximumWait` of the moment it was queued, however many groups waited before it
+/// for another process's write lock, or for this process's (a deletion's): a group waits for the lock as long as
+/// its youngest piece may, and a piece whose time has run out when its turn comes, queued or in the transaction,
+/// is refused as busy without being written. A request is never recorded after its client gave up waiting (a
+/// retry of a donation without an identifier would record it twice).
 public final class GroupCommitWriter: Sendable {
     /// Opens the writing connection, on first use: a connection of the same store without a group commit writer.
     public typealias Opener = @Sendable () throws -> SQLiteDonationStore
@@ -113,16 +114,13 @@ public final class GroupCommitWriter: Sendable {
             }
             guard !group.isEmpty else { return }
             let now = ContinuousClock.now
-            let onTime = group.filter { now - $0.queued < maximumWait }
-            for piece in group where now - piece.queued >= maximumWait {
-                piece.commitFailure = StoreError(
-                    .busy,
-                    "the store stayed locked by another process's write (an import?) for the "
-                        + "\(maximumWait.components.seconds) s a request may wait; nothing of it was recorded")
+            let onTime = group.filter { !isLate($0, at: now) }
+            for piece in group where isLate(piece, at: now) {
+                piece.commitFailure = lateness
                 piece.wake.signal()
             }
-            guard let oldest = onTime.map(\.queued).min() else { continue }
-            let (failure, committed) = run(onTime, waitingAtMost: maximumWait - (now - oldest))
+            guard let youngest = onTime.map(\.queued).max() else { continue }
+            let (failure, committed) = run(onTime, waitingAtMost: maximumWait - (now - youngest))
             // What committed only: a batch refused for a bad line counted as carried.
             if failure == nil && committed > 0 {
                 state.withLock { state in
@@ -132,17 +130,28 @@ public final class GroupCommitWriter: Sendable {
             }
             // Woken only now: their results are complete, and nothing here touches them again.
             for piece in onTime {
-                piece.commitFailure = failure
+                piece.commitFailure = failure ?? (piece.ranLate ? lateness : nil)
                 piece.wake.signal()
             }
         }
     }
 
+    /// Whether `piece` may no longer be written: its time ran out waiting.
+    private func isLate(_ piece: Piece, at now: ContinuousClock.Instant) -> Bool { now - piece.queued >= maximumWait }
+
+    /// A late piece's refusal.
+    private var lateness: StoreError {
+        StoreError(
+            .busy,
+            "the store stayed locked by another write (an import?) for the \(maximumWait.components.seconds) s a "
+                + "request may wait; nothing of it was recorded")
+    }
+
     /// The group's transaction: each piece in a savepoint, so that a piece that fails leaves the others' work.
     /// - Returns: why the transaction failed as a whole, or `nil` once it is committed; and how many of its pieces
     ///   it kept.
-    /// - Parameter wait: how long the transaction may wait for another process's write lock: what its oldest
-    ///   piece has left of `maximumWait`.
+    /// - Parameter wait: how long the transaction may wait for another process's write lock: what its youngest
+    ///   piece has left of `maximumWait` (the older ones that run out meanwhile are not written: `ranLate`).
     private func run(_ group: [Piece], waitingAtMost wait: Duration) -> (failure: (any Error)?, committed: Int) {
         var committed = 0
         do {
@@ -153,6 +162,11 @@ public final class GroupCommitWriter: Sendable {
                 try store.database.withBusyTimeout(milliseconds: milliseconds) {
                     try store.database.write {
                         for piece in group {
+                            // Its time may have run out while the transaction waited for a lock.
+                            guard !isLate(piece, at: ContinuousClock.now) else {
+                                piece.ranLate = true
+                                continue
+                            }
                             try store.database.execute("SAVEPOINT piece")
                             guard let failure = piece.run(store) else {
                                 try store.database.execute("RELEASE piece")
@@ -188,6 +202,8 @@ public final class GroupCommitWriter: Sendable {
         var commitFailure: (any Error)?
         /// When it was queued, on the monotonic clock: its wait is counted from here (`maximumWait`).
         let queued = ContinuousClock.now
+        /// Set when its turn in the transaction came too late for it to be written.
+        var ranLate = false
 
         init(run: @escaping (SQLiteDonationStore) -> (any Error)?) { self.run = run }
     }
