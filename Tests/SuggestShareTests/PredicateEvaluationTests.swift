@@ -132,6 +132,17 @@ struct PredicateEvaluationTests {
         #expect(!rule.evaluate(Fixtures.request([["public.plain-text=b"], ["public.jpeg=a.jpg"]]).matchingDictionary))
         #expect(!rule.evaluate(Fixtures.request([]).matchingDictionary))
         #expect(rule.description.contains("extensionItems[0]"))
+        // Its refusal names the item it reads, not "attachments" of every item.
+        let second = try ActivationPredicate(parsing: """
+            SUBQUERY(extensionItems[1].attachments, $a,
+                ANY $a.registeredTypeIdentifiers UTI-CONFORMS-TO "public.image").@count >= 1
+            """)
+        let refused = second.decision(for: Fixtures.request([["public.jpeg=a.jpg"], ["com.adobe.pdf=b.pdf"]]))
+        #expect(refused.reason?.hasPrefix("the rule needs at least 1 element of extensionItems[1].attachments that "
+            + "conforms to public.image") == true, "\(String(describing: refused.reason))")
+        let size = try ActivationPredicate(parsing: "extensionItems[SIZE] == 2")
+        #expect(size.decision(for: Fixtures.request([["public.jpeg=a.jpg"]])).reason?.hasPrefix(
+            "the rule needs exactly 2 extension items") == true)
     }
 
     @Test("the matching dictionary has iOS's shape")

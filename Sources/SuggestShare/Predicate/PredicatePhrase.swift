@@ -73,7 +73,11 @@ struct PredicatePhrase {
     }
 
     private func noun(for collection: Expression) -> Noun {
-        if case .keyPath(let path) = collection, case .key(let last)? = path.components.last ?? rootKey(path) {
+        // The plain nouns only for a whole collection: `extensionItems[1].attachments` is one item's attachments,
+        // which "attachments" would misstate.
+        if case .keyPath(let path) = collection, !path.components.contains(where: \.isSubscript),
+            case .key(let last)? = path.components.last ?? rootKey(path)
+        {
             switch last {
             case "extensionItems": return Noun(singular: "extension item", plural: "extension items")
             case "attachments": return Noun(singular: "attachment", plural: "attachments")
@@ -123,10 +127,10 @@ struct PredicatePhrase {
         let collection: Expression
         var filter: (predicate: Node, variable: String)?
         switch comparison.lhs {
-        case .subquery(let subquery, let path) where path == [.count]:
+        case .subquery(let subquery, let path) where path.count == 1 && path[0].counts:
             collection = subquery.collection
             filter = (subquery.predicate, subquery.variable)
-        case .keyPath(let path) where path.components.last == .count:
+        case .keyPath(let path) where path.components.last?.counts == true:
             collection = .keyPath(.init(root: path.root, components: path.components.dropLast()))
         default:
             return nil
@@ -135,7 +139,7 @@ struct PredicatePhrase {
         let prefix = variable == nil ? "" : "with "
         // Every element: SUBQUERY(c, $v, p).@count == c.@count
         if comparison.op == .equal, let filter, case .keyPath(let total) = comparison.rhs,
-            total.components.last == .count,
+            total.components.last?.counts == true,
             Expression.keyPath(.init(root: total.root, components: total.components.dropLast())) == collection
         {
             if variable != nil {
@@ -249,6 +253,19 @@ struct PredicatePhrase {
         case .variable(let name): return name == variable && path.components == [key]
         case .evaluatedObject: return path.components == [key]
         case .key(let name): return name == "registeredTypeIdentifiers" && path.components.isEmpty
+        }
+    }
+}
+
+extension ActivationPredicate.KeyPath.Component {
+    /// `@count` or `[SIZE]`: the size of what comes before it.
+    fileprivate var counts: Bool { self == .count || self == .size }
+
+    /// `[n]`, `[FIRST]`, `[LAST]`: one element of what comes before it.
+    fileprivate var isSubscript: Bool {
+        switch self {
+        case .index, .first, .last: true
+        case .key, .count, .size: false
         }
     }
 }
