@@ -45,6 +45,19 @@ extension SQLiteDonationStore {
     /// The account's donations as `forEachDonation` gives them, read as the caller asks for them, in one read
     /// transaction that stays open until the cursor is closed: the store as it was when the cursor was opened,
     /// in the memory of `forEachDonation`'s.
+    /// A deletion's scrub of the log that a reader kept it from (`Database.owesLogScrub`) is done now if no reader
+    /// uses the log, and a long read waits until it is: every read of the log keeps the cut from happening, so
+    /// exports that overlap one another, under a stream of donations, kept a deletion's bytes in the log for as
+    /// long as they went on, well past any one export's time limit.
+    public func admitLongRead() throws {
+        try translating {
+            guard database.owesLogScrub, !database.isReadOnly else { return }
+            if (try? truncateLogIfIdle()) == true, !database.owesLogScrub { return }
+            throw StoreError(
+                .busy, "a deletion's bytes wait in the store's log for the reads under way to end, before a new one")
+        }
+    }
+
     public func openDonationCursor(account: String) throws -> any DonationCursor {
         try translating {
             try database.execute("BEGIN DEFERRED")

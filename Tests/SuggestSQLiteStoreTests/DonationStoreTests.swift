@@ -456,6 +456,32 @@ import SuggestTestSupport
         try other.execute("BEGIN IMMEDIATE; COMMIT;")
     }
 
+    /// A long read (a server's export) waits while a deletion's scrub of the log is owed and a read keeps it from
+    /// being done: exports that overlapped one another under a stream of donations kept a deleted conversation in
+    /// the log for as long as they went on (70 s where each was limited to 12). Once the reads under way end, the
+    /// next long read cuts the log first.
+    @Test func aLongReadWaitsForADeletionsScrub() throws {
+        let directory = try TemporaryDirectory("long-read")
+        let location = StoreLocation(directory: directory.path)
+        let store = try SQLiteDonationStore.open(location)
+        for index in 0..<20 {
+            _ = try store.record(Self.donation("s\(index)", "secret", Self.at.seconds - Double(index)), now: Self.at)
+        }
+        try store.admitLongRead()
+        // Another connection's read of the log, under way through the deletion.
+        let reader = try Database(path: location.databasePath)
+        try reader.execute("BEGIN")
+        _ = try reader.statement("SELECT COUNT(*) FROM donation_blocks").scalarInt()
+        let report = try store.delete(.conversation("secret"), account: "default")
+        #expect(report.logTruncated == false)
+        let refused = #expect(throws: StoreError.self) { try store.admitLongRead() }
+        #expect(refused?.kind == .busy)
+        try reader.execute("COMMIT")
+        try store.admitLongRead()
+        var info = stat()
+        #expect(stat(location.databasePath + "-wal", &info) != 0 || info.st_size == 0)
+    }
+
     /// A long-running process's checkpoint makes the deletion reserve again once there is room: a server that spent
     /// it on a full disk met the next full disk without it, its deletions refused (`store_full`) until a restart.
     @Test func aCheckpointMakesTheDeletionReserveAgain() throws {

@@ -82,6 +82,12 @@ public protocol DonationStore: AnyObject {
     /// pace. Unless a store keeps a read open between calls, it reads them all into memory first.
     func openDonationCursor(account: String) throws -> any DonationCursor
 
+    /// Called before a read that may last minutes (a server's export through `openDonationCursor`): a store whose
+    /// long reads keep a deletion's bytes on disk until they end settles that erasure first, and refuses the read
+    /// while it cannot, so that reads that follow one another never keep deleted bytes for good.
+    /// - Throws: `StoreError` `.busy` while the reads under way keep the erasure from being done.
+    func admitLongRead() throws
+
     /// The conversation of the account's donation with this identifier (compared byte for byte), `nil` when the
     /// account has none: whether a repeated identifier is a retry of the same send or names something else.
     func conversation(ofDonation identifier: String, account: String) throws -> String?
@@ -234,6 +240,9 @@ extension DonationStore {
     public func record(_ donation: Interaction) throws -> DonationOutcome {
         try record(donation.validated(), now: .now())
     }
+
+    /// Nothing to settle: a store that keeps no read open between calls holds no deleted byte for one.
+    public func admitLongRead() throws {}
 
     public func openDonationCursor(account: String) throws -> any DonationCursor {
         var donations: [Interaction] = []

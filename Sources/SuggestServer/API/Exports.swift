@@ -37,7 +37,14 @@ final class Exports: Sendable {
         try take(for: account.tenant, limit: tenantLimit(tenants: tenants))
         let cursor: any DonationCursor
         do {
-            cursor = try pool.openConnection().openDonationCursor(account: account.storeAccount)
+            let store = try pool.openConnection()
+            do {
+                try store.admitLongRead()
+            } catch let error as StoreError where error.kind == .busy {
+                // Any tenant's: a deletion's bytes stay in the embedded store's log while exports read it.
+                throw Self.busy("a deletion is being erased from the store, which the exports under way delay")
+            }
+            cursor = try store.openDonationCursor(account: account.storeAccount)
         } catch {
             give(for: account.tenant)
             throw error
