@@ -30,6 +30,20 @@ import Testing
         return (index, weights)
     }
 
+    /// `ln Σ e^key` of one channel over the index's conversations with one person, and over its groups.
+    static func masses(of index: InMemoryRankingIndex, channel: Int) -> (people: Double, groups: Double) {
+        var people = LogSpace.zero
+        var groups = LogSpace.zero
+        for state in index.states {
+            if state.isGroup {
+                groups = LogSpace.addExp(groups, state.channels[channel])
+            } else {
+                people = LogSpace.addExp(people, state.channels[channel])
+            }
+        }
+        return (people, groups)
+    }
+
     static func events(_ history: [Interaction]) -> [(conversation: String, event: ConversationState.Event)] {
         history.map { ($0.conversationIdentifier, ConversationState.Event($0)) }
     }
@@ -95,15 +109,7 @@ import Testing
         let (index, mixed) = Self.replay(history)
         #expect(index.states.contains { $0.isGroup })
         for channel in 0..<4 {
-            var people = LogSpace.zero
-            var groups = LogSpace.zero
-            for state in index.states {
-                if state.isGroup {
-                    groups = LogSpace.addExp(groups, state.channels[channel])
-                } else {
-                    people = LogSpace.addExp(people, state.channels[channel])
-                }
-            }
+            let (people, groups) = Self.masses(of: index, channel: channel)
             #expect(abs(exp(mixed.personTotals[channel] - people) - 1) < 1e-9, "channel \(channel)")
             #expect(abs(exp(mixed.groupTotals[channel] - groups) - 1) < 1e-9, "channel \(channel)")
         }
@@ -204,15 +210,7 @@ import Testing
     @Test func theMassesStayTheSumsOfTheConversationKeys() {
         let (index, weights) = Self.replay(Self.history(seed: 7, donations: 5_000, conversations: 60))
         for channel in 0..<3 {
-            var people = LogSpace.zero
-            var groups = LogSpace.zero
-            for state in index.states {
-                if state.isGroup {
-                    groups = LogSpace.addExp(groups, state.channels[channel])
-                } else {
-                    people = LogSpace.addExp(people, state.channels[channel])
-                }
-            }
+            let (people, groups) = Self.masses(of: index, channel: channel)
             // Relative 1e-9 of the mass: the `latest` channel trades old keys for new ones 5,000 times.
             #expect(abs(exp(weights.personTotals[channel] - people) - 1) < 1e-9, "channel \(channel)")
             #expect(abs(exp(weights.groupTotals[channel] - groups) - 1) < 1e-9, "channel \(channel)")

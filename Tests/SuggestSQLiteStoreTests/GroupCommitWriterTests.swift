@@ -53,16 +53,21 @@ import Testing
         return lines.sorted()
     }
 
+    /// A store that keeps every donation, and a writer whose pieces may wait a second.
+    static func storeWaitingAtMostASecond(_ name: String) throws -> (TemporaryDirectory, StoreLocation, GroupCommitWriter) {
+        let directory = try TemporaryDirectory(name)
+        let location = StoreLocation(directory: directory.path)
+        _ = try SQLiteDonationStore.open(location).setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: now)
+        return (directory, location, GroupCommitWriter(maximumWait: .seconds(1)) { try SQLiteDonationStore.open(location) })
+    }
+
     /// A request waits at most the writer's `maximumWait` from the moment it is queued, whatever groups waited for
     /// another process's write lock before it: the second of two requests queued while the first waited got a wait
     /// of its own, about half as long again in all, and could be recorded after a client that gave up at the limit
     /// had left.
     @Test func aPieceWaitsAtMostItsTimeWhateverWaitedBeforeIt() throws {
-        let directory = try TemporaryDirectory("group-commit-wait")
-        let location = StoreLocation(directory: directory.path)
-        _ = try SQLiteDonationStore.open(location).setRetention(
-            Retention(maximumAgeDays: 0, idleDays: 0), now: Self.now)
-        let writer = GroupCommitWriter(maximumWait: .seconds(1)) { try SQLiteDonationStore.open(location) }
+        let (directory, location, writer) = try Self.storeWaitingAtMostASecond("group-commit-wait")
+        defer { withExtendedLifetime(directory) {} }
         let first = try SQLiteDonationStore.open(location, groupCommit: writer)
         let second = try SQLiteDonationStore.open(location, groupCommit: writer)
         // Another process's write lock, held until both requests have their answers.
@@ -101,11 +106,8 @@ import Testing
     /// process's own write lock (a deletion's, here a write held 2.5 s) wrote a piece past its time, and one whose
     /// oldest piece had little time left took the younger ones down with it.
     @Test func aPieceIsJudgedWhenItsTurnComes() throws {
-        let directory = try TemporaryDirectory("group-commit-turn")
-        let location = StoreLocation(directory: directory.path)
-        _ = try SQLiteDonationStore.open(location).setRetention(
-            Retention(maximumAgeDays: 0, idleDays: 0), now: Self.now)
-        let writer = GroupCommitWriter(maximumWait: .seconds(1)) { try SQLiteDonationStore.open(location) }
+        let (directory, location, writer) = try Self.storeWaitingAtMostASecond("group-commit-turn")
+        defer { withExtendedLifetime(directory) {} }
         let outcomes = Mutex<[String: Bool]>([:])
         let requests = DispatchGroup()
         func request(_ name: String, after delay: UInt32, store: SQLiteDonationStore) {
