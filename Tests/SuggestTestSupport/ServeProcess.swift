@@ -13,12 +13,17 @@ public final class ServeProcess {
     /// Starts the server and waits (up to 30 s) for it to listen.
     /// - Parameters:
     ///   - arguments: options after `serve` (`--store`, `--keys` ...); `--port 0` is added.
-    ///   - wrapper: a command the server runs under (`setpriv --reuid=65534 ...`), as for `Suggest.start`.
+    ///   - wrapper: a command the server runs under (`setpriv --reuid=65534 ...`), as for `Suggest.start`. The server's
+    ///     own executable is then run, not `suggest serve`: another user may not be able to reach the build's
+    ///     directory (a clean clone's temporary one is the owner's alone) to find it beside `suggest`, which the
+    ///     wrapper, run as root, starts all the same.
     public init(
         _ arguments: [String], scratch: String, environment: [String: String] = [:], wrapper: [String] = []
     ) throws(HarnessError) {
+        let server = String(Suggest.binary.dropLast("suggest".count)) + "suggest-serve"
         process = try Suggest.start(
-            ["serve", "--port", "0"] + arguments, scratch: scratch, environment: environment, wrapper: wrapper)
+            ["serve", "--port", "0"] + arguments, scratch: scratch, environment: environment, wrapper: wrapper,
+            executable: wrapper.isEmpty ? nil : server)
         let deadline = monotonicSeconds() + 30
         while true {
             let text = process.standardErrorSoFar()

@@ -34,10 +34,12 @@ public enum Suggest {
     /// - Parameters:
     ///   - input: bytes for standard input, written to a file in `scratch` first.
     ///   - wrapper: a program and its arguments to run `suggest` under (`setpriv --reuid=...`).
+    ///   - executable: the program to run instead of `binary` (`serverBinary`).
     public static func start(
         _ arguments: [String], input: [UInt8]? = nil, scratch: String, environment extra: [String: String] = [:],
-        wrapper: [String] = []
+        wrapper: [String] = [], executable: String? = nil
     ) throws(HarnessError) -> ChildProcess {
+        let binary = executable ?? binary
         guard access(binary, X_OK) == 0 else {
             throw HarnessError("no suggest binary at \(binary); run 'swift build --build-tests' first")
         }
