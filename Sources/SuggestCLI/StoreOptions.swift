@@ -94,7 +94,12 @@ enum StoreOptions {
                     "suggest: this version derives the ranking's state by a changed rule; rebuilding the store's "
                         + "state once, which may take a few seconds per million donations\n")
             }
-            _ = try store.maintain(account: account, now: .now(), budget: .unbounded)
+            let report = try store.maintain(account: account, now: .now(), budget: .unbounded)
+            if report.weightsRuleChanged {
+                io.err(
+                    "suggest: the store's learned weights were learned under another version's rule; each account's "
+                        + "are folded again once, by the first command or server that uses it\n")
+            }
         } catch let error as StoreError
             where error.kind == .busy || error.kind == .unavailable
             || (reading && (error.kind == .misconfigured || error.kind == .readOnly))

@@ -46,7 +46,7 @@ extension RedisDonationStore {
             report.isComplete = false
             return report
         }
-        try reconcileWeights()
+        report.weightsRuleChanged = try reconcileWeights()
         let retention = try retention()
         var complete = policyDone
         let accounts = try account.map { [$0] } ?? accountNames()
@@ -87,9 +87,10 @@ extension RedisDonationStore {
     /// Marks every account's weights to be folded again when they were learned under another learned policy (or
     /// recorded by a store with fixed weights), and notes the policy's fingerprint. One read of a setting when
     /// nothing is to be done.
-    private func reconcileWeights() throws(StoreError) {
+    /// - Returns: whether it marked them.
+    private func reconcileWeights() throws(StoreError) -> Bool {
         guard let fingerprint = ranking.learnedPolicy?.weightsFingerprint, try setting(Self.weightsSetting) != fingerprint
-        else { return }
+        else { return false }
         let names = try accountNames()
         var start = 0
         while start < names.count {
@@ -102,6 +103,7 @@ extension RedisDonationStore {
                 })
         }
         try setSetting(Self.weightsSetting, fingerprint)
+        return true
     }
 
     /// Folds the weights marked to be folded again among `accounts`, until the budget is spent (at least one account

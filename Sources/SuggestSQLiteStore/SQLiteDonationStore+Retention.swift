@@ -72,7 +72,7 @@ extension SQLiteDonationStore {
                 report.isComplete = false
                 return report
             }
-            try reconcileWeights()
+            report.weightsRuleChanged = try reconcileWeights()
             let expiry = try expire(
                 account: account, now: now, retention: try retention(), blocks: left, rewritingFile: false)
             report.expired = expiry.report
@@ -89,12 +89,14 @@ extension SQLiteDonationStore {
     /// Marks every account's weights to be folded again when they were learned under another learned policy (or
     /// recorded by a store with fixed weights, which keeps no fingerprint of them), and notes the policy's
     /// fingerprint. One read of a setting when nothing is to be done.
-    private func reconcileWeights() throws {
-        guard let fingerprint = weightsFingerprint, try setting(Self.weightsSetting) != fingerprint else { return }
-        try database.write {
-            guard try setting(Self.weightsSetting) != fingerprint else { return }
+    /// - Returns: whether it marked them.
+    private func reconcileWeights() throws -> Bool {
+        guard let fingerprint = weightsFingerprint, try setting(Self.weightsSetting) != fingerprint else { return false }
+        return try database.write {
+            guard try setting(Self.weightsSetting) != fingerprint else { return false }
             try LearnedWeightsTable.markAll(in: database)
             try setSetting(Self.weightsSetting, fingerprint)
+            return true
         }
     }
 

@@ -65,6 +65,18 @@ final class StoreUpkeep: Sendable {
             do {
                 while ContinuousClock.now - started < .seconds(1) {
                     let report = try pool.withStore { store in try store.maintain(account: nil, now: .now(), budget: .step) }
+                    if report.weightsRuleChanged {
+                        // Once at an upgrade; again and again while a process of another version writes the store.
+                        log.event(
+                            "learned weights folded again",
+                            [
+                                (
+                                    "reason",
+                                    "they were learned under another version's rule: an upgrade, or, if this comes back, "
+                                        + "another version's process writing the store (stop it: docs/storage.md)"
+                                )
+                            ])
+                    }
                     if report.expired.donations > 0 || report.recomputedConversations > 0 {
                         log.event(
                             "maintenance",

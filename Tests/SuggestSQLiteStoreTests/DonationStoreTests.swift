@@ -482,6 +482,22 @@ import SuggestTestSupport
         #expect(stat(location.databasePath + "-wal", &info) != 0 || info.st_size == 0)
     }
 
+    /// Maintenance says when it found the learned weights learned under another version's rule and marked them
+    /// all: once at an upgrade; again and again, in a server's log, while another version's process writes the
+    /// store (an older and a newer server folded every account back and forth, and nothing showed it).
+    @Test func maintenanceSaysWhenTheWeightsWereLearnedUnderAnotherRule() throws {
+        let directory = try TemporaryDirectory("weights-rule")
+        let location = StoreLocation(directory: directory.path)
+        let store = try SQLiteDonationStore.open(location)
+        _ = try store.record(Self.donation("a", "c", Self.at.seconds), now: Self.at)
+        #expect(try store.maintain(account: nil, now: Self.at).weightsRuleChanged == false)
+        let other = try Database(path: location.databasePath)
+        try other.execute("UPDATE settings SET value = 'another version' WHERE name = '\(SQLiteDonationStore.weightsSetting)'")
+        let report = try store.maintain(account: nil, now: Self.at)
+        #expect(report.weightsRuleChanged && report.foldedAccounts == 1)
+        #expect(try store.maintain(account: nil, now: Self.at).weightsRuleChanged == false)
+    }
+
     /// A long-running process's checkpoint makes the deletion reserve again once there is room: a server that spent
     /// it on a full disk met the next full disk without it, its deletions refused (`store_full`) until a restart.
     @Test func aCheckpointMakesTheDeletionReserveAgain() throws {

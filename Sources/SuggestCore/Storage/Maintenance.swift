@@ -29,6 +29,10 @@ public struct MaintenanceReport: Sendable, Equatable {
     /// Accounts whose learned weights were folded again from their remaining donations (after an expiry that
     /// stopped part-way, an upgrade, or a write by a store with fixed weights).
     public var foldedAccounts = 0
+    /// Whether this step found every account's learned weights learned under another rule than this version's (an
+    /// upgrade, or a process of another version writing the store) and marked them all to be folded again. Seen
+    /// again and again, it says that another version's process is running beside this one, each undoing the other.
+    public var weightsRuleChanged = false
     /// Whether nothing is left to do for the account (until time passes or the policy changes again).
     public var isComplete = true
 
