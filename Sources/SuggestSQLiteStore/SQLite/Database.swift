@@ -278,13 +278,13 @@ package final class Database {
         let paths = ["-wal": String(cString: log), "-shm": String(cString: database) + "-shm"]
         for (suffix, companion) in paths {
             var now = stat()
-            let present = stat(companion, &now) == 0
+            let file = stat(companion, &now) == 0 ? DatabaseFile(device: UInt64(now.st_dev), inode: UInt64(now.st_ino)) : nil
             let seen = state.companions.withLock { known -> Bool in
                 guard let noted = known[suffix] else {
-                    if present { known[suffix] = DatabaseFile(device: UInt64(now.st_dev), inode: UInt64(now.st_ino)) }
+                    known[suffix] = file
                     return true
                 }
-                return present && noted == DatabaseFile(device: UInt64(now.st_dev), inode: UInt64(now.st_ino))
+                return noted == file
             }
             if !seen { state.gone.store(true, ordering: .releasing) }
         }
@@ -327,20 +327,14 @@ package final class Database {
     /// Runs `body` in a read transaction: one consistent snapshot even while other processes write.
     package func read<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN DEFERRED")
-        let result: T
         do {
-            result = try body()
-        } catch {
-            endRead()
-            throw error
-        }
-        do {
+            let result = try body()
             try execute("COMMIT")
+            return result
         } catch {
             endRead()
             throw error
         }
-        return result
     }
 
     /// Ends a read transaction whatever happened in it: a connection left inside one refuses its next `BEGIN`
