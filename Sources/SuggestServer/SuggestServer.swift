@@ -22,7 +22,13 @@ public enum SuggestServer {
     public struct StartError: Error, Sendable, CustomStringConvertible {
         /// What stopped the start and what to do, in one line.
         public var description: String
-        init(_ description: String) { self.description = description }
+        /// Whether the operator's input is at fault (a keys file that does not parse, a host without keys) rather
+        /// than the machine (a port taken, a store that cannot be opened): the contract's exit 64 against 1.
+        public var isInvalidInput: Bool
+        init(_ description: String, isInvalidInput: Bool = false) {
+            self.description = description
+            self.isInvalidInput = isInvalidInput
+        }
     }
 
     /// Serves until SIGTERM or SIGINT.
@@ -53,7 +59,7 @@ public enum SuggestServer {
         _ configuration: ServerConfiguration, openStore: @escaping StoreOpener, storeMetrics: StoreMetrics?,
         announce: (String) -> Void
     ) throws {
-        if let problem = configuration.unguardedHostProblem { throw StartError(problem) }
+        if let problem = configuration.unguardedHostProblem { throw StartError(problem, isInvalidInput: true) }
         var keys: KeyRing?
         var keysVersion: KeyRing.FileVersion?
         var keysWarnings: [String] = []
@@ -64,7 +70,7 @@ public enum SuggestServer {
                 keysVersion = file.version
                 keysWarnings = file.warnings
             } catch {
-                throw StartError(error.description)
+                throw StartError(error.description, isInvalidInput: true)
             }
         }
         // Connections for the workers, the handler threads and the upkeep: one kept for each.

@@ -31,7 +31,7 @@ enum ServeOptions {
                 try? io.standardError.flush()
             }
         } catch let error as SuggestServer.StartError {
-            throw CommandError.failure(error.description)
+            throw error.isInvalidInput ? CommandError.usage(error.description) : CommandError.failure(error.description)
         }
         return ExitCode.success
     }

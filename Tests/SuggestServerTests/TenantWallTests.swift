@@ -231,8 +231,15 @@ import Testing
             try writeFile(keys, body)
             chmod(keys, 0o600)
             let twice = try Suggest.run(["serve", "--port", "0", "--store", scratch("store"), "--keys", keys], scratch: scratch.path, timeout: 30)
-            #expect(twice.status == 1 && twice.error.contains(named), "\(twice.error)")
+            #expect(twice.status == 64 && twice.error.contains(named), "\(twice.error)")
         }
+        // Invalid input, as the contract counts a file `import` cannot read or parse: 64, not 1.
+        try writeFile(keys, "not json")
+        let notJSON = try Suggest.run(["serve", "--port", "0", "--store", scratch("store"), "--keys", keys], scratch: scratch.path, timeout: 30)
+        #expect(notJSON.status == 64 && notJSON.error.contains("is not JSON"), "\(notJSON.error)")
+        let missing = try Suggest.run(
+            ["serve", "--port", "0", "--store", scratch("store"), "--keys", scratch("no-such-keys")], scratch: scratch.path, timeout: 30)
+        #expect(missing.status == 64 && missing.error.contains("cannot read the keys file"), "\(missing.error)")
     }
 
     @Test func withoutKeysOnlyALoopbackHostIsServed() throws {
