@@ -222,6 +222,9 @@ import Testing
         #expect(emptyIdentifier.status == 400 && emptyIdentifier.text.contains("identifier"), "\(emptyIdentifier)")
         let cancelled = try client.send("POST", "/v1/accounts/me/share", json: #"{\#(photo), "pick": 1, "action": "cancel"}"#)
         #expect(cancelled.text.contains(#""outcome":"cancelled""#))
+        // A misspelt member is named, not read as absent (it was a 200 preview that sent nothing).
+        let misspelt = try client.send("POST", "/v1/accounts/me/share", json: #"{\#(photo), "pick": 1, "actoin": "send"}"#)
+        #expect(misspelt.status == 400 && misspelt.text.contains("actoin: is not a member of a share request"), "\(misspelt.text)")
         // The deleted conversation is never preselected, nor swapped for another.
         _ = try client.request("DELETE", "/v1/accounts/me/conversations/u-juan")
         let gone = try client.send("POST", "/v1/accounts/me/share", json: #"{\#(photo), "conversationIdentifier": "u-juan"}"#)

@@ -12,6 +12,12 @@ extension ShareFlow {
     /// `limit`, `at`, `people`, `service`, `exclude`, `explain` (`ranking`); and `identifier` (optional: the sent
     /// donation's, so that a retried send records once).
     public struct Request: Sendable {
+        /// The members a share request may have, in the order the documentation gives them.
+        public static let memberNames = [
+            "items", "rule", "conversationIdentifier", "pick", "action", "identifier", "limit", "at", "people",
+            "service", "exclude", "explain",
+        ]
+
         /// What is shared (`items`).
         public var items: ShareRequest
         /// The target the rule describes, supporting `INSendMessageIntent`; `ShareTarget.acceptingAnything`
@@ -118,6 +124,16 @@ extension ShareFlow {
         /// - Throws: `InputError` naming the member that is wrong.
         public init(json: JSONValue) throws(InputError) {
             items = try ShareRequest(json: json)
+            // The request's own members are checked by name: `"actoin": "send"` was read as no action and
+            // answered as a preview, sending nothing (an item's members stay open: its `userInfo` is the host's).
+            if case .object(let members) = json,
+                let unknown = members.first(where: { !Self.memberNames.contains($0.key) })
+            {
+                throw InputError(
+                    field: String(unknown.key.prefix(64)),
+                    message: "is not a member of a share request; its members are "
+                        + Self.memberNames.joined(separator: ", "))
+            }
             if let rule = json["rule"], rule != .null {
                 target = ShareTarget(activationRule: try ActivationRule(json: rule), intentsSupported: ["INSendMessageIntent"])
                 givesRule = true
