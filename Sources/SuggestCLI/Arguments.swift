@@ -78,6 +78,14 @@ public struct ParsedArguments {
                     throw CommandError.usage("\(name) needs a value (\(spec.value ?? "VALUE"))")
                 }
                 value = arguments[index]
+                // `--conversation --json` forgot the value: taking `--json` for it recorded a conversation named
+                // so. A value that is one of the command's options is only taken when written `--name=value`.
+                let nextName = value.firstIndex(of: "=").map { String(value[..<$0]) } ?? value
+                guard specs[nextName] == nil else {
+                    throw CommandError.usage(
+                        "\(name) needs a value (\(spec.value ?? "VALUE")) before \(nextName); to give a value that "
+                            + "is an option's name, write \(name)=\(value.prefix(60))")
+                }
                 index += 1
             }
             if !spec.repeatable, values[name] != nil {

@@ -29,6 +29,15 @@ import Testing
         #expect(badOption.standardError == "suggest list: unknown option --limt for 'suggest list'; see 'suggest list --help'\n")
         #expect(suggest("list", "--limit", "zero").status == 64)
         #expect(SuggestProcess.run([]).status == 64)
+        // A value forgotten before another option: `--json` was taken for the conversation's name, and recorded.
+        let forgotten = suggest("donate", "--conversation", "--json")
+        #expect(forgotten.status == 64, "\(forgotten.standardOutput)")
+        #expect(forgotten.standardError.contains("--conversation needs a value (ID) before --json"), "\(forgotten.standardError)")
+        #expect(suggest("list", "--account", "--limit=3").status == 64)
+        // Written with `=`, such a value is the user's choice.
+        let chosen = suggest("donate", "--conversation=--json")
+        #expect(chosen.status == 0, "\(chosen.standardError)")
+        #expect(suggest("export").standardOutput.contains(#""conversationIdentifier":"--json""#))
     }
 
     @Test func theMostAndMostRecentlyDonatedRanksFirst() throws {
