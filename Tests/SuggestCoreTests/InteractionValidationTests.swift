@@ -66,6 +66,42 @@ import Testing
         }
     }
 
+    /// Errors the parser finds inside a value (bytes that are not UTF-8, a number out of range, a control
+    /// character) name the member they are in, as the contract asks of every invalid case: they named only a byte.
+    static let errorsInsideValues: [(bytes: [UInt8], field: String)] = {
+        /// `before`, one byte that is not UTF-8 on its own, then `after`.
+        func text(_ before: String, _ byte: UInt8, _ after: String) -> [UInt8] {
+            let start: [UInt8] = Array(before.utf8)
+            let end: [UInt8] = Array(after.utf8)
+            return start + [byte] + end
+        }
+        let recipients = #"{"date": 0, "intent": {"conversationIdentifier": "c", "recipients": [{}, {"displayName": "x"#
+        return [
+            (text(#"{"date": 0, "intent": {"conversationIdentifier": "c"#, 0xFF, #""}}"#), "intent.conversationIdentifier"),
+            (Array(#"{"date": 1e400, "intent": {"conversationIdentifier": "c"}}"#.utf8), "date"),
+            (text(recipients, 0xC3, #""}]}}"#), "intent.recipients[1].displayName"),
+            (text(#"{"date": 0, "intent": {"conversationIdentifier": "c"#, 0x01, #""}}"#), "intent.conversationIdentifier"),
+            // In a member's name: the object holding it.
+            (text(#"{"date": 0, "intent": {""#, 0xFF, #"": 1}}"#), "intent"),
+            (Array(#"{"da\u0074e": 0, "x": [1, 2, -1e999]}"#.utf8), "x[2]"),
+        ]
+    }()
+
+    @Test(arguments: InteractionValidationTests.errorsInsideValues)
+    func anErrorInsideAValueNamesItsMember(bytes: [UInt8], field: String) {
+        let named = field
+        do {
+            _ = try bytes.withUnsafeBufferPointer { buffer throws(InputError) in
+                try Interaction(jsonBytes: buffer, defaultAccount: "default")
+            }
+            Issue.record("accepted \(bytes)")
+        } catch {
+            let prefixed = error.message.hasPrefix("invalid JSON: ")
+            #expect(error.field == named, "\(error)")
+            #expect(prefixed, "\(error)")
+        }
+    }
+
     @Test func refusesStringsOverTheLimit() throws {
         let long = String(repeating: "é", count: 2049)  // 4098 bytes
         let text = #"{"date": 0, "intent": {"conversationIdentifier": "c", "speakableGroupName": ""# + long + #""}}"#

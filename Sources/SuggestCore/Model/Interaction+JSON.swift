@@ -460,12 +460,14 @@ struct FieldReader {
 }
 
 extension JSONValue {
-    /// The tree of an input the direct decoders left to the tree path, with a syntax error worded as invalid input.
+    /// The tree of an input the direct decoders left to the tree path, with a syntax error worded as invalid input
+    /// and naming the member it is in (`intent.conversationIdentifier: invalid JSON: invalid UTF-8 in a string`).
     fileprivate static func input(_ bytes: UnsafeBufferPointer<UInt8>, field: String?) throws(InputError) -> JSONValue {
         do {
             return try JSONParser.parse(bytes: bytes)
         } catch {
-            throw InputError(field: field, message: "invalid JSON: \(error)")
+            let named = [field, JSONParser.path(at: error.offset, in: bytes)].compactMap { $0 }.joined(separator: ".")
+            throw InputError(field: named.isEmpty ? nil : named, message: "invalid JSON: \(error)")
         }
     }
 }
