@@ -61,7 +61,7 @@ public final class ByteSource {
         var info = stat()
         if fstat(fd, &info) == 0, system_is_directory(info.st_mode) != 0 {
             close(fd)
-            throw CommandError.usage("\(path) is a directory, not a file")
+            throw CommandError.usage("\(path) is a directory, not a file; give a JSON Lines file, or - for standard input")
         }
         self.init(descriptor: fd, closesDescriptor: true, name: path)
     }

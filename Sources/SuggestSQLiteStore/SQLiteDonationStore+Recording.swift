@@ -124,7 +124,7 @@ extension SQLiteDonationStore {
     static func check(_ interaction: Interaction, account: String) throws(InputError) {
         // Byte for byte, as the store compares accounts (`!=` takes canonically equivalent spellings for one).
         guard !interaction.account.hasSameBytes(as: account) else { return }
-        throw InputError(field: "account", message: "'\(interaction.account.prefix(60))' differs from \(account)")
+        throw DonationAdmission.otherAccount(interaction.account, required: account)
     }
 
     /// `importDonations` for donations prepared ahead by a preparer of this store (`makePreparer()`), typically on

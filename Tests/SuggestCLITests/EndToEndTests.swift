@@ -34,6 +34,11 @@ import Testing
         #expect(forgotten.status == 64, "\(forgotten.standardOutput)")
         #expect(forgotten.standardError.contains("--conversation needs a value (ID) before --json"), "\(forgotten.standardError)")
         #expect(suggest("list", "--account", "--limit=3").status == 64)
+        // An account that --account contradicts: the message says what to do.
+        let other = SuggestProcess.run(
+            ["import", "-", "--account", "bob", "--store", store],
+            input: #"{"account": "alice", "date": 0, "intent": {"conversationIdentifier": "c"}}"#)
+        #expect(other.status == 64 && other.standardError.contains("import without it to keep each donation's own account"), "\(other.standardError)")
         // Written with `=`, such a value is the user's choice.
         let chosen = suggest("donate", "--conversation=--json")
         #expect(chosen.status == 0, "\(chosen.standardError)")

@@ -67,7 +67,8 @@ enum Donate: Command {
         // Byte for byte, as the store compares accounts (`!=` takes canonically equivalent spellings for one).
         if arguments.value("--account") != nil, !interaction.account.hasSameBytes(as: account) {
             throw CommandError.usage(
-                "the donation's account '\(interaction.account.prefix(60))' differs from --account \(account)")
+                "the donation's account '\(interaction.account.prefix(60))' differs from --account \(account); "
+                    + "give one of the two, or the same account in both")
         }
         return interaction
     }

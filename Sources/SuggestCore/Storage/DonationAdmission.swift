@@ -54,6 +54,14 @@ public enum DonationAdmission {
 
     /// "3 days", "2 hours", "11 minutes", "10 minutes 59 seconds": within the hour the seconds too, so that a
     /// date just past the 10 minutes allowed does not read as "10 minutes after".
+    /// The refusal of a donation of `account` in an import that records into `required` only.
+    package static func otherAccount(_ account: String, required: String) -> InputError {
+        InputError(
+            field: "account",
+            message: "'\(account.prefix(60))' differs from \(required), the account this import records into; "
+                + "import without it to keep each donation's own account")
+    }
+
     static func describe(_ seconds: Double) -> String {
         func counted(_ value: Double, _ unit: String) -> String {
             // `Int(value)` only below the bound: a date of 1e300 seconds trapped here.
@@ -96,8 +104,7 @@ extension ImportOptions {
         do throws(InputError) {
             let interaction = try parsed.get()
             if let requiredAccount, !interaction.account.hasSameBytes(as: requiredAccount) {
-                throw InputError(
-                    field: "account", message: "'\(interaction.account.prefix(60))' differs from \(requiredAccount)")
+                throw DonationAdmission.otherAccount(interaction.account, required: requiredAccount)
             }
             switch try DonationAdmission.decide(interaction, now: now, oldestKept: oldestKept) {
             case .expired:
