@@ -72,7 +72,7 @@ enum ReplayWalks {
                                 Scorer(
                                     policy: base, context: context,
                                     channelOffsets: (weights[donation.account] ?? .empty).channelOffsets(
-                                        policy: learned))
+                                        at: context.at, policy: learned))
                             } ?? Scorer(policy: base, context: context)
                         var statistics = TopKRanker.Statistics()
                         if let rank = try index.rank(

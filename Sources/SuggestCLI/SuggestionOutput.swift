@@ -56,17 +56,25 @@ enum SuggestionOutput {
         let width = max(learned.channels.map { TerminalText.width(TerminalText.escaped($0.channel)) }.max() ?? 0, 10)
         for channel in learned.channels {
             text += "  " + TerminalText.padded(TerminalText.escaped(channel.channel), to: width + 2)
-            text += "people " + weight(channel.person) + "groups " + weight(channel.group) + "prior "
+            text += "people " + weight(channel.person, isFresh: channel.personIsFresh) + "groups "
+                + weight(channel.group, isFresh: channel.groupIsFresh) + "prior "
                 + JSONWriter.decimal(channel.prior, significantDigits: 3) + "\n"
+        }
+        if learned.channels.contains(where: { !$0.personIsFresh || !$0.groupIsFresh }) {
+            let silence = JSONWriter.decimal(learned.staleAfter, significantDigits: 3)
+            text += "  * stale: nothing of that kind in the channel for \(silence) or more of its half-lives; "
+                + "the weight learned at such moments is in use\n"
         }
         return text
     }
 
     /// A weight from 0 to 1 in a column: three significant digits, padded; below a thousandth, `<0.001` (a weight
     /// the mixture has all but dropped, written in full, would be `2.0378444265078933e-73` and break the column).
-    static func weight(_ value: Double) -> String {
+    /// - Parameter isFresh: `false` marks the weight with `*`, a stale expert's.
+    static func weight(_ value: Double, isFresh: Bool = true) -> String {
         let text =
-            value == 0 ? "0" : value < 0.001 ? "<0.001" : JSONWriter.decimal(value, significantDigits: 3)
+            (value == 0 ? "0" : value < 0.001 ? "<0.001" : JSONWriter.decimal(value, significantDigits: 3))
+            + (isFresh ? "" : "*")
         return text + String(repeating: " ", count: max(1, 8 - text.count))
     }
 

@@ -24,7 +24,7 @@ final class LearnedReplay: AccountReplay {
         guard let slot = index.existingSlot(for: conversation) else { return nil }
         let scorer = Scorer(
             policy: policy.base, context: RankingContext(at: date),
-            channelOffsets: weights.channelOffsets(policy: policy))
+            channelOffsets: weights.channelOffsets(at: date, policy: policy))
         var statistics = TopKRanker.Statistics()
         guard
             let ranked = try index.rank(

@@ -120,14 +120,21 @@ enum RecordCoding {
         }
     }
 
-    static let weightsVersion: UInt8 = 1
+    /// The version byte of learned weights as this version writes them: 2, with the stale shares. Version 1 (0.3.2
+    /// and before) had one share per expert, read as both its fresh and its stale share (it ranks as then) until
+    /// the account is folded again under the new rule (`LearnedPolicy.weightsFingerprint`).
+    static let weightsVersion: UInt8 = 2
 
-    /// An account's learned weights: the version byte, the sixteen numbers (masses for people and groups, then
-    /// shares for people and groups, channel by channel) as their bits, then the count of sends.
+    /// An account's learned weights: the version byte, the twenty-four numbers (masses for people and groups, then
+    /// shares for people and groups, then stale shares for people and groups, channel by channel) as their bits,
+    /// then the count of sends.
     static func encode(_ weights: LearnedWeights) -> [UInt8] {
         var writer = ByteWriter()
         writer.byte(weightsVersion)
-        for vector in [weights.personTotals, weights.groupTotals, weights.personShares, weights.groupShares] {
+        for vector in [
+            weights.personTotals, weights.groupTotals, weights.personShares, weights.groupShares,
+            weights.personStaleShares, weights.groupStaleShares,
+        ] {
             for index in 0..<4 { writer.double(vector[index]) }
         }
         writer.integer(weights.targets)
@@ -136,9 +143,12 @@ enum RecordCoding {
 
     static func decodeWeights(_ bytes: [UInt8]) throws(StoreError) -> LearnedWeights {
         var reader = ByteReader(bytes)
-        guard reader.byte() == weightsVersion else { throw StoreError.damaged("an account's learned weights in Redis") }
+        let version = reader.byte()
+        guard version == 1 || version == weightsVersion else {
+            throw StoreError.damaged("an account's learned weights in Redis")
+        }
         var vectors: [SIMD4<Double>] = []
-        for _ in 0..<4 {
+        for _ in 0..<(version == 1 ? 4 : 6) {
             var vector = SIMD4<Double>()
             for index in 0..<4 {
                 guard let value = reader.double() else {
@@ -153,7 +163,8 @@ enum RecordCoding {
         }
         return LearnedWeights(
             personTotals: vectors[0], groupTotals: vectors[1], personShares: vectors[2], groupShares: vectors[3],
-            targets: targets)
+            personStaleShares: vectors.count > 4 ? vectors[4] : vectors[2],
+            groupStaleShares: vectors.count > 5 ? vectors[5] : vectors[3], targets: targets)
     }
 
     /// A list of strings (people keys, group identifiers) as one value.

@@ -145,7 +145,7 @@ struct LearnedWeightsCheck {
         if remaining.isEmpty {
             #expect(after == .empty && listed.isEmpty)
         } else {
-            #expect(listed.learnedWeights == LearnedWeightsSummary(Self.fold(remaining), policy: Self.policy))
+            #expect(listed.learnedWeights == LearnedWeightsSummary(Self.fold(remaining), at: Self.end, policy: Self.policy))
             #expect(listed.first?.explanation?.learnedFrom == after.targets)
         }
     }

@@ -121,7 +121,8 @@ import Testing
     }
 
     @Test(arguments: [
-        ("{\"date\": 0, \"intent\": {\"conversationIdentifier\": \"c\"}", "line 2: invalid JSON"),
+        // Cut short inside `intent`, which the message names.
+        ("{\"date\": 0, \"intent\": {\"conversationIdentifier\": \"c\"}", "line 2: intent: invalid JSON"),
         ("{\"date\": 0, \"intent\": {}}", "line 2: intent.conversationIdentifier: is required"),
         ("{\"date\": \"soon\", \"intent\": {\"conversationIdentifier\": \"c\"}}", "line 2: date: \"soon\" is not a date"),
         ("{\"date\": 0, \"direction\": \"up\", \"intent\": {\"conversationIdentifier\": \"c\"}}", "line 2: direction: unknown direction"),

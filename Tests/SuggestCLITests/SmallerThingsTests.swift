@@ -27,7 +27,7 @@ import Testing
     /// Past the learner's horizon, `--explain` says which sends weigh against the prior: "the prior counts as 2
     /// more" beside 44 sends read as 44 against 2, where the shares stand for the last 32.
     @Test func theLearnedWeightsSayHowTheyWeighAgainstThePrior() {
-        var learned = LearnedWeightsSummary(.empty, policy: .default)
+        var learned = LearnedWeightsSummary(.empty, at: Timestamp(seconds: 0), policy: .default)
         learned.sends = 7
         #expect(SuggestionOutput.learnedWeights(learned).hasPrefix("learned from 7 sends (the prior counts as 2 more):"))
         learned.sends = 44

@@ -90,7 +90,7 @@ import Testing
         let (_, weights) = Self.replay(alone)
         for channel in 0..<4 {
             #expect(weights.personTotals[channel] == LogSpace.zero, "channel \(channel)")
-            #expect(weights.mixture(policy: Self.policy).person[channel] == 0, "channel \(channel)")
+            #expect(weights.mixture(at: Timestamp(seconds: Self.end), policy: Self.policy).person[channel] == 0, "channel \(channel)")
         }
         // Among others, the masses stay the sums of each kind's keys.
         var history: [Interaction] = []
@@ -197,7 +197,7 @@ import Testing
         }
         let (_, weights) = Self.replay(history)
         #expect(weights.targets == 0)
-        let mixture = weights.mixture(policy: Self.policy)
+        let mixture = weights.mixture(at: Timestamp(seconds: Self.end), policy: Self.policy)
         for index in 0..<4 {
             // Each channel's prior (a quarter) split by the mass of each kind.
             let people = exp(
@@ -233,7 +233,7 @@ import Testing
                 for context in RankerTests.contexts {
                     let scorer = Scorer(
                         policy: Self.policy.base, context: context,
-                        channelOffsets: weights.channelOffsets(policy: Self.policy))
+                        channelOffsets: weights.channelOffsets(at: context.at, policy: Self.policy))
                     let ranker = TopKRanker(scorer: scorer)
                     let fast = try ranker.top(in: index, explain: true)
                     #expect(fast == (try ranker.bruteForce(in: index, explain: true)), "context \(context)")
@@ -243,24 +243,33 @@ import Testing
     }
 
     /// A learned ranking is a mixture of shares of each channel's mass, and a share holds no moment: the same state
-    /// ranks the same conversations with the same bits (scores, explanations) an hour, a year or ten years later.
-    /// Only the idle cutoff, which the moment sets, can change the answer; a store may keep an answer while nothing
+    /// ranks the same conversations with the same bits (scores, explanations) at every moment at which each expert
+    /// is as fresh or stale (`freshnessSpan`): once every expert is stale, a year or ten years later. Only the idle
+    /// cutoff, which the moment sets, can change the answer within a span; a store may keep an answer while nothing
     /// is written (`RankedAnswers`) because of this.
-    @Test func aLearnedRankingIsTheSameBitsAtEveryMoment() throws {
+    @Test func aLearnedRankingIsTheSameBitsAtEveryMomentOfItsSpan() throws {
         let (index, weights) = Self.replay(Self.history(seed: 12))
         for context in RankerTests.contexts where context.notIdleSince == nil {
             func ranked(after seconds: Double) throws -> [RankedConversation] {
                 var later = context
                 later.at = context.at.adding(seconds)
                 let scorer = Scorer(
-                    policy: Self.policy.base, context: later, channelOffsets: weights.channelOffsets(policy: Self.policy))
+                    policy: Self.policy.base, context: later,
+                    channelOffsets: weights.channelOffsets(at: later.at, policy: Self.policy))
                 #expect(scorer.isTimeInvariant)
                 return try TopKRanker(scorer: scorer).top(in: index, explain: true)
             }
+            let span = weights.freshnessSpan(at: context.at, policy: Self.policy)
             let now = try ranked(after: 0)
-            for seconds in [1, 3_600, 365 * Self.day, -40 * Self.day, 3_650 * Self.day] {
+            for seconds in [1, 3_600, 365 * Self.day, -40 * Self.day, 3_650 * Self.day]
+            where span.contains(context.at.seconds + seconds) {
                 #expect(try ranked(after: seconds) == now, "\(context), \(seconds) s later")
             }
+            // Past every expert's freshness (the 30-day memory of 2,000 donations stays fresh for about 19 of its
+            // half-lives), the ranking holds for ever.
+            let stale = weights.freshnessSpan(at: context.at.adding(3_650 * Self.day), policy: Self.policy)
+            #expect(stale.upperBound == .infinity)
+            #expect(try ranked(after: 3_650 * Self.day) == (try ranked(after: 36_500 * Self.day)))
         }
         // The fixed policy's constant weights are not shares: its ranking changes as time passes.
         #expect(!Scorer(policy: .default, context: RankingContext(at: Timestamp(seconds: Self.end))).isTimeInvariant)
@@ -280,7 +289,7 @@ import Testing
                 {
                     Scorer(
                         policy: Self.policy.base, context: $0,
-                        channelOffsets: weights.channelOffsets(policy: Self.policy))
+                        channelOffsets: weights.channelOffsets(at: $0.at, policy: Self.policy))
                 }
             ),
         ]
@@ -325,8 +334,10 @@ import Testing
                 if history == 0 { replier += [incoming, outgoing] } else { roundRobin += [incoming, outgoing] }
             }
         }
-        let learnedReplier = Self.replay(replier).1.mixture(policy: Self.policy).person
-        let learnedRoundRobin = Self.replay(roundRobin).1.mixture(policy: Self.policy).person
+        // Just after the last send, while every expert is fresh.
+        let after = Timestamp(seconds: date + 60)
+        let learnedReplier = Self.replay(replier).1.mixture(at: after, policy: Self.policy).person
+        let learnedRoundRobin = Self.replay(roundRobin).1.mixture(at: after, policy: Self.policy).person
         // Replier: the reply channel (an incoming message counts 64) and recency (the very latest message) say who
         // is answered.
         #expect(learnedReplier[0] + learnedReplier[3] > 0.9)
@@ -362,17 +373,18 @@ import Testing
                     isEngagedSuggestion: engaged))
         }
         let withEngagement = Self.replay(history, policy: policy).1
-        #expect(withEngagement.mixture(policy: policy).person[3] > 0.1)
+        let after = Timestamp(seconds: date + 60)
+        #expect(withEngagement.mixture(at: after, policy: policy).person[3] > 0.1)
         let without = Self.replay(
             history.map {
                 Interaction(identifier: $0.identifier, date: $0.date, direction: $0.direction, intent: $0.intent)
             }, policy: policy
         ).1
         #expect(without.personTotals[3] == LogSpace.zero)
-        #expect(without.mixture(policy: policy).person[3] == 0)
-        let explained = withEngagement.explanation(policy: policy)
+        #expect(without.mixture(at: after, policy: policy).person[3] == 0)
+        let explained = withEngagement.explanation(at: after, policy: policy)
         #expect(explained.map(\.channel) == ["reply", "latest", "memory", "engagement"])
         #expect(abs(explained.map { $0.person + $0.group }.reduce(0, +) - 1) < 1e-9)
-        #expect(Self.replay(history).1.explanation(policy: Self.policy).map(\.channel) == ["reply", "latest", "memory", "recency"])
+        #expect(Self.replay(history).1.explanation(at: after, policy: Self.policy).map(\.channel) == ["reply", "latest", "memory", "recency"])
     }
 }

@@ -53,13 +53,20 @@ enum ReferenceReplay {
     /// the conversations of each kind, and the mixture's update applied step by step as `LearnedPolicy` defines
     /// it.
     struct Learner {
-        /// `π̂` per channel, for people (`[0]`) and groups (`[1]`).
+        /// `π̂` per channel, for people (`[0]`) and groups (`[1]`), learned at the sends when the kind's mass in the
+        /// channel was fresh; `staleShares` when it was stale.
         var shares: [[Double]] = Array(repeating: [0, 0], count: FrecencyPolicy.maximumChannels)
+        var staleShares: [[Double]] = Array(repeating: [0, 0], count: FrecencyPolicy.maximumChannels)
         var targets = 0
+        /// Whether a send was learned from at a moment within rounding of an expert's turn from fresh to stale
+        /// (whole hours after one donation of weight 1, in these histories): the store decides such a moment by
+        /// its own rounding, so every later rank of the account may differ from this replay's.
+        var ambiguous = false
 
-        /// Each channel's value of each conversation, and the masses per channel and kind.
+        /// Each channel's value of each conversation, the masses per channel and kind (in each kind's unit), how
+        /// the masses split between the kinds, and each kind's latest date (its unit).
         static func values(_ facts: [ByteKey: Facts], policy: LearnedPolicy) -> (
-            values: [ByteKey: [Double]], masses: [[Double]], kindShares: [[Double]]
+            values: [ByteKey: [Double]], masses: [[Double]], kindShares: [[Double]], reference: [Double]
         ) {
             // Each kind's values relative to its own latest donation: a channel's share of a conversation is the
             // same whatever the unit, and the latest conversation of a kind never underflows to 0.
@@ -87,16 +94,37 @@ enum ReferenceReplay {
                 let ratio = groups / people * pow(2, (reference[1] - reference[0]) / channel.halfLife)
                 return ratio.isFinite ? [1 / (1 + ratio), ratio / (1 + ratio)] : [0, 1]
             }
-            return (values, masses, kindShares)
+            return (values, masses, kindShares, reference)
         }
 
-        /// `π`: the shares drawn towards the prior, which splits each channel's weight by the mass of each kind.
-        func mixture(kindShares: [[Double]], policy: LearnedPolicy) -> [[Double]] {
+        /// Whether each kind's mass in each channel is fresh at `t`: above `2^-staleAfter`, decayed to `t`; and
+        /// whether any of them is within rounding of the turn.
+        static func freshness(masses: [[Double]], reference: [Double], at t: Double, policy: LearnedPolicy) -> (
+            fresh: [[Bool]], atTheTurn: Bool
+        ) {
+            var atTheTurn = false
+            let fresh = masses.indices.map { index in
+                (0..<2).map { kind in
+                    guard masses[index][kind] > 0 else { return false }
+                    let margin =
+                        log2(masses[index][kind]) + (reference[kind] - t) / policy.base.channels[index].halfLife
+                        + policy.staleAfter
+                    if abs(margin) < 1e-6 { atTheTurn = true }
+                    return margin > 0
+                }
+            }
+            return (fresh, atTheTurn)
+        }
+
+        /// `π`: the shares in use (fresh or stale) drawn towards the prior, which splits each channel's weight by the
+        /// mass of each kind.
+        func mixture(kindShares: [[Double]], fresh: [[Bool]], policy: LearnedPolicy) -> [[Double]] {
             let learned = Double(min(targets, policy.horizon))
             return kindShares.indices.map { index in
                 (0..<2).map { kind in
                     let prior = policy.channelPrior[index] * kindShares[index][kind]
-                    return (policy.priorStrength * prior + learned * shares[index][kind]) / (policy.priorStrength + learned)
+                    let share = fresh[index][kind] ? shares[index][kind] : staleShares[index][kind]
+                    return (policy.priorStrength * prior + learned * share) / (policy.priorStrength + learned)
                 }
             }
         }
@@ -113,20 +141,27 @@ enum ReferenceReplay {
                 facts[key]?.lastDate = last
             }
             guard let target = facts[ByteKey(donation.conversationIdentifier)] else { return self }
-            let (values, masses, kindShares) = Self.values(facts, policy: policy)
+            let (values, masses, kindShares, reference) = Self.values(facts, policy: policy)
             let kind = target.donations.contains(where: { $0.intent.isGroup }) ? 1 : 0
-            let pi = mixture(kindShares: kindShares, policy: policy)
+            let (fresh, atTheTurn) = Self.freshness(
+                masses: masses, reference: reference, at: donation.date.seconds, policy: policy)
+            let pi = mixture(kindShares: kindShares, fresh: fresh, policy: policy)
             let likelihoods = masses.indices.map { index in
                 masses[index][kind] > 0 ? (values[ByteKey(target.identifier)]?[index] ?? 0) / masses[index][kind] : 0
             }
             let evidence = masses.indices.map { pi[$0][kind] * likelihoods[$0] }.reduce(0, +)
             guard evidence > 0 else { return self }
             var next = self
+            if atTheTurn { next.ambiguous = true }
             let step = 1 / Double(min(targets + 1, policy.horizon))
             for index in masses.indices {
                 for side in 0..<2 {
                     let responsibility = side == kind ? pi[index][kind] * likelihoods[index] / evidence : 0
-                    next.shares[index][side] += step * (responsibility - shares[index][side])
+                    if fresh[index][side] {
+                        next.shares[index][side] += step * (responsibility - shares[index][side])
+                    } else {
+                        next.staleShares[index][side] += step * (responsibility - staleShares[index][side])
+                    }
                 }
             }
             next.targets += 1
@@ -140,6 +175,8 @@ enum ReferenceReplay {
         var donations: [Interaction] = []
         var lastDate = -Double.infinity
         var score = 0.0
+        /// Whether the score depends on an expert at its turn from fresh to stale (any rank is the store's).
+        var isAmbiguous = false
     }
 
     static func rank(_ donation: Interaction, among earlier: [Interaction], policy: RankingPolicy, learner: Learner)
@@ -160,6 +197,9 @@ enum ReferenceReplay {
         guard let target = facts[ByteKey(donation.conversationIdentifier)] else { return .new }
         var lowest = 1
         var highest = 1
+        if target.isAmbiguous {
+            return .ranked(lowest: 1, highest: facts.count, covered: target.score > 0)
+        }
         for (key, other) in facts where key != ByteKey(target.identifier) {
             switch compare(other, target, rule: policy.rule) {
             case .before:
@@ -239,8 +279,13 @@ enum ReferenceReplay {
     static func score(_ facts: inout [ByteKey: Facts], at t: Double, rule: RankingPolicy.Rule, learner: Learner) {
         switch rule {
         case .learned(let policy):
-            let (values, masses, kindShares) = Learner.values(facts, policy: policy)
-            let pi = learner.mixture(kindShares: kindShares, policy: policy)
+            let (values, masses, kindShares, reference) = Learner.values(facts, policy: policy)
+            let (fresh, atTheTurn) = Learner.freshness(masses: masses, reference: reference, at: t, policy: policy)
+            let pi = learner.mixture(kindShares: kindShares, fresh: fresh, policy: policy)
+            if atTheTurn || learner.ambiguous {
+                // Any order: the store's rounding decides an expert at its turn (`Learner.ambiguous`).
+                for key in Array(facts.keys) { facts[key]?.isAmbiguous = true }
+            }
             for key in Array(facts.keys) {
                 guard let conversation = facts[key], let value = values[key] else { continue }
                 let kind = conversation.donations.contains(where: { $0.intent.isGroup }) ? 1 : 0

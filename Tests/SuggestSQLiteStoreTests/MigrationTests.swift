@@ -13,9 +13,27 @@ import Testing
 /// before the conversations' group identifiers (schema 2) finds its groups; one written before the blocks of
 /// donations (schema 3) has its donation rows moved into blocks, in their order.
 @Suite struct MigrationTests {
+    /// Turns a store back into the shape migration 10 left: no stale shares in `learned_weights`, and the weights'
+    /// fingerprint of then (without `;stale:`), so that the next maintenance folds every account again.
+    static func downgradeToSchema10(_ path: String) throws {
+        let database = try Database(path: path)
+        var drops = ""
+        for kind in ["pz", "gz"] {
+            for channel in 0..<4 { drops += "ALTER TABLE learned_weights DROP COLUMN \(kind)\(channel);\n" }
+        }
+        try database.execute("BEGIN; \(drops) DELETE FROM schema_migrations WHERE version >= 11;")
+        if let weights = try database.setting(SQLiteDonationStore.weightsSetting) {
+            try database.uncachedStatement("UPDATE settings SET value = ? WHERE name = ?").run([
+                .text(weights.replacing(";stale:8.0", with: "")), .text(SQLiteDonationStore.weightsSetting),
+            ])
+        }
+        try database.execute("COMMIT")
+    }
+
     /// Turns a store back into the exact shape migration 8 left: no `display_date`, and each conversation shown by
     /// its latest donation, whatever that donation said (the later recorded of equal dates).
     static func downgradeToSchema8(_ path: String) throws {
+        try downgradeToSchema10(path)
         let database = try Database(path: path)
         try database.execute("BEGIN")
         let blocks = try database.uncachedStatement(
@@ -368,6 +386,45 @@ import Testing
         }
     }
 
+    /// A store written before the stale shares gets their columns, and the first maintenance folds every account's
+    /// weights under the new rule: the same weights, and the same ranking, as a store that always had it.
+    @Test func aSchema10StoreLearnsTheStaleShares() throws {
+        let directory = try TemporaryDirectory("open")
+        let fresh = try TemporaryDirectory("open")
+        let start = Timestamp(seconds: 1_790_000_000)
+        // Sends after hours of silence and within minutes, to people and to a group, so that both shares learn.
+        var date = start
+        var donations: [Interaction] = []
+        for index in 0..<300 {
+            date = date.adding(index % 3 == 0 ? 9 * 3_600 : 120)
+            let intent = SendMessageIntent(
+                conversationIdentifier: "c\(index % 7)", speakableGroupName: index % 7 == 0 ? "G" : nil)
+            donations.append(
+                Interaction(
+                    identifier: "d\(index)", date: date, direction: index % 2 == 0 ? .outgoing : .incoming,
+                    intent: intent))
+        }
+        let (store, _) = try Self.migratedStore(of: donations, in: directory) { path in
+            let before = try LearnedWeightsTable.read(account: "default", in: try Database(path: path))
+            try Self.downgradeToSchema10(path)
+            // A reader that cannot migrate the store reads each expert's one share as both.
+            let unmigrated = try LearnedWeightsTable.read(account: "default", in: try Database(path: path))
+            #expect(unmigrated.personShares == before.personShares)
+            #expect(unmigrated.personStaleShares == before.personShares)
+        }
+        let always = try SQLiteDonationStore.open(fresh.location)
+        try always.setRetention(Retention(maximumAgeDays: 0, idleDays: 0))
+        for donation in donations { _ = try always.record(donation) }
+        _ = try store.maintain(account: nil)
+        let weights = try store.learnedWeights(account: "default")
+        #expect(weights == (try always.learnedWeights(account: "default")))
+        #expect(weights.personStaleShares != SIMD4(repeating: 0) && weights.personShares != SIMD4(repeating: 0))
+        let at = date.adding(60)
+        #expect(
+            try store.suggestions(account: "default", context: RankingContext(at: at), explain: true)
+                == (try always.suggestions(account: "default", context: RankingContext(at: at), explain: true)))
+    }
+
     /// A store written when a conversation showed its latest donation, whatever it said, shows the latest that
     /// describes it once opened (`ShownDonation`), as a store that always had the rule, and goes on so.
     @Test func aSchema8StoreShowsItsLatestDescribingDonation() throws {
@@ -440,6 +497,7 @@ import Testing
         let (store, _) = try Self.migratedStore(of: donations, in: directory) { path in
             // As the code before wrote them: every snapshot of more than one recipient a group, its conversation
             // too; the state and the weights under the fingerprint of then.
+            try Self.downgradeToSchema10(path)
             let database = try Database(path: path)
             let old = { (text: String?) in text.map { $0.replacing(";groups:people;senders", with: "") } }
             let policy = try database.setting("ranking.policy")

@@ -54,7 +54,9 @@ import Testing
         #expect(try store.setting("ranking.policy") == store.policyFingerprint)
         // The weights' fingerprint: the channels', then the learner's constants (2 pseudo-sends, 32 sends, an even
         // prior over the four channels).
-        #expect(store.weightsFingerprint == learned + ";learned:2.0:32:0.25:0.25:0.25:0.25;kinds:moved;log-responsibilities")
+        #expect(
+            store.weightsFingerprint
+                == learned + ";learned:2.0:32:0.25:0.25:0.25:0.25;kinds:moved;log-responsibilities;stale:8.0")
         #expect(try store.setting(SQLiteDonationStore.weightsSetting) == store.weightsFingerprint)
         let fixed = try SQLiteDonationStore.open(
             StoreLocation(directory: directory.path + "/fixed"), ranking: .fixed(.default))

@@ -15,6 +15,12 @@
 /// pseudo-sends. The prior splits each channel's share between people and groups by the mass each kind holds in
 /// it, so a new account ranks as an unweighted mixture of the channels.
 ///
+/// Each expert has two weights: one for the moments its kind's mass in the channel is fresh, one for those it is
+/// stale (`staleAfter` half-lives of silence; `LearnedWeights.isFresh`). A share holds no moment, so without this
+/// the five-minute experts gave "the latest person" a share near 1 an hour or a week later as a minute later;
+/// with it each account learns how much an old "latest" still says of its next send, and a send teaches only the
+/// weights in use at its moment (the specialists of Freund, Schapire, Singer and Warmuth 1997).
+///
 /// The score is a non-negative combination of the channel terms `e^(A_m − λ_m·t)` (its weights are
 /// `π_{m,k} · e^(λ_m·t − T_{m,k})`), so `TopKRanker`'s threshold walk stays exact; the context factors (content,
 /// people, "suggest less") apply to it as to any `FrecencyPolicy`.
@@ -29,6 +35,10 @@ public struct LearnedPolicy: Sendable, Hashable {
     public let horizon: Int
     /// The prior's relative weight of each channel, in the order of `base.channels`, normalized here.
     public let channelPrior: [Double]
+    /// After how many of its half-lives without a donation a channel's mass of one kind is stale: below
+    /// `2^-staleAfter`, what one donation of weight 1 leaves after that silence. Its experts then rank and learn
+    /// with their stale weights.
+    public let staleAfter: Double
 
     /// A learned policy, checked.
     /// - Parameters:
@@ -38,21 +48,27 @@ public struct LearnedPolicy: Sendable, Hashable {
     ///   - priorStrength: `n₀`, above 0.
     ///   - horizon: `H`, at least 1.
     ///   - channelPrior: one non-negative weight per channel, not all 0; equal weights when `nil`.
+    ///   - staleAfter: half-lives of silence after which a channel's experts use their stale weights, above 0.
     /// - Throws: `PolicyError` naming the first value out of range.
-    public init(base: FrecencyPolicy, priorStrength: Double = 2, horizon: Int = 32, channelPrior: [Double]? = nil)
-        throws(PolicyError)
-    {
+    public init(
+        base: FrecencyPolicy, priorStrength: Double = 2, horizon: Int = 32, channelPrior: [Double]? = nil,
+        staleAfter: Double = 8
+    ) throws(PolicyError) {
         if let problem = Self.problem(
-            base: base, priorStrength: priorStrength, horizon: horizon, channelPrior: channelPrior)
+            base: base, priorStrength: priorStrength, horizon: horizon, channelPrior: channelPrior,
+            staleAfter: staleAfter)
         {
             throw PolicyError(message: problem)
         }
-        self.init(unchecked: base, priorStrength: priorStrength, horizon: horizon, channelPrior: channelPrior)
+        self.init(
+            unchecked: base, priorStrength: priorStrength, horizon: horizon, channelPrior: channelPrior,
+            staleAfter: staleAfter)
     }
 
     /// A learned policy from constants written in this package (`default`), which its tests check with `problem`.
     package init(
-        unchecked base: FrecencyPolicy, priorStrength: Double = 2, horizon: Int = 32, channelPrior: [Double]? = nil
+        unchecked base: FrecencyPolicy, priorStrength: Double = 2, horizon: Int = 32, channelPrior: [Double]? = nil,
+        staleAfter: Double = 8
     ) {
         let prior = channelPrior ?? Array(repeating: 1, count: base.channels.count)
         let total = prior.reduce(0, +)
@@ -60,17 +76,21 @@ public struct LearnedPolicy: Sendable, Hashable {
         self.priorStrength = priorStrength
         self.horizon = horizon
         self.channelPrior = prior.map { $0 / total }
+        self.staleAfter = staleAfter
     }
 
     /// What makes these values unusable as a learned policy, or `nil`.
-    package static func problem(base: FrecencyPolicy, priorStrength: Double, horizon: Int, channelPrior: [Double]?)
-        -> String?
-    {
+    package static func problem(
+        base: FrecencyPolicy, priorStrength: Double, horizon: Int, channelPrior: [Double]?, staleAfter: Double = 8
+    ) -> String? {
         if let problem = base.problem { return problem }
         guard priorStrength > 0 && priorStrength.isFinite else {
             return "priorStrength must be a positive number of sends, not \(priorStrength)"
         }
         guard horizon >= 1 else { return "horizon must be at least 1 send, not \(horizon)" }
+        guard staleAfter > 0 && staleAfter.isFinite else {
+            return "staleAfter must be a positive number of half-lives, not \(staleAfter)"
+        }
         for channel in base.channels where channel.aggregation == .latest {
             let weights = [
                 channel.outgoing, channel.outgoing + channel.engagedBonus, channel.incoming, channel.unspecified,
@@ -95,14 +115,15 @@ public struct LearnedPolicy: Sendable, Hashable {
     /// (`base.stateFingerprint`) and the learner's constants. A store whose weights were learned under another
     /// fingerprint folds every account's history again (`DonationStore.maintain`). `kinds:moved`: a conversation
     /// that becomes a group moves its mass from the people's total to the groups' (`LearnedWeights.record`);
-    /// `log-responsibilities`: a send's responsibilities are computed from logarithms (`LearnedWeights.learn`).
+    /// `log-responsibilities`: a send's responsibilities are computed from logarithms (`LearnedWeights.learn`);
+    /// `stale:`: the half-lives after which experts use their stale weights.
     ///
     /// Built from `Double.description` and integers, as `FrecencyPolicy.stateFingerprint` is, so that no run-time
     /// reflection runs at a command's start.
     public var weightsFingerprint: String {
         var text = base.stateFingerprint + ";learned:" + priorStrength.description + ":" + String(horizon)
         for weight in channelPrior { text += ":" + weight.description }
-        return text + ";kinds:moved;log-responsibilities"
+        return text + ";kinds:moved;log-responsibilities;stale:" + staleAfter.description
     }
 
     /// The learned policy `eval` calls `default`: the three speeds of `FrecencyPolicy.default` and a channel of pure

@@ -52,17 +52,24 @@ extension LearnedWeights {
         public var group: Double
         /// The channel's prior weight, both kinds together (what a new account starts from).
         public var prior: Double
+        /// Whether the people's mass in the channel is fresh at the moment (`LearnedWeights.isFresh`): `person` is
+        /// then the fresh weight, else the stale one.
+        public var personIsFresh: Bool
+        /// The same for groups.
+        public var groupIsFresh: Bool
     }
 
-    /// The learned weights channel by channel, for `--explain`, and how many sends they were learned from
-    /// (`targets`; the prior counts as `policy.priorStrength` more).
+    /// The learned weights in use at `moment` channel by channel, for `--explain`, and how many sends they were
+    /// learned from (`targets`; the prior counts as `policy.priorStrength` more).
     /// - Returns: one entry per channel of `policy.base`, in its order.
-    public func explanation(policy: LearnedPolicy) -> [Explanation] {
-        let mixture = mixture(policy: policy)
+    public func explanation(at moment: Timestamp, policy: LearnedPolicy) -> [Explanation] {
+        let mixture = mixture(at: moment, policy: policy)
         return policy.base.channels.indices.map { index in
             Explanation(
                 channel: policy.base.channels[index].name, person: mixture.person[index], group: mixture.group[index],
-                prior: policy.channelPrior[index])
+                prior: policy.channelPrior[index],
+                personIsFresh: isFresh(index, group: false, at: moment, policy: policy),
+                groupIsFresh: isFresh(index, group: true, at: moment, policy: policy))
         }
     }
 }

@@ -2,8 +2,8 @@ import CSystem
 
 /// What one account has learned about its own habits under a `LearnedPolicy`: per channel and kind of
 /// conversation (a person or a group), the logarithm of the account's mass in that channel and the mean
-/// responsibility of that channel for the conversations written to. Sixteen numbers and a count, updated by
-/// `record(_:before:after:policy:)` once per donation.
+/// responsibility of that channel for the conversations written to, while that mass was fresh and while it was
+/// stale. Twenty-four numbers and a count, updated by `record(_:before:after:policy:)` once per donation.
 ///
 /// The update is a fold of the account's donations in the order they were applied, with the same arithmetic in
 /// every store: two stores that apply the same donations in the same order hold the same weights, bit for bit.
@@ -18,27 +18,65 @@ public struct LearnedWeights: Sendable, Hashable {
     /// `π̂_{m,person}`: the mean, over the last sends (`LearnedPolicy.horizon`), of the share of the conversation
     /// written to that channel `m` explained as a person's conversation.
     public var personShares: SIMD4<Double>
-    /// `π̂_{m,group}`: the same for groups. The eight shares sum to 1 once anything is learned.
+    /// `π̂_{m,group}`: the same for groups. The eight shares in use at a moment (fresh or stale) sum to about 1
+    /// once anything is learned.
     public var groupShares: SIMD4<Double>
+    /// `π̂_{m,person}` at the sends when the people's mass in channel `m` was stale (`isFresh`): `personShares`
+    /// are those at the sends when it was fresh.
+    public var personStaleShares: SIMD4<Double>
+    /// The same for groups.
+    public var groupStaleShares: SIMD4<Double>
     /// How many sends to a known conversation have been learned from.
     public var targets: Int
 
     /// An account with no donation.
     public static let empty = LearnedWeights(
         personTotals: SIMD4(repeating: LogSpace.zero), groupTotals: SIMD4(repeating: LogSpace.zero),
-        personShares: SIMD4(repeating: 0), groupShares: SIMD4(repeating: 0), targets: 0)
+        personShares: SIMD4(repeating: 0), groupShares: SIMD4(repeating: 0), personStaleShares: SIMD4(repeating: 0),
+        groupStaleShares: SIMD4(repeating: 0), targets: 0)
 
     /// Weights as a store keeps them: every field as it was saved.
     public init(
         personTotals: SIMD4<Double>, groupTotals: SIMD4<Double>, personShares: SIMD4<Double>,
-        groupShares: SIMD4<Double>,
+        groupShares: SIMD4<Double>, personStaleShares: SIMD4<Double>, groupStaleShares: SIMD4<Double>,
         targets: Int
     ) {
         self.personTotals = personTotals
         self.groupTotals = groupTotals
         self.personShares = personShares
         self.groupShares = groupShares
+        self.personStaleShares = personStaleShares
+        self.groupStaleShares = groupStaleShares
         self.targets = targets
+    }
+
+    /// The moment until which the kind's mass in `channel` is fresh: `staleAfter` half-lives after it decayed to
+    /// 1, when it holds `2^-staleAfter` (`-∞` when the kind has no mass there). Computed from the stored total alone,
+    /// with the same arithmetic in every store, so that every store splits the same moments the same way.
+    public func freshUntil(_ channel: Int, group: Bool, policy: LearnedPolicy) -> Double {
+        let total = group ? groupTotals[channel] : personTotals[channel]
+        guard total > LogSpace.zero else { return -.infinity }
+        return (total + policy.staleAfter * 0.693_147_180_559_945_3) / policy.base.channels[channel].rate
+    }
+
+    /// Whether the kind's mass in `channel` is fresh at `moment` (before `freshUntil`): its experts then rank and
+    /// learn with `personShares` or `groupShares`, else with the stale ones.
+    public func isFresh(_ channel: Int, group: Bool, at moment: Timestamp, policy: LearnedPolicy) -> Bool {
+        moment.seconds < freshUntil(channel, group: group, policy: policy)
+    }
+
+    /// The moments around `moment` at which every expert is fresh or stale as at `moment`: a ranking made at
+    /// `moment` is the same bits at every moment of this range (the idle cutoff aside).
+    public func freshnessSpan(at moment: Timestamp, policy: LearnedPolicy) -> Range<Double> {
+        var lower = -Double.infinity
+        var upper = Double.infinity
+        for channel in policy.base.channels.indices {
+            for group in [false, true] {
+                let until = freshUntil(channel, group: group, policy: policy)
+                if until <= moment.seconds { lower = max(lower, until) } else { upper = min(upper, until) }
+            }
+        }
+        return lower..<upper
     }
 
     /// Learns from one donation, then counts it in the account's channel masses.
@@ -58,15 +96,16 @@ public struct LearnedWeights: Sendable, Hashable {
     public mutating func record(
         _ event: ConversationState.Event, before: ConversationState, after: ConversationState, policy: LearnedPolicy
     ) {
-        if event.direction == .outgoing && before.hasDonations { learn(from: before, policy: policy) }
+        if event.direction == .outgoing && before.hasDonations { learn(from: before, at: event.date, policy: policy) }
         count(event, before: before, after: after, policy: policy)
     }
 
-    /// The mixture weights `π_{m,k}` in use now: the learned shares drawn towards the prior, which splits each
-    /// channel's prior weight between people and groups by the share of the channel's mass each kind holds.
-    /// - Returns: `π` for people and for groups, per channel; they sum to at most 1 (less while a channel holds
-    ///   no mass).
-    public func mixture(policy: LearnedPolicy) -> (person: SIMD4<Double>, group: SIMD4<Double>) {
+    /// The mixture weights `π_{m,k}` in use at `moment`: the learned shares (fresh or stale, as each expert is at
+    /// that moment) drawn towards the prior, which splits each channel's prior weight between people and groups by
+    /// the share of the channel's mass each kind holds.
+    /// - Returns: `π` for people and for groups, per channel; they sum to about 1 at most (less while a channel
+    ///   holds no mass).
+    public func mixture(at moment: Timestamp, policy: LearnedPolicy) -> (person: SIMD4<Double>, group: SIMD4<Double>) {
         var person = SIMD4<Double>(repeating: 0)
         var group = SIMD4<Double>(repeating: 0)
         let learned = Double(min(targets, policy.horizon))
@@ -79,19 +118,25 @@ public struct LearnedWeights: Sendable, Hashable {
                 personPrior = policy.channelPrior[index] * exp(personTotals[index] - total)
                 groupPrior = policy.channelPrior[index] * exp(groupTotals[index] - total)
             }
-            person[index] = (strength * personPrior + learned * personShares[index]) / (strength + learned)
-            group[index] = (strength * groupPrior + learned * groupShares[index]) / (strength + learned)
+            let personShare =
+                isFresh(index, group: false, at: moment, policy: policy)
+                ? personShares[index] : personStaleShares[index]
+            let groupShare =
+                isFresh(index, group: true, at: moment, policy: policy) ? groupShares[index] : groupStaleShares[index]
+            person[index] = (strength * personPrior + learned * personShare) / (strength + learned)
+            group[index] = (strength * groupPrior + learned * groupShare) / (strength + learned)
         }
         return (person, group)
     }
 
-    /// The channel offsets a query ranks with: `ln π_{m,k} − T_{m,k}`, so that the scorer's term `e^(offset + A_m)`
-    /// is `π_{m,k}` times the conversation's share of the channel's mass. Both the key and the mass decay alike, so
-    /// the moment of the query is in neither: the offsets, and every score made with them, are the same bits
-    /// whenever the query runs, until the state changes.
+    /// The channel offsets a query at `moment` ranks with: `ln π_{m,k} − T_{m,k}`, so that the scorer's term
+    /// `e^(offset + A_m)` is `π_{m,k}` times the conversation's share of the channel's mass. Both the key and the
+    /// mass decay alike, so the moment enters only through which weight each expert uses (fresh or stale): the
+    /// offsets, and every score made with them, are the same bits at every moment of `freshnessSpan`, until the
+    /// state changes.
     /// - Returns: offsets for `Scorer.init(policy:context:channelOffsets:tree:)` with `policy.base`.
-    public func channelOffsets(policy: LearnedPolicy) -> Scorer.ChannelOffsets {
-        let mixture = mixture(policy: policy)
+    public func channelOffsets(at moment: Timestamp, policy: LearnedPolicy) -> Scorer.ChannelOffsets {
+        let mixture = mixture(at: moment, policy: policy)
         var person: [Double] = []
         var group: [Double] = []
         person.reserveCapacity(policy.base.channels.count)
@@ -110,15 +155,16 @@ public struct LearnedWeights: Sendable, Hashable {
     }
 
     /// One step of online EM for the mixture weights: the responsibility of each channel (of the target's kind)
-    /// for the target, then a step of `1 / min(n + 1, H)` towards it.
+    /// for the target, then a step of `1 / min(n + 1, H)` towards it of the weights in use at the send's moment
+    /// (fresh or stale); the others keep what they hold, since they said nothing of this send.
     ///
     /// The responsibilities are computed from logarithms, `ln π_m + ln p_m − ln Σ_j π_j p_j`: a conversation last
     /// written to decades before its send has a share of every channel below the smallest `Double` (`e^-745`), and
     /// the send would teach nothing, where the ratios between the channels are what it teaches.
-    private mutating func learn(from target: ConversationState, policy: LearnedPolicy) {
+    private mutating func learn(from target: ConversationState, at moment: Timestamp, policy: LearnedPolicy) {
         let isGroup = target.isGroup
         let totals = isGroup ? groupTotals : personTotals
-        let mixture = mixture(policy: policy)
+        let mixture = mixture(at: moment, policy: policy)
         let weights = isGroup ? mixture.group : mixture.person
         var logParts = SIMD4<Double>(repeating: LogSpace.zero)
         var logEvidence = LogSpace.zero
@@ -134,8 +180,18 @@ public struct LearnedWeights: Sendable, Hashable {
         let step = 1 / Double(min(targets + 1, policy.horizon))
         for index in policy.base.channels.indices {
             let responsibility = logParts[index] > LogSpace.zero ? exp(logParts[index] - logEvidence) : 0
-            personShares[index] += step * ((isGroup ? 0 : responsibility) - personShares[index])
-            groupShares[index] += step * ((isGroup ? responsibility : 0) - groupShares[index])
+            let personResponsibility = isGroup ? 0 : responsibility
+            let groupResponsibility = isGroup ? responsibility : 0
+            if isFresh(index, group: false, at: moment, policy: policy) {
+                personShares[index] += step * (personResponsibility - personShares[index])
+            } else {
+                personStaleShares[index] += step * (personResponsibility - personStaleShares[index])
+            }
+            if isFresh(index, group: true, at: moment, policy: policy) {
+                groupShares[index] += step * (groupResponsibility - groupShares[index])
+            } else {
+                groupStaleShares[index] += step * (groupResponsibility - groupStaleShares[index])
+            }
         }
         targets += 1
     }

@@ -37,7 +37,8 @@ public enum StoreRanking: Sendable, Hashable {
         switch self {
         case .learned(let policy):
             return Scorer(
-                policy: policy.base, context: context, channelOffsets: weights.channelOffsets(policy: policy), tree: tree)
+                policy: policy.base, context: context, channelOffsets: weights.channelOffsets(at: context.at, policy: policy),
+                tree: tree)
         case .fixed(let policy):
             return Scorer(policy: policy, context: context, tree: tree)
         }

@@ -10,12 +10,16 @@ public struct LearnedWeightsSummary: Sendable, Equatable {
     /// One entry per channel, in the policy's order (`LearnedWeights.explanation(policy:)`).
     public var channels: [LearnedWeights.Explanation]
 
-    /// The summary of `weights` under `policy`.
+    /// How many half-lives of silence make a channel's experts use their stale weights (`LearnedPolicy.staleAfter`).
+    public var staleAfter: Double
+
+    /// The summary of `weights` under `policy`, with the weights in use at `moment`.
     /// - Complexity: O(c) for c channels.
-    public init(_ weights: LearnedWeights, policy: LearnedPolicy) {
+    public init(_ weights: LearnedWeights, at moment: Timestamp, policy: LearnedPolicy) {
         sends = weights.targets
         priorSends = policy.priorStrength
         horizon = policy.horizon
-        channels = weights.explanation(policy: policy)
+        staleAfter = policy.staleAfter
+        channels = weights.explanation(at: moment, policy: policy)
     }
 }

@@ -7,7 +7,9 @@ import Synchronization
 /// What still depends on the moment is the idle cutoff (`RankingContext.notIdleSince`): a later query leaves out
 /// the conversations that have gone quiet since. An answer therefore holds for a later cutoff only while every
 /// conversation it lists is still admitted, that is up to the oldest `lastDate` among them: the conversations it
-/// does not list ranked below them or were already left out, and a later cutoff admits none of those back.
+/// does not list ranked below them or were already left out, and a later cutoff admits none of those back. And the
+/// experts that are fresh or stale: an answer holds over the moments at which each is as it was
+/// (`LearnedWeights.freshnessSpan`).
 ///
 /// Kept beside the state it was computed from (`MirrorReadCache`), so it lasts exactly as long as that version of
 /// the store. Holds at most `limit` answers; a query with yet another context starts the set over.
@@ -48,6 +50,8 @@ public final class RankedAnswers: Sendable {
         var list: SuggestionList
         /// The idle cutoff it was computed with, and the latest cutoff that still admits all it lists.
         var cutoffs: ClosedRange<Timestamp>?
+        /// The moments (Unix seconds) at which the weights it was ranked with are the same.
+        var moments: Range<Double>
         var bytes: Int
     }
 
@@ -86,11 +90,11 @@ public final class RankedAnswers: Sendable {
         self.byteLimit = byteLimit
     }
 
-    /// The answer kept for `key`, when it holds for a query whose idle cutoff is `cutoff`.
+    /// The answer kept for `key`, when it holds for a query at `moment` whose idle cutoff is `cutoff`.
     /// - Returns: the list as it was computed (its `at` is the moment it was computed at).
-    public func answer(for key: Key, cutoff: Timestamp?) -> SuggestionList? {
+    public func answer(for key: Key, cutoff: Timestamp?, at moment: Timestamp) -> SuggestionList? {
         let found = kept.withLock { kept -> SuggestionList? in
-            guard let answer = kept.answers[key] else { return nil }
+            guard let answer = kept.answers[key], answer.moments.contains(moment.seconds) else { return nil }
             if let range = answer.cutoffs {
                 guard let cutoff, range.contains(cutoff) else { return nil }
             }
@@ -101,9 +105,10 @@ public final class RankedAnswers: Sendable {
     }
 
     /// Keeps `list`, computed for `key` with idle cutoff `cutoff`, with its suggestions' JSON written now, once.
+    /// - Parameter moments: the moments at which the weights it was ranked with are the same (Unix seconds).
     /// - Returns: the list as kept (with its rendering), to be written as the query's answer; or, when it alone
     ///   would pass the byte limit, the list as it came, not kept.
-    public func keep(_ list: SuggestionList, for key: Key, cutoff: Timestamp?) -> SuggestionList {
+    public func keep(_ list: SuggestionList, for key: Key, cutoff: Timestamp?, moments: Range<Double>) -> SuggestionList {
         let rendering = JSONRendering(list.suggestions)
         var answer = list
         answer.rendering = rendering
@@ -122,7 +127,7 @@ public final class RankedAnswers: Sendable {
                 kept.answers.removeAll(keepingCapacity: true)
                 kept.bytes = 0
             }
-            kept.answers[key] = Answer(list: answer, cutoffs: cutoffs, bytes: bytes)
+            kept.answers[key] = Answer(list: answer, cutoffs: cutoffs, moments: moments, bytes: bytes)
             kept.bytes += bytes
         }
         counters.kept.add(1, ordering: .relaxed)

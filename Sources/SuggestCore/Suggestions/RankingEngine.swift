@@ -52,10 +52,10 @@ public struct RankingEngine: Sendable {
         return (ranking.scorer(context: context, weights: weights, tree: types), weights)
     }
 
-    /// What an explanation says of the weights a query ranked with.
-    private func summary(_ weights: LearnedWeights?) -> LearnedWeightsSummary? {
+    /// What an explanation says of the weights a query at `moment` ranked with.
+    private func summary(_ weights: LearnedWeights?, at moment: Timestamp) -> LearnedWeightsSummary? {
         guard let weights, let policy = ranking.learnedPolicy else { return nil }
-        return LearnedWeightsSummary(weights, policy: policy)
+        return LearnedWeightsSummary(weights, at: moment, policy: policy)
     }
 
     /// The top suggestions of the source under `context`, best first.
@@ -64,30 +64,32 @@ public struct RankingEngine: Sendable {
     /// - Complexity: a few sorted and random accesses per suggestion (`TopKRanker`), then one batch of latest intents.
     ///
     /// A source that stands for one version of the store (`RankingSource.rankedAnswers`) gets a learned ranking's
-    /// answer once per context and idle cutoff that admits the same conversations: the scores hold no moment, so the
-    /// answer at a later moment is the same bits.
+    /// answer once per context, idle cutoff that admits the same conversations, and span of moments at which every
+    /// expert is as fresh or stale (`LearnedWeights.freshnessSpan`): the scores hold no other moment, so the answer
+    /// at another moment of the span is the same bits.
     public func suggestions(
         account: String, in source: some RankingSource, context: RankingContext, explain: Bool = false
     ) throws -> SuggestionList {
-        guard ranking.learnedPolicy != nil, let answers = source.rankedAnswers else {
-            return try rank(account: account, in: source, context: context, explain: explain)
+        guard let learnedPolicy = ranking.learnedPolicy, let answers = source.rankedAnswers else {
+            return try rank(account: account, in: source, context: context, explain: explain).list
         }
         let key = RankedAnswers.Key(context, explain: explain)
-        if var list = answers.answer(for: key, cutoff: context.notIdleSince) {
+        if var list = answers.answer(for: key, cutoff: context.notIdleSince, at: context.at) {
             list.account = account
             list.at = context.at
             return list
         }
-        let list = try rank(account: account, in: source, context: context, explain: explain)
-        return answers.keep(list, for: key, cutoff: context.notIdleSince)
+        let (list, weights) = try rank(account: account, in: source, context: context, explain: explain)
+        let moments = (weights ?? .empty).freshnessSpan(at: context.at, policy: learnedPolicy)
+        return answers.keep(list, for: key, cutoff: context.notIdleSince, moments: moments)
     }
 
-    /// The top suggestions, ranked.
+    /// The top suggestions, ranked, and the learned weights they were ranked with.
     private func rank(
         account: String, in source: some RankingSource, context: RankingContext, explain: Bool
-    ) throws -> SuggestionList {
+    ) throws -> (list: SuggestionList, weights: LearnedWeights?) {
         let (scorer, weights) = try walkingScorer(for: source, context: context)
-        let learned = explain ? summary(weights) : nil
+        let learned = explain ? summary(weights, at: context.at) : nil
         let ranked = try TopKRanker(scorer: scorer).top(in: source, explain: explain)
         let intents = try source.latestIntents(ranked.map(\.conversation))
         let top = ranked.first?.logScore ?? 0
@@ -98,7 +100,7 @@ public struct RankingEngine: Sendable {
                 Self.suggestion(
                     conversation, intent: intent, rank: offset + 1, relativeTo: top, explain: explain, learned: learned))
         }
-        return SuggestionList(account: account, at: context.at, suggestions: suggestions, learnedWeights: learned)
+        return (SuggestionList(account: account, at: context.at, suggestions: suggestions, learnedWeights: learned), weights)
     }
 
     /// The exact top K of the source under `context`, as ranked conversations.
@@ -123,7 +125,7 @@ public struct RankingEngine: Sendable {
         else { return try isBlocked() ? .blocked : .unknown }
         if candidate.state.isBlocked { return .blocked }
         let (scorer, weights) = try scorer(for: source, context: RankingContext(at: at))
-        let learned = summary(weights)
+        let learned = summary(weights, at: at)
         let ranked = scorer.rank(candidate, matchedPeople: 0, explain: true)
         let intent = try source.latestIntents([conversation]).first ?? nil
         return .available(

@@ -5,11 +5,28 @@ import SuggestCore
 /// weights the last one committed).
 enum LearnedWeightsTable {
     /// The columns of one row's weights, in the order `weights(_:)` reads them.
-    static let columns = "pt0, pt1, pt2, pt3, gt0, gt1, gt2, gt3, ps0, ps1, ps2, ps3, gs0, gs1, gs2, gs3, targets"
+    static let columns =
+        "pt0, pt1, pt2, pt3, gt0, gt1, gt2, gt3, ps0, ps1, ps2, ps3, gs0, gs1, gs2, gs3, "
+        + "pz0, pz1, pz2, pz3, gz0, gz1, gz2, gz3, targets"
+
+    /// The columns of a store before migration 11, which had one share per expert: read as both its fresh and its
+    /// stale share, which ranks as the version that wrote them did.
+    private static let columnsBeforeStaleShares =
+        "pt0, pt1, pt2, pt3, gt0, gt1, gt2, gt3, ps0, ps1, ps2, ps3, gs0, gs1, gs2, gs3, "
+        + "ps0, ps1, ps2, ps3, gs0, gs1, gs2, gs3, targets"
 
     /// The account's weights, or `.empty` when it has no row (an account with no donation).
+    ///
+    /// A store of a schema before 11, read by a process that may not write it (and so cannot migrate it), has no
+    /// stale shares: each expert's one share is read as both, until a writer migrates the store and folds the
+    /// weights again.
     static func read(account: String, in database: Database) throws(SQLiteError) -> LearnedWeights {
-        let select = try database.statement("SELECT \(columns) FROM learned_weights WHERE account = ?")
+        let select: Statement
+        do {
+            select = try database.statement("SELECT \(columns) FROM learned_weights WHERE account = ?")
+        } catch where error.message.hasPrefix("no such column: pz") {
+            select = try database.statement("SELECT \(columnsBeforeStaleShares) FROM learned_weights WHERE account = ?")
+        }
         try select.reset([.text(account)])
         defer { _ = try? select.reset() }
         guard try select.step() else { return .empty }
@@ -18,15 +35,20 @@ enum LearnedWeightsTable {
             personTotals: SIMD4(double(0), double(1), double(2), double(3)),
             groupTotals: SIMD4(double(4), double(5), double(6), double(7)),
             personShares: SIMD4(double(8), double(9), double(10), double(11)),
-            groupShares: SIMD4(double(12), double(13), double(14), double(15)), targets: Int(select.int(16)))
+            groupShares: SIMD4(double(12), double(13), double(14), double(15)),
+            personStaleShares: SIMD4(double(16), double(17), double(18), double(19)),
+            groupStaleShares: SIMD4(double(20), double(21), double(22), double(23)), targets: Int(select.int(24)))
     }
 
     /// The values of a row's weights, in the order of `columns`. (A `Double` in a REAL column comes back to the
     /// bit, `-∞` included; the weights never hold a NaN.)
     private static func values(_ weights: LearnedWeights) -> [Statement.Value] {
         var values: [Statement.Value] = []
-        values.reserveCapacity(17)
-        for vector in [weights.personTotals, weights.groupTotals, weights.personShares, weights.groupShares] {
+        values.reserveCapacity(25)
+        for vector in [
+            weights.personTotals, weights.groupTotals, weights.personShares, weights.groupShares,
+            weights.personStaleShares, weights.groupStaleShares,
+        ] {
             for index in 0..<4 { values.append(.real(vector[index])) }
         }
         values.append(.integer(Int64(weights.targets)))
@@ -97,15 +119,17 @@ enum LearnedWeightsTable {
         return accounts
     }
 
-    private static let placeholders = "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?"
+    private static let placeholders = Array(repeating: "?", count: 25).joined(separator: ", ")
     private static let assignments = """
         pt0 = excluded.pt0, pt1 = excluded.pt1, pt2 = excluded.pt2, pt3 = excluded.pt3, gt0 = excluded.gt0,
         gt1 = excluded.gt1, gt2 = excluded.gt2, gt3 = excluded.gt3, ps0 = excluded.ps0, ps1 = excluded.ps1,
         ps2 = excluded.ps2, ps3 = excluded.ps3, gs0 = excluded.gs0, gs1 = excluded.gs1, gs2 = excluded.gs2,
-        gs3 = excluded.gs3, targets = excluded.targets
+        gs3 = excluded.gs3, pz0 = excluded.pz0, pz1 = excluded.pz1, pz2 = excluded.pz2, pz3 = excluded.pz3,
+        gz0 = excluded.gz0, gz1 = excluded.gz1, gz2 = excluded.gz2, gz3 = excluded.gz3, targets = excluded.targets
         """
     /// `.empty` weights as SQL literals, in the order of `columns` (`-9e999` is `-∞` to SQLite).
-    private static let emptyValues = "-9e999, -9e999, -9e999, -9e999, -9e999, -9e999, -9e999, -9e999, 0, 0, 0, 0, 0, 0, 0, 0, 0"
+    private static let emptyValues =
+        "-9e999, -9e999, -9e999, -9e999, -9e999, -9e999, -9e999, -9e999, " + Array(repeating: "0", count: 17).joined(separator: ", ")
 }
 
 extension SQLiteDonationStore {

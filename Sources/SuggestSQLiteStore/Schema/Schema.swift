@@ -237,12 +237,30 @@ enum Schema {
             "",
             { database in try GroupFlagMigration.run(database) }
         ),
+        (
+            11,
+            // Each expert's weight while its kind's mass is stale (`LearnedWeights.personStaleShares`,
+            // `groupStaleShares`): `pz` for people, `gz` for groups. Every account is folded again under the
+            // policy's new fingerprint, which fills them.
+            """
+            ALTER TABLE learned_weights ADD COLUMN pz0 REAL NOT NULL DEFAULT 0;
+            ALTER TABLE learned_weights ADD COLUMN pz1 REAL NOT NULL DEFAULT 0;
+            ALTER TABLE learned_weights ADD COLUMN pz2 REAL NOT NULL DEFAULT 0;
+            ALTER TABLE learned_weights ADD COLUMN pz3 REAL NOT NULL DEFAULT 0;
+            ALTER TABLE learned_weights ADD COLUMN gz0 REAL NOT NULL DEFAULT 0;
+            ALTER TABLE learned_weights ADD COLUMN gz1 REAL NOT NULL DEFAULT 0;
+            ALTER TABLE learned_weights ADD COLUMN gz2 REAL NOT NULL DEFAULT 0;
+            ALTER TABLE learned_weights ADD COLUMN gz3 REAL NOT NULL DEFAULT 0;
+            """,
+            nil
+        ),
     ]
 
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
     /// The oldest schema this version reads without migrating it, for a process that may not write the store:
-    /// migration 9 added a column only the writer uses.
+    /// migration 9 added a column only the writer uses; migration 11 the stale shares of the learned weights, which
+    /// such a reader takes as 0 (`LearnedWeightsTable.read`).
     static let oldestReadableVersion = 8
 
     /// Every table the migrations up to `latestVersion` create and do not drop, and `schema_migrations`: read from
