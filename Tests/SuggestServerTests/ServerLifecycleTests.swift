@@ -359,6 +359,8 @@ import Testing
             ready = try client.request("GET", "/v1/health/ready")
         }
         #expect(ready.status == 503 && ready.text.contains("draining"))
+        // The contract's error object, as every 503 has it.
+        #expect(ready.text.contains(#""error":{"code":"draining","message":"the server is stopping"}"#), "\(ready.text)")
         sender.wait()
         let answer = try #require(reply.withLock { $0 })
         #expect(answer.status == 201 && answer.text.contains(#""recorded":40000"#), "\(answer)")

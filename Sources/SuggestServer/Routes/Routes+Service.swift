@@ -46,6 +46,17 @@ extension Routes {
                 writer.key("status")
                 writer.string(word)
                 writer.optional("reason", reason)
+                if status != .ok {
+                    // The contract's error object beside the status, as every other 503 has it: a client that reads
+                    // errors one way needs no case for this route.
+                    writer.key("error")
+                    writer.beginObject()
+                    writer.key("code")
+                    writer.string(word)
+                    writer.key("message")
+                    writer.string(reason ?? "the server is starting; retry in a moment")
+                    writer.endObject()
+                }
                 writer.endObject()
             }, status: status)
     }
