@@ -122,7 +122,8 @@ public enum StoreOpening {
         suggest_ranking_mirror_queries_total{result="stale"} \(statistics.staleReads)
         suggest_ranking_mirror_queries_total{result="abandoned"} \(statistics.abandoned)
         # HELP suggest_ranked_answers_total Answers of queries ranked from memory: computed and kept (kept), or given \
-        again because nothing was written since and the moment still admits all they list (reused).
+        again because nothing was written since, no expert turned stale and the idle cutoff still admits all they \
+        list (reused).
         # TYPE suggest_ranked_answers_total counter
         suggest_ranked_answers_total{result="kept"} \(statistics.answersKept)
         suggest_ranked_answers_total{result="reused"} \(statistics.answersReused)

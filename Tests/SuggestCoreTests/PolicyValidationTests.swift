@@ -18,7 +18,7 @@ import Testing
         #expect(
             LearnedPolicy.problem(
                 base: learned.base, priorStrength: learned.priorStrength, horizon: learned.horizon,
-                channelPrior: learned.channelPrior) == nil)
+                channelPrior: learned.channelPrior, staleAfter: learned.staleAfter) == nil)
         // The checked initializers accept what the package's constants hold.
         _ = try FrecencyPolicy(
             channels: FrecencyPolicy.default.channels, contentWeight: 3, peopleWeight: 3, lessFactor: 0.25)

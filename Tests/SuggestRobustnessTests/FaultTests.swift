@@ -324,7 +324,10 @@ import SuggestTestSupport
                 "BEGIN; ALTER TABLE conversations DROP COLUMN display_date; "
                     + staleShares.map { "ALTER TABLE learned_weights DROP COLUMN \($0); " }.joined()
                     + "DELETE FROM schema_migrations WHERE version >= 9; "
-                    + "UPDATE settings SET value = 'the policy of a version before' WHERE name = 'ranking.policy'; COMMIT;")
+                    + "UPDATE settings SET value = 'the policy of a version before' WHERE name = 'ranking.policy'; "
+                    // Its weights learned under the rule before the stale shares, as such a store's are.
+                    + "UPDATE settings SET value = 'the weights of a version before' WHERE name = 'ranking.weights'; "
+                    + "COMMIT;")
         }
         for directory in [fixture.root.path, fixture.store, fixture.scratch] { chmod(directory, 0o755) }
         chmod(fixture.scratch, 0o777)

@@ -404,14 +404,18 @@ import Testing
                     identifier: "d\(index)", date: date, direction: index % 2 == 0 ? .outgoing : .incoming,
                     intent: intent))
         }
+        var before = LearnedWeights.empty
         let (store, _) = try Self.migratedStore(of: donations, in: directory) { path in
-            let before = try LearnedWeightsTable.read(account: "default", in: try Database(path: path))
+            before = try LearnedWeightsTable.read(account: "default", in: try Database(path: path))
             try Self.downgradeToSchema10(path)
             // A reader that cannot migrate the store reads each expert's one share as both.
             let unmigrated = try LearnedWeightsTable.read(account: "default", in: try Database(path: path))
             #expect(unmigrated.personShares == before.personShares)
             #expect(unmigrated.personStaleShares == before.personShares)
         }
+        // Migrated, not folded yet: each expert's one share is its stale share too, as the reader above took it.
+        let migrated = try LearnedWeightsTable.read(account: "default", in: store.database)
+        #expect(migrated.personStaleShares == before.personShares && migrated.groupStaleShares == before.groupShares)
         let always = try SQLiteDonationStore.open(fresh.location)
         try always.setRetention(Retention(maximumAgeDays: 0, idleDays: 0))
         for donation in donations { _ = try always.record(donation) }

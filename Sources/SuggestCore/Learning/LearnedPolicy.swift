@@ -39,6 +39,8 @@ public struct LearnedPolicy: Sendable, Hashable {
     /// `2^-staleAfter`, what one donation of weight 1 leaves after that silence. Its experts then rank and learn
     /// with their stale weights.
     public let staleAfter: Double
+    /// Eight half-lives: what one donation of weight 1 leaves after them, 2^-8, is under a 250th of itself.
+    public static let defaultStaleAfter = 8.0
 
     /// A learned policy, checked.
     /// - Parameters:
@@ -52,7 +54,7 @@ public struct LearnedPolicy: Sendable, Hashable {
     /// - Throws: `PolicyError` naming the first value out of range.
     public init(
         base: FrecencyPolicy, priorStrength: Double = 2, horizon: Int = 32, channelPrior: [Double]? = nil,
-        staleAfter: Double = 8
+        staleAfter: Double = LearnedPolicy.defaultStaleAfter
     ) throws(PolicyError) {
         if let problem = Self.problem(
             base: base, priorStrength: priorStrength, horizon: horizon, channelPrior: channelPrior,
@@ -68,7 +70,7 @@ public struct LearnedPolicy: Sendable, Hashable {
     /// A learned policy from constants written in this package (`default`), which its tests check with `problem`.
     package init(
         unchecked base: FrecencyPolicy, priorStrength: Double = 2, horizon: Int = 32, channelPrior: [Double]? = nil,
-        staleAfter: Double = 8
+        staleAfter: Double = LearnedPolicy.defaultStaleAfter
     ) {
         let prior = channelPrior ?? Array(repeating: 1, count: base.channels.count)
         let total = prior.reduce(0, +)
@@ -81,7 +83,7 @@ public struct LearnedPolicy: Sendable, Hashable {
 
     /// What makes these values unusable as a learned policy, or `nil`.
     package static func problem(
-        base: FrecencyPolicy, priorStrength: Double, horizon: Int, channelPrior: [Double]?, staleAfter: Double = 8
+        base: FrecencyPolicy, priorStrength: Double, horizon: Int, channelPrior: [Double]?, staleAfter: Double
     ) -> String? {
         if let problem = base.problem { return problem }
         guard priorStrength > 0 && priorStrength.isFinite else {

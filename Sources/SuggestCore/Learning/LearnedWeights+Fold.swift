@@ -45,15 +45,16 @@ extension LearnedWeights {
     public struct Explanation: Sendable, Equatable {
         /// The channel's name in the policy (`reply`, `latest`, `memory`, `recency`).
         public var channel: String
-        /// `π_{m,person}`: the weight the channel has for conversations with one person (0 to 1; all of them
-        /// together, for both kinds, sum to 1 once every channel holds mass).
+        /// `π_{m,person}`: the weight the channel has for conversations with one person, at the moment (0 to 1; the
+        /// weights in use need not sum to 1, since fresh and stale weights learn from other sends: their ratios
+        /// rank).
         public var person: Double
         /// `π_{m,group}`: the same for groups.
         public var group: Double
         /// The channel's prior weight, both kinds together (what a new account starts from).
         public var prior: Double
-        /// Whether the people's mass in the channel is fresh at the moment (`LearnedWeights.isFresh`): `person` is
-        /// then the fresh weight, else the stale one.
+        /// Whether `person` is the fresh weight (`LearnedWeights.isFresh`), else the stale one; a kind with no mass
+        /// in the channel, which has no weight to choose, counts as fresh.
         public var personIsFresh: Bool
         /// The same for groups.
         public var groupIsFresh: Bool
@@ -68,8 +69,8 @@ extension LearnedWeights {
             Explanation(
                 channel: policy.base.channels[index].name, person: mixture.person[index], group: mixture.group[index],
                 prior: policy.channelPrior[index],
-                personIsFresh: isFresh(index, group: false, at: moment, policy: policy),
-                groupIsFresh: isFresh(index, group: true, at: moment, policy: policy))
+                personIsFresh: personTotals[index] == LogSpace.zero || isFresh(index, group: false, at: moment, policy: policy),
+                groupIsFresh: groupTotals[index] == LogSpace.zero || isFresh(index, group: true, at: moment, policy: policy))
         }
     }
 }

@@ -18,8 +18,9 @@ public struct LearnedWeights: Sendable, Hashable {
     /// `π̂_{m,person}`: the mean, over the last sends (`LearnedPolicy.horizon`), of the share of the conversation
     /// written to that channel `m` explained as a person's conversation.
     public var personShares: SIMD4<Double>
-    /// `π̂_{m,group}`: the same for groups. The eight shares in use at a moment (fresh or stale) sum to about 1
-    /// once anything is learned.
+    /// `π̂_{m,group}`: the same for groups. The shares learned while fresh and those learned while stale sum to 1
+    /// together once anything is learned; the eight in use at a moment need not, since each learned from other
+    /// sends (only their ratios rank).
     public var groupShares: SIMD4<Double>
     /// `π̂_{m,person}` at the sends when the people's mass in channel `m` was stale (`isFresh`): `personShares`
     /// are those at the sends when it was fresh.
@@ -51,12 +52,15 @@ public struct LearnedWeights: Sendable, Hashable {
     }
 
     /// The moment until which the kind's mass in `channel` is fresh: `staleAfter` half-lives after it decayed to
-    /// 1, when it holds `2^-staleAfter` (`-∞` when the kind has no mass there). Computed from the stored total alone,
-    /// with the same arithmetic in every store, so that every store splits the same moments the same way.
+    /// 1, when it has decayed to `2^-staleAfter` (`-∞` when the kind has no mass there: no weight to choose).
+    /// Computed from the stored total alone, with the same arithmetic in every store, so that every store splits
+    /// the same moments the same way.
     public func freshUntil(_ channel: Int, group: Bool, policy: LearnedPolicy) -> Double {
         let total = group ? groupTotals[channel] : personTotals[channel]
         guard total > LogSpace.zero else { return -.infinity }
-        return (total + policy.staleAfter * 0.693_147_180_559_945_3) / policy.base.channels[channel].rate
+        let shape = policy.base.channels[channel]
+        // The mass is e^(total − λt): it decays to 1 at total / λ.
+        return total / shape.rate + policy.staleAfter * shape.halfLife
     }
 
     /// Whether the kind's mass in `channel` is fresh at `moment` (before `freshUntil`): its experts then rank and
@@ -103,8 +107,8 @@ public struct LearnedWeights: Sendable, Hashable {
     /// The mixture weights `π_{m,k}` in use at `moment`: the learned shares (fresh or stale, as each expert is at
     /// that moment) drawn towards the prior, which splits each channel's prior weight between people and groups by
     /// the share of the channel's mass each kind holds.
-    /// - Returns: `π` for people and for groups, per channel; they sum to about 1 at most (less while a channel
-    ///   holds no mass).
+    /// - Returns: `π` for people and for groups, per channel; the weights of the experts in use, which need not sum
+    ///   to 1 (the fresh and the stale shares learned from other sends), and rank by their ratios.
     public func mixture(at moment: Timestamp, policy: LearnedPolicy) -> (person: SIMD4<Double>, group: SIMD4<Double>) {
         var person = SIMD4<Double>(repeating: 0)
         var group = SIMD4<Double>(repeating: 0)

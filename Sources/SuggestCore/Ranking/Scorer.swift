@@ -28,15 +28,17 @@ public struct Scorer: Sendable {
     /// one per channel for a person's conversation and one for a group's: a term is `offset + A_m`.
     ///
     /// For constant weights `β_m` the offset is `ln β_m − λ_m·t`, so it carries the query's moment. For weights an
-    /// account learned it is `ln π_m − T_m` (`LearnedWeights.channelOffsets(policy:)`): the moment cancels out of a
-    /// share of a channel's mass, so the offset, every score and the whole ranking are the same bits at every
-    /// moment until the state changes. `-∞` turns a channel off.
+    /// account learned it is `ln π_m − T_m` (`LearnedWeights.channelOffsets(at:policy:)`): the moment cancels out of
+    /// a share of a channel's mass, so the offset, every score and the whole ranking are the same bits at every
+    /// moment until the state changes or an expert turns stale (`LearnedWeights.freshnessSpan`). `-∞` turns a
+    /// channel off.
     public struct ChannelOffsets: Sendable, Hashable {
         /// One logarithm per channel of the policy, for conversations with one other person.
         public var person: [Double]
         /// As many, for group conversations.
         public var group: [Double]
-        /// Whether the offsets hold no moment: scores made with them do not change as time passes.
+        /// Whether the offsets hold no `λ_m·t`: scores made with them change only when the offsets themselves do
+        /// (learned weights: at an expert's turn from fresh to stale), not as time passes.
         public var isTimeInvariant: Bool
 
         /// - Parameters:
@@ -57,8 +59,9 @@ public struct Scorer: Sendable {
         }
     }
 
-    /// Whether this scorer's scores are the same at every moment (learned weights): a ranking made with it then
-    /// depends on the moment only through which conversations the context's idle cutoff admits.
+    /// Whether this scorer's scores hold no `λ_m·t` (learned weights): the same offsets rank with the same bits at
+    /// every moment, so a ranking depends on the moment only through the offsets (which weight each expert uses)
+    /// and through which conversations the context's idle cutoff admits.
     public let isTimeInvariant: Bool
 
     /// A scorer with the policy's own channel weights.

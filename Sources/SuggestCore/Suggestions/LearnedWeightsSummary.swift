@@ -7,7 +7,7 @@ public struct LearnedWeightsSummary: Sendable, Equatable {
     public var priorSends: Double
     /// How many of the latest sends the learned shares stand for against the prior (`LearnedPolicy.horizon`).
     public var horizon: Int
-    /// One entry per channel, in the policy's order (`LearnedWeights.explanation(policy:)`).
+    /// One entry per channel, in the policy's order (`LearnedWeights.explanation(at:policy:)`).
     public var channels: [LearnedWeights.Explanation]
 
     /// How many half-lives of silence make a channel's experts use their stale weights (`LearnedPolicy.staleAfter`).

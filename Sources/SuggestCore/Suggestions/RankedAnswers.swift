@@ -2,7 +2,8 @@ import Synchronization
 
 /// The answers a source gave at one version of its store, kept to be given again: a server is asked for the same
 /// account's suggestions over and over between two donations, and a learned ranking's answer does not change as
-/// time passes (its scores are shares of each channel's mass: `Scorer.ChannelOffsets`).
+/// time passes (its scores are shares of each channel's mass: `Scorer.ChannelOffsets`) but at an expert's turn from
+/// fresh to stale.
 ///
 /// What still depends on the moment is the idle cutoff (`RankingContext.notIdleSince`): a later query leaves out
 /// the conversations that have gone quiet since. An answer therefore holds for a later cutoff only while every

@@ -1,3 +1,4 @@
+import CSQLite
 import SuggestCore
 
 /// The rows of `learned_weights`: each account's `LearnedWeights`, read and written inside the transaction that
@@ -5,15 +6,15 @@ import SuggestCore
 /// weights the last one committed).
 enum LearnedWeightsTable {
     /// The columns of one row's weights, in the order `weights(_:)` reads them.
-    static let columns =
-        "pt0, pt1, pt2, pt3, gt0, gt1, gt2, gt3, ps0, ps1, ps2, ps3, gs0, gs1, gs2, gs3, "
-        + "pz0, pz1, pz2, pz3, gz0, gz1, gz2, gz3, targets"
+    static let columns = massesAndShares + ", pz0, pz1, pz2, pz3, gz0, gz1, gz2, gz3, targets"
+
+    /// The masses and the (fresh) shares, which every schema since migration 7 has.
+    private static let massesAndShares =
+        "pt0, pt1, pt2, pt3, gt0, gt1, gt2, gt3, ps0, ps1, ps2, ps3, gs0, gs1, gs2, gs3"
 
     /// The columns of a store before migration 11, which had one share per expert: read as both its fresh and its
     /// stale share, which ranks as the version that wrote them did.
-    private static let columnsBeforeStaleShares =
-        "pt0, pt1, pt2, pt3, gt0, gt1, gt2, gt3, ps0, ps1, ps2, ps3, gs0, gs1, gs2, gs3, "
-        + "ps0, ps1, ps2, ps3, gs0, gs1, gs2, gs3, targets"
+    private static let columnsBeforeStaleShares = massesAndShares + ", ps0, ps1, ps2, ps3, gs0, gs1, gs2, gs3, targets"
 
     /// The account's weights, or `.empty` when it has no row (an account with no donation).
     ///
@@ -24,7 +25,7 @@ enum LearnedWeightsTable {
         let select: Statement
         do {
             select = try database.statement("SELECT \(columns) FROM learned_weights WHERE account = ?")
-        } catch where error.message.hasPrefix("no such column: pz") {
+        } catch where error.primaryCode == SQLITE_ERROR && error.message.hasPrefix("no such column: pz") {
             select = try database.statement("SELECT \(columnsBeforeStaleShares) FROM learned_weights WHERE account = ?")
         }
         try select.reset([.text(account)])
@@ -44,7 +45,7 @@ enum LearnedWeightsTable {
     /// bit, `-∞` included; the weights never hold a NaN.)
     private static func values(_ weights: LearnedWeights) -> [Statement.Value] {
         var values: [Statement.Value] = []
-        values.reserveCapacity(25)
+        values.reserveCapacity(columnCount)
         for vector in [
             weights.personTotals, weights.groupTotals, weights.personShares, weights.groupShares,
             weights.personStaleShares, weights.groupStaleShares,
@@ -119,7 +120,9 @@ enum LearnedWeightsTable {
         return accounts
     }
 
-    private static let placeholders = Array(repeating: "?", count: 25).joined(separator: ", ")
+    private static let placeholders = Array(repeating: "?", count: columnCount).joined(separator: ", ")
+    /// How many columns `columns` names.
+    private static let columnCount = columns.split(separator: ",").count
     private static let assignments = """
         pt0 = excluded.pt0, pt1 = excluded.pt1, pt2 = excluded.pt2, pt3 = excluded.pt3, gt0 = excluded.gt0,
         gt1 = excluded.gt1, gt2 = excluded.gt2, gt3 = excluded.gt3, ps0 = excluded.ps0, ps1 = excluded.ps1,
@@ -129,7 +132,7 @@ enum LearnedWeightsTable {
         """
     /// `.empty` weights as SQL literals, in the order of `columns` (`-9e999` is `-∞` to SQLite).
     private static let emptyValues =
-        "-9e999, -9e999, -9e999, -9e999, -9e999, -9e999, -9e999, -9e999, " + Array(repeating: "0", count: 17).joined(separator: ", ")
+        (Array(repeating: "-9e999", count: 8) + Array(repeating: "0", count: columnCount - 8)).joined(separator: ", ")
 }
 
 extension SQLiteDonationStore {

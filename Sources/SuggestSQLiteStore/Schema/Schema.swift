@@ -240,8 +240,9 @@ enum Schema {
         (
             11,
             // Each expert's weight while its kind's mass is stale (`LearnedWeights.personStaleShares`,
-            // `groupStaleShares`): `pz` for people, `gz` for groups. Every account is folded again under the
-            // policy's new fingerprint, which fills them.
+            // `groupStaleShares`): `pz` for people, `gz` for groups, starting as each expert's one share of before,
+            // so that an account ranks as it did until it is folded again under the policy's new fingerprint
+            // (each account by the first command or server upkeep that uses it; a reader that may not write never).
             """
             ALTER TABLE learned_weights ADD COLUMN pz0 REAL NOT NULL DEFAULT 0;
             ALTER TABLE learned_weights ADD COLUMN pz1 REAL NOT NULL DEFAULT 0;
@@ -251,6 +252,7 @@ enum Schema {
             ALTER TABLE learned_weights ADD COLUMN gz1 REAL NOT NULL DEFAULT 0;
             ALTER TABLE learned_weights ADD COLUMN gz2 REAL NOT NULL DEFAULT 0;
             ALTER TABLE learned_weights ADD COLUMN gz3 REAL NOT NULL DEFAULT 0;
+            UPDATE learned_weights SET pz0 = ps0, pz1 = ps1, pz2 = ps2, pz3 = ps3, gz0 = gs0, gz1 = gs1, gz2 = gs2, gz3 = gs3;
             """,
             nil
         ),
@@ -259,8 +261,8 @@ enum Schema {
     static var latestVersion: Int { migrations.last?.version ?? 0 }
 
     /// The oldest schema this version reads without migrating it, for a process that may not write the store:
-    /// migration 9 added a column only the writer uses; migration 11 the stale shares of the learned weights, which
-    /// such a reader takes as 0 (`LearnedWeightsTable.read`).
+    /// migration 9 added a column only the writer uses; migration 11 the stale shares of the learned weights, for
+    /// which such a reader takes each expert's one share (`LearnedWeightsTable.read`).
     static let oldestReadableVersion = 8
 
     /// Every table the migrations up to `latestVersion` create and do not drop, and `schema_migrations`: read from
