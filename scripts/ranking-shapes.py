@@ -25,6 +25,7 @@ import bisect
 import datetime as dt
 import json
 import math
+import os
 import random
 import sys
 
@@ -363,6 +364,7 @@ def main():
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--shapes", default=",".join(SHAPES))
     a = ap.parse_args()
+    os.makedirs(a.outdir, exist_ok=True)
     for shape in a.shapes.split(","):
         p = SHAPES[shape]
         rows = []

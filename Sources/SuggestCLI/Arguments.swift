@@ -82,9 +82,12 @@ public struct ParsedArguments {
                 // so. A value that is one of the command's options is only taken when written `--name=value`.
                 let nextName = value.firstIndex(of: "=").map { String(value[..<$0]) } ?? value
                 guard specs[nextName] == nil else {
+                    let placeholder = spec.value ?? "VALUE"
+                    // A number is never an option's name: the `=` form is worth saying only for names.
+                    let numeric = ["N", "SECONDS"].contains(placeholder)
                     throw CommandError.usage(
-                        "\(name) needs a value (\(spec.value ?? "VALUE")) before \(nextName); to give a value that "
-                            + "is an option's name, write \(name)=\(value.prefix(60))")
+                        "\(name) needs a value (\(placeholder)) before \(nextName)"
+                            + (numeric ? "" : "; to give a value that is an option's name, write \(name)=\(value.prefix(60))"))
                 }
                 index += 1
             }

@@ -47,6 +47,13 @@ public final class ByteSource {
     /// Reads the UTF-8 bytes of `text`.
     public convenience init(text: String) { self.init(bytes: Array(text.utf8)) }
 
+    /// Whether `path` names a regular file this process may read: for a hint when a file's name was taken for an
+    /// option's value.
+    static func isReadableFile(_ path: String) -> Bool {
+        var info = stat()
+        return !path.isEmpty && stat(path, &info) == 0 && system_is_directory(info.st_mode) == 0 && access(path, R_OK) == 0
+    }
+
     /// Opens a file for reading.
     /// - Throws: `CommandError.usage` naming the file when it cannot be opened.
     public convenience init(path: String) throws(CommandError) {

@@ -62,8 +62,8 @@ enum SuggestionOutput {
         }
         if learned.channels.contains(where: { !$0.personIsFresh || !$0.groupIsFresh }) {
             let silence = JSONWriter.decimal(learned.staleAfter, significantDigits: 3)
-            text += "  * stale: nothing of that kind in the channel for \(silence) or more of its half-lives; "
-                + "the weight learned at such moments is in use\n"
+            text += "  * stale: the kind's mass in the channel has decayed to 2^-\(silence) (\(silence) half-lives after one "
+                + "message of weight 1, later after more); the weight learned at such moments is in use\n"
         }
         return text
     }

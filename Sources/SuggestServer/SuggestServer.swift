@@ -65,10 +65,13 @@ public enum SuggestServer {
         var keysWarnings: [String] = []
         if let path = configuration.keysPath {
             do {
-                let file = try KeyRing.load(path: path)
+                // A file that lists no key starts a server that refuses every keyed request, as a reload of it
+                // does: serving.md's way to revoke every key must survive a restart, failing closed.
+                let file = try KeyRing.load(path: path, allowingNoKey: true)
                 keys = file.ring
                 keysVersion = file.version
                 keysWarnings = file.warnings
+                if file.ring.entries.isEmpty { keysWarnings.append(KeyRing.noKeyWarning) }
             } catch {
                 throw StartError(error.description, isInvalidInput: true)
             }

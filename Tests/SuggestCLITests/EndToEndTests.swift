@@ -38,7 +38,13 @@ import Testing
         let other = SuggestProcess.run(
             ["import", "-", "--account", "bob", "--store", store],
             input: #"{"account": "alice", "date": 0, "intent": {"conversationIdentifier": "c"}}"#)
-        #expect(other.status == 64 && other.standardError.contains("import without it to keep each donation's own account"), "\(other.standardError)")
+        #expect(other.status == 64 && other.standardError.contains("import without --account to keep each donation's own account"), "\(other.standardError)")
+        // A file taken for --account's value: the message says so.
+        let swallowed = suggest("import", "--account", Suggest.packageRoot + "/SampleData/donations.jsonl")
+        #expect(swallowed.status == 64 && swallowed.standardError.contains("--account took"), "\(swallowed.standardError)")
+        // A number's option forgotten: no advice to write it with `=`.
+        let limit = suggest("list", "--limit", "--json")
+        #expect(limit.status == 64 && !limit.standardError.contains("--limit="), "\(limit.standardError)")
         // Written with `=`, such a value is the user's choice.
         let chosen = suggest("donate", "--conversation=--json")
         #expect(chosen.status == 0, "\(chosen.standardError)")

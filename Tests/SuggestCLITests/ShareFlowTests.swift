@@ -25,6 +25,16 @@ import Testing
         SuggestProcess.run(["export", "--store", store]).standardOutput.split(separator: "\n").map(String.init)
     }
 
+    /// `share --explain` prints the account's learned weights under its table, as its help says and `list` does.
+    @Test func shareExplainsTheLearnedWeightsAsListDoes() {
+        let shared = SuggestProcess.run(
+            ["share", "--store", store, "--at", at, "--attachment", "public.jpeg=x.jpg", "--explain"])
+        let listed = SuggestProcess.run(["list", "--store", store, "--at", at, "--content-type", "public.jpeg", "--explain"])
+        #expect(shared.status == 0 && shared.standardOutput.contains("learned from "), "\(shared.standardOutput)")
+        let block = { (text: String) in text.split(separator: "\n").drop { !$0.hasPrefix("learned from ") } }
+        #expect(Array(block(shared.standardOutput)) == Array(block(listed.standardOutput)))
+    }
+
     @Test func aTelegramStyleRuleActivatesForAURLAndNotForNothing() throws {
         let url = try share(["--extension", extensions + "telegram.plist", "--attachment", "public.url=https://example.com"])
         #expect(url.json["activated"] == .bool(true))

@@ -225,6 +225,8 @@ import Testing
         // A misspelt member is named, not read as absent (it was a 200 preview that sent nothing).
         let misspelt = try client.send("POST", "/v1/accounts/me/share", json: #"{\#(photo), "pick": 1, "actoin": "send"}"#)
         #expect(misspelt.status == 400 && misspelt.text.contains("actoin: is not a member of a share request"), "\(misspelt.text)")
+        let twice = try client.send("POST", "/v1/accounts/me/share", json: #"{\#(photo), "pick": 1, "action": "send", "action": "preview"}"#)
+        #expect(twice.status == 400 && twice.text.contains("action: is given twice"), "\(twice.text)")
         // The deleted conversation is never preselected, nor swapped for another.
         _ = try client.request("DELETE", "/v1/accounts/me/conversations/u-juan")
         let gone = try client.send("POST", "/v1/accounts/me/share", json: #"{\#(photo), "conversationIdentifier": "u-juan"}"#)

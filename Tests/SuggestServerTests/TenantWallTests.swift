@@ -320,6 +320,11 @@ import Testing
         let log = server.process.standardErrorSoFar()
         #expect(log.ranges(of: "keys file missing").count == 1, "reported once: \(log)")
         #expect(log.contains("the file lists no key: every request that needs one is refused (401)"), "\(log)")
+        // The revocation survives a restart: a server started with it refuses every keyed request (it exited 64).
+        let restarted = try ServeProcess(["--store", scratch("store"), "--keys", keys], scratch: scratch.path)
+        #expect(try restarted.client.request("GET", path, headers: Self.bearer(Self.acme)).status == 401)
+        restarted.stop()
+        #expect(restarted.process.standardErrorSoFar().contains("the file lists no key"))
     }
 
     /// A FIFO put in the keys file's place held the thread that opened it (the signal thread, on SIGHUP) until

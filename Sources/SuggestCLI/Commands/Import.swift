@@ -33,6 +33,12 @@ enum Import: Command {
     static func run(_ arguments: ParsedArguments, _ io: CommandIO) throws -> Int32 {
         try arguments.expectPositionals(atMost: 1)
         guard let path = arguments.positionals.first else {
+            // `import --account alice.jsonl` gave the file to --account: say so, not only that a FILE is missing.
+            if let account = arguments.value("--account"), account == "-" || ByteSource.isReadableFile(account) {
+                throw CommandError.usage(
+                    "import needs a FILE: --account took '\(account.prefix(60))'; give the account before the file "
+                        + "(suggest import --account NAME FILE)")
+            }
             throw CommandError.usage("import needs a FILE (or - for standard input); see 'suggest import --help'")
         }
         let source = path == "-" ? io.standardInput : try ByteSource(path: path)

@@ -177,7 +177,7 @@ enum Share: Command {
         }
         var text = "Suggestions for this share"
         if !result.contentTypes.isEmpty { text += " (" + escaped(result.contentTypes.joined(separator: ", ")) + ")" }
-        text += ":\n" + SuggestionOutput.table(result.suggestions, at: at)
+        text += ":\n" + SuggestionOutput.table(result.suggestions, at: at, learned: result.learnedWeights)
         if let chosen = result.preselected {
             text += "\nPreselected: \(SuggestionOutput.title(chosen)) "
                 + SuggestionOutput.identifier(chosen.conversationIdentifier)

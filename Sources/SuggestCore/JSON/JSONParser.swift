@@ -211,7 +211,7 @@ public struct JSONParser {
         }
         let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
         guard let value = Double(text), value.isFinite else {
-            throw error("number \(text.prefix(40)) is out of range", at: start)
+            throw error("number \(text.prefix(40)) is out of range (beyond a double's ±1.8e308)", at: start)
         }
         return value
     }
@@ -228,15 +228,16 @@ public struct JSONParser {
             let byte = bytes[position]
             if byte == UInt8(ascii: "\"") { break }
             if byte == UInt8(ascii: "\\") { return nil }
-            guard byte >= 0x20 else { throw error("control character in a string; escape it", at: position) }
+            guard byte >= 0x20 else { throw error("control character in a string (escape it as \\u00XX)", at: position) }
             highBits |= byte
             position += 1
         }
         guard position < bytes.count else { throw error("unterminated string", at: start) }
         let content = UnsafeBufferPointer(rebasing: bytes[start + 1..<position])
         // ASCII needs no validation; anything else must be well-formed UTF-8.
-        if highBits >= 0x80, UTF8Validation.firstInvalidOffset(in: content) != nil {
-            throw error("invalid UTF-8 in a string", at: start)
+        // At the first byte that is not UTF-8, not the string's quote.
+        if highBits >= 0x80, let invalid = UTF8Validation.firstInvalidOffset(in: content) {
+            throw error("invalid UTF-8 in a string (the text must be UTF-8)", at: start + 1 + invalid)
         }
         index = position + 1
         return content
@@ -253,7 +254,7 @@ public struct JSONParser {
             case UInt8(ascii: "\""):
                 index += 1
                 guard UTF8Validation.firstInvalidOffset(in: scratch) == nil else {
-                    throw error("invalid UTF-8 in a string", at: start)
+                    throw error("invalid UTF-8 in a string (the text must be UTF-8)", at: start)
                 }
                 return String(decoding: scratch, as: UTF8.self)
             case UInt8(ascii: "\\"):
@@ -273,7 +274,7 @@ public struct JSONParser {
                 default: throw error("invalid escape '\\\(Self.printable(escape))'", at: index - 2)
                 }
             default:
-                guard byte >= 0x20 else { throw error("control character in a string; escape it") }
+                guard byte >= 0x20 else { throw error("control character in a string (escape it as \\u00XX)") }
                 scratch.append(byte)
                 index += 1
             }

@@ -59,7 +59,8 @@ public enum DonationAdmission {
         InputError(
             field: "account",
             message: "'\(account.prefix(60))' differs from \(required), the account this import records into; "
-                + "import without it to keep each donation's own account")
+                + "import without --account to keep each donation's own account, or remove the donations' account "
+                + "member to import them into \(required)")
     }
 
     static func describe(_ seconds: Double) -> String {

@@ -97,7 +97,9 @@ extension Routes {
         // Byte for byte, as the store compares accounts.
         guard interaction.account.hasSameBytes(as: account.account) else {
             throw InputError(
-                field: "account", message: "'\(interaction.account.prefix(60))' differs from the route's account")
+                field: "account",
+                message: "'\(interaction.account.prefix(60))' differs from the route's account; leave the member out, "
+                    + "or post the donation to its own account's route")
         }
         interaction.account = account.storeAccount
         // Measured again as stored, under its tenant's name (`tenant:account`), which `suggest export` of the

@@ -28,6 +28,9 @@ public struct KeyRing: Sendable, Equatable {
     /// A ring of these keys, as given: `init(json:name:)` is the one that checks them.
     public init(entries: [Entry]) { self.entries = entries }
 
+    /// What the log says of a keys file that lists no key, at start or at a reload.
+    static let noKeyWarning = "the file lists no key: every request that needs one is refused (401)"
+
     /// A keys file as `load(path:)` read it.
     public struct LoadedFile: Sendable, Equatable {
         /// The keys it holds.

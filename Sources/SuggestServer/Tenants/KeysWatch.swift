@@ -55,7 +55,7 @@ final class KeysWatch: Sendable {
             var fields = [("why", reason)]
             var warnings = file.warnings
             if file.ring.entries.isEmpty {
-                warnings.append("the file lists no key: every request that needs one is refused (401)")
+                warnings.append(KeyRing.noKeyWarning)
             }
             if !warnings.isEmpty { fields.append(("warning", warnings.joined(separator: "; "))) }
             api.log.event("keys reloaded", fields, counts: [("tenants", Set(file.ring.entries.map(\.tenant)).count)])

@@ -126,6 +126,10 @@ extension ShareFlow {
             items = try ShareRequest(json: json)
             // The request's own members are checked by name: `"actoin": "send"` was read as no action and
             // answered as a preview, sending nothing (an item's members stay open: its `userInfo` is the host's).
+            if let repeated = json.repeatedMemberName {
+                // Read by its last value, `"action": "send", "action": "preview"` previewed without a word.
+                throw InputError(field: String(repeated.prefix(64)), message: "is given twice; give it once")
+            }
             if case .object(let members) = json,
                 let unknown = members.first(where: { !Self.memberNames.contains($0.key) })
             {

@@ -89,7 +89,9 @@ public struct ShareFlow: Sendable {
             if action == .send { result.failure = "nothing was sent: " + Self.withoutSuggestionsReason }
             return result
         }
-        result.suggestions = try store.suggestions(account: account, context: context, explain: explain).suggestions
+        let list = try store.suggestions(account: account, context: context, explain: explain)
+        result.suggestions = list.suggestions
+        result.learnedWeights = list.learnedWeights
         try choose(choice, account: account, context: context, store: store, into: &result)
         if action == .send {
             if let chosen = result.preselected {
@@ -245,6 +247,9 @@ public struct ShareResult: Sendable, Equatable {
     /// Whether that failure is the request's own (an identifier that names a donation to another conversation),
     /// which asking again cannot change: the command line exits 64 for it, 1 for the others.
     public var failureIsTheRequests = false
+    /// With `explain` under learned weights, the account's weights the suggestions were ranked with (as `list
+    /// --explain` prints them under its table); not part of the contract's JSON.
+    public var learnedWeights: LearnedWeightsSummary?
 
     /// How a share request ended.
     public enum Outcome: Sendable, Equatable {
