@@ -64,13 +64,14 @@ extension LearnedWeights {
     /// learned from (`targets`; the prior counts as `policy.priorStrength` more).
     /// - Returns: one entry per channel of `policy.base`, in its order.
     public func explanation(at moment: Timestamp, policy: LearnedPolicy) -> [Explanation] {
-        let mixture = mixture(at: moment, policy: policy)
+        let fresh = freshness(at: moment, policy: policy)
+        let mixture = mixture(fresh, policy: policy)
         return policy.base.channels.indices.map { index in
             Explanation(
                 channel: policy.base.channels[index].name, person: mixture.person[index], group: mixture.group[index],
                 prior: policy.channelPrior[index],
-                personIsFresh: personTotals[index] == LogSpace.zero || isFresh(index, group: false, at: moment, policy: policy),
-                groupIsFresh: groupTotals[index] == LogSpace.zero || isFresh(index, group: true, at: moment, policy: policy))
+                personIsFresh: personTotals[index] == LogSpace.zero || fresh.person[index],
+                groupIsFresh: groupTotals[index] == LogSpace.zero || fresh.group[index])
         }
     }
 }

@@ -69,6 +69,22 @@ public struct LearnedWeights: Sendable, Hashable {
         moment.seconds < freshUntil(channel, group: group, policy: policy)
     }
 
+    /// Which experts are fresh at one moment (`isFresh`), channel by channel: for people and for groups.
+    struct Freshness {
+        var person = SIMDMask<SIMD4<Double>.MaskStorage>(repeating: false)
+        var group = SIMDMask<SIMD4<Double>.MaskStorage>(repeating: false)
+    }
+
+    /// Every expert's `isFresh` at `moment`, worked out once for a mixture and the step of learning that uses it.
+    func freshness(at moment: Timestamp, policy: LearnedPolicy) -> Freshness {
+        var fresh = Freshness()
+        for channel in policy.base.channels.indices {
+            fresh.person[channel] = isFresh(channel, group: false, at: moment, policy: policy)
+            fresh.group[channel] = isFresh(channel, group: true, at: moment, policy: policy)
+        }
+        return fresh
+    }
+
     /// The moments around `moment` at which every expert is fresh or stale as at `moment`: a ranking made at
     /// `moment` is the same bits at every moment of this range (the idle cutoff aside).
     public func freshnessSpan(at moment: Timestamp, policy: LearnedPolicy) -> Range<Double> {
@@ -110,10 +126,17 @@ public struct LearnedWeights: Sendable, Hashable {
     /// - Returns: `π` for people and for groups, per channel; the weights of the experts in use, which need not sum
     ///   to 1 (the fresh and the stale shares learned from other sends), and rank by their ratios.
     public func mixture(at moment: Timestamp, policy: LearnedPolicy) -> (person: SIMD4<Double>, group: SIMD4<Double>) {
+        mixture(freshness(at: moment, policy: policy), policy: policy)
+    }
+
+    /// `mixture(at:policy:)` with the experts' freshness at that moment.
+    func mixture(_ fresh: Freshness, policy: LearnedPolicy) -> (person: SIMD4<Double>, group: SIMD4<Double>) {
         var person = SIMD4<Double>(repeating: 0)
         var group = SIMD4<Double>(repeating: 0)
         let learned = Double(min(targets, policy.horizon))
         let strength = policy.priorStrength
+        let personInUse = personStaleShares.replacing(with: personShares, where: fresh.person)
+        let groupInUse = groupStaleShares.replacing(with: groupShares, where: fresh.group)
         for index in policy.base.channels.indices {
             let total = LogSpace.addExp(personTotals[index], groupTotals[index])
             var personPrior = 0.0
@@ -122,13 +145,8 @@ public struct LearnedWeights: Sendable, Hashable {
                 personPrior = policy.channelPrior[index] * exp(personTotals[index] - total)
                 groupPrior = policy.channelPrior[index] * exp(groupTotals[index] - total)
             }
-            let personShare =
-                isFresh(index, group: false, at: moment, policy: policy)
-                ? personShares[index] : personStaleShares[index]
-            let groupShare =
-                isFresh(index, group: true, at: moment, policy: policy) ? groupShares[index] : groupStaleShares[index]
-            person[index] = (strength * personPrior + learned * personShare) / (strength + learned)
-            group[index] = (strength * groupPrior + learned * groupShare) / (strength + learned)
+            person[index] = (strength * personPrior + learned * personInUse[index]) / (strength + learned)
+            group[index] = (strength * groupPrior + learned * groupInUse[index]) / (strength + learned)
         }
         return (person, group)
     }
@@ -168,7 +186,8 @@ public struct LearnedWeights: Sendable, Hashable {
     private mutating func learn(from target: ConversationState, at moment: Timestamp, policy: LearnedPolicy) {
         let isGroup = target.isGroup
         let totals = isGroup ? groupTotals : personTotals
-        let mixture = mixture(at: moment, policy: policy)
+        let fresh = freshness(at: moment, policy: policy)
+        let mixture = mixture(fresh, policy: policy)
         let weights = isGroup ? mixture.group : mixture.person
         var logParts = SIMD4<Double>(repeating: LogSpace.zero)
         var logEvidence = LogSpace.zero
@@ -182,22 +201,26 @@ public struct LearnedWeights: Sendable, Hashable {
         }
         guard logEvidence > LogSpace.zero, logEvidence.isFinite else { return }
         let step = 1 / Double(min(targets + 1, policy.horizon))
-        for index in policy.base.channels.indices {
-            let responsibility = logParts[index] > LogSpace.zero ? exp(logParts[index] - logEvidence) : 0
-            let personResponsibility = isGroup ? 0 : responsibility
-            let groupResponsibility = isGroup ? responsibility : 0
-            if isFresh(index, group: false, at: moment, policy: policy) {
-                personShares[index] += step * (personResponsibility - personShares[index])
-            } else {
-                personStaleShares[index] += step * (personResponsibility - personStaleShares[index])
-            }
-            if isFresh(index, group: true, at: moment, policy: policy) {
-                groupShares[index] += step * (groupResponsibility - groupShares[index])
-            } else {
-                groupStaleShares[index] += step * (groupResponsibility - groupStaleShares[index])
-            }
+        var responsibilities = SIMD4<Double>(repeating: 0)
+        for index in policy.base.channels.indices where logParts[index] > LogSpace.zero {
+            responsibilities[index] = exp(logParts[index] - logEvidence)
         }
+        let none = SIMD4<Double>(repeating: 0)
+        Self.move(
+            &personShares, &personStaleShares, towards: isGroup ? none : responsibilities, by: step, freshWhere: fresh.person)
+        Self.move(
+            &groupShares, &groupStaleShares, towards: isGroup ? responsibilities : none, by: step, freshWhere: fresh.group)
         targets += 1
+    }
+
+    /// Moves the shares in use, the fresh ones where `fresh` holds and the stale ones elsewhere, a step towards
+    /// `target`; the others keep what they hold.
+    private static func move(
+        _ freshShares: inout SIMD4<Double>, _ staleShares: inout SIMD4<Double>, towards target: SIMD4<Double>,
+        by step: Double, freshWhere fresh: SIMDMask<SIMD4<Double>.MaskStorage>
+    ) {
+        freshShares.replace(with: freshShares + step * (target - freshShares), where: fresh)
+        staleShares.replace(with: staleShares + step * (target - staleShares), where: .!fresh)
     }
 
     /// Counts the donation in the account's masses: a sum channel's mass grows by exactly what the
