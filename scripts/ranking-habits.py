@@ -18,31 +18,21 @@ Lines sorted by (date, account, seq) so eval replays in time order.
   s_dormant   active 6-10 weeks, dormant 4-7 months (only stray incoming), active again, contacts half changed
   s_heavy     very heavy account: ~2,500 donations a day over 60 people/groups, 30 days
 """
-import argparse, datetime as dt, json, math, os, random, sys
+import datetime as dt
+import json
+import math
+
+from history_generation import DAY, HOUR, main, profiled_times, zipf_weights
 
 T0 = int(dt.datetime(2024, 3, 4, tzinfo=dt.timezone.utc).timestamp())
-DAY = 86400.0
-HOUR = 3600.0
 # awake profile by local hour
 AWAKE = [0.03, 0.01, 0.01, 0.01, 0.01, 0.02, 0.1, 0.45, 0.7, 0.8, 0.8, 0.85,
          0.9, 0.85, 0.8, 0.8, 0.85, 0.9, 1.0, 1.0, 1.0, 0.9, 0.6, 0.2]
 
 
-def zipf(n, s=1.0):
-    return [1.0 / (i + 1) ** s for i in range(n)]
-
-
 def poisson_times(rng, start, days, per_day, profile=AWAKE, shift_h=0):
-    """Poisson times thinned by a local-hour profile; local hour = UTC hour + shift_h."""
-    mp = sum(profile) / 24.0
-    rate = per_day / DAY / mp
-    t, end, out = start, start + days * DAY, []
-    while True:
-        t += rng.expovariate(rate)
-        if t >= end:
-            return out
-        if rng.random() < profile[(int((t % DAY) // HOUR) + shift_h) % 24]:
-            out.append(t)
+    """Arrivals of `per_day` a day on average, by a local-hour profile (local hour = UTC hour + shift_h)."""
+    return profiled_times(rng, start, days, per_day, profile, shift_h)
 
 
 class Acc:
@@ -134,7 +124,7 @@ def g_family(a, p):
     grp = a.group("family", fam, "Family")
     dms = [a.person(m) for m in fam]
     friends = [a.person(f"friend{i}") for i in range(8)]
-    fw = zipf(8, 1.0)
+    fw = zipf_weights(8, 1.0)
     for t in poisson_times(r, T0, p["days"], p["family_group_per_day"]):
         # relatives chat in the group; I sometimes join; then often DM one member about it
         u = t
@@ -157,9 +147,9 @@ def g_lurker(a, p):
     r = a.rng
     ppl = [f"cw{i}" for i in range(30)]
     chans = [a.group(f"ch{i}", r.sample(ppl, r.randint(8, 25)), f"#chan-{i}") for i in range(p["channels"])]
-    cw = zipf(len(chans), 0.8)
+    cw = zipf_weights(len(chans), 0.8)
     dms = [a.person(x) for x in ppl[:10]]
-    dw = zipf(10, 1.1)
+    dw = zipf_weights(10, 1.1)
     nthreads = 0
     for t in poisson_times(r, T0, p["days"], p["posts_per_day"], shift_h=-1):
         if dt.datetime.fromtimestamp(t, dt.timezone.utc).weekday() >= 5 and r.random() < 0.9:
@@ -210,7 +200,7 @@ def g_forward(a, p):
     r = a.rng
     ppl = [f"c{i}" for i in range(25)]
     cs = [a.person(x) for x in ppl]
-    w = zipf(25, 1.0)
+    w = zipf_weights(25, 1.0)
     grps = [a.group(f"g{i}", r.sample(ppl, 5), f"Friends {i}") for i in range(3)]
     for t in poisson_times(r, T0, p["days"], p["chats_per_day"]):
         cid = r.choice(grps) if r.random() < 0.15 else r.choices(cs, w)[0]
@@ -257,7 +247,7 @@ def g_dormant(a, p):
     r = a.rng
     old = [f"o{i}" for i in range(12)]
     new = [f"n{i}" for i in range(12)]
-    w = zipf(12, 1.0)
+    w = zipf_weights(12, 1.0)
     act1 = r.uniform(42, 70)
     dorm = r.uniform(120, 210)
     act2 = r.uniform(42, 70)
@@ -277,7 +267,7 @@ def g_heavy(a, p):
     cs = [a.person(x) for x in ppl]
     grps = [a.group(f"g{i}", r.sample(ppl, r.randint(4, 20)), f"Room {i}") for i in range(15)]
     allc = cs + grps
-    w = zipf(len(allc), 0.9)
+    w = zipf_weights(len(allc), 0.9)
     r.shuffle(w)
     for t in poisson_times(r, T0, p["days"], p["sessions_per_day"]):
         cid = r.choices(allc, w)[0]
@@ -299,26 +289,16 @@ SHAPES = {
 }
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("outdir")
-    ap.add_argument("--seed", type=int, default=2024)
-    ap.add_argument("--shapes", default=",".join(SHAPES))
-    ar = ap.parse_args()
-    os.makedirs(ar.outdir, exist_ok=True)
-    for s in ar.shapes.split(","):
-        no, fn, p = SHAPES[s]
-        rows = []
-        for i in range(p["accounts"]):
-            a = Acc(f"{s}-{i:02d}", random.Random(ar.seed * 1_000_003 + no * 1_000 + i))
-            fn(a, p)
-            rows += a.lines()
-        rows.sort(key=lambda x: (x[0], x[1], x[2]))
-        with open(os.path.join(ar.outdir, s + ".jsonl"), "w") as f:
-            for x in rows:
-                f.write(x[3] + "\n")
-        print(s, len(rows), sum('"outgoing"' in x[3] for x in rows), file=sys.stderr)
+def write_shape(shape):
+    """One account of `shape`, as rows for `history_generation.main`."""
+    _, generate, parameters = SHAPES[shape]
+
+    def write(name, rng):
+        account = Acc(name, rng)
+        generate(account, parameters)
+        return account.lines()
+    return write
 
 
 if __name__ == "__main__":
-    main()
+    main({shape: (number, p["accounts"], write_shape(shape)) for shape, (number, _, p) in SHAPES.items()}, 2024, __doc__)

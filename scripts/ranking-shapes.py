@@ -20,17 +20,14 @@ Shapes (parameters in SHAPES):
   g_sparse     about 20 sends and 30 receipts in a year
   h_reply      reply-driven: the next send usually goes to whoever last wrote
 """
-import argparse
 import bisect
 import datetime as dt
 import json
 import math
-import os
-import random
-import sys
+
+from history_generation import DAY, main, profiled_times, zipf_weights
 
 T0 = int(dt.datetime(2023, 1, 1, tzinfo=dt.timezone.utc).timestamp())
-DAY = 86400.0
 
 # Probability of being awake / active by UTC hour (used to thin session start times): night is quiet.
 CIRCADIAN = [0.05, 0.02, 0.01, 0.01, 0.01, 0.03, 0.15, 0.5, 0.7, 0.8, 0.8, 0.85,
@@ -60,21 +57,9 @@ SHAPES = {
 }
 
 
-def zipf_weights(n, s):
-    return [1.0 / (i + 1) ** s for i in range(n)]
-
-
-def circadian_times(rng, start, days, per_day, profile=CIRCADIAN):
-    """Poisson process of `per_day` mean events a day, thinned by the hour profile (mean kept)."""
-    mean_p = sum(profile) / 24.0
-    rate = per_day / DAY / mean_p
-    t, out, end = start, [], start + days * DAY
-    while True:
-        t += rng.expovariate(rate)
-        if t >= end:
-            return out
-        if rng.random() < profile[int((t % DAY) // 3600)]:
-            out.append(t)
+def circadian_times(rng, start, days, per_day):
+    """Arrivals of `per_day` a day on average, fewer at night (`CIRCADIAN`)."""
+    return profiled_times(rng, start, days, per_day, CIRCADIAN)
 
 
 class Account:
@@ -358,27 +343,14 @@ GEN = {"a_close": gen_a_close, "b_drift": gen_b_drift, "c_rhythm": gen_c_rhythm,
        "e_groups": gen_e_groups, "f_bursty": gen_f_bursty, "g_sparse": gen_g_sparse, "h_reply": gen_h_reply}
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("outdir")
-    ap.add_argument("--seed", type=int, default=42)
-    ap.add_argument("--shapes", default=",".join(SHAPES))
-    a = ap.parse_args()
-    os.makedirs(a.outdir, exist_ok=True)
-    for shape in a.shapes.split(","):
-        p = SHAPES[shape]
-        rows = []
-        for i in range(p["accounts"]):
-            rng = random.Random(a.seed * 1_000_003 + p["no"] * 1_000 + i)
-            acc = Account(f"{shape}-{i:02d}", rng)
-            GEN[shape](acc, p)
-            rows += acc.lines()
-        rows.sort(key=lambda r: (r[0], r[1], r[2]))
-        with open(f"{a.outdir}/{shape}.jsonl", "w") as f:
-            for r in rows:
-                f.write(r[3] + "\n")
-        print(shape, len(rows), file=sys.stderr)
+def write_shape(shape):
+    """One account of `shape`, as rows for `history_generation.main`."""
+    def write(name, rng):
+        account = Account(name, rng)
+        GEN[shape](account, SHAPES[shape])
+        return account.lines()
+    return write
 
 
 if __name__ == "__main__":
-    main()
+    main({shape: (p["no"], p["accounts"], write_shape(shape)) for shape, p in SHAPES.items()}, 42, __doc__)
