@@ -46,11 +46,10 @@ extension SQLiteDonationStore {
         case .expired: return .expired
         case .record(let admitted): interaction = admitted
         }
-        let writer = DonationWriter(database: database, ranking: ranking, types: types)
-        let identifier = try writer.record(interaction)
-        try writer.flush()
-        if let identifier { return .recorded(identifier: identifier) }
-        return .duplicate(identifier: interaction.identifier ?? "")
+        return try withDonationWriter { writer in
+            if let identifier = try writer.record(interaction) { return .recorded(identifier: identifier) }
+            return .duplicate(identifier: interaction.identifier ?? "")
+        }
     }
 
     public func importDonations(
@@ -68,6 +67,9 @@ extension SQLiteDonationStore {
                 prepared.append((numbered.line, numbered.donation.map(preparer.prepare)))
                 if prepared.count & 255 == 0 { try interruption() }
             }
+            // Refused here, before it reaches the writer: the group's pieces record into one writer, which a piece
+            // failing midway would leave holding its first lines (and would fail the whole group).
+            if !options.skipInvalid { try Self.refuseFirstInvalid(prepared, now: options.now) }
             return try translating {
                 try groupCommit.commit { writer in
                     let cutoff = try writer.retention().oldestKept(at: options.now)
@@ -185,8 +187,17 @@ extension SQLiteDonationStore {
         _ options: ImportOptions, cutoff: Timestamp?, progress: (ImportProgress) -> Void,
         interruption: () throws -> Void, next: () throws -> (line: Int, donation: Result<PreparedDonation, InputError>)?
     ) throws -> ImportReport {
+        try withDonationWriter { writer in
+            try recordPrepared(options, cutoff: cutoff, into: writer, progress: progress, interruption: interruption, next: next)
+        }
+    }
+
+    /// `recordPrepared` into `writer`, which the caller flushes.
+    private func recordPrepared(
+        _ options: ImportOptions, cutoff: Timestamp?, into writer: DonationWriter, progress: (ImportProgress) -> Void,
+        interruption: () throws -> Void, next: () throws -> (line: Int, donation: Result<PreparedDonation, InputError>)?
+    ) throws -> ImportReport {
         var report = ImportReport()
-        let writer = DonationWriter(database: database, ranking: ranking, types: types)
         // How many donations the store holds, from the size of its buckets of identifiers (a sum over the
         // blocks would read the whole log): read only when the import may be large.
         let expected = options.expectedDonations ?? 0
@@ -245,10 +256,29 @@ extension SQLiteDonationStore {
             }
             if writer.heldBytes > importMemoryBudget { try writer.flush() }
         }
-        try writer.flush()
         // Once more before the commit: an input cut short by the same Ctrl-C (a pipe's producer) must not be
         // committed as if it had ended.
         try interruption()
         return report
+    }
+
+    /// Throws what `recordPrepared` would throw first for these donations when invalid ones are not skipped: a line
+    /// that did not parse, or a date too far ahead of `now` (`DonationAdmission`). The retention is not looked at:
+    /// a donation it does not keep is not an error.
+    static func refuseFirstInvalid(
+        _ prepared: [(line: Int, donation: Result<PreparedDonation, InputError>)], now: Timestamp
+    ) throws(InputError) {
+        for (line, donation) in prepared {
+            switch donation {
+            case .failure(let error): throw error.at(line: line)
+            case .success(let donation) where donation.interaction.date > now:
+                do {
+                    _ = try DonationAdmission.decide(donation.interaction, now: now, oldestKept: nil)
+                } catch {
+                    throw error.at(line: line)
+                }
+            case .success: continue
+            }
+        }
     }
 }

@@ -40,6 +40,9 @@ public final class SQLiteDonationStore: DonationStore {
     /// writes once, at the end; one whose every line names a thousand new people held 1.5 GB for 170 MB of lines
     /// before this bound. Tests set it low.
     var importMemoryBudget = 384 << 20
+    /// The writer every piece of a `GroupCommitWriter`'s group records into, while the group runs on this (its
+    /// writing) connection: `SQLiteDonationStore+GroupWriting.swift`.
+    var groupWriter: DonationWriter?
     /// The accounts' ranking state in memory that queries use while it is current (`nil`: always SQLite).
     public let mirror: RankingMirror?
     /// The connection every donation of a server is committed on, with the donations of other requests

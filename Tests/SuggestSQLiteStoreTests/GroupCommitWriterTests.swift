@@ -1,6 +1,6 @@
 import Dispatch
 import SuggestCore
-import SuggestSQLiteStore
+@testable import SuggestSQLiteStore
 import SuggestTestSupport
 import Synchronization
 import Testing
@@ -340,5 +340,131 @@ import Testing
         #expect(try Self.export(store) == [])
         #expect(try store.record(donation, now: Self.now) == .recorded(identifier: "x1"))
         #expect(try Self.export(store).count == 1)
+    }
+
+    /// Runs `requests` (name, work) each on a thread of its own while another connection holds the write lock:
+    /// the first is a group of its own, waiting for the lock; the others are queued behind it, in order, and make
+    /// the next group together. Returns what each request's work gave or threw.
+    static func groupedWhileLocked(
+        _ location: StoreLocation, _ requests: [(String, @Sendable () throws -> String)]
+    ) throws -> [String: String] {
+        let outcomes = Mutex<[String: String]>([:])
+        let holder = try Database(path: location.databasePath)
+        try holder.execute("BEGIN IMMEDIATE")
+        let all = DispatchGroup()
+        for (index, (name, work)) in requests.enumerated() {
+            // A queue of its own, so a thread of its own (see `aPieceWaitsAtMostItsTimeWhateverWaitedBeforeIt`).
+            DispatchQueue(label: "request " + name).async(group: all) {
+                let outcome: String
+                do { outcome = try work() } catch { outcome = "\(type(of: error)): \(error)" }
+                outcomes.withLock { $0[name] = outcome }
+            }
+            usleep(index == 0 ? 200_000 : 50_000)
+        }
+        try holder.execute("COMMIT")
+        all.wait()
+        return outcomes.withLock { $0 }
+    }
+
+    /// The pieces of a group record into one writer: batches, single donations and a share, a duplicate across two
+    /// batches, a batch refused for its last line. What they store is what the same donations give recorded one by
+    /// one in the order they were committed: the same log, the same ranking, score for score.
+    @Test func aGroupsPiecesShareOneWriterAndStoreWhatOneByOneWould() throws {
+        let server = try Server()
+        let seed = try server.connection()
+        for step in 0..<12 { _ = try seed.record(Self.donation("seed\(step)", conversation: step % 4, second: step), now: Self.now) }
+        let connect = server.connect
+        @Sendable func batch(_ prefix: String, _ count: Int, invalidLast: Bool = false, repeating: String? = nil) throws -> String {
+            var lines = (0..<count).map {
+                NumberedDonation(
+                    line: $0 + 1, donation: .success(Self.donation("\(prefix)\($0)", conversation: $0 % 5, second: 100 + $0)))
+            }
+            if let repeating { lines[3] = NumberedDonation(line: 4, donation: .success(Self.donation(repeating, conversation: 2, second: 150))) }
+            if invalidLast { lines.append(NumberedDonation(line: count + 1, donation: .failure(InputError(field: "date", message: "not a date")))) }
+            var iterator = lines.makeIterator()
+            let report = try connect().importDonations(
+                ImportOptions(now: Self.now, expectedDonations: lines.count), progress: { _ in }, interruption: {}
+            ) { iterator.next() }
+            return "recorded \(report.recorded), duplicates \(report.duplicates)"
+        }
+        @Sendable func single(_ identifier: String, conversation: Int, second: Int) throws -> String {
+            "\(try connect().record(Self.donation(identifier, conversation: conversation, second: second), now: Self.now))"
+        }
+        let outcomes = try Self.groupedWhileLocked(server.location, [
+            ("lead", { try single("lead", conversation: 1, second: 90) }),
+            ("a", { try batch("a", 20) }),
+            ("s1", { try single("s1", conversation: 1, second: 200) }),
+            ("share", {
+                var share = Self.donation("share1", conversation: 2, second: 210)
+                share.isEngagedSuggestion = true
+                return "\(String(describing: try connect().recordShare(share, now: Self.now)))"
+            }),
+            ("b", { try batch("b", 8, repeating: "a5") }),
+            ("refused", { try batch("r", 6, invalidLast: true) }),
+            ("s2", { try single("s2", conversation: 9, second: 220) }),
+        ])
+        #expect(outcomes["a"] == "recorded 20, duplicates 0")
+        #expect(outcomes["b"] == "recorded 7, duplicates 1")
+        #expect(outcomes["refused"]?.hasPrefix("InputError") == true, "\(outcomes)")
+        #expect(outcomes["share"]?.contains("recorded") == true, "\(outcomes)")
+        let statistics = server.writer.statistics
+        #expect(statistics.pieces == 6 + 12)
+        // The lead alone, then the others together (some may have been taken apart by the scheduler, not all).
+        #expect(statistics.groups < 12 + 6 - 1, "\(statistics)")
+
+        // The same donations one by one, in the order the store keeps them: the same log and the same ranking.
+        let stored = try server.connection()
+        var donations: [Interaction] = []
+        try stored.forEachDonation(account: "default") { donations.append($0) }
+        #expect(!donations.contains { $0.identifier?.hasPrefix("r") == true })
+        let reference = try TemporaryDirectory("group-commit-one-by-one")
+        let one = try SQLiteDonationStore.open(StoreLocation(directory: reference.path))
+        _ = try one.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: Self.now)
+        for donation in donations { _ = try one.record(donation, now: Self.now) }
+        #expect(try Self.export(stored) == Self.export(one))
+        let context = RankingContext(at: Self.now)
+        #expect(
+            try stored.suggestions(account: "default", context: context, explain: true)
+                == one.suggestions(account: "default", context: context, explain: true))
+    }
+
+    /// A piece that fails after it began to record into its group's writer cannot be taken back by its savepoint:
+    /// its group fails, the piece with its own error and the others with one that says to send them again, and
+    /// nothing of the group is stored. One that fails before it records anything fails alone.
+    @Test func aPieceThatFailsAfterItBeganToRecordFailsItsGroup() throws {
+        let server = try Server()
+        let writer = server.writer
+        @Sendable func piece(_ identifier: String, failing: Bool, afterRecording: Bool) throws -> String {
+            try writer.commit { store in
+                if failing && !afterRecording { throw InputError(field: "intent", message: "refused before") }
+                let outcome = try store.withDonationWriter {
+                    try $0.record(Self.donation(identifier, conversation: 3, second: 5))
+                }
+                if failing { throw InputError(field: "intent", message: "refused after") }
+                return outcome ?? "duplicate"
+            }
+        }
+        let late = try Self.groupedWhileLocked(server.location, [
+            ("lead", { try piece("lead", failing: false, afterRecording: false) }),
+            ("before", { try piece("x1", failing: false, afterRecording: false) }),
+            ("failing", { try piece("x2", failing: true, afterRecording: true) }),
+            ("after", { try piece("x3", failing: false, afterRecording: false) }),
+        ])
+        #expect(late["lead"] == "lead")
+        #expect(late["failing"]?.contains("refused after") == true, "\(late)")
+        for name in ["before", "after"] {
+            #expect(late[name]?.hasPrefix("StoreError") == true && late[name]?.contains("send it again") == true, "\(late)")
+        }
+        #expect(try Self.export(server.connection()).map { $0.contains("\"lead\"") } == [true])
+
+        let early = try Self.groupedWhileLocked(server.location, [
+            ("lead", { try piece("lead2", failing: false, afterRecording: false) }),
+            ("before", { try piece("y1", failing: false, afterRecording: false) }),
+            ("failing", { try piece("y2", failing: true, afterRecording: false) }),
+            ("after", { try piece("y3", failing: false, afterRecording: false) }),
+        ])
+        #expect(early["failing"]?.contains("refused before") == true, "\(early)")
+        #expect(early["before"] == "y1" && early["after"] == "y3", "\(early)")
+        #expect(try Self.export(server.connection()).count == 4)
     }
 }

@@ -34,6 +34,9 @@ final class DonationWriter {
     /// bodies, people and group keys and content kinds (`ConversationEntry.baseBytes` and the bytes of each).
     private var entryBytes = 0
     private var random = SystemRandomNumberGenerator()
+    /// How many donations this writer has begun to record (duplicates not counted): a caller that shares the writer
+    /// between pieces of work learns whether a piece that failed left anything in it.
+    private(set) var recordsBegun = 0
 
     /// Strings compared by their bytes, as SQL compares them.
     private struct ConversationKey: Hashable {
@@ -178,6 +181,7 @@ final class DonationWriter {
         {
             return nil
         }
+        recordsBegun += 1
         let entry = try conversation(
             key: donation.conversationKey, account: account, identifier: donation.interaction.conversationIdentifier)
         let snapshot = try snapshotID(of: entry, donation)

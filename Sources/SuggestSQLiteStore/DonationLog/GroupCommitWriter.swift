@@ -130,7 +130,7 @@ public final class GroupCommitWriter: Sendable {
             }
             // Woken only now: their results are complete, and nothing here touches them again.
             for piece in onTime {
-                piece.commitFailure = failure ?? (piece.ranLate ? lateness : nil)
+                piece.commitFailure = piece.ownFailure ?? failure ?? (piece.ranLate ? lateness : nil)
                 piece.wake.signal()
             }
         }
@@ -161,6 +161,10 @@ public final class GroupCommitWriter: Sendable {
             try store.translating {
                 try store.database.withBusyTimeout(milliseconds: milliseconds) {
                     try store.database.write {
+                        // The pieces record into one writer (`SQLiteDonationStore+GroupWriting.swift`), which writes
+                        // what they hold once, before the commit.
+                        store.beginGroupWriting()
+                        defer { store.endGroupWriting() }
                         for piece in group {
                             // Its time may have run out while the transaction waited for a lock.
                             guard !isLate(piece, at: ContinuousClock.now) else {
@@ -168,11 +172,15 @@ public final class GroupCommitWriter: Sendable {
                                 continue
                             }
                             try store.database.execute("SAVEPOINT piece")
+                            let begun = store.groupRecordsBegun
                             guard let failure = piece.run(store) else {
                                 try store.database.execute("RELEASE piece")
                                 committed += 1
+                                try store.groupPieceEnded()
                                 continue
                             }
+                            // What it began to record is in the shared writer, out of the savepoint's reach.
+                            guard store.groupRecordsBegun == begun else { throw AbandonedGroup(piece: piece, failure: failure) }
                             do {
                                 try store.database.execute("ROLLBACK TO piece; RELEASE piece")
                             } catch {
@@ -181,10 +189,14 @@ public final class GroupCommitWriter: Sendable {
                                 throw failure
                             }
                         }
+                        try store.flushGroupWriting()
                     }
                 }
             }
             return (nil, committed)
+        } catch let abandoned as AbandonedGroup {
+            abandoned.piece.ownFailure = abandoned.failure
+            return (abandoned.othersFailure, 0)
         } catch {
             // A connection opened read-only stays so: the next group opens another, which writes once the file's
             // permissions are put right.
@@ -204,8 +216,28 @@ public final class GroupCommitWriter: Sendable {
         let queued = ContinuousClock.now
         /// Set when its turn in the transaction came too late for it to be written.
         var ranLate = false
+        /// Set when it failed after it began to record into the group's writer: it gets its own error, the rest of
+        /// its group `AbandonedGroup.othersFailure`.
+        var ownFailure: (any Error)?
 
         init(run: @escaping (SQLiteDonationStore) -> (any Error)?) { self.run = run }
+    }
+
+    /// A piece failed after it began to record into the group's writer, whose memory no savepoint takes back: the
+    /// whole transaction is rolled back.
+    private struct AbandonedGroup: Error {
+        let piece: Piece
+        let failure: any Error
+
+        /// What the group's other pieces are told: the store's error when it is one (a full disk fails them all
+        /// alike), else that nothing of theirs was recorded and they may be sent again.
+        var othersFailure: any Error {
+            if failure is StoreError { return failure }
+            return StoreError(
+                .busy,
+                "a request committed together with this one failed midway, so nothing of this one was recorded: "
+                    + "send it again")
+        }
     }
 
     /// A piece's result, written on the writing queue and read by the piece's own thread after it is woken.
