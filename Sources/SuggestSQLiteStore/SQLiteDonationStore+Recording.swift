@@ -69,7 +69,13 @@ extension SQLiteDonationStore {
             }
             // Refused here, before it reaches the writer: the group's pieces record into one writer, which a piece
             // failing midway would leave holding its first lines (and would fail the whole group).
-            if !options.skipInvalid { try Self.refuseFirstInvalid(prepared, now: options.now) }
+            if !options.skipInvalid {
+                for (line, donation) in prepared {
+                    if let refusal = Self.refusal(of: donation.map(\.interaction), now: options.now) {
+                        throw refusal.at(line: line)
+                    }
+                }
+            }
             return try translating {
                 try groupCommit.commit { writer in
                     let cutoff = try writer.retention().oldestKept(at: options.now)
@@ -262,22 +268,58 @@ extension SQLiteDonationStore {
         return report
     }
 
-    /// Throws what `recordPrepared` would throw first for these donations when invalid ones are not skipped: a line
-    /// that did not parse, or a date too far ahead of `now` (`DonationAdmission`). The retention is not looked at:
-    /// a donation it does not keep is not an error.
-    static func refuseFirstInvalid(
-        _ prepared: [(line: Int, donation: Result<PreparedDonation, InputError>)], now: Timestamp
-    ) throws(InputError) {
-        for (line, donation) in prepared {
-            switch donation {
-            case .failure(let error): throw error.at(line: line)
-            case .success(let donation) where donation.interaction.date > now:
-                do {
-                    _ = try DonationAdmission.decide(donation.interaction, now: now, oldestKept: nil)
-                } catch {
-                    throw error.at(line: line)
+    /// Why `recordPrepared` would stop at this donation when invalid ones are not skipped: its line did not parse,
+    /// or its date is too far ahead of `now` (`DonationAdmission`); `nil` when it would not. The retention is not
+    /// looked at: a donation it does not keep is not an error.
+    static func refusal(of donation: Result<Interaction, InputError>, now: Timestamp) -> InputError? {
+        switch donation {
+        case .failure(let error): return error
+        case .success(let interaction) where interaction.date > now:
+            do {
+                _ = try DonationAdmission.decide(interaction, now: now, oldestKept: nil)
+                return nil
+            } catch {
+                return error
+            }
+        case .success: return nil
+        }
+    }
+
+    /// A server's batch (with `groupCommit`) is read twice. On the request's thread every line is parsed, checked
+    /// and dropped, so that an invalid one is refused before the batch reaches the writer, whose pieces share one
+    /// `DonationWriter`; then, in the group's transaction, a thread of its own parses the lines again while the
+    /// writer records them (`ParsingLineFeed`). So what waits for the writer is the body's bytes, not its
+    /// donations, which take several times their size: 32 requests of 6,000 donations, held parsed while they
+    /// waited, took the server from 50 to 410 MB.
+    public func importBatch(
+        _ body: [UInt8], options: ImportOptions,
+        parse: @escaping @Sendable (UnsafeBufferPointer<UInt8>) -> Result<Interaction, InputError>
+    ) throws -> ImportReport {
+        guard let groupCommit, let expected = options.expectedDonations, expected < Self.largeImport else {
+            return try importBatchReadingOnce(body, options: options, parse: parse)
+        }
+        let options = options.fixingNow()
+        let lines = MemoryJSONLines(bytes: body)
+        // An overlong line throws here, skipped or not: the feed below would stop at it.
+        while let numbered = try lines.nextDonation(parse: parse) {
+            guard !options.skipInvalid, let refusal = Self.refusal(of: numbered.donation, now: options.now) else {
+                continue
+            }
+            throw refusal.at(line: numbered.line)
+        }
+        return try translating {
+            try groupCommit.commit { writer in
+                let cutoff = try writer.retention().oldestKept(at: options.now)
+                // Used by the feed's thread alone.
+                nonisolated(unsafe) let preparer = writer.makePreparer()
+                let feed = ParsingLineFeed(source: MemoryJSONLines(bytes: body)) { bytes in
+                    parse(bytes).map(preparer.prepare)
                 }
-            case .success: continue
+                return try writer.recordPrepared(options, cutoff: cutoff, progress: { _ in }, interruption: {}) {
+                    guard let parsed = try feed.next() else { return nil }
+                    let line = parsed.line
+                    return (line, (consume parsed).donation)
+                }
             }
         }
     }

@@ -467,4 +467,52 @@ import Testing
         #expect(early["before"] == "y1" && early["after"] == "y3", "\(early)")
         #expect(try Self.export(server.connection()).count == 4)
     }
+
+    /// A server's JSON Lines body (`importBatch`) is checked whole on its request's thread and parsed again while
+    /// the writer records it: a line that does not parse, or a date too far ahead, refuses its batch alone, with its
+    /// line number, and the batches beside it in the group store what a single reading of each stores elsewhere.
+    @Test func aBatchReadTwiceStoresWhatOneReadingStores() throws {
+        let server = try Server()
+        let connect = server.connect
+        @Sendable func body(_ prefix: String, _ count: Int, replacing line: Int? = nil, with text: String = "") -> [UInt8] {
+            var lines = (0..<count).map { index in
+                let donation = Self.donation("\(prefix)\(index)", conversation: index % 6, second: 300 + index)
+                return donation.jsonLine
+            }
+            if let line { lines[line - 1] = text }
+            return Array((lines.joined(separator: "\n") + "\n").utf8)
+        }
+        let parse: @Sendable (UnsafeBufferPointer<UInt8>) -> Result<Interaction, InputError> = { bytes in
+            Result { () throws(InputError) in try Interaction(jsonBytes: bytes, defaultAccount: "default") }
+        }
+        @Sendable func send(_ bytes: [UInt8]) throws -> String {
+            let report = try connect().importBatch(
+                bytes, options: ImportOptions(now: Self.now, expectedDonations: 50), parse: parse)
+            return "recorded \(report.recorded)"
+        }
+        let future = #"{"identifier": "later", "date": 2796000000, "direction": "outgoing", "intent": {"conversationIdentifier": "c1"}}"#
+        let bodies = [
+            ("lead", body("lead", 3)), ("a", body("a", 30)), ("bad", body("bad", 10, replacing: 4, with: "{")),
+            ("later", body("later", 10, replacing: 2, with: future)), ("b", body("b", 25)),
+        ]
+        let outcomes = try Self.groupedWhileLocked(server.location, bodies.map { name, bytes in (name, { try send(bytes) }) })
+        #expect(outcomes["a"] == "recorded 30" && outcomes["b"] == "recorded 25" && outcomes["lead"] == "recorded 3")
+        #expect(outcomes["bad"]?.hasPrefix("InputError") == true && outcomes["bad"]?.contains("line 4") == true, "\(outcomes)")
+        #expect(outcomes["later"]?.hasPrefix("InputError") == true && outcomes["later"]?.contains("line 2") == true, "\(outcomes)")
+
+        // What one reading of each stores: the donations recorded one by one, in the order the store keeps them.
+        let stored = try server.connection()
+        var donations: [Interaction] = []
+        try stored.forEachDonation(account: "default") { donations.append($0) }
+        #expect(donations.count == 58)
+        let reference = try TemporaryDirectory("group-commit-read-once")
+        let one = try SQLiteDonationStore.open(StoreLocation(directory: reference.path))
+        _ = try one.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: Self.now)
+        for donation in donations { _ = try one.record(donation, now: Self.now) }
+        #expect(try Self.export(stored) == Self.export(one))
+        let context = RankingContext(at: Self.now)
+        #expect(
+            try stored.suggestions(account: "default", context: context, explain: true)
+                == one.suggestions(account: "default", context: context, explain: true))
+    }
 }

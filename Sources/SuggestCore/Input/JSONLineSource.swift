@@ -23,6 +23,15 @@ extension JSONLineSource {
     /// - Throws: `InputError` for a line longer than `maximumLineLength`: not a line an import could skip, since
     ///   reading it to its end could take forever (`/dev/zero`); and what `nextLine` throws.
     public func nextDonation(defaultAccount: String) throws -> NumberedDonation? {
+        try nextDonation { bytes in
+            Result { () throws(InputError) in try Interaction(jsonBytes: bytes, defaultAccount: defaultAccount) }
+        }
+    }
+
+    /// The next donation line as `parse` reads it, as `nextDonation(defaultAccount:)`.
+    public func nextDonation(
+        parse: (UnsafeBufferPointer<UInt8>) -> Result<Interaction, InputError>
+    ) throws -> NumberedDonation? {
         var result: Result<Interaction, InputError>?
         var overlong = false
         while result == nil {
@@ -30,7 +39,7 @@ extension JSONLineSource {
                 if lineWasTooLong {
                     overlong = true
                 } else if !LineStream.isBlank(bytes) {
-                    result = Result { () throws(InputError) in try Interaction(jsonBytes: bytes, defaultAccount: defaultAccount) }
+                    result = parse(bytes)
                 }
             }
             if overlong { throw Self.tooLong(maximumLineLength).at(line: lineNumber) }

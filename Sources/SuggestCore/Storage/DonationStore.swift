@@ -62,6 +62,15 @@ public protocol DonationStore: AnyObject {
         interruption: () throws -> Void
     ) throws -> ImportReport
 
+    /// Records a batch of JSON Lines held in memory (a request's body), as `importDonations`. `parse` reads one
+    /// non-blank line and may be called more than once for it: a store may check every line first and parse them
+    /// again while it records them, so that what waits for its writer is the bytes, not the donations, which take
+    /// several times their size. The default parses each line once (`importBatchReadingOnce`).
+    func importBatch(
+        _ body: [UInt8], options: ImportOptions,
+        parse: @escaping @Sendable (UnsafeBufferPointer<UInt8>) -> Result<Interaction, InputError>
+    ) throws -> ImportReport
+
     // MARK: Ranking
 
     /// Runs `body` with one account's ranking state, read consistently (one snapshot, even while other processes
@@ -170,6 +179,24 @@ extension DonationStore {
     ) throws -> ImportReport {
         try importDonations(options, progress: progress, interruption: interruption) {
             try lines.nextDonation(defaultAccount: options.defaultAccount)
+        }
+    }
+
+    public func importBatch(
+        _ body: [UInt8], options: ImportOptions,
+        parse: @escaping @Sendable (UnsafeBufferPointer<UInt8>) -> Result<Interaction, InputError>
+    ) throws -> ImportReport {
+        try importBatchReadingOnce(body, options: options, parse: parse)
+    }
+
+    /// `importBatch` reading each line once, as it is recorded.
+    public func importBatchReadingOnce(
+        _ body: [UInt8], options: ImportOptions,
+        parse: (UnsafeBufferPointer<UInt8>) -> Result<Interaction, InputError>
+    ) throws -> ImportReport {
+        let lines = MemoryJSONLines(bytes: body)
+        return try importDonations(options, progress: { _ in }, interruption: {}) {
+            try lines.nextDonation(parse: parse)
         }
     }
 

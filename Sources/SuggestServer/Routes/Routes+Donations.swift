@@ -36,32 +36,14 @@ extension Routes {
                 }
             }
         case "application/x-ndjson":
-            let lines = MemoryJSONLines(bytes: body)
             // At most this many donations: the store sizes its work by it (a request's batch is not an import of
             // millions, and keeps the connection's page cache as it is).
             let expected = body.count(where: { $0 == 0x0A }) + 1
             let options = ImportOptions(now: now, expectedDonations: expected)
             report = try refusingDonations {
                 try call.withStore { store in
-                    try store.importDonations(options, progress: { _ in }, interruption: {}) {
-                        while true {
-                            var parsed: NumberedDonation?
-                            let more = try lines.nextLine { bytes in
-                                guard !LineStream.isBlank(bytes) else { return }
-                                let line = lines.lineNumber
-                                if lines.lineWasTooLong {
-                                    parsed = NumberedDonation(
-                                        line: line, donation: .failure(MemoryJSONLines.tooLong(lines.maximumLineLength))
-                                    )
-                                    return
-                                }
-                                parsed = NumberedDonation(
-                                    line: line,
-                                    donation: Result { () throws(InputError) in try Self.donation(bytes, in: account) })
-                            }
-                            if let parsed { return parsed }
-                            if !more { return nil }
-                        }
+                    try store.importBatch(body, options: options) { bytes in
+                        Result { () throws(InputError) in try Self.donation(bytes, in: account) }
                     }
                 }
             }
