@@ -14,6 +14,9 @@
 #   uniform the same, their conversations drawn uniformly (each batch touches about 1,000 of them);
 #   mixed   the `get` query from 8 connections while 2 connections POST JSON Lines bodies of 1,000 donations (started
 #           a second before, ending a second after): how reads fare while writes take the store
+#   CxB     (e.g. 32x1000) JSON Lines bodies of B donations from C connections, the rate being what the server's
+#           `suggest_donations_recorded_total` grew by in SECONDS_PER_RUN after 3 s of warm-up: many requests in
+#           flight commit together, in steps too large for wrk's count of answers to measure
 # (Benchmarks/serve-wrk/donations.lua: conversations drawn by a Zipf law, identifiers never repeated). Reports, for
 # each run, what was answered per second (requests for `get`, donations acknowledged otherwise), the p50 and p99
 # (wrk's for the GETs; for the donations the server's own, as upper bounds of its histogram: serve-latency.sh),
@@ -27,7 +30,7 @@
 #   SECONDS_PER_RUN    seconds of each wrk run (default 6)
 #   WORKERS            the server's --workers (default 2)
 #   SINGLE_CONNECTIONS wrk's connections for the single-donation POSTs (default 8)
-#   FORMS              which runs, of "get single batch uniform mixed" (default "get single batch mixed")
+#   FORMS              which runs, of "get single batch uniform mixed" and CxB shapes (default "get single batch mixed")
 #   KEEP=1             keep the scratch directory
 set -euo pipefail
 
@@ -124,6 +127,22 @@ measure() {
             wait "$writer"
             grep -q 'non2xx=0 ' "$WORK/writer.out" || { note "the $build server refused batches: $(cat "$WORK/writer.out")"; exit 1; }
         fi
+    elif [[ "$form" =~ ^([0-9]+)x([0-9]+)$ ]]; then
+        local connections=${BASH_REMATCH[1]} body=${BASH_REMATCH[2]} route=/v1/accounts/{account}/donations histogram
+        local first last loader
+        histogram=$(route_histogram "$url" "$route")
+        wrk -t1 -c"$connections" -d"$((RUN_SECONDS + 5))s" --timeout 60s -s "$LUA" "$url/v1/accounts/default/donations" \
+            -- "cmp-$build-$form-$RANDOM$RANDOM" batch "$body" zipf >"$WORK/loader.out" 2>&1 &
+        loader=$!
+        sleep 3
+        first=$(recorded_total "$url")
+        before=$(awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat")
+        sleep "$RUN_SECONDS"
+        last=$(recorded_total "$url")
+        after=$(awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat")
+        wait "$loader"
+        grep -q 'non2xx=0 socket_errors=0 ' "$WORK/loader.out" || { note "the $build server refused batches: $(cat "$WORK/loader.out")"; exit 1; }
+        result="recorded=$((last - first)) non2xx=0 $(server_quantiles "$histogram" "$(route_histogram "$url" "$route")" | sed 's/server_//g')"
     else
         local connections=$SINGLE_CONNECTIONS args=(single 1 zipf)
         if [ "$form" = batch ]; then connections=4; args=(batch 1000 zipf); fi
@@ -156,6 +175,11 @@ measure() {
     p99=$(grep -o 'p99_us=-*[0-9]*' <<<"$result" | tail -n1 | cut -d= -f2)
     awk -v n="$recorded" -v s="$RUN_SECONDS" -v a="$before" -v b="$after" -v t="$TICKS" -v p50="$p50" -v p99="$p99" \
         -v peak="$peak" 'BEGIN { printf "%d %d %d %d %d\n", n / s, p50, p99, (b - a) / t * 1e6 / (n > 0 ? n : 1), peak }'
+}
+
+# The donations the server has acknowledged since it started (its /metrics counter).
+recorded_total() {
+    curl -fs "$1/metrics" | awk '$1 == "suggest_donations_recorded_total" { print $2 }'
 }
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
