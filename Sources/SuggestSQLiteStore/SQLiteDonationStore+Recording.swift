@@ -285,6 +285,20 @@ extension SQLiteDonationStore {
         }
     }
 
+    /// Throws the first refusal of a batch's lines (`refusal(of:now:)`) unless invalid ones are skipped, and an
+    /// overlong line either way (a feed stops at it). Its copy of the lines is gone when it returns: a request keeps
+    /// only its body while it waits for the writer.
+    static func refuseFirstInvalid(
+        in body: [UInt8], options: ImportOptions,
+        parse: (UnsafeBufferPointer<UInt8>) -> Result<Interaction, InputError>
+    ) throws {
+        let lines = MemoryJSONLines(bytes: body)
+        while let numbered = try lines.nextDonation(parse: parse) {
+            guard !options.skipInvalid, let refusal = refusal(of: numbered.donation, now: options.now) else { continue }
+            throw refusal.at(line: numbered.line)
+        }
+    }
+
     /// A server's batch (with `groupCommit`) is read twice. On the request's thread every line is parsed, checked
     /// and dropped, so that an invalid one is refused before the batch reaches the writer, whose pieces share one
     /// `DonationWriter`; then, in the group's transaction, a thread of its own parses the lines again while the
@@ -299,14 +313,7 @@ extension SQLiteDonationStore {
             return try importBatchReadingOnce(body, options: options, parse: parse)
         }
         let options = options.fixingNow()
-        let lines = MemoryJSONLines(bytes: body)
-        // An overlong line throws here, skipped or not: the feed below would stop at it.
-        while let numbered = try lines.nextDonation(parse: parse) {
-            guard !options.skipInvalid, let refusal = Self.refusal(of: numbered.donation, now: options.now) else {
-                continue
-            }
-            throw refusal.at(line: numbered.line)
-        }
+        try Self.refuseFirstInvalid(in: body, options: options, parse: parse)
         return try translating {
             try groupCommit.commit { writer in
                 let cutoff = try writer.retention().oldestKept(at: options.now)

@@ -412,20 +412,26 @@ import Testing
         // The lead alone, then the others together (some may have been taken apart by the scheduler, not all).
         #expect(statistics.groups < 12 + 6 - 1, "\(statistics)")
 
-        // The same donations one by one, in the order the store keeps them: the same log and the same ranking.
-        let stored = try server.connection()
+        let donations = try Self.expectSameAsOneByOne(try server.connection())
+        #expect(!donations.contains { $0.identifier?.hasPrefix("r") == true })
+    }
+
+    /// Expects `stored` to hold what its donations give recorded one by one, in the order it keeps them, on a store
+    /// of their own: the same log and the same ranking, score for score. Returns those donations.
+    @discardableResult
+    static func expectSameAsOneByOne(_ stored: SQLiteDonationStore) throws -> [Interaction] {
         var donations: [Interaction] = []
         try stored.forEachDonation(account: "default") { donations.append($0) }
-        #expect(!donations.contains { $0.identifier?.hasPrefix("r") == true })
         let reference = try TemporaryDirectory("group-commit-one-by-one")
         let one = try SQLiteDonationStore.open(StoreLocation(directory: reference.path))
-        _ = try one.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: Self.now)
-        for donation in donations { _ = try one.record(donation, now: Self.now) }
-        #expect(try Self.export(stored) == Self.export(one))
-        let context = RankingContext(at: Self.now)
+        _ = try one.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: now)
+        for donation in donations { _ = try one.record(donation, now: now) }
+        #expect(try export(stored) == export(one))
+        let context = RankingContext(at: now)
         #expect(
             try stored.suggestions(account: "default", context: context, explain: true)
                 == one.suggestions(account: "default", context: context, explain: true))
+        return donations
     }
 
     /// A piece that fails after it began to record into its group's writer cannot be taken back by its savepoint:
@@ -501,18 +507,6 @@ import Testing
         #expect(outcomes["later"]?.hasPrefix("InputError") == true && outcomes["later"]?.contains("line 2") == true, "\(outcomes)")
 
         // What one reading of each stores: the donations recorded one by one, in the order the store keeps them.
-        let stored = try server.connection()
-        var donations: [Interaction] = []
-        try stored.forEachDonation(account: "default") { donations.append($0) }
-        #expect(donations.count == 58)
-        let reference = try TemporaryDirectory("group-commit-read-once")
-        let one = try SQLiteDonationStore.open(StoreLocation(directory: reference.path))
-        _ = try one.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: Self.now)
-        for donation in donations { _ = try one.record(donation, now: Self.now) }
-        #expect(try Self.export(stored) == Self.export(one))
-        let context = RankingContext(at: Self.now)
-        #expect(
-            try stored.suggestions(account: "default", context: context, explain: true)
-                == one.suggestions(account: "default", context: context, explain: true))
+        #expect(try Self.expectSameAsOneByOne(try server.connection()).count == 58)
     }
 }
