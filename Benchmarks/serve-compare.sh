@@ -15,8 +15,9 @@
 #   mixed   the `get` query from 8 connections while 2 connections POST JSON Lines bodies of 1,000 donations (started
 #           a second before, ending a second after): how reads fare while writes take the store
 #   CxB     (e.g. 32x1000) JSON Lines bodies of B donations from C connections, the rate being what the server's
-#           `suggest_donations_recorded_total` grew by in SECONDS_PER_RUN after 3 s of warm-up: many requests in
-#           flight commit together, in steps too large for wrk's count of answers to measure
+#           `suggest_donations_recorded_total` grew by in SHAPE_SECONDS after 3 s of warm-up: the requests in flight
+#           commit together, so the count moves in steps of up to C x B donations, too coarse for wrk's count of
+#           answers or for a short run (a step of 64,000 is 3,600/s of an 18 s run)
 # (Benchmarks/serve-wrk/donations.lua: conversations drawn by a Zipf law, identifiers never repeated). Reports, for
 # each run, what was answered per second (requests for `get`, donations acknowledged otherwise), the p50 and p99
 # (wrk's for the GETs; for the donations the server's own, as upper bounds of its histogram: serve-latency.sh),
@@ -28,6 +29,7 @@
 #   SUGGEST_BENCH_DIR  scratch directory (default /tmp/suggest-serve-compare; about 1.5 GB)
 #   ROUNDS             rounds (default 5)
 #   SECONDS_PER_RUN    seconds of each wrk run (default 6)
+#   SHAPE_SECONDS      seconds a CxB shape is counted for (default 18)
 #   WORKERS            the server's --workers (default 2)
 #   SINGLE_CONNECTIONS wrk's connections for the single-donation POSTs (default 8)
 #   FORMS              which runs, of "get single batch uniform mixed" and CxB shapes (default "get single batch mixed")
@@ -39,6 +41,7 @@ BASE=${1:?usage: Benchmarks/serve-compare.sh BASE-REVISION}
 WORK=${SUGGEST_BENCH_DIR:-/tmp/suggest-serve-compare}
 ROUNDS=${ROUNDS:-5}
 RUN_SECONDS=${SECONDS_PER_RUN:-6}
+SHAPE_SECONDS=${SHAPE_SECONDS:-18}
 WORKERS=${WORKERS:-2}
 SINGLE_CONNECTIONS=${SINGLE_CONNECTIONS:-8}
 FORMS=${FORMS:-get single batch mixed}
@@ -132,13 +135,13 @@ measure() {
         local connections=${BASH_REMATCH[1]} body=${BASH_REMATCH[2]} route=/v1/accounts/{account}/donations histogram
         local first last loader
         histogram=$(route_histogram "$url" "$route")
-        wrk -t1 -c"$connections" -d"$((RUN_SECONDS + 5))s" --timeout 60s -s "$LUA" "$url/v1/accounts/default/donations" \
+        wrk -t1 -c"$connections" -d"$((SHAPE_SECONDS + 5))s" --timeout 60s -s "$LUA" "$url/v1/accounts/default/donations" \
             -- "cmp-$build-$form-$RANDOM$RANDOM" batch "$body" zipf >"$WORK/loader.out" 2>&1 &
         loader=$!
         sleep 3
         first=$(recorded_total "$url")
         before=$(awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat")
-        sleep "$RUN_SECONDS"
+        sleep "$SHAPE_SECONDS"
         last=$(recorded_total "$url")
         after=$(awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat")
         wait "$loader"
@@ -177,7 +180,9 @@ measure() {
     # The last of each: for the donation runs, the server's.
     p50=$(grep -o 'p50_us=-*[0-9]*' <<<"$result" | tail -n1 | cut -d= -f2)
     p99=$(grep -o 'p99_us=-*[0-9]*' <<<"$result" | tail -n1 | cut -d= -f2)
-    awk -v n="$recorded" -v s="$RUN_SECONDS" -v a="$before" -v b="$after" -v t="$TICKS" -v p50="$p50" -v p99="$p99" \
+    local seconds=$RUN_SECONDS
+    [[ "$form" =~ ^[0-9]+x[0-9]+$ ]] && seconds=$SHAPE_SECONDS
+    awk -v n="$recorded" -v s="$seconds" -v a="$before" -v b="$after" -v t="$TICKS" -v p50="$p50" -v p99="$p99" \
         -v peak="$peak" -v refused="$refused" \
         'BEGIN { printf "%d %d %d %d %d %d\n", n / s, p50, p99, (b - a) / t * 1e6 / (n > 0 ? n : 1), peak, refused }'
 }
@@ -191,7 +196,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 
 echo "## suggest serve: $(git rev-parse --short HEAD) (new) against $(git rev-parse --short "$BASE") (old)"
 echo
-echo "- $(nproc) cores; load at start $(cut -d' ' -f1-3 /proc/loadavg); \`--workers $WORKERS\`, single POSTs from $SINGLE_CONNECTIONS connections; $ROUNDS rounds of ${RUN_SECONDS} s runs, old and new in turn"
+echo "- $(nproc) cores; load at start $(cut -d' ' -f1-3 /proc/loadavg); \`--workers $WORKERS\`, single POSTs from $SINGLE_CONNECTIONS connections; $ROUNDS rounds of ${RUN_SECONDS} s runs, old and new in turn; CxB shapes counted over ${SHAPE_SECONDS} s"
 echo "- a fresh copy of one 1M-donation store (100k conversations, written by the old build; the new build's copy brought up to its schema and policy once, untimed) for every run"
 echo
 echo "| round | form | build | per second | p50 | p99 | server CPU per request (get) or donation | server peak RSS | refused |"
