@@ -145,8 +145,8 @@ measure() {
         last=$(recorded_total "$url")
         after=$(awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat")
         wait "$loader"
-        # Requests the server turned away (503 when they waited too long for the writer) are counted, not fatal:
-        # how many a shape gets is part of what it measures.
+        # Requests the server turned away (503 `busy` when the bodies held at once would pass --max-body-memory)
+        # are counted, not fatal: how many a shape gets is part of what it measures.
         refused=$(grep -o 'non2xx=[0-9]*' "$WORK/loader.out" | cut -d= -f2)
         grep -q 'socket_errors=0 ' "$WORK/loader.out" || { note "the $build server dropped connections: $(cat "$WORK/loader.out")"; exit 1; }
         result="recorded=$((last - first)) non2xx=0 $(server_quantiles "$histogram" "$(route_histogram "$url" "$route")" | sed 's/server_//g')"
