@@ -2,10 +2,11 @@ import SuggestCore
 
 /// How the pieces of a server's group commit share one `DonationWriter`.
 ///
-/// A donation's cost is mostly its conversation's: the row, its entries in the sorted lists and its block are written once
-/// for every donation of that conversation a writer holds. When each request of a group had a writer of its own,
-/// a group of four batches of 1,000 wrote a popular conversation four times; with one writer for the group, once.
-/// The writer is flushed at the end of the group, before the commit, so nothing changes for what is acknowledged.
+/// A donation's cost is mostly its conversation's: the row, its entries in the sorted lists and its block are
+/// written once for every donation of that conversation a writer holds. When each request of a group had a writer
+/// of its own, a group of four batches of 1,000 wrote a popular conversation four times; with one writer for the
+/// group, once. The writer is flushed at the end of the group, before the commit, so nothing changes for what is
+/// acknowledged.
 ///
 /// A savepoint cannot take back what a piece left in the shared writer's memory, so a piece must fail before it
 /// records anything (a batch is checked whole first: `refuseFirstInvalid`); one that fails after it began to record

@@ -194,7 +194,8 @@ extension SQLiteDonationStore {
         interruption: () throws -> Void, next: () throws -> (line: Int, donation: Result<PreparedDonation, InputError>)?
     ) throws -> ImportReport {
         try withDonationWriter { writer in
-            try recordPrepared(options, cutoff: cutoff, into: writer, progress: progress, interruption: interruption, next: next)
+            try recordPrepared(
+                options, cutoff: cutoff, into: writer, progress: progress, interruption: interruption, next: next)
         }
     }
 

@@ -1,9 +1,10 @@
 import Dispatch
 import SuggestCore
-@testable import SuggestSQLiteStore
 import SuggestTestSupport
 import Synchronization
 import Testing
+
+@testable import SuggestSQLiteStore
 
 #if canImport(Glibc)
     import Glibc
@@ -27,14 +28,18 @@ import Testing
             let location = location
             let store = try SQLiteDonationStore.open(location)
             _ = try store.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: GroupCommitWriterTests.now)
-            writer = GroupCommitWriter { try SQLiteDonationStore.open(location, checkpoints: .everyPagesInPlace(16_384)) }
+            writer = GroupCommitWriter {
+                try SQLiteDonationStore.open(location, checkpoints: .everyPagesInPlace(16_384))
+            }
         }
 
         /// Opens a connection of the server, from any thread.
         var connect: @Sendable () throws -> SQLiteDonationStore {
             let location = location
             let writer = writer
-            return { try SQLiteDonationStore.open(location, checkpoints: .everyPagesInPlace(16_384), groupCommit: writer) }
+            return {
+                try SQLiteDonationStore.open(location, checkpoints: .everyPagesInPlace(16_384), groupCommit: writer)
+            }
         }
 
         func connection() throws -> SQLiteDonationStore { try connect() }
@@ -54,11 +59,15 @@ import Testing
     }
 
     /// A store that keeps every donation, and a writer whose pieces may wait a second.
-    static func storeWaitingAtMostASecond(_ name: String) throws -> (TemporaryDirectory, StoreLocation, GroupCommitWriter) {
+    static func storeWaitingAtMostASecond(_ name: String) throws -> (
+        TemporaryDirectory, StoreLocation, GroupCommitWriter
+    ) {
         let directory = try TemporaryDirectory(name)
         let location = StoreLocation(directory: directory.path)
         _ = try SQLiteDonationStore.open(location).setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: now)
-        return (directory, location, GroupCommitWriter(maximumWait: .seconds(1)) { try SQLiteDonationStore.open(location) })
+        return (
+            directory, location, GroupCommitWriter(maximumWait: .seconds(1)) { try SQLiteDonationStore.open(location) }
+        )
     }
 
     /// A request waits at most the writer's `maximumWait` from the moment it is queued, whatever groups waited for
@@ -232,7 +241,9 @@ import Testing
                                 line: $0 + 1,
                                 donation: .success(Self.donation("bad\(round)-\($0)", conversation: 1, second: $0)))
                         }
-                        lines.append(NumberedDonation(line: 6, donation: .failure(InputError(field: "date", message: "not a date"))))
+                        lines.append(
+                            NumberedDonation(
+                                line: 6, donation: .failure(InputError(field: "date", message: "not a date"))))
                         var iterator = lines.makeIterator()
                         do {
                             _ = try store.importDonations(
@@ -283,7 +294,8 @@ import Testing
         let first = try SQLiteDonationStore.open(location, checkpoints: .everyPages(100))
         _ = try first.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: Self.now)
         _ = try first.importDonations(
-            (0..<50).map { Self.donation("f\($0)", conversation: $0 % 5, second: $0) }, options: ImportOptions(now: Self.now))
+            (0..<50).map { Self.donation("f\($0)", conversation: $0 % 5, second: $0) },
+            options: ImportOptions(now: Self.now))
         try first.checkpoint()
         let before = try Self.export(first)
         let writer = GroupCommitWriter { try SQLiteDonationStore.open(location, checkpoints: .everyPages(100)) }
@@ -320,8 +332,9 @@ import Testing
         // Whatever was acknowledged is there in full; what failed left nothing.
         #expect(recorded.count == before.count + (40 - seen.count))
         #expect(Set(before).isSubset(of: Set(recorded)))
-        #expect(try after.record(Self.donation("again", conversation: 1, second: 99_000), now: Self.now)
-            == .recorded(identifier: "again"))
+        #expect(
+            try after.record(Self.donation("again", conversation: 1, second: 99_000), now: Self.now)
+                == .recorded(identifier: "again"))
     }
 
     @Test func aWriterThatCannotOpenFailsItsRequestsAndIsTriedAgain() throws {
@@ -372,15 +385,27 @@ import Testing
     @Test func aGroupsPiecesShareOneWriterAndStoreWhatOneByOneWould() throws {
         let server = try Server()
         let seed = try server.connection()
-        for step in 0..<12 { _ = try seed.record(Self.donation("seed\(step)", conversation: step % 4, second: step), now: Self.now) }
+        for step in 0..<12 {
+            _ = try seed.record(Self.donation("seed\(step)", conversation: step % 4, second: step), now: Self.now)
+        }
         let connect = server.connect
-        @Sendable func batch(_ prefix: String, _ count: Int, invalidLast: Bool = false, repeating: String? = nil) throws -> String {
+        @Sendable func batch(_ prefix: String, _ count: Int, invalidLast: Bool = false, repeating: String? = nil) throws
+            -> String
+        {
             var lines = (0..<count).map {
                 NumberedDonation(
-                    line: $0 + 1, donation: .success(Self.donation("\(prefix)\($0)", conversation: $0 % 5, second: 100 + $0)))
+                    line: $0 + 1,
+                    donation: .success(Self.donation("\(prefix)\($0)", conversation: $0 % 5, second: 100 + $0)))
             }
-            if let repeating { lines[3] = NumberedDonation(line: 4, donation: .success(Self.donation(repeating, conversation: 2, second: 150))) }
-            if invalidLast { lines.append(NumberedDonation(line: count + 1, donation: .failure(InputError(field: "date", message: "not a date")))) }
+            if let repeating {
+                lines[3] = NumberedDonation(
+                    line: 4, donation: .success(Self.donation(repeating, conversation: 2, second: 150)))
+            }
+            if invalidLast {
+                lines.append(
+                    NumberedDonation(
+                        line: count + 1, donation: .failure(InputError(field: "date", message: "not a date"))))
+            }
             var iterator = lines.makeIterator()
             let report = try connect().importDonations(
                 ImportOptions(now: Self.now, expectedDonations: lines.count), progress: { _ in }, interruption: {}
@@ -390,19 +415,24 @@ import Testing
         @Sendable func single(_ identifier: String, conversation: Int, second: Int) throws -> String {
             "\(try connect().record(Self.donation(identifier, conversation: conversation, second: second), now: Self.now))"
         }
-        let outcomes = try Self.groupedWhileLocked(server.location, [
-            ("lead", { try single("lead", conversation: 1, second: 90) }),
-            ("a", { try batch("a", 20) }),
-            ("s1", { try single("s1", conversation: 1, second: 200) }),
-            ("share", {
-                var share = Self.donation("share1", conversation: 2, second: 210)
-                share.isEngagedSuggestion = true
-                return "\(String(describing: try connect().recordShare(share, now: Self.now)))"
-            }),
-            ("b", { try batch("b", 8, repeating: "a5") }),
-            ("refused", { try batch("r", 6, invalidLast: true) }),
-            ("s2", { try single("s2", conversation: 9, second: 220) }),
-        ])
+        let outcomes = try Self.groupedWhileLocked(
+            server.location,
+            [
+                ("lead", { try single("lead", conversation: 1, second: 90) }),
+                ("a", { try batch("a", 20) }),
+                ("s1", { try single("s1", conversation: 1, second: 200) }),
+                (
+                    "share",
+                    {
+                        var share = Self.donation("share1", conversation: 2, second: 210)
+                        share.isEngagedSuggestion = true
+                        return "\(String(describing: try connect().recordShare(share, now: Self.now)))"
+                    }
+                ),
+                ("b", { try batch("b", 8, repeating: "a5") }),
+                ("refused", { try batch("r", 6, invalidLast: true) }),
+                ("s2", { try single("s2", conversation: 9, second: 220) }),
+            ])
         #expect(outcomes["a"] == "recorded 20, duplicates 0")
         #expect(outcomes["b"] == "recorded 7, duplicates 1")
         #expect(outcomes["refused"]?.hasPrefix("InputError") == true, "\(outcomes)")
@@ -450,25 +480,30 @@ import Testing
                 return outcome ?? "duplicate"
             }
         }
-        let late = try Self.groupedWhileLocked(server.location, [
-            ("lead", { try piece("lead", failing: false, afterRecording: false) }),
-            ("before", { try piece("x1", failing: false, afterRecording: false) }),
-            ("failing", { try piece("x2", failing: true, afterRecording: true) }),
-            ("after", { try piece("x3", failing: false, afterRecording: false) }),
-        ])
+        let late = try Self.groupedWhileLocked(
+            server.location,
+            [
+                ("lead", { try piece("lead", failing: false, afterRecording: false) }),
+                ("before", { try piece("x1", failing: false, afterRecording: false) }),
+                ("failing", { try piece("x2", failing: true, afterRecording: true) }),
+                ("after", { try piece("x3", failing: false, afterRecording: false) }),
+            ])
         #expect(late["lead"] == "lead")
         #expect(late["failing"]?.contains("refused after") == true, "\(late)")
         for name in ["before", "after"] {
-            #expect(late[name]?.hasPrefix("StoreError") == true && late[name]?.contains("send it again") == true, "\(late)")
+            #expect(
+                late[name]?.hasPrefix("StoreError") == true && late[name]?.contains("send it again") == true, "\(late)")
         }
         #expect(try Self.export(server.connection()).map { $0.contains("\"lead\"") } == [true])
 
-        let early = try Self.groupedWhileLocked(server.location, [
-            ("lead", { try piece("lead2", failing: false, afterRecording: false) }),
-            ("before", { try piece("y1", failing: false, afterRecording: false) }),
-            ("failing", { try piece("y2", failing: true, afterRecording: false) }),
-            ("after", { try piece("y3", failing: false, afterRecording: false) }),
-        ])
+        let early = try Self.groupedWhileLocked(
+            server.location,
+            [
+                ("lead", { try piece("lead2", failing: false, afterRecording: false) }),
+                ("before", { try piece("y1", failing: false, afterRecording: false) }),
+                ("failing", { try piece("y2", failing: true, afterRecording: false) }),
+                ("after", { try piece("y3", failing: false, afterRecording: false) }),
+            ])
         #expect(early["failing"]?.contains("refused before") == true, "\(early)")
         #expect(early["before"] == "y1" && early["after"] == "y3", "\(early)")
         #expect(try Self.export(server.connection()).count == 4)
@@ -480,7 +515,9 @@ import Testing
     @Test func aBatchReadTwiceStoresWhatOneReadingStores() throws {
         let server = try Server()
         let connect = server.connect
-        @Sendable func body(_ prefix: String, _ count: Int, replacing line: Int? = nil, with text: String = "") -> [UInt8] {
+        @Sendable func body(_ prefix: String, _ count: Int, replacing line: Int? = nil, with text: String = "")
+            -> [UInt8]
+        {
             var lines = (0..<count).map { index in
                 let donation = Self.donation("\(prefix)\(index)", conversation: index % 6, second: 300 + index)
                 return donation.jsonLine
@@ -496,15 +533,21 @@ import Testing
                 bytes, options: ImportOptions(now: Self.now, expectedDonations: 50), parse: parse)
             return "recorded \(report.recorded)"
         }
-        let future = #"{"identifier": "later", "date": 2796000000, "direction": "outgoing", "intent": {"conversationIdentifier": "c1"}}"#
+        let future =
+            #"{"identifier": "later", "date": 2796000000, "direction": "outgoing", "intent": {"conversationIdentifier": "c1"}}"#
         let bodies = [
             ("lead", body("lead", 3)), ("a", body("a", 30)), ("bad", body("bad", 10, replacing: 4, with: "{")),
             ("later", body("later", 10, replacing: 2, with: future)), ("b", body("b", 25)),
         ]
-        let outcomes = try Self.groupedWhileLocked(server.location, bodies.map { name, bytes in (name, { try send(bytes) }) })
+        let outcomes = try Self.groupedWhileLocked(
+            server.location, bodies.map { name, bytes in (name, { try send(bytes) }) })
         #expect(outcomes["a"] == "recorded 30" && outcomes["b"] == "recorded 25" && outcomes["lead"] == "recorded 3")
-        #expect(outcomes["bad"]?.hasPrefix("InputError") == true && outcomes["bad"]?.contains("line 4") == true, "\(outcomes)")
-        #expect(outcomes["later"]?.hasPrefix("InputError") == true && outcomes["later"]?.contains("line 2") == true, "\(outcomes)")
+        #expect(
+            outcomes["bad"]?.hasPrefix("InputError") == true && outcomes["bad"]?.contains("line 4") == true,
+            "\(outcomes)")
+        #expect(
+            outcomes["later"]?.hasPrefix("InputError") == true && outcomes["later"]?.contains("line 2") == true,
+            "\(outcomes)")
 
         // What one reading of each stores: the donations recorded one by one, in the order the store keeps them.
         #expect(try Self.expectSameAsOneByOne(try server.connection()).count == 58)

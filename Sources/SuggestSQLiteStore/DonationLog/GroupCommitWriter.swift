@@ -180,7 +180,9 @@ public final class GroupCommitWriter: Sendable {
                                 continue
                             }
                             // What it began to record is in the shared writer, out of the savepoint's reach.
-                            guard store.groupRecordsBegun == begun else { throw AbandonedGroup(piece: piece, failure: failure) }
+                            guard store.groupRecordsBegun == begun else {
+                                throw AbandonedGroup(piece: piece, failure: failure)
+                            }
                             do {
                                 try store.database.execute("ROLLBACK TO piece; RELEASE piece")
                             } catch {
