@@ -182,6 +182,7 @@ extension DonationStore {
         }
     }
 
+    /// Parses each line once, as it is recorded (`importBatchReadingOnce`).
     public func importBatch(
         _ body: [UInt8], options: ImportOptions,
         parse: @escaping @Sendable (UnsafeBufferPointer<UInt8>) -> Result<Interaction, InputError>
