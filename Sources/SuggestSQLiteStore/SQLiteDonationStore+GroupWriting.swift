@@ -9,8 +9,9 @@ import SuggestCore
 /// acknowledged.
 ///
 /// A savepoint cannot take back what a piece left in the shared writer's memory, so a piece must fail before it
-/// records anything (a batch is checked whole first: `refuseFirstInvalid`); one that fails after it began to record
-/// fails its whole group (`GroupCommitWriter`), and nothing of the group is stored.
+/// records anything (a batch is checked whole first: `refuseFirstInvalid`); one that fails after it began to record,
+/// or after the writer wrote the group's work inside its savepoint, fails its whole group (`GroupCommitWriter`), and
+/// nothing of the group is stored.
 extension SQLiteDonationStore {
     /// Runs `body` with the writer a recording uses: the group's while a group runs on this connection, flushed by
     /// the group; otherwise a new one, flushed here before returning.
@@ -31,9 +32,18 @@ extension SQLiteDonationStore {
         groupWriter = DonationWriter(database: database, ranking: ranking, types: types)
     }
 
-    /// How many donations the group's writer has begun to record: unchanged across a piece that failed means
-    /// that its savepoint takes all of it back.
-    var groupRecordsBegun: Int { groupWriter?.recordsBegun ?? 0 }
+    /// How often the group's writer has changed (`DonationWriter.changeCount`): unchanged across a piece that
+    /// failed means that its savepoint takes back all of it, and nothing of the other pieces.
+    var groupWriterChanges: Int { groupWriter?.changeCount ?? 0 }
+
+    /// `error` as this store reports it: a SQLite failure as a `StoreError` that names the store.
+    func translated(_ error: any Error) -> any Error {
+        do {
+            return try translating { throw error }
+        } catch {
+            return error
+        }
+    }
 
     /// After a piece: writes what the group's writer holds if it is over its budget.
     func groupPieceEnded() throws {

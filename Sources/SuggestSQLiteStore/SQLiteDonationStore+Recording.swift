@@ -193,13 +193,17 @@ extension SQLiteDonationStore {
         _ options: ImportOptions, cutoff: Timestamp?, progress: (ImportProgress) -> Void,
         interruption: () throws -> Void, next: () throws -> (line: Int, donation: Result<PreparedDonation, InputError>)?
     ) throws -> ImportReport {
-        try withDonationWriter { writer in
+        let report = try withDonationWriter { writer in
             try recordPrepared(
                 options, cutoff: cutoff, into: writer, progress: progress, interruption: interruption, next: next)
         }
+        // Once more after the writing, before the commit: an input cut short by the same Ctrl-C (a pipe's producer)
+        // must not be committed as if it had ended, and the writing of a large import takes seconds.
+        try interruption()
+        return report
     }
 
-    /// `recordPrepared` into `writer`, which the caller flushes.
+    /// `recordPrepared` into `writer`, which the caller flushes, then asks `interruption` once more.
     private func recordPrepared(
         _ options: ImportOptions, cutoff: Timestamp?, into writer: DonationWriter, progress: (ImportProgress) -> Void,
         interruption: () throws -> Void, next: () throws -> (line: Int, donation: Result<PreparedDonation, InputError>)?
@@ -263,9 +267,6 @@ extension SQLiteDonationStore {
             }
             if writer.heldBytes > importMemoryBudget { try writer.flush() }
         }
-        // Once more before the commit: an input cut short by the same Ctrl-C (a pipe's producer) must not be
-        // committed as if it had ended.
-        try interruption()
         return report
     }
 

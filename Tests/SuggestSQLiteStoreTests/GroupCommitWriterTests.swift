@@ -356,24 +356,38 @@ import Testing
     }
 
     /// Runs `requests` (name, work) each on a thread of its own while another connection holds the write lock:
-    /// the first is a group of its own, waiting for the lock; the others are queued behind it, in order, and make
+    /// the first is a group of its own, waiting for the lock; the others are queued behind it, in order, and the
+    /// lock is let go once `queued` pieces wait for `writer` (those of the others that reach it), so that they make
     /// the next group together. Returns what each request's work gave or threw.
     static func groupedWhileLocked(
-        _ location: StoreLocation, _ requests: [(String, @Sendable () throws -> String)]
+        _ location: StoreLocation, writer: GroupCommitWriter, queued: Int,
+        _ requests: [(String, @Sendable () throws -> String)]
     ) throws -> [String: String] {
         let outcomes = Mutex<[String: String]>([:])
         let holder = try Database(path: location.databasePath)
         try holder.execute("BEGIN IMMEDIATE")
         let all = DispatchGroup()
         for (index, (name, work)) in requests.enumerated() {
+            let started = DispatchSemaphore(value: 0)
             // A queue of its own, so a thread of its own (see `aPieceWaitsAtMostItsTimeWhateverWaitedBeforeIt`).
             DispatchQueue(label: "request " + name).async(group: all) {
+                started.signal()
                 let outcome: String
                 do { outcome = try work() } catch { outcome = "\(type(of: error)): \(error)" }
                 outcomes.withLock { $0[name] = outcome }
             }
-            usleep(index == 0 ? 200_000 : 50_000)
+            started.wait()
+            if index == 0 {
+                // The first is taken alone: the writer holds it, waiting for the lock, before the others come.
+                usleep(100_000)
+                try #require(writer.piecesWaiting == 0)
+            } else {
+                usleep(20_000)  // in order
+            }
         }
+        let deadline = ContinuousClock.now + .seconds(20)
+        while writer.piecesWaiting < queued, ContinuousClock.now < deadline { usleep(5_000) }
+        #expect(writer.piecesWaiting == queued)
         try holder.execute("COMMIT")
         all.wait()
         return outcomes.withLock { $0 }
@@ -416,7 +430,7 @@ import Testing
             "\(try connect().record(Self.donation(identifier, conversation: conversation, second: second), now: Self.now))"
         }
         let outcomes = try Self.groupedWhileLocked(
-            server.location,
+            server.location, writer: server.writer, queued: 5,
             [
                 ("lead", { try single("lead", conversation: 1, second: 90) }),
                 ("a", { try batch("a", 20) }),
@@ -437,10 +451,10 @@ import Testing
         #expect(outcomes["b"] == "recorded 7, duplicates 1")
         #expect(outcomes["refused"]?.hasPrefix("InputError") == true, "\(outcomes)")
         #expect(outcomes["share"]?.contains("recorded") == true, "\(outcomes)")
+        // The seeds one by one, the lead alone, then the five that reached the writer (the refused batch did not)
+        // together.
         let statistics = server.writer.statistics
-        #expect(statistics.pieces == 6 + 12)
-        // The lead alone, then the others together (some may have been taken apart by the scheduler, not all).
-        #expect(statistics.groups < 12 + 6 - 1, "\(statistics)")
+        #expect(statistics.pieces == 12 + 1 + 5 && statistics.groups == 12 + 1 + 1, "\(statistics)")
 
         let donations = try Self.expectSameAsOneByOne(try server.connection())
         #expect(!donations.contains { $0.identifier?.hasPrefix("r") == true })
@@ -481,7 +495,7 @@ import Testing
             }
         }
         let late = try Self.groupedWhileLocked(
-            server.location,
+            server.location, writer: writer, queued: 3,
             [
                 ("lead", { try piece("lead", failing: false, afterRecording: false) }),
                 ("before", { try piece("x1", failing: false, afterRecording: false) }),
@@ -495,9 +509,10 @@ import Testing
                 late[name]?.hasPrefix("StoreError") == true && late[name]?.contains("send it again") == true, "\(late)")
         }
         #expect(try Self.export(server.connection()).map { $0.contains("\"lead\"") } == [true])
+        #expect(writer.statistics == .init(groups: 1, pieces: 1), "\(writer.statistics)")
 
         let early = try Self.groupedWhileLocked(
-            server.location,
+            server.location, writer: writer, queued: 3,
             [
                 ("lead", { try piece("lead2", failing: false, afterRecording: false) }),
                 ("before", { try piece("y1", failing: false, afterRecording: false) }),
@@ -507,6 +522,69 @@ import Testing
         #expect(early["failing"]?.contains("refused before") == true, "\(early)")
         #expect(early["before"] == "y1" && early["after"] == "y3", "\(early)")
         #expect(try Self.export(server.connection()).count == 4)
+        // The failing piece was rolled back alone, in a group that kept the other two.
+        #expect(writer.statistics == .init(groups: 3, pieces: 4), "\(writer.statistics)")
+    }
+
+    /// A piece that records nothing but has the group's writer write what it holds (as an import over its memory
+    /// budget does), then fails: the writing happened inside its savepoint, so rolling it back alone would drop the
+    /// other pieces' donations while they were acknowledged. Its group fails instead, and nothing of it is stored.
+    @Test func aPieceThatFailsAfterTheWriterWroteFailsItsGroup() throws {
+        let server = try Server()
+        let writer = server.writer
+        @Sendable func recording(_ identifier: String) throws -> String {
+            try writer.commit { store in
+                try store.withDonationWriter { try $0.record(Self.donation(identifier, conversation: 4, second: 7)) }
+                    ?? "duplicate"
+            }
+        }
+        let outcomes = try Self.groupedWhileLocked(
+            server.location, writer: writer, queued: 3,
+            [
+                ("lead", { try recording("lead") }),
+                ("first", { try recording("z1") }),
+                (
+                    "flushing",
+                    {
+                        try writer.commit { store -> String in
+                            try store.flushGroupWriting()
+                            throw InputError(field: "intent", message: "refused after a write")
+                        }
+                    }
+                ),
+                ("last", { try recording("z3") }),
+            ])
+        #expect(outcomes["lead"] == "lead")
+        #expect(outcomes["flushing"]?.contains("refused after a write") == true, "\(outcomes)")
+        for name in ["first", "last"] {
+            #expect(outcomes[name]?.contains("send it again") == true, "\(outcomes)")
+        }
+        #expect(try Self.export(server.connection()).count == 1)
+        #expect(writer.statistics == .init(groups: 1, pieces: 1), "\(writer.statistics)")
+
+        // A store's failure (SQLite's full disk, raised here by hand after a donation) fails the others with the
+        // store's own error, not with one that says to send them again into a full disk.
+        let full = try Self.groupedWhileLocked(
+            server.location, writer: writer, queued: 2,
+            [
+                ("lead", { try recording("lead2") }),
+                ("first", { try recording("w1") }),
+                (
+                    "failing",
+                    {
+                        try writer.commit { store -> String in
+                            _ = try store.withDonationWriter {
+                                try $0.record(Self.donation("w2", conversation: 5, second: 8))
+                            }
+                            throw SQLiteError(code: 13, message: "database or disk is full")
+                        }
+                    }
+                ),
+            ])
+        for name in ["first", "failing"] {
+            #expect(full[name]?.hasPrefix("StoreError") == true && full[name]?.contains("full") == true, "\(full)")
+        }
+        #expect(try Self.export(server.connection()).count == 2)
     }
 
     /// A server's JSON Lines body (`importBatch`) is checked whole on its request's thread and parsed again while
@@ -525,8 +603,10 @@ import Testing
             if let line { lines[line - 1] = text }
             return Array((lines.joined(separator: "\n") + "\n").utf8)
         }
+        let parsed = Atomic<Int>(0)
         let parse: @Sendable (UnsafeBufferPointer<UInt8>) -> Result<Interaction, InputError> = { bytes in
-            Result { () throws(InputError) in try Interaction(jsonBytes: bytes, defaultAccount: "default") }
+            parsed.add(1, ordering: .relaxed)
+            return Result { () throws(InputError) in try Interaction(jsonBytes: bytes, defaultAccount: "default") }
         }
         @Sendable func send(_ bytes: [UInt8]) throws -> String {
             let report = try connect().importBatch(
@@ -539,8 +619,10 @@ import Testing
             ("lead", body("lead", 3)), ("a", body("a", 30)), ("bad", body("bad", 10, replacing: 4, with: "{")),
             ("later", body("later", 10, replacing: 2, with: future)), ("b", body("b", 25)),
         ]
+        // The two refused never reach the writer.
         let outcomes = try Self.groupedWhileLocked(
-            server.location, bodies.map { name, bytes in (name, { try send(bytes) }) })
+            server.location, writer: server.writer, queued: 2, bodies.map { name, bytes in (name, { try send(bytes) }) }
+        )
         #expect(outcomes["a"] == "recorded 30" && outcomes["b"] == "recorded 25" && outcomes["lead"] == "recorded 3")
         #expect(
             outcomes["bad"]?.hasPrefix("InputError") == true && outcomes["bad"]?.contains("line 4") == true,
@@ -548,6 +630,10 @@ import Testing
         #expect(
             outcomes["later"]?.hasPrefix("InputError") == true && outcomes["later"]?.contains("line 2") == true,
             "\(outcomes)")
+
+        // Each line of a recorded batch read twice (3, 30 and 25 lines); the refused ones up to their bad line.
+        #expect(parsed.load(ordering: .relaxed) == 2 * (3 + 30 + 25) + 4 + 2)
+        #expect(server.writer.statistics == .init(groups: 2, pieces: 3), "\(server.writer.statistics)")
 
         // What one reading of each stores: the donations recorded one by one, in the order the store keeps them.
         #expect(try Self.expectSameAsOneByOne(try server.connection()).count == 58)

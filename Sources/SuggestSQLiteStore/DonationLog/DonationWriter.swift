@@ -34,9 +34,10 @@ final class DonationWriter {
     /// bodies, people and group keys and content kinds (`ConversationEntry.baseBytes` and the bytes of each).
     private var entryBytes = 0
     private var random = SystemRandomNumberGenerator()
-    /// How many donations this writer has begun to record (duplicates not counted): a caller that shares the writer
-    /// between pieces of work learns whether a piece that failed left anything in it.
-    private(set) var recordsBegun = 0
+    /// How many times this writer has begun to record a donation (duplicates not counted) or written what it
+    /// holds: a caller that shares the writer between pieces of work learns whether a piece that failed left
+    /// anything in it, or wrote other pieces' work inside its own savepoint.
+    private(set) var changeCount = 0
 
     /// Strings compared by their bytes, as SQL compares them.
     private struct ConversationKey: Hashable {
@@ -181,7 +182,7 @@ final class DonationWriter {
         {
             return nil
         }
-        recordsBegun += 1
+        changeCount += 1
         let entry = try conversation(
             key: donation.conversationKey, account: account, identifier: donation.interaction.conversationIdentifier)
         let snapshot = try snapshotID(of: entry, donation)
@@ -262,6 +263,7 @@ final class DonationWriter {
     /// a conversation reads it back, as a new writer would. Call before committing, and whenever `heldBytes` is
     /// more than the caller can spare; the result is the same bits either way.
     func flush() throws {
+        changeCount += 1
         try log.flush()
         let update = try database.statement(DonationWriter.updateConversationSQL)
         let content = try database.statement(DonationWriter.writeContentSQL)

@@ -47,6 +47,9 @@ public final class GroupCommitWriter: Sendable {
     /// How long a piece waits unless told otherwise: as long as one of the store's connections waits for a lock.
     public static var defaultMaximumWait: Duration { .milliseconds(Int64(Database.busyTimeoutMilliseconds)) }
 
+    /// How many pieces wait for their turn, for tests that need a group to hold them all.
+    var piecesWaiting: Int { state.withLock { $0.waiting.count } }
+
     /// The most pieces one transaction takes: enough to carry every request of a busy server, few enough that the
     /// first of them does not wait on an unbounded queue.
     static let largestGroup = 256
@@ -172,16 +175,17 @@ public final class GroupCommitWriter: Sendable {
                                 continue
                             }
                             try store.database.execute("SAVEPOINT piece")
-                            let begun = store.groupRecordsBegun
+                            let changes = store.groupWriterChanges
                             guard let failure = piece.run(store) else {
                                 try store.database.execute("RELEASE piece")
                                 committed += 1
                                 try store.groupPieceEnded()
                                 continue
                             }
-                            // What it began to record is in the shared writer, out of the savepoint's reach.
-                            guard store.groupRecordsBegun == begun else {
-                                throw AbandonedGroup(piece: piece, failure: failure)
+                            // What it began to record is in the shared writer, out of the savepoint's reach; and
+                            // what the writer wrote meanwhile, other pieces' work too, is inside it.
+                            guard store.groupWriterChanges == changes else {
+                                throw AbandonedGroup(piece: piece, failure: store.translated(failure))
                             }
                             do {
                                 try store.database.execute("ROLLBACK TO piece; RELEASE piece")
@@ -198,6 +202,7 @@ public final class GroupCommitWriter: Sendable {
             return (nil, committed)
         } catch let abandoned as AbandonedGroup {
             abandoned.piece.ownFailure = abandoned.failure
+            if let error = abandoned.failure as? StoreError, error.kind == .readOnly { connection.close() }
             return (abandoned.othersFailure, 0)
         } catch {
             // A connection opened read-only stays so: the next group opens another, which writes once the file's
