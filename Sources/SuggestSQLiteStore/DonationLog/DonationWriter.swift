@@ -188,14 +188,19 @@ final class DonationWriter {
         let snapshot = try snapshotID(of: entry, donation)
         let block = try log.append(
             conversationID: entry.id, account: account, isNewConversation: entry.isNew, identifier: identifier,
-            identifierKey: identifierKey, snapshotID: snapshot.id, groupIdentifier: donation.interaction.groupIdentifier,
+            identifierKey: identifierKey, snapshotID: snapshot.id,
+            groupIdentifier: donation.interaction.groupIdentifier,
             date: donation.interaction.date.seconds, direction: donation.interaction.direction,
             engaged: donation.interaction.isEngagedSuggestion, contentTypes: donation.interaction.intent.contentTypes)
         // Compared byte for byte: `==` takes canonically equivalent spellings for one, and the second would have no
         // row for deletion by group identifier to find its conversation by.
-        if let group = donation.interaction.groupIdentifier, !entry.groups.contains(where: { $0.hasSameBytes(as: group) }) {
+        if let group = donation.interaction.groupIdentifier,
+            !entry.groups.contains(where: { $0.hasSameBytes(as: group) })
+        {
             entry.groups.append(group)
-            try database.statement(DonationWriter.insertGroupSQL).run([.text(account), .text(group), .integer(entry.id)])
+            try database.statement(DonationWriter.insertGroupSQL).run([
+                .text(account), .text(group), .integer(entry.id),
+            ])
             entryBytes += group.utf8.count + ConversationEntry.itemBytes
         }
         if let knownBlock {
@@ -244,7 +249,8 @@ final class DonationWriter {
         policy: FrecencyPolicy
     ) {
         let isLatest = conversation.record.apply(
-            date: date, direction: direction, isEngagedSuggestion: engaged, isGroup: isGroup, contentKinds: contentKinds,
+            date: date, direction: direction, isEngagedSuggestion: engaged, isGroup: isGroup,
+            contentKinds: contentKinds,
             serviceName: serviceName, policy: policy)
         if conversation.shown.takes(date: date, describes: describes, isLatest: isLatest) {
             conversation.latestSnapshotID = snapshotID
@@ -314,7 +320,8 @@ final class DonationWriter {
         """
 
     /// Writes every content sum of a conversation, kinds in byte-wise order.
-    static func writeContent(_ record: ConversationRecord, id: Int64, account: String, with statement: Statement) throws {
+    static func writeContent(_ record: ConversationRecord, id: Int64, account: String, with statement: Statement) throws
+    {
         let state = record.state
         for (kind, sum) in record.contentSums.sorted(by: { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }) {
             var values: [Statement.Value] = [.integer(id), .text(account), .text(kind), .real(sum)]
@@ -339,7 +346,9 @@ final class DonationWriter {
     /// The writer's entry for a conversation: found, or read from the store, or created there.
     private func conversation(key: Int64, account: String, identifier: String) throws -> ConversationEntry {
         if let known = conversations[key] {
-            if known.account.hasSameBytes(as: account) && known.conversation.hasSameBytes(as: identifier) { return known }
+            if known.account.hasSameBytes(as: account) && known.conversation.hasSameBytes(as: identifier) {
+                return known
+            }
             if let colliding = collidingConversations[ConversationKey(account: account, conversation: identifier)] {
                 return colliding
             }
@@ -433,7 +442,9 @@ final class DonationWriter {
         guard !first.isEmpty else { return true }
         return first.withUnsafeBytes { a in
             // Bodies a preparer shared are one buffer.
-            second.withUnsafeBytes { b in a.baseAddress == b.baseAddress || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0 }
+            second.withUnsafeBytes { b in
+                a.baseAddress == b.baseAddress || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0
+            }
         }
     }
 
