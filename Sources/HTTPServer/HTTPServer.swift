@@ -244,6 +244,16 @@ public final class HTTPServer: Sendable {
         // Every handler thread has resumed its connection once it ends: MHD stops a daemon only without suspended
         // connections (it aborts the process otherwise).
         core.stopHandlerThreads()
+        // The requests waited for past the grace have their answers now, which MHD's threads are still writing:
+        // stopping the daemon at once closed such a connection unanswered (a batch recorded whole, its client never
+        // told, under a loaded machine). A few seconds at most, for a client that does not read.
+        let sendingDeadline = clock.now.advanced(by: .seconds(5))
+        while abandoned > 0, core.inFlight.load(ordering: .relaxed) > core.streamingResponses.load(ordering: .relaxed),
+            clock.now < sendingDeadline
+        {
+            var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+            _ = nanosleep(&pause, nil)
+        }
         MHD_stop_daemon(daemon.daemon)
         close(daemon.socket)
         return abandoned
