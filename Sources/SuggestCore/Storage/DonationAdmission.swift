@@ -52,8 +52,6 @@ public enum DonationAdmission {
         return .record(interaction)
     }
 
-    /// "3 days", "2 hours", "11 minutes", "10 minutes 59 seconds": within the hour the seconds too, so that a
-    /// date just past the 10 minutes allowed does not read as "10 minutes after".
     /// The refusal of a donation of `account` in an import that records into `required` only.
     package static func otherAccount(_ account: String, required: String) -> InputError {
         InputError(
@@ -63,6 +61,8 @@ public enum DonationAdmission {
                 + "member to import them into \(required)")
     }
 
+    /// "3 days", "2 hours", "11 minutes", "10 minutes 59 seconds": within the hour the seconds too, so that a
+    /// date just past the 10 minutes allowed does not read as "10 minutes after".
     static func describe(_ seconds: Double) -> String {
         func counted(_ value: Double, _ unit: String) -> String {
             // `Int(value)` only below the bound: a date of 1e300 seconds trapped here.
