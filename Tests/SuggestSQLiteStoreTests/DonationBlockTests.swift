@@ -31,7 +31,9 @@ import Testing
             case 2: identifier = String(uuid.prefix(10)).uppercased() + uuid.dropFirst(10)  // mixed: kept as text
             case 3: identifier = "0123" + String(uuid.dropFirst(4).map { $0.isLetter ? "7" : $0 })  // digits only
             case 4: identifier = ""
-            default: identifier = "message-\(sequence)-\(String(repeating: "x", count: Int.random(in: 0...300, using: &random)))"
+            default:
+                identifier =
+                    "message-\(sequence)-\(String(repeating: "x", count: Int.random(in: 0...300, using: &random)))"
             }
             return StoredDonation(
                 sequence: sequence, identifier: identifier,
@@ -57,10 +59,13 @@ import Testing
             let decoded = try bytes.withUnsafeBytes { try DonationBlock.decode($0) }
             #expect(decoded.map(\.date.bitPattern) == donations.map(\.date.bitPattern))
             #expect(decoded.map(\.identifier.utf8).map(Array.init) == donations.map(\.identifier.utf8).map(Array.init))
-            #expect(decoded.map(\.groupIdentifier?.utf8).map { $0.map(Array.init) } == donations.map(\.groupIdentifier?.utf8).map { $0.map(Array.init) })
+            #expect(
+                decoded.map(\.groupIdentifier?.utf8).map { $0.map(Array.init) }
+                    == donations.map(\.groupIdentifier?.utf8).map { $0.map(Array.init) })
             #expect(decoded == donations)
             for donation in donations {
-                #expect(try bytes.withUnsafeBytes { try DonationBlock.contains(identifier: donation.identifier, in: $0) })
+                #expect(
+                    try bytes.withUnsafeBytes { try DonationBlock.contains(identifier: donation.identifier, in: $0) })
             }
             // The other forms of an identifier are other identifiers.
             for other in ["missing", donations[0].identifier.uppercased() + "x", donations[0].identifier + " "] {
@@ -115,7 +120,9 @@ import Testing
             // A byte of flags with no identifier form (bits 4–5 both set) is refused wherever it starts a donation.
             #expect(throws: StoreError.self) { try DonationBlock.Encoder(continuing: bytes + [0x30, 1]) }
             // Random bytes: refused or decoded, never a crash or a read past the end.
-            let noise = (0..<Int.random(in: 1...64, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let noise = (0..<Int.random(in: 1...64, using: &random)).map { _ in
+                UInt8.random(in: 0...255, using: &random)
+            }
             _ = try? noise.withUnsafeBytes { try DonationBlock.decode($0) }
             _ = try? noise.withUnsafeBytes { try DonationBlock.contains(identifier: "x", in: $0) }
         }

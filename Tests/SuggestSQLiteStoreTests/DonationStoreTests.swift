@@ -1,8 +1,8 @@
 import SuggestCore
+import SuggestTestSupport
 import Testing
 
 @testable import SuggestSQLiteStore
-import SuggestTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -31,7 +31,9 @@ import SuggestTestSupport
         let temporary = try TemporaryStore()
         let start = Self.at.seconds - 200_000
         // Most of the store in another account: the rewrite reads it all, the deletions' own work does not.
-        let bulk = (0..<40_000).map { Self.donation("b\($0)", "bulk-\($0 % 4_000)", start + Double($0), account: "bulk") }
+        let bulk = (0..<40_000).map {
+            Self.donation("b\($0)", "bulk-\($0 % 4_000)", start + Double($0), account: "bulk")
+        }
         let mine = (0..<4).map { Self.donation("m\($0)", "mine-\($0)", start + Double($0)) }
         _ = try temporary.store.importDonations(bulk + mine, options: ImportOptions(now: Self.at))
         // The server's pacing but for its 50 ms, which a store a test can make in a moment does not take.
@@ -117,7 +119,8 @@ import SuggestTestSupport
         let line = #"{"identifier":"x-1","date":"2026-11-29T18:03:00Z","intent":{"conversationIdentifier":"c"}}"#
         for expected in [nil, 1_000_000] {
             let temporary = try TemporaryStore()
-            try temporary.importLines(#"{"identifier":"a-1","date":"2026-11-28T18:03:00Z","intent":{"conversationIdentifier":"c"}}"#)
+            try temporary.importLines(
+                #"{"identifier":"a-1","date":"2026-11-28T18:03:00Z","intent":{"conversationIdentifier":"c"}}"#)
             let database = temporary.store.database
             try database.write {
                 let identifiers = IdentifierIndex(database: database)
@@ -144,7 +147,8 @@ import SuggestTestSupport
         }
         for expected in [nil, 1_000_000] {
             let temporary = try TemporaryStore()
-            let report = try temporary.importLines((lines + [lines[0], lines[150]]).joined(separator: "\n"), expectedDonations: expected)
+            let report = try temporary.importLines(
+                (lines + [lines[0], lines[150]]).joined(separator: "\n"), expectedDonations: expected)
             #expect(report.recorded == 200 && report.duplicates == 2, "expected \(String(describing: expected))")
             let blocks = try temporary.store.database.statement("SELECT COUNT(*) FROM donation_blocks").scalarInt() ?? 0
             #expect(blocks >= 3)
@@ -158,8 +162,9 @@ import SuggestTestSupport
         let composed = "caf\u{E9}"
         let decomposed = "cafe\u{301}"
         for (index, identifier) in [composed, decomposed].enumerated() {
-            #expect(try temporary.store.record(Self.donation(identifier, "c", Self.at.seconds - Double(index), group: nil))
-                == .recorded(identifier: identifier))
+            #expect(
+                try temporary.store.record(Self.donation(identifier, "c", Self.at.seconds - Double(index), group: nil))
+                    == .recorded(identifier: identifier))
             var grouped = Self.donation("g\(index)", "c", Self.at.seconds - 10 - Double(index))
             grouped.groupIdentifier = identifier
             _ = try temporary.store.record(grouped)
@@ -174,10 +179,13 @@ import SuggestTestSupport
     /// A row of the identifier buckets that is not one is a damaged store, reported as such, not a crash.
     @Test func aDamagedBucketIsADamagedStore() throws {
         let temporary = try TemporaryStore()
-        try temporary.importLines(#"{"identifier":"a","date":"2026-11-28T18:03:00Z","intent":{"conversationIdentifier":"c"}}"#)
+        try temporary.importLines(
+            #"{"identifier":"a","date":"2026-11-28T18:03:00Z","intent":{"conversationIdentifier":"c"}}"#)
         try temporary.store.database.execute("INSERT INTO donation_identifiers(bucket, entries) VALUES (-1, x'00')")
         #expect(throws: StoreError.self) {
-            try temporary.importLines(#"{"identifier":"b","date":"2026-11-28T18:03:00Z","intent":{"conversationIdentifier":"c"}}"#, expectedDonations: 1_000_000)
+            try temporary.importLines(
+                #"{"identifier":"b","date":"2026-11-28T18:03:00Z","intent":{"conversationIdentifier":"c"}}"#,
+                expectedDonations: 1_000_000)
         }
     }
 
@@ -237,7 +245,8 @@ import SuggestTestSupport
         }
         _ = try temporary.store.record(Self.donation("b", "once", Self.at.seconds - 0.05 * day))
         _ = try temporary.store.record(Self.donation("c", "old", Self.at.seconds - 30 * day))
-        let ranked = try temporary.store.suggestions(account: "default", context: RankingContext(at: Self.at), explain: true)
+        let ranked = try temporary.store.suggestions(
+            account: "default", context: RankingContext(at: Self.at), explain: true)
         #expect(ranked.map(\.conversationIdentifier) == ["often", "once", "old"])
         let first = try #require(ranked[0].explanation).terms.map(\.value)
         let second = try #require(ranked[1].explanation).terms.map(\.value)
@@ -298,7 +307,8 @@ import SuggestTestSupport
         let fresh = try TemporaryStore()
         for donation in kept { _ = try fresh.store.record(donation) }
         for context in [
-            RankingContext(at: Self.at, limit: 100), RankingContext(at: Self.at, limit: 5, contentTypes: ["public.png"]),
+            RankingContext(at: Self.at, limit: 100),
+            RankingContext(at: Self.at, limit: 5, contentTypes: ["public.png"]),
             RankingContext(at: Self.at.adding(86_400), limit: 8, people: ["p-c3", "p-c4"]),
         ] {
             let stored = try temporary.store.suggestions(account: "default", context: context, explain: true)
@@ -318,18 +328,21 @@ import SuggestTestSupport
         try temporary.store.setBlocked(true, conversation: "a", account: "default")
         try temporary.store.suggestLess(conversation: "b", account: "default")
         try temporary.store.suggestLess(conversation: "b", account: "default")
-        let ranked = try temporary.store.suggestions(account: "default", context: RankingContext(at: Self.at), explain: true)
+        let ranked = try temporary.store.suggestions(
+            account: "default", context: RankingContext(at: Self.at), explain: true)
         #expect(ranked.map(\.conversationIdentifier) == ["c", "b"])
         #expect(ranked[1].explanation?.lessFeedback == 2)
         // A block survives new donations and deletion.
         _ = try temporary.store.record(Self.donation("new", "a", Self.at.seconds))
         _ = try temporary.store.delete(.conversation("a"), account: "default")
         _ = try temporary.store.record(Self.donation("newer", "a", Self.at.seconds))
-        #expect(!(try temporary.store.suggestions(account: "default", context: RankingContext(at: Self.at)))
-            .contains { $0.conversationIdentifier == "a" })
+        #expect(
+            !(try temporary.store.suggestions(account: "default", context: RankingContext(at: Self.at)))
+                .contains { $0.conversationIdentifier == "a" })
         try temporary.store.setBlocked(false, conversation: "a", account: "default")
-        #expect((try temporary.store.suggestions(account: "default", context: RankingContext(at: Self.at)))
-            .contains { $0.conversationIdentifier == "a" })
+        #expect(
+            (try temporary.store.suggestions(account: "default", context: RankingContext(at: Self.at)))
+                .contains { $0.conversationIdentifier == "a" })
     }
 
     @Test func accountsAreWalls() throws {
@@ -337,8 +350,9 @@ import SuggestTestSupport
         _ = try temporary.store.record(Self.donation("1", "shared-id", Self.at.seconds, account: "alice"))
         _ = try temporary.store.record(Self.donation("1", "shared-id", Self.at.seconds - 10, account: "bob"))
         _ = try temporary.store.record(Self.donation("2", "only-bob", Self.at.seconds, account: "bob"))
-        #expect(try temporary.store.suggestions(account: "alice", context: RankingContext(at: Self.at))
-            .map(\.conversationIdentifier) == ["shared-id"])
+        #expect(
+            try temporary.store.suggestions(account: "alice", context: RankingContext(at: Self.at))
+                .map(\.conversationIdentifier) == ["shared-id"])
         #expect(try temporary.export(account: "alice").split(separator: "\n").count == 1)
         let report = try temporary.store.delete(.all, account: "alice")
         #expect(report.donations == 1)
@@ -355,17 +369,20 @@ import SuggestTestSupport
         _ = try temporary.store.record(Self.donation("quiet", "b", now.seconds - 40 * day))
         let report = try temporary.store.setRetention(Retention(maximumAgeDays: 90, idleDays: 30), now: now)
         #expect(report.donations == 1)
-        let ranked = try temporary.store.suggestions(account: "default", context: RankingContext(at: now), explain: true)
+        let ranked = try temporary.store.suggestions(
+            account: "default", context: RankingContext(at: now), explain: true)
         #expect(ranked.map(\.conversationIdentifier) == ["a"])
         // The same as a store that only ever had what remains: the ranking state and the learned weights alike.
         let fresh = try TemporaryStore()
         _ = try fresh.store.record(Self.donation("recent", "a", now.seconds - 1 * day))
         _ = try fresh.store.record(Self.donation("quiet", "b", now.seconds - 40 * day))
-        #expect(try temporary.store.learnedWeights(account: "default") == fresh.store.learnedWeights(account: "default"))
+        #expect(
+            try temporary.store.learnedWeights(account: "default") == fresh.store.learnedWeights(account: "default"))
         // (The fresh store keeps idle conversations in its list: only `a` is compared.)
-        #expect(ranked.map(\.explanation?.logScore)
-            == (try fresh.store.suggestions(account: "default", context: RankingContext(at: now), explain: true))
-            .filter { $0.conversationIdentifier == "a" }.map(\.explanation?.logScore))
+        #expect(
+            ranked.map(\.explanation?.logScore)
+                == (try fresh.store.suggestions(account: "default", context: RankingContext(at: now), explain: true))
+                .filter { $0.conversationIdentifier == "a" }.map(\.explanation?.logScore))
         #expect(try temporary.store.record(Self.donation("too-old", "c", now.seconds - 91 * day), now: now) == .expired)
     }
 
@@ -373,7 +390,10 @@ import SuggestTestSupport
         let temporary = try TemporaryStore()
         try temporary.importLines(Self.donation("keep", "a", Self.at.seconds).jsonLine)
         let before = try temporary.export()
-        let lines = [Self.donation("x", "b", Self.at.seconds).jsonLine, #"{"date": "not a date", "intent": {"conversationIdentifier": "c"}}"#]
+        let lines = [
+            Self.donation("x", "b", Self.at.seconds).jsonLine,
+            #"{"date": "not a date", "intent": {"conversationIdentifier": "c"}}"#,
+        ]
         #expect(throws: InputError.self) { try temporary.importLines(lines.joined(separator: "\n")) }
         #expect(try temporary.export() == before)
         let report = try temporary.importLines(lines.joined(separator: "\n"), skipInvalid: true)
@@ -492,7 +512,8 @@ import SuggestTestSupport
         _ = try store.record(Self.donation("a", "c", Self.at.seconds), now: Self.at)
         #expect(try store.maintain(account: nil, now: Self.at).weightsRuleChanged == false)
         let other = try Database(path: location.databasePath)
-        try other.execute("UPDATE settings SET value = 'another version' WHERE name = '\(SQLiteDonationStore.weightsSetting)'")
+        try other.execute(
+            "UPDATE settings SET value = 'another version' WHERE name = '\(SQLiteDonationStore.weightsSetting)'")
         let report = try store.maintain(account: nil, now: Self.at)
         #expect(report.weightsRuleChanged && report.foldedAccounts == 1)
         #expect(try store.maintain(account: nil, now: Self.at).weightsRuleChanged == false)
@@ -526,9 +547,12 @@ import SuggestTestSupport
             let account = "a\(Int.random(in: 0..<3, using: &random))"
             let conversation = Int.random(in: 0..<150, using: &random)
             let people = (0..<Int.random(in: 1...4, using: &random)).map {
-                Person(customIdentifier: "p\(conversation)-\($0)", displayName: "P \(Int.random(in: 0..<3, using: &random))")
+                Person(
+                    customIdentifier: "p\(conversation)-\($0)",
+                    displayName: "P \(Int.random(in: 0..<3, using: &random))")
             }
-            let types = [["public.jpeg"], ["public.url"], ["com.example.sticker"], []][Int.random(in: 0..<4, using: &random)]
+            let types = [["public.jpeg"], ["public.url"], ["com.example.sticker"], []][
+                Int.random(in: 0..<4, using: &random)]
             let interaction = Interaction(
                 account: account, identifier: "d\(index % 2_900)",
                 groupIdentifier: conversation % 5 == 0 ? "g\(conversation % 3)" : nil,

@@ -15,7 +15,9 @@ import Testing
         // Keys from a few buckets (many per bucket) and from anywhere, negative ones included.
         func key() -> Int64 {
             Bool.random(using: &random)
-                ? Int64(bitPattern: UInt64.random(in: 0...3, using: &random) << 62 | UInt64.random(in: 0...20, using: &random))
+                ? Int64(
+                    bitPattern: UInt64.random(in: 0...3, using: &random) << 62
+                        | UInt64.random(in: 0...20, using: &random))
                 : Int64.random(in: .min ... .max, using: &random)
         }
         for round in 0..<6 {
@@ -25,14 +27,17 @@ import Testing
                 if bulk {
                     var loaded: [Int64: [Int64]] = [:]
                     try index.loadAll(expectedAdditions: 10) { loaded[$0.key, default: []].append($0.block) }
-                    #expect(loaded.mapValues { $0.sorted() } == reference.filter { !$0.value.isEmpty }.mapValues { $0.sorted() })
+                    #expect(
+                        loaded.mapValues { $0.sorted() }
+                            == reference.filter { !$0.value.isEmpty }.mapValues { $0.sorted() })
                 }
                 for _ in 0..<500 {
                     let k = key()
                     let block = Int64.random(in: 1...IdentifierIndex.largestBlock, using: &random)
                     try index.add(k, block: block)
                     reference[k, default: []].append(block)
-                    if !bulk, Int.random(in: 0..<3, using: &random) == 0, let some = reference.randomElement(using: &random),
+                    if !bulk, Int.random(in: 0..<3, using: &random) == 0,
+                        let some = reference.randomElement(using: &random),
                         let removed = some.value.first
                     {
                         try index.remove(some.key, block: removed)
@@ -50,11 +55,15 @@ import Testing
     @Test func entriesAreGroupedByBucketInOrder() {
         var random = SeededRandom(seed: 32)
         let entries = (0..<5_000).map { _ in
-            IdentifierIndex.Entry(key: Int64.random(in: .min ... .max, using: &random), block: Int64.random(in: 1...9, using: &random))
+            IdentifierIndex.Entry(
+                key: Int64.random(in: .min ... .max, using: &random), block: Int64.random(in: 1...9, using: &random))
         }
         let grouped = IdentifierIndex.byBucket(entries)
         #expect(grouped.map(\.bucket) == grouped.map(\.bucket).sorted())
-        #expect(grouped.allSatisfy { group in group.entries.allSatisfy { IdentifierIndex.bucket(of: $0.key) == group.bucket } })
+        #expect(
+            grouped.allSatisfy { group in
+                group.entries.allSatisfy { IdentifierIndex.bucket(of: $0.key) == group.bucket }
+            })
         #expect(grouped.reduce(0) { $0 + $1.entries.count } == entries.count)
     }
 }

@@ -157,7 +157,8 @@ final class BlockLog {
         unwritten[block.id] = nil
         if block.isStored {
             let date = block.oldestDate == block.storedOldestDate ? nil : block.oldestDate
-            try Self.update(block.id, oldestDate: date, count: block.count, donations: block.encoder.bytes, in: database)
+            try Self.update(
+                block.id, oldestDate: date, count: block.count, donations: block.encoder.bytes, in: database)
             block.storedOldestDate = block.oldestDate
         } else {
             try database.statement(
@@ -222,7 +223,8 @@ final class BlockLog {
 
     private func takeBlockID() throws -> Int64 {
         if nextBlockID == nil {
-            nextBlockID = try database.statement("SELECT COALESCE(MAX(id), 0) + 1 FROM donation_blocks").scalarInt() ?? 1
+            nextBlockID =
+                try database.statement("SELECT COALESCE(MAX(id), 0) + 1 FROM donation_blocks").scalarInt() ?? 1
         }
         guard nextBlockID! <= IdentifierIndex.largestBlock else {
             throw StoreError(.failed, "the store has used every block number; export and import it into a new store")

@@ -190,7 +190,9 @@ enum DonationBlock {
     /// - Throws: `StoreError.notAStore` when the bytes are not a block.
     static func forEachEvent(
         in bytes: UnsafeRawBufferPointer,
-        _ body: (_ sequence: Int64, _ snapshotID: Int64, _ date: Double, _ direction: InteractionDirection, _ engaged: Bool)
+        _ body: (
+            _ sequence: Int64, _ snapshotID: Int64, _ date: Double, _ direction: InteractionDirection, _ engaged: Bool
+        )
             -> Void
     ) throws(StoreError) {
         var reader = Reader(bytes: bytes)
@@ -243,10 +245,11 @@ enum DonationBlock {
         let text = uuid == nil ? Array(identifier.utf8) : []
         var reader = Reader(bytes: bytes)
         while !reader.isAtEnd {
-            guard let found = reader.skipDonation(identifier: { form, candidate in
-                if let uuid { return form == (uuid.isSmall ? 2 : 1) && candidate.elementsEqual(uuidBytes) }
-                return form == 0 && candidate.elementsEqual(text)
-            })
+            guard
+                let found = reader.skipDonation(identifier: { form, candidate in
+                    if let uuid { return form == (uuid.isSmall ? 2 : 1) && candidate.elementsEqual(uuidBytes) }
+                    return form == 0 && candidate.elementsEqual(text)
+                })
             else { throw damaged }
             if found { return true }
         }
@@ -277,7 +280,9 @@ enum DonationBlock {
     }
 
     private static func zigzag(_ value: Int64) -> UInt64 { UInt64(bitPattern: (value << 1) ^ (value >> 63)) }
-    private static func unzigzag(_ value: UInt64) -> Int64 { Int64(bitPattern: value >> 1) ^ -Int64(bitPattern: value & 1) }
+    private static func unzigzag(_ value: UInt64) -> Int64 {
+        Int64(bitPattern: value >> 1) ^ -Int64(bitPattern: value & 1)
+    }
 
     /// An identifier in the canonical text form of a UUID (8-4-4-4-12 hexadecimal digits, all letters capitals or
     /// all small), kept as its 16 bytes.
@@ -302,7 +307,8 @@ enum DonationBlock {
             // Over the string's bytes in place: walking its `utf8` view character by character was a twentieth of
             // a 10M import's writing thread.
             guard identifier.utf8.count == 36,
-                let form = identifier.utf8.withContiguousStorageIfAvailable({ UUIDForm(text: $0) }) ?? UUIDForm(text: Array(identifier.utf8))
+                let form = identifier.utf8.withContiguousStorageIfAvailable({ UUIDForm(text: $0) })
+                    ?? UUIDForm(text: Array(identifier.utf8))
             else { return nil }
             self = form
         }
