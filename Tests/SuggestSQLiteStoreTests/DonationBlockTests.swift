@@ -97,9 +97,17 @@ import Testing
         for _ in 0..<100 {
             let donations = Self.randomDonations(Int.random(in: 2...30, using: &random), using: &random)
             let split = Int.random(in: 1..<donations.count, using: &random)
-            var encoder = try DonationBlock.Encoder(continuing: Self.encode(Array(donations[..<split])))
-            for donation in donations[split...] { encoder.append(donation) }
-            #expect(encoder.bytes == Self.encode(donations))
+            let stored = Self.encode(Array(donations[..<split]))
+            var encoder = try stored.withUnsafeBytes { try DonationBlock.Encoder(following: $0) }
+            let rest = Int.random(in: split...donations.count, using: &random)
+            for donation in donations[split..<rest] { encoder.append(donation) }
+            // Written in two steps, as a writer that writes its block before the transaction ends does.
+            let written = encoder.bytes
+            encoder.removeWritten()
+            for donation in donations[rest...] { encoder.append(donation) }
+            #expect(stored + written + encoder.bytes == Self.encode(donations))
+            // What it holds is read from where it began (a group or content types "as the donation before").
+            for donation in donations[rest...] { #expect(try encoder.contains(identifier: donation.identifier)) }
         }
     }
 
@@ -116,9 +124,12 @@ import Testing
                 #expect(decoded == Array(donations.prefix(decoded.count)))
                 #expect(Self.encode(decoded) == prefix)
             }
-            #expect((try? DonationBlock.Encoder(continuing: prefix)) == nil ? decoded == nil : decoded != nil)
+            let continued = try? prefix.withUnsafeBytes { try DonationBlock.Encoder(following: $0) }
+            #expect(continued == nil ? decoded == nil : decoded != nil)
             // A byte of flags with no identifier form (bits 4–5 both set) is refused wherever it starts a donation.
-            #expect(throws: StoreError.self) { try DonationBlock.Encoder(continuing: bytes + [0x30, 1]) }
+            #expect(throws: StoreError.self) {
+                try (bytes + [0x30, 1]).withUnsafeBytes { try DonationBlock.Encoder(following: $0) }
+            }
             // Random bytes: refused or decoded, never a crash or a read past the end.
             let noise = (0..<Int.random(in: 1...64, using: &random)).map { _ in
                 UInt8.random(in: 0...255, using: &random)

@@ -125,7 +125,7 @@ import Testing
             try database.write {
                 let identifiers = IdentifierIndex(database: database)
                 let block = try #require(try identifiers.blocks(for: StableHash.key("default", "a-1")).first)
-                try identifiers.add(StableHash.key("default", "x-1"), block: block)
+                identifiers.add(StableHash.key("default", "x-1"), block: block)
                 try identifiers.write()
             }
             let report = try temporary.importLines(line + "\n" + line, expectedDonations: expected)

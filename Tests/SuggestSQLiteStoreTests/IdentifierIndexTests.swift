@@ -5,14 +5,15 @@ import Testing
 @testable import SuggestSQLiteStore
 
 /// The buckets of identifiers answer as a multiset of (key, block) pairs does, through writes and reads back, in
-/// both of their ways of adding (one by one, and in one list after `loadAll`).
+/// each of their ways of changing: adding one by one (looked up as they are added), adding in one list after
+/// `loadAll`, and removing.
 @Suite struct IdentifierIndexTests {
     @Test func answersAsAMultisetDoes() throws {
         var random = SeededRandom(seed: 31)
         let temporary = try TemporaryStore()
         let database = temporary.store.database
         var reference: [Int64: [Int64]] = [:]
-        // Keys from a few buckets (many per bucket) and from anywhere, negative ones included.
+        // Keys from a few buckets (many per bucket, and repeated) and from anywhere, negative ones included.
         func key() -> Int64 {
             Bool.random(using: &random)
                 ? Int64(
@@ -20,28 +21,41 @@ import Testing
                         | UInt64.random(in: 0...20, using: &random))
                 : Int64.random(in: .min ... .max, using: &random)
         }
-        for round in 0..<6 {
-            let bulk = round % 2 == 1
+        for round in 0..<9 {
             try database.write {
                 let index = IdentifierIndex(database: database)
-                if bulk {
+                switch round % 3 {
+                case 0:
+                    for _ in 0..<500 {
+                        let k = key()
+                        let block = Int64.random(in: 1...IdentifierIndex.largestBlock, using: &random)
+                        index.add(k, block: block)
+                        reference[k, default: []].append(block)
+                        // What the transaction added is found before it is written, with what was stored.
+                        #expect(try index.blocks(for: k).sorted() == reference[k]!.sorted())
+                    }
+                case 1:
                     var loaded: [Int64: [Int64]] = [:]
                     try index.loadAll(expectedAdditions: 10) { loaded[$0.key, default: []].append($0.block) }
                     #expect(
                         loaded.mapValues { $0.sorted() }
                             == reference.filter { !$0.value.isEmpty }.mapValues { $0.sorted() })
-                }
-                for _ in 0..<500 {
-                    let k = key()
-                    let block = Int64.random(in: 1...IdentifierIndex.largestBlock, using: &random)
-                    try index.add(k, block: block)
-                    reference[k, default: []].append(block)
-                    if !bulk, Int.random(in: 0..<3, using: &random) == 0,
-                        let some = reference.randomElement(using: &random),
-                        let removed = some.value.first
-                    {
+                    for _ in 0..<500 {
+                        let k = key()
+                        let block = Int64.random(in: 1...IdentifierIndex.largestBlock, using: &random)
+                        index.add(k, block: block)
+                        reference[k, default: []].append(block)
+                    }
+                    let some = try #require(reference.randomElement(using: &random))
+                    #expect(try index.blocks(for: some.key).sorted() == some.value.sorted())
+                default:
+                    for _ in 0..<300 {
+                        guard let some = reference.randomElement(using: &random), let removed = some.value.first else {
+                            continue
+                        }
                         try index.remove(some.key, block: removed)
                         reference[some.key]!.remove(at: 0)
+                        #expect(try index.blocks(for: some.key).sorted() == reference[some.key]!.sorted())
                     }
                 }
                 try index.write()

@@ -16,8 +16,7 @@ final class BlockLog {
     private var latest: [Int64: OpenBlock] = [:]
     /// The blocks with donations not written yet, by block id: a duplicate may have to be found in one.
     private var unwritten: [Int64: OpenBlock] = [:]
-    /// The encoded donations of the blocks held (`latest`), in bytes: at most `DonationBlock.closingSize` and a
-    /// donation a conversation, for `DonationWriter.heldBytes`.
+    /// The encoded donations not written yet, in bytes, for `DonationWriter.heldBytes`.
     private(set) var heldBytes = 0
 
     static let sequenceSetting = "donations.nextSequence"
@@ -32,6 +31,10 @@ final class BlockLog {
         /// stayed, since setting an indexed column, even to the value it has, rewrites its entry in the index.
         var storedOldestDate: Double?
         var count: Int
+        /// The bytes its row holds already: a block is held by what it adds to them, not by its whole row, so that
+        /// a transaction that adds to thousands of conversations holds about what it adds.
+        var storedSize: Int
+        /// The donations added since the row was last written, coded after its last one.
         var encoder: DonationBlock.Encoder
         /// Whether the block has a row already (updated when written) or not (inserted).
         var isStored: Bool
@@ -40,7 +43,7 @@ final class BlockLog {
 
         init(
             id: Int64, conversationID: Int64, account: String, firstSequence: Int64, oldestDate: Double, count: Int,
-            encoder: DonationBlock.Encoder, isStored: Bool
+            storedSize: Int, encoder: DonationBlock.Encoder, isStored: Bool
         ) {
             self.id = id
             self.conversationID = conversationID
@@ -49,9 +52,13 @@ final class BlockLog {
             self.oldestDate = oldestDate
             storedOldestDate = isStored ? oldestDate : nil
             self.count = count
+            self.storedSize = storedSize
             self.encoder = encoder
             self.isStored = isStored
         }
+
+        /// Its size once written.
+        var size: Int { storedSize + encoder.bytes.count }
     }
 
     init(database: Database) {
@@ -83,11 +90,8 @@ final class BlockLog {
         if block == nil && !isNewConversation {
             block = try storedLatestBlock(of: conversationID, account: account)
         }
-        if let full = block,
-            !DonationBlock.takes(sequence, size: full.encoder.bytes.count, firstSequence: full.firstSequence)
-        {
+        if let full = block, !DonationBlock.takes(sequence, size: full.size, firstSequence: full.firstSequence) {
             try write(full)
-            heldBytes -= full.encoder.bytes.count
             block = nil
         }
         let open: OpenBlock
@@ -96,7 +100,8 @@ final class BlockLog {
         } else {
             open = OpenBlock(
                 id: try takeBlockID(), conversationID: conversationID, account: account, firstSequence: sequence,
-                oldestDate: date, count: 0, encoder: DonationBlock.Encoder(), isStored: false)
+                oldestDate: date, count: 0, storedSize: 0, encoder: DonationBlock.Encoder(),
+                isStored: false)
             latest[conversationID] = open
         }
         let sizeBefore = open.encoder.bytes.count
@@ -110,7 +115,7 @@ final class BlockLog {
             open.isDirty = true
             unwritten[open.id] = open
         }
-        try identifiers.add(identifierKey, block: open.id)
+        identifiers.add(identifierKey, block: open.id)
         return open.id
     }
 
@@ -120,14 +125,14 @@ final class BlockLog {
     func finish(conversationID: Int64) throws(SQLiteError) {
         guard let block = latest.removeValue(forKey: conversationID) else { return }
         try write(block)
-        heldBytes -= block.encoder.bytes.count
     }
 
     /// Whether `block` holds a donation of `account` with this identifier: unwritten donations included.
     func holds(identifier: String, account: String, block: Int64) throws -> Bool {
         if let open = unwritten[block] {
             guard open.account.hasSameBytes(as: account) else { return false }
-            return try open.encoder.bytes.withUnsafeBytes { try DonationBlock.contains(identifier: identifier, in: $0) }
+            if try open.encoder.contains(identifier: identifier) { return true }
+            guard open.isStored else { return false }
         }
         let select = try database.statement(
             """
@@ -157,8 +162,7 @@ final class BlockLog {
         unwritten[block.id] = nil
         if block.isStored {
             let date = block.oldestDate == block.storedOldestDate ? nil : block.oldestDate
-            try Self.update(
-                block.id, oldestDate: date, count: block.count, donations: block.encoder.bytes, in: database)
+            try append(block.encoder.bytes, to: block.id, oldestDate: date, count: block.count)
             block.storedOldestDate = block.oldestDate
         } else {
             try database.statement(
@@ -172,6 +176,28 @@ final class BlockLog {
             ])
             block.isStored = true
             block.storedOldestDate = block.oldestDate
+        }
+        heldBytes -= block.encoder.bytes.count
+        block.storedSize = block.size
+        block.encoder.removeWritten()
+    }
+
+    /// Appends donations to a stored block's row, with its new count (and oldest date, unless `nil`).
+    ///
+    /// SQLite's `||` joins the row's bytes and these where the row lies, without a copy in the writer. Of two blobs
+    /// it makes text of the same bytes (a blob is not transcoded), which the `CAST` gives back as a blob.
+    private func append(_ donations: [UInt8], to id: Int64, oldestDate: Double?, count: Int) throws(SQLiteError) {
+        if let oldestDate {
+            try database.statement(
+                """
+                UPDATE donation_blocks SET oldest_date = ?2, count = ?3, donations = CAST(donations || ?4 AS BLOB)
+                WHERE id = ?1
+                """
+            ).run([.integer(id), .real(oldestDate), .integer(Int64(count)), .blob(donations)])
+        } else {
+            try database.statement(
+                "UPDATE donation_blocks SET count = ?2, donations = CAST(donations || ?3 AS BLOB) WHERE id = ?1"
+            ).run([.integer(id), .integer(Int64(count)), .blob(donations)])
         }
     }
 
@@ -202,12 +228,12 @@ final class BlockLog {
         try select.reset([.integer(conversationID)])
         defer { _ = try? select.reset() }
         guard try select.step() else { return nil }
+        let stored = select.blob(4)
         let block = OpenBlock(
             id: select.int(0), conversationID: conversationID, account: account, firstSequence: select.int(1),
-            oldestDate: select.double(2), count: Int(select.int(3)),
-            encoder: try DonationBlock.Encoder(continuing: Array(select.blob(4))), isStored: true)
+            oldestDate: select.double(2), count: Int(select.int(3)), storedSize: stored.count,
+            encoder: try DonationBlock.Encoder(following: stored), isStored: true)
         latest[conversationID] = block
-        heldBytes += block.encoder.bytes.count
         return block
     }
 

@@ -70,20 +70,35 @@ enum DonationBlock {
     struct Encoder {
         private(set) var bytes: [UInt8] = []
         private var previous = Previous()
+        /// The donation `bytes` begin after (the stored part's last), which a reader of `bytes` alone starts from.
+        private var before = Previous()
 
         init() {}
 
-        /// Continues a stored block.
-        /// - Throws: `StoreError.notAStore` when the bytes are not a block.
-        init(continuing bytes: [UInt8]) throws(StoreError) {
-            self.bytes = bytes
-            let last: Previous? = bytes.withUnsafeBytes { raw in
-                var reader = Reader(bytes: raw)
-                while !reader.isAtEnd { guard reader.skipDonation() else { return nil } }
-                return reader.previous
+        /// Continues a stored block: `bytes` will hold only what is appended after `stored`, coded against its last
+        /// donation, so that a writer need not keep a block's stored part while it adds to it.
+        /// - Throws: `StoreError.notAStore` when `stored` is not a block.
+        init(following stored: UnsafeRawBufferPointer) throws(StoreError) {
+            var reader = Reader(bytes: stored)
+            while !reader.isAtEnd { guard reader.skipDonation() else { throw DonationBlock.damaged } }
+            previous = reader.previous
+            before = previous
+        }
+
+        /// Lets go of the bytes appended so far, once they are written: the next donation is still coded against the
+        /// last one.
+        mutating func removeWritten() {
+            bytes = []
+            before = previous
+        }
+
+        /// Whether `bytes` hold a donation with this identifier (`DonationBlock.contains`).
+        func contains(identifier: String) throws(StoreError) -> Bool {
+            let found = bytes.withUnsafeBytes {
+                try? DonationBlock.contains(identifier: identifier, in: $0, after: before)
             }
-            guard let last else { throw DonationBlock.damaged }
-            previous = last
+            guard let found else { throw DonationBlock.damaged }
+            return found
         }
 
         mutating func append(
@@ -238,12 +253,16 @@ enum DonationBlock {
     }
 
     /// Whether the block holds a donation with this identifier, compared byte for byte, without decoding the rest.
-    static func contains(identifier: String, in bytes: UnsafeRawBufferPointer) throws(StoreError) -> Bool {
+    /// - Parameter previous: the donation the bytes are coded after, for bytes that continue a block.
+    static func contains(identifier: String, in bytes: UnsafeRawBufferPointer, after previous: Previous = Previous())
+        throws(StoreError) -> Bool
+    {
         // A string has one form: a UUID is never stored as text, so forms are compared first, then bytes.
         let uuid = UUIDForm(identifier)
         let uuidBytes = uuid?.bytes ?? []
         let text = uuid == nil ? Array(identifier.utf8) : []
         var reader = Reader(bytes: bytes)
+        reader.previous = previous
         while !reader.isAtEnd {
             guard
                 let found = reader.skipDonation(identifier: { form, candidate in

@@ -19,17 +19,17 @@ final class IdentifierIndex {
     }
 
     private let database: Database
-    /// The buckets read or changed by this transaction, whole, by bucket number.
-    private var buckets: [Int64: Bucket] = [:]
-    /// After `collectAdditions` (a large import, which keeps its own table of keys, or the migration to blocks), the
-    /// entries added, in one list: merged into their buckets by `write()`, each bucket once, instead of looked up and
-    /// appended to one by one.
-    private var additions: [Entry]?
-
-    private struct Bucket {
-        var entries: [Entry]
-        var isModified = false
-    }
+    /// The entries added since the last `write()`, merged there into their buckets, each bucket read and written
+    /// once. Look-ups read the stored bucket and these, so that a transaction holds what it adds, not the buckets
+    /// it meets: a window of 64,000 donations meets 40,000 of the 65,536 buckets, each of about 150 entries at 10M.
+    private var additions: [Entry] = []
+    /// The block of each key in `additions` (`IdentifierIndex.severalBlocks` when more than one entry has the key),
+    /// for a transaction that looks up every key it adds; `nil` after `collectAdditions`, whose caller keeps its
+    /// own table of keys and looks up here only a key that two identifiers share (once in billions).
+    private var addedBlocks: [Int64: Int64]? = [:]
+    private static let severalBlocks: Int64 = -1
+    /// The buckets a deletion changed, whole, by bucket number. An index either adds entries or removes them.
+    private var changedBuckets: [Int64: [Entry]] = [:]
 
     init(database: Database) { self.database = database }
 
@@ -37,38 +37,47 @@ final class IdentifierIndex {
 
     /// The blocks listed for `key`, one per entry.
     func blocks(for key: Int64) throws(SQLiteError) -> [Int64] {
-        let bucket = Self.bucket(of: key)
-        try load(bucket)
-        // While additions are collected, only a key that two identifiers share is looked up here (once in
-        // billions): a scan of the additions is fine.
-        // A loop that allocates only for a match: most look-ups (every new donation of an import into a large
-        // store) find nothing.
+        // A loop that allocates only for a match: most look-ups (every new donation) find nothing.
         var blocks: [Int64] = []
-        for entry in buckets[bucket]!.entries where entry.key == key { blocks.append(entry.block) }
-        for entry in additions ?? [] where entry.key == key { blocks.append(entry.block) }
+        let bucket = Self.bucket(of: key)
+        if let changed = changedBuckets[bucket] {
+            for entry in changed where entry.key == key { blocks.append(entry.block) }
+        } else {
+            try withStoredBucket(bucket) { stored in
+                for index in 0..<stored.count / Self.entrySize
+                where Self.key(at: index, in: stored, bucket: bucket) == key {
+                    blocks.append(Self.entry(at: index, in: stored, bucket: bucket).block)
+                }
+            }
+        }
+        if let addedBlocks, addedBlocks[key] != Self.severalBlocks {
+            if let block = addedBlocks[key] { blocks.append(block) }
+        } else {
+            // No table of the keys added, or several entries of this key in it: the list is read.
+            for entry in additions where entry.key == key { blocks.append(entry.block) }
+        }
         return blocks
     }
 
-    func add(_ key: Int64, block: Int64) throws(SQLiteError) {
-        if additions != nil { return additions!.append(Entry(key: key, block: block)) }
-        let bucket = Self.bucket(of: key)
-        try load(bucket)
-        buckets[bucket]!.entries.append(Entry(key: key, block: block))
-        buckets[bucket]!.isModified = true
+    func add(_ key: Int64, block: Int64) {
+        precondition(changedBuckets.isEmpty, "an index that removes entries does not add any")
+        additions.append(Entry(key: key, block: block))
+        if addedBlocks != nil {
+            addedBlocks![key] = addedBlocks![key] == nil ? block : Self.severalBlocks
+        }
     }
 
     /// Removes one entry of `key` in `block`, if there is one.
     func remove(_ key: Int64, block: Int64) throws(SQLiteError) {
-        precondition(additions == nil, "an index that collects additions does not remove")
+        precondition(additions.isEmpty, "an index that adds entries does not remove any")
         let bucket = Self.bucket(of: key)
-        try load(bucket)
-        guard let index = buckets[bucket]!.entries.firstIndex(of: Entry(key: key, block: block)) else { return }
-        buckets[bucket]!.entries.remove(at: index)
-        buckets[bucket]!.isModified = true
+        if changedBuckets[bucket] == nil { changedBuckets[bucket] = try storedEntries(bucket) }
+        guard let index = changedBuckets[bucket]!.firstIndex(of: Entry(key: key, block: block)) else { return }
+        changedBuckets[bucket]!.remove(at: index)
     }
 
     /// Calls `body` with every stored entry, for a large import that holds every key in memory; from then on,
-    /// additions are kept in one list until `write()` (`collectAdditions`).
+    /// additions are only collected until `write()` (`collectAdditions`).
     /// - Parameter expectedAdditions: how many entries the import may add, made room for at once.
     /// - Throws: `StoreError.notAStore` for a row that is not a bucket.
     func loadAll(expectedAdditions: Int, _ body: (Entry) -> Void) throws {
@@ -84,35 +93,28 @@ final class IdentifierIndex {
         collectAdditions(expected: expectedAdditions)
     }
 
-    /// From now on, keeps additions in one list until `write()`, which merges them into their buckets, each bucket
-    /// read and written once: for many additions at once. Not for a transaction that removes entries.
+    /// From now on, keeps additions in the list only, without a table of their keys: for a caller that adds
+    /// millions and keeps its own table (a large import, the migration to blocks).
     func collectAdditions(expected: Int) {
-        additions = []
-        additions!.reserveCapacity(expected)
+        addedBlocks = nil
+        additions.reserveCapacity(expected)
     }
 
-    /// How many additions wait for `write()` in the list (`collectAdditions`).
-    var collectedAdditions: Int { additions?.count ?? 0 }
+    /// How many additions wait for `write()`.
+    var collectedAdditions: Int { additions.count }
 
-    /// Writes the changed buckets back, and forgets them. Call once before committing, or whenever the additions
-    /// collected take too much memory.
+    /// Writes the changed buckets back, and forgets what was added or removed. Call once before committing, or
+    /// whenever the additions collected take too much memory.
     func write() throws(SQLiteError) {
-        if let additions {
-            self.additions = []
-            for (number, added) in Self.byBucket(additions) {
-                // Merged, written and let go one at a time: a large import does not hold every bucket.
-                var entries: [Entry]
-                if let loaded = buckets.removeValue(forKey: number) {
-                    entries = loaded.entries
-                } else {
-                    entries = try storedEntries(number)
-                }
-                entries += added
-                try write(entries, to: number)
-            }
+        let added = additions
+        additions = []
+        if addedBlocks != nil { addedBlocks = [:] }
+        for (number, entries) in Self.byBucket(added) {
+            // Merged, written and let go one bucket at a time.
+            try write(try storedEntries(number) + entries, to: number)
         }
-        for (number, bucket) in buckets where bucket.isModified { try write(bucket.entries, to: number) }
-        buckets.removeAll()
+        for (number, entries) in changedBuckets { try write(entries, to: number) }
+        changedBuckets.removeAll()
     }
 
     private func write(_ entries: [Entry], to bucket: Int64) throws(SQLiteError) {
@@ -125,16 +127,18 @@ final class IdentifierIndex {
         }
     }
 
-    private func load(_ bucket: Int64) throws(SQLiteError) {
-        guard buckets[bucket] == nil else { return }
-        buckets[bucket] = Bucket(entries: try storedEntries(bucket))
+    private func storedEntries(_ bucket: Int64) throws(SQLiteError) -> [Entry] {
+        var entries: [Entry] = []
+        try withStoredBucket(bucket) { entries = Self.decode($0, bucket: bucket) }
+        return entries
     }
 
-    private func storedEntries(_ bucket: Int64) throws(SQLiteError) -> [Entry] {
+    /// Calls `body` with the bytes of a stored bucket (empty when it has no row), valid for the call only.
+    private func withStoredBucket(_ bucket: Int64, _ body: (UnsafeRawBufferPointer) -> Void) throws(SQLiteError) {
         let select = try database.statement("SELECT entries FROM donation_identifiers WHERE bucket = ?")
         try select.reset([.integer(bucket)])
         defer { _ = try? select.reset() }
-        return try select.step() ? Self.decode(select.blob(0), bucket: bucket) : []
+        body(try select.step() ? select.blob(0) : UnsafeRawBufferPointer(start: nil, count: 0))
     }
 
     static let entrySize = 11
@@ -155,6 +159,14 @@ final class IdentifierIndex {
     /// The entries of a bucket's blob; a trailing partial entry (a damaged row) is ignored.
     private static func decode(_ bytes: UnsafeRawBufferPointer, bucket: Int64) -> [Entry] {
         (0..<bytes.count / entrySize).map { entry(at: $0, in: bytes, bucket: bucket) }
+    }
+
+    /// The key of the entry at `index`, without its block.
+    private static func key(at index: Int, in bytes: UnsafeRawBufferPointer, bucket: Int64) -> Int64 {
+        var key = UInt64(bucket) << 48
+        let start = index * entrySize
+        for byte in 0..<6 { key |= UInt64(bytes[start + byte]) << (8 * byte) }
+        return Int64(bitPattern: key)
     }
 
     private static func entry(at index: Int, in bytes: UnsafeRawBufferPointer, bucket: Int64) -> Entry {
