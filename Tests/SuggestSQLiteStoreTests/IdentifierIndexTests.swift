@@ -66,14 +66,21 @@ import Testing
         }
     }
 
-    @Test func entriesAreGroupedByBucketInOrder() {
+    @Test(arguments: [5_000, 40_000]) func entriesAreGroupedByBucketInOrder(count: Int) {
         var random = SeededRandom(seed: 32)
-        let entries = (0..<5_000).map { _ in
-            IdentifierIndex.Entry(
-                key: Int64.random(in: .min ... .max, using: &random), block: Int64.random(in: 1...9, using: &random))
+        let entries = (0..<count).map { _ in
+            // Half of them in 8 buckets, so that buckets hold many.
+            let key =
+                Bool.random(using: &random)
+                ? Int64.random(in: .min ... .max, using: &random)
+                : Int64(
+                    bitPattern: UInt64.random(in: 0...7, using: &random) << 48
+                        | UInt64.random(in: 0...999, using: &random))
+            return IdentifierIndex.Entry(key: key, block: Int64.random(in: 1...9, using: &random))
         }
         let grouped = IdentifierIndex.byBucket(entries)
         #expect(grouped.map(\.bucket) == grouped.map(\.bucket).sorted())
+        #expect(Set(grouped.map(\.bucket)).count == grouped.count)
         #expect(
             grouped.allSatisfy { group in
                 group.entries.allSatisfy { IdentifierIndex.bucket(of: $0.key) == group.bucket }

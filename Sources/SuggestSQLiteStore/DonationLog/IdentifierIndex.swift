@@ -178,8 +178,23 @@ final class IdentifierIndex {
         return Entry(key: Int64(bitPattern: key), block: Int64(block))
     }
 
-    /// Entries grouped by bucket, in bucket order, by a counting sort: millions of them in two passes.
+    /// Entries grouped by bucket, in bucket order: many by a counting sort (millions of them in two passes), a few
+    /// by sorting them, since the counting sort's table of 65,536 counts cost a transaction of one donation more
+    /// than the rest of its work.
     static func byBucket(_ entries: [Entry]) -> [(bucket: Int64, entries: ArraySlice<Entry>)] {
+        guard entries.count >= 1 << 14 else {
+            let sorted = entries.sorted { bucket(of: $0.key) < bucket(of: $1.key) }
+            var result: [(bucket: Int64, entries: ArraySlice<Entry>)] = []
+            var start = 0
+            while start < sorted.count {
+                let number = bucket(of: sorted[start].key)
+                var end = start + 1
+                while end < sorted.count && bucket(of: sorted[end].key) == number { end += 1 }
+                result.append((number, sorted[start..<end]))
+                start = end
+            }
+            return result
+        }
         var starts = [Int](repeating: 0, count: (1 << 16) + 1)
         for entry in entries { starts[Int(bucket(of: entry.key)) + 1] += 1 }
         for index in 1..<starts.count { starts[index] += starts[index - 1] }
