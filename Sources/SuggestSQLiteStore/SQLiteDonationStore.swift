@@ -274,6 +274,12 @@ public final class SQLiteDonationStore: DonationStore {
             guard let migrationsTable, Schema.mentions(migrationsTable, "version"),
                 Schema.mentions(migrationsTable, "applied_at")
             else { throw foreign }
+        } else if let encoding = try database.uncachedStatement("PRAGMA encoding").scalarText(), encoding != "UTF-8" {
+            // An empty database another tool made in UTF-16, about to become a store: its blocks grow by SQL's `||`
+            // (`BlockLog`), which in UTF-16 drops the last byte of an odd length. The stores suggest creates are UTF-8.
+            throw StoreError(
+                .foreignDatabase,
+                "\(database.path) is an empty SQLite database in \(encoding); a suggest store is UTF-8")
         }
         var applied = 0
         if names.contains("schema_migrations") {
@@ -304,7 +310,8 @@ public final class SQLiteDonationStore: DonationStore {
             try database.enableWriteAheadLogging()
             try database.write {
                 try database.execute(
-                    "CREATE TABLE IF NOT EXISTS schema_migrations(version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)")
+                    "CREATE TABLE IF NOT EXISTS schema_migrations(version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)"
+                )
                 // Re-read inside the lock: another process may have migrated meanwhile.
                 let current = Int(try database.statement("SELECT MAX(version) FROM schema_migrations").scalarInt() ?? 0)
                 try database.registerStableKeyFunction()

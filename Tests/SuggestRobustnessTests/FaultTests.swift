@@ -118,6 +118,20 @@ import SuggestTestSupport
             store: fixture.store, scratch: fixture.scratch, saying: ["is a SQLite database but not a suggest store"])
     }
 
+    /// An empty database in UTF-16 is not taken over: a store's blocks grow by SQL's `||`, which in UTF-16 drops the
+    /// last byte of an odd length (found by reading SQLite's concatenation, 2026-12-06).
+    @Test func anEmptyDatabaseInUTF16() throws {
+        let fixture = try StoreFixture("fault-utf16")
+        #expect(mkdir(fixture.store, 0o700) == 0)
+        do {
+            let foreign = try Database(path: fixture.store + "/suggest.sqlite")
+            // The encoding is fixed once the file has a header: a table made and dropped leaves it empty.
+            try foreign.execute("PRAGMA encoding = 'UTF-16le'; CREATE TABLE t(a); DROP TABLE t")
+        }
+        try Self.expectEveryCommandFails(
+            store: fixture.store, scratch: fixture.scratch, saying: ["a suggest store is UTF-8"])
+    }
+
     /// Regression: a database of another application that also keeps a `schema_migrations` table (Rails, Ecto,
     /// golang-migrate all name theirs so) was taken for a suggest store: its journal mode was switched to WAL (its
     /// file changed) and the migration failed with "table schema_migrations has no column named applied_at", or,

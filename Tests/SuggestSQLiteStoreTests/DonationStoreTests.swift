@@ -155,6 +155,23 @@ import Testing
         }
     }
 
+    /// A duplicate whose first copy is stored in a block this transaction adds to is found: the transaction holds
+    /// only what it added to the block, and reads the stored part for the rest.
+    @Test func aDuplicateInAStoredBlockThisTransactionAddsToIsFound() throws {
+        func line(_ identifier: String) -> String {
+            #"{"identifier":"\#(identifier)","date":"2026-11-29T18:03:00Z","intent":{"conversationIdentifier":"c"}}"#
+        }
+        for expected in [nil, 1_000_000] {
+            let temporary = try TemporaryStore()
+            try temporary.importLines(line("a-1"))
+            let report = try temporary.importLines(
+                [line("b-1"), line("a-1"), line("b-1")].joined(separator: "\n"), expectedDonations: expected)
+            #expect(report.recorded == 1 && report.duplicates == 2, "expected \(String(describing: expected))")
+            let blocks = try temporary.store.database.statement("SELECT COUNT(*) FROM donation_blocks").scalarInt()
+            #expect(blocks == 1)
+        }
+    }
+
     /// Identifiers and group identifiers that Swift's `==` calls equal (canonically equivalent spellings) but whose
     /// bytes differ are different identifiers, as SQL's comparison of text says: both recorded, one deleted alone.
     @Test func canonicallyEquivalentIdentifiersStayApart() throws {

@@ -201,21 +201,13 @@ final class BlockLog {
         }
     }
 
-    /// Rewrites a stored block's donations (more of them, or fewer after a deletion): its number and first sequence
-    /// number stay.
-    /// - Parameter oldestDate: its new oldest date, or `nil` when the row's is still right: the date's index entry
-    ///   is then left as it is (one page fewer written by a donation that joins a block).
+    /// Rewrites a stored block's donations after a deletion took some of them: its number and first sequence number
+    /// stay.
     static func update(
-        _ id: Int64, oldestDate: Double?, count: Int, donations: [UInt8], in database: Database
+        _ id: Int64, oldestDate: Double, count: Int, donations: [UInt8], in database: Database
     ) throws(SQLiteError) {
-        if let oldestDate {
-            let update = try database.statement(
-                "UPDATE donation_blocks SET oldest_date = ?2, count = ?3, donations = ?4 WHERE id = ?1")
-            try update.run([.integer(id), .real(oldestDate), .integer(Int64(count)), .blob(donations)])
-        } else {
-            try database.statement("UPDATE donation_blocks SET count = ?2, donations = ?3 WHERE id = ?1")
-                .run([.integer(id), .integer(Int64(count)), .blob(donations)])
-        }
+        try database.statement("UPDATE donation_blocks SET oldest_date = ?2, count = ?3, donations = ?4 WHERE id = ?1")
+            .run([.integer(id), .real(oldestDate), .integer(Int64(count)), .blob(donations)])
     }
 
     /// The conversation's highest-numbered stored block, which its next donation joins if it has room.

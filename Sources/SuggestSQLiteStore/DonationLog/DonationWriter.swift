@@ -258,12 +258,11 @@ final class DonationWriter {
     }
 
     /// About how much memory the writer holds for what it has not written yet: the conversations met since the
-    /// last `flush()` and their open blocks of the log. An import flushes when this passes its budget
-    /// (`SQLiteDonationStore.importMemoryBudget`), so that a history whose every line brings new people, kinds or
-    /// names needs no more memory than an ordinary one. (A large import's identifier keys are not counted: 16
-    /// bytes a donation in the duplicate check's table, kept to the end, and as much in the index's list of
-    /// additions, which a flush writes and empties.)
-    var heldBytes: Int { entryBytes + log.heldBytes }
+    /// last `flush()`, the donations added to their blocks and the identifiers added to the index. An import
+    /// flushes when this passes its budget (`SQLiteDonationStore.importMemoryBudget`), so that a history whose every
+    /// line brings new people, kinds or names, or a piped import of millions, needs no more memory than an ordinary
+    /// one. (A large import's table of identifier keys is not counted: 16 bytes a donation, kept to the end.)
+    var heldBytes: Int { entryBytes + log.heldBytes + log.identifiers.heldBytes }
 
     /// Writes the donation log and every touched conversation's state back, and forgets them: the next donation of
     /// a conversation reads it back, as a new writer would. Call before committing, and whenever `heldBytes` is

@@ -103,6 +103,12 @@ final class IdentifierIndex {
     /// How many additions wait for `write()`.
     var collectedAdditions: Int { additions.count }
 
+    /// About how much memory the additions take until `write()`: each in the list, and in the table of keys when
+    /// there is one (a `[Int64: Int64]` holds its 16 bytes at up to three quarters full).
+    var heldBytes: Int {
+        additions.count * (MemoryLayout<Entry>.stride + (addedBlocks == nil ? 0 : 24))
+    }
+
     /// Writes the changed buckets back, and forgets what was added or removed. Call once before committing, or
     /// whenever the additions collected take too much memory.
     func write() throws(SQLiteError) {

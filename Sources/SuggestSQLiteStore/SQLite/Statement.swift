@@ -50,7 +50,9 @@ package final class Statement {
         case .blob(let bytes):
             code = bytes.withUnsafeBytes { buffer in
                 // An empty array's buffer may have no address, which SQLite would bind as NULL.
-                guard let address = buffer.baseAddress, !buffer.isEmpty else { return sqlite3_bind_zeroblob(handle, index, 0) }
+                guard let address = buffer.baseAddress, !buffer.isEmpty else {
+                    return sqlite3_bind_zeroblob(handle, index, 0)
+                }
                 return sqlite3_bind_blob(
                     handle, index, address, Int32(buffer.count), unsafeBitCast(-1, to: sqlite3_destructor_type.self))
             }
@@ -99,6 +101,13 @@ package final class Statement {
         try reset(values)
         defer { sqlite3_reset(handle) }
         return try step() ? int(0) : nil
+    }
+
+    /// The first column of the first row, as text; `nil` when there is no row or it is NULL.
+    package func scalarText(_ values: [Value] = []) throws(SQLiteError) -> String? {
+        try reset(values)
+        defer { sqlite3_reset(handle) }
+        return try step() ? text(0) : nil
     }
 }
 
