@@ -1,8 +1,8 @@
 import SuggestCore
+import SuggestTestSupport
 import Testing
 
 @testable import SuggestSQLiteStore
-import SuggestTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -107,29 +107,36 @@ import SuggestTestSupport
             store: fixture.store, scratch: fixture.scratch, saying: ["is not a suggest store or is damaged"])
     }
 
-    @Test func anotherApplicationsDatabase() throws {
-        let fixture = try StoreFixture("fault-foreign")
-        #expect(mkdir(fixture.store, 0o700) == 0)
+    /// A store directory whose database another tool wrote with `statements`: every command refuses it, saying one
+    /// of `words`, and leaves it as it was.
+    static func expectEveryCommandRefusesADatabase(
+        _ label: String, written statements: [String], saying words: [String],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        let fixture = try StoreFixture(label)
+        #expect(mkdir(fixture.store, 0o700) == 0, sourceLocation: sourceLocation)
         do {
             let foreign = try Database(path: fixture.store + "/suggest.sqlite")
-            try foreign.execute("CREATE TABLE notes(body TEXT); INSERT INTO notes VALUES ('someone else''s data')")
+            for statement in statements { try foreign.execute(statement) }
         }
-        try Self.expectEveryCommandFails(
-            store: fixture.store, scratch: fixture.scratch, saying: ["is a SQLite database but not a suggest store"])
+        try expectEveryCommandFails(
+            store: fixture.store, scratch: fixture.scratch, saying: words, sourceLocation: sourceLocation)
+    }
+
+    @Test func anotherApplicationsDatabase() throws {
+        try Self.expectEveryCommandRefusesADatabase(
+            "fault-foreign",
+            written: ["CREATE TABLE notes(body TEXT); INSERT INTO notes VALUES ('someone else''s data')"],
+            saying: ["is a SQLite database but not a suggest store"])
     }
 
     /// An empty database in UTF-16 is not taken over: a store's blocks grow by SQL's `||`, which in UTF-16 drops the
     /// last byte of an odd length (found by reading SQLite's concatenation, 2026-12-06).
     @Test func anEmptyDatabaseInUTF16() throws {
-        let fixture = try StoreFixture("fault-utf16")
-        #expect(mkdir(fixture.store, 0o700) == 0)
-        do {
-            let foreign = try Database(path: fixture.store + "/suggest.sqlite")
-            // The encoding is fixed once the file has a header: a table made and dropped leaves it empty.
-            try foreign.execute("PRAGMA encoding = 'UTF-16le'; CREATE TABLE t(a); DROP TABLE t")
-        }
-        try Self.expectEveryCommandFails(
-            store: fixture.store, scratch: fixture.scratch, saying: ["a suggest store is UTF-8"])
+        // The encoding is fixed once the file has a header: a table made and dropped leaves it empty.
+        try Self.expectEveryCommandRefusesADatabase(
+            "fault-utf16", written: ["PRAGMA encoding = 'UTF-16le'; CREATE TABLE t(a); DROP TABLE t"],
+            saying: ["a suggest store is UTF-8"])
     }
 
     /// Regression: a database of another application that also keeps a `schema_migrations` table (Rails, Ecto,
@@ -138,17 +145,13 @@ import SuggestTestSupport
     /// with a version recorded, it was called "written by a newer suggest".
     @Test(arguments: [[], ["INSERT INTO schema_migrations VALUES ('20231010123456')"]])
     func anotherApplicationsDatabaseWithSchemaMigrations(_ rows: [String]) throws {
-        let fixture = try StoreFixture("fault-rails")
-        #expect(mkdir(fixture.store, 0o700) == 0)
-        do {
-            let foreign = try Database(path: fixture.store + "/suggest.sqlite")
-            try foreign.execute(
+        try Self.expectEveryCommandRefusesADatabase(
+            "fault-rails",
+            written: [
                 "CREATE TABLE schema_migrations(version VARCHAR NOT NULL PRIMARY KEY); "
-                    + "CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO users VALUES (1, 'alice')")
-            for row in rows { try foreign.execute(row) }
-        }
-        try Self.expectEveryCommandFails(
-            store: fixture.store, scratch: fixture.scratch, saying: ["is a SQLite database but not a suggest store"])
+                    + "CREATE TABLE users(id INTEGER PRIMARY KEY, name TEXT); INSERT INTO users VALUES (1, 'alice')"
+            ] + rows,
+            saying: ["is a SQLite database but not a suggest store"])
     }
 
     /// The same with every other table of a store by name: the names alone do not make a file suggest's, its
@@ -173,9 +176,13 @@ import SuggestTestSupport
 
     /// How a store's `schema_migrations` is told from another tool's: by a whole word of its CREATE text.
     @Test func aMigrationsTableIsSuggestsByItsAppliedAtColumn() {
-        #expect(Schema.mentions("CREATE TABLE schema_migrations(version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)", "applied_at"))
+        #expect(
+            Schema.mentions(
+                "CREATE TABLE schema_migrations(version INTEGER PRIMARY KEY, applied_at REAL NOT NULL)", "applied_at"))
         #expect(Schema.mentions("applied_at", "applied_at"))
-        #expect(!Schema.mentions(#"CREATE TABLE "schema_migrations" ("version" varchar NOT NULL PRIMARY KEY)"#, "applied_at"))
+        #expect(
+            !Schema.mentions(
+                #"CREATE TABLE "schema_migrations" ("version" varchar NOT NULL PRIMARY KEY)"#, "applied_at"))
         #expect(!Schema.mentions("CREATE TABLE schema_migrations(version, applied_at_utc)", "applied_at"))
         #expect(!Schema.mentions("CREATE TABLE schema_migrations(version, last_applied_at)", "applied_at"))
         #expect(!Schema.mentions("CREATE TABLE schema_migrations(version, applied_atUTC)", "applied_at"))
@@ -349,7 +356,8 @@ import SuggestTestSupport
         // only through both).
         for file in directoryEntries(fixture.store) { chmod(fixture.store + "/" + file, 0o644) }
         let nobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
-        let exporting = try Suggest.run(["export", "--store", fixture.store], scratch: fixture.scratch, wrapper: nobody)
+        let exporting = try Suggest.run(
+            ["export", "--store", fixture.store], scratch: fixture.scratch, wrapper: nobody)
         #expect(exporting.status == 0 && exporting.output == exported, "\(exporting)")
         // Ranked with each expert's one share of schema 8 as both its fresh and its stale share (the stale shares
         // are learned only once a writer migrates the store): as many suggestions, in the order those weights give.
@@ -453,7 +461,9 @@ import SuggestTestSupport
         #expect(fileSize(store + "/suggest.sqlite-reserve") == 8 << 20)
 
         let filled = disk.fill()
-        let blocked = try run(["donate", "--conversation", "c-new", "--group-name", String(repeating: "x", count: 4_000)])
+        let blocked = try run([
+            "donate", "--conversation", "c-new", "--group-name", String(repeating: "x", count: 4_000),
+        ])
         #expect(blocked.status == 1 && blocked.error.contains("is full"), "\(blocked)")
 
         let deleted = try run(["delete", "--conversation", "conv-pangolin-9182"])
@@ -481,7 +491,8 @@ import SuggestTestSupport
         let store = disk.path + "/store"
         let donations = (0..<5_000).map { index in
             Interaction(
-                identifier: "w-\(index)", date: Timestamp(seconds: Donations.start + Double(index)), direction: .outgoing,
+                identifier: "w-\(index)", date: Timestamp(seconds: Donations.start + Double(index)),
+                direction: .outgoing,
                 intent: SendMessageIntent(
                     conversationIdentifier: "conv-okapi-\(index % 20)",
                     speakableGroupName: "Okapi \(index) " + String(repeating: "x", count: 3_000)))
@@ -499,7 +510,6 @@ import SuggestTestSupport
         }
     }
 }
-
 
 /// A small tmpfs in a fixture's root for one test (`defer { disk.unmount() }`): a disk to fill. Needs root and
 /// mount(8); the test is cancelled, saying why, where it cannot have one.
