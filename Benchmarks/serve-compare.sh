@@ -15,9 +15,10 @@
 #   mixed   the `get` query from 8 connections while 2 connections POST JSON Lines bodies of 1,000 donations (started
 #           a second before, ending a second after): how reads fare while writes take the store
 #   CxB     (e.g. 32x1000) JSON Lines bodies of B donations from C connections, the rate being what the server's
-#           `suggest_donations_recorded_total` grew by in SHAPE_SECONDS after 3 s of warm-up: the requests in flight
-#           commit together, so the count moves in steps of up to C x B donations, too coarse for wrk's count of
-#           answers or for a short run (a step of 64,000 is 3,600/s of an 18 s run)
+#           `suggest_donations_recorded_total` grew by between its first and its last change within SHAPE_SECONDS
+#           after 3 s of warm-up (read every 0.2 s): the requests in flight commit together, so the count moves in
+#           steps of up to C x B donations, too coarse for wrk's count of answers or for a count over a fixed span
+#           (a step of 64,000 is 3,600/s of an 18 s run); the CPU a donation is over the fixed span
 # (Benchmarks/serve-wrk/donations.lua: conversations drawn by a Zipf law, identifiers never repeated). Reports, for
 # each run, what was answered per second (requests for `get`, donations acknowledged otherwise), the p50 and p99
 # (wrk's for the GETs; for the donations the server's own, as upper bounds of its histogram: serve-latency.sh),
@@ -96,7 +97,7 @@ TICKS=$(getconf CLK_TCK)
 # refused", the rate, the CPU per request (get) or per acknowledged donation (the other forms), the server's peak
 # RSS, and the requests it refused (CxB shapes only; any refusal ends the other forms).
 measure() {
-    local build=$1 form=$2 copy=$WORK/copy log=$WORK/server.log source=$STORE refused=0
+    local build=$1 form=$2 copy=$WORK/copy log=$WORK/server.log source=$STORE refused=0 rate=
     [ "$build" = new ] && source=$WORK/store-new
     rm -rf "$copy"
     cp -a "$source" "$copy"
@@ -139,11 +140,13 @@ measure() {
             -- "cmp-$build-$form-$RANDOM$RANDOM" batch "$body" zipf >"$WORK/loader.out" 2>&1 &
         loader=$!
         sleep 3
-        first=$(recorded_total "$url")
+        local changes
         before=$(awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat")
-        sleep "$SHAPE_SECONDS"
-        last=$(recorded_total "$url")
+        changes=$(counter_changes "$url" "$SHAPE_SECONDS")
         after=$(awk '{ print $14 + $15 }' "/proc/$SERVER_PID/stat")
+        first=$(head -n1 <<<"$changes" | cut -d' ' -f2)
+        last=$(tail -n1 <<<"$changes" | cut -d' ' -f2)
+        rate=$(step_rate <<<"$changes")
         wait "$loader"
         # Requests the server turned away (503 `busy` when the bodies held at once would pass --max-body-memory)
         # are counted, not fatal: how many a shape gets is part of what it measures.
@@ -183,8 +186,8 @@ measure() {
     local seconds=$RUN_SECONDS
     [[ "$form" =~ ^[0-9]+x[0-9]+$ ]] && seconds=$SHAPE_SECONDS
     awk -v n="$recorded" -v s="$seconds" -v a="$before" -v b="$after" -v t="$TICKS" -v p50="$p50" -v p99="$p99" \
-        -v peak="$peak" -v refused="$refused" \
-        'BEGIN { printf "%d %d %d %d %d %d\n", n / s, p50, p99, (b - a) / t * 1e6 / (n > 0 ? n : 1), peak, refused }'
+        -v peak="$peak" -v refused="$refused" -v rate="$rate" \
+        'BEGIN { printf "%d %d %d %d %d %d\n", rate != "" ? rate : n / s, p50, p99, (b - a) / t * 1e6 / (n > 0 ? n : 1), peak, refused }'
 }
 
 # The donations the server has acknowledged since it started (its /metrics counter).
@@ -192,11 +195,39 @@ recorded_total() {
     curl -fs "$1/metrics" | awk '$1 == "suggest_donations_recorded_total" { print $2 }'
 }
 
+# The counter read every 0.2 s for $2 seconds: "time count" for the first reading, each change and the last reading.
+counter_changes() {
+    local url=$1 end previous= now value
+    end=$(awk -v s="$2" -v t="$(date +%s.%N)" 'BEGIN { printf "%.3f", t + s }')
+    while :; do
+        now=$(date +%s.%N)
+        # A reading that failed (the server too busy to answer in time) is skipped.
+        value=$(recorded_total "$url" || true)
+        [ -n "$value" ] || value=$previous
+        if [ -n "$value" ] && [ "$value" != "$previous" ]; then echo "$now $value"; fi
+        previous=$value
+        if awk -v n="$now" -v e="$end" 'BEGIN { exit !(n >= e) }'; then
+            echo "$now $value"
+            break
+        fi
+        sleep 0.2
+    done
+}
+
+# The rate between the first and the last change of the counter (`counter_changes` on standard input): a group
+# commits its requests' donations at once, so a count over a fixed span is off by up to a group (3,555/s of an 18 s
+# count at 16 x 4,000), where the time between two commits is known to 0.2 s. Empty when it changed fewer than twice.
+step_rate() {
+    awk 'NR > 1 && $2 != last { if (!t1) { t1 = $1; c1 = $2 } t2 = $1; c2 = $2 }
+         { last = $2 }
+         END { if (t2 > t1) printf "%d", (c2 - c1) / (t2 - t1) }'
+}
+
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "## suggest serve: $(git rev-parse --short HEAD) (new) against $(git rev-parse --short "$BASE") (old)"
 echo
-echo "- $(nproc) cores; load at start $(cut -d' ' -f1-3 /proc/loadavg); \`--workers $WORKERS\`, single POSTs from $SINGLE_CONNECTIONS connections; $ROUNDS rounds of ${RUN_SECONDS} s runs, old and new in turn; CxB shapes counted over ${SHAPE_SECONDS} s"
+echo "- $(nproc) cores; load at start $(cut -d' ' -f1-3 /proc/loadavg); \`--workers $WORKERS\`, single POSTs from $SINGLE_CONNECTIONS connections; $ROUNDS rounds of ${RUN_SECONDS} s runs, old and new in turn; CxB shapes: the rate between the first and the last commit seen in ${SHAPE_SECONDS} s, the CPU over all of them"
 echo "- a fresh copy of one 1M-donation store (100k conversations, written by the old build; the new build's copy brought up to its schema and policy once, untimed) for every run"
 echo
 echo "| round | form | build | per second | p50 | p99 | server CPU per request (get) or donation | server peak RSS | refused |"
