@@ -130,11 +130,6 @@ final class ConnectionAcceptor: Sendable {
     /// How long a poll of the listening socket waits before the stop flag is read again.
     private static let pollMilliseconds: Int32 = 250
 
-    private func pause(milliseconds: Int) {
-        var interval = timespec(tv_sec: 0, tv_nsec: milliseconds * 1_000_000)
-        _ = nanosleep(&interval, nil)
-    }
-
     /// Whether a second has passed since `last` (or there was none), which then becomes now.
     private static func secondPassed(since last: inout timespec?) -> Bool {
         var now = timespec()

@@ -232,8 +232,7 @@ public final class HTTPServer: Sendable {
             // every 50 ms after (a request that ends meanwhile leaves its connection waiting for the next head).
             if waited % 50 == 0 { core.cutWaitingHeads() }
             waited += 1
-            var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
-            _ = nanosleep(&pause, nil)
+            pause(milliseconds: 1)
         }
         // A request only sending its streamed body is not waiting for a handler: it ends with its connection.
         let abandoned = max(
@@ -251,8 +250,7 @@ public final class HTTPServer: Sendable {
         while abandoned > 0, core.inFlight.load(ordering: .relaxed) > core.streamingResponses.load(ordering: .relaxed),
             clock.now < sendingDeadline
         {
-            var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
-            _ = nanosleep(&pause, nil)
+            pause(milliseconds: 1)
         }
         MHD_stop_daemon(daemon.daemon)
         close(daemon.socket)

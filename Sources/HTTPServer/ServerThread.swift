@@ -25,3 +25,10 @@ func startServerThread(_ purpose: String, _ body: @escaping @Sendable () -> Void
     }
     return thread
 }
+
+/// Puts the calling thread to sleep for about `milliseconds` (under a second): for the server's own threads, which
+/// poll a flag or a count.
+func pause(milliseconds: Int) {
+    var interval = timespec(tv_sec: 0, tv_nsec: milliseconds * 1_000_000)
+    _ = nanosleep(&interval, nil)
+}

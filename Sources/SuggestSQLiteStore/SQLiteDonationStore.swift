@@ -366,10 +366,7 @@ extension SQLiteDonationStore: Sendable {}
 /// policy's fingerprint) and the donation log's next sequence number (`BlockLog`) share it.
 extension Database {
     func setting(_ name: String) throws(SQLiteError) -> String? {
-        let statement = try statement("SELECT value FROM settings WHERE name = ?")
-        try statement.reset([.text(name)])
-        defer { _ = try? statement.reset() }
-        return try statement.step() ? statement.text(0) : nil
+        try statement("SELECT value FROM settings WHERE name = ?").scalarText([.text(name)])
     }
 
     func setSetting(_ name: String, _ value: String) throws(SQLiteError) {

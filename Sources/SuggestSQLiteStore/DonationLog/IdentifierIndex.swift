@@ -50,8 +50,9 @@ final class IdentifierIndex {
                 }
             }
         }
-        if let addedBlocks, addedBlocks[key] != Self.severalBlocks {
-            if let block = addedBlocks[key] { blocks.append(block) }
+        let added = addedBlocks.map { $0[key] }
+        if let added, added != Self.severalBlocks {
+            if let block = added { blocks.append(block) }
         } else {
             // No table of the keys added, or several entries of this key in it: the list is read.
             for entry in additions where entry.key == key { blocks.append(entry.block) }
@@ -176,12 +177,10 @@ final class IdentifierIndex {
     }
 
     private static func entry(at index: Int, in bytes: UnsafeRawBufferPointer, bucket: Int64) -> Entry {
-        var key = UInt64(bucket) << 48
         var block: UInt64 = 0
         let start = index * entrySize
-        for byte in 0..<6 { key |= UInt64(bytes[start + byte]) << (8 * byte) }
         for byte in 0..<5 { block |= UInt64(bytes[start + 6 + byte]) << (8 * byte) }
-        return Entry(key: Int64(bitPattern: key), block: Int64(block))
+        return Entry(key: key(at: index, in: bytes, bucket: bucket), block: Int64(block))
     }
 
     /// Entries grouped by bucket, in bucket order: many by a counting sort (millions of them in two passes), a few
