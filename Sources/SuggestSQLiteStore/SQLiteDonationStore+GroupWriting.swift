@@ -25,8 +25,9 @@ extension SQLiteDonationStore {
 
     /// What a group's writer may hold before it writes between two pieces: a server's memory is bounded (a group
     /// carries up to 256 requests), and writing more often costs little once the popular conversations are folded.
-    /// 12 MB rather than 32: 16 bodies of 4,000 in flight peaked at 99 MB against 107, at 0.92 of the rate, and 20 of
-    /// 3,000 at 98 against 104 MB at the same rate (Benchmarks/README.md, "A group's writer bounded to 12 MB").
+    /// 12 MB rather than 32: 20 bodies of 3,000 in flight peaked at 95 MB against 104, at 0.91 of the rate, so that
+    /// a server stays under 100 MB with that much in flight (Benchmarks/README.md, "A group's writer bounded to 12
+    /// MB").
     static let groupWriterBudget = 12 << 20
 
     /// Starts a group on this connection, inside its transaction: the pieces record into one writer from here on.
