@@ -199,10 +199,10 @@ public final class SQLiteDonationStore: DonationStore {
     ///
     /// How the log starts over depends on whether other connections committed since this connection's last
     /// checkpoint. If they did (a server taking donations), the copy is run a second time for what came in during
-    /// the first, and only then are this process's writers held, for the little that is left, and the log is
-    /// written over from its start, keeping its size: cutting it to nothing and growing it again held every writer
-    /// for about 150 ms each second (a flush of the database, then of the cut). If they did not, it is cut to
-    /// nothing, which a quiet log costs nobody.
+    /// the first, and only then are this process's writers held, if little is left to copy
+    /// (`restartLogIfMostlyCopied`), and the log is written over from its start, keeping its size: cutting it to
+    /// nothing and growing it again held every writer for about 150 ms each second (a flush of the database, then
+    /// of the cut). If they did not, it is cut to nothing, which a quiet log costs nobody.
     ///
     /// A log that is already empty is left alone: truncating it changes nothing stored but still starts the log
     /// over, which every other connection sees as a change (`PRAGMA data_version`), and would make a ranking
@@ -230,9 +230,10 @@ public final class SQLiteDonationStore: DonationStore {
                 // A connection's first checkpoint (a command's only one) follows its own writes, which
                 // `data_version` does not count: it cuts the log like one that found nothing new.
                 let quiet = versionAtLastCheckpoint.map { $0 == version } ?? true
-                if !quiet { try database.checkpointWithoutWaiting() }
+                let copied = quiet ? 0 : try database.checkpointWithoutWaiting()
                 // Cut, not written over, while a deletion's scrub is owed: what a restart leaves may hold it.
-                let startOver = quiet || database.owesLogScrub ? truncateLogIfIdle : restartLogIfIdle
+                let startOver =
+                    quiet || database.owesLogScrub ? truncateLogIfIdle : { try self.restartLogIfMostlyCopied(copied) }
                 if let mirror {
                     _ = try mirror.rebuildingCurrent(across: startOver)
                 } else {

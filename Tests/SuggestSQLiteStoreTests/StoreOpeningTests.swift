@@ -215,6 +215,40 @@ import Testing
         #expect(try recordUntilTheLogStartsOver() > 0)
     }
 
+    /// A restart of the log copies what the checkpoint before it left while this process's writers wait, so it is
+    /// skipped when that is more than a little: a server's group of requests commits tens of thousands of frames at
+    /// once, and copying them held its writer about 200 ms. The log then grows on, to the commit that reaches the
+    /// limit, or to the next checkpoint that finds it all copied.
+    @Test func aRestartDoesNotHoldWritersToCopyALargeCommit() throws {
+        let directory = try TemporaryDirectory("open")
+        let writer = try SQLiteDonationStore.open(directory.location, checkpoints: .everyPagesInPlace(65_536))
+        let checkpointer = try SQLiteDonationStore.open(directory.location, checkpoints: .everyPagesInPlace(65_536))
+        _ = try writer.record(Self.donation(0))
+        try checkpointer.checkpoint()
+        // One commit of more frames than a restart may copy: rows of a page each.
+        let rows = SQLiteDonationStore.restartRemainderFrames + 200
+        try writer.database.write {
+            let insert = try writer.database.statement("INSERT INTO settings(name, value) VALUES (?, ?)")
+            for row in 0..<rows {
+                try insert.run([.text("filler-\(row)"), .text(String(repeating: "x", count: 4_000))])
+            }
+        }
+        let frames = try #require(writer.database.logFramesAfterLastCommit)
+        #expect(frames > rows)
+        func salt() throws -> [UInt8] { Array(try readFile(directory.log).dropFirst(16).prefix(8)) }
+        let before = try salt()
+
+        #expect(try !checkpointer.restartLogIfMostlyCopied(0), "nothing copied: the restart would copy it all")
+        #expect(try salt() == before)
+        let copied = try checkpointer.database.checkpointWithoutWaiting()
+        #expect(copied == frames)
+        #expect(try checkpointer.restartLogIfMostlyCopied(copied), "all copied: the restart copies nothing")
+        // The next commit writes the log from its start, with new salts.
+        _ = try writer.record(Self.donation(1))
+        #expect(try salt() != before, "the log was started over")
+        #expect(try writer.donationCount(account: "default") == 2)
+    }
+
     /// A server's checkpoint, while other connections go on committing, copies the log and has it started over in
     /// place (the file keeps its size), and cuts it to nothing only once nothing was committed since its last one;
     /// a connection's first checkpoint, which cannot know, cuts it too. Nothing committed is lost either way.
