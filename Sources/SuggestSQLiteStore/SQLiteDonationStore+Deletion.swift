@@ -321,17 +321,18 @@ extension SQLiteDonationStore {
     }
 
     /// Starts the log over (`Database.checkpointAndRestart()`) if no other connection is reading it at this moment
-    /// and a checkpoint had copied all but at most `restartRemainderFrames` of it: what is left is copied and the
-    /// database flushed while this process's writers wait, so the remainder must be small. A server's group of
-    /// requests commits tens of thousands of frames at once (bodies of 3,000 donations from 20 connections); when
-    /// the restart copied such a group, the writer waited about 200 ms, an eighth of its time. Such a log is
-    /// started over by the commit that takes it past the server's limit instead (`startLogOverAfterCommits`).
-    /// - Parameter copied: the frames of the log that a checkpoint just copied (`checkpointWithoutWaiting()`).
-    /// - Returns: `false` when a reader keeps the log busy, or more than the remainder is left to copy.
-    func restartLogIfMostlyCopied(_ copied: Int) throws -> Bool {
+    /// and at most `restartRemainderFrames` of it are still to be copied into the database: those are copied and
+    /// the database flushed while this process's writers wait, so they must be few. A server's group of requests
+    /// commits tens of thousands of frames at once (bodies of 3,000 donations from 20 connections); when the
+    /// restart copied such a group, the writer waited about 200 ms, an eighth of its time. Such a log is started
+    /// over by the commit that takes it past the server's limit instead (`startLogOverAfterCommits`).
+    /// - Returns: `false` when a reader keeps the log busy, or more is left to copy.
+    func restartLogIfMostlyCopied() throws -> Bool {
         try database.excludingWriters {
-            // Read holding the writers out: no commit of this process's moves it meanwhile.
-            let remainder = (database.logFramesAfterLastCommit ?? 0) - copied
+            // Read from the log's index holding this process's writers out: every process's commits count, and a
+            // log started over since the last copy counts from its new start. An index that cannot be read (being
+            // rewritten by another process) leaves the restart to be tried, as before this rule.
+            let remainder = WALIndexHeader(connection: database)?.framesNotCopied ?? 0
             guard remainder <= Self.restartRemainderFrames else { return false }
             return try database.withoutWaiting { try startLogOver(cutting: false) }
         }

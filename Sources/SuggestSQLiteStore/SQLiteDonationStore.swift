@@ -230,10 +230,9 @@ public final class SQLiteDonationStore: DonationStore {
                 // A connection's first checkpoint (a command's only one) follows its own writes, which
                 // `data_version` does not count: it cuts the log like one that found nothing new.
                 let quiet = versionAtLastCheckpoint.map { $0 == version } ?? true
-                let copied = quiet ? 0 : try database.checkpointWithoutWaiting()
+                if !quiet { try database.checkpointWithoutWaiting() }
                 // Cut, not written over, while a deletion's scrub is owed: what a restart leaves may hold it.
-                let startOver =
-                    quiet || database.owesLogScrub ? truncateLogIfIdle : { try self.restartLogIfMostlyCopied(copied) }
+                let startOver = quiet || database.owesLogScrub ? truncateLogIfIdle : restartLogIfMostlyCopied
                 if let mirror {
                     _ = try mirror.rebuildingCurrent(across: startOver)
                 } else {

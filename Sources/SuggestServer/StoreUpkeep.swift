@@ -7,7 +7,8 @@ import Synchronization
 /// The store's upkeep in the background: small maintenance steps (`MaintenanceBudget.step`) every few seconds,
 /// each on a connection of its own, so that expiry and policy rebuilds never run behind a request; and a
 /// checkpoint every second, which makes what was acknowledged durable against a power loss without a request
-/// ever waiting for it (the connections' own checkpoints are only a safety valve for a burst of writes), and in
+/// ever waiting for it (the connections' own checkpoints start the log over when it reaches its limit: after a
+/// burst, or under a stream of large groups, whose log this one leaves for them), and in
 /// which the embedded store also brings its ranking mirror up to date (`SQLiteDonationStore.checkpoint()`).
 final class StoreUpkeep: Sendable {
     private let task: PeriodicTask

@@ -380,7 +380,6 @@ package final class Database {
             context, handle, name, frames in
             guard let context else { return SQLITE_OK }
             let setting = Unmanaged<LogRestartSetting>.fromOpaque(context).takeUnretainedValue()
-            setting.gate.noteCommit(logFrames: Int(frames))
             guard setting.pages <= Int(frames) else { return SQLITE_OK }
             let cutting = !setting.inPlace || setting.gate.owesLogScrub
             // Without waiting: a reader that holds an old snapshot would hold this commit's process up.
@@ -466,21 +465,12 @@ package final class Database {
     /// and without holding up writers (SQLite's passive checkpoint): what was committed is durable once it returns.
     /// The log is not truncated; a writer starts it over from its beginning once it is all copied, and
     /// `journal_size_limit` trims it then. For a periodic checkpoint that must never hold up requests.
-    /// - Returns: how many frames of the log are in the database now (0 when none, or when the copy could not begin).
-    @discardableResult
-    package func checkpointWithoutWaiting() throws(SQLiteError) -> Int {
-        var copied: Int32 = 0
-        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, &copied)
+    package func checkpointWithoutWaiting() throws(SQLiteError) {
+        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, nil, nil)
         guard code == SQLITE_OK || code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED else {
             throw error(code, sql: "PRAGMA wal_checkpoint(PASSIVE)")
         }
-        return Int(max(0, copied))
     }
-
-    /// How many frames the log had after the last commit of this process's connections that start it over after
-    /// commits (`startLogOverAfterCommits(reaching:inPlace:)`: a server's); `nil` before the first. Read holding
-    /// this process's writers out (`excludingWriters`), it is the log's length unless another process committed.
-    package var logFramesAfterLastCommit: Int? { writeGate.logFramesAfterLastCommit }
 
     /// Runs `body` waiting at most `milliseconds` (at least 1) for a lock another connection holds, instead of the
     /// connection's own busy timeout.

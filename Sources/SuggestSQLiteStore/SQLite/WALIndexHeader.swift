@@ -39,6 +39,20 @@ final class WALIndexHeader {
         return first
     }
 
+    /// The frames in the log, every process's commits counted, from its start over if it was started over: the
+    /// header's `mxFrame` (bytes 16 to 19). `nil` while a writer is rewriting the header.
+    var frames: Int? { read().map { Int(UInt32(truncatingIfNeeded: $0[2])) } }
+
+    /// The frames of the log not yet copied into the database: `frames` less the checkpoints' `nBackfill`, which
+    /// follows the two copies of the header (byte 96, https://www.sqlite.org/walformat.html, "The WAL-Index
+    /// Header"). `nil` while a writer is rewriting the header.
+    var framesNotCopied: Int? {
+        guard let frames else { return nil }
+        atomicMemoryFence(ordering: .acquiring)
+        let copied = Int(base.loadUnaligned(fromByteOffset: 2 * Self.copyBytes, as: UInt32.self))
+        return max(0, frames - copied)
+    }
+
     /// One copy of the header as six words (the last two lanes zero).
     private static func load(_ copy: UnsafeRawPointer) -> StoreVersion {
         var words = StoreVersion()

@@ -97,17 +97,6 @@ final class WriteGate: Sendable {
         unlink(scrubMarker)
     }
 
-    /// The log's length in frames after the last commit of a connection that starts the log over after commits,
-    /// or -1 before the first (`Database.logFramesAfterLastCommit`).
-    private let logFrames = Atomic<Int>(-1)
-
-    var logFramesAfterLastCommit: Int? {
-        let frames = logFrames.load(ordering: .acquiring)
-        return frames < 0 ? nil : frames
-    }
-
-    func noteCommit(logFrames frames: Int) { logFrames.store(frames, ordering: .releasing) }
-
     func withLock<T>(_ body: () throws -> T) throws -> T {
         try lock.withLock { _ in try body() }
     }
