@@ -251,7 +251,8 @@ extension SQLiteDonationStore {
                 if met.insert(block.conversation).inserted { ids.append(block.conversation) }
                 accounts[Array(block.account.utf8)] = block.account
             }
-            try identifiers.write()
+            // Entries removed only: the store's size matters to additions alone.
+            try identifiers.write(storeSize: 0)
             guard !ids.isEmpty else {
                 if preferences != nil { try forgetPreferences() }
                 if rewritingFile && forgotten > 0 { database.oweFileRewrite() }

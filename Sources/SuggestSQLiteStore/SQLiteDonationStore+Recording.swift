@@ -212,13 +212,7 @@ extension SQLiteDonationStore {
         // How many donations the store holds, from the size of its buckets of identifiers (a sum over the
         // blocks would read the whole log): read only when the import may be large.
         let expected = options.expectedDonations ?? 0
-        let stored =
-            expected < 100_000
-            ? 0
-            : Int(
-                try database.statement(
-                    "SELECT COALESCE(SUM(length(entries)), 0) / \(IdentifierIndex.entrySize) FROM donation_identifiers"
-                ).scalarInt() ?? 0)
+        let stored = expected < 100_000 ? 0 : try IdentifierIndex.storedCount(in: database)
         if expected >= max(100_000, stored / 2) {
             try writer.loadIdentifierKeys(stored: stored, expected: expected)
         }

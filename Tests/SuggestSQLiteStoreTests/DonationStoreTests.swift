@@ -126,7 +126,7 @@ import Testing
                 let identifiers = IdentifierIndex(database: database)
                 let block = try #require(try identifiers.blocks(for: StableHash.key("default", "a-1")).first)
                 identifiers.add(StableHash.key("default", "x-1"), block: block)
-                try identifiers.write()
+                try identifiers.write(storeSize: 0)
             }
             let report = try temporary.importLines(line + "\n" + line, expectedDonations: expected)
             #expect(report.recorded == 1 && report.duplicates == 1, "expected \(String(describing: expected))")

@@ -6,7 +6,7 @@ import Testing
 
 /// The buckets of identifiers answer as a multiset of (key, block) pairs does, through writes and reads back, in
 /// each of their ways of changing: adding one by one (looked up as they are added), adding in one list after
-/// `loadAll`, and removing.
+/// `loadAll`, and removing; with entries in recent rows, merged into buckets, and both.
 @Suite struct IdentifierIndexTests {
     @Test func answersAsAMultisetDoes() throws {
         var random = SeededRandom(seed: 31)
@@ -60,12 +60,87 @@ import Testing
                         #expect(try index.blocks(for: some.key).sorted() == reference[some.key]!.sorted())
                     }
                 }
-                try index.write()
+                // Stores of every size: ranges merged at 32 entries, at 320, and between.
+                try index.write(storeSize: [0, 1 << 20, 1 << 30][round / 3])
             }
             let index = IdentifierIndex(database: database)
             for (k, blocks) in reference { #expect(try index.blocks(for: k).sorted() == blocks.sorted()) }
             #expect(try index.blocks(for: 12_345).isEmpty || reference[12_345] != nil)
         }
+    }
+
+    /// A range's entries stay in its recent row until it gathers `mergeSize` of them; they then move into its
+    /// buckets, and the recent row is gone. A deletion finds an entry in either.
+    @Test func aRangeIsMergedIntoItsBucketsWhenItGathersEnough() throws {
+        let temporary = try TemporaryStore()
+        let database = temporary.store.database
+        let mergeSize = IdentifierIndex.mergeSize(storeSize: 0)
+        // Keys of range 5, in its 16 buckets, and one key of another range.
+        let keys = (0..<mergeSize).map { Int64(5 << 52 | ($0 % 16) << 48 | $0) }
+        let elsewhere = Int64(bitPattern: 0xFFF0_0000_0000_0001)
+        func rows() throws -> [Int64] {
+            let select = try database.uncachedStatement("SELECT bucket FROM donation_identifiers ORDER BY bucket")
+            var rows: [Int64] = []
+            while try select.step() { rows.append(select.int(0)) }
+            return rows
+        }
+        try database.write {
+            let index = IdentifierIndex(database: database)
+            for key in keys.dropLast() { index.add(key, block: 7) }
+            index.add(elsewhere, block: 8)
+            try index.write(storeSize: 0)
+        }
+        let recentRow = IdentifierIndex.firstRecentRow + 5
+        #expect(try rows() == [recentRow, IdentifierIndex.firstRecentRow + 0xFFF])
+        try database.write {
+            let index = IdentifierIndex(database: database)
+            index.add(keys.last!, block: 9)
+            try index.write(storeSize: 0)
+        }
+        #expect(try rows() == (0..<16).map { 5 << 4 + $0 } + [IdentifierIndex.firstRecentRow + 0xFFF])
+        #expect(try IdentifierIndex.storedCount(in: database) == mergeSize + 1)
+        let index = IdentifierIndex(database: database)
+        #expect(try index.blocks(for: keys[0]) == [7])
+        #expect(try index.blocks(for: keys.last!) == [9])
+        #expect(try index.blocks(for: elsewhere) == [8])
+        try database.write {
+            let index = IdentifierIndex(database: database)
+            try index.remove(keys[0], block: 7)
+            try index.remove(elsewhere, block: 8)
+            try index.write(storeSize: 0)
+        }
+        #expect(try index.blocks(for: keys[0]).isEmpty && index.blocks(for: elsewhere).isEmpty)
+        #expect(try IdentifierIndex.storedCount(in: database) == mergeSize - 1)
+    }
+
+    @Test func theMergeSizeFollowsTheStoresSquareRoot() {
+        #expect(IdentifierIndex.mergeSize(storeSize: 0) == 32)
+        #expect(IdentifierIndex.mergeSize(storeSize: 1_000_000) == 62)
+        #expect(IdentifierIndex.mergeSize(storeSize: 10_000_000) == 197)
+        // A row stays within one 4 KB page.
+        #expect(IdentifierIndex.mergeSize(storeSize: 1 << 40) * IdentifierIndex.entrySize(inRow: 1 << 16) < 4_000)
+    }
+
+    @Test(arguments: [3_000, 40_000]) func entriesAreGroupedByRangeInOrder(count: Int) {
+        var random = SeededRandom(seed: 32)
+        let entries = (0..<count).map { _ in
+            // Half of them in 8 ranges, so that ranges hold many.
+            let key =
+                Bool.random(using: &random)
+                ? Int64.random(in: .min ... .max, using: &random)
+                : Int64(
+                    bitPattern: UInt64.random(in: 0...7, using: &random) << 52
+                        | UInt64.random(in: 0...999, using: &random))
+            return IdentifierIndex.Entry(key: key, block: Int64.random(in: 1...9, using: &random))
+        }
+        let grouped = IdentifierIndex.byRange(entries)
+        #expect(grouped.map(\.range) == grouped.map(\.range).sorted())
+        #expect(Set(grouped.map(\.range)).count == grouped.count)
+        #expect(
+            grouped.allSatisfy { group in
+                group.entries.allSatisfy { IdentifierIndex.range(of: $0.key) == group.range }
+            })
+        #expect(grouped.reduce(0) { $0 + $1.entries.count } == entries.count)
     }
 
     @Test(arguments: [5_000, 40_000]) func entriesAreGroupedByBucketInOrder(count: Int) {

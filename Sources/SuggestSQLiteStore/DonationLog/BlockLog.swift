@@ -152,8 +152,15 @@ final class BlockLog {
         for block in unwritten.values.sorted(by: { $0.id < $1.id }) { try write(block) }
         latest.removeAll()
         heldBytes = 0
-        try identifiers.write()
+        try writeIdentifiers()
         if let nextSequence { try database.setSetting(Self.sequenceSetting, String(nextSequence)) }
+    }
+
+    /// Writes the identifiers added (`IdentifierIndex.write`), for a store of as many donations as were ever
+    /// recorded in it: what retention and deletion removed only makes the estimate high.
+    func writeIdentifiers() throws(SQLiteError) {
+        if nextSequence == nil { nextSequence = try storedNextSequence() }
+        try identifiers.write(storeSize: Int(nextSequence! - 1))
     }
 
     private func write(_ block: OpenBlock) throws(SQLiteError) {

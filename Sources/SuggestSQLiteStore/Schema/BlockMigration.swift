@@ -32,7 +32,7 @@ enum BlockMigration {
                 engaged: select.int(9) != 0,
                 contentTypes: StoredDonation.contentTypes(joined: select.text(10)),
                 sequence: select.int(0))
-            if log.identifiers.collectedAdditions >= identifiersPerWrite { try log.identifiers.write() }
+            if log.identifiers.collectedAdditions >= identifiersPerWrite { try log.writeIdentifiers() }
         }
         try log.flush()
     }
