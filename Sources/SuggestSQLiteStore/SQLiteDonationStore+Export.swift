@@ -1,24 +1,26 @@
 import SuggestCore
 
 extension SQLiteDonationStore {
-    /// Through the identifier's buckets: the blocks its key is listed for, the donations there compared by bytes.
+    /// Through the identifier's buckets: the blocks its key is listed for, the donations there compared by bytes, in
+    /// one read transaction (another process may move the key from its recent row into its bucket meanwhile).
     public func conversation(ofDonation identifier: String, account: String) throws -> String? {
         try translating {
-            let blocks = try IdentifierIndex(database: database).blocks(for: StableHash.key(account, identifier))
-            let read = try database.statement(
-                """
-                SELECT b.donations, c.conversation_identifier FROM donation_blocks b
-                JOIN conversations c ON c.id = b.conversation_id WHERE b.id = ?1 AND c.account = ?2
-                """)
-            for block in blocks {
-                try read.reset([.integer(block), .text(account)])
-                defer { _ = try? read.reset() }
-                guard try read.step() else { continue }
-                if try DonationBlock.decode(read.blob(0)).contains(where: { $0.identifier.hasSameBytes(as: identifier) }) {
-                    return read.text(1)
+            try database.read {
+                let blocks = try IdentifierIndex(database: database).blocks(for: StableHash.key(account, identifier))
+                let read = try database.statement(
+                    """
+                    SELECT b.donations, c.conversation_identifier FROM donation_blocks b
+                    JOIN conversations c ON c.id = b.conversation_id WHERE b.id = ?1 AND c.account = ?2
+                    """)
+                for block in blocks {
+                    try read.reset([.integer(block), .text(account)])
+                    defer { _ = try? read.reset() }
+                    guard try read.step() else { continue }
+                    let donations = try DonationBlock.decode(read.blob(0))
+                    if donations.contains(where: { $0.identifier.hasSameBytes(as: identifier) }) { return read.text(1) }
                 }
+                return nil
             }
-            return nil
         }
     }
 

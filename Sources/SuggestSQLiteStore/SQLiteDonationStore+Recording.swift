@@ -2,8 +2,9 @@ import SuggestCore
 
 extension SQLiteDonationStore {
     /// Records one donation and updates its conversation's ranking state, in one transaction.
-    /// - Complexity: O(log n) in the store's size (index look-ups, one block and one bucket of identifiers read and
-    ///   rewritten); independent of the history's length.
+    /// - Complexity: O(log n) in the store's size (index look-ups, one block and one recent row of identifiers read
+    ///   and rewritten, and one bucket read; now and then a range of 16 buckets rewritten, `IdentifierIndex`);
+    ///   independent of the history's length.
     public func record(_ donation: Interaction, now: Timestamp) throws -> DonationOutcome {
         try writingOne { store in try store.admitAndRecord(donation, now: now) }
     }

@@ -86,7 +86,11 @@ import Testing
         let donation = Self.donation("d1", "c", Self.at.seconds)
         #expect(try temporary.store.record(donation) == .recorded(identifier: "d1"))
         let before = try temporary.store.suggestions(account: "default", context: RankingContext(at: Self.at))
+        // Nothing is written: no commit reaches the log (rankings mirrored from the store stay current).
+        let header = try #require(WALIndexHeader(connection: temporary.store.database))
+        let version = header.read()
         #expect(try temporary.store.record(donation) == .duplicate(identifier: "d1"))
+        #expect(header.read() == version)
         let report = try temporary.importLines(donation.jsonLine + "\n" + donation.jsonLine)
         #expect(report.recorded == 0 && report.duplicates == 2)
         #expect(try temporary.store.donationCount(account: "default") == 1)

@@ -113,6 +113,25 @@ import Testing
         #expect(try IdentifierIndex.storedCount(in: database) == mergeSize - 1)
     }
 
+    /// The block log merges a range by the store's size, from its next sequence number: 100 entries are merged in a
+    /// new store, not in one of 16M donations.
+    @Test func theBlockLogMergesByTheStoresSize() throws {
+        for (recorded, merged) in [(0, true), (16_000_000, false)] {
+            let temporary = try TemporaryStore()
+            let database = temporary.store.database
+            try database.write {
+                try database.setSetting(BlockLog.sequenceSetting, String(recorded + 1))
+                let log = BlockLog(database: database)
+                for index in 0..<100 { log.identifiers.add(Int64(9 << 52 | index), block: 3) }
+                try log.writeIdentifiers()
+            }
+            let recent = try database.statement("SELECT COUNT(*) FROM donation_identifiers WHERE bucket = ?")
+                .scalarInt([.integer(IdentifierIndex.firstRecentRow + 9)])
+            #expect(recent == (merged ? 0 : 1), "\(recorded) donations")
+            #expect(try IdentifierIndex.storedCount(in: database) == 100)
+        }
+    }
+
     @Test func theMergeSizeFollowsTheStoresSquareRoot() {
         #expect(IdentifierIndex.mergeSize(storeSize: 0) == 32)
         #expect(IdentifierIndex.mergeSize(storeSize: 1_000_000) == 62)

@@ -159,8 +159,10 @@ final class BlockLog {
     /// Writes the identifiers added (`IdentifierIndex.write`), for a store of as many donations as were ever
     /// recorded in it: what retention and deletion removed only makes the estimate high.
     func writeIdentifiers() throws(SQLiteError) {
-        if nextSequence == nil { nextSequence = try storedNextSequence() }
-        try identifiers.write(storeSize: Int(nextSequence! - 1))
+        // Read, not kept in `nextSequence`: a transaction that recorded nothing (a duplicate) writes nothing.
+        var next = nextSequence
+        if next == nil { next = try storedNextSequence() }
+        try identifiers.write(storeSize: Int(next! - 1))
     }
 
     private func write(_ block: OpenBlock) throws(SQLiteError) {

@@ -16,7 +16,8 @@ import SuggestCore
 ///
 /// Keys are hashes, so a write's entries land all over the buckets: a server's write of 60,000 donations met 40,000
 /// of the 65,536 buckets, and rewrote almost every page of them (11 MB at 1M donations, 110 MB at 10M) to add
-/// 660 KB. Through the recent rows it rewrites those rows (3 MB at most) and the ranges that fill up.
+/// 660 KB. Through the recent rows it rewrites those rows (about 3 MB at 1M donations, 10 MB at 10M, 16 MB at most)
+/// and the ranges that fill up.
 ///
 /// Keys are not unique (two identifiers can share one, once in billions): a key only names the blocks to look in,
 /// and the caller compares the identifier's bytes there. The lists are multisets for the same reason: two
@@ -54,12 +55,12 @@ final class IdentifierIndex {
     static let rowLimit: Int64 = firstRecentRow + 1 << 12
 
     /// How many recent entries a range gathers before they are merged into its 16 buckets: the square root of the
-    /// store's size over 16 (62 at 1M donations, 198 at 10M), from 32 to 320 (a row within one 4 KB page).
+    /// store's size over 16 (62 at 1M donations, 197 at 10M), from 32 to 320 (a row within one 4 KB page).
     ///
     /// A merge rewrites the range's buckets, 16 × S / 65,536 entries for a store of S donations, and a large write
     /// rewrites every recent row, 4,096 × k / 2 entries on average for a limit of k. A write of W donations costs
-    /// about 4,096 × k / 2 + (W / k) × 16 × S / 65,536 entries rewritten, least at k = √(W × S / 9M) or so: the limit
-    /// follows the store's square root, and 1/16 of it is the best for writes of about 36,000 donations.
+    /// about 4,096 × k / 2 + (W / k) × 16 × S / 65,536 entries rewritten, least at k = √(W × S / 8.4M): the limit
+    /// follows the store's square root, and 1/16 of it is the best for writes of about 33,000 donations.
     static func mergeSize(storeSize: Int) -> Int {
         min(320, max(32, Int(Double(max(storeSize, 0)).squareRoot() / 16)))
     }
@@ -68,8 +69,10 @@ final class IdentifierIndex {
     func blocks(for key: Int64) throws(SQLiteError) -> [Int64] {
         // A loop that allocates only for a match: most look-ups (every new donation) find nothing.
         var blocks: [Int64] = []
-        try appendBlocks(of: key, in: Self.bucket(of: key), to: &blocks)
+        // The recent row first: outside a transaction, another process's merge between the two reads can then
+        // only list a block twice, never hide it.
         try appendBlocks(of: key, in: Self.firstRecentRow + Self.range(of: key), to: &blocks)
+        try appendBlocks(of: key, in: Self.bucket(of: key), to: &blocks)
         let added = addedBlocks.map { $0[key] }
         if let added, added != Self.severalBlocks {
             if let block = added { blocks.append(block) }

@@ -1,14 +1,14 @@
 /// Migration 4: the rows of `donations` into blocks (`DonationBlock`, through `BlockLog`) and their identifiers into
-/// buckets (`IdentifierIndex`), with memory that does not grow with the store: the first command of a new version
+/// their index (`IdentifierIndex`), with memory that does not grow with the store: the first command of a new version
 /// may be a share extension, which is killed at about 120 MB.
 ///
 /// One pass over the rows by conversation, then recording order (`donations_by_conversation`): each conversation's
-/// blocks are written as they fill and when the next conversation begins, and the identifiers are merged into
-/// their buckets every `identifiersPerWrite` donations. A donation keeps its row id as its sequence number: row ids
+/// blocks are written as they fill and when the next conversation begins, and the identifiers are written into
+/// the index every `identifiersPerWrite` donations. A donation keeps its row id as its sequence number: row ids
 /// are the recording order.
 enum BlockMigration {
-    /// Identifier entries collected between two writes of the buckets: 16 MB, and as much again while `write()`
-    /// groups them by bucket (a store of 1M donations moves with a peak of 44 MB).
+    /// Identifier entries collected between two writes of the index: 16 MB, and as much again while `write()`
+    /// groups them by range (a store of 1M donations moved with a peak of 44 MB).
     static let identifiersPerWrite = 1 << 20
 
     static func run(_ database: Database) throws {
