@@ -291,6 +291,7 @@ public final class SQLiteDonationStore: DonationStore {
                 "the store at \(location.directory) was written by a newer suggest (schema \(applied); this one knows "
                     + "\(Schema.latestVersion)); upgrade suggest to open it")
         }
+        database.newestWritableSchema = Schema.latestVersion
         // A schema this version knows has only tables it makes (and SQLite's own); anything else is not ours to
         // migrate into.
         let known = applied == Schema.latestVersion ? Schema.tables : Schema.tables(atVersion: applied)
@@ -320,6 +321,8 @@ public final class SQLiteDonationStore: DonationStore {
                     try migration.after?(database)
                     try database.statement("INSERT INTO schema_migrations(version, applied_at) VALUES (?, ?)")
                         .run([.integer(Int64(migration.version)), .real(Timestamp.now().seconds)])
+                    // What a process with the store open checks before each write (`newestWritableSchema`).
+                    try database.execute("PRAGMA user_version = \(migration.version)")
                 }
                 // A new store holds no state yet: it is built under this policy from its first donation, and so
                 // are its learned weights.

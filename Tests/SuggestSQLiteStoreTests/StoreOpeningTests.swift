@@ -78,6 +78,21 @@ import Testing
         #expect(Self.size(directory.log) == nil)
     }
 
+    /// A process that had the store open when a newer suggest migrated it writes nothing more (it would write by
+    /// the older rules), and says so; it still reads. A migration marks the schema in `user_version`.
+    @Test func aStoreMigratedWhileOpenRefusesThisProcesssWrites() throws {
+        let directory = try TemporaryDirectory("open")
+        let store = try SQLiteDonationStore.open(directory.location)
+        _ = try store.record(Self.donation(1))
+        #expect(try store.database.statement("PRAGMA user_version").scalarInt() == Int64(Schema.latestVersion))
+        let newer = try SQLiteDonationStore.open(directory.location)
+        try newer.database.execute("PRAGMA user_version = \(Schema.latestVersion + 1)")
+        #expect {
+            try store.record(Self.donation(2))
+        } throws: { ($0 as? StoreError)?.kind == .newerSchema && "\($0)".contains("newer suggest") }
+        #expect(try store.donationCount(account: "default") == 1)
+    }
+
     /// A command's store: the log stays when it closes (no checkpoint, no fsync), is truncated once a commit
     /// leaves it at the limit, never grows much past it across processes' opens, and `checkpoint()` empties it.
     @Test func withCheckpointsEveryPagesTheLogStaysBoundedAcrossOpens() throws {

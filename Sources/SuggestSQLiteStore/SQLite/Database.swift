@@ -174,6 +174,7 @@ package final class Database {
         if isReadOnly { throw SQLiteError(code: SQLITE_READONLY, message: "attempt to write a readonly database") }
         try beginWriting()
         do {
+            try checkSchemaIsWritable()
             let result = try body()
             try checkFileInPlace()
             try execute("COMMIT")
@@ -205,6 +206,23 @@ package final class Database {
                 continue
             }
         }
+    }
+
+    /// The newest schema this process writes (`PRAGMA user_version`, which each migration sets), checked at the
+    /// start of every write transaction; `nil` until the store has checked the schema it opened. A newer suggest
+    /// may migrate the store while this process has it open (a server, an app left running through an upgrade):
+    /// writing on by the older rules would damage it without a word (migration 12's identifiers, read by an older
+    /// process from their buckets alone, would be recorded again).
+    package var newestWritableSchema: Int?
+
+    private func checkSchemaIsWritable() throws {
+        guard let newest = newestWritableSchema,
+            let found = try statement("PRAGMA user_version").scalarInt(), found > newest
+        else { return }
+        throw StoreError(
+            .newerSchema,
+            "the store \(path) was migrated to schema \(found) by a newer suggest while this process had it open "
+                + "(this one writes schema \(newest)); nothing was written: restart it with the newer suggest")
     }
 
     /// Whether a write waits on for an import of another process that goes on (`beginWriting()`); a server's
