@@ -221,8 +221,8 @@ package final class Database {
         else { return }
         throw StoreError(
             .newerSchema,
-            "the store \(path) was migrated to schema \(found) by a newer suggest while this process had it open "
-                + "(this one writes schema \(newest)); nothing was written: restart it with the newer suggest")
+            "the store \(path) was migrated to schema \(found) by a newer suggest (this one writes schema \(newest)); "
+                + "nothing was written: run the newer suggest, and restart any process of this one that has the store open")
     }
 
     /// Whether a write waits on for an import of another process that goes on (`beginWriting()`); a server's
