@@ -7,12 +7,13 @@ extension SQLiteDonationStore {
     }
 
     /// Throws when a donation could not be recorded now: the settings cannot be read, the database file was
-    /// deleted or moved since this connection opened it, or the connection may only read (SQLite opens a file
-    /// its process may not write read-only, without an error).
+    /// deleted or moved since this connection opened it, a newer suggest migrated it since, or the connection may
+    /// only read (SQLite opens a file its process may not write read-only, without an error).
     public func checkHealth() throws {
         try translating {
             _ = try database.storedRetention()
             try database.checkFileInPlace()
+            try database.checkSchemaIsWritable()
             if database.isReadOnly {
                 throw StoreError(.readOnly, "the store \(database.path) is read-only for this process: nothing can be recorded")
             }

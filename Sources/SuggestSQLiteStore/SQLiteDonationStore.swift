@@ -291,7 +291,9 @@ public final class SQLiteDonationStore: DonationStore {
                 "the store at \(location.directory) was written by a newer suggest (schema \(applied); this one knows "
                     + "\(Schema.latestVersion)); upgrade suggest to open it")
         }
-        database.newestWritableSchema = Schema.latestVersion
+        // From the end of the opening on: an empty file another tool left with a `user_version` of its own still
+        // becomes a store (its migrations set the version).
+        defer { database.newestWritableSchema = Schema.latestVersion }
         // A schema this version knows has only tables it makes (and SQLite's own); anything else is not ours to
         // migrate into.
         let known = applied == Schema.latestVersion ? Schema.tables : Schema.tables(atVersion: applied)
@@ -315,6 +317,12 @@ public final class SQLiteDonationStore: DonationStore {
                 )
                 // Re-read inside the lock: another process may have migrated meanwhile.
                 let current = Int(try database.statement("SELECT MAX(version) FROM schema_migrations").scalarInt() ?? 0)
+                guard current <= Schema.latestVersion else {
+                    throw StoreError(
+                        .newerSchema,
+                        "the store at \(location.directory) was migrated to schema \(current) by a newer suggest as "
+                            + "this one opened it (it knows \(Schema.latestVersion)); upgrade suggest to open it")
+                }
                 try database.registerStableKeyFunction()
                 for migration in Schema.migrations where migration.version > current {
                     try database.execute(migration.sql)

@@ -79,8 +79,9 @@ import Testing
     }
 
     /// A process that had the store open when a newer suggest migrated it writes nothing more (it would write by
-    /// the older rules), and says so; it still reads. A migration marks the schema in `user_version`.
-    @Test func aStoreMigratedWhileOpenRefusesThisProcesssWrites() throws {
+    /// the older rules), and says so, its health check too (a server's readiness); it still reads. A migration
+    /// marks the schema in `user_version`; an empty file another tool gave a `user_version` still becomes a store.
+    @Test func aStoreMigratedWhileOpenRefusesOlderWrites() throws {
         let directory = try TemporaryDirectory("open")
         let store = try SQLiteDonationStore.open(directory.location)
         _ = try store.record(Self.donation(1))
@@ -90,7 +91,17 @@ import Testing
         #expect {
             try store.record(Self.donation(2))
         } throws: { ($0 as? StoreError)?.kind == .newerSchema && "\($0)".contains("newer suggest") }
+        #expect {
+            try store.checkHealth()
+        } throws: { ($0 as? StoreError)?.kind == .newerSchema }
         #expect(try store.donationCount(account: "default") == 1)
+
+        let other = try TemporaryDirectory("open")
+        let empty = try Database(path: other.location.databasePath)
+        try empty.execute("PRAGMA user_version = 99")
+        let fresh = try SQLiteDonationStore.open(other.location)
+        #expect(try fresh.record(Self.donation(1)) == .recorded(identifier: "d-1"))
+        #expect(try fresh.database.statement("PRAGMA user_version").scalarInt() == Int64(Schema.latestVersion))
     }
 
     /// A command's store: the log stays when it closes (no checkpoint, no fsync), is truncated once a commit

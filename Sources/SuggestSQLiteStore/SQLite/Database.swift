@@ -215,7 +215,8 @@ package final class Database {
     /// process from their buckets alone, would be recorded again).
     package var newestWritableSchema: Int?
 
-    private func checkSchemaIsWritable() throws {
+    /// Throws `StoreError.newerSchema` when the store's schema is newer than `newestWritableSchema`.
+    package func checkSchemaIsWritable() throws {
         guard let newest = newestWritableSchema,
             let found = try statement("PRAGMA user_version").scalarInt(), found > newest
         else { return }
