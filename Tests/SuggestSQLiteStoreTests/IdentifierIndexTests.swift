@@ -140,47 +140,33 @@ import Testing
         #expect(IdentifierIndex.mergeSize(storeSize: 1 << 40) * IdentifierIndex.entrySize(inRow: 1 << 16) < 4_000)
     }
 
-    @Test(arguments: [3_000, 40_000]) func entriesAreGroupedByRangeInOrder(count: Int) {
+    /// Entries grouped by range (by counting past 4,096 of them, by sorting below) and by bucket, in order, each
+    /// group holding its own entries and all of them.
+    @Test(arguments: [(52, 3_000), (52, 40_000), (48, 5_000)]) func entriesAreGroupedInOrder(shift: Int, count: Int) {
         var random = SeededRandom(seed: 32)
         let entries = (0..<count).map { _ in
-            // Half of them in 8 ranges, so that ranges hold many.
+            // Half of them in 8 groups, so that groups hold many.
             let key =
                 Bool.random(using: &random)
                 ? Int64.random(in: .min ... .max, using: &random)
                 : Int64(
-                    bitPattern: UInt64.random(in: 0...7, using: &random) << 52
+                    bitPattern: UInt64.random(in: 0...7, using: &random) << UInt64(shift)
                         | UInt64.random(in: 0...999, using: &random))
             return IdentifierIndex.Entry(key: key, block: Int64.random(in: 1...9, using: &random))
         }
-        let grouped = IdentifierIndex.byRange(entries)
-        #expect(grouped.map(\.range) == grouped.map(\.range).sorted())
-        #expect(Set(grouped.map(\.range)).count == grouped.count)
-        #expect(
-            grouped.allSatisfy { group in
-                group.entries.allSatisfy { IdentifierIndex.range(of: $0.key) == group.range }
-            })
-        #expect(grouped.reduce(0) { $0 + $1.entries.count } == entries.count)
-    }
-
-    @Test(arguments: [5_000, 40_000]) func entriesAreGroupedByBucketInOrder(count: Int) {
-        var random = SeededRandom(seed: 32)
-        let entries = (0..<count).map { _ in
-            // Half of them in 8 buckets, so that buckets hold many.
-            let key =
-                Bool.random(using: &random)
-                ? Int64.random(in: .min ... .max, using: &random)
-                : Int64(
-                    bitPattern: UInt64.random(in: 0...7, using: &random) << 48
-                        | UInt64.random(in: 0...999, using: &random))
-            return IdentifierIndex.Entry(key: key, block: Int64.random(in: 1...9, using: &random))
+        typealias Group = (number: Int64, entries: ArraySlice<IdentifierIndex.Entry>)
+        let grouped: [Group]
+        let groupOf: (Int64) -> Int64
+        if shift == 52 {
+            grouped = IdentifierIndex.byRange(entries).map { Group($0.range, $0.entries) }
+            groupOf = IdentifierIndex.range(of:)
+        } else {
+            grouped = IdentifierIndex.byBucket(entries).map { Group($0.bucket, $0.entries) }
+            groupOf = IdentifierIndex.bucket(of:)
         }
-        let grouped = IdentifierIndex.byBucket(entries)
-        #expect(grouped.map(\.bucket) == grouped.map(\.bucket).sorted())
-        #expect(Set(grouped.map(\.bucket)).count == grouped.count)
-        #expect(
-            grouped.allSatisfy { group in
-                group.entries.allSatisfy { IdentifierIndex.bucket(of: $0.key) == group.bucket }
-            })
+        #expect(grouped.map(\.number) == grouped.map(\.number).sorted())
+        #expect(Set(grouped.map(\.number)).count == grouped.count)
+        #expect(grouped.allSatisfy { group in group.entries.allSatisfy { groupOf($0.key) == group.number } })
         #expect(grouped.reduce(0) { $0 + $1.entries.count } == entries.count)
     }
 }
