@@ -209,10 +209,10 @@ package final class Database {
     }
 
     /// The newest schema this process writes (`PRAGMA user_version`, which each migration sets), checked at the
-    /// start of every write transaction; `nil` until the store has checked the schema it opened. A newer suggest
-    /// may migrate the store while this process has it open (a server, an app left running through an upgrade):
-    /// writing on by the older rules would damage it without a word (migration 12's identifiers, read by an older
-    /// process from their buckets alone, would be recorded again).
+    /// start of every write transaction and by readiness; `nil` until the store is open (its own migrations set the
+    /// version). A newer suggest may migrate the store while this process has it open (a server, an app left running
+    /// through an upgrade): writing on by the older rules would damage it without a word (migration 12's
+    /// identifiers, read by an older process from their buckets alone, would be recorded again).
     package var newestWritableSchema: Int?
 
     /// Throws `StoreError.newerSchema` when the store's schema is newer than `newestWritableSchema`.
