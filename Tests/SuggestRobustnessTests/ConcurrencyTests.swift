@@ -31,6 +31,26 @@ import Testing
         #expect(try StoreCheck.rebuildDifferences(of: fixture) == [])
     }
 
+    /// Two processes importing, chunk after chunk, histories that share nearly all their identifiers: each one
+    /// recorded once, whichever process came first, found across processes in the other's recent identifier rows.
+    @Test func twoProcessesImportingTheSameIdentifiersRecordEachOnce() throws {
+        let fixture = try StoreFixture("concurrent-shared")
+        try fixture.keepEverything()
+        let all = Donations.make(count: 3_125, prefix: "s", conversations: 150, seed: 3)
+        // Half a chunk apart: each step's two chunks share half their donations, sent at the same moment, and the
+        // other half meets the next step's chunk of the other side.
+        let parts = [Array(all[0..<3_000]), Array(all[125..<3_125])]
+        for start in stride(from: 0, to: 3_000, by: 250) {
+            let processes = try parts.map { part in
+                try fixture.start(["import", "-", "--quiet"], input: Donations.bytes(Array(part[start..<start + 250])))
+            }
+            for outcome in processes.map({ $0.wait(timeout: 60) }) { #expect(outcome.status == 0, "\(outcome)") }
+        }
+        #expect(try StoreCheck.count(store: fixture.store) == 3_125)
+        #expect(try StoreCheck.identifiers(store: fixture.store) == Set(all.compactMap(\.identifier)))
+        #expect(try StoreCheck.rankingDifferences(store: fixture.store) == [])
+    }
+
     /// `import -` fed by a slow producer (a pipe that says nothing for seconds, or lines typed at a terminal) took
     /// the store's write lock before its first line came, and every other process's write failed after 30 s. Here
     /// its input comes after 12 s, and a `donate` meanwhile is recorded at once.
