@@ -1,8 +1,9 @@
 import SuggestCore
 
 extension SQLiteDonationStore {
-    /// Through the identifier's buckets: the blocks its key is listed for, the donations there compared by bytes, in
-    /// one read transaction (another process may move the key from its recent row into its bucket meanwhile).
+    /// Through the index of identifiers (`IdentifierIndex`): the blocks its key is listed for, the donations there
+    /// compared by bytes, in one read transaction (another process may move the key from its recent row into its
+    /// bucket meanwhile).
     public func conversation(ofDonation identifier: String, account: String) throws -> String? {
         try translating {
             try database.read {

@@ -210,7 +210,7 @@ extension SQLiteDonationStore {
         interruption: () throws -> Void, next: () throws -> (line: Int, donation: Result<PreparedDonation, InputError>)?
     ) throws -> ImportReport {
         var report = ImportReport()
-        // How many donations the store holds, from the size of its buckets of identifiers (a sum over the
+        // How many donations the store holds, from the size of its index of identifiers (a sum over the
         // blocks would read the whole log): read only when the import may be large.
         let expected = options.expectedDonations ?? 0
         let stored = expected < 100_000 ? 0 : try IdentifierIndex.storedCount(in: database)

@@ -146,7 +146,7 @@ final class BlockLog {
         return try DonationBlock.contains(identifier: identifier, in: select.blob(0))
     }
 
-    /// Writes every block with unwritten donations, the identifier buckets and the next sequence number, and
+    /// Writes every block with unwritten donations, the identifiers added and the next sequence number, and
     /// forgets the blocks: a conversation's next donation reads its latest block back. Call before committing.
     func flush() throws(SQLiteError) {
         for block in unwritten.values.sorted(by: { $0.id < $1.id }) { try write(block) }

@@ -22,7 +22,7 @@ final class DonationWriter {
     private var collidingConversations: [ConversationKey: ConversationEntry] = [:]
     /// During a large import, the identifier key of every donation in the store, with its block (or
     /// `DonationWriter.sharedKey` when two donations have the key): duplicates are found here instead of in the
-    /// buckets of `IdentifierIndex`. A key that is not here cannot be a duplicate; one that is, is checked against
+    /// rows of `IdentifierIndex`. A key that is not here cannot be a duplicate; one that is, is checked against
     /// its block's identifiers.
     private var knownIdentifiers: Int64KeyTable?
     private static let sharedKey: Int64 = -1
