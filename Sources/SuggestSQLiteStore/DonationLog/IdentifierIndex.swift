@@ -54,6 +54,9 @@ final class IdentifierIndex {
     /// One past the last row.
     static let rowLimit: Int64 = firstRecentRow + 1 << 12
 
+    /// The row of the recent entries of `key`'s range.
+    static func recentRow(of key: Int64) -> Int64 { firstRecentRow + range(of: key) }
+
     /// How many recent entries a range gathers before they are merged into its 16 buckets: the square root of the
     /// store's size over 16 (62 at 1M donations, 197 at 10M), from 32 to 320 (a row within one 4 KB page).
     ///
@@ -71,7 +74,7 @@ final class IdentifierIndex {
         var blocks: [Int64] = []
         // The recent row first: outside a transaction, another process's merge between the two reads can then
         // only list a block twice, never hide it.
-        try appendBlocks(of: key, in: Self.firstRecentRow + Self.range(of: key), to: &blocks)
+        try appendBlocks(of: key, in: Self.recentRow(of: key), to: &blocks)
         try appendBlocks(of: key, in: Self.bucket(of: key), to: &blocks)
         let added = addedBlocks.map { $0[key] }
         if let added, added != Self.severalBlocks {
@@ -107,7 +110,7 @@ final class IdentifierIndex {
     /// Removes one entry of `key` in `block`, if there is one: from its bucket, else from its range's recent row.
     func remove(_ key: Int64, block: Int64) throws(SQLiteError) {
         precondition(additions.isEmpty, "an index that adds entries does not remove any")
-        for row in [Self.bucket(of: key), Self.firstRecentRow + Self.range(of: key)] {
+        for row in [Self.bucket(of: key), Self.recentRow(of: key)] {
             if changedRows[row] == nil { changedRows[row] = try storedEntries(row) }
             if let index = changedRows[row]!.firstIndex(of: Entry(key: key, block: block)) {
                 changedRows[row]!.remove(at: index)
