@@ -285,12 +285,7 @@ public final class SQLiteDonationStore: DonationStore {
         if names.contains("schema_migrations") {
             applied = Int(try database.statement("SELECT MAX(version) FROM schema_migrations").scalarInt() ?? 0)
         }
-        if applied > Schema.latestVersion {
-            throw StoreError(
-                .newerSchema,
-                "the store at \(location.directory) was written by a newer suggest (schema \(applied); this one knows "
-                    + "\(Schema.latestVersion)); upgrade suggest to open it")
-        }
+        try checkNotNewer(schema: applied)
         // From the end of the opening on: an empty file another tool left with a `user_version` of its own still
         // becomes a store (its migrations set the version).
         defer { database.newestWritableSchema = Schema.latestVersion }
@@ -317,12 +312,7 @@ public final class SQLiteDonationStore: DonationStore {
                 )
                 // Re-read inside the lock: another process may have migrated meanwhile.
                 let current = Int(try database.statement("SELECT MAX(version) FROM schema_migrations").scalarInt() ?? 0)
-                guard current <= Schema.latestVersion else {
-                    throw StoreError(
-                        .newerSchema,
-                        "the store at \(location.directory) was migrated to schema \(current) by a newer suggest as "
-                            + "this one opened it (it knows \(Schema.latestVersion)); upgrade suggest to open it")
-                }
+                try checkNotNewer(schema: current)
                 try database.registerStableKeyFunction()
                 for migration in Schema.migrations where migration.version > current {
                     try database.execute(migration.sql)
@@ -340,6 +330,15 @@ public final class SQLiteDonationStore: DonationStore {
                 }
             }
         }
+    }
+
+    /// Refuses a store whose schema a newer suggest wrote: read before the migrations, and again inside their lock.
+    private func checkNotNewer(schema applied: Int) throws {
+        guard applied > Schema.latestVersion else { return }
+        throw StoreError(
+            .newerSchema,
+            "the store at \(location.directory) was written by a newer suggest (schema \(applied); this one knows "
+                + "\(Schema.latestVersion)); upgrade suggest to open it")
     }
 
     /// The fingerprint of the policy whose channels the stored state holds.
