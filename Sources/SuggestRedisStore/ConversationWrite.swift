@@ -64,10 +64,16 @@ struct ScriptBuilder {
     }
 
     /// Checks, before the change, that the hash at `key` still has `version` (0: no hash yet) and, when
-    /// `firstSequence` is above 0, that its last donation (`ls`) came before that sequence number; after the change,
-    /// its version is incremented (unless the change deleted it).
+    /// `firstSequence` is above 0, that its last donation (`ls`) came before that sequence number; the change gives
+    /// it the next version (unless the change deletes it).
+    ///
+    /// The next version is written as the change's first field of the hash, not incremented by the script after
+    /// the change: the fields the change writes to the hash join it in one `HSET`, where an increment was a command
+    /// of its own for every conversation a round writes (a seventh of an import's commands, each run again by the
+    /// replicas and the append-only files).
     mutating func check(_ key: String, version: Int64, firstSequence: Int64 = 0) {
         checks.append((Array(String(index(key)).utf8), version, firstSequence))
+        hset(key, "v", Array(String(version + 1).utf8))
     }
 
     /// Checks, before the change, that the hash at `numbersKey` (`cid`) still maps `identifier` to `number`: for a

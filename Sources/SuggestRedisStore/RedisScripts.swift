@@ -63,7 +63,8 @@ enum RedisScripts {
     /// conversation), after checking that nobody changed what it was computed from: each checked hash (a
     /// conversation's, the account's learned weights) still has the version the change was read at, and the
     /// donations it appends come after the hash's last one; no identifier being recorded is there already. Then runs
-    /// the change's operations, in order, and increments the version of every checked hash it did not delete.
+    /// the change's operations, in order; they give every checked hash they do not delete its next version
+    /// (`ScriptBuilder.check`).
     ///
     /// KEYS: `ids`, then the keys the checks and operations name (by their index in KEYS).
     /// ARGV: how many hashes to check, then for each its key's index, its expected version (`0`: no hash yet) and
@@ -88,7 +89,6 @@ enum RedisScripts {
     private static let applySource = """
         local hashes = tonumber(ARGV[1])
         local p = 2
-        local checked = {}
         for c = 1, hashes do
           local key = KEYS[tonumber(ARGV[p])]
           local version = redis.call('HGET', key, 'v') or '0'
@@ -98,7 +98,6 @@ enum RedisScripts {
             local last = tonumber(redis.call('HGET', key, 'ls') or '0')
             if last >= first then return 'CONFLICT' end
           end
-          checked[c] = key
           p = p + 3
         end
         local checks = tonumber(ARGV[p])
@@ -112,7 +111,6 @@ enum RedisScripts {
           if redis.call('HGET', KEYS[tonumber(ARGV[q])], ARGV[q + 1]) ~= ARGV[q + 2] then return 'CONFLICT' end
         end
         p = p + 3 * numbers + 1
-        local deleted = {}
         -- Runs one command on `key` for `n` elements of `width` arguments each, from ARGV[first], in slices that
         -- Lua's stack holds; returns the place after them.
         local function many(command, option, key, first, n, width)
@@ -134,16 +132,10 @@ enum RedisScripts {
           local form = variadic[op]
           if form then p = many(form[1], form[2], key, p + 3, tonumber(ARGV[p + 2]), form[3])
           elseif op == 'N' then redis.call('HSETNX', key, ARGV[p + 2], ARGV[p + 3]); p = p + 4
-          elseif op == 'D' then
-            redis.call('DEL', key)
-            deleted[key] = true
-            p = p + 2
+          elseif op == 'D' then redis.call('DEL', key); p = p + 2
           elseif op == 'V' then redis.call('HINCRBY', key, 'v', 1); p = p + 2
           elseif op == 'T' then redis.call('SET', key, ARGV[p + 2]); p = p + 3
           else return redis.error_reply('unknown operation ' .. op) end
-        end
-        for _, key in ipairs(checked) do
-          if not deleted[key] then redis.call('HINCRBY', key, 'v', 1) end
         end
         return 'OK'
         """
