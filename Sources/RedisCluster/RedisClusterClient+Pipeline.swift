@@ -14,6 +14,8 @@ extension RedisClusterClient {
         var connection: RedisConnection?
         var written = false
         var writeError: RedisError?
+        /// Every command's reply was read: its `WAIT`'s comes next.
+        var repliesRead = false
     }
 
     /// What a round learned beyond its replies: what to do before the next one.
@@ -44,9 +46,12 @@ extension RedisClusterClient {
 
     /// Runs commands in rounds until each has its final reply: every node's share of a round written at once,
     /// then read back; redirected commands form the next round.
-    func execute(_ commands: [RedisCommand], waitingFor wait: (replicas: Int, milliseconds: Int)?)
-        throws(RedisError) -> Outcome
-    {
+    /// - Parameter repliesRead: called with the replies once every command has its final one, before the replies
+    ///   of the `WAIT`s are read (not at all when the run fails first).
+    func execute(
+        _ commands: [RedisCommand], waitingFor wait: (replicas: Int, milliseconds: Int)?,
+        repliesRead: (([RedisValue]) -> Void)? = nil
+    ) throws(RedisError) -> Outcome {
         let count = commands.count
         var replies = [RedisValue?](repeating: nil, count: count)
         var repliedBy = [RedisEndpoint?](repeating: nil, count: count)
@@ -194,10 +199,7 @@ extension RedisClusterClient {
                             repliedBy[index] = endpoint
                         }
                     }
-                    if waitCommand != nil {
-                        let acknowledged = try connection.readReply(timeout: timeout)
-                        replicas = min(replicas, Int(acknowledged.integer ?? 0))
-                    }
+                    batches[at].repliesRead = true
                 } catch {
                     // The commands from `position` on have no reply: written, so they may have run.
                     let unknown = items[position...].map(\.index)
@@ -209,6 +211,25 @@ extension RedisClusterClient {
                         round.problem(error, failover: true)
                     } else {
                         round.fatal = round.fatal ?? RedisClusterClient.mayHaveRun(error, endpoint)
+                    }
+                }
+            }
+            if retry.isEmpty && round.fatal == nil, let repliesRead {
+                // Every command has its final reply: the caller may go on while the replicas catch up.
+                repliesRead(replies.map { $0 ?? .null })
+            }
+            // Each connection's `WAIT`, once every node's commands answered.
+            for at in batches.indices where batches[at].repliesRead && waitCommand != nil {
+                guard let connection = batches[at].connection else { continue }
+                do throws(RedisError) {
+                    let acknowledged = try connection.readReply(timeout: timeout)
+                    replicas = min(replicas, Int(acknowledged.integer ?? 0))
+                } catch {
+                    if case .timeout = error {
+                        round.fatal = round.fatal ?? error
+                    } else {
+                        replicas = 0
+                        round.problem(error, failover: true)
                     }
                 }
             }

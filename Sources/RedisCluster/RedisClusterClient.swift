@@ -102,13 +102,17 @@ public final class RedisClusterClient: Sendable {
     ///   - replicas: how many replicas to wait for.
     ///   - timeout: how long each node waits for them (`WAIT`'s timeout; zero waits without limit, which Redis allows
     ///     and this client's command timeout then cuts short).
+    ///   - repliesRead: called with the replies as soon as every command has its final one, before the `WAIT`s
+    ///     answer: the caller may go on meanwhile (this call returns once they answered too).
     /// - Returns: the replies and the number of replicas reached on every node (may be fewer than asked).
     /// - Throws: as ``pipeline(_:)``.
-    public func pipeline(_ commands: [RedisCommand], waitingForReplicas replicas: Int, timeout: Duration)
-        throws(RedisError) -> ReplicatedReplies
-    {
+    public func pipeline(
+        _ commands: [RedisCommand], waitingForReplicas replicas: Int, timeout: Duration,
+        repliesRead: (([RedisValue]) -> Void)? = nil
+    ) throws(RedisError) -> ReplicatedReplies {
         let milliseconds = Int(timeout.seconds * 1000)
-        let outcome = try execute(commands, waitingFor: (max(0, replicas), max(0, milliseconds)))
+        let outcome = try execute(
+            commands, waitingFor: (max(0, replicas), max(0, milliseconds)), repliesRead: repliesRead)
         return ReplicatedReplies(replies: outcome.replies, replicas: outcome.replicas)
     }
 
