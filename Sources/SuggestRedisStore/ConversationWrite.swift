@@ -37,7 +37,7 @@ struct ScriptBuilder {
     /// Each key's place in `keys`, by its bytes: as `String`s, two canonically equivalent spellings of a name
     /// (`café` composed and decomposed) were one key, and one write put a group, a service or a person under the
     /// other spelling's key (its deletion then found nothing, and left the other's bytes).
-    private var keyIndex: [[UInt8]: Int] = [:]
+    private var keyIndex: [ByteKey: Int] = [:]
     /// The operations in order: a kind, a key's index, and its arguments (all of its elements').
     private var operations: [Operation] = []
     /// The place in `operations` of each key's last operation.
@@ -60,7 +60,7 @@ struct ScriptBuilder {
     /// change that runs leaves a new stamp in its `sv` key.
     init(_ keys: RedisKeys) {
         self.keys = [keys.identifiers, keys.stateStamp]
-        keyIndex = [Array(keys.identifiers.utf8): 1, Array(keys.stateStamp.utf8): 2]
+        keyIndex = [ByteKey(keys.identifiers): 1, ByteKey(keys.stateStamp): 2]
     }
 
     /// Checks, before the change, that the hash at `key` still has `version` (0: no hash yet) and, when
@@ -84,10 +84,10 @@ struct ScriptBuilder {
     }
 
     private mutating func index(_ key: String) -> Int {
-        let bytes = Array(key.utf8)
-        if let known = keyIndex[bytes] { return known }
+        let byBytes = ByteKey(key)
+        if let known = keyIndex[byBytes] { return known }
         keys.append(key)
-        keyIndex[bytes] = keys.count
+        keyIndex[byBytes] = keys.count
         return keys.count
     }
 

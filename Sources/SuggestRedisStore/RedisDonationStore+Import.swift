@@ -31,8 +31,14 @@ extension RedisDonationStore {
             case .none: break
             }
         }
-        try undoingOnFailure(leftover: Self.importLeftover, undone: Self.importUndone) { written in
-            try write(accepted, into: &report, written: &written, interruption: interruption)
+        try writingRounds(into: &report) { rounds, written in
+            var start = 0
+            while start < accepted.count {
+                try interruption()
+                let end = min(start + Self.chunkSize, accepted.count)
+                try rounds.write(Array(accepted[start..<end]), store: self, ledger: &written)
+                start = end
+            }
         }
         return report
     }
@@ -62,7 +68,7 @@ extension RedisDonationStore {
             }
         }
         try spool.rewind()
-        try undoingOnFailure(leftover: Self.importLeftover, undone: Self.importUndone) { written in
+        try writingRounds(into: &report) { rounds, written in
             var chunk: [Interaction] = []
             while let bytes = try spool.next() {
                 let interaction = try bytes.withUnsafeBufferPointer { buffer throws(InputError) in
@@ -70,38 +76,37 @@ extension RedisDonationStore {
                 }
                 chunk.append(interaction)
                 if chunk.count == Self.chunkSize {
-                    try write(chunk, into: &report, written: &written, interruption: interruption)
+                    try interruption()
+                    try rounds.write(chunk, store: self, ledger: &written)
                     chunk.removeAll(keepingCapacity: true)
                 }
             }
-            try write(chunk, into: &report, written: &written, interruption: interruption)
+            try interruption()
+            try rounds.write(chunk, store: self, ledger: &written)
         }
         return report
     }
 
     /// Donations written per round of scripts.
-    static let chunkSize = 5_000
+    public static let chunkSize = 5_000
 
-    /// Writes checked donations, a chunk at a time, counting what was recorded and what was already there, and
-    /// noting what was recorded (to undo it if a later chunk fails).
-    private func write(
-        _ donations: [Interaction], into report: inout ImportReport, written: inout ImportLedger,
-        interruption: () throws -> Void
+    /// Runs an import's writes (`body`, chunk by chunk, with `ImportRounds`), counting what was recorded and what
+    /// was already there; when they fail part-way, or are interrupted, what they recorded is deleted again.
+    private func writingRounds(
+        into report: inout ImportReport, _ body: (inout ImportRounds, inout ImportLedger) throws -> Void
     ) throws {
-        var start = 0
-        while start < donations.count {
-            try interruption()
-            let end = min(start + Self.chunkSize, donations.count)
-            let chunk = donations[start..<end]
-            for outcome in try writeDonations(Array(chunk), ledger: &written) {
-                switch outcome {
-                case .recorded: report.recorded += 1
-                case .duplicate: report.duplicates += 1
-                case .expired: report.expired += 1
-                }
+        var rounds = ImportRounds()
+        try undoingOnFailure(leftover: Self.importLeftover, undone: Self.importUndone) { written in
+            do {
+                try body(&rounds, &written)
+                try rounds.finish(store: self, ledger: &written)
+            } catch {
+                rounds.abandon(store: self, ledger: &written)
+                throw error
             }
-            start = end
         }
+        report.recorded += rounds.recorded
+        report.duplicates += rounds.duplicates
     }
 
     static let importUndone = "the import was undone: nothing of it was kept"

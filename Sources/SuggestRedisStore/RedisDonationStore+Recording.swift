@@ -44,43 +44,19 @@ extension RedisDonationStore {
     /// A share's conversation has no donation any more (`recordShare`): nothing was recorded.
     struct ConversationGone: Error {}
 
-    /// Records donations (of any accounts), each conversation's part by one script, retrying a conversation another
-    /// client changed meanwhile.
-    /// - Parameter ledger: notes every donation recorded, also when a later script fails (so that it can be undone).
+    /// Records donations (of any accounts), each account's part by rounds of one script, retrying a conversation
+    /// another client changed meanwhile.
+    /// - Parameters:
+    ///   - ledger: notes every donation recorded, also when a later script fails (so that it can be undone).
+    ///   - requiringExisting: record nothing, and throw `ConversationGone`, when a donation's conversation has no
+    ///     donation at the moment of writing (`recordShare`).
     /// - Returns: each donation's outcome, in order.
-    func writeDonations(_ donations: [Interaction]) throws(StoreError) -> [DonationOutcome] {
-        var ledger = ImportLedger()
-        do {
-            return try writeDonations(donations, ledger: &ledger)
-        } catch let error as StoreError {
-            throw error
-        } catch {
-            // Only a write that requires its conversations throws anything else (`ConversationGone`).
-            throw StoreError(.failed, "\(error)")
-        }
-    }
-
-    /// - Parameter requiringExisting: record nothing, and throw `ConversationGone`, when a donation's conversation
-    ///   has no donation at the moment of writing (`recordShare`).
     func writeDonations(_ donations: [Interaction], ledger: inout ImportLedger, requiringExisting: Bool = false)
         throws -> [DonationOutcome]
     {
         var outcomes = [DonationOutcome](repeating: .expired, count: donations.count)
-        var byAccount: [[UInt8]: [Int]] = [:]
-        var accountOrder: [[UInt8]] = []
-        for (index, donation) in donations.enumerated() {
-            let key = Array(donation.account.utf8)
-            if byAccount[key] == nil { accountOrder.append(key) }
-            byAccount[key, default: []].append(index)
-        }
-        var random = SystemRandomNumberGenerator()
-        var named = donations
-        for index in named.indices where named[index].identifier == nil {
-            named[index].identifier = Self.generatedIdentifier(&random)
-        }
-        for account in accountOrder {
-            let indices = byAccount[account] ?? []
-            let keys = RedisKeys(account: String(decoding: account, as: UTF8.self))
+        let (named, accounts) = Self.byAccount(donations)
+        for (keys, indices) in accounts {
             let written = try writeDonations(
                 indices.map { named[$0] }, keys: keys, ledger: &ledger, requiringExisting: requiringExisting)
             for (offset, outcome) in written.enumerated() {
@@ -88,6 +64,25 @@ extension RedisDonationStore {
             }
         }
         return outcomes
+    }
+
+    /// The donations, each with an identifier (a random one for those that came without), and their indices by
+    /// account, accounts in order of first appearance.
+    static func byAccount(_ donations: [Interaction]) -> (named: [Interaction], accounts: [(RedisKeys, [Int])]) {
+        var byAccount: [ByteKey: [Int]] = [:]
+        var accountOrder: [ByteKey] = []
+        for (index, donation) in donations.enumerated() {
+            let key = ByteKey(donation.account)
+            if byAccount[key] == nil { accountOrder.append(key) }
+            byAccount[key, default: []].append(index)
+        }
+        var random = SystemRandomNumberGenerator()
+        var named = donations
+        for index in named.indices where named[index].identifier == nil {
+            named[index].identifier = generatedIdentifier(&random)
+        }
+        let accounts = accountOrder.map { account in (RedisKeys(account: account.string), byAccount[account] ?? []) }
+        return (named, accounts)
     }
 
     /// Records one account's donations: each round reserves sequence numbers, reads the conversations and the
@@ -101,23 +96,7 @@ extension RedisDonationStore {
         _ donations: [Interaction], keys: RedisKeys, ledger: inout ImportLedger, requiringExisting: Bool
     ) throws -> [DonationOutcome] {
         var outcomes = [DonationOutcome?](repeating: nil, count: donations.count)
-        // Within the batch, the first donation of an identifier is the one; later ones are duplicates.
-        var firstOfIdentifier: Set<[UInt8]> = []
-        var groups: [[Int]] = []
-        var groupOf: [[UInt8]: Int] = [:]
-        for (index, donation) in donations.enumerated() {
-            guard firstOfIdentifier.insert(Array((donation.identifier ?? "").utf8)).inserted else {
-                outcomes[index] = .duplicate(identifier: donation.identifier ?? "")
-                continue
-            }
-            let conversation = Array(donation.conversationIdentifier.utf8)
-            if let group = groupOf[conversation] {
-                groups[group].append(index)
-            } else {
-                groupOf[conversation] = groups.count
-                groups.append([index])
-            }
-        }
+        let groups = Self.conversationGroups(of: donations, outcomes: &outcomes)
         guard !groups.isEmpty else { return outcomes.map { $0 ?? .duplicate(identifier: "") } }
         if requiringExisting {
             // Before anything is written: registering the account, or reserving a number, would put back the name
@@ -126,149 +105,304 @@ extension RedisDonationStore {
             let numbered = try numberedConversations(identifiers, keys)
             guard numbered.count == identifiers.count, numbered.allSatisfy(\.hasHash) else { throw ConversationGone() }
         }
-        // The account joins the list of accounts before its first donation, once per store: every write paying a
-        // `WAIT` on the master of `sg:accounts` would make any account's writes wait on that master's replica.
-        let accountBytes = Array(keys.account.utf8)
-        var registeredNow = false
-        if !registeredAccounts.contains(accountBytes) {
-            _ = try write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)])
-            registeredAccounts.insert(accountBytes)
-            registeredNow = true
-        }
-        let learned = ranking.learnedPolicy
-        var pending = groups
+        let registeredNow = try register(keys)
+        try completeRounds(
+            groups, of: donations, keys: keys, outcomes: &outcomes, ledger: &ledger,
+            requiringExisting: requiringExisting, registeredNow: registeredNow)
+        return outcomes.map { $0 ?? .duplicate(identifier: "") }
+    }
+
+    /// Runs rounds (`prepareRound`) until every donation of `pending` is recorded or found a duplicate, each round
+    /// written and answered before the next is read.
+    /// - Parameter registeredNow: whether this write added the account to the list of accounts.
+    func completeRounds(
+        _ pending: [[Int]], of donations: [Interaction], keys: RedisKeys, outcomes: inout [DonationOutcome?],
+        ledger: inout ImportLedger, requiringExisting: Bool = false, registeredNow: Bool = false
+    ) throws {
+        var pending = pending
         var rounds = 0
         while !pending.isEmpty {
             rounds += 1
             guard rounds <= 50 else {
                 throw StoreError(.busy, "the account's conversations kept changing under this write; retry in a moment")
             }
-            let total = pending.reduce(0) { $0 + $1.count }
-            // Noted before the numbers are asked for: a reply lost after the script ran leaves numbers to take back.
-            ledger.numbered(account: keys.account, conversations: pending.map { donations[$0[0]].conversationIdentifier })
-            var numbers = RedisCommand(script: RedisScripts.numbers, keys: [keys.conversationNumbers, keys.meta])
-            numbers.append(total)
-            for group in pending { numbers.append(donations[group[0]].conversationIdentifier) }
-            guard let reserved = try send(numbers).checkedArray(), reserved.count == pending.count + 1,
-                let last = reserved[0].integer
-            else { throw StoreError.damaged("a reply of Redis to a reservation of numbers") }
-            if last == Int64(total) && !(rounds == 1 && registeredNow) {
-                // A sequence counter that was 0: the account was deleted, or forgotten once emptied, since this store
-                // registered it; in any round, since a deletion between two rounds (whose write then conflicted)
-                // forgets it too.
-                _ = try write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)])
-            }
-            let conversationNumbers = reserved.dropFirst().map { $0.integer ?? 0 }
-            let stored = try readConversations(Array(conversationNumbers), keys: keys)
-            if requiringExisting, stored.contains(where: { $0.version == 0 }) {
-                // Gone since it was suggested (or deleted between two rounds: the script's check of its version
-                // sent the round back here). The number just reserved for it goes too.
-                try forgetNumbersWithoutConversations(
-                    among: Set(pending.map { donations[$0[0]].conversationIdentifier }), keys)
-                throw ConversationGone()
-            }
-            let account = try readWeights(keys)
-            var known = RedisCommand("HMGET", key: keys.identifiers)
-            var positionOf: [Int: Int] = [:]
-            var groupOfIndex: [Int: Int] = [:]
-            for (group, indices) in pending.enumerated() {
-                for index in indices {
-                    positionOf[index] = positionOf.count
-                    groupOfIndex[index] = group
-                    known.append(donations[index].identifier ?? "")
-                }
-            }
-            guard let existing = try send(known).checkedArray(), existing.count == positionOf.count else {
-                throw StoreError.damaged("a reply of Redis to a read of identifiers")
-            }
-            // Sequence numbers in the order of the batch (the export's order), whatever the grouping; the
-            // donations are applied in that order, so that the weights learn in it.
-            let order = pending.flatMap { $0 }.sorted()
-            var sequenceOf: [Int: Int64] = [:]
-            for (offset, index) in order.enumerated() {
-                sequenceOf[index] = last - Int64(total) + 1 + Int64(offset)
-            }
-            var working = stored.map(WorkingConversation.init)
-            var weights = account.weights
-            var firstSequence: Int64 = 0
-            var lastSequence: Int64 = 0
-            for index in order {
-                let identifier = donations[index].identifier ?? ""
-                guard let position = positionOf[index], let group = groupOfIndex[index], existing[position].isNull
-                else {
-                    outcomes[index] = .duplicate(identifier: identifier)
-                    continue
-                }
-                // A share takes its conversation's group identifier as this round read it, which the script's check
-                // of the conversation's version covers (`DonationStore.recordShare`).
-                let donation =
-                    requiringExisting ? donations[index].inheritingGroup(of: stored[group].groups) : donations[index]
-                let sequence = sequenceOf[index] ?? 0
-                let before = working[group].record.state
-                working[group].append(donation, index: index, sequence: sequence, types: types, policy: policy)
-                if let learned {
-                    weights.record(
-                        ConversationState.Event(donation), before: before, after: working[group].record.state,
-                        policy: learned)
-                }
-                if firstSequence == 0 { firstSequence = sequence }
-                lastSequence = sequence
-            }
-            guard firstSequence > 0 else {
+            let round = try prepareRound(
+                pending, of: donations, keys: keys, ledger: &ledger, requiringExisting: requiringExisting,
+                registeredNow: rounds == 1 && registeredNow, after: nil)
+            if round.reregister { _ = try write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)]) }
+            guard let script = round.script else {
                 // Every donation left was recorded meanwhile by another client.
-                pending = []
-                break
-            }
-            var script = ScriptBuilder(keys)
-            var recorded: [Int] = []
-            for (position, change) in working.enumerated() where !change.recorded.isEmpty {
-                change.write(
-                    identifier: donations[pending[position][0]].conversationIdentifier, keys: keys, store: self,
-                    into: &script)
-                recorded += change.recorded
-            }
-            let weightsKey = keys.learnedWeights
-            if learned != nil {
-                script.check(weightsKey, version: account.version, firstSequence: firstSequence)
-                script.hset(weightsKey, "w", RecordCoding.encode(weights))
-                script.hset(weightsKey, "ls", Array(String(lastSequence).utf8))
-            } else {
-                // Recorded without learning: whoever ranks with learned weights folds them again.
-                script.hset(weightsKey, "fold", Array("1".utf8))
-                script.bumpVersion(weightsKey)
+                round.noteDuplicates(in: &outcomes, donations)
+                return
             }
             let replies: [RedisValue]
             let failure: StoreError?
             do {
-                (replies, failure) = try writeReplicated([script.command])
+                (replies, failure) = try writeReplicated([script])
             } catch {
                 // No reply: the round may have run all the same, and what it recorded is noted nowhere.
                 ledger.lostReply = true
                 throw error
             }
-            switch try Self.applyOutcome(replies[0]) {
-            case .applied:
-                for index in recorded {
-                    let identifier = donations[index].identifier ?? ""
-                    outcomes[index] = .recorded(identifier: identifier)
-                    ledger.note(account: keys.account, identifier: identifier)
-                }
-                // On the master, but not acknowledged (no replica confirmed it in time, or the check that followed
-                // failed): noted first, so that the caller's undo takes it back (it stayed, and a retry recorded the
-                // donations without identifiers of their own twice).
-                if let failure { throw failure }
-                pending = []
-            case .conflict, .duplicate:
-                // Another client changed the account meanwhile: read it again, with new sequence numbers.
-                var retry: [[Int]] = []
-                for group in pending {
-                    let left = group.filter { outcomes[$0] == nil }
-                    if !left.isEmpty { retry.append(left) }
-                }
-                pending = retry
+            if try settle(round, reply: replies[0], failure: failure, donations, outcomes: &outcomes, ledger: &ledger) {
+                return
+            }
+            pending = Self.leftover(of: pending, outcomes)
+        }
+    }
+
+    /// The batch's indices grouped by conversation, in order of first appearance: within the batch, the first
+    /// donation of an identifier is the one, later ones are noted duplicates.
+    static func conversationGroups(of donations: [Interaction], outcomes: inout [DonationOutcome?]) -> [[Int]] {
+        var firstOfIdentifier: Set<ByteKey> = []
+        var groups: [[Int]] = []
+        var groupOf: [ByteKey: Int] = [:]
+        for (index, donation) in donations.enumerated() {
+            guard firstOfIdentifier.insert(ByteKey(donation.identifier ?? "")).inserted else {
+                outcomes[index] = .duplicate(identifier: donation.identifier ?? "")
+                continue
+            }
+            let conversation = ByteKey(donation.conversationIdentifier)
+            if let group = groupOf[conversation] {
+                groups[group].append(index)
+            } else {
+                groupOf[conversation] = groups.count
+                groups.append([index])
             }
         }
-        return outcomes.map { $0 ?? .duplicate(identifier: "") }
+        return groups
+    }
+
+    /// The groups' donations that have no outcome yet, for the next round.
+    static func leftover(of groups: [[Int]], _ outcomes: [DonationOutcome?]) -> [[Int]] {
+        var retry: [[Int]] = []
+        for group in groups {
+            let left = group.filter { outcomes[$0] == nil }
+            if !left.isEmpty { retry.append(left) }
+        }
+        return retry
+    }
+
+    /// Adds the account to the list of accounts before its first donation, once per store: every write paying a
+    /// `WAIT` on the master of `sg:accounts` would make any account's writes wait on that master's replica.
+    /// - Returns: whether it was added now.
+    func register(_ keys: RedisKeys) throws -> Bool {
+        let accountBytes = Array(keys.account.utf8)
+        guard !registeredAccounts.contains(accountBytes) else { return false }
+        _ = try write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)])
+        registeredAccounts.insert(accountBytes)
+        return true
+    }
+
+    /// One round of an account's donations, read and computed: the script that records them, and the account as
+    /// the script leaves it.
+    struct RecordingRound {
+        /// The donations found recorded already (by the store, or by the round before this one).
+        var duplicates: [Int] = []
+        /// The donations the script records.
+        var recorded: [Int] = []
+        /// `nil` when every donation of the round is a duplicate.
+        var script: RedisCommand?
+        /// The account's sequence counter was new: it must join the list of accounts again before the script.
+        var reregister = false
+        var after: AccountAfterRound
+
+        func noteDuplicates(in outcomes: inout [DonationOutcome?], _ donations: [Interaction]) {
+            for index in duplicates { outcomes[index] = .duplicate(identifier: donations[index].identifier ?? "") }
+        }
+    }
+
+    /// An account as a round's script leaves it, once it runs: what reading it then would find of the conversations
+    /// the round changed, its learned weights and the identifiers it recorded. The next round can be computed from
+    /// it while the script is still on its way; that round's own checks (versions, last sequence numbers,
+    /// identifiers) hold only if the script ran as expected.
+    struct AccountAfterRound {
+        let account: String
+        var conversations: [Int64: StoredConversation] = [:]
+        var weights: (weights: LearnedWeights, version: Int64) = (.empty, 0)
+        var identifiers: Set<ByteKey> = []
+    }
+
+    /// Reads and computes one round of `pending` (groups of the batch's indices, one per conversation).
+    /// - Parameters:
+    ///   - registeredNow: whether this is the first round since this store added the account to the list of
+    ///     accounts (a new sequence counter is then no sign of a deletion).
+    ///   - previous: the account as rounds not answered yet leave it: its conversations and weights are taken
+    ///     from there instead of read, and its identifiers count as recorded.
+    func prepareRound(
+        _ pending: [[Int]], of donations: [Interaction], keys: RedisKeys, ledger: inout ImportLedger,
+        requiringExisting: Bool, registeredNow: Bool, after previous: AccountAfterRound?
+    ) throws -> RecordingRound {
+        let read = try readRound(
+            pending, of: donations, keys: keys, ledger: &ledger, registeredNow: registeredNow, after: previous)
+        return try computeRound(read, of: donations, keys: keys, requiringExisting: requiringExisting)
+    }
+
+    /// What a round reads before it computes: its sequence numbers and conversation numbers (reserved), the
+    /// conversations and weights (read, or taken from the rounds before it not answered yet), and which of its
+    /// identifiers are recorded already.
+    struct RoundReads {
+        let pending: [[Int]]
+        /// The last sequence number reserved, and how many.
+        let last: Int64
+        let total: Int
+        let reregister: Bool
+        /// One per group of `pending`.
+        let stored: [StoredConversation]
+        let weights: (weights: LearnedWeights, version: Int64)
+        /// The donations whose identifiers are recorded already.
+        let recordedAlready: Set<Int>
+    }
+
+    /// Reads a round (`prepareRound`).
+    func readRound(
+        _ pending: [[Int]], of donations: [Interaction], keys: RedisKeys, ledger: inout ImportLedger,
+        registeredNow: Bool, after previous: AccountAfterRound?
+    ) throws -> RoundReads {
+        let total = pending.reduce(0) { $0 + $1.count }
+        // Noted before the numbers are asked for: a reply lost after the script ran leaves numbers to take back.
+        ledger.numbered(account: keys.account, conversations: pending.map { donations[$0[0]].conversationIdentifier })
+        var numbers = RedisCommand(script: RedisScripts.numbers, keys: [keys.conversationNumbers, keys.meta])
+        numbers.append(total)
+        for group in pending { numbers.append(donations[group[0]].conversationIdentifier) }
+        guard let reserved = try send(numbers).checkedArray(), reserved.count == pending.count + 1,
+            let last = reserved[0].integer
+        else { throw StoreError.damaged("a reply of Redis to a reservation of numbers") }
+        let conversationNumbers = reserved.dropFirst().map { $0.integer ?? 0 }
+        let unknown = conversationNumbers.filter { previous?.conversations[$0] == nil }
+        var read: [Int64: StoredConversation] = [:]
+        for conversation in try readConversations(unknown, keys: keys) { read[conversation.number] = conversation }
+        let stored = conversationNumbers.map { number in
+            previous?.conversations[number] ?? read[number]
+                ?? StoredConversation(
+                    number: number, version: 0, record: .empty, people: [], groups: [], lastSequence: 0)
+        }
+        let weights: (weights: LearnedWeights, version: Int64)
+        if let previous {
+            weights = previous.weights
+        } else {
+            let read = try readWeights(keys)
+            weights = (read.weights, read.version)
+        }
+        var known = RedisCommand("HMGET", key: keys.identifiers)
+        let indices = pending.flatMap { $0 }
+        for index in indices { known.append(donations[index].identifier ?? "") }
+        guard let existing = try send(known).checkedArray(), existing.count == indices.count else {
+            throw StoreError.damaged("a reply of Redis to a read of identifiers")
+        }
+        var recordedAlready: Set<Int> = []
+        for (index, value) in zip(indices, existing)
+        where !value.isNull || previous?.identifiers.contains(ByteKey(donations[index].identifier ?? "")) == true {
+            recordedAlready.insert(index)
+        }
+        // A sequence counter that was 0: the account was deleted, or forgotten once emptied, since this store
+        // registered it; in any round, since a deletion between two rounds (whose write then conflicted) forgets it
+        // too.
+        return RoundReads(
+            pending: pending, last: last, total: total, reregister: last == Int64(total) && !registeredNow,
+            stored: stored, weights: weights, recordedAlready: recordedAlready)
+    }
+
+    /// Computes a round from what it read (`prepareRound`).
+    func computeRound(_ read: RoundReads, of donations: [Interaction], keys: RedisKeys, requiringExisting: Bool)
+        throws -> RecordingRound
+    {
+        let (pending, stored, account, last, total) = (read.pending, read.stored, read.weights, read.last, read.total)
+        let learned = ranking.learnedPolicy
+        var round = RecordingRound(after: AccountAfterRound(account: keys.account))
+        round.reregister = read.reregister
+        if requiringExisting, stored.contains(where: { $0.version == 0 }) {
+            // Gone since it was suggested (or deleted between two rounds: the script's check of its version
+            // sent the round back here). The number just reserved for it goes too.
+            try forgetNumbersWithoutConversations(
+                among: Set(pending.map { donations[$0[0]].conversationIdentifier }), keys)
+            throw ConversationGone()
+        }
+        var groupOfIndex: [Int: Int] = [:]
+        for (group, indices) in pending.enumerated() {
+            for index in indices { groupOfIndex[index] = group }
+        }
+        // Sequence numbers in the order of the batch (the export's order), whatever the grouping; the
+        // donations are applied in that order, so that the weights learn in it.
+        let order = pending.flatMap { $0 }.sorted()
+        var sequenceOf: [Int: Int64] = [:]
+        for (offset, index) in order.enumerated() {
+            sequenceOf[index] = last - Int64(total) + 1 + Int64(offset)
+        }
+        var working = stored.map(WorkingConversation.init)
+        var weights = account.weights
+        var firstSequence: Int64 = 0
+        var lastSequence: Int64 = 0
+        for index in order {
+            guard let group = groupOfIndex[index], !read.recordedAlready.contains(index) else {
+                round.duplicates.append(index)
+                continue
+            }
+            // A share takes its conversation's group identifier as this round read it, which the script's check
+            // of the conversation's version covers (`DonationStore.recordShare`).
+            let donation =
+                requiringExisting ? donations[index].inheritingGroup(of: stored[group].groups) : donations[index]
+            let sequence = sequenceOf[index] ?? 0
+            let before = working[group].record.state
+            working[group].append(donation, index: index, sequence: sequence, types: types, policy: policy)
+            if let learned {
+                weights.record(
+                    ConversationState.Event(donation), before: before, after: working[group].record.state,
+                    policy: learned)
+            }
+            if firstSequence == 0 { firstSequence = sequence }
+            lastSequence = sequence
+        }
+        guard firstSequence > 0 else { return round }
+        var script = ScriptBuilder(keys)
+        for (position, change) in working.enumerated() where !change.recorded.isEmpty {
+            change.write(
+                identifier: donations[pending[position][0]].conversationIdentifier, keys: keys, store: self,
+                into: &script)
+            round.recorded += change.recorded
+            round.after.conversations[change.stored.number] = change.after
+            for identifier in change.identifiers { round.after.identifiers.insert(ByteKey(identifier)) }
+        }
+        let weightsKey = keys.learnedWeights
+        if learned != nil {
+            script.check(weightsKey, version: account.version, firstSequence: firstSequence)
+            script.hset(weightsKey, "w", RecordCoding.encode(weights))
+            script.hset(weightsKey, "ls", Array(String(lastSequence).utf8))
+        } else {
+            // Recorded without learning: whoever ranks with learned weights folds them again.
+            script.hset(weightsKey, "fold", Array("1".utf8))
+            script.bumpVersion(weightsKey)
+        }
+        // Stored as their bits (`RecordCoding`): what a read would find, to the bit.
+        round.after.weights = (weights, account.version + 1)
+        round.script = script.command
+        return round
+    }
+
+    /// Takes a round's reply: notes what it recorded (in `outcomes`, and in the ledger, to undo it if a later write
+    /// fails) and the duplicates it found.
+    /// - Parameter failure: why the script, which ran, is not acknowledged (`writeReplicated`): thrown once what it
+    ///   recorded is noted, so that the caller's undo takes it back (it stayed, and a retry recorded the donations
+    ///   without identifiers of their own twice).
+    /// - Returns: whether the round was applied; `false` when another client changed the account meanwhile (read
+    ///   it again, with new sequence numbers).
+    func settle(
+        _ round: RecordingRound, reply: RedisValue, failure: StoreError?, _ donations: [Interaction],
+        outcomes: inout [DonationOutcome?], ledger: inout ImportLedger
+    ) throws -> Bool {
+        round.noteDuplicates(in: &outcomes, donations)
+        switch try Self.applyOutcome(reply) {
+        case .applied:
+            for index in round.recorded {
+                let identifier = donations[index].identifier ?? ""
+                outcomes[index] = .recorded(identifier: identifier)
+                ledger.note(account: round.after.account, identifier: identifier)
+            }
+            if let failure { throw failure }
+            return true
+        case .conflict, .duplicate:
+            return false
+        }
     }
 
     /// One conversation's part of a round: its record and indexes as the round's donations leave them, and the
@@ -282,7 +416,7 @@ extension RedisDonationStore {
         var latest: [UInt8]?
         var shown: ShownDonation
         var people: [String]
-        var peopleSeen: Set<[UInt8]>
+        var peopleSeen: Set<ByteKey>
         var groups: [String]
         var oldest = Double.infinity
         var firstSequence: Int64 = 0
@@ -299,7 +433,7 @@ extension RedisDonationStore {
             record = stored.record
             shown = ShownDonation(describedAt: stored.describedAt)
             people = stored.people
-            peopleSeen = Set(stored.people.map { Array($0.utf8) })
+            peopleSeen = Set(stored.people.map(ByteKey.init))
             groups = stored.groups
         }
 
@@ -328,7 +462,7 @@ extension RedisDonationStore {
             identifiers.append(identifier)
             snapshots[snapshot] = body
             for person in donation.intent.participants {
-                for key in person.matchKeys where peopleSeen.insert(Array(key.utf8)).inserted {
+                for key in person.matchKeys where peopleSeen.insert(ByteKey(key)).inserted {
                     people.append(key)
                     newPeople.append(key)
                 }
@@ -342,6 +476,14 @@ extension RedisDonationStore {
             oldest = min(oldest, donation.date.seconds)
             lastSequence = sequence
             recorded.append(index)
+        }
+
+        /// The conversation as the round's script leaves it: what `readConversations` finds once it ran (the
+        /// record is stored as its numbers' bits, so to the bit).
+        var after: StoredConversation {
+            StoredConversation(
+                number: stored.number, version: stored.version + 1, record: record, people: people, groups: groups,
+                lastSequence: lastSequence, describedAt: shown.describedAt, hasDescribedAt: true)
         }
 
         /// The conversation's check (its version, and its last donation before this round's first) and its

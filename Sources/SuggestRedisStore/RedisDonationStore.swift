@@ -1,6 +1,8 @@
 import CSystem
+import Dispatch
 import RedisCluster
 import SuggestCore
+import Synchronization
 
 /// The store on a Redis Cluster (or one Redis server): the same donation log and ranking state as the embedded
 /// store, partitioned by account, for a service that outgrows one machine.
@@ -312,14 +314,67 @@ public final class RedisDonationStore: DonationStore {
     func writeReplicated(_ commands: [RedisCommand]) throws(StoreError) -> (replies: [RedisValue], failure: StoreError?) {
         guard !commands.isEmpty else { return ([], nil) }
         if ContinuousClock.now - durabilityCheckedAt > Self.durabilityRecheck { try checkDurabilityAgain() }
-        guard replicasToWait > 0 else { return (try pipeline(commands), nil) }
-        let outcome: RedisClusterClient.ReplicatedReplies
         let started = ContinuousClock.now
+        let outcome: WriteOutcome
         do {
-            outcome = try client.pipeline(commands, waitingForReplicas: replicasToWait, timeout: Self.replicaTimeout)
+            outcome = try Self.send(commands, through: client, waitingFor: replicasToWait)
         } catch {
             throw Self.translate(error)
         }
+        return try confirm(outcome, sentAt: started)
+    }
+
+    /// Sends writes as `writeReplicated` does, on another thread, so that the caller can go on while they run and
+    /// a replica takes them: ``writeReplies(_:)`` waits for their replies, ``confirmWrite(_:)`` for the replicas.
+    func startWrite(_ commands: [RedisCommand]) throws(StoreError) -> PendingWrite {
+        if ContinuousClock.now - durabilityCheckedAt > Self.durabilityRecheck { try checkDurabilityAgain() }
+        return PendingWrite(commands, through: client, waitingFor: replicasToWait)
+    }
+
+    /// The replies of writes ``startWrite(_:)`` sent, as soon as they came, before any replica confirmed them.
+    /// - Throws: when no reply came (the writes may have run).
+    func writeReplies(_ pending: PendingWrite) throws(StoreError) -> [RedisValue] {
+        do {
+            return try pending.replies().get()
+        } catch {
+            throw Self.translate(error)
+        }
+    }
+
+    /// Waits until writes ``startWrite(_:)`` sent are as durable as `writeReplicated` promises.
+    /// - Throws: as `writeReplicated` fails, or returns its failure: the writes ran, but are not acknowledged.
+    func confirmWrite(_ pending: PendingWrite) throws(StoreError) {
+        let outcome: WriteOutcome
+        do {
+            outcome = try pending.outcome().get()
+        } catch {
+            throw Self.translate(error)
+        }
+        if let failure = try confirm(outcome, sentAt: pending.sentAt).failure { throw failure }
+    }
+
+    /// One pipeline of writes, followed by `WAIT` on every connection it used when there are replicas to wait for.
+    /// - Parameter repliesRead: called with the replies before the `WAIT`s answer.
+    fileprivate static func send(
+        _ commands: [RedisCommand], through client: RedisClusterClient, waitingFor replicas: Int,
+        repliesRead: (([RedisValue]) -> Void)? = nil
+    ) throws(RedisError) -> WriteOutcome {
+        guard replicas > 0 else { return WriteOutcome(replies: try client.pipeline(commands), replicas: 0) }
+        let outcome = try client.pipeline(
+            commands, waitingForReplicas: replicas, timeout: replicaTimeout, repliesRead: repliesRead)
+        return WriteOutcome(replies: outcome.replies, replicas: outcome.replicas)
+    }
+
+    /// Writes' replies, and the fewest replicas that confirmed them on a node (0 when none was waited for).
+    struct WriteOutcome: Sendable {
+        var replies: [RedisValue]
+        var replicas: Int
+    }
+
+    /// Writes that ran, as durable as `writeReplicated` promises: their replies, and why they are not acknowledged.
+    private func confirm(_ outcome: WriteOutcome, sentAt started: ContinuousClock.Instant)
+        throws(StoreError) -> (replies: [RedisValue], failure: StoreError?)
+    {
         if outcome.replicas >= replicasToWait { return (outcome.replies, nil) }
         // The writes ran: a failure from here on is returned with their replies, not thrown past them.
         do {
@@ -438,3 +493,51 @@ public final class RedisDonationStore: DonationStore {
 
 @available(*, unavailable)
 extension RedisDonationStore: Sendable {}
+
+/// Writes on their way (`RedisDonationStore.startWrite`): sent, and their replicas waited for, on a thread of their
+/// own.
+final class PendingWrite: Sendable {
+    let sentAt = ContinuousClock.now
+    /// Signalled once the replies came, or the run ended without them.
+    private let answered = DispatchSemaphore(value: 0)
+    /// Signalled once the run ended.
+    private let ended = DispatchSemaphore(value: 0)
+    private let state = Mutex<(replies: [RedisValue]?, outcome: Result<RedisDonationStore.WriteOutcome, RedisError>?)>(
+        (nil, nil))
+
+    fileprivate init(_ commands: [RedisCommand], through client: RedisClusterClient, waitingFor replicas: Int) {
+        DispatchQueue.global().async { [self] in
+            let result = Result { () throws(RedisError) in
+                try RedisDonationStore.send(commands, through: client, waitingFor: replicas) { [self] replies in
+                    state.withLock { $0.replies = replies }
+                    answered.signal()
+                }
+            }
+            let answeredEarly = state.withLock { state in
+                state.outcome = result
+                return state.replies != nil
+            }
+            if !answeredEarly { answered.signal() }
+            ended.signal()
+        }
+    }
+
+    /// The replies, as soon as every command has its own, or the error that ended the run before.
+    func replies() -> Result<[RedisValue], RedisError> {
+        answered.wait()
+        // Signalled again for a later call.
+        answered.signal()
+        return state.withLock { state in
+            if let replies = state.replies { return .success(replies) }
+            // Set before `answered` was signalled without replies.
+            return state.outcome!.map(\.replies)
+        }
+    }
+
+    /// The outcome, once the replicas answered too.
+    func outcome() -> Result<RedisDonationStore.WriteOutcome, RedisError> {
+        ended.wait()
+        ended.signal()
+        return state.withLock { $0.outcome! }
+    }
+}

@@ -1,8 +1,10 @@
+import Dispatch
 import RedisCluster
 import SuggestCore
 import SuggestRedisStore
 import SuggestSQLiteStore
 import SuggestTestSupport
+import Synchronization
 import Testing
 
 /// The Redis Cluster store against the reference, on a real local cluster of 3 masters and 3 replicas (started by
@@ -188,6 +190,86 @@ import Testing
         let cluster = try Self.emptyCluster()
         let url = cluster.url
         try LearnedWeightsCheck().concurrentDonors { try RedisDonationStore.open(url: url) }
+    }
+
+    /// An import of several rounds (`RedisDonationStore.chunkSize` donations each) into one account: each round is
+    /// read and computed while the one before it runs (`ImportRounds`), taking the conversations they share, and the
+    /// learned weights, from what that round leaves instead of reading them. Both stores must still agree to the
+    /// bit, and an identifier the round in flight records counts as a duplicate in the next.
+    @Test func anImportOfManyRoundsMatchesTheReference() throws {
+        let cluster = try Self.emptyCluster()
+        let store = try RedisDonationStore.open(url: cluster.url)
+        let reference = InMemoryDonationStore()
+        let conformance = StoreConformance(seed: 11)
+        let retention = Retention(maximumAgeDays: 0, idleDays: 0)
+        _ = try reference.setRetention(retention, now: StoreConformanceTests.end)
+        _ = try store.setRetention(retention, now: StoreConformanceTests.end)
+        var random = SeededRandom(seed: 11)
+        var next = 0
+        var donations = (0..<(RedisDonationStore.chunkSize + 1_500)).map { _ in
+            var donation = conformance.donation(&random, number: &next)
+            donation.account = "default"
+            return donation
+        }
+        // In the second round, identifiers the first one records, the last of them and one well before.
+        let repeats = [(RedisDonationStore.chunkSize + 10, 4_990), (RedisDonationStore.chunkSize + 20, 7)]
+        for (position, repeated) in repeats {
+            var again = conformance.donation(&random, number: &next, repeating: repeated)
+            again.account = "default"
+            donations.insert(again, at: position)
+        }
+        let options = ImportOptions(now: StoreConformanceTests.end)
+        let report = try store.importDonations(donations, options: options)
+        try conformance.expectEqual(try reference.importDonations(donations, options: options), report, "the import")
+        #expect(report.duplicates == 2)
+        try conformance.compare(reference, store, &random, step: "after the import")
+        // Again, and with the other accounts' donations among them: nothing new, then each account's rounds in turn.
+        try conformance.expectEqual(
+            try reference.importDonations(donations, options: options),
+            try store.importDonations(donations, options: options), "the same import again")
+        let mixed = (0..<3_000).map { _ in conformance.donation(&random, number: &next) }
+        try conformance.expectEqual(
+            try reference.importDonations(mixed, options: options), try store.importDonations(mixed, options: options),
+            "an import of every account")
+        try conformance.compare(reference, store, &random, step: "after the import of every account")
+    }
+
+    /// Two clients import into one account at once, each in several rounds: a round computed from the one in
+    /// flight is read again when the other client overtook that one (`ImportRounds`). Every donation is recorded
+    /// once, the weights are the fold of the export's order, and the account ranks as its export does in the
+    /// reference.
+    @Test func twoImportsOfManyRoundsIntoOneAccountAtOnce() throws {
+        let cluster = try Self.emptyCluster()
+        let url = cluster.url
+        let check = LearnedWeightsCheck()
+        try check.keepEverything(try RedisDonationStore.open(url: url))
+        let history = LearnedWeightsCheck.history(seed: 26, donations: RedisDonationStore.chunkSize * 2 + 2_000)
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 2) { worker in
+            do {
+                let store = try RedisDonationStore.open(url: url)
+                let mine = history.enumerated().filter { $0.offset % 2 == worker }.map(\.element)
+                _ = try store.importDonations(mine, options: ImportOptions(now: LearnedWeightsCheck.end))
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        let store = try RedisDonationStore.open(url: url)
+        var exported: [Interaction] = []
+        try store.forEachDonation(account: "default") { exported.append($0) }
+        #expect(exported.count == history.count)
+        #expect(Set(exported.compactMap(\.identifier)).count == history.count)
+        #expect(try store.learnedWeights(account: "default") == LearnedWeightsCheck.fold(exported))
+        let reference = InMemoryDonationStore()
+        try check.keepEverything(reference)
+        _ = try reference.importDonations(exported, options: ImportOptions(now: LearnedWeightsCheck.end))
+        var random = SeededRandom(seed: 26)
+        for context in StoreConformance(seed: 26).contexts(&random) {
+            #expect(
+                try store.suggestions(account: "default", context: context, explain: true)
+                    == reference.suggestions(account: "default", context: context, explain: true), "\(context)")
+        }
     }
 
     @Test func aClientWithFixedWeightsLeavesTheWeightsToBeFolded() throws {

@@ -185,6 +185,25 @@ import Testing
         #expect(try store.suggestLess(conversation: "single", account: "stalled") == 2, "the refused one did not count")
     }
 
+    /// An import of several rounds with the replica stalled: each round's script is sent once the one before it
+    /// answered, before its replica confirmed it (`RedisDonationStore.ImportRounds`), but the import is refused all
+    /// the same, and nothing of any round stays.
+    @Test func anImportOfManyRoundsNoReplicaConfirmedIsUndone() throws {
+        let (cluster, store, _, replica) = try Self.accountOnItsOwnCluster("stalledmany")
+        defer { cluster.stop() }
+        let batch = (0..<(RedisDonationStore.chunkSize + 500)).map { index in
+            Interaction(
+                account: "stalledmany", identifier: "m\(index)", date: Self.now.adding(-Double(index % 1_000) - 1),
+                direction: .outgoing, intent: SendMessageIntent(conversationIdentifier: "c\(index % 40)"))
+        }
+        Self.stalling(replica, for: 8) {
+            #expect(throws: StoreError.self) { try store.importDonations(batch, options: ImportOptions(now: Self.now)) }
+        }
+        #expect(try store.donationCount(account: "stalledmany") == 1, "only the warm-up stays")
+        #expect(try store.importDonations(batch, options: ImportOptions(now: Self.now)).recorded == batch.count)
+        #expect(try store.donationCount(account: "stalledmany") == batch.count + 1)
+    }
+
     /// A deletion whose script no replica confirmed in time (a replica stalled) is refused, but it ran on the
     /// master: the data was gone while its bytes stayed in the nodes' append-only files, with no mark for
     /// maintenance to rewrite them (found by a probe). The files are rewritten before the failure is reported, and
