@@ -59,6 +59,9 @@ extension RedisDonationStore {
             }
             let reads = try store.readRound(
                 groups, of: donations, keys: keys, ledger: &ledger, registeredNow: registeredNow, after: previous)
+            // At once: the reservation that found the counter new is this one, whatever becomes of the round (sent
+            // later, read again, or all duplicates).
+            if reads.reregister { _ = try store.write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)]) }
             guard try sendPrepared(store: store, ledger: &ledger) else {
                 // Read with what an overtaken round was to leave.
                 try store.completeRounds(groups, of: donations, keys: keys, outcomes: &outcomes, ledger: &ledger)
@@ -87,9 +90,6 @@ extension RedisDonationStore {
             }
             guard var unit = prepared, let script = unit.round.script else { return true }
             prepared = nil
-            if unit.round.reregister {
-                _ = try store.write([RedisCommand("SADD", key: RedisKeys.accounts, unit.keys.account)])
-            }
             unit.write = try store.startWrite([script])
             inFlight = unit
             return true

@@ -321,7 +321,7 @@ public final class RedisDonationStore: DonationStore {
         } catch {
             throw Self.translate(error)
         }
-        return try confirm(outcome, sentAt: started)
+        return try confirm(outcome, waitedFor: replicasToWait, waited: .now - started)
     }
 
     /// Sends writes as `writeReplicated` does, on another thread, so that the caller can go on while they run and
@@ -350,7 +350,9 @@ public final class RedisDonationStore: DonationStore {
         } catch {
             throw Self.translate(error)
         }
-        if let failure = try confirm(outcome, sentAt: pending.sentAt).failure { throw failure }
+        if let failure = try confirm(outcome, waitedFor: pending.replicas, waited: pending.took).failure {
+            throw failure
+        }
     }
 
     /// One pipeline of writes, followed by `WAIT` on every connection it used when there are replicas to wait for.
@@ -372,17 +374,21 @@ public final class RedisDonationStore: DonationStore {
     }
 
     /// Writes that ran, as durable as `writeReplicated` promises: their replies, and why they are not acknowledged.
-    private func confirm(_ outcome: WriteOutcome, sentAt started: ContinuousClock.Instant)
+    /// - Parameters:
+    ///   - waitedFor: the replicas the writes were sent to wait for (`replicasToWait` then: it may have changed
+    ///     since, for writes confirmed later).
+    ///   - waited: how long the writes and their `WAIT`s took.
+    private func confirm(_ outcome: WriteOutcome, waitedFor: Int, waited: Duration)
         throws(StoreError) -> (replies: [RedisValue], failure: StoreError?)
     {
-        if outcome.replicas >= replicasToWait { return (outcome.replies, nil) }
+        if outcome.replicas >= waitedFor { return (outcome.replies, nil) }
         // The writes ran: a failure from here on is returned with their replies, not thrown past them.
         do {
             try checkDurabilityAgain()
         } catch {
             return (outcome.replies, error)
         }
-        return (outcome.replies, replicasToWait == 0 ? nil : Self.unreplicated(after: .now - started))
+        return (outcome.replies, replicasToWait == 0 ? nil : Self.unreplicated(after: waited))
     }
 
     /// Reads again how many replicas writes must wait for (`durabilityCheck`).
@@ -497,15 +503,23 @@ extension RedisDonationStore: Sendable {}
 /// Writes on their way (`RedisDonationStore.startWrite`): sent, and their replicas waited for, on a thread of their
 /// own.
 final class PendingWrite: Sendable {
-    let sentAt = ContinuousClock.now
+    /// The replicas the writes wait for.
+    let replicas: Int
+    private let sentAt = ContinuousClock.now
     /// Signalled once the replies came, or the run ended without them.
     private let answered = DispatchSemaphore(value: 0)
     /// Signalled once the run ended.
     private let ended = DispatchSemaphore(value: 0)
-    private let state = Mutex<(replies: [RedisValue]?, outcome: Result<RedisDonationStore.WriteOutcome, RedisError>?)>(
-        (nil, nil))
+    private let state = Mutex(State())
+
+    private struct State: Sendable {
+        var replies: [RedisValue]?
+        var outcome: Result<RedisDonationStore.WriteOutcome, RedisError>?
+        var endedAt: ContinuousClock.Instant?
+    }
 
     fileprivate init(_ commands: [RedisCommand], through client: RedisClusterClient, waitingFor replicas: Int) {
+        self.replicas = replicas
         DispatchQueue.global().async { [self] in
             let result = Result { () throws(RedisError) in
                 try RedisDonationStore.send(commands, through: client, waitingFor: replicas) { [self] replies in
@@ -515,6 +529,7 @@ final class PendingWrite: Sendable {
             }
             let answeredEarly = state.withLock { state in
                 state.outcome = result
+                state.endedAt = .now
                 return state.replies != nil
             }
             if !answeredEarly { answered.signal() }
@@ -539,5 +554,10 @@ final class PendingWrite: Sendable {
         ended.wait()
         ended.signal()
         return state.withLock { $0.outcome! }
+    }
+
+    /// How long the writes and their `WAIT`s took (once they ended).
+    var took: Duration {
+        (state.withLock { $0.endedAt } ?? .now) - sentAt
     }
 }
