@@ -10,7 +10,8 @@
 # one replica per master: the store WAITs for it), generates a seeded history (`suggest-bench generate --seed 1`:
 # 100k donations over 20k conversations, one account), then:
 #   import: RUNS times `suggest import` of the history into an emptied cluster (FLUSHALL on every master,
-#           retention off) and into a new SQLite store; medians of the wall time
+#           retention off) and into a new SQLite store; medians of the wall time; with BASE, BASE's import into
+#           the emptied cluster before each of this tree's, in turn
 #   list:   `suggest list` of that history as whole processes, the cluster against the SQLite store in turn
 #           (`suggest-bench time --vs`: medians, the ratio pair by pair); with BASE, this tree's build against
 #           BASE's on the same cluster, in turn
@@ -92,9 +93,13 @@ median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 
 "$BENCH" generate --donations 100k --conversations 20k --seed 1 >"$SCRATCH/h100k.jsonl" 2>/dev/null
 
-echo "import: $RUNS runs of 100k donations in each store" >&2
-: >"$SCRATCH/import-redis" && : >"$SCRATCH/import-sqlite"
+echo "import: $RUNS runs of 100k donations in each store${OLD:+, and into the cluster by the build of $BASE in turn}" >&2
+: >"$SCRATCH/import-redis" && : >"$SCRATCH/import-sqlite" && : >"$SCRATCH/import-base"
 for _ in $(seq "$RUNS"); do
+    if [ -n "$OLD" ]; then
+        empty_cluster
+        /usr/bin/time -f %e -a -o "$SCRATCH/import-base" "$OLD" import --quiet --store "$URL" "$SCRATCH/h100k.jsonl"
+    fi
     empty_cluster
     /usr/bin/time -f %e -a -o "$SCRATCH/import-redis" "$SUGGEST" import --quiet --store "$URL" "$SCRATCH/h100k.jsonl"
     rm -rf "$SCRATCH/s100k" && mkdir "$SCRATCH/s100k"
@@ -106,6 +111,13 @@ redis_import=$(median <"$SCRATCH/import-redis")
 sqlite_import=$(median <"$SCRATCH/import-sqlite")
 echo "import 100k: redis median ${redis_import} s ($(python3 -c "print(round(100000 / $redis_import))")/s)," \
     "sqlite median ${sqlite_import} s ($(python3 -c "print(round(100000 / $sqlite_import))")/s)"
+echo "import 100k runs: redis $(tr '\n' ' ' <"$SCRATCH/import-redis"); sqlite $(tr '\n' ' ' <"$SCRATCH/import-sqlite")"
+if [ -n "$OLD" ]; then
+    base_import=$(median <"$SCRATCH/import-base")
+    echo "import 100k into the cluster by $BASE, in turn: median ${base_import} s" \
+        "($(python3 -c "print(round(100000 / $base_import))")/s; runs $(tr '\n' ' ' <"$SCRATCH/import-base"));" \
+        "new/old time $(python3 -c "print(round($redis_import / $base_import, 3))")"
+fi
 
 # The last import's stores hold the history: the cluster and $SCRATCH/s100k.
 echo "list: the 100k history, whole processes, in turn" >&2
