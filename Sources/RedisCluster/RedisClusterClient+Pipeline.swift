@@ -4,6 +4,8 @@ extension RedisClusterClient {
         var replies: [RedisValue]
         var repliedBy: [RedisEndpoint?]
         var replicas: Int
+        /// Whether every `WAIT` answered; `false` when a connection broke while its master waited.
+        var waitsAnswered = true
     }
 
     /// One node's share of a round: which commands, in order, and whether each follows an `ASK`.
@@ -62,6 +64,7 @@ extension RedisClusterClient {
         var scriptLoads = [UInt8](repeating: 0, count: count)
         var pending = Array(0..<count)
         var replicas = Int.max
+        var waitsAnswered = true
         let waitCommand = wait.map { RedisCommand("WAIT", $0.replicas, $0.milliseconds) }
         let timeout = configuration.commandTimeout
         let deadline = monotonicSeconds() + configuration.retryTimeout.seconds
@@ -229,6 +232,7 @@ extension RedisClusterClient {
                         round.fatal = round.fatal ?? error
                     } else {
                         replicas = 0
+                        waitsAnswered = false
                         round.problem(error, failover: true)
                     }
                 }
@@ -278,7 +282,8 @@ extension RedisClusterClient {
         final.reserveCapacity(count)
         for reply in replies { final.append(reply ?? .null) }
         return Outcome(
-            replies: final, repliedBy: repliedBy, replicas: wait == nil || replicas == Int.max ? 0 : replicas)
+            replies: final, repliedBy: repliedBy, replicas: wait == nil || replicas == Int.max ? 0 : replicas,
+            waitsAnswered: waitsAnswered)
     }
 
     /// The slot and node of a `MOVED` or `ASK` reply (`MOVED 3999 127.0.0.1:6381`). An empty host (a node with an

@@ -93,6 +93,9 @@ public final class RedisClusterClient: Sendable {
         /// The fewest replicas that acknowledged the writes of one connection the pipeline used (`WAIT`'s reply);
         /// every write the pipeline made is on at least this many replicas.
         public var replicas: Int
+        /// Whether every `WAIT` answered. `false` when a connection broke while its master waited (`replicas` is
+        /// then 0): the master may be gone with writes no replica had, and a replica promoted since has none of them.
+        public var waitsAnswered = true
     }
 
     /// Sends a pipeline, then `WAIT replicas timeout` on every connection it used, so that the caller knows whether
@@ -113,7 +116,8 @@ public final class RedisClusterClient: Sendable {
         let milliseconds = Int(timeout.seconds * 1000)
         let outcome = try execute(
             commands, waitingFor: (max(0, replicas), max(0, milliseconds)), repliesRead: repliesRead)
-        return ReplicatedReplies(replies: outcome.replies, replicas: outcome.replicas)
+        return ReplicatedReplies(
+            replies: outcome.replies, replicas: outcome.replicas, waitsAnswered: outcome.waitsAnswered)
     }
 
     /// Runs a Lua script by its digest (`EVALSHA`), loading it on the node first when the node does not have it.

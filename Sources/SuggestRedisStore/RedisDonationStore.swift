@@ -364,13 +364,15 @@ public final class RedisDonationStore: DonationStore {
         guard replicas > 0 else { return WriteOutcome(replies: try client.pipeline(commands), replicas: 0) }
         let outcome = try client.pipeline(
             commands, waitingForReplicas: replicas, timeout: replicaTimeout, repliesRead: repliesRead)
-        return WriteOutcome(replies: outcome.replies, replicas: outcome.replicas)
+        return WriteOutcome(replies: outcome.replies, replicas: outcome.replicas, waitsAnswered: outcome.waitsAnswered)
     }
 
     /// Writes' replies, and the fewest replicas that confirmed them on a node (0 when none was waited for).
     struct WriteOutcome: Sendable {
         var replies: [RedisValue]
         var replicas: Int
+        /// `RedisClusterClient.ReplicatedReplies.waitsAnswered`.
+        var waitsAnswered = true
     }
 
     /// Writes that ran, as durable as `writeReplicated` promises: their replies, and why they are not acknowledged.
@@ -388,6 +390,11 @@ public final class RedisDonationStore: DonationStore {
         } catch {
             return (outcome.replies, error)
         }
+        // A master lost while it waited may have taken writes its replica never had: that replica, promoted by the
+        // time of the check, would pass it as a master that fsyncs alone, and the writes would be acknowledged lost.
+        guard outcome.waitsAnswered else {
+            return (outcome.replies, Self.unreplicated(after: waited, connectionLost: true))
+        }
         return (outcome.replies, replicasToWait == 0 ? nil : Self.unreplicated(after: waited))
     }
 
@@ -403,10 +410,13 @@ public final class RedisDonationStore: DonationStore {
     /// The error for writes no replica confirmed in time.
     /// - Parameter waited: how long the writes and their `WAIT` took: a `WAIT` ends before its timeout when its
     ///   master stops being one (a `CLUSTER FAILOVER`), which the message said was a wait of the whole timeout.
-    static func unreplicated(after waited: Duration) -> StoreError {
+    /// - Parameter connectionLost: the connection to the master broke while it waited.
+    static func unreplicated(after waited: Duration, connectionLost: Bool = false) -> StoreError {
         let how =
-            waited < replicaTimeout
-            ? "before its master stopped waiting for one (a failover under way?)" : "within \(replicaTimeout)"
+            connectionLost
+            ? "before the connection to the master broke (the master lost?)"
+            : waited < replicaTimeout
+                ? "before its master stopped waiting for one (a failover under way?)" : "within \(replicaTimeout)"
         return StoreError(
             .unavailable,
             "no replica of the Redis master confirmed the write \(how); it may be lost in a failover, so it is not "

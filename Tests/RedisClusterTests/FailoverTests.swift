@@ -1,7 +1,12 @@
+import Dispatch
 import RedisCluster
 import SuggestTestSupport
 import Synchronization
 import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A master killed with SIGKILL under a client: its replica is promoted and the client goes on. Each test kills a
 /// node, so each has a cluster of its own (with a password, so that logging in to a promoted replica is tested too).
@@ -43,6 +48,29 @@ struct FailoverTests {
         try cluster.waitForPromotion(of: heir)
         #expect(try cluster.cli(heir, "GET", victimKeys[0]) == "v-\(victimKeys[0])")
         #expect(try client.nodes().filter { $0.role == .master }.map(\.endpoint.port).contains(heir.port))
+    }
+
+    @Test("a WAIT a live master answers short is told from one whose master was lost while it waited")
+    func waitCutShortByALostMaster() throws {
+        let cluster = try LocalRedisCluster(masters: 3, replicasPerMaster: 1)
+        defer { cluster.stop() }
+        let client = try makeClient(cluster)
+        let key = uniquePrefix("waitlost") + ":k"
+        let master = try cluster.owner(ofSlot: RedisHashSlot.of(key)).node
+        let replica = try cluster.replica(of: master)
+        kill(replica.pid, SIGSTOP)
+        defer { kill(replica.pid, SIGCONT) }
+        // The replica stalled, the master alive: WAIT answers 0 at its timeout.
+        let short = try client.pipeline(
+            [RedisCommand("SET", key: key, "a")], waitingForReplicas: 1, timeout: .milliseconds(300))
+        #expect(short.replies == [.simpleString("OK")] && short.replicas == 0 && short.waitsAnswered)
+        // The master killed while it waits: its writes may be gone with it, which a count of 0 did not say (a
+        // caller then checked the masters again, and could take the promoted replica for a master alone).
+        let pid = master.pid
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.5) { _ = kill(pid, SIGKILL) }
+        let lost = try client.pipeline(
+            [RedisCommand("SET", key: key, "b")], waitingForReplicas: 1, timeout: .seconds(5))
+        #expect(lost.replies == [.simpleString("OK")] && lost.replicas == 0 && !lost.waitsAnswered)
     }
 
     @Test("a master killed while four threads read: every read succeeds with the right replies")
