@@ -210,7 +210,11 @@ extension RedisClusterClient {
                         round.fatal = round.fatal ?? error
                     } else if unknown.allSatisfy({ commands[$0].isIdempotent }) {
                         retry.append(contentsOf: unknown)
-                        if waitCommand != nil { replicas = 0 }
+                        if waitCommand != nil {
+                            // The writes answered before the break are on a master that may be gone.
+                            replicas = 0
+                            waitsAnswered = false
+                        }
                         round.problem(error, failover: true)
                     } else {
                         round.fatal = round.fatal ?? RedisClusterClient.mayHaveRun(error, endpoint)
@@ -226,7 +230,13 @@ extension RedisClusterClient {
                 guard let connection = batches[at].connection else { continue }
                 do throws(RedisError) {
                     let acknowledged = try connection.readReply(timeout: timeout)
-                    replicas = min(replicas, Int(acknowledged.integer ?? 0))
+                    if let count = acknowledged.integer {
+                        replicas = min(replicas, Int(count))
+                    } else {
+                        // An error in its place: the master stopped waiting (`UNBLOCKED` when it turned replica).
+                        replicas = 0
+                        waitsAnswered = false
+                    }
                 } catch {
                     if case .timeout = error {
                         round.fatal = round.fatal ?? error

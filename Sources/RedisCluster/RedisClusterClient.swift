@@ -93,9 +93,12 @@ public final class RedisClusterClient: Sendable {
         /// The fewest replicas that acknowledged the writes of one connection the pipeline used (`WAIT`'s reply);
         /// every write the pipeline made is on at least this many replicas.
         public var replicas: Int
-        /// Whether every `WAIT` answered. `false` when a connection broke while its master waited (`replicas` is
-        /// then 0): the master may be gone with writes no replica had, and a replica promoted since has none of them.
+        /// Whether every `WAIT` answered. `false` when a connection broke while its master waited, or its master
+        /// stopped waiting with an error (`replicas` is then 0): the master may be gone with writes no replica had,
+        /// and a replica promoted since has none of them.
         public var waitsAnswered = true
+        /// The node each reply came from (`nil` for a command without one).
+        public var repliedBy: [RedisEndpoint?] = []
     }
 
     /// Sends a pipeline, then `WAIT replicas timeout` on every connection it used, so that the caller knows whether
@@ -117,7 +120,8 @@ public final class RedisClusterClient: Sendable {
         let outcome = try execute(
             commands, waitingFor: (max(0, replicas), max(0, milliseconds)), repliesRead: repliesRead)
         return ReplicatedReplies(
-            replies: outcome.replies, replicas: outcome.replicas, waitsAnswered: outcome.waitsAnswered)
+            replies: outcome.replies, replicas: outcome.replicas, waitsAnswered: outcome.waitsAnswered,
+            repliedBy: outcome.repliedBy)
     }
 
     /// Runs a Lua script by its digest (`EVALSHA`), loading it on the node first when the node does not have it.

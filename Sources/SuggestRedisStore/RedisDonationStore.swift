@@ -97,7 +97,7 @@ public final class RedisDonationStore: DonationStore {
     ) throws(StoreError) -> RedisDonationStore {
         // The settings and whether any account exists are read in the check's round trip.
         let reads = [RedisCommand("HGETALL", key: RedisKeys.settings), RedisCommand("EXISTS", key: RedisKeys.accounts)]
-        let (replicas, replies, problem) = try durabilityCheck(client, reading: reads)
+        let (replicas, replies, problem, _) = try durabilityCheck(client, reading: reads)
         // A cluster that would evict keys is refused whatever the command (what it reads may be missing); one that
         // cannot promise durability only to a command that writes.
         if let problem, !reading { throw problem }
@@ -141,7 +141,7 @@ public final class RedisDonationStore: DonationStore {
     ///   append-only file, or with neither `appendfsync always` nor a replica to wait for).
     /// - Throws: `.misconfigured` for a master that evicts any key at its `maxmemory`.
     static func durabilityCheck(_ client: RedisClusterClient, reading reads: [RedisCommand]) throws(StoreError) -> (
-        replicas: Int, reads: [RedisValue], problem: StoreError?
+        replicas: Int, reads: [RedisValue], problem: StoreError?, masters: Set<RedisEndpoint>
     ) {
         let (masters, readReplies) = try askEveryMaster(
             client,
@@ -190,8 +190,9 @@ public final class RedisDonationStore: DonationStore {
             }
             if !hasReplica && withoutReplica == nil { withoutReplica = "\(endpoint)" }
         }
-        if let withoutLog { return (1, readReplies, withoutLog) }
-        guard let withoutReplica else { return (1, readReplies, nil) }
+        let asked = Set(masters.map(\.node.endpoint))
+        if let withoutLog { return (1, readReplies, withoutLog, asked) }
+        guard let withoutReplica else { return (1, readReplies, nil, asked) }
         // The master to name: one that has no replica itself, if a lazy one has none.
         if let lazy = lazyFsync.first(where: { !$0.hasReplica }) ?? lazyFsync.first {
             let reason =
@@ -206,9 +207,9 @@ public final class RedisDonationStore: DonationStore {
                 .misconfigured,
                 "Redis at \(lazy.endpoint) \(reason) \(loss) of acknowledged donations; set appendfsync always, or give "
                     + "every master a replica (docs/redis.md)")
-            return (1, readReplies, problem)
+            return (1, readReplies, problem, asked)
         }
-        return (0, readReplies, nil)
+        return (0, readReplies, nil, asked)
     }
 
     /// `RedisClusterClient.pipelineToEveryMaster(_:with:)`, asked again while a master cannot be reached, for up to
@@ -364,7 +365,9 @@ public final class RedisDonationStore: DonationStore {
         guard replicas > 0 else { return WriteOutcome(replies: try client.pipeline(commands), replicas: 0) }
         let outcome = try client.pipeline(
             commands, waitingForReplicas: replicas, timeout: replicaTimeout, repliesRead: repliesRead)
-        return WriteOutcome(replies: outcome.replies, replicas: outcome.replicas, waitsAnswered: outcome.waitsAnswered)
+        return WriteOutcome(
+            replies: outcome.replies, replicas: outcome.replicas, waitsAnswered: outcome.waitsAnswered,
+            writtenTo: Set(outcome.repliedBy.compactMap { $0 }))
     }
 
     /// Writes' replies, and the fewest replicas that confirmed them on a node (0 when none was waited for).
@@ -373,6 +376,8 @@ public final class RedisDonationStore: DonationStore {
         var replicas: Int
         /// `RedisClusterClient.ReplicatedReplies.waitsAnswered`.
         var waitsAnswered = true
+        /// The masters that took the writes.
+        var writtenTo: Set<RedisEndpoint> = []
     }
 
     /// Writes that ran, as durable as `writeReplicated` promises: their replies, and why they are not acknowledged.
@@ -385,36 +390,46 @@ public final class RedisDonationStore: DonationStore {
     {
         if outcome.replicas >= waitedFor { return (outcome.replies, nil) }
         // The writes ran: a failure from here on is returned with their replies, not thrown past them.
+        let masters: Set<RedisEndpoint>
         do {
-            try checkDurabilityAgain()
+            masters = try checkDurabilityAgain()
         } catch {
             return (outcome.replies, error)
         }
-        // A master lost while it waited may have taken writes its replica never had: that replica, promoted by the
-        // time of the check, would pass it as a master that fsyncs alone, and the writes would be acknowledged lost.
+        // A master lost while it waited, or after, may have taken writes its replica never had: that replica,
+        // promoted by the time of the check, would pass it as a master that fsyncs alone, and the writes would be
+        // acknowledged lost. So they are durable without a replica only on masters the check found masters still.
         guard outcome.waitsAnswered else {
             return (outcome.replies, Self.unreplicated(after: waited, connectionLost: true))
         }
-        return (outcome.replies, replicasToWait == 0 ? nil : Self.unreplicated(after: waited))
+        guard replicasToWait == 0 else { return (outcome.replies, Self.unreplicated(after: waited)) }
+        guard outcome.writtenTo.isSubset(of: masters) else {
+            return (outcome.replies, Self.unreplicated(after: waited, connectionLost: true))
+        }
+        return (outcome.replies, nil)
     }
 
     /// Reads again how many replicas writes must wait for (`durabilityCheck`).
     /// - Throws: `.misconfigured` when a master lost its replica and does not fsync each write.
-    func checkDurabilityAgain() throws(StoreError) {
+    /// - Returns: the masters it asked.
+    @discardableResult
+    func checkDurabilityAgain() throws(StoreError) -> Set<RedisEndpoint> {
         let checked = try Self.durabilityCheck(client, reading: [])
         if let problem = checked.problem { throw problem }
         replicasToWait = checked.replicas
         durabilityCheckedAt = .now
+        return checked.masters
     }
 
     /// The error for writes no replica confirmed in time.
     /// - Parameter waited: how long the writes and their `WAIT` took: a `WAIT` ends before its timeout when its
     ///   master stops being one (a `CLUSTER FAILOVER`), which the message said was a wait of the whole timeout.
-    /// - Parameter connectionLost: the connection to the master broke while it waited.
+    /// - Parameter connectionLost: the master stopped answering (the connection broke, it stopped waiting with an
+    ///   error, or it is no longer a master).
     static func unreplicated(after waited: Duration, connectionLost: Bool = false) -> StoreError {
         let how =
             connectionLost
-            ? "before the connection to the master broke (the master lost?)"
+            ? "before its master was lost or stopped being one"
             : waited < replicaTimeout
                 ? "before its master stopped waiting for one (a failover under way?)" : "within \(replicaTimeout)"
         return StoreError(
