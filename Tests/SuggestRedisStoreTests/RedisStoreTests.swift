@@ -204,6 +204,65 @@ import Testing
         #expect(try store.donationCount(account: "stalledmany") == batch.count + 1)
     }
 
+    /// An import of several rounds whose account's master is killed while it runs (`RedisDonationStore.ImportRounds`
+    /// confirms each round's replica a round later): reported done, every donation is there once the replica is
+    /// promoted; failed, it took back what it had recorded, or says what may have stayed; importing it again then
+    /// records each donation once.
+    /// - Parameters:
+    ///   - round: the master dies as this round is about to be read: at 2, the first round is computed and not
+    ///     sent; at 3, the first is sent (and perhaps answered) and the second computed.
+    ///   - stalled: the replica stalls from the start of the import until the master dies, so that the first
+    ///     round's `WAIT` is still waiting: the import must fail (it said done, a probe would find it gone).
+    @Test(arguments: [(2, false), (3, false), (3, true)])
+    func anImportOfManyRoundsWhoseMasterIsKilled(round: Int, stalled: Bool) throws {
+        let (cluster, store, master, replica) = try Self.accountOnItsOwnCluster("killedmany\(round)")
+        defer { cluster.stop() }
+        let batch = (0..<(RedisDonationStore.chunkSize * 4)).map { index in
+            Interaction(
+                account: "killedmany\(round)", identifier: "k\(index)",
+                date: Self.now.adding(-Double(index % 5_000) - 1), direction: .outgoing,
+                intent: SendMessageIntent(conversationIdentifier: "c\(index % 300)"))
+        }
+        let options = ImportOptions(now: Self.now)
+        // The import checks for an interruption every 256 donations it reads, then before each round it writes.
+        let checksBeforeWriting = batch.count / 256
+        var checks = 0
+        var next = 0
+        let result = Result {
+            try store.importDonations(
+                options, progress: { _ in },
+                interruption: {
+                    checks += 1
+                    if checks == checksBeforeWriting + 1 && stalled { kill(replica.pid, SIGSTOP) }
+                    if checks == checksBeforeWriting + round {
+                        cluster.kill(master)
+                        if stalled { kill(replica.pid, SIGCONT) }
+                    }
+                },
+                next: {
+                    guard next < batch.count else { return nil }
+                    next += 1
+                    return NumberedDonation(line: next, donation: .success(batch[next - 1]))
+                })
+        }
+        _ = try cluster.waitForPromotion(of: replica)
+        let reader = try RedisDonationStore.open(url: cluster.url)
+        let stayed = try reader.donationCount(account: "killedmany\(round)") - 1
+        if stalled { #expect(throws: StoreError.self) { try result.get() } }
+        switch result {
+        case .success(let report):
+            #expect(report.recorded == batch.count && stayed == batch.count, "\(report), \(stayed) stored")
+        case .failure(let error):
+            let message = "\(error)"
+            #expect(
+                stayed == 0 || message.contains("import the same file again"),
+                "\(stayed) stayed after: \(message)")
+        }
+        #expect(checks >= checksBeforeWriting + round, "the import ended before its master was killed")
+        _ = try store.importDonations(batch, options: options)
+        #expect(try reader.donationCount(account: "killedmany\(round)") == batch.count + 1)
+    }
+
     /// A deletion whose script no replica confirmed in time (a replica stalled) is refused, but it ran on the
     /// master: the data was gone while its bytes stayed in the nodes' append-only files, with no mark for
     /// maintenance to rewrite them (found by a probe). The files are rewritten before the failure is reported, and
