@@ -38,6 +38,8 @@ struct ScriptBuilder {
     /// (`café` composed and decomposed) were one key, and one write put a group, a service or a person under the
     /// other spelling's key (its deletion then found nothing, and left the other's bytes).
     private var keyIndex: [ByteKey: Int] = [:]
+    /// Each sorted list's place in `keys`: a round names the same few lists for every conversation it writes.
+    private var listIndex: [ListName: Int] = [:]
     /// The operations in order: a kind, a key's index, and its arguments (all of its elements').
     private var operations: [Operation] = []
     /// The place in `operations` of each key's last operation.
@@ -51,9 +53,53 @@ struct ScriptBuilder {
     private struct Operation {
         var kind: UInt8
         var key: Int
-        var arguments: [[UInt8]]
+        var arguments = Arguments()
         /// For a kind that takes many elements, how many it has; `nil` for the others.
         var elements: Int?
+    }
+
+    /// An operation's arguments end to end in one buffer, with the end of each: thousands of elements are a few
+    /// allocations, where an array for each element and each of its arguments was most of the client's work in
+    /// building a round.
+    struct Arguments {
+        private(set) var bytes: [UInt8] = []
+        private(set) var ends: [Int] = []
+
+        mutating func append(_ argument: some RedisArgument) {
+            argument.appendRedisBytes(to: &bytes)
+            ends.append(bytes.count)
+        }
+
+        /// A score as `ScriptBuilder.score` writes it (the `Double`'s `description`), without an array of its own.
+        mutating func append(score: Double) {
+            bytes.append(contentsOf: score.description.utf8)
+            ends.append(bytes.count)
+        }
+
+        /// Appends each argument to `command`.
+        func write(to command: inout RedisCommand) {
+            var start = 0
+            for end in ends {
+                command.append(bytes[start..<end])
+                start = end
+            }
+        }
+    }
+
+    /// A sorted list by its channel, the kind of its scope and its name's bytes (`keyIndex` says why bytes).
+    private struct ListName: Hashable {
+        let channel: Int
+        let scope: UInt8
+        let name: ByteKey
+
+        init(_ list: SortedList) {
+            channel = list.channel
+            switch list.scope {
+            case .all: (scope, name) = (0, ByteKey(""))
+            case .service(let service): (scope, name) = (1, ByteKey(service))
+            case .contentKind(let kind): (scope, name) = (2, ByteKey(kind))
+            }
+        }
     }
 
     /// A change to the account of `keys`: the identifiers being recorded are checked in its `ids` hash, and a
@@ -91,70 +137,108 @@ struct ScriptBuilder {
         return keys.count
     }
 
+    /// The place in `keys` of a sorted list of the account of `keys`, its name built once a change.
+    private mutating func index(_ list: SortedList, of keys: RedisKeys) -> Int {
+        let name = ListName(list)
+        if let known = listIndex[name] { return known }
+        let index = index(keys.list(list))
+        listIndex[name] = index
+        return index
+    }
+
     /// Adds one element of a kind that takes many: to the key's last operation when it is of that kind.
-    private mutating func add(_ kind: Unicode.Scalar, _ key: String, _ element: [[UInt8]]) {
+    private mutating func add(_ kind: Unicode.Scalar, _ key: Int, _ element: (inout Arguments) -> Void) {
         let kind = UInt8(ascii: kind)
-        let key = index(key)
         if let last = lastOperation[key], operations[last].kind == kind, let count = operations[last].elements {
-            operations[last].arguments += element
+            element(&operations[last].arguments)
             operations[last].elements = count + 1
             return
         }
         lastOperation[key] = operations.count
-        operations.append(Operation(kind: kind, key: key, arguments: element, elements: 1))
+        var operation = Operation(kind: kind, key: key, elements: 1)
+        element(&operation.arguments)
+        operations.append(operation)
     }
 
     /// Adds an operation of a kind that takes one element.
-    private mutating func single(_ kind: Unicode.Scalar, _ key: String, _ arguments: [[UInt8]]) {
+    private mutating func single(
+        _ kind: Unicode.Scalar, _ key: String, _ arguments: (inout Arguments) -> Void = { _ in }
+    ) {
         let key = index(key)
         lastOperation[key] = operations.count
-        operations.append(Operation(kind: UInt8(ascii: kind), key: key, arguments: arguments, elements: nil))
+        var operation = Operation(kind: UInt8(ascii: kind), key: key)
+        arguments(&operation.arguments)
+        operations.append(operation)
+    }
+
+    mutating func zadd(_ list: SortedList, of keys: RedisKeys, _ score: Double, _ member: Int64) {
+        add("Z", index(list, of: keys)) {
+            $0.append(score: score)
+            $0.append(member)
+        }
     }
 
     mutating func zadd(_ key: String, _ score: Double, _ member: Int64) {
-        add("Z", key, [Self.score(score), Array(String(member).utf8)])
+        add("Z", index(key)) {
+            $0.append(score: score)
+            $0.append(member)
+        }
     }
 
     mutating func zaddLess(_ key: String, _ score: Double, _ member: Int64) {
-        add("L", key, [Self.score(score), Array(String(member).utf8)])
+        add("L", index(key)) {
+            $0.append(score: score)
+            $0.append(member)
+        }
+    }
+
+    mutating func zrem(_ list: SortedList, of keys: RedisKeys, _ member: Int64) {
+        add("z", index(list, of: keys)) { $0.append(member) }
     }
 
     mutating func zrem(_ key: String, _ member: Int64) {
-        add("z", key, [Array(String(member).utf8)])
+        add("z", index(key)) { $0.append(member) }
     }
 
     mutating func sadd(_ key: String, _ member: Int64) {
-        add("S", key, [Array(String(member).utf8)])
+        add("S", index(key)) { $0.append(member) }
     }
 
     mutating func srem(_ key: String, _ member: Int64) {
-        add("s", key, [Array(String(member).utf8)])
+        add("s", index(key)) { $0.append(member) }
     }
 
     mutating func hset(_ key: String, _ field: String, _ value: [UInt8]) {
-        add("H", key, [Array(field.utf8), value])
+        add("H", index(key)) {
+            $0.append(field)
+            $0.append(value)
+        }
     }
 
     mutating func hsetnx(_ key: String, _ field: String, _ value: [UInt8]) {
-        single("N", key, [Array(field.utf8), value])
+        single("N", key) {
+            $0.append(field)
+            $0.append(value)
+        }
     }
 
     mutating func hdel(_ key: String, _ field: String) {
-        add("h", key, [Array(field.utf8)])
+        add("h", index(key)) { $0.append(field) }
     }
 
     mutating func delete(_ key: String) {
-        single("D", key, [])
+        single("D", key)
     }
 
     /// Increments the version of a hash the change invalidates without checking it: a fold of the account's
     /// learned weights that read the donations before this change then fails its check and reads them again.
     mutating func bumpVersion(_ key: String) {
-        single("V", key, [])
+        single("V", key)
     }
 
     mutating func rpush(_ key: String, _ values: [[UInt8]]) {
-        for value in values { add("R", key, [value]) }
+        let key = index(key)
+        for value in values { add("R", key) { $0.append(value) } }
     }
 
     /// A score as Redis reads it back exactly: the shortest text that round-trips the `Double`.
@@ -190,9 +274,9 @@ struct ScriptBuilder {
         command.append(StateStamp.next())
         for operation in operations {
             command.append([operation.kind])
-            command.append(String(operation.key))
-            if let elements = operation.elements { command.append(String(elements)) }
-            for argument in operation.arguments { command.append(argument) }
+            command.append(operation.key)
+            if let elements = operation.elements { command.append(elements) }
+            operation.arguments.write(to: &command)
         }
         return command
     }
@@ -276,22 +360,22 @@ extension RedisDonationStore {
         let number = conversation.number
         script.hset(keys.conversation(number), "r", RecordCoding.encode(record))
         let channels = policy.channels.count
+        func add(_ list: SortedList) {
+            if let key = record.key(in: list) { script.zadd(list, of: keys, key, number) }
+        }
         for channel in 0..<channels {
-            var lists = [SortedList(channel: channel, scope: .all)]
-            if let service = record.serviceName { lists.append(SortedList(channel: channel, scope: .service(service))) }
-            for kind in record.contentSums.keys { lists.append(SortedList(channel: channel, scope: .contentKind(kind))) }
-            for list in lists {
-                if let key = record.key(in: list) { script.zadd(keys.list(list), key, number) }
-            }
+            add(SortedList(channel: channel, scope: .all))
+            if let service = record.serviceName { add(SortedList(channel: channel, scope: .service(service))) }
+            for kind in record.contentSums.keys { add(SortedList(channel: channel, scope: .contentKind(kind))) }
         }
         if let old = conversation.record.serviceName, record.serviceName?.hasSameBytes(as: old) != true {
             for channel in 0..<channels {
-                script.zrem(keys.list(SortedList(channel: channel, scope: .service(old))), number)
+                script.zrem(SortedList(channel: channel, scope: .service(old)), of: keys, number)
             }
         }
         for kind in conversation.record.contentSums.keys where record.contentSums[kind] == nil {
             for channel in 0..<channels {
-                script.zrem(keys.list(SortedList(channel: channel, scope: .contentKind(kind))), number)
+                script.zrem(SortedList(channel: channel, scope: .contentKind(kind)), of: keys, number)
             }
         }
     }
@@ -305,12 +389,12 @@ extension RedisDonationStore {
         let number = conversation.number
         let channels = policy.channels.count
         for channel in 0..<channels {
-            script.zrem(keys.list(SortedList(channel: channel, scope: .all)), number)
+            script.zrem(SortedList(channel: channel, scope: .all), of: keys, number)
             if let service = conversation.record.serviceName {
-                script.zrem(keys.list(SortedList(channel: channel, scope: .service(service))), number)
+                script.zrem(SortedList(channel: channel, scope: .service(service)), of: keys, number)
             }
             for kind in conversation.record.contentSums.keys {
-                script.zrem(keys.list(SortedList(channel: channel, scope: .contentKind(kind))), number)
+                script.zrem(SortedList(channel: channel, scope: .contentKind(kind)), of: keys, number)
             }
         }
         for person in conversation.people { script.srem(keys.person(person), number) }
