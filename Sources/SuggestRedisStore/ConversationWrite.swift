@@ -45,10 +45,10 @@ struct ScriptBuilder {
     /// The place in `operations` of each key's last operation.
     private var lastOperation: [Int: Int] = [:]
     /// The hashes checked before anything is written: each key's index, expected version and first sequence number.
-    private var checks: [(key: [UInt8], version: Int64, firstSequence: Int64)] = []
+    private var checks: [(key: Int, version: Int64, firstSequence: Int64)] = []
     var checkedIdentifiers: [String] = []
     /// Conversation numbers that must still be mapped: the `cid` key's index, the identifier and the number.
-    private var checkedNumbers: [(key: [UInt8], identifier: String, number: Int64)] = []
+    private var checkedNumbers: [(key: Int, identifier: String, number: Int64)] = []
 
     private struct Operation {
         var kind: UInt8
@@ -67,12 +67,6 @@ struct ScriptBuilder {
 
         mutating func append(_ argument: some RedisArgument) {
             argument.appendRedisBytes(to: &bytes)
-            ends.append(bytes.count)
-        }
-
-        /// A score as `ScriptBuilder.score` writes it (the `Double`'s `description`), without an array of its own.
-        mutating func append(score: Double) {
-            bytes.append(contentsOf: score.description.utf8)
             ends.append(bytes.count)
         }
 
@@ -118,7 +112,7 @@ struct ScriptBuilder {
     /// of its own for every conversation a round writes (a seventh of an import's commands, each run again by the
     /// replicas and the append-only files).
     mutating func check(_ key: String, version: Int64, firstSequence: Int64 = 0) {
-        checks.append((Array(String(index(key)).utf8), version, firstSequence))
+        checks.append((index(key), version, firstSequence))
         hset(key, "v", Array(String(version + 1).utf8))
     }
 
@@ -126,7 +120,7 @@ struct ScriptBuilder {
     /// conversation the change creates, whose number another client's failed import may have forgotten since it was
     /// given (the change would then write a conversation that no identifier leads to).
     mutating func checkNumber(_ numbersKey: String, identifier: String, number: Int64) {
-        checkedNumbers.append((Array(String(index(numbersKey)).utf8), identifier, number))
+        checkedNumbers.append((index(numbersKey), identifier, number))
     }
 
     private mutating func index(_ key: String) -> Int {
@@ -173,21 +167,21 @@ struct ScriptBuilder {
 
     mutating func zadd(_ list: SortedList, of keys: RedisKeys, _ score: Double, _ member: Int64) {
         add("Z", index(list, of: keys)) {
-            $0.append(score: score)
+            $0.append(score)
             $0.append(member)
         }
     }
 
     mutating func zadd(_ key: String, _ score: Double, _ member: Int64) {
         add("Z", index(key)) {
-            $0.append(score: score)
+            $0.append(score)
             $0.append(member)
         }
     }
 
     mutating func zaddLess(_ key: String, _ score: Double, _ member: Int64) {
         add("L", index(key)) {
-            $0.append(score: score)
+            $0.append(score)
             $0.append(member)
         }
     }
@@ -257,8 +251,8 @@ struct ScriptBuilder {
         command.append(checks.count)
         for check in checks {
             command.append(check.key)
-            command.append(String(check.version))
-            command.append(String(check.firstSequence))
+            command.append(check.version)
+            command.append(check.firstSequence)
         }
         command.append(checkedIdentifiers.count)
         for identifier in checkedIdentifiers { command.append(identifier) }
@@ -266,7 +260,7 @@ struct ScriptBuilder {
         for check in checkedNumbers {
             command.append(check.key)
             command.append(check.identifier)
-            command.append(String(check.number))
+            command.append(check.number)
         }
         // The stamp first: a script that stops half-way (an error from Redis) has changed the account all the same.
         command.append("T")

@@ -2,9 +2,9 @@ import RedisCluster
 import SuggestCore
 
 extension RedisDonationStore {
-    /// An import's rounds (`prepareRound`), one account's part of a chunk each, in a pipeline: while one round's
-    /// script runs on its master, the next round, read before it was sent, is computed; a round's replicas are
-    /// waited for while the rounds after it go on.
+    /// An import's rounds (`readRound`, `computeRound`), one account's part of a chunk each, in a pipeline: while
+    /// one round's script runs on its master, the next round, read before it was sent, is computed; a round's
+    /// replicas are waited for while the rounds after it go on.
     ///
     /// One after the other, the client, the master and its replica each waited for the other two (a round's
     /// computing, its script, the replica's copy), and an import took as long as their three times added.
@@ -59,9 +59,6 @@ extension RedisDonationStore {
             }
             let reads = try store.readRound(
                 groups, of: donations, keys: keys, ledger: &ledger, registeredNow: registeredNow, after: previous)
-            // At once: the reservation that found the counter new is this one, whatever becomes of the round (sent
-            // later, read again, or all duplicates).
-            if reads.reregister { _ = try store.write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)]) }
             guard try sendPrepared(store: store, ledger: &ledger) else {
                 // Read with what an overtaken round was to leave.
                 try store.completeRounds(groups, of: donations, keys: keys, outcomes: &outcomes, ledger: &ledger)

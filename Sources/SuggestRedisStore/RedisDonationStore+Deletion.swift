@@ -130,7 +130,7 @@ extension RedisDonationStore {
                 keys.identifiers, keys.oldest,
             ])
         guard try write([forget])[0].integer == 1 else {
-            _ = try write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)])
+            try listAccount(keys)
             return
         }
         registeredAccounts.remove(Array(keys.account.utf8))

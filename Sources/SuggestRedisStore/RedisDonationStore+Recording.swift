@@ -112,8 +112,8 @@ extension RedisDonationStore {
         return outcomes.map { $0 ?? .duplicate(identifier: "") }
     }
 
-    /// Runs rounds (`prepareRound`) until every donation of `pending` is recorded or found a duplicate, each round
-    /// written and answered before the next is read.
+    /// Runs rounds (`readRound`, `computeRound`) until every donation of `pending` is recorded or found a duplicate,
+    /// each round written and answered before the next is read.
     /// - Parameter registeredNow: whether this write added the account to the list of accounts.
     func completeRounds(
         _ pending: [[Int]], of donations: [Interaction], keys: RedisKeys, outcomes: inout [DonationOutcome?],
@@ -126,10 +126,10 @@ extension RedisDonationStore {
             guard rounds <= 50 else {
                 throw StoreError(.busy, "the account's conversations kept changing under this write; retry in a moment")
             }
-            let round = try prepareRound(
-                pending, of: donations, keys: keys, ledger: &ledger, requiringExisting: requiringExisting,
-                registeredNow: rounds == 1 && registeredNow, after: nil)
-            if round.reregister { _ = try write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)]) }
+            let read = try readRound(
+                pending, of: donations, keys: keys, ledger: &ledger, registeredNow: rounds == 1 && registeredNow,
+                after: nil)
+            let round = try computeRound(read, of: donations, keys: keys, requiringExisting: requiringExisting)
             guard let script = round.script else {
                 // Every donation left was recorded meanwhile by another client.
                 round.noteDuplicates(in: &outcomes, donations)
@@ -189,9 +189,14 @@ extension RedisDonationStore {
     func register(_ keys: RedisKeys) throws -> Bool {
         let accountBytes = Array(keys.account.utf8)
         guard !registeredAccounts.contains(accountBytes) else { return false }
-        _ = try write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)])
+        try listAccount(keys)
         registeredAccounts.insert(accountBytes)
         return true
+    }
+
+    /// Adds the account to the list of accounts (`sg:accounts`), which maintenance, retention and `accounts()` go by.
+    func listAccount(_ keys: RedisKeys) throws(StoreError) {
+        _ = try write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)])
     }
 
     /// One round of an account's donations, read and computed: the script that records them, and the account as
@@ -203,8 +208,6 @@ extension RedisDonationStore {
         var recorded: [Int] = []
         /// `nil` when every donation of the round is a duplicate.
         var script: RedisCommand?
-        /// The account's sequence counter was new: it must join the list of accounts again before the script.
-        var reregister = false
         var after: AccountAfterRound
 
         func noteDuplicates(in outcomes: inout [DonationOutcome?], _ donations: [Interaction]) {
@@ -223,21 +226,6 @@ extension RedisDonationStore {
         var identifiers: Set<ByteKey> = []
     }
 
-    /// Reads and computes one round of `pending` (groups of the batch's indices, one per conversation).
-    /// - Parameters:
-    ///   - registeredNow: whether this is the first round since this store added the account to the list of
-    ///     accounts (a new sequence counter is then no sign of a deletion).
-    ///   - previous: the account as rounds not answered yet leave it: its conversations and weights are taken
-    ///     from there instead of read, and its identifiers count as recorded.
-    func prepareRound(
-        _ pending: [[Int]], of donations: [Interaction], keys: RedisKeys, ledger: inout ImportLedger,
-        requiringExisting: Bool, registeredNow: Bool, after previous: AccountAfterRound?
-    ) throws -> RecordingRound {
-        let read = try readRound(
-            pending, of: donations, keys: keys, ledger: &ledger, registeredNow: registeredNow, after: previous)
-        return try computeRound(read, of: donations, keys: keys, requiringExisting: requiringExisting)
-    }
-
     /// What a round reads before it computes: its sequence numbers and conversation numbers (reserved), the
     /// conversations and weights (read, or taken from the rounds before it not answered yet), and which of its
     /// identifiers are recorded already.
@@ -246,7 +234,6 @@ extension RedisDonationStore {
         /// The last sequence number reserved, and how many.
         let last: Int64
         let total: Int
-        let reregister: Bool
         /// One per group of `pending`.
         let stored: [StoredConversation]
         let weights: (weights: LearnedWeights, version: Int64)
@@ -254,7 +241,13 @@ extension RedisDonationStore {
         let recordedAlready: Set<Int>
     }
 
-    /// Reads a round (`prepareRound`).
+    /// Reads one round of `pending` (groups of the batch's indices, one per conversation), reserving its numbers;
+    /// lists the account again when its sequence counter was new.
+    /// - Parameters:
+    ///   - registeredNow: whether this is the first round since this store added the account to the list of
+    ///     accounts (a new sequence counter is then no sign of a deletion).
+    ///   - previous: the account as rounds not answered yet leave it: its conversations and weights are taken
+    ///     from there instead of read, and its identifiers count as recorded.
     func readRound(
         _ pending: [[Int]], of donations: [Interaction], keys: RedisKeys, ledger: inout ImportLedger,
         registeredNow: Bool, after previous: AccountAfterRound?
@@ -268,6 +261,11 @@ extension RedisDonationStore {
         guard let reserved = try send(numbers).checkedArray(), reserved.count == pending.count + 1,
             let last = reserved[0].integer
         else { throw StoreError.damaged("a reply of Redis to a reservation of numbers") }
+        // A sequence counter that was 0: the account was deleted, or forgotten once emptied, since this store
+        // registered it; in any round, since a deletion between two rounds (whose write then conflicted) forgets it
+        // too. Listed at once: this reservation is the only one to see it, whatever becomes of its round (sent, read
+        // again, or all duplicates).
+        if last == Int64(total) && !registeredNow { try listAccount(keys) }
         let conversationNumbers = reserved.dropFirst().map { $0.integer ?? 0 }
         let unknown = conversationNumbers.filter { previous?.conversations[$0] == nil }
         var read: [Int64: StoredConversation] = [:]
@@ -295,22 +293,18 @@ extension RedisDonationStore {
         where !value.isNull || previous?.identifiers.contains(ByteKey(donations[index].identifier ?? "")) == true {
             recordedAlready.insert(index)
         }
-        // A sequence counter that was 0: the account was deleted, or forgotten once emptied, since this store
-        // registered it; in any round, since a deletion between two rounds (whose write then conflicted) forgets it
-        // too.
         return RoundReads(
-            pending: pending, last: last, total: total, reregister: last == Int64(total) && !registeredNow,
-            stored: stored, weights: weights, recordedAlready: recordedAlready)
+            pending: pending, last: last, total: total, stored: stored, weights: weights,
+            recordedAlready: recordedAlready)
     }
 
-    /// Computes a round from what it read (`prepareRound`).
+    /// Computes a round from what it read (`readRound`): the script, and what it leaves.
     func computeRound(_ read: RoundReads, of donations: [Interaction], keys: RedisKeys, requiringExisting: Bool)
         throws -> RecordingRound
     {
         let (pending, stored, account, last, total) = (read.pending, read.stored, read.weights, read.last, read.total)
         let learned = ranking.learnedPolicy
         var round = RecordingRound(after: AccountAfterRound(account: keys.account))
-        round.reregister = read.reregister
         if requiringExisting, stored.contains(where: { $0.version == 0 }) {
             // Gone since it was suggested (or deleted between two rounds: the script's check of its version
             // sent the round back here). The number just reserved for it goes too.

@@ -314,7 +314,7 @@ public final class RedisDonationStore: DonationStore {
     /// replace, are durable: confirmed, and later writes wait for no replica until a check finds one again.
     func writeReplicated(_ commands: [RedisCommand]) throws(StoreError) -> (replies: [RedisValue], failure: StoreError?) {
         guard !commands.isEmpty else { return ([], nil) }
-        if ContinuousClock.now - durabilityCheckedAt > Self.durabilityRecheck { try checkDurabilityAgain() }
+        try checkDurabilityWhenDue()
         let started = ContinuousClock.now
         let outcome: WriteOutcome
         do {
@@ -328,7 +328,7 @@ public final class RedisDonationStore: DonationStore {
     /// Sends writes as `writeReplicated` does, on another thread, so that the caller can go on while they run and
     /// a replica takes them: ``writeReplies(_:)`` waits for their replies, ``confirmWrite(_:)`` for the replicas.
     func startWrite(_ commands: [RedisCommand]) throws(StoreError) -> PendingWrite {
-        if ContinuousClock.now - durabilityCheckedAt > Self.durabilityRecheck { try checkDurabilityAgain() }
+        try checkDurabilityWhenDue()
         return PendingWrite(commands, through: client, waitingFor: replicasToWait)
     }
 
@@ -407,6 +407,11 @@ public final class RedisDonationStore: DonationStore {
             return (outcome.replies, Self.unreplicated(after: waited, connectionLost: true))
         }
         return (outcome.replies, nil)
+    }
+
+    /// Checks the masters again (`checkDurabilityAgain`) when the last check is older than `durabilityRecheck`.
+    private func checkDurabilityWhenDue() throws(StoreError) {
+        if ContinuousClock.now - durabilityCheckedAt > Self.durabilityRecheck { try checkDurabilityAgain() }
     }
 
     /// Reads again how many replicas writes must wait for (`durabilityCheck`).
