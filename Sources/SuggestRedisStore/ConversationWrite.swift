@@ -96,12 +96,24 @@ struct ScriptBuilder {
         }
     }
 
-    /// A change to the account of `keys`: the identifiers being recorded are checked in its `ids` hash, and a
-    /// change that runs leaves a new stamp in its `sv` key.
+    /// A change to the account of `keys`: the identifiers being recorded are checked in its `ids` hash, a change
+    /// that runs leaves a new stamp in its `sv` key, and a recording looks at its `lease` first.
     init(_ keys: RedisKeys) {
-        self.keys = [keys.identifiers, keys.stateStamp]
-        keyIndex = [ByteKey(keys.identifiers): 1, ByteKey(keys.stateStamp): 2]
+        self.keys = [keys.identifiers, keys.stateStamp, keys.writeLease]
+        keyIndex = [ByteKey(keys.identifiers): 1, ByteKey(keys.stateStamp): 2, ByteKey(keys.writeLease): 3]
     }
+
+    /// How a change treats the account's write lease (`RedisDonationStore.WriteLease`).
+    enum Lease {
+        /// Runs whoever holds it: deletions, and undoing a failed import, never wait for a recording.
+        case ignored
+        /// Runs only while nobody holds it.
+        case respected
+        /// Runs while this token holds it, or nobody does, and gives it back.
+        case held(token: [UInt8])
+    }
+
+    var lease = Lease.ignored
 
     /// Checks, before the change, that the hash at `key` still has `version` (0: no hash yet) and, when
     /// `firstSequence` is above 0, that its last donation (`ls`) came before that sequence number; the change gives
@@ -248,6 +260,11 @@ struct ScriptBuilder {
     /// The `EVALSHA` command.
     var command: RedisCommand {
         var command = RedisCommand(script: allowsOutOfMemory ? RedisScripts.applyAllowingOOM : RedisScripts.apply, keys: keys)
+        switch lease {
+        case .ignored: command.append("")
+        case .respected: command.append("-")
+        case .held(let token): command.append(token)
+        }
         command.append(checks.count)
         for check in checks {
             command.append(check.key)
@@ -282,6 +299,8 @@ extension RedisDonationStore {
         case applied
         case conflict
         case duplicate
+        /// Another writer holds the account's write lease.
+        case leased
     }
 
     static func applyOutcome(_ reply: RedisValue) throws(StoreError) -> ApplyOutcome {
@@ -290,6 +309,7 @@ extension RedisDonationStore {
         case "OK": return .applied
         case "CONFLICT": return .conflict
         case "DUPLICATE": return .duplicate
+        case "LEASED": return .leased
         default: throw StoreError(.failed, "Redis answered a change with \(reply)")
         }
     }

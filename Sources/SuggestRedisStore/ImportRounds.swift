@@ -64,7 +64,8 @@ extension RedisDonationStore {
                 try store.completeRounds(groups, of: donations, keys: keys, outcomes: &outcomes, ledger: &ledger)
                 return count(outcomes)
             }
-            let round = try store.computeRound(reads, of: donations, keys: keys, requiringExisting: false)
+            let round = try store.computeRound(
+                reads, of: donations, keys: keys, requiringExisting: false, lease: .respected)
             guard round.script != nil else {
                 round.noteDuplicates(in: &outcomes, donations)
                 return count(outcomes)
@@ -109,8 +110,10 @@ extension RedisDonationStore {
                 throw error
             }
             unconfirmed.append(write)
-            let ran = try store.settle(
-                unit.round, reply: replies[0], failure: nil, unit.donations, outcomes: &unit.outcomes, ledger: &ledger)
+            let ran =
+                try store.settle(
+                    unit.round, reply: replies[0], failure: nil, unit.donations, outcomes: &unit.outcomes,
+                    ledger: &ledger) == .applied
             if !ran {
                 try store.completeRounds(
                     RedisDonationStore.leftover(of: unit.groups, unit.outcomes), of: unit.donations, keys: unit.keys,

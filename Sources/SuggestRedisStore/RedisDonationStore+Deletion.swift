@@ -127,7 +127,7 @@ extension RedisDonationStore {
             script: RedisScripts.forgetAccount,
             keys: [
                 keys.conversationNumbers, keys.preferences, keys.stateStamp, keys.meta, keys.learnedWeights,
-                keys.identifiers, keys.oldest,
+                keys.identifiers, keys.oldest, keys.writeLease,
             ])
         guard try write([forget])[0].integer == 1 else {
             try listAccount(keys)
@@ -274,7 +274,7 @@ extension RedisDonationStore {
                     ])
                 }
                 return Rewrite(identifier: identifier, removed: removed.count, isGone: kept.isEmpty)
-            case .conflict, .duplicate:
+            case .conflict, .duplicate, .leased:
                 continue
             }
         }
@@ -408,7 +408,7 @@ extension RedisDonationStore {
             }
             switch try Self.applyOutcome(try write([script.command])[0]) {
             case .applied: return true
-            case .conflict, .duplicate: continue
+            case .conflict, .duplicate, .leased: continue
             }
         }
         return false

@@ -113,7 +113,8 @@ extension RedisDonationStore {
     }
 
     /// Runs rounds (`readRound`, `computeRound`) until every donation of `pending` is recorded or found a duplicate,
-    /// each round written and answered before the next is read.
+    /// each round written and answered before the next is read. Rounds that other writers keep overtaking take
+    /// the account's write lease (`WriteLease`); rounds that find another writer's lease wait for it.
     /// - Parameter registeredNow: whether this write added the account to the list of accounts.
     func completeRounds(
         _ pending: [[Int]], of donations: [Interaction], keys: RedisKeys, outcomes: inout [DonationOutcome?],
@@ -121,15 +122,30 @@ extension RedisDonationStore {
     ) throws {
         var pending = pending
         var rounds = 0
+        var conflicts = 0
+        let conflictsBeforeLease = WriteLease.conflictsBeforeTaking(donations: pending.reduce(0) { $0 + $1.count })
+        var lease: WriteLease?
+        var waiting = LeaseWait()
+        defer { if let lease { giveBack(lease, keys) } }
         while !pending.isEmpty {
+            if conflicts >= conflictsBeforeLease {
+                let held = lease ?? WriteLease()
+                if let left = try take(held, keys) {
+                    try waiting.wait(atMost: left)
+                    continue
+                }
+                lease = held
+            }
             rounds += 1
-            guard rounds <= 50 else {
+            guard conflicts < 50 else {
                 throw StoreError(.busy, "the account's conversations kept changing under this write; retry in a moment")
             }
             let read = try readRound(
                 pending, of: donations, keys: keys, ledger: &ledger, registeredNow: rounds == 1 && registeredNow,
                 after: nil)
-            let round = try computeRound(read, of: donations, keys: keys, requiringExisting: requiringExisting)
+            let round = try computeRound(
+                read, of: donations, keys: keys, requiringExisting: requiringExisting,
+                lease: lease.map { .held(token: $0.token) } ?? .respected)
             guard let script = round.script else {
                 // Every donation left was recorded meanwhile by another client.
                 round.noteDuplicates(in: &outcomes, donations)
@@ -144,8 +160,15 @@ extension RedisDonationStore {
                 ledger.lostReply = true
                 throw error
             }
-            if try settle(round, reply: replies[0], failure: failure, donations, outcomes: &outcomes, ledger: &ledger) {
+            switch try settle(round, reply: replies[0], failure: failure, donations, outcomes: &outcomes, ledger: &ledger)
+            {
+            case .applied:
+                lease = nil  // The script gave it back.
                 return
+            case .leased:
+                try waiting.wait()
+            case .conflict, .duplicate:
+                conflicts += 1
             }
             pending = Self.leftover(of: pending, outcomes)
         }
@@ -299,9 +322,11 @@ extension RedisDonationStore {
     }
 
     /// Computes a round from what it read (`readRound`): the script, and what it leaves.
-    func computeRound(_ read: RoundReads, of donations: [Interaction], keys: RedisKeys, requiringExisting: Bool)
-        throws -> RecordingRound
-    {
+    /// - Parameter lease: how its script treats the account's write lease.
+    func computeRound(
+        _ read: RoundReads, of donations: [Interaction], keys: RedisKeys, requiringExisting: Bool,
+        lease: ScriptBuilder.Lease
+    ) throws -> RecordingRound {
         let (pending, stored, account, last, total) = (read.pending, read.stored, read.weights, read.last, read.total)
         let learned = ranking.learnedPolicy
         var round = RecordingRound(after: AccountAfterRound(account: keys.account))
@@ -349,6 +374,7 @@ extension RedisDonationStore {
         }
         guard firstSequence > 0 else { return round }
         var script = ScriptBuilder(keys)
+        script.lease = lease
         for (position, change) in working.enumerated() where !change.recorded.isEmpty {
             change.write(
                 identifier: donations[pending[position][0]].conversationIdentifier, keys: keys, store: self,
@@ -378,25 +404,22 @@ extension RedisDonationStore {
     /// - Parameter failure: why the script, which ran, is not acknowledged (`writeReplicated`): thrown once what it
     ///   recorded is noted, so that the caller's undo takes it back (it stayed, and a retry recorded the donations
     ///   without identifiers of their own twice).
-    /// - Returns: whether the round was applied; `false` when another client changed the account meanwhile (read
-    ///   it again, with new sequence numbers).
+    /// - Returns: what the script answered; unless it was applied, the round changed nothing (read it again, with
+    ///   new sequence numbers).
     func settle(
         _ round: RecordingRound, reply: RedisValue, failure: StoreError?, _ donations: [Interaction],
         outcomes: inout [DonationOutcome?], ledger: inout ImportLedger
-    ) throws -> Bool {
+    ) throws -> ApplyOutcome {
         round.noteDuplicates(in: &outcomes, donations)
-        switch try Self.applyOutcome(reply) {
-        case .applied:
-            for index in round.recorded {
-                let identifier = donations[index].identifier ?? ""
-                outcomes[index] = .recorded(identifier: identifier)
-                ledger.note(account: round.after.account, identifier: identifier)
-            }
-            if let failure { throw failure }
-            return true
-        case .conflict, .duplicate:
-            return false
+        let outcome = try Self.applyOutcome(reply)
+        guard outcome == .applied else { return outcome }
+        for index in round.recorded {
+            let identifier = donations[index].identifier ?? ""
+            outcomes[index] = .recorded(identifier: identifier)
+            ledger.note(account: round.after.account, identifier: identifier)
         }
+        if let failure { throw failure }
+        return outcome
     }
 
     /// One conversation's part of a round: its record and indexes as the round's donations leave them, and the

@@ -22,6 +22,8 @@ import SuggestCore
 ///                             compare
 ///     sg:{alice}:lw           hash: w (the learned weights), v (version), ls (the last sequence number learned
 ///                             from), fold ("1": to be folded again from the donations)
+///     sg:{alice}:lease        string, for a few seconds: the token of the one writer whose recordings may change
+///                             the account now (`RedisDonationStore.WriteLease`)
 ///
 /// Names inside keys are escaped (`%` followed by two hex digits for `%`, `{`, `}`, `:` and bytes under 0x21), so
 /// that no account can end another's tag and no name can be read as another key's.
@@ -41,6 +43,7 @@ struct RedisKeys: Sendable {
     var preferences: String { prefix + ":pref" }
     var learnedWeights: String { prefix + ":lw" }
     var stateStamp: String { prefix + ":sv" }
+    var writeLease: String { prefix + ":lease" }
 
     func conversation(_ number: Int64) -> String { prefix + ":c:" + String(number) }
     func donations(_ number: Int64) -> String { prefix + ":d:" + String(number) }

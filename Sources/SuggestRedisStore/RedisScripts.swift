@@ -66,8 +66,12 @@ enum RedisScripts {
     /// the change's operations, in order; they give every checked hash they do not delete its next version
     /// (`ScriptBuilder.check`).
     ///
-    /// KEYS: `ids`, then the keys the checks and operations name (by their index in KEYS).
-    /// ARGV: how many hashes to check, then for each its key's index, its expected version (`0`: no hash yet) and
+    /// A recording first looks at the account's write lease (`WriteLease`): while another writer holds it, it
+    /// changes nothing and answers `LEASED`. Deletions and undoing ignore the lease.
+    ///
+    /// KEYS: `ids`, `sv`, `lease`, then the keys the checks and operations name (by their index in KEYS).
+    /// ARGV: the lease (empty: ignore it; `-`: a recording that holds none; else the token of the recording that
+    /// holds it, which a change that runs gives back); how many hashes to check, then for each its key's index, its expected version (`0`: no hash yet) and
     /// the first sequence number of the donations appended (0 for none; the hash's last one, field `ls`, must be
     /// below it); how many identifiers to check, the identifiers; how many conversation numbers to check, then for
     /// each the index of the `cid` key, a conversation identifier and the number it must still map to (a conversation
@@ -78,8 +82,8 @@ enum RedisScripts {
     ///   `S k n member...` SADD, `s k n member...` SREM, `H k n (field value)...` HSET, `h k n field...` HDEL,
     ///   `R k n value...` RPUSH; `N k field value` HSETNX, `D k` DEL, `V k` HINCRBY k v 1 (a hash the change
     ///   invalidates without depending on it), `T k value` SET (the account's state stamp).
-    /// Returns `OK`, `CONFLICT` (changed meanwhile: read it again) or `DUPLICATE` (an identifier arrived
-    /// meanwhile).
+    /// Returns `OK`, `CONFLICT` (changed meanwhile: read it again), `DUPLICATE` (an identifier arrived
+    /// meanwhile) or `LEASED` (another writer holds the lease: wait, and read it again).
     static let apply = RedisScript("#!lua\n" + applySource)
 
     /// `apply` for undoing a failed import: it runs even when the server is at its `maxmemory` (it mostly deletes),
@@ -87,8 +91,14 @@ enum RedisScripts {
     static let applyAllowingOOM = RedisScript("#!lua flags=allow-oom\n" + applySource)
 
     private static let applySource = """
-        local hashes = tonumber(ARGV[1])
-        local p = 2
+        local lease = ARGV[1]
+        local holder = false
+        if lease ~= '' then
+          holder = redis.call('GET', KEYS[3])
+          if holder and holder ~= lease then return 'LEASED' end
+        end
+        local hashes = tonumber(ARGV[2])
+        local p = 3
         for c = 1, hashes do
           local key = KEYS[tonumber(ARGV[p])]
           local version = redis.call('HGET', key, 'v') or '0'
@@ -137,8 +147,34 @@ enum RedisScripts {
           elseif op == 'T' then redis.call('SET', key, ARGV[p + 2]); p = p + 3
           else return redis.error_reply('unknown operation ' .. op) end
         end
+        if holder then redis.call('DEL', KEYS[3]) end
         return 'OK'
         """
+
+    /// Takes (or renews) an account's write lease for a recording that keeps losing to other writers
+    /// (`WriteLease`), unless another writer holds it.
+    ///
+    /// KEYS: `lease`. ARGV: the token, the lease's length in milliseconds. Returns 0 when the lease is this token's
+    /// now, else how many milliseconds the other writer's lease has left.
+    static let takeLease = RedisScript(
+        """
+        #!lua
+        local holder = redis.call('GET', KEYS[1])
+        if holder and holder ~= ARGV[1] then return math.max(redis.call('PTTL', KEYS[1]), 1) end
+        redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+        return 0
+        """)
+
+    /// Gives back a write lease this token holds (a recording that failed before its change ran). It only deletes,
+    /// so it runs at `maxmemory` too.
+    ///
+    /// KEYS: `lease`. ARGV: the token.
+    static let giveBackLease = RedisScript(
+        """
+        #!lua flags=allow-oom
+        if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+        return 0
+        """)
 
     /// Reads what random access needs of several conversations, with their preferences and latest intents (what a
     /// suggestion shows, read here so that the top K need no round trip of their own), in one round trip.

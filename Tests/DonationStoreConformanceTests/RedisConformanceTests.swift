@@ -298,6 +298,56 @@ import Testing
         }
     }
 
+    /// Every single donation changes the account's learned weights, which every round of an import checks: with
+    /// other clients recording one donation after another, an import's round of thousands never found them
+    /// unchanged, and the import ended busy after 50 tries. It takes the account's write lease instead, and lands,
+    /// with the weights learned in the order of the donations recorded.
+    @Test func anImportLandsWhileSingleDonationsKeepArriving() throws {
+        let cluster = try Self.emptyCluster()
+        let url = cluster.url
+        let check = LearnedWeightsCheck()
+        try check.keepEverything(try RedisDonationStore.open(url: url))
+        let batch = LearnedWeightsCheck.history(seed: 27, donations: RedisDonationStore.chunkSize + 1_000)
+        let singles = LearnedWeightsCheck.history(seed: 28, donations: 40_000).map { donation in
+            var single = donation
+            single.identifier = "s-" + (donation.identifier ?? "")
+            return single
+        }
+        let importing = Atomic<Bool>(true)
+        let singlesStarted = DispatchSemaphore(value: 0)
+        let recorded = Mutex<[Interaction]>([])
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 3) { worker in
+            do {
+                let store = try RedisDonationStore.open(url: url)
+                guard worker > 0 else {
+                    defer { importing.store(false, ordering: .releasing) }
+                    _ = singlesStarted.wait(timeout: .now() + 30)
+                    let report = try store.importDonations(batch, options: ImportOptions(now: LearnedWeightsCheck.end))
+                    #expect(report.recorded == batch.count)
+                    return
+                }
+                for (index, donation) in singles.enumerated() where index % 2 == worker - 1 {
+                    guard importing.load(ordering: .acquiring) else { break }
+                    _ = try store.record(donation, now: LearnedWeightsCheck.end)
+                    if recorded.withLock({ $0.append(donation); return $0.count }) == 20 { singlesStarted.signal() }
+                }
+            } catch {
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        let singlesRecorded = recorded.withLock { $0.count }
+        // So that the check can fail: the import's rounds had a single donation to lose to.
+        #expect(singlesRecorded > 100)
+        let store = try RedisDonationStore.open(url: url)
+        var exported: [Interaction] = []
+        try store.forEachDonation(account: "default") { exported.append($0) }
+        #expect(exported.count == batch.count + singlesRecorded)
+        #expect(Set(exported.compactMap(\.identifier)).count == exported.count)
+        #expect(try store.learnedWeights(account: "default") == LearnedWeightsCheck.fold(exported))
+    }
+
     @Test func aClientWithFixedWeightsLeavesTheWeightsToBeFolded() throws {
         let cluster = try Self.emptyCluster()
         let learned = try RedisDonationStore.open(url: cluster.url)
