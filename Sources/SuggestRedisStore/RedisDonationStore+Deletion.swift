@@ -222,7 +222,12 @@ extension RedisDonationStore {
         _ number: Int64, keys: RedisKeys, dropping drops: (RecordCoding.Entry) -> Bool, rebuildingAnyway: Bool = false,
         allowingOutOfMemory: Bool = false, keepingSuggestLess: Bool = false
     ) throws(StoreError) -> Rewrite {
-        for _ in 0..<50 {
+        // It loses only to writes of this conversation: a conversation that a donation changes every few
+        // milliseconds.
+        var contention = Contention(keys, conflictsBeforeLease: 3, withoutLease: .ignored)
+        defer { contention.end(self) }
+        while contention.conflicts < 50 {
+            guard try contention.mayTry(self) else { continue }
             let replies = try pipeline([
                 RedisCommand("HMGET", key: keys.conversation(number), "v", "r", "pk", "gk", "ls", "id"),
                 RedisCommand("LRANGE", key: keys.donations(number), 0, -1),
@@ -251,6 +256,7 @@ extension RedisDonationStore {
             let removed = entries.filter(drops)
             guard !removed.isEmpty || rebuildingAnyway else { return Rewrite(identifier: identifier) }
             var script = ScriptBuilder(keys)
+            script.lease = contention.scriptLease
             script.check(keys.conversation(number), version: version)
             script.allowsOutOfMemory = allowingOutOfMemory
             // The account's weights no longer follow from its donations: marked, and any fold under way made to
@@ -267,6 +273,7 @@ extension RedisDonationStore {
             let reply = try write([script.command])[0]
             switch try Self.applyOutcome(reply) {
             case .applied:
+                contention.applied()
                 if kept.isEmpty && !keepingSuggestLess {
                     // "Suggest Less" was about the deleted conversation; a block is a standing choice and stays.
                     _ = try write([
@@ -274,8 +281,8 @@ extension RedisDonationStore {
                     ])
                 }
                 return Rewrite(identifier: identifier, removed: removed.count, isGone: kept.isEmpty)
-            case .conflict, .duplicate, .leased:
-                continue
+            case let outcome:
+                try contention.lost(outcome)
             }
         }
         throw StoreError(.busy, "a conversation kept changing while it was being rewritten; retry in a moment")
@@ -345,19 +352,35 @@ extension RedisDonationStore {
     /// (`LearnedWeights.fold`, each donation with its snapshot's kind), and writes them, clearing the mark, by a
     /// script that checks that the weights' version is still the one read before the donations were: every change
     /// of an account's donations increments it, so weights folded from a history that changed meanwhile are
-    /// folded again. An account with no donation left loses its weights' hash. Under fixed weights, which cannot be
-    /// folded here, the weights become `.empty` and stay marked: nothing learned from a deleted donation stays.
-    /// - Returns: whether the weights were written (`false`: the account kept changing; they stay marked for
-    ///   the next maintenance step).
+    /// folded again; a fold that lost once holds the account's write lease for the next try, renewing it while it
+    /// reads, so that recordings wait for it (`WriteLease`). An account with no donation left loses its weights'
+    /// hash. Under fixed weights, which cannot be folded here, the weights become `.empty` and stay marked: nothing
+    /// learned from a deleted donation stays.
+    /// - Returns: whether the weights were written (`false`: the account kept changing, or other writers held its
+    ///   lease too long; they stay marked for the next maintenance step).
     /// - Complexity: O(n log n) for the account's n donations, read 64 conversations per round trip.
     @discardableResult
     func refoldWeights(_ keys: RedisKeys) throws(StoreError) -> Bool {
-        for _ in 0..<20 {
+        do {
+            return try foldWeights(keys)
+        } catch where error == Contention.outOfPatience {
+            return false
+        }
+    }
+
+    private func foldWeights(_ keys: RedisKeys) throws(StoreError) -> Bool {
+        // Every recording changes the weights, and a fold reads the whole account: it takes the lease at once.
+        var contention = Contention(
+            keys, conflictsBeforeLease: WriteLease.conflictsBeforeFolding, withoutLease: .ignored)
+        defer { contention.end(self) }
+        reading: while contention.conflicts < 20 {
+            guard try contention.mayTry(self) else { continue }
             let read = try readWeights(keys)
             let numbers = try members(RedisCommand("HVALS", key: keys.conversationNumbers)).sorted()
             var donations: [(sequence: Int64, conversation: Int64, event: ConversationState.Event)] = []
             var start = 0
             while start < numbers.count {
+                guard try contention.keepsLease(self) else { continue reading }
                 let batch = numbers[start..<min(start + 64, numbers.count)]
                 start += batch.count
                 let replies = try pipeline(
@@ -391,6 +414,7 @@ extension RedisDonationStore {
             }
             donations.sort { $0.sequence < $1.sequence }
             var script = ScriptBuilder(keys)
+            script.lease = contention.scriptLease
             // Weights of a fixed size written over: after a deletion on a full node too.
             script.allowsOutOfMemory = true
             let hash = keys.learnedWeights
@@ -406,10 +430,12 @@ extension RedisDonationStore {
                 script.hset(hash, "w", RecordCoding.encode(LearnedWeights.empty))
                 script.hset(hash, "fold", Array("1".utf8))
             }
-            switch try Self.applyOutcome(try write([script.command])[0]) {
-            case .applied: return true
-            case .conflict, .duplicate, .leased: continue
+            let outcome = try Self.applyOutcome(try write([script.command])[0])
+            guard outcome != .applied else {
+                contention.applied()
+                return true
             }
+            try contention.lost(outcome)
         }
         return false
     }

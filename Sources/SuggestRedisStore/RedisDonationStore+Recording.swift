@@ -122,30 +122,22 @@ extension RedisDonationStore {
     ) throws {
         var pending = pending
         var rounds = 0
-        var conflicts = 0
-        let conflictsBeforeLease = WriteLease.conflictsBeforeTaking(donations: pending.reduce(0) { $0 + $1.count })
-        var lease: WriteLease?
-        var waiting = LeaseWait()
-        defer { if let lease { giveBack(lease, keys) } }
+        let donationCount = pending.reduce(0) { $0 + $1.count }
+        var contention = Contention(
+            keys, conflictsBeforeLease: WriteLease.conflictsBeforeTaking(donations: donationCount),
+            withoutLease: .respected)
+        defer { contention.end(self) }
         while !pending.isEmpty {
-            if conflicts >= conflictsBeforeLease {
-                let held = lease ?? WriteLease()
-                if let left = try take(held, keys) {
-                    try waiting.wait(atMost: left)
-                    continue
-                }
-                lease = held
-            }
+            guard try contention.mayTry(self) else { continue }
             rounds += 1
-            guard conflicts < 50 else {
+            guard contention.conflicts < 50 else {
                 throw StoreError(.busy, "the account's conversations kept changing under this write; retry in a moment")
             }
             let read = try readRound(
                 pending, of: donations, keys: keys, ledger: &ledger, registeredNow: rounds == 1 && registeredNow,
                 after: nil)
             let round = try computeRound(
-                read, of: donations, keys: keys, requiringExisting: requiringExisting,
-                lease: lease.map { .held(token: $0.token) } ?? .respected)
+                read, of: donations, keys: keys, requiringExisting: requiringExisting, lease: contention.scriptLease)
             guard let script = round.script else {
                 // Every donation left was recorded meanwhile by another client.
                 round.noteDuplicates(in: &outcomes, donations)
@@ -160,16 +152,10 @@ extension RedisDonationStore {
                 ledger.lostReply = true
                 throw error
             }
-            switch try settle(round, reply: replies[0], failure: failure, donations, outcomes: &outcomes, ledger: &ledger)
-            {
-            case .applied:
-                lease = nil  // The script gave it back.
-                return
-            case .leased:
-                try waiting.wait()
-            case .conflict, .duplicate:
-                conflicts += 1
-            }
+            let outcome = try settle(
+                round, reply: replies[0], failure: failure, donations, outcomes: &outcomes, ledger: &ledger)
+            guard outcome != .applied else { return contention.applied() }
+            try contention.lost(outcome)
             pending = Self.leftover(of: pending, outcomes)
         }
     }

@@ -12,9 +12,11 @@ extension RedisDonationStore {
     ///
     /// After losing `conflictsBeforeTaking` times, a recording takes the account's write lease, a key in the
     /// account's slot: until the recording's script runs (and gives it back), or `duration` passed, other
-    /// recordings' scripts change nothing and answer `LEASED`, and they wait (`LeaseWait`). The lease only decides
+    /// recordings' scripts change nothing and answer `LEASED`, and they wait (`Contention`). The lease only decides
     /// who goes first; the checks still decide what is applied. A lease that lapsed, or a client of an older version
-    /// that ignores leases, costs a retry, never an update. Deletions and undoing ignore it.
+    /// that ignores leases, costs a retry, never an update. Deletions and undoing ignore other writers' leases; a
+    /// deletion that keeps losing to recordings (its rewrite of a conversation, its fold of the weights from every
+    /// donation) takes the lease too.
     struct WriteLease {
         let token: [UInt8]
 
@@ -35,23 +37,88 @@ extension RedisDonationStore {
         static func conflictsBeforeTaking(donations: Int) -> Int {
             donations >= 64 ? 1 : 3
         }
+
+        /// The same for a deletion's fold of the learned weights, which reads every donation of the account: once.
+        static let conflictsBeforeFolding = 1
     }
 
-    /// Waits between a recording's tries while another writer holds the account's lease, for at most
+    /// One write's tries against the other writers of its account: it counts the tries it lost, takes the
+    /// account's lease once they reach `conflictsBeforeLease`, and waits while another writer holds it, for at most
     /// `patience` in all.
-    struct LeaseWait {
-        /// How long a recording waits for other writers' leases, in all, before the store answers busy: several
-        /// large rounds in a row, each of them under `WriteLease.duration`.
+    struct Contention {
+        /// How long a write waits for other writers' leases, in all, before the store answers busy: several large
+        /// rounds in a row, each of them under `WriteLease.duration`.
         static let patience = Duration.seconds(15)
 
+        /// What a write that waited `patience` throws.
+        static let outOfPatience = StoreError(.busy, "other writes held the account for too long; retry in a moment")
+
+        private let keys: RedisKeys
+        private let conflictsBeforeLease: Int
+        /// How the write's scripts treat the lease while it does not hold it.
+        private let withoutLease: ScriptBuilder.Lease
+        private let lease = WriteLease()
+        private var holding = false
+        private var renewed = ContinuousClock.now
+        private(set) var conflicts = 0
         private let deadline = ContinuousClock.now + patience
         private var pause = Duration.milliseconds(1)
 
-        /// Sleeps a little longer each time, up to 20 ms, and never past `left` (what the holder's lease has left).
-        mutating func wait(atMost left: Duration? = nil) throws(StoreError) {
-            guard ContinuousClock.now < deadline else {
-                throw StoreError(.busy, "other writes held the account for too long; retry in a moment")
+        /// - Parameters:
+        ///   - withoutLease: `.respected` for a recording, `.ignored` for a deletion (which never waits for a
+        ///     recording, and takes the lease only when it keeps losing itself).
+        init(_ keys: RedisKeys, conflictsBeforeLease: Int, withoutLease: ScriptBuilder.Lease) {
+            self.keys = keys
+            self.conflictsBeforeLease = conflictsBeforeLease
+            self.withoutLease = withoutLease
+        }
+
+        /// How the next try's script treats the lease.
+        var scriptLease: ScriptBuilder.Lease { holding ? .held(token: lease.token) : withoutLease }
+
+        /// Before a try: takes the lease once the write lost often enough, or renews it.
+        /// - Returns: `false` when another writer holds it: this waited, and the write tries again.
+        mutating func mayTry(_ store: RedisDonationStore) throws(StoreError) -> Bool {
+            guard conflicts >= conflictsBeforeLease else { return true }
+            if let left = try store.take(lease, keys) {
+                holding = false
+                try wait(atMost: left)
+                return false
             }
+            holding = true
+            renewed = .now
+            return true
+        }
+
+        /// During a long try (a fold of every donation of the account): renews the lease a third of the way
+        /// through its duration.
+        /// - Returns: `false` when it lapsed and another writer took it (this try will lose: give it up).
+        mutating func keepsLease(_ store: RedisDonationStore) throws(StoreError) -> Bool {
+            guard holding, ContinuousClock.now - renewed > WriteLease.duration / 3 else { return true }
+            return try mayTry(store)
+        }
+
+        /// After a try that changed nothing: waits when another writer held the lease, counts a loss otherwise.
+        mutating func lost(_ outcome: ApplyOutcome) throws(StoreError) {
+            if outcome == .leased { try wait() } else { conflicts += 1 }
+        }
+
+        /// After a try that was applied: its script gave the lease back.
+        mutating func applied() {
+            holding = false
+        }
+
+        /// Gives the lease back if it still holds it (the write failed, or found nothing left to write), so that
+        /// the other writers need not wait for it to lapse.
+        mutating func end(_ store: RedisDonationStore) {
+            guard holding else { return }
+            holding = false
+            store.giveBack(lease, keys)
+        }
+
+        /// Sleeps a little longer each time, up to 20 ms, and never past `left` (what the holder's lease has left).
+        private mutating func wait(atMost left: Duration? = nil) throws(StoreError) {
+            guard ContinuousClock.now < deadline else { throw Self.outOfPatience }
             let sleep = min(pause, left ?? pause)
             pause = min(pause * 2, .milliseconds(20))
             let (seconds, attoseconds) = sleep.components
