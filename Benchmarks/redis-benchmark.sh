@@ -41,7 +41,7 @@ cleanup() {
 trap cleanup EXIT
 
 for tool in redis-server redis-cli redis-benchmark wrk python3 curl; do
-    command -v "$tool" >/dev/null || { echo "redis-benchmark.sh: $tool is not installed" >&2; exit 1; }
+    command -v "$tool" >/dev/null || { echo "redis-benchmark.sh: $tool is not installed; scripts/setup.sh --bench installs it" >&2; exit 1; }
 done
 
 cd "$ROOT"

@@ -14,7 +14,8 @@ extension RedisDonationStore {
     /// what they leave (`AccountAfterRound`) instead of from its reads, which may come before their scripts run.
     /// Its own script's checks (each conversation's version and last sequence number, the weights' version) then
     /// hold only if they ran as computed; it is sent only once the round before it answered so, and when another
-    /// client's write overtook one, every round computed after it is read and written again, by rounds of its own.
+    /// client's write overtook one, every round computed after it is read and written again, by rounds of its own,
+    /// which take the account's write lease at once (`WriteLease`: the account has another writer now).
     struct ImportRounds {
         /// The round whose script was sent, until its reply is read.
         private var inFlight: Unit?
@@ -61,7 +62,8 @@ extension RedisDonationStore {
                 groups, of: donations, keys: keys, ledger: &ledger, registeredNow: registeredNow, after: previous)
             guard try sendPrepared(store: store, ledger: &ledger) else {
                 // Read with what an overtaken round was to leave.
-                try store.completeRounds(groups, of: donations, keys: keys, outcomes: &outcomes, ledger: &ledger)
+                try store.completeRounds(
+                    groups, of: donations, keys: keys, outcomes: &outcomes, ledger: &ledger, overtaken: true)
                 return count(outcomes)
             }
             let round = try store.computeRound(
@@ -81,7 +83,8 @@ extension RedisDonationStore {
                 if var unit = prepared {
                     prepared = nil
                     try store.completeRounds(
-                        unit.groups, of: unit.donations, keys: unit.keys, outcomes: &unit.outcomes, ledger: &ledger)
+                        unit.groups, of: unit.donations, keys: unit.keys, outcomes: &unit.outcomes, ledger: &ledger,
+                        overtaken: true)
                     count(unit.outcomes)
                 }
                 return false
@@ -117,7 +120,7 @@ extension RedisDonationStore {
             if !ran {
                 try store.completeRounds(
                     RedisDonationStore.leftover(of: unit.groups, unit.outcomes), of: unit.donations, keys: unit.keys,
-                    outcomes: &unit.outcomes, ledger: &ledger)
+                    outcomes: &unit.outcomes, ledger: &ledger, overtaken: true)
             }
             count(unit.outcomes)
             while unconfirmed.count > 1 { try store.confirmWrite(unconfirmed.removeFirst()) }

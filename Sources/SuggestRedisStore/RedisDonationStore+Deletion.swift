@@ -282,7 +282,7 @@ extension RedisDonationStore {
                 }
                 return Rewrite(identifier: identifier, removed: removed.count, isGone: kept.isEmpty)
             case let outcome:
-                try contention.lost(outcome)
+                try contention.lost(outcome, self)
             }
         }
         throw StoreError(.busy, "a conversation kept changing while it was being rewritten; retry in a moment")
@@ -369,18 +369,20 @@ extension RedisDonationStore {
     }
 
     private func foldWeights(_ keys: RedisKeys) throws(StoreError) -> Bool {
-        // Every recording changes the weights, and a fold reads the whole account: it takes the lease at once.
+        // Every recording changes the weights, and a fold reads the whole account: it takes the lease after one
+        // loss.
         var contention = Contention(
             keys, conflictsBeforeLease: WriteLease.conflictsBeforeFolding, withoutLease: .ignored)
         defer { contention.end(self) }
-        reading: while contention.conflicts < 20 {
+        while contention.conflicts < 20 {
             guard try contention.mayTry(self) else { continue }
             let read = try readWeights(keys)
             let numbers = try members(RedisCommand("HVALS", key: keys.conversationNumbers)).sorted()
             var donations: [(sequence: Int64, conversation: Int64, event: ConversationState.Event)] = []
             var start = 0
             while start < numbers.count {
-                guard try contention.keepsLease(self) else { continue reading }
+                // Held too long, or lapsed: the weights stay marked, for a maintenance step.
+                guard try contention.keepsLease(self) else { return false }
                 let batch = numbers[start..<min(start + 64, numbers.count)]
                 start += batch.count
                 let replies = try pipeline(
@@ -435,7 +437,7 @@ extension RedisDonationStore {
                 contention.applied()
                 return true
             }
-            try contention.lost(outcome)
+            try contention.lost(outcome, self)
         }
         return false
     }

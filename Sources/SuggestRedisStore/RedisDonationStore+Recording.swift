@@ -115,17 +115,20 @@ extension RedisDonationStore {
     /// Runs rounds (`readRound`, `computeRound`) until every donation of `pending` is recorded or found a duplicate,
     /// each round written and answered before the next is read. Rounds that other writers keep overtaking take
     /// the account's write lease (`WriteLease`); rounds that find another writer's lease wait for it.
-    /// - Parameter registeredNow: whether this write added the account to the list of accounts.
+    /// - Parameters:
+    ///   - registeredNow: whether this write added the account to the list of accounts.
+    ///   - overtaken: whether these donations' round lost already (in the pipelined import).
     func completeRounds(
         _ pending: [[Int]], of donations: [Interaction], keys: RedisKeys, outcomes: inout [DonationOutcome?],
-        ledger: inout ImportLedger, requiringExisting: Bool = false, registeredNow: Bool = false
+        ledger: inout ImportLedger, requiringExisting: Bool = false, registeredNow: Bool = false,
+        overtaken: Bool = false
     ) throws {
         var pending = pending
         var rounds = 0
         let donationCount = pending.reduce(0) { $0 + $1.count }
         var contention = Contention(
             keys, conflictsBeforeLease: WriteLease.conflictsBeforeTaking(donations: donationCount),
-            withoutLease: .respected)
+            withoutLease: .respected, conflicts: overtaken ? 1 : 0)
         defer { contention.end(self) }
         while !pending.isEmpty {
             guard try contention.mayTry(self) else { continue }
@@ -136,8 +139,16 @@ extension RedisDonationStore {
             let read = try readRound(
                 pending, of: donations, keys: keys, ledger: &ledger, registeredNow: rounds == 1 && registeredNow,
                 after: nil)
+            guard try contention.keepsLease(self) else {
+                try contention.lost(.conflict, self)
+                continue
+            }
             let round = try computeRound(
                 read, of: donations, keys: keys, requiringExisting: requiringExisting, lease: contention.scriptLease)
+            guard try contention.keepsLease(self) else {
+                try contention.lost(.conflict, self)
+                continue
+            }
             guard let script = round.script else {
                 // Every donation left was recorded meanwhile by another client.
                 round.noteDuplicates(in: &outcomes, donations)
@@ -155,7 +166,7 @@ extension RedisDonationStore {
             let outcome = try settle(
                 round, reply: replies[0], failure: failure, donations, outcomes: &outcomes, ledger: &ledger)
             guard outcome != .applied else { return contention.applied() }
-            try contention.lost(outcome)
+            try contention.lost(outcome, self)
             pending = Self.leftover(of: pending, outcomes)
         }
     }

@@ -66,14 +66,14 @@ enum RedisScripts {
     /// the change's operations, in order; they give every checked hash they do not delete its next version
     /// (`ScriptBuilder.check`).
     ///
-    /// A recording first looks at the account's write lease (`WriteLease`): while another writer holds it, it
-    /// changes nothing and answers `LEASED`. Deletions and undoing ignore the lease.
+    /// A change first looks at the account's write lease (`WriteLease`): while another writer holds it, it
+    /// changes nothing and answers `LEASED`. Deletions and undoing ignore the lease until they hold it.
     ///
     /// KEYS: `ids`, `sv`, `lease`, then the keys the checks and operations name (by their index in KEYS).
-    /// ARGV: the lease (empty: ignore it; `-`: a recording that holds none; else the token of the recording that
-    /// holds it, which a change that runs gives back); how many hashes to check, then for each its key's index, its expected version (`0`: no hash yet) and
-    /// the first sequence number of the donations appended (0 for none; the hash's last one, field `ls`, must be
-    /// below it); how many identifiers to check, the identifiers; how many conversation numbers to check, then for
+    /// ARGV: the lease (empty: ignore it; `-`: a change that holds none; else the token of the change that holds
+    /// it, which it gives back when it runs); how many hashes to check, then for each its key's index, its expected
+    /// version (`0`: no hash yet) and the first sequence number of the donations appended (0 for none; the hash's
+    /// last one, field `ls`, must be below it); how many identifiers to check, the identifiers; how many conversation numbers to check, then for
     /// each the index of the `cid` key, a conversation identifier and the number it must still map to (a conversation
     /// created by the change: an import's undo may have forgotten a number between its reservation and this write);
     /// then the operations, each on one key `k`, most of them for `n` elements at once (one command for all of a

@@ -27,8 +27,13 @@ extension RedisDonationStore {
 
         /// Longer than a round of `chunkSize` donations takes from its reads to its reply on a busy machine, so
         /// that the lease lasts until the round's script; short enough that a writer that died holding it keeps
-        /// the account's other writers waiting briefly.
+        /// the account's other writers waiting briefly. A writer renews it at each try, and during a long one.
         static let duration = Duration.seconds(3)
+
+        /// The longest one try holds the lease, renewals included: a fold of a very large account, which would
+        /// keep every recording waiting past its patience, gives up instead (its weights stay marked, for a
+        /// maintenance step).
+        static let longestHold = Duration.seconds(10)
 
         /// How many times a recording of `donations` loses before it takes the lease. A large one at once: its
         /// next try would lose too, and each costs what computing thousands of donations costs. A few donations
@@ -38,16 +43,16 @@ extension RedisDonationStore {
             donations >= 64 ? 1 : 3
         }
 
-        /// The same for a deletion's fold of the learned weights, which reads every donation of the account: once.
+        /// The same for a deletion's fold of the learned weights, which reads every donation of the account.
         static let conflictsBeforeFolding = 1
     }
 
     /// One write's tries against the other writers of its account: it counts the tries it lost, takes the
-    /// account's lease once they reach `conflictsBeforeLease`, and waits while another writer holds it, for at most
-    /// `patience` in all.
+    /// account's lease once they reach `conflictsBeforeLease` (renewing it at each try, and during a long one), and
+    /// waits while another writer holds it, `patience` in all.
     struct Contention {
-        /// How long a write waits for other writers' leases, in all, before the store answers busy: several large
-        /// rounds in a row, each of them under `WriteLease.duration`.
+        /// How long a write waits for other writers' leases, in all, before the store answers busy: longer than
+        /// any one writer holds the lease (`WriteLease.longestHold`).
         static let patience = Duration.seconds(15)
 
         /// What a write that waited `patience` throws.
@@ -59,18 +64,22 @@ extension RedisDonationStore {
         private let withoutLease: ScriptBuilder.Lease
         private let lease = WriteLease()
         private var holding = false
+        /// When the try under way took (or renewed) the lease, and when it last renewed it.
+        private var tryStarted = ContinuousClock.now
         private var renewed = ContinuousClock.now
-        private(set) var conflicts = 0
-        private let deadline = ContinuousClock.now + patience
+        private(set) var conflicts: Int
+        private var waited = Duration.zero
         private var pause = Duration.milliseconds(1)
 
         /// - Parameters:
         ///   - withoutLease: `.respected` for a recording, `.ignored` for a deletion (which never waits for a
-        ///     recording, and takes the lease only when it keeps losing itself).
-        init(_ keys: RedisKeys, conflictsBeforeLease: Int, withoutLease: ScriptBuilder.Lease) {
+        ///     recording until it keeps losing itself, and takes the lease).
+        ///   - conflicts: the tries the write lost already (a round of the pipelined import, overtaken).
+        init(_ keys: RedisKeys, conflictsBeforeLease: Int, withoutLease: ScriptBuilder.Lease, conflicts: Int = 0) {
             self.keys = keys
             self.conflictsBeforeLease = conflictsBeforeLease
             self.withoutLease = withoutLease
+            self.conflicts = conflicts
         }
 
         /// How the next try's script treats the lease.
@@ -82,25 +91,42 @@ extension RedisDonationStore {
             guard conflicts >= conflictsBeforeLease else { return true }
             if let left = try store.take(lease, keys) {
                 holding = false
-                try wait(atMost: left)
+                try sleep(atMost: left)
                 return false
             }
             holding = true
+            (tryStarted, renewed) = (.now, .now)
+            return true
+        }
+
+        /// During a try that takes a while (reading and computing a round, folding every donation of the account):
+        /// renews the lease a third of the way through its duration, for up to `WriteLease.longestHold`.
+        /// - Returns: `false` when the try held it that long already, or when it lapsed and another writer took
+        ///   it: the try will lose, and should stop (and count as lost, or give up).
+        mutating func keepsLease(_ store: RedisDonationStore) throws(StoreError) -> Bool {
+            guard holding, ContinuousClock.now - renewed > WriteLease.duration / 3 else { return true }
+            guard ContinuousClock.now - tryStarted < WriteLease.longestHold else { return false }
+            if try store.take(lease, keys) != nil {
+                holding = false
+                return false
+            }
             renewed = .now
             return true
         }
 
-        /// During a long try (a fold of every donation of the account): renews the lease a third of the way
-        /// through its duration.
-        /// - Returns: `false` when it lapsed and another writer took it (this try will lose: give it up).
-        mutating func keepsLease(_ store: RedisDonationStore) throws(StoreError) -> Bool {
-            guard holding, ContinuousClock.now - renewed > WriteLease.duration / 3 else { return true }
-            return try mayTry(store)
-        }
-
-        /// After a try that changed nothing: waits when another writer held the lease, counts a loss otherwise.
-        mutating func lost(_ outcome: ApplyOutcome) throws(StoreError) {
-            if outcome == .leased { try wait() } else { conflicts += 1 }
+        /// After a try that changed nothing: counts a loss, or, when another writer held the lease, waits until
+        /// that lease is gone.
+        mutating func lost(_ outcome: ApplyOutcome, _ store: RedisDonationStore) throws(StoreError) {
+            guard outcome == .leased else {
+                conflicts += 1
+                return
+            }
+            holding = false
+            // Only the lease is looked at while waiting: the next try's reads (and the numbers it reserves, which
+            // the replicas copy) are for when it can win.
+            while let left = try store.leaseLeft(keys) {
+                try sleep(atMost: left)
+            }
         }
 
         /// After a try that was applied: its script gave the lease back.
@@ -117,10 +143,11 @@ extension RedisDonationStore {
         }
 
         /// Sleeps a little longer each time, up to 20 ms, and never past `left` (what the holder's lease has left).
-        private mutating func wait(atMost left: Duration? = nil) throws(StoreError) {
-            guard ContinuousClock.now < deadline else { throw Self.outOfPatience }
-            let sleep = min(pause, left ?? pause)
+        private mutating func sleep(atMost left: Duration) throws(StoreError) {
+            guard waited < Self.patience else { throw Self.outOfPatience }
+            let sleep = min(pause, left)
             pause = min(pause * 2, .milliseconds(20))
+            waited += sleep
             let (seconds, attoseconds) = sleep.components
             var time = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
             _ = nanosleep(&time, nil)
@@ -137,6 +164,16 @@ extension RedisDonationStore {
             throw StoreError.damaged("a reply of Redis to a write lease")
         }
         return left == 0 ? nil : .milliseconds(left)
+    }
+
+    /// How long the lease of the account of `keys` has left; `nil` when nobody holds it.
+    func leaseLeft(_ keys: RedisKeys) throws(StoreError) -> Duration? {
+        guard let left = try send(RedisCommand("PTTL", key: keys.writeLease)).integer else {
+            throw StoreError.damaged("a reply of Redis to PTTL")
+        }
+        // -2: no lease. -1, a lease without an expiry, which no client of this store sets: waited for all the same,
+        // as long as the write's patience lasts.
+        return left == -2 ? nil : .milliseconds(max(left, 1))
     }
 
     /// Gives `lease` back, if it still holds the account's: after a failure, so that the other writers need not
