@@ -14,8 +14,8 @@ extension RedisDonationStore {
     /// what they leave (`AccountAfterRound`) instead of from its reads, which may come before their scripts run.
     /// Its own script's checks (each conversation's version and last sequence number, the weights' version) then
     /// hold only if they ran as computed; it is sent only once the round before it answered so, and when another
-    /// client's write overtook one, every round computed after it is read and written again, by rounds of its own,
-    /// which take the account's write lease at once (`WriteLease`: the account has another writer now).
+    /// client's write overtook one, every round computed after it is read and written again, by rounds of its own;
+    /// those of the overtaken round's account take its write lease at once (`WriteLease`: it has another writer).
     struct ImportRounds {
         /// The round whose script was sent, until its reply is read.
         private var inFlight: Unit?
@@ -23,6 +23,9 @@ extension RedisDonationStore {
         private var prepared: Unit?
         /// The writes of rounds answered, whose replicas are still to confirm them.
         private var unconfirmed: [PendingWrite] = []
+        /// The account of the last round another client's write overtook: its rounds written again take the
+        /// account's lease at once.
+        private var overtakenAccount: String?
         private(set) var recorded = 0
         private(set) var duplicates = 0
 
@@ -63,7 +66,8 @@ extension RedisDonationStore {
             guard try sendPrepared(store: store, ledger: &ledger) else {
                 // Read with what an overtaken round was to leave.
                 try store.completeRounds(
-                    groups, of: donations, keys: keys, outcomes: &outcomes, ledger: &ledger, overtaken: true)
+                    groups, of: donations, keys: keys, outcomes: &outcomes, ledger: &ledger,
+                    overtaken: overtaken(keys))
                 return count(outcomes)
             }
             let round = try store.computeRound(
@@ -84,7 +88,7 @@ extension RedisDonationStore {
                     prepared = nil
                     try store.completeRounds(
                         unit.groups, of: unit.donations, keys: unit.keys, outcomes: &unit.outcomes, ledger: &ledger,
-                        overtaken: true)
+                        overtaken: overtaken(unit.keys))
                     count(unit.outcomes)
                 }
                 return false
@@ -118,6 +122,7 @@ extension RedisDonationStore {
                     unit.round, reply: replies[0], failure: nil, unit.donations, outcomes: &unit.outcomes,
                     ledger: &ledger) == .applied
             if !ran {
+                overtakenAccount = unit.keys.account
                 try store.completeRounds(
                     RedisDonationStore.leftover(of: unit.groups, unit.outcomes), of: unit.donations, keys: unit.keys,
                     outcomes: &unit.outcomes, ledger: &ledger, overtaken: true)
@@ -151,6 +156,11 @@ extension RedisDonationStore {
             }
             for write in unconfirmed { _ = write.outcome() }
             unconfirmed = []
+        }
+
+        /// Whether the last round overtaken was of this account.
+        private func overtaken(_ keys: RedisKeys) -> Bool {
+            overtakenAccount?.hasSameBytes(as: keys.account) == true
         }
 
         private mutating func count(_ outcomes: [DonationOutcome?]) {

@@ -353,7 +353,7 @@ extension RedisDonationStore {
     /// script that checks that the weights' version is still the one read before the donations were: every change
     /// of an account's donations increments it, so weights folded from a history that changed meanwhile are
     /// folded again; a fold that lost once holds the account's write lease for the next try, renewing it while it
-    /// reads, so that recordings wait for it (`WriteLease`). An account with no donation left loses its weights'
+    /// reads, so that recordings wait for it (`WriteLease`), unless a try takes longer than `longestFold`. An account with no donation left loses its weights'
     /// hash. Under fixed weights, which cannot be folded here, the weights become `.empty` and stay marked: nothing
     /// learned from a deleted donation stays.
     /// - Returns: whether the weights were written (`false`: the account kept changing, or other writers held its
@@ -370,19 +370,22 @@ extension RedisDonationStore {
 
     private func foldWeights(_ keys: RedisKeys) throws(StoreError) -> Bool {
         // Every recording changes the weights, and a fold reads the whole account: it takes the lease after one
-        // loss.
+        // loss, unless that try took longer than a fold may keep the recordings waiting.
         var contention = Contention(
             keys, conflictsBeforeLease: WriteLease.conflictsBeforeFolding, withoutLease: .ignored)
         defer { contention.end(self) }
         while contention.conflicts < 20 {
             guard try contention.mayTry(self) else { continue }
+            let started = ContinuousClock.now
             let read = try readWeights(keys)
             let numbers = try members(RedisCommand("HVALS", key: keys.conversationNumbers)).sorted()
             var donations: [(sequence: Int64, conversation: Int64, event: ConversationState.Event)] = []
             var start = 0
             while start < numbers.count {
-                // Held too long, or lapsed: the weights stay marked, for a maintenance step.
-                guard try contention.keepsLease(self) else { return false }
+                // Lapsed and taken, or held too long: the weights stay marked.
+                guard try contention.keepsLease(self),
+                    !contention.holdsLease || ContinuousClock.now - started < WriteLease.longestFold
+                else { return false }
                 let batch = numbers[start..<min(start + 64, numbers.count)]
                 start += batch.count
                 let replies = try pipeline(
@@ -438,6 +441,8 @@ extension RedisDonationStore {
                 return true
             }
             try contention.lost(outcome, self)
+            // A try under the lease would take as long: the weights stay marked.
+            guard ContinuousClock.now - started < WriteLease.longestFold else { return false }
         }
         return false
     }

@@ -125,14 +125,15 @@ extension RedisDonationStore {
         let marked = accounts.indices.filter { marks[$0] == true }.map { accounts[$0] }
         var spent = 0
         var folded = 0
-        for name in marked {
-            if folded > 0 && spent >= budget { return (folded, false) }
+        var isComplete = true
+        for (position, name) in marked.enumerated() {
+            if position > 0 && spent >= budget { return (folded, false) }
             let keys = RedisKeys(account: name)
-            guard try refoldWeights(keys) else { return (folded, false) }
+            // An account that kept changing stays marked, for the next step; it does not hold back the ones after it.
+            if try refoldWeights(keys) { folded += 1 } else { isComplete = false }
             spent += Int(try send(RedisCommand("HLEN", key: keys.conversationNumbers)).integer ?? 0)
-            folded += 1
         }
-        return (folded, true)
+        return (folded, isComplete)
     }
 
     /// The setting that holds the fingerprint of the learned policy the weights follow.

@@ -11,12 +11,13 @@ extension RedisDonationStore {
     /// never found them unchanged while single donations arrived every few milliseconds, and its batch ended busy.
     ///
     /// After losing `conflictsBeforeTaking` times, a recording takes the account's write lease, a key in the
-    /// account's slot: until the recording's script runs (and gives it back), or `duration` passed, other
-    /// recordings' scripts change nothing and answer `LEASED`, and they wait (`Contention`). The lease only decides
-    /// who goes first; the checks still decide what is applied. A lease that lapsed, or a client of an older version
-    /// that ignores leases, costs a retry, never an update. Deletions and undoing ignore other writers' leases; a
-    /// deletion that keeps losing to recordings (its rewrite of a conversation, its fold of the weights from every
-    /// donation) takes the lease too.
+    /// account's slot: until the recording's script runs (and gives it back), or the lease lapses (`duration` after
+    /// its last renewal), other recordings' scripts change nothing and answer `LEASED`, and they wait
+    /// (`Contention`). The lease only decides who goes first; the checks still decide what is applied. A lease that
+    /// lapsed, or a client of an older version that ignores leases, costs a retry, never an update. Deletions and
+    /// undoing go on whatever lease a recording holds; one that keeps losing to recordings (its rewrite of a
+    /// conversation, its fold of the weights from every donation) takes the lease too, and from then on waits for
+    /// other holders.
     struct WriteLease {
         let token: [UInt8]
 
@@ -27,13 +28,12 @@ extension RedisDonationStore {
 
         /// Longer than a round of `chunkSize` donations takes from its reads to its reply on a busy machine, so
         /// that the lease lasts until the round's script; short enough that a writer that died holding it keeps
-        /// the account's other writers waiting briefly. A writer renews it at each try, and during a long one.
+        /// the account's other writers waiting briefly. A writer renews it at each try, and between a try's steps.
         static let duration = Duration.seconds(3)
 
-        /// The longest one try holds the lease, renewals included: a fold of a very large account, which would
-        /// keep every recording waiting past its patience, gives up instead (its weights stay marked, for a
-        /// maintenance step).
-        static let longestHold = Duration.seconds(10)
+        /// The longest a fold of the weights holds the lease (`refoldWeights`): a fold of a very large account
+        /// would keep every recording waiting past its patience; it gives up instead, and its weights stay marked.
+        static let longestFold = Duration.seconds(10)
 
         /// How many times a recording of `donations` loses before it takes the lease. A large one at once: its
         /// next try would lose too, and each costs what computing thousands of donations costs. A few donations
@@ -51,8 +51,8 @@ extension RedisDonationStore {
     /// account's lease once they reach `conflictsBeforeLease` (renewing it at each try, and during a long one), and
     /// waits while another writer holds it, `patience` in all.
     struct Contention {
-        /// How long a write waits for other writers' leases, in all, before the store answers busy: longer than
-        /// any one writer holds the lease (`WriteLease.longestHold`).
+        /// How long a write waits for other writers' leases, in all, before the store answers busy: longer than a
+        /// fold holds the lease (`WriteLease.longestFold`), and than a round of `chunkSize` donations takes.
         static let patience = Duration.seconds(15)
 
         /// What a write that waited `patience` throws.
@@ -64,8 +64,7 @@ extension RedisDonationStore {
         private let withoutLease: ScriptBuilder.Lease
         private let lease = WriteLease()
         private var holding = false
-        /// When the try under way took (or renewed) the lease, and when it last renewed it.
-        private var tryStarted = ContinuousClock.now
+        /// When it last took or renewed the lease.
         private var renewed = ContinuousClock.now
         private(set) var conflicts: Int
         private var waited = Duration.zero
@@ -95,17 +94,19 @@ extension RedisDonationStore {
                 return false
             }
             holding = true
-            (tryStarted, renewed) = (.now, .now)
+            renewed = .now
             return true
         }
 
+        /// Whether the write holds the lease now.
+        var holdsLease: Bool { holding }
+
         /// During a try that takes a while (reading and computing a round, folding every donation of the account):
-        /// renews the lease a third of the way through its duration, for up to `WriteLease.longestHold`.
-        /// - Returns: `false` when the try held it that long already, or when it lapsed and another writer took
-        ///   it: the try will lose, and should stop (and count as lost, or give up).
+        /// renews the lease once a third of its duration passed.
+        /// - Returns: `false` when it lapsed and another writer took it: the try will lose, and should stop (and
+        ///   count as lost, or give up).
         mutating func keepsLease(_ store: RedisDonationStore) throws(StoreError) -> Bool {
             guard holding, ContinuousClock.now - renewed > WriteLease.duration / 3 else { return true }
-            guard ContinuousClock.now - tryStarted < WriteLease.longestHold else { return false }
             if try store.take(lease, keys) != nil {
                 holding = false
                 return false
@@ -171,9 +172,9 @@ extension RedisDonationStore {
         guard let left = try send(RedisCommand("PTTL", key: keys.writeLease)).integer else {
             throw StoreError.damaged("a reply of Redis to PTTL")
         }
-        // -2: no lease. -1, a lease without an expiry, which no client of this store sets: waited for all the same,
-        // as long as the write's patience lasts.
-        return left == -2 ? nil : .milliseconds(max(left, 1))
+        // -2: no lease. -1, a lease without an expiry, which no client of this store sets: waited for all the same
+        // (a pause at a time), as long as the write's patience lasts.
+        return left == -2 ? nil : left == -1 ? .seconds(1) : .milliseconds(max(left, 1))
     }
 
     /// Gives `lease` back, if it still holds the account's: after a failure, so that the other writers need not
