@@ -218,13 +218,17 @@ extension RedisDonationStore {
     ///   conversation's donations may pass the limit by its new state for a moment).
     /// - Parameter keepingSuggestLess: leave "suggest less" of a conversation left with no donation (an undone
     ///   import: the person's feedback was older than it); a deletion or expiry takes it.
+    /// - Parameter background: maintenance's work (an expiry, a rebuild), which waits while a recording holds the
+    ///   account's write lease, where a person's deletion and an import's undo go on (`WriteLease`): a rebuild
+    ///   rewrites conversation after conversation, and each would make a recording's round lose again.
     func rewrite(
         _ number: Int64, keys: RedisKeys, dropping drops: (RecordCoding.Entry) -> Bool, rebuildingAnyway: Bool = false,
-        allowingOutOfMemory: Bool = false, keepingSuggestLess: Bool = false
+        allowingOutOfMemory: Bool = false, keepingSuggestLess: Bool = false, background: Bool = false
     ) throws(StoreError) -> Rewrite {
         // It loses only to writes of this conversation: a conversation that a donation changes every few
         // milliseconds.
-        var contention = Contention(keys, conflictsBeforeLease: 3, withoutLease: .ignored)
+        var contention = Contention(
+            keys, conflictsBeforeLease: 3, withoutLease: background ? .respected : .ignored)
         defer { contention.end(self) }
         while contention.conflicts < 50 {
             guard try contention.mayTry(self) else { continue }
@@ -359,20 +363,23 @@ extension RedisDonationStore {
     /// - Returns: whether the weights were written (`false`: the account kept changing, or other writers held its
     ///   lease too long; they stay marked for the next maintenance step).
     /// - Complexity: O(n log n) for the account's n donations, read 64 conversations per round trip.
+    /// - Parameter background: a maintenance step's fold, which waits while a recording holds the lease (as
+    ///   `rewrite` says).
     @discardableResult
-    func refoldWeights(_ keys: RedisKeys) throws(StoreError) -> Bool {
+    func refoldWeights(_ keys: RedisKeys, background: Bool = false) throws(StoreError) -> Bool {
         do {
-            return try foldWeights(keys)
+            return try foldWeights(keys, background: background)
         } catch where error == Contention.outOfPatience {
             return false
         }
     }
 
-    private func foldWeights(_ keys: RedisKeys) throws(StoreError) -> Bool {
+    private func foldWeights(_ keys: RedisKeys, background: Bool) throws(StoreError) -> Bool {
         // Every recording changes the weights, and a fold reads the whole account: it takes the lease after one
         // loss, unless that try took longer than a fold may keep the recordings waiting.
         var contention = Contention(
-            keys, conflictsBeforeLease: WriteLease.conflictsBeforeFolding, withoutLease: .ignored)
+            keys, conflictsBeforeLease: WriteLease.conflictsBeforeFolding,
+            withoutLease: background ? .respected : .ignored)
         defer { contention.end(self) }
         while contention.conflicts < 20 {
             guard try contention.mayTry(self) else { continue }

@@ -130,7 +130,7 @@ extension RedisDonationStore {
             if position > 0 && spent >= budget { return (folded, false) }
             let keys = RedisKeys(account: name)
             // An account that kept changing stays marked, for the next step; it does not hold back the ones after it.
-            if try refoldWeights(keys) { folded += 1 } else { isComplete = false }
+            if try refoldWeights(keys, background: true) { folded += 1 } else { isComplete = false }
             spent += Int(try send(RedisCommand("HLEN", key: keys.conversationNumbers)).integer ?? 0)
         }
         return (folded, isComplete)
@@ -162,7 +162,8 @@ extension RedisDonationStore {
         let numbers = (try replies[0].checkedArray() ?? []).compactMap { $0.string.flatMap(Int64.init) }
         var report = DeletionReport()
         for number in numbers.prefix(limit) {
-            let outcome = try rewrite(number, keys: keys, dropping: { $0.date < cutoff.seconds }, allowingOutOfMemory: true)
+            let outcome = try rewrite(
+                number, keys: keys, dropping: { $0.date < cutoff.seconds }, allowingOutOfMemory: true, background: true)
             guard outcome.removed > 0 else { continue }
             report.donations += outcome.removed
             report.conversations.append(outcome.identifier)
@@ -173,7 +174,7 @@ extension RedisDonationStore {
         let isComplete = numbers.count <= limit
         // Once the account's expiry is complete its weights are folded (else they stay marked by the rewrites, for
         // the fold at the end of the maintenance step).
-        if isComplete && report.donations > 0 { try refoldWeights(keys) }
+        if isComplete && report.donations > 0 { try refoldWeights(keys, background: true) }
         let foldMark = reads.count > 1 && report.donations == 0 ? replies[1].string == "1" : nil
         return (report, isComplete, foldMark)
     }
@@ -218,7 +219,7 @@ extension RedisDonationStore {
 
     /// Recomputes one conversation's state from all its donations under the store's policy.
     private func rebuild(_ number: Int64, keys: RedisKeys) throws(StoreError) {
-        _ = try rewrite(number, keys: keys, dropping: { _ in false }, rebuildingAnyway: true)
+        _ = try rewrite(number, keys: keys, dropping: { _ in false }, rebuildingAnyway: true, background: true)
     }
 }
 

@@ -67,7 +67,7 @@ enum RedisScripts {
     /// (`ScriptBuilder.check`).
     ///
     /// A change first looks at the account's write lease (`WriteLease`): while another writer holds it, it
-    /// changes nothing and answers `LEASED`. Deletions and undoing ignore the lease until they hold it.
+    /// changes nothing and answers `LEASED`. A person's deletions and an import's undoing ignore it until they hold it.
     ///
     /// KEYS: `ids`, `sv`, `lease`, then the keys the checks and operations name (by their index in KEYS).
     /// ARGV: the lease (empty: ignore it; `-`: a change that holds none; else the token of the change that holds

@@ -14,10 +14,10 @@ extension RedisDonationStore {
     /// account's slot: until the recording's script runs (and gives it back), or the lease lapses (`duration` after
     /// its last renewal), other recordings' scripts change nothing and answer `LEASED`, and they wait
     /// (`Contention`). The lease only decides who goes first; the checks still decide what is applied. A lease that
-    /// lapsed, or a client of an older version that ignores leases, costs a retry, never an update. Deletions and
-    /// undoing go on whatever lease a recording holds; one that keeps losing to recordings (its rewrite of a
-    /// conversation, its fold of the weights from every donation) takes the lease too, and from then on waits for
-    /// other holders.
+    /// lapsed, or a client of an older version that ignores leases, costs a retry, never an update. A person's
+    /// deletions and an import's undoing go on whatever lease a recording holds, and maintenance waits for it; one
+    /// that keeps losing to recordings (its rewrite of a conversation, its fold of the weights from every donation)
+    /// takes the lease too, and from then on waits for other holders.
     struct WriteLease {
         let token: [UInt8]
 
