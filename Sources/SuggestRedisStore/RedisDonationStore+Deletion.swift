@@ -220,15 +220,16 @@ extension RedisDonationStore {
     ///   import: the person's feedback was older than it); a deletion or expiry takes it.
     /// - Parameter background: maintenance's work (an expiry, a rebuild), which waits while a recording holds the
     ///   account's write lease, where a person's deletion and an import's undo go on (`WriteLease`): a rebuild
-    ///   rewrites conversation after conversation, and each would make a recording's round lose again.
+    ///   rewrites conversation after conversation, and each would make a recording's round lose again. It waits
+    ///   briefly (`Contention.backgroundPatience`), then throws `Contention.outOfPatience`, and the step leaves
+    ///   the account for the next one.
     func rewrite(
         _ number: Int64, keys: RedisKeys, dropping drops: (RecordCoding.Entry) -> Bool, rebuildingAnyway: Bool = false,
         allowingOutOfMemory: Bool = false, keepingSuggestLess: Bool = false, background: Bool = false
     ) throws(StoreError) -> Rewrite {
         // It loses only to writes of this conversation: a conversation that a donation changes every few
         // milliseconds.
-        var contention = Contention(
-            keys, conflictsBeforeLease: 3, withoutLease: background ? .respected : .ignored)
+        var contention = Contention(keys, conflictsBeforeLease: 3, background: background)
         defer { contention.end(self) }
         while contention.conflicts < 50 {
             guard try contention.mayTry(self) else { continue }
@@ -364,22 +365,17 @@ extension RedisDonationStore {
     ///   lease too long; they stay marked for the next maintenance step).
     /// - Complexity: O(n log n) for the account's n donations, read 64 conversations per round trip.
     /// - Parameter background: a maintenance step's fold, which waits while a recording holds the lease (as
-    ///   `rewrite` says).
+    ///   `rewrite` says), briefly (`Contention.backgroundPatience`).
     @discardableResult
     func refoldWeights(_ keys: RedisKeys, background: Bool = false) throws(StoreError) -> Bool {
-        do {
-            return try foldWeights(keys, background: background)
-        } catch where error == Contention.outOfPatience {
-            return false
-        }
+        try unlessHeld({ () throws(StoreError) in try foldWeights(keys, background: background) }) ?? false
     }
 
     private func foldWeights(_ keys: RedisKeys, background: Bool) throws(StoreError) -> Bool {
         // Every recording changes the weights, and a fold reads the whole account: it takes the lease after one
         // loss, unless that try took longer than a fold may keep the recordings waiting.
         var contention = Contention(
-            keys, conflictsBeforeLease: WriteLease.conflictsBeforeFolding,
-            withoutLease: background ? .respected : .ignored)
+            keys, conflictsBeforeLease: WriteLease.conflictsBeforeFolding, background: background)
         defer { contention.end(self) }
         while contention.conflicts < 20 {
             guard try contention.mayTry(self) else { continue }
@@ -425,6 +421,9 @@ extension RedisDonationStore {
                 }
             }
             donations.sort { $0.sequence < $1.sequence }
+            guard try contention.keepsLease(self),
+                !contention.holdsLease || ContinuousClock.now - started < WriteLease.longestFold
+            else { return false }
             var script = ScriptBuilder(keys)
             script.lease = contention.scriptLease
             // Weights of a fixed size written over: after a deletion on a full node too.
@@ -447,9 +446,13 @@ extension RedisDonationStore {
                 contention.applied()
                 return true
             }
+            let tried = ContinuousClock.now - started
+            // Lost under the lease, to a writer that ignores it (a person's deletion, an undo, an older version):
+            // another try would keep the recordings waiting again. The weights stay marked.
+            guard !contention.holdsLease else { return false }
             try contention.lost(outcome, self)
-            // A try under the lease would take as long: the weights stay marked.
-            guard ContinuousClock.now - started < WriteLease.longestFold else { return false }
+            // A try under the lease would take as long as this one did: the weights stay marked.
+            guard tried < WriteLease.longestFold else { return false }
         }
         return false
     }

@@ -20,7 +20,9 @@ extension RedisDonationStore {
         ])
         var report = DeletionReport()
         for account in try accountNames() {
-            let expired = try expire(account: account, now: now, retention: retention, conversations: .max)
+            // Asked for by a person, as a deletion is: it goes on whatever lease a recording holds.
+            let expired = try expire(
+                account: account, now: now, retention: retention, conversations: .max, background: false)
             report.donations += expired.report.donations
             report.conversations += expired.report.conversations
             report.removedConversations += expired.report.removedConversations
@@ -54,7 +56,15 @@ extension RedisDonationStore {
         var marks = [Bool?](repeating: nil, count: accounts.count)
         for index in accounts.indices {
             let name = accounts[index]
-            let expired = try expire(account: name, now: now, retention: retention, conversations: left)
+            guard
+                let expired = try unlessHeld({ () throws(StoreError) in
+                    try expire(account: name, now: now, retention: retention, conversations: left, background: true)
+                })
+            else {
+                // A recording holds the account: its expiry goes on at a later step, the other accounts' now.
+                complete = false
+                continue
+            }
             marks[index] = expired.foldMark
             report.expired.donations += expired.report.donations
             report.expired.conversations += expired.report.conversations
@@ -122,7 +132,10 @@ extension RedisDonationStore {
             let replies = try pipeline(batch.map { RedisCommand("HGET", key: RedisKeys(account: accounts[$0]).learnedWeights, "fold") })
             for (index, reply) in zip(batch, replies) { marks[index] = reply.string == "1" }
         }
-        let marked = accounts.indices.filter { marks[$0] == true }.map { accounts[$0] }
+        // In an order of their own at each step: a busy account whose fold fails spends the budget, and would
+        // spend it first at every step.
+        var random = SystemRandomNumberGenerator()
+        let marked = accounts.indices.filter { marks[$0] == true }.map { accounts[$0] }.shuffled(using: &random)
         var spent = 0
         var folded = 0
         var isComplete = true
@@ -144,9 +157,10 @@ extension RedisDonationStore {
     ///   account's weights are marked to be folded (`lw` field `fold`), read in the same round trip as the expired
     ///   conversations so that maintenance need not ask again: `nil` when there is no expiry, or when it deleted
     ///   something (its rewrites mark the weights, or it folded them).
-    private func expire(account: String, now: Timestamp, retention: Retention, conversations limit: Int)
-        throws(StoreError) -> (report: DeletionReport, isComplete: Bool, foldMark: Bool?)
-    {
+    /// - Parameter background: maintenance's expiry, which waits briefly for a recording's lease (`rewrite`).
+    private func expire(
+        account: String, now: Timestamp, retention: Retention, conversations limit: Int, background: Bool
+    ) throws(StoreError) -> (report: DeletionReport, isComplete: Bool, foldMark: Bool?) {
         guard let cutoff = retention.oldestKept(at: now) else { return (DeletionReport(), true, nil) }
         let keys = RedisKeys(account: account)
         var command = RedisCommand(
@@ -163,7 +177,8 @@ extension RedisDonationStore {
         var report = DeletionReport()
         for number in numbers.prefix(limit) {
             let outcome = try rewrite(
-                number, keys: keys, dropping: { $0.date < cutoff.seconds }, allowingOutOfMemory: true, background: true)
+                number, keys: keys, dropping: { $0.date < cutoff.seconds }, allowingOutOfMemory: true,
+                background: background)
             guard outcome.removed > 0 else { continue }
             report.donations += outcome.removed
             report.conversations.append(outcome.identifier)
@@ -174,7 +189,7 @@ extension RedisDonationStore {
         let isComplete = numbers.count <= limit
         // Once the account's expiry is complete its weights are folded (else they stay marked by the rewrites, for
         // the fold at the end of the maintenance step).
-        if isComplete && report.donations > 0 { try refoldWeights(keys, background: true) }
+        if isComplete && report.donations > 0 { try refoldWeights(keys, background: background) }
         let foldMark = reads.count > 1 && report.donations == 0 ? replies[1].string == "1" : nil
         return (report, isComplete, foldMark)
     }
@@ -206,7 +221,11 @@ extension RedisDonationStore {
                     try setSetting("ranking.recompute", target + "@" + account + "#" + String(number))
                     return (recomputed, false)
                 }
-                try rebuild(number, keys: keys)
+                guard try unlessHeld({ () throws(StoreError) in try rebuild(number, keys: keys) }) != nil else {
+                    // A recording holds the account: the pass goes on from this conversation at a later step.
+                    try setSetting("ranking.recompute", target + "@" + account + "#" + String(number))
+                    return (recomputed, false)
+                }
                 recomputed += 1
             }
         }

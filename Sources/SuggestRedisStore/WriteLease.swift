@@ -55,7 +55,11 @@ extension RedisDonationStore {
         /// fold holds the lease (`WriteLease.longestFold`), and than a round of `chunkSize` donations takes.
         static let patience = Duration.seconds(15)
 
-        /// What a write that waited `patience` throws.
+        /// How long maintenance's work waits for a recording's lease, in all: it leaves the account for a later
+        /// step rather than hold up the others (and a server's shutdown, which waits for the step under way).
+        static let backgroundPatience = Duration.seconds(1)
+
+        /// What a write that waited its patience throws.
         static let outOfPatience = StoreError(.busy, "other writes held the account for too long; retry in a moment")
 
         private let keys: RedisKeys
@@ -67,18 +71,30 @@ extension RedisDonationStore {
         /// When it last took or renewed the lease.
         private var renewed = ContinuousClock.now
         private(set) var conflicts: Int
+        private let patience: Duration
         private var waited = Duration.zero
         private var pause = Duration.milliseconds(1)
 
+        /// A recording's.
         /// - Parameters:
-        ///   - withoutLease: `.respected` for a recording, `.ignored` for a deletion (which never waits for a
-        ///     recording until it keeps losing itself, and takes the lease).
+        ///   - withoutLease: how its scripts treat the lease while it holds none.
         ///   - conflicts: the tries the write lost already (a round of the pipelined import, overtaken).
         init(_ keys: RedisKeys, conflictsBeforeLease: Int, withoutLease: ScriptBuilder.Lease, conflicts: Int = 0) {
             self.keys = keys
             self.conflictsBeforeLease = conflictsBeforeLease
             self.withoutLease = withoutLease
             self.conflicts = conflicts
+            patience = Self.patience
+        }
+
+        /// A deletion's (`background: false`: a person's deletion, an undo, which go on whatever lease a recording
+        /// holds) or maintenance's (which waits for it, `backgroundPatience` in all).
+        init(_ keys: RedisKeys, conflictsBeforeLease: Int, background: Bool) {
+            self.keys = keys
+            self.conflictsBeforeLease = conflictsBeforeLease
+            withoutLease = background ? .respected : .ignored
+            conflicts = 0
+            patience = background ? Self.backgroundPatience : Self.patience
         }
 
         /// How the next try's script treats the lease.
@@ -145,13 +161,23 @@ extension RedisDonationStore {
 
         /// Sleeps a little longer each time, up to 20 ms, and never past `left` (what the holder's lease has left).
         private mutating func sleep(atMost left: Duration) throws(StoreError) {
-            guard waited < Self.patience else { throw Self.outOfPatience }
+            guard waited < patience else { throw Self.outOfPatience }
             let sleep = min(pause, left)
             pause = min(pause * 2, .milliseconds(20))
             waited += sleep
             let (seconds, attoseconds) = sleep.components
             var time = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
             _ = nanosleep(&time, nil)
+        }
+    }
+
+    /// `body`'s result, or `nil` when it ran out of patience waiting for another writer's lease (maintenance's
+    /// work, which leaves the account for a later step).
+    func unlessHeld<Result>(_ body: () throws(StoreError) -> Result) throws(StoreError) -> Result? {
+        do {
+            return try body()
+        } catch where error == Contention.outOfPatience {
+            return nil
         }
     }
 

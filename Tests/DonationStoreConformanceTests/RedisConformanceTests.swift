@@ -346,6 +346,48 @@ import Testing
         #expect(try setUp.learnedWeights(account: "default") == LearnedWeightsCheck.fold(exported))
     }
 
+    /// Maintenance waits for a recording's write lease, but briefly: then it leaves that account for a later step
+    /// and expires the others' donations. (Waiting as a recording does, 15 s for each conversation it rewrote, one
+    /// busy account held back every account after it, and a server's shutdown with them.)
+    @Test func maintenanceLeavesAnAccountWhoseLeaseIsHeldForALaterStep() throws {
+        let cluster = try Self.emptyCluster()
+        let store = try RedisDonationStore.open(url: cluster.url)
+        let end = LearnedWeightsCheck.end
+        _ = try store.setRetention(Retention(maximumAgeDays: 100, idleDays: 0), now: end)
+        for account in ["a", "b"] {
+            let history = LearnedWeightsCheck.history(seed: 30).map { donation in
+                var owned = donation
+                owned.account = account
+                return owned
+            }
+            _ = try store.importDonations(history, options: ImportOptions(now: end))
+        }
+        func count(_ account: String) throws -> Int {
+            var count = 0
+            try store.forEachDonation(account: account) { _ in count += 1 }
+            return count
+        }
+        let before = try count("a")
+        #expect(try count("b") == before)
+        // Another writer's lease on a, for longer than the step may wait; 50 days on, 100 days back reaches into
+        // the history's 60.
+        let client = try RedisClusterClient(url: cluster.url)
+        _ = try client.send(RedisCommand("SET", key: "sg:{a}:lease", "another-writer", "PX", 20_000))
+        let later = Timestamp(seconds: end.seconds + 50 * LearnedWeightsCheck.day)
+        let started = ContinuousClock.now
+        let step = try store.maintain(account: nil, now: later, budget: .unbounded)
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(!step.isComplete)
+        #expect(try count("a") == before)
+        let kept = try count("b")
+        #expect(kept < before && kept > 0)
+        // Once the lease is gone, a's turn.
+        _ = try client.send(RedisCommand("DEL", key: "sg:{a}:lease"))
+        let next = try store.maintain(account: nil, now: later, budget: .unbounded)
+        #expect(next.isComplete)
+        #expect(try count("a") == kept)
+    }
+
     /// Runs `body` with a store of its own while two other clients record single donations into the account
     /// `default`, one after another, from before `body` starts until it returns.
     /// - Returns: how many single donations were recorded (at least 20 before `body` started).
