@@ -52,6 +52,7 @@ public enum StoreOpening {
             // One client and one mirror for every connection, as for the embedded store.
             let client = try redisClient(url)
             let mirror = RedisRankingMirror(serverMirror)
+            let contention = WriteContentionStatistics()
             // The first connection is the server's start: a cluster that cannot keep the promise of durability is
             // refused then, as by any command that writes. A later one (a worker's, an export's) may be opened
             // after a failover left a master of `appendfsync everysec` without a replica: it opens for reading,
@@ -61,11 +62,12 @@ public enum StoreOpening {
             return Serving(
                 open: {
                     let store = try RedisDonationStore.open(
-                        client: client, mirror: mirror, reading: started.load(ordering: .acquiring))
+                        client: client, mirror: mirror, contention: contention,
+                        reading: started.load(ordering: .acquiring))
                     started.store(true, ordering: .releasing)
                     return store
                 },
-                metrics: { mirrorMetrics(mirror.statistics) }, isRemote: true)
+                metrics: { mirrorMetrics(mirror.statistics) + contentionMetrics(contention) }, isRemote: true)
         }
         let location = try StoreOptions.location(arguments, io)
         // One mirror for every connection the server opens: the accounts' ranking state once, not per worker.
@@ -108,6 +110,24 @@ public enum StoreOpening {
         } catch {
             throw CommandError.usage("--store: \(error)")
         }
+    }
+
+    /// How the Redis store's writes met other writers of their accounts, as Prometheus text.
+    static func contentionMetrics(_ statistics: WriteContentionStatistics) -> String {
+        """
+        # HELP suggest_store_write_retries_total Writes to a Redis account read and computed again: another writer \
+        changed what they had read (conflict), or held the account's write lease (leased).
+        # TYPE suggest_store_write_retries_total counter
+        suggest_store_write_retries_total{reason="conflict"} \(statistics.conflicts)
+        suggest_store_write_retries_total{reason="leased"} \(statistics.leasedTries)
+        # HELP suggest_store_write_leases_total Write leases taken by writes that kept losing to other writers.
+        # TYPE suggest_store_write_leases_total counter
+        suggest_store_write_leases_total \(statistics.leasesTaken)
+        # HELP suggest_store_write_lease_wait_seconds_total Time writes waited for other writers' leases.
+        # TYPE suggest_store_write_lease_wait_seconds_total counter
+        suggest_store_write_lease_wait_seconds_total \(statistics.secondsWaited)
+
+        """
     }
 
     /// The ranking mirror's statistics as Prometheus text.

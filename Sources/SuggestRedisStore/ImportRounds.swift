@@ -117,11 +117,11 @@ extension RedisDonationStore {
                 throw error
             }
             unconfirmed.append(write)
-            let ran =
-                try store.settle(
-                    unit.round, reply: replies[0], failure: nil, unit.donations, outcomes: &unit.outcomes,
-                    ledger: &ledger) == .applied
+            let outcome = try store.settle(
+                unit.round, reply: replies[0], failure: nil, unit.donations, outcomes: &unit.outcomes, ledger: &ledger)
+            let ran = outcome == .applied
             if !ran {
+                if outcome == .leased { store.contention.noteLeased() } else { store.contention.noteConflict() }
                 overtakenAccount = unit.keys.account
                 try store.completeRounds(
                     RedisDonationStore.leftover(of: unit.groups, unit.outcomes), of: unit.donations, keys: unit.keys,

@@ -51,6 +51,9 @@ public final class RedisDonationStore: DonationStore {
     var registeredAccounts: Set<[UInt8]> = []
     /// Accounts' ranking state in memory, shared by the stores of a server's threads (`RedisRankingMirror`).
     public let mirror: RedisRankingMirror?
+    /// How often this store's writes lost to other writers, and waited for their leases (`WriteLease`); shared by
+    /// the stores of a server's threads.
+    public let contention: WriteContentionStatistics
     /// The mirror this store's last query found, used again without the mirror's lock while the mirror's
     /// generation is unchanged, for at most `RecentMirror.reuses` queries (then the catalog is asked, which also
     /// marks the account as recently used, for the budget's evictions).
@@ -91,9 +94,11 @@ public final class RedisDonationStore: DonationStore {
     ///     (`durabilityCheck`) is opened all the same, and its first write is refused as `misconfigured`. A
     ///     failover that left a master of an accepted configuration (`appendfsync everysec`) without a replica
     ///     refused every `list` and `export` too, though reading needs no such promise.
+    ///   - contention: where the store counts its writes' losses to other writers (a server's stores share one).
     public static func open(
         client: RedisClusterClient, ranking: StoreRanking = .default, types: UniformTypeTree = .standard,
-        mirror: RedisRankingMirror? = nil, reading: Bool = false
+        mirror: RedisRankingMirror? = nil, contention: WriteContentionStatistics = WriteContentionStatistics(),
+        reading: Bool = false
     ) throws(StoreError) -> RedisDonationStore {
         // The settings and whether any account exists are read in the check's round trip.
         let reads = [RedisCommand("HGETALL", key: RedisKeys.settings), RedisCommand("EXISTS", key: RedisKeys.accounts)]
@@ -103,7 +108,8 @@ public final class RedisDonationStore: DonationStore {
         if let problem, !reading { throw problem }
         let unchecked = problem != nil
         let store = RedisDonationStore(
-            ranking: ranking, types: types, client: client, replicasToWait: replicas, mirror: mirror)
+            ranking: ranking, types: types, client: client, replicasToWait: replicas, mirror: mirror,
+            contention: contention)
         // Its first write checks the masters again, and is refused.
         if unchecked { store.durabilityCheckedAt = .now - durabilityRecheck - .seconds(1) }
         store.durabilityProblem = problem
@@ -122,7 +128,7 @@ public final class RedisDonationStore: DonationStore {
 
     init(
         ranking: StoreRanking, types: UniformTypeTree, client: RedisClusterClient, replicasToWait: Int,
-        mirror: RedisRankingMirror? = nil
+        mirror: RedisRankingMirror? = nil, contention: WriteContentionStatistics = WriteContentionStatistics()
     ) {
         self.ranking = ranking
         policy = ranking.base
@@ -131,6 +137,7 @@ public final class RedisDonationStore: DonationStore {
         self.replicasToWait = replicasToWait
         durabilityCheckedAt = .now
         self.mirror = mirror
+        self.contention = contention
     }
 
     /// Checks every master's persistence, and says how many replicas each write must wait for: one round trip,

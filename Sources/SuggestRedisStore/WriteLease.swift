@@ -1,6 +1,35 @@
 import CSystem
 import RedisCluster
 import SuggestCore
+import Synchronization
+
+/// How often writes of a store (or of every store a server opens) lost to other writers of their accounts, and
+/// what the write lease cost them: for `/metrics`, so that an operator sees contention before it turns into 503s.
+public final class WriteContentionStatistics: Sendable {
+    private let conflictCount = Atomic<Int>(0)
+    private let leasedCount = Atomic<Int>(0)
+    private let leaseCount = Atomic<Int>(0)
+    private let waitedNanoseconds = Atomic<Int>(0)
+
+    public init() {}
+
+    /// Tries read and computed again because another writer changed what they had read.
+    public var conflicts: Int { conflictCount.load(ordering: .relaxed) }
+    /// Tries that found another writer's lease (`LEASED`, or a lease they could not take), and waited.
+    public var leasedTries: Int { leasedCount.load(ordering: .relaxed) }
+    /// Leases taken by writes that kept losing.
+    public var leasesTaken: Int { leaseCount.load(ordering: .relaxed) }
+    /// The time writes slept waiting for other writers' leases, in seconds.
+    public var secondsWaited: Double { Double(waitedNanoseconds.load(ordering: .relaxed)) / 1e9 }
+
+    func noteConflict() { conflictCount.add(1, ordering: .relaxed) }
+    func noteLeased() { leasedCount.add(1, ordering: .relaxed) }
+    func noteLeaseTaken() { leaseCount.add(1, ordering: .relaxed) }
+    func noteWait(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        waitedNanoseconds.add(Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000), ordering: .relaxed)
+    }
+}
 
 extension RedisDonationStore {
     /// The way out of starving for a recording that keeps losing to other writers of its account.
@@ -106,9 +135,11 @@ extension RedisDonationStore {
             guard conflicts >= conflictsBeforeLease else { return true }
             if let left = try store.take(lease, keys) {
                 holding = false
-                try sleep(atMost: left)
+                store.contention.noteLeased()
+                try sleep(atMost: left, store)
                 return false
             }
+            if !holding { store.contention.noteLeaseTaken() }
             holding = true
             renewed = .now
             return true
@@ -136,13 +167,15 @@ extension RedisDonationStore {
         mutating func lost(_ outcome: ApplyOutcome, _ store: RedisDonationStore) throws(StoreError) {
             guard outcome == .leased else {
                 conflicts += 1
+                store.contention.noteConflict()
                 return
             }
             holding = false
+            store.contention.noteLeased()
             // Only the lease is looked at while waiting: the next try's reads (and the numbers it reserves, which
             // the replicas copy) are for when it can win.
             while let left = try store.leaseLeft(keys) {
-                try sleep(atMost: left)
+                try sleep(atMost: left, store)
             }
         }
 
@@ -160,11 +193,12 @@ extension RedisDonationStore {
         }
 
         /// Sleeps a little longer each time, up to 20 ms, and never past `left` (what the holder's lease has left).
-        private mutating func sleep(atMost left: Duration) throws(StoreError) {
+        private mutating func sleep(atMost left: Duration, _ store: RedisDonationStore) throws(StoreError) {
             guard waited < patience else { throw Self.outOfPatience }
             let sleep = min(pause, left)
             pause = min(pause * 2, .milliseconds(20))
             waited += sleep
+            store.contention.noteWait(sleep)
             let (seconds, attoseconds) = sleep.components
             var time = timespec(tv_sec: Int(seconds), tv_nsec: Int(attoseconds / 1_000_000_000))
             _ = nanosleep(&time, nil)

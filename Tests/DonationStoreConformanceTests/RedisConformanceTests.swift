@@ -310,6 +310,9 @@ import Testing
         let singles = try Self.whileRecordingSingles(into: cluster) { store in
             let report = try store.importDonations(batch, options: ImportOptions(now: LearnedWeightsCheck.end))
             #expect(report.recorded == batch.count)
+            // What `/metrics` shows of it.
+            #expect(store.contention.conflicts >= 1)
+            #expect(store.contention.leasesTaken >= 1)
         }
         let store = try RedisDonationStore.open(url: cluster.url)
         var exported: [Interaction] = []

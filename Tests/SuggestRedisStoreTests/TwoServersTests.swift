@@ -59,6 +59,11 @@ extension RedisStoreTests {
             let reply = try server.client.request("GET", path + "/donations")
             #expect(reply.status == 200 && reply.text == export.output, "\(reply)")
         }
+        // How the servers' writes met other writers, for an operator (none lost here).
+        let metrics = try first.client.request("GET", "/metrics")
+        #expect(metrics.text.contains("suggest_store_write_retries_total{reason=\"conflict\"} 0\n"), "\(metrics)")
+        #expect(metrics.text.contains("# TYPE suggest_store_write_leases_total counter\n"), "\(metrics)")
+        #expect(metrics.text.contains("suggest_store_write_lease_wait_seconds_total 0.0\n"), "\(metrics)")
         #expect(first.stop().status == 0)
         #expect(second.stop().status == 0)
     }
