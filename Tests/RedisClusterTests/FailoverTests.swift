@@ -50,7 +50,7 @@ struct FailoverTests {
         #expect(try client.nodes().filter { $0.role == .master }.map(\.endpoint.port).contains(heir.port))
     }
 
-    @Test("a WAIT a live master answers short is told from one whose master was lost while it waited")
+    @Test("a WAIT a live master answers short is told from one ended by an error or whose master was lost while it waited")
     func waitCutShortByALostMaster() throws {
         let cluster = try LocalRedisCluster(masters: 3, replicasPerMaster: 1)
         defer { cluster.stop() }
@@ -64,6 +64,31 @@ struct FailoverTests {
         let short = try client.pipeline(
             [RedisCommand("SET", key: key, "a")], waitingForReplicas: 1, timeout: .milliseconds(300))
         #expect(short.replies == [.simpleString("OK")] && short.replicas == 0 && short.waitsAnswered)
+        // A WAIT ended by an error (`CLIENT UNBLOCK … ERROR`, as an operator or a failover may) said nothing of the
+        // replicas either: not an answer.
+        let unblocked = Mutex<RedisClusterClient.ReplicatedReplies?>(nil)
+        let failures = onThreads(2) { thread in
+            guard thread == 1 else {
+                let replies = try client.pipeline(
+                    [RedisCommand("SET", key: key, "u")], waitingForReplicas: 1, timeout: .seconds(10))
+                unblocked.withLock { $0 = replies }
+                return
+            }
+            let deadline = monotonicSeconds() + 8
+            while monotonicSeconds() < deadline {
+                sleepSeconds(0.1)
+                let waiting = try cluster.cli(master, "CLIENT", "LIST").split(separator: "\n")
+                    .first { $0.contains(" cmd=wait ") }
+                guard let id = waiting?.split(separator: " ").first(where: { $0.hasPrefix("id=") })?.dropFirst(3)
+                else { continue }
+                _ = try cluster.cli(master, "CLIENT", "UNBLOCK", String(id), "ERROR")
+                return
+            }
+            throw HarnessError("no client waited on the master")
+        }
+        #expect(failures.compactMap { $0 }.isEmpty, "\(failures)")
+        let cut = try #require(unblocked.withLock { $0 })
+        #expect(cut.replies == [.simpleString("OK")] && cut.replicas == 0 && !cut.waitsAnswered)
         // The master killed while it waits: its writes may be gone with it, which a count of 0 did not say (a
         // caller then checked the masters again, and could take the promoted replica for a master alone).
         let pid = master.pid
