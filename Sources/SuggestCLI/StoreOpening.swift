@@ -12,7 +12,7 @@ public enum StoreOpening {
     /// opened until it is called.
     /// - Parameters:
     ///   - creating: whether a missing directory store is created (a cluster always exists).
-    ///   - reading: for a command that only reads (`RedisDonationStore.open(client:ranking:types:mirror:reading:)`).
+    ///   - reading: for a command that only reads (`RedisDonationStore.open(client:ranking:types:mirror:contention:reading:)`).
     /// - Throws: `CommandError.usage` when the options name no store (an empty `--store`), or a URL that does not
     ///   parse.
     public static func opener(_ arguments: ParsedArguments, io: CommandIO, creating: Bool = true, reading: Bool = false)
@@ -34,7 +34,8 @@ public enum StoreOpening {
         /// Opens one connection.
         public let open: @Sendable () throws -> any DonationStore
         /// The store's lines for `/metrics`, in Prometheus' text format: the ranking mirror's queries, rebuilds
-        /// and size, and the group commits of its writing connection (none for a Redis Cluster store).
+        /// and size, and the group commits of its writing connection (the embedded store), or its writes' losses
+        /// to other writers and waits for their leases (a Redis Cluster store).
         public let metrics: @Sendable () -> String
         /// Whether the store is across the network (a Redis Cluster), so that every query waits on round trips.
         public let isRemote: Bool
@@ -115,8 +116,9 @@ public enum StoreOpening {
     /// How the Redis store's writes met other writers of their accounts, as Prometheus text.
     static func contentionMetrics(_ statistics: WriteContentionStatistics) -> String {
         """
-        # HELP suggest_store_write_retries_total Writes to a Redis account read and computed again: another writer \
-        changed what they had read (conflict), or held the account's write lease (leased).
+        # HELP suggest_store_write_retries_total Tries of writes to a Redis account that another writer of the \
+        account stopped: it changed what they had read (conflict), or held the account's write lease, which they \
+        waited for (leased, once a wait).
         # TYPE suggest_store_write_retries_total counter
         suggest_store_write_retries_total{reason="conflict"} \(statistics.conflicts)
         suggest_store_write_retries_total{reason="leased"} \(statistics.leasedTries)

@@ -15,7 +15,8 @@ public final class WriteContentionStatistics: Sendable {
 
     /// Tries read and computed again because another writer changed what they had read.
     public var conflicts: Int { conflictCount.load(ordering: .relaxed) }
-    /// Tries that found another writer's lease (`LEASED`, or a lease they could not take), and waited.
+    /// Waits for another writer's lease: a try answered `LEASED`, or a lease a write could not take (once for
+    /// each wait, however many times it looked at the lease).
     public var leasedTries: Int { leasedCount.load(ordering: .relaxed) }
     /// Leases taken by writes that kept losing.
     public var leasesTaken: Int { leaseCount.load(ordering: .relaxed) }
@@ -97,6 +98,8 @@ extension RedisDonationStore {
         private let withoutLease: ScriptBuilder.Lease
         private let lease = WriteLease()
         private var holding = false
+        /// Whether `mayTry` is waiting for another writer's lease (counted once a wait).
+        private var waitingToTake = false
         /// When it last took or renewed the lease.
         private var renewed = ContinuousClock.now
         private(set) var conflicts: Int
@@ -135,10 +138,12 @@ extension RedisDonationStore {
             guard conflicts >= conflictsBeforeLease else { return true }
             if let left = try store.take(lease, keys) {
                 holding = false
-                store.contention.noteLeased()
+                if !waitingToTake { store.contention.noteLeased() }
+                waitingToTake = true
                 try sleep(atMost: left, store)
                 return false
             }
+            waitingToTake = false
             if !holding { store.contention.noteLeaseTaken() }
             holding = true
             renewed = .now
