@@ -12,7 +12,7 @@ public enum StoreOpening {
     /// opened until it is called.
     /// - Parameters:
     ///   - creating: whether a missing directory store is created (a cluster always exists).
-    ///   - reading: for a command that only reads (`RedisDonationStore.open(client:ranking:types:mirror:contention:reading:)`).
+    ///   - reading: for a command that only reads (as `RedisDonationStore.open(client:...)`'s `reading` says).
     /// - Throws: `CommandError.usage` when the options name no store (an empty `--store`), or a URL that does not
     ///   parse.
     public static func opener(_ arguments: ParsedArguments, io: CommandIO, creating: Bool = true, reading: Bool = false)

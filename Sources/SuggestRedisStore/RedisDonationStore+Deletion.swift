@@ -229,7 +229,7 @@ extension RedisDonationStore {
     ) throws(StoreError) -> Rewrite {
         // It loses only to writes of this conversation: a conversation that a donation changes every few
         // milliseconds.
-        var contention = Contention(keys, conflictsBeforeLease: 3, background: background)
+        var contention = Contention(keys, conflictsBeforeLease: 3, as: background ? .maintenance : .deletion)
         defer { contention.end(self) }
         while contention.conflicts < 50 {
             guard try contention.mayTry(self) else { continue }
@@ -358,9 +358,9 @@ extension RedisDonationStore {
     /// script that checks that the weights' version is still the one read before the donations were: every change
     /// of an account's donations increments it, so weights folded from a history that changed meanwhile are
     /// folded again; a fold that lost once holds the account's write lease for the next try, renewing it while it
-    /// reads, so that recordings wait for it (`WriteLease`), unless a try takes longer than `longestFold`. An account with no donation left loses its weights'
-    /// hash. Under fixed weights, which cannot be folded here, the weights become `.empty` and stay marked: nothing
-    /// learned from a deleted donation stays.
+    /// reads, so that recordings wait for it (`WriteLease`), unless a try takes longer than `longestFold`. An
+    /// account with no donation left loses its weights' hash. Under fixed weights, which cannot be folded here, the
+    /// weights become `.empty` and stay marked: nothing learned from a deleted donation stays.
     /// - Returns: whether the weights were written (`false`: the account kept changing, or other writers held its
     ///   lease too long; they stay marked for the next maintenance step).
     /// - Complexity: O(n log n) for the account's n donations, read 64 conversations per round trip.
@@ -375,20 +375,22 @@ extension RedisDonationStore {
         // Every recording changes the weights, and a fold reads the whole account: it takes the lease after one
         // loss, unless that try took longer than a fold may keep the recordings waiting.
         var contention = Contention(
-            keys, conflictsBeforeLease: WriteLease.conflictsBeforeFolding, background: background)
+            keys, conflictsBeforeLease: WriteLease.conflictsBeforeFolding, as: background ? .maintenance : .deletion)
         defer { contention.end(self) }
         while contention.conflicts < 20 {
             guard try contention.mayTry(self) else { continue }
             let started = ContinuousClock.now
+            // The lease kept (renewed when due), and not held past `longestFold`; else the weights stay marked.
+            func mayGoOn() throws(StoreError) -> Bool {
+                try contention.keepsLease(self)
+                    && (!contention.holdsLease || ContinuousClock.now - started < WriteLease.longestFold)
+            }
             let read = try readWeights(keys)
             let numbers = try members(RedisCommand("HVALS", key: keys.conversationNumbers)).sorted()
             var donations: [(sequence: Int64, conversation: Int64, event: ConversationState.Event)] = []
             var start = 0
             while start < numbers.count {
-                // Lapsed and taken, or held too long: the weights stay marked.
-                guard try contention.keepsLease(self),
-                    !contention.holdsLease || ContinuousClock.now - started < WriteLease.longestFold
-                else { return false }
+                guard try mayGoOn() else { return false }
                 let batch = numbers[start..<min(start + 64, numbers.count)]
                 start += batch.count
                 let replies = try pipeline(
@@ -421,9 +423,7 @@ extension RedisDonationStore {
                 }
             }
             donations.sort { $0.sequence < $1.sequence }
-            guard try contention.keepsLease(self),
-                !contention.holdsLease || ContinuousClock.now - started < WriteLease.longestFold
-            else { return false }
+            guard try mayGoOn() else { return false }
             var script = ScriptBuilder(keys)
             script.lease = contention.scriptLease
             // Weights of a fixed size written over: after a deletion on a full node too.

@@ -128,7 +128,7 @@ extension RedisDonationStore {
         let donationCount = pending.reduce(0) { $0 + $1.count }
         var contention = Contention(
             keys, conflictsBeforeLease: WriteLease.conflictsBeforeTaking(donations: donationCount),
-            withoutLease: .respected, conflicts: overtaken ? 1 : 0)
+            as: .recording, conflicts: overtaken ? 1 : 0)
         defer { contention.end(self) }
         while !pending.isEmpty {
             guard try contention.mayTry(self) else { continue }
@@ -139,16 +139,10 @@ extension RedisDonationStore {
             let read = try readRound(
                 pending, of: donations, keys: keys, ledger: &ledger, registeredNow: rounds == 1 && registeredNow,
                 after: nil)
-            guard try contention.keepsLease(self) else {
-                try contention.lost(.conflict, self)
-                continue
-            }
+            guard try contention.keepsLease(self) else { continue }
             let round = try computeRound(
                 read, of: donations, keys: keys, requiringExisting: requiringExisting, lease: contention.scriptLease)
-            guard try contention.keepsLease(self) else {
-                try contention.lost(.conflict, self)
-                continue
-            }
+            guard try contention.keepsLease(self) else { continue }
             guard let script = round.script else {
                 // Every donation left was recorded meanwhile by another client.
                 round.noteDuplicates(in: &outcomes, donations)

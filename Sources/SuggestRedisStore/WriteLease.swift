@@ -92,12 +92,24 @@ extension RedisDonationStore {
         /// What a write that waited its patience throws.
         static let outOfPatience = StoreError(.busy, "other writes held the account for too long; retry in a moment")
 
+        /// Who writes: what the write's scripts do about another writer's lease, and how long it waits for one.
+        enum Writer {
+            /// Waits for the lease, `patience` in all.
+            case recording
+            /// A person's deletion or retention change, an import's undo: goes on whatever lease a recording holds
+            /// (until it holds the lease itself).
+            case deletion
+            /// Maintenance's expiry, rebuild or fold: waits for the lease, `backgroundPatience` in all.
+            case maintenance
+        }
+
         private let keys: RedisKeys
         private let conflictsBeforeLease: Int
         /// How the write's scripts treat the lease while it does not hold it.
         private let withoutLease: ScriptBuilder.Lease
         private let lease = WriteLease()
-        private var holding = false
+        /// Whether the write holds the lease now.
+        private(set) var holdsLease = false
         /// Whether `mayTry` is waiting for another writer's lease (counted once a wait).
         private var waitingToTake = false
         /// When it last took or renewed the lease.
@@ -107,60 +119,45 @@ extension RedisDonationStore {
         private var waited = Duration.zero
         private var pause = Duration.milliseconds(1)
 
-        /// A recording's.
-        /// - Parameters:
-        ///   - withoutLease: how its scripts treat the lease while it holds none.
-        ///   - conflicts: the tries the write lost already (a round of the pipelined import, overtaken).
-        init(_ keys: RedisKeys, conflictsBeforeLease: Int, withoutLease: ScriptBuilder.Lease, conflicts: Int = 0) {
+        /// - Parameter conflicts: the tries the write lost already (a round of the pipelined import, overtaken).
+        init(_ keys: RedisKeys, conflictsBeforeLease: Int, as writer: Writer, conflicts: Int = 0) {
             self.keys = keys
             self.conflictsBeforeLease = conflictsBeforeLease
-            self.withoutLease = withoutLease
+            withoutLease = writer == .deletion ? .ignored : .respected
+            patience = writer == .maintenance ? Self.backgroundPatience : Self.patience
             self.conflicts = conflicts
-            patience = Self.patience
-        }
-
-        /// A deletion's (`background: false`: a person's deletion, an undo, which go on whatever lease a recording
-        /// holds) or maintenance's (which waits for it, `backgroundPatience` in all).
-        init(_ keys: RedisKeys, conflictsBeforeLease: Int, background: Bool) {
-            self.keys = keys
-            self.conflictsBeforeLease = conflictsBeforeLease
-            withoutLease = background ? .respected : .ignored
-            conflicts = 0
-            patience = background ? Self.backgroundPatience : Self.patience
         }
 
         /// How the next try's script treats the lease.
-        var scriptLease: ScriptBuilder.Lease { holding ? .held(token: lease.token) : withoutLease }
+        var scriptLease: ScriptBuilder.Lease { holdsLease ? .held(token: lease.token) : withoutLease }
 
         /// Before a try: takes the lease once the write lost often enough, or renews it.
         /// - Returns: `false` when another writer holds it: this waited, and the write tries again.
         mutating func mayTry(_ store: RedisDonationStore) throws(StoreError) -> Bool {
             guard conflicts >= conflictsBeforeLease else { return true }
             if let left = try store.take(lease, keys) {
-                holding = false
+                holdsLease = false
                 if !waitingToTake { store.contention.noteLeased() }
                 waitingToTake = true
                 try sleep(atMost: left, store)
                 return false
             }
             waitingToTake = false
-            if !holding { store.contention.noteLeaseTaken() }
-            holding = true
+            if !holdsLease { store.contention.noteLeaseTaken() }
+            holdsLease = true
             renewed = .now
             return true
         }
 
-        /// Whether the write holds the lease now.
-        var holdsLease: Bool { holding }
-
         /// During a try that takes a while (reading and computing a round, folding every donation of the account):
         /// renews the lease once a third of its duration passed.
-        /// - Returns: `false` when it lapsed and another writer took it: the try will lose, and should stop (and
-        ///   count as lost, or give up).
+        /// - Returns: `false` when it lapsed and another writer took it: the try would lose, and is counted lost;
+        ///   the write stops it (and tries again, or gives up).
         mutating func keepsLease(_ store: RedisDonationStore) throws(StoreError) -> Bool {
-            guard holding, ContinuousClock.now - renewed > WriteLease.duration / 3 else { return true }
+            guard holdsLease, ContinuousClock.now - renewed > WriteLease.duration / 3 else { return true }
             if try store.take(lease, keys) != nil {
-                holding = false
+                holdsLease = false
+                try lost(.conflict, store)
                 return false
             }
             renewed = .now
@@ -175,7 +172,7 @@ extension RedisDonationStore {
                 store.contention.noteConflict()
                 return
             }
-            holding = false
+            holdsLease = false
             store.contention.noteLeased()
             // Only the lease is looked at while waiting: the next try's reads (and the numbers it reserves, which
             // the replicas copy) are for when it can win.
@@ -186,14 +183,14 @@ extension RedisDonationStore {
 
         /// After a try that was applied: its script gave the lease back.
         mutating func applied() {
-            holding = false
+            holdsLease = false
         }
 
         /// Gives the lease back if it still holds it (the write failed, or found nothing left to write), so that
         /// the other writers need not wait for it to lapse.
         mutating func end(_ store: RedisDonationStore) {
-            guard holding else { return }
-            holding = false
+            guard holdsLease else { return }
+            holdsLease = false
             store.giveBack(lease, keys)
         }
 
