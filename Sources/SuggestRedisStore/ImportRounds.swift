@@ -23,9 +23,6 @@ extension RedisDonationStore {
         private var prepared: Unit?
         /// The writes of rounds answered, whose replicas are still to confirm them.
         private var unconfirmed: [PendingWrite] = []
-        /// The account of the last round another client's write overtook: its rounds written again take the
-        /// account's lease at once.
-        private var overtakenAccount: String?
         private(set) var recorded = 0
         private(set) var duplicates = 0
 
@@ -63,11 +60,11 @@ extension RedisDonationStore {
             }
             let reads = try store.readRound(
                 groups, of: donations, keys: keys, ledger: &ledger, registeredNow: registeredNow, after: previous)
-            guard try sendPrepared(store: store, ledger: &ledger) else {
+            if let overtaken = try sendPrepared(store: store, ledger: &ledger) {
                 // Read with what an overtaken round was to leave.
                 try store.completeRounds(
                     groups, of: donations, keys: keys, outcomes: &outcomes, ledger: &ledger,
-                    overtaken: overtaken(keys))
+                    overtaken: overtaken.hasSameBytes(as: keys.account))
                 return count(outcomes)
             }
             let round = try store.computeRound(
@@ -80,32 +77,35 @@ extension RedisDonationStore {
         }
 
         /// Sends the prepared round, once the round in flight answered that it ran as computed.
-        /// - Returns: `false` when another client's write overtook the round in flight: it was written again, and
-        ///   so was the prepared round (computed from it, or not), by rounds of their own.
-        private mutating func sendPrepared(store: RedisDonationStore, ledger: inout ImportLedger) throws -> Bool {
-            guard try settleInFlight(store: store, ledger: &ledger) else {
+        /// - Returns: the account of the round in flight when another client's write overtook it: that round was
+        ///   written again, and so was the prepared round (computed from it, or not), by rounds of their own, which
+        ///   take the lease at once if they are of the same account (it has another writer). `nil` when the round
+        ///   in flight ran as computed, or none was.
+        private mutating func sendPrepared(store: RedisDonationStore, ledger: inout ImportLedger) throws -> String? {
+            if let overtaken = try settleInFlight(store: store, ledger: &ledger) {
                 if var unit = prepared {
                     prepared = nil
                     try store.completeRounds(
                         unit.groups, of: unit.donations, keys: unit.keys, outcomes: &unit.outcomes, ledger: &ledger,
-                        overtaken: overtaken(unit.keys))
+                        overtaken: overtaken.hasSameBytes(as: unit.keys.account))
                     count(unit.outcomes)
                 }
-                return false
+                return overtaken
             }
-            guard var unit = prepared, let script = unit.round.script else { return true }
+            guard var unit = prepared, let script = unit.round.script else { return nil }
             prepared = nil
             unit.write = try store.startWrite([script])
             inFlight = unit
-            return true
+            return nil
         }
 
         /// Reads the reply of the round in flight, and notes what it recorded; when another client's write
         /// overtook it, its donations are written again by rounds of their own. Confirms the rounds answered before
         /// it: their replicas had this round's time to take them.
-        /// - Returns: whether the round in flight (if any) ran as computed.
-        private mutating func settleInFlight(store: RedisDonationStore, ledger: inout ImportLedger) throws -> Bool {
-            guard var unit = inFlight, let write = unit.write else { return true }
+        /// - Returns: the round's account when another client's write overtook it; `nil` when it ran as computed, or
+        ///   none was in flight.
+        private mutating func settleInFlight(store: RedisDonationStore, ledger: inout ImportLedger) throws -> String? {
+            guard var unit = inFlight, let write = unit.write else { return nil }
             inFlight = nil
             let replies: [RedisValue]
             do {
@@ -122,14 +122,13 @@ extension RedisDonationStore {
             let ran = outcome == .applied
             if !ran {
                 if outcome == .leased { store.contention.noteLeased() } else { store.contention.noteConflict() }
-                overtakenAccount = unit.keys.account
                 try store.completeRounds(
                     RedisDonationStore.leftover(of: unit.groups, unit.outcomes), of: unit.donations, keys: unit.keys,
                     outcomes: &unit.outcomes, ledger: &ledger, overtaken: true)
             }
             count(unit.outcomes)
             while unconfirmed.count > 1 { try store.confirmWrite(unconfirmed.removeFirst()) }
-            return ran
+            return ran ? nil : unit.keys.account
         }
 
         /// Writes the rounds left, and returns once a replica confirmed every one (as `writeReplicated` promises).
@@ -156,11 +155,6 @@ extension RedisDonationStore {
             }
             for write in unconfirmed { _ = write.outcome() }
             unconfirmed = []
-        }
-
-        /// Whether the last round overtaken was of this account.
-        private func overtaken(_ keys: RedisKeys) -> Bool {
-            overtakenAccount?.hasSameBytes(as: keys.account) == true
         }
 
         private mutating func count(_ outcomes: [DonationOutcome?]) {

@@ -155,16 +155,20 @@ enum RedisScripts {
     /// (`WriteLease`), unless another writer holds it.
     ///
     /// KEYS: `lease`. ARGV: the token, the lease's length in milliseconds. Returns 0 when the lease is this token's
-    /// now, else how many milliseconds the other writer's lease has left (1000 for a lease without an expiry,
-    /// which no client of this store sets: the waiter pauses as usual). It runs at `maxmemory` too: a deletion
-    /// on a full node may need the lease, and it is a few bytes for a few seconds.
+    /// now, else how many milliseconds the other writer's lease has left. A lease without an expiry, which no
+    /// client of this store sets (one set by hand), is given a lease's length: else it would keep the account's
+    /// writers waiting for as long as it stays. It runs at `maxmemory` too: a deletion on a full node may need the
+    /// lease, and it is a few bytes for a few seconds.
     static let takeLease = RedisScript(
         """
         #!lua flags=allow-oom
         local holder = redis.call('GET', KEYS[1])
         if holder and holder ~= ARGV[1] then
           local left = redis.call('PTTL', KEYS[1])
-          if left < 0 then return 1000 end
+          if left < 0 then
+            redis.call('PEXPIRE', KEYS[1], ARGV[2])
+            return tonumber(ARGV[2])
+          end
           return math.max(left, 1)
         end
         redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])

@@ -234,9 +234,17 @@ extension RedisDonationStore {
         guard let left = try send(RedisCommand("PTTL", key: keys.writeLease)).integer else {
             throw StoreError.damaged("a reply of Redis to PTTL")
         }
-        // -2: no lease. -1, a lease without an expiry, which no client of this store sets: waited for all the same
-        // (a pause at a time), as long as the write's patience lasts.
-        return left == -2 ? nil : left == -1 ? .seconds(1) : .milliseconds(max(left, 1))
+        if left == -1 {
+            // A lease without an expiry, which no client of this store sets (one set by hand): it gets a lease's
+            // length, as `takeLease` gives it, so that it lapses rather than keep every writer of the account
+            // waiting out its patience for as long as it stays.
+            var expire = RedisCommand("PEXPIRE", key: keys.writeLease)
+            expire.append(Int(WriteLease.duration.components.seconds * 1000))
+            expire.append("NX")
+            _ = try send(expire)
+            return WriteLease.duration
+        }
+        return left == -2 ? nil : .milliseconds(max(left, 1))
     }
 
     /// Gives `lease` back, if it still holds the account's: after a failure, so that the other writers need not

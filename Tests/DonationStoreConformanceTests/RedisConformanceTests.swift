@@ -392,6 +392,29 @@ import Testing
         #expect(try count("a") == kept)
     }
 
+    /// A lease key without an expiry, which no writer of this store sets (only a hand can), lapses as a writer's
+    /// lease would: before, every recording of the account waited out its 15 s of patience and answered busy, for
+    /// as long as the key stayed.
+    @Test func aLeaseWithoutAnExpiryLapsesAsAWritersWould() throws {
+        let cluster = try Self.emptyCluster()
+        let store = try RedisDonationStore.open(url: cluster.url)
+        let client = try RedisClusterClient(url: cluster.url)
+        _ = try client.send(RedisCommand("SET", key: "sg:{a}:lease", "set-by-hand"))
+        let end = StoreConformanceTests.end
+        let started = ContinuousClock.now
+        let outcome = try store.record(
+            Interaction(
+                account: "a", identifier: "d1", date: end, direction: .outgoing,
+                intent: SendMessageIntent(conversationIdentifier: "c", recipients: [Person(customIdentifier: "u-1")])),
+            now: end)
+        #expect(ContinuousClock.now - started < .seconds(10))
+        guard case .recorded = outcome else {
+            Issue.record("the donation was not recorded: \(outcome)")
+            return
+        }
+        #expect(try client.send(RedisCommand("EXISTS", key: "sg:{a}:lease")).integer == 0)
+    }
+
     /// Runs `body` with a store of its own while two other clients record single donations into the account
     /// `default`, one after another, from before `body` starts until it returns.
     /// - Returns: how many single donations were recorded (at least 20 before `body` started).
