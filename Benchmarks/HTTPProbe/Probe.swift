@@ -130,6 +130,10 @@ final class ProbeState: Sendable {
             printError("http-probe: SIGHUP, reload \(reloads)")
             return
         }
+        guard signal.asksToStop else {
+            printError("http-probe: \(signal) ignored")
+            return
+        }
         guard let server = server.withLock({ $0.take() }) else { return }
         printError("http-probe: \(signal), stopping")
         let abandoned = server.stop(gracePeriod: .seconds(10))

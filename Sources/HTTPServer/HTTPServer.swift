@@ -66,7 +66,7 @@ public final class HTTPServer: Sendable {
 
     /// Starts a server: binds the address, starts the worker threads, and returns once it accepts connections.
     ///
-    /// The worker threads start with SIGTERM, SIGINT and SIGHUP blocked, whatever the calling thread blocks, so
+    /// The worker threads start with `ProcessSignals.Signal.all` blocked, whatever the calling thread blocks, so
     /// that those signals go to whoever waits for them (`ProcessSignals`), never to a thread in the middle of a
     /// request.
     /// - Parameters:

@@ -20,7 +20,7 @@ final class HandlerThreads: Sendable {
         var stopping = false
     }
 
-    /// Starts `count` threads, with SIGTERM, SIGINT and SIGHUP blocked as on MHD's workers.
+    /// Starts `count` threads, with `ProcessSignals.Signal.all` blocked as on MHD's workers.
     /// - Throws: `HTTPServerError` when the system cannot start a thread; those already started are stopped.
     init(count: Int) throws(HTTPServerError) {
         do {

@@ -2,7 +2,8 @@ import CMicroHTTPD
 import CSystem
 import Synchronization
 
-/// Waits for SIGTERM, SIGINT and SIGHUP on a thread of its own and calls a handler for each, in order.
+/// Waits for the signals that would end a server or ask it something (SIGTERM, SIGINT, SIGHUP and the others whose
+/// default action ends a process) on a thread of its own, and calls a handler for each, in order.
 ///
 /// A signal handler may only do what is async-signal-safe; a thread that waits with `sigwait` may do anything,
 /// such as stop a server gracefully or reload a file. For that the signals must be blocked in every thread, or the
@@ -12,7 +13,12 @@ import Synchronization
 ///
 /// ```swift
 /// let signals = try ProcessSignals { signal in
-///     if signal == .hangUp { reloadKeys() } else { server.stop(gracePeriod: .seconds(10)); finished.signal() }
+///     if signal == .hangUp {
+///         reloadKeys()
+///     } else if signal.asksToStop {
+///         server.stop(gracePeriod: .seconds(10))
+///         finished.signal()
+///     }
 /// }
 /// ```
 public final class ProcessSignals: Sendable {
@@ -29,17 +35,31 @@ public final class ProcessSignals: Sendable {
         public static let interrupt = Signal(SIGINT)
         /// SIGHUP: by convention, reload the configuration.
         public static let hangUp = Signal(SIGHUP)
+        /// SIGQUIT: a stop as graceful as SIGTERM's (nginx's convention), rather than the default core dump.
+        public static let quit = Signal(SIGQUIT)
+        /// SIGPWR: the power is failing (an uninterruptible power supply's daemon sends it).
+        public static let powerFailure = Signal(SIGPWR)
+        /// SIGXCPU: the process passed its soft limit of CPU time; the kernel ends it at the hard one.
+        public static let cpuTimeLimit = Signal(SIGXCPU)
 
-        /// The three signals, in that order.
-        public static let all: [Signal] = [.terminate, .interrupt, .hangUp]
+        /// SIGTERM, SIGINT, SIGHUP, then the others whose default action ends the process without a word: a
+        /// stray `kill -USR1` (which other servers use to reopen logs) or a timer's signal would end a server that
+        /// left them alone, with no drain and no log line.
+        public static let all: [Signal] =
+            [.terminate, .interrupt, .hangUp, .quit, .powerFailure, .cpuTimeLimit]
+            + [SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGSTKFLT].map(Signal.init)
+
+        /// Whether the signal asks the process to stop: SIGTERM, SIGINT, SIGQUIT, SIGPWR and SIGXCPU. SIGHUP asks
+        /// for a reload; the others ask nothing of a server.
+        public var asksToStop: Bool { [SIGTERM, SIGINT, SIGQUIT, SIGPWR, SIGXCPU].contains(number) }
 
         public var description: String {
-            switch number {
-            case SIGTERM: "SIGTERM"
-            case SIGINT: "SIGINT"
-            case SIGHUP: "SIGHUP"
-            default: "signal \(number)"
-            }
+            let names: [Int32: String] = [
+                SIGTERM: "SIGTERM", SIGINT: "SIGINT", SIGHUP: "SIGHUP", SIGQUIT: "SIGQUIT", SIGPWR: "SIGPWR",
+                SIGXCPU: "SIGXCPU", SIGUSR1: "SIGUSR1", SIGUSR2: "SIGUSR2", SIGALRM: "SIGALRM",
+                SIGVTALRM: "SIGVTALRM", SIGPROF: "SIGPROF", SIGIO: "SIGIO", SIGSTKFLT: "SIGSTKFLT",
+            ]
+            return names[number] ?? "signal \(number)"
         }
     }
 
@@ -79,14 +99,14 @@ public final class ProcessSignals: Sendable {
     /// Blocks `signals` in the calling thread (and so in every thread it starts from now on) and starts the thread
     /// that waits for them.
     /// - Parameters:
-    ///   - signals: the signals to wait for; all three unless given.
+    ///   - signals: the signals to wait for; `Signal.all` unless given.
     ///   - handler: called on the waiting thread for each signal, one at a time; it may block (a graceful stop),
     ///     and signals that arrive meanwhile wait (one of each kind is kept).
     /// - Throws: `HTTPServerError` when no signal is given or the thread cannot start.
     public init(_ signals: [Signal] = Signal.all, handler: @escaping @Sendable (Signal) -> Void) throws(HTTPServerError)
     {
         guard let first = signals.first else {
-            throw HTTPServerError("no signal to wait for; give at least one of SIGTERM, SIGINT and SIGHUP")
+            throw HTTPServerError("no signal to wait for; give at least one, such as SIGTERM")
         }
         _ = first
         let waiter = Waiter(signals: signals, handler: handler)
@@ -117,8 +137,8 @@ public final class ProcessSignals: Sendable {
         }
     }
 
-    /// Runs `body` with SIGTERM, SIGINT and SIGHUP blocked in the calling thread, so that threads it starts begin
-    /// with them blocked; the calling thread's mask is restored afterwards.
+    /// Runs `body` with `Signal.all` blocked in the calling thread, so that threads it starts begin with them
+    /// blocked; the calling thread's mask is restored afterwards.
     /// - Parameter body: the work, typically starting threads.
     /// - Returns: what `body` returns.
     public static func withSignalsBlocked<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure)

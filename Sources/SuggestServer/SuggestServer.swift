@@ -124,6 +124,18 @@ public enum SuggestServer {
                     keysWatch.reload(reason: "SIGHUP")
                     return
                 }
+                // SIGUSR1, SIGUSR2, a timer's signal: their default action ended the server with no drain and no
+                // log line (and only at the next request, the signal waiting until then in a thread that did not
+                // block it).
+                guard signal.asksToStop else {
+                    log.event(
+                        "signal ignored",
+                        [
+                            ("signal", signal.description),
+                            ("reason", "SIGTERM stops the server, SIGHUP reloads its keys"),
+                        ])
+                    return
+                }
                 // A second stop signal (`timeout` sends two, a supervisor may repeat its own) is the same stop: it
                 // neither drains again nor logs a second "stopped" after the process has begun to end.
                 guard stopping.take() else {

@@ -91,4 +91,26 @@ import Testing
         #expect(outcome.status == 0, "\(outcome)")
         #expect(outcome.error.contains("SIGINT, stopping"))
     }
+
+    /// Signals whose default action ends a process, and that ask nothing of a server, reach the handler instead:
+    /// before, a stray SIGUSR1 ended the server at its next request, with no drain. SIGQUIT stops it as gracefully
+    /// as SIGTERM.
+    @Test func signalsThatAskNothingLeaveTheServerRunningAndSIGQUITStopsIt() throws {
+        let scratch = try TemporaryDirectory("http-probe")
+        let (child, port) = try ProcessSignalsTests.startProbe(in: scratch)
+        for signal in [SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO] { child.send(signal) }
+        #expect(
+            eventually {
+                (try? ProcessSignalsTests.get("/", port: port))?.text == "ok\n"
+                    && child.standardErrorSoFar().contains("SIGIO ignored")
+            })
+        #expect(!child.hasExited)
+        child.send(SIGQUIT)
+        let outcome = child.wait(timeout: 10)
+        #expect(outcome.status == 0, "\(outcome)")
+        for name in ["SIGUSR1", "SIGUSR2", "SIGALRM", "SIGVTALRM", "SIGPROF", "SIGIO"] {
+            #expect(outcome.error.contains("http-probe: \(name) ignored"), "\(outcome.error)")
+        }
+        #expect(outcome.error.contains("SIGQUIT, stopping"))
+    }
 }

@@ -84,6 +84,29 @@ import Testing
         }
     }
 
+    /// A stray SIGUSR1 or SIGUSR2 (other servers reopen their logs on one) ended the server at its next request,
+    /// with no drain and no log line: it is logged and changes nothing. SIGQUIT drains and exits 0, as SIGTERM does.
+    @Test func signalsThatAskNothingAreLoggedAndSIGQUITDrains() throws {
+        let scratch = try TemporaryDirectory("serve-signals")
+        let server = try ServeProcess(["--store", scratch("store"), "--no-access-log"], scratch: scratch.path)
+        server.process.send(SIGUSR1)
+        server.process.send(SIGUSR2)
+        // The log is written in batches: the lines are looked for once the process has ended. Before, the first
+        // request after the signals ended it.
+        sleepSeconds(0.5)
+        let body = ServerRoutesTests.donation("m-1", "thread-42", ago: 5)
+        #expect(try server.client.send("POST", "/v1/accounts/a/donations", json: body).status == 201)
+        #expect(try server.client.request("GET", "/v1/health/ready").status == 200)
+        #expect(!server.process.hasExited)
+        server.process.send(SIGQUIT)
+        let outcome = server.process.wait(timeout: 30)
+        #expect(outcome.status == 0, "\(outcome)")
+        for name in ["SIGUSR1", "SIGUSR2"] {
+            #expect(outcome.error.contains(#""event":"signal ignored","signal":"\#(name)""#), "\(outcome.error)")
+        }
+        #expect(outcome.error.contains(#""event":"draining","signal":"SIGQUIT""#), "\(outcome.error)")
+    }
+
     /// The binary's server ranks from memory once its copy of an account is current, and says so in `/metrics`.
     @Test func theServerAnswersFromItsRankingMirrorAndCountsIt() throws {
         let scratch = try TemporaryDirectory("lifecycle")

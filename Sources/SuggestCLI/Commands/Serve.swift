@@ -33,7 +33,8 @@ enum Serve: Command {
     static let discussion = """
         Prints 'listening on http://HOST:PORT' on standard error once it accepts connections. Routes, bodies and
         errors: docs/serving.md and GET /v1/openapi.json. SIGTERM or SIGINT: readiness goes 503, no new
-        connections, requests in flight finish, exit 0. SIGHUP (or a change of the keys file) reloads the keys.
+        connections, requests in flight finish, exit 0 (SIGQUIT too). SIGHUP (or a change of the keys file) reloads
+        the keys. SIGUSR1, SIGUSR2 and other signals that ask nothing of it are logged and change nothing.
 
         Examples:
           suggest serve --port 8080 --store /var/lib/suggest
