@@ -25,7 +25,7 @@ enum SuggestionOutput {
             let rank = String(suggestion.rank)
             text += String(repeating: " ", count: max(0, 3 - rank.count)) + rank + "  "
                 + TerminalText.padded(title, to: width + 2)
-            text += "score " + format(suggestion.score) + "  " + (suggestion.isGroup ? "group" : "person")
+            text += "score " + score(suggestion, top: suggestions[0]) + "  " + (suggestion.isGroup ? "group" : "person")
             // Counted when the title does not say it all, and only when the intents named anyone; the user's own
             // entry (`isMe`) is nobody the message goes to, and a person given twice is one.
             let people = suggestion.people.count
@@ -85,7 +85,7 @@ enum SuggestionOutput {
     {
         let scale = unit > 0 && unit.isFinite ? unit : 1
         var parts = explanation.terms.map { "\($0.name) \(format($0.value / scale))" }.joined(separator: " + ")
-        if explanation.factor != 1 { parts = "(\(parts)) × \(format(explanation.factor))" }
+        if explanation.logFactor != 0 { parts = "(\(parts)) × \(factor(ln: explanation.logFactor))" }
         var text = "       why: " + parts + "\n"
         text += "            \(explanation.outgoingCount) sent, \(explanation.incomingCount) received"
         if explanation.engagedCount > 0 { text += ", \(explanation.engagedCount) shared from a suggestion" }
@@ -99,6 +99,30 @@ enum SuggestionOutput {
             text += "            you asked to suggest it less (×\(explanation.lessFeedback))\n"
         }
         return text
+    }
+
+    /// A suggestion's score relative to the first one's: as `format` says, or, when it is below the smallest
+    /// `Double` (a conversation asked about hundreds of times with "suggest less") and the explanations give the
+    /// logarithms, as a power of ten rather than a `0` that says it scores nothing.
+    static func score(_ suggestion: Suggestion, top: Suggestion) -> String {
+        guard suggestion.score == 0, let own = suggestion.explanation?.logScore,
+            let first = top.explanation?.logScore, own.isFinite, first.isFinite
+        else { return format(suggestion.score) }
+        return powerOfTen(ln: own - first)
+    }
+
+    /// A factor of the score, from its logarithm: as `format` says, or below a ten-thousandth as a power of ten
+    /// (`10^-662`), as `feedback` says it: the product of hundreds of "suggest less" is below the smallest
+    /// `Double`, and "× 0" beside a conversation still listed would be wrong.
+    static func factor(ln logFactor: Double) -> String {
+        let value = LogSpace.value(logFactor)
+        guard value < 0.0001, logFactor.isFinite else { return format(value) }
+        return powerOfTen(ln: logFactor)
+    }
+
+    /// `e^ln` as `10^N`, N rounded to an integer.
+    static func powerOfTen(ln value: Double) -> String {
+        "10^\(Int((value / 2.302585092994046).rounded()))"
     }
 
     /// Four significant digits; a part under a ten-thousandth of the first suggestion's score reads as `~0`.

@@ -1,4 +1,5 @@
 import SuggestCore
+import SuggestSQLiteStore
 import SuggestTestSupport
 import Testing
 
@@ -175,6 +176,25 @@ import Testing
         #expect(Feedback.multiplier(0.25, times: 2) == "0.0625")
         #expect(Feedback.multiplier(0.25, times: 1100) == "10^-662")
         #expect(Feedback.multiplier(0.5, times: 1022) != "0" && !Feedback.multiplier(0.5, times: 1100).hasPrefix("0"))
+    }
+
+    /// The same in `list --explain`, which said `(…) × 0` and `score 0` past about 540 asks (at ¼ each): the
+    /// factor and the score relative to the first are shown from their logarithms.
+    @Test func listExplainsAFactorBelowTheSmallestDoubleAsAPowerOfTen() throws {
+        for conversation in ["kept", "muted"] {
+            #expect(SuggestProcess.run(["donate", "--store", store, "--conversation", conversation]).status == 0)
+        }
+        do {
+            let opened = try SQLiteDonationStore.open(StoreLocation(directory: store))
+            for _ in 0..<1_100 { _ = try opened.suggestLess(conversation: "muted", account: "default") }
+        }
+        let listed = SuggestProcess.run(["list", "--store", store, "--explain"])
+        #expect(listed.status == 0)
+        let lines = listed.standardOutput.split(separator: "\n").map(String.init)
+        let muted = try #require(lines.firstIndex { $0.contains("[muted]") })
+        #expect(lines[muted].contains("score 10^-66"), "\(listed.standardOutput)")
+        #expect(lines[muted + 1].hasSuffix(") × 10^-662"), "\(listed.standardOutput)")
+        #expect(SuggestionOutput.factor(ln: LogSpace.ln(0.5)) == "0.5")
     }
 
     /// A learned weight the mixture has all but dropped printed in full (`2.0378444265078933e-73`) and broke

@@ -287,7 +287,7 @@ import Testing
         let a = RankedConversation(
             conversation: ConversationHandle(rawValue: 0), conversationIdentifier: "e\u{301}", logScore: 0,
             lastDate: Timestamp(seconds: 0), state: state,
-            breakdown: ScoreBreakdown(terms: [], factor: 1, contentShare: 0, matchedPeople: 0, lessFeedback: 0))
+            breakdown: ScoreBreakdown(terms: [], logFactor: 0, contentShare: 0, matchedPeople: 0, lessFeedback: 0))
         var b = a
         b.conversationIdentifier = "\u{e9}"
         #expect(RankedConversation.ranksBefore(a, b))

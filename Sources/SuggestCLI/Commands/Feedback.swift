@@ -1,4 +1,3 @@
-import CSystem
 import SuggestCore
 
 /// `suggest feedback`: "Suggest Less" for a conversation, or forgetting it.
@@ -44,6 +43,6 @@ enum Feedback: Command {
         var product = 1.0
         for _ in 0..<times { product *= factor }
         guard product < Double.leastNormalMagnitude, factor > 0 else { return JSONWriter.format(product) }
-        return "10^\(Int((Double(times) * log10(factor)).rounded()))"
+        return SuggestionOutput.powerOfTen(ln: Double(times) * LogSpace.ln(factor))
     }
 }

@@ -11,15 +11,19 @@ public struct ScoreBreakdown: Sendable, Equatable {
     /// One term per channel in the policy's order, then `people` when the context names people; empty unless the
     /// ranking was asked to explain.
     public var terms: [Term]
-    /// The product of the multiplicative factors (content, group preference, "suggest less"); 1 unless the ranking
-    /// was asked to explain.
-    public var factor: Double
+    /// `ln` of the product of the multiplicative factors (content, group preference, "suggest less"); 0 unless the
+    /// ranking was asked to explain. Kept as a logarithm: a conversation asked about more than about 500 times
+    /// has a product below the smallest `Double`.
+    public var logFactor: Double
     /// The decayed share of the conversation's donations that carried the kinds being shared (0 without them).
     public var contentShare: Double
     /// How many of the context's people are in the conversation.
     public var matchedPeople: Int
     /// How many times the person asked to see this conversation less.
     public var lessFeedback: Int
+
+    /// The product of the multiplicative factors; 0 once it is below the smallest `Double` (`logFactor` is not).
+    public var factor: Double { LogSpace.value(logFactor) }
 
     /// The value of the term named `name`, 0 when absent.
     public func value(of name: String) -> Double { terms.first { $0.name == name }?.value ?? 0 }

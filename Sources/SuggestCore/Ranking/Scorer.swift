@@ -216,7 +216,7 @@ public struct Scorer: Sendable {
         if state.isGroup { logFactor += logGroupFactor }
         if state.lessFeedback > 0 { logFactor += logLessFactor * Double(state.lessFeedback) }
         let breakdown = ScoreBreakdown(
-            terms: terms, factor: explain ? LogSpace.value(logFactor) : 1, contentShare: contentShare,
+            terms: terms, logFactor: explain ? logFactor : 0, contentShare: contentShare,
             matchedPeople: matchedPeople, lessFeedback: state.lessFeedback)
         return RankedConversation(
             conversation: candidate.conversation, conversationIdentifier: candidate.conversationIdentifier,

@@ -53,8 +53,11 @@ public struct Suggestion: Sendable, Equatable {
         /// The additive terms (each decay channel, and the people term when the query names people) at the query's
         /// moment, as raw values.
         public var terms: [ScoreBreakdown.Term]
-        /// The product of the multiplicative factors (content, group preference, "suggest less").
-        public var factor: Double
+        /// `ln` of the product of the multiplicative factors (content, group preference, "suggest less"), which
+        /// does not underflow as the product does past about 500 "suggest less".
+        public var logFactor: Double
+        /// The product of the multiplicative factors; 0 once it is below the smallest `Double`.
+        public var factor: Double { LogSpace.value(logFactor) }
         /// The decayed share of the conversation's donations that carried the kinds being shared.
         public var contentShare: Double
         /// How many of the query's people take part in the conversation.
@@ -81,7 +84,7 @@ public struct Suggestion: Sendable, Equatable {
         public init(_ ranked: RankedConversation, learned: LearnedWeightsSummary? = nil) {
             logScore = ranked.logScore
             terms = ranked.breakdown.terms
-            factor = ranked.breakdown.factor
+            logFactor = ranked.breakdown.logFactor
             contentShare = ranked.breakdown.contentShare
             matchedPeople = ranked.breakdown.matchedPeople
             lessFeedback = ranked.breakdown.lessFeedback
