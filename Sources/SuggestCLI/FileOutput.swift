@@ -100,8 +100,10 @@ enum FileOutput {
     /// Refuses, before any work, an output path that `write(_:to:)` could not write: a directory, a file or a
     /// directory without write permission, a directory that does not exist. (`eval --html /tmp` replayed the
     /// whole history, then failed and printed no figures.) Whatever changes afterwards, `write` still says so.
-    /// - Throws: `CommandError.failure` naming the option, as `write` would.
+    /// - Throws: `CommandError.failure` naming the option, as `write` would; `CommandError.usage` for an empty path.
     static func checkWritable(output path: String, option: String) throws(CommandError) {
+        // "cannot write : No such file or directory", and only after the work it was to hold.
+        guard !path.isEmpty else { throw CommandError.usage("\(option) names no file; give a file path") }
         var info = stat()
         if stat(path, &info) == 0 {
             if system_is_directory(info.st_mode) != 0 {

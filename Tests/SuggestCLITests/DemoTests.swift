@@ -52,6 +52,23 @@ import Testing
         #expect(Self.results(demo.output).contains("imported 238 donations"))
     }
 
+    /// Another history than the sample: its steps name none of the sample's conversations. `share --send` to
+    /// u-juan failed there, and the demo ended with exit 1 after its output.
+    @Test func anotherHistoryGetsTheStepsThatNameNoConversation() throws {
+        let scratch = try TemporaryDirectory("cli-demo")
+        let history = scratch.path + "/history.jsonl"
+        let sample = try readFile(Suggest.packageRoot + "/SampleData/donations.jsonl")
+        let lines = sample.split(separator: 0x0A).prefix(40).flatMap { line -> [UInt8] in Array(line) + [0x0A] }
+        try writeFile(history, lines)
+        let demo = try Suggest.run(["demo", "--data", history], scratch: scratch.path)
+        #expect(demo.status == 0, "\(demo)")
+        #expect(demo.output.contains("imported 40 donations"))
+        let sampleOnly = ["$ suggest share", "$ suggest feedback", "$ suggest block", "$ suggest delete", "--person"]
+        for step in sampleOnly {
+            #expect(!demo.output.contains(step), "\(demo.output)")
+        }
+    }
+
     @Test func aHistoryThatCannotBeReadIsAUsageError() throws {
         let scratch = try TemporaryDirectory("cli-demo")
         let outcome = try Suggest.run(["demo", "--data", scratch.path + "/none.jsonl"], scratch: scratch.path)

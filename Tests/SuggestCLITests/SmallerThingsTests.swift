@@ -171,6 +171,20 @@ import Testing
         #expect(directoryEntries(scratch.path).isEmpty, "no store was made")
     }
 
+    /// Empty paths, found by a hostile sweep: `eval --html ''` replayed the whole history, then failed with exit 1
+    /// and "cannot write : No such file"; `convert enron ''` looked for /recipients.tsv.
+    @Test(arguments: [
+        (["eval", ""], "suggest eval: the file name is empty; give a FILE, or - for standard input"),
+        (["eval", "history.jsonl", "--html", ""], "suggest eval: --html names no file; give a file path"),
+        (["convert", "enron", ""], "suggest convert: the directory name is empty; give the Enron history's directory"),
+        (["convert", "collegemsg", ""], "suggest convert: the file name is empty; give a FILE, or - for standard input"),
+    ])
+    func anEmptyPathIsAUsageError(_ arguments: [String], _ message: String) throws {
+        let result = SuggestProcess.run(arguments)
+        #expect(result.status == 64)
+        #expect(result.standardError == message + "\n")
+    }
+
     /// "Suggest Less" asked hundreds of times said "score × 0" beside a conversation still listed with a score.
     @Test func aSmallMultiplierIsShownAsAPowerOfTen() {
         #expect(Feedback.multiplier(0.25, times: 2) == "0.0625")

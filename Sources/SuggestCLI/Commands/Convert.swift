@@ -28,6 +28,13 @@ enum Convert: Command {
         }
         let format = arguments.positionals[0]
         let path = arguments.positionals[1]
+        // An empty directory read as the root: `enron ""` looked for /recipients.tsv.
+        guard !path.isEmpty else {
+            throw CommandError.usage(
+                format == "enron"
+                    ? "the directory name is empty; give the Enron history's directory"
+                    : "the file name is empty; give a FILE, or - for standard input")
+        }
         let emit: (Interaction) throws -> Void = { try io.out($0.jsonLine + "\n") }
         let summary: HistoryConverter.Summary
         do {

@@ -8,7 +8,10 @@ enum Demo: Command {
     static let summary = "Import the bundled sample history into a throwaway store and show the ranking at work."
     static let usage = "[--data FILE] [--keep]"
     static let options: [OptionSpec] = [
-        .option("--data", "FILE", "The history to use (default: the project's SampleData/donations.jsonl)."),
+        .option(
+            "--data", "FILE",
+            "The history to use (default: the project's SampleData/donations.jsonl); with another, only the steps "
+                + "that name no conversation of the sample."),
         .flag("--keep", "Keep the throwaway store and print its path."),
     ]
     static let discussion = """
@@ -25,13 +28,18 @@ enum Demo: Command {
         try arguments.expectPositionals(atMost: 0)
         let sample = sampleDirectory(io)
         let data: String
+        // Most steps name the sample's conversations (u-juan, g-climbing): on another history, `share --send` to
+        // u-juan failed and the demo ended with exit 1.
+        let isSample: Bool
         if let given = arguments.value("--data") {
             guard access(given, R_OK) == 0 else {
                 throw CommandError.usage("cannot read \(given); give --data a readable FILE")
             }
             data = absolute(given, in: io)
+            isSample = sample.map { FileOutput.isSameFile($0 + "/donations.jsonl", data) } ?? false
         } else if let sample {
             data = sample + "/donations.jsonl"
+            isSample = true
         } else {
             throw CommandError.usage(
                 "cannot find SampleData/donations.jsonl here or in the project suggest was built in; give --data FILE")
@@ -51,6 +59,43 @@ enum Demo: Command {
         let store = String(cString: made)
         defer { if !arguments.flag("--keep") { removeTree(store) } }
         let common = ["--store", store]
+        let steps =
+            isSample
+            ? sampleSteps(data: data, extensions: extensions)
+            : [
+                ("Keep all of the history, whatever today's date.",
+                 ["config", "--max-age-days", "0", "--idle-days", "0"]),
+                ("Record the history.", ["import", data, "--quiet"]),
+                ("The share sheet's row now, and why each one is there.", ["list", "--limit", "5", "--explain"]),
+                ("The same row as the contract's JSON, for the app's share sheet.",
+                 ["list", "--limit", "3", "--json"]),
+            ]
+        // Pasted in order, from any directory, these lines repeat the demo: `suggest` found as the demo was, and
+        // the store named once.
+        try io.out("# Each step below is a command you can paste to repeat it, from any directory.\n")
+        if let directory = executableDirectory() {
+            try io.out("# The first puts this suggest on your PATH, if it is not there yet.\n")
+            try io.out("$ export PATH=\(quoted(directory)):\"$PATH\"\n")
+        }
+        try io.out("$ STORE=\(quoted(store))\n")
+        for (explanation, command) in steps {
+            if !explanation.isEmpty { try io.out("\n# \(explanation)\n") }
+            try io.out("$ suggest " + command.map(quoted).joined(separator: " ") + " --store \"$STORE\"\n")
+            try io.standardOutput.flush()
+            let code = SuggestCommandLine.run(command + common, io: io)
+            guard code == ExitCode.success else { return code }
+        }
+        try io.out(
+            arguments.flag("--keep")
+                ? "\nThe store is kept at \(store)\n"
+                : "\nThe throwaway store was removed ('suggest demo --keep' keeps it; the commands above make it "
+                    + "again).\n")
+        return ExitCode.success
+    }
+
+    /// The demo's steps on the bundled sample, whose conversations they name (u-juan, g-climbing, g-work).
+    /// - Parameter extensions: the sample's share extensions' directory; the share steps need it.
+    static func sampleSteps(data: String, extensions: String?) -> [(String, [String])] {
         var steps: [(String, [String])] = [
             ("The sample history is dated November 2026; keep all of it, whatever today's date.",
              ["config", "--max-age-days", "0", "--idle-days", "0"]),
@@ -85,27 +130,7 @@ enum Demo: Command {
              ["share", "--attachment", "public.jpeg=beach.jpg", "--conversation", "u-juan", "--at", demoMoment,
               "--limit", "3"]),
         ]
-        // Pasted in order, from any directory, these lines repeat the demo: `suggest` found as the demo was, and
-        // the store named once.
-        try io.out("# Each step below is a command you can paste to repeat it, from any directory.\n")
-        if let directory = executableDirectory() {
-            try io.out("# The first puts this suggest on your PATH, if it is not there yet.\n")
-            try io.out("$ export PATH=\(quoted(directory)):\"$PATH\"\n")
-        }
-        try io.out("$ STORE=\(quoted(store))\n")
-        for (explanation, command) in steps {
-            if !explanation.isEmpty { try io.out("\n# \(explanation)\n") }
-            try io.out("$ suggest " + command.map(quoted).joined(separator: " ") + " --store \"$STORE\"\n")
-            try io.standardOutput.flush()
-            let code = SuggestCommandLine.run(command + common, io: io)
-            guard code == ExitCode.success else { return code }
-        }
-        try io.out(
-            arguments.flag("--keep")
-                ? "\nThe store is kept at \(store)\n"
-                : "\nThe throwaway store was removed ('suggest demo --keep' keeps it; the commands above make it "
-                    + "again).\n")
-        return ExitCode.success
+        return steps
     }
 
     /// `SampleData` in the working directory, else in the project the running binary was built in (it lives in
