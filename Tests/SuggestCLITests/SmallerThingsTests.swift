@@ -162,6 +162,10 @@ import Testing
         (["import", ""], "suggest import: the file name is empty; give a FILE, or - for standard input"),
         (["donate", "--conversation", "c", "--recipient", "=Juan"], "suggest donate: --recipient '=Juan' has no identifier; write ID or ID=NAME"),
         (["donate", "--conversation", "c", "--sender", "=Juan"], "suggest donate: --sender '=Juan' has no identifier; write ID or ID=NAME"),
+        // Named by their options, as `delete` names them (a sweep found "--conversation ID is required" and
+        // "intent.contentTypes[0]").
+        (["donate", "--conversation", ""], "suggest donate: --conversation must not be empty"),
+        (["donate", "--conversation", "c", "--content-type", ""], "suggest donate: --content-type must not be empty; give a uniform type identifier (public.jpeg)"),
     ])
     func usageTakenAnotherWayIsRefused(_ arguments: [String], _ message: String) throws {
         let scratch = try TemporaryDirectory("usage")

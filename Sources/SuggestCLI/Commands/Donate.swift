@@ -74,8 +74,14 @@ enum Donate: Command {
     }
 
     static func fromFlags(_ arguments: ParsedArguments) throws -> Interaction {
-        guard let conversation = arguments.value("--conversation"), !conversation.isEmpty else {
+        guard let given = arguments.value("--conversation") else {
             throw CommandError.usage("--conversation ID is required (or give the whole donation with --json)")
+        }
+        // Named by the option, as `delete` names it, not as a JSON field the person never wrote.
+        let conversation = try StoreOptions.name(given, option: "--conversation")
+        let contentTypes = arguments.values("--content-type")
+        if contentTypes.contains(where: \.isEmpty) {
+            throw CommandError.usage("--content-type must not be empty; give a uniform type identifier (public.jpeg)")
         }
         var direction = InteractionDirection.outgoing
         if let text = arguments.value("--direction") {
@@ -93,7 +99,7 @@ enum Donate: Command {
                 try person(text, option: "--recipient")
             },
             image: arguments.value("--image"),
-            contentTypes: arguments.values("--content-type"))
+            contentTypes: contentTypes)
         // Flags go through the same validation as JSON: one set of rules for every way in.
         return try Interaction(
             account: try StoreOptions.account(arguments), identifier: arguments.value("--identifier"),
