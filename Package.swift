@@ -91,7 +91,8 @@ let package = Package(
         // The server's executable, which `suggest serve` runs: linked dynamically (libmicrohttpd needs gnutls), with
         // the Swift runtime linked in so that it runs without the toolchain installed.
         .executableTarget(
-            name: "suggest-serve", dependencies: ["SuggestCLI", "SuggestServer", "CSystem"], swiftSettings: strict,
+            name: "suggest-serve", dependencies: ["SuggestCLI", "SuggestServer", "HTTPServer", "CSystem"],
+            swiftSettings: strict,
             linkerSettings: [.unsafeFlags(["-static-stdlib"], .when(platforms: [.linux]))]),
         .plugin(name: "EmbedResources", capability: .buildTool(), dependencies: ["ResourceEmbedder"]),
         .executableTarget(name: "ResourceEmbedder", path: "Plugins/ResourceEmbedder"),

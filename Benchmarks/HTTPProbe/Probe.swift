@@ -11,7 +11,7 @@ import Synchronization
 /// - `GET /json`: a small JSON document;
 /// - `GET /slow?ms=N`: answers after N milliseconds (and notes its start in the events file);
 /// - `GET /reloads`: how many SIGHUPs arrived;
-/// - `GET /mask`: whether SIGTERM, SIGINT and SIGHUP are blocked on the worker thread that answers.
+/// - `GET /mask`: whether `ProcessSignals.Signal.all` are blocked on the worker thread that answers.
 enum Probe {
     static func run(_ arguments: [String]) -> Int32 {
         let state = ProbeState()
@@ -86,7 +86,7 @@ enum Probe {
         case ["mask"]:
             var mask = sigset_t()
             pthread_sigmask(SIG_BLOCK, nil, &mask)
-            let blocked = [SIGTERM, SIGINT, SIGHUP].allSatisfy { sigismember(&mask, $0) == 1 }
+            let blocked = ProcessSignals.Signal.all.allSatisfy { sigismember(&mask, $0.number) == 1 }
             return .text(blocked ? "blocked\n" : "not blocked\n")
         default: return .error(status: .notFound, code: "not_found", message: "no such route")
         }

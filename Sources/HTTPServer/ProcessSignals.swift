@@ -37,8 +37,10 @@ public final class ProcessSignals: Sendable {
         public static let hangUp = Signal(SIGHUP)
         /// SIGQUIT: a stop as graceful as SIGTERM's (nginx's convention), rather than the default core dump.
         public static let quit = Signal(SIGQUIT)
-        /// SIGPWR: the power is failing (an uninterruptible power supply's daemon sends it).
-        public static let powerFailure = Signal(SIGPWR)
+        #if os(Linux)
+            /// SIGPWR: the power is failing (an uninterruptible power supply's daemon sends it).
+            public static let powerFailure = Signal(SIGPWR)
+        #endif
         /// SIGXCPU: the process passed its soft limit of CPU time; the kernel ends it at the hard one.
         public static let cpuTimeLimit = Signal(SIGXCPU)
 
@@ -46,19 +48,34 @@ public final class ProcessSignals: Sendable {
         /// stray `kill -USR1` (which other servers use to reopen logs) or a timer's signal would end a server that
         /// left them alone, with no drain and no log line.
         public static let all: [Signal] =
-            [.terminate, .interrupt, .hangUp, .quit, .powerFailure, .cpuTimeLimit]
-            + [SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO, SIGSTKFLT].map(Signal.init)
+            [.terminate, .interrupt, .hangUp, .quit, .cpuTimeLimit] + linuxOnly
+            + [SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO].map(Signal.init)
+
+        #if os(Linux)
+            private static let linuxOnly = [powerFailure, Signal(SIGSTKFLT)]
+        #else
+            private static let linuxOnly: [Signal] = []
+        #endif
 
         /// Whether the signal asks the process to stop: SIGTERM, SIGINT, SIGQUIT, SIGPWR and SIGXCPU. SIGHUP asks
         /// for a reload; the others ask nothing of a server.
-        public var asksToStop: Bool { [SIGTERM, SIGINT, SIGQUIT, SIGPWR, SIGXCPU].contains(number) }
+        public var asksToStop: Bool {
+            #if os(Linux)
+                if number == SIGPWR { return true }
+            #endif
+            return [SIGTERM, SIGINT, SIGQUIT, SIGXCPU].contains(number)
+        }
 
         public var description: String {
-            let names: [Int32: String] = [
-                SIGTERM: "SIGTERM", SIGINT: "SIGINT", SIGHUP: "SIGHUP", SIGQUIT: "SIGQUIT", SIGPWR: "SIGPWR",
-                SIGXCPU: "SIGXCPU", SIGUSR1: "SIGUSR1", SIGUSR2: "SIGUSR2", SIGALRM: "SIGALRM",
-                SIGVTALRM: "SIGVTALRM", SIGPROF: "SIGPROF", SIGIO: "SIGIO", SIGSTKFLT: "SIGSTKFLT",
+            var names: [Int32: String] = [
+                SIGTERM: "SIGTERM", SIGINT: "SIGINT", SIGHUP: "SIGHUP", SIGQUIT: "SIGQUIT", SIGXCPU: "SIGXCPU",
+                SIGUSR1: "SIGUSR1", SIGUSR2: "SIGUSR2", SIGALRM: "SIGALRM", SIGVTALRM: "SIGVTALRM", SIGPROF: "SIGPROF",
+                SIGIO: "SIGIO",
             ]
+            #if os(Linux)
+                names[SIGPWR] = "SIGPWR"
+                names[SIGSTKFLT] = "SIGSTKFLT"
+            #endif
             return names[number] ?? "signal \(number)"
         }
     }
@@ -135,6 +152,19 @@ public final class ProcessSignals: Sendable {
         } else {
             pthread_join(thread, nil)
         }
+    }
+
+    /// Blocks, in the calling thread and so in every thread it starts, the signals of `Signal.all` that do not ask
+    /// the process to stop (SIGHUP, SIGUSR1, timers' signals): until a watcher waits for them, they wait, where
+    /// their default action would end the process. Call it first thing in `main`, before any thread starts: a
+    /// thread started earlier (a dispatch queue's, which leaves SIGPROF open) takes them and ends the process
+    /// even once the watcher runs. The signals that ask for a stop keep their default action until then: a
+    /// process stopped while it starts has nothing to drain.
+    public static func holdUntilWatched() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for signal in Signal.all where !signal.asksToStop { sigaddset(&set, signal.number) }
+        pthread_sigmask(SIG_BLOCK, &set, nil)
     }
 
     /// Runs `body` with `Signal.all` blocked in the calling thread, so that threads it starts begin with them

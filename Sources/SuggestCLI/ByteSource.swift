@@ -54,12 +54,16 @@ public final class ByteSource {
         return !path.isEmpty && stat(path, &info) == 0 && system_is_directory(info.st_mode) == 0 && access(path, R_OK) == 0
     }
 
+    /// What a command says of an empty FILE: "cannot read : No such file or directory" left the reader to guess
+    /// that the name was empty.
+    static let emptyName = "the file name is empty; give a FILE, or - for standard input"
+
     /// Opens a file for reading.
     /// - Throws: `CommandError.usage` naming the file when it cannot be opened.
     public convenience init(path: String) throws(CommandError) {
         // "cannot read : No such file or directory" left the reader to guess that the name was empty.
         guard !path.isEmpty else {
-            throw CommandError.usage("the file name is empty; give a FILE, or - for standard input")
+            throw CommandError.usage(Self.emptyName)
         }
         let fd = system_open(path, O_RDONLY)
         guard fd >= 0 else {

@@ -85,7 +85,7 @@ enum SuggestionOutput {
     {
         let scale = unit > 0 && unit.isFinite ? unit : 1
         var parts = explanation.terms.map { "\($0.name) \(format($0.value / scale))" }.joined(separator: " + ")
-        if explanation.logFactor != 0 { parts = "(\(parts)) × \(factor(ln: explanation.logFactor))" }
+        if explanation.factor != 1 { parts = "(\(parts)) × \(factor(ln: explanation.logFactor))" }
         var text = "       why: " + parts + "\n"
         text += "            \(explanation.outgoingCount) sent, \(explanation.incomingCount) received"
         if explanation.engagedCount > 0 { text += ", \(explanation.engagedCount) shared from a suggestion" }
@@ -101,11 +101,12 @@ enum SuggestionOutput {
         return text
     }
 
-    /// A suggestion's score relative to the first one's: as `format` says, or, when it is below the smallest
-    /// `Double` (a conversation asked about hundreds of times with "suggest less") and the explanations give the
-    /// logarithms, as a power of ten rather than a `0` that says it scores nothing.
+    /// A suggestion's score relative to the first one's: as `format` says, or, below a ten-thousandth when the
+    /// explanations give the logarithms, as a power of ten, as `factor(ln:)` shows the factor: a conversation asked
+    /// about hundreds of times with "suggest less" scores below the smallest `Double`, and "score 0" says it
+    /// scores nothing.
     static func score(_ suggestion: Suggestion, top: Suggestion) -> String {
-        guard suggestion.score == 0, let own = suggestion.explanation?.logScore,
+        guard suggestion.score < 0.0001, let own = suggestion.explanation?.logScore,
             let first = top.explanation?.logScore, own.isFinite, first.isFinite
         else { return format(suggestion.score) }
         return powerOfTen(ln: own - first)
@@ -122,7 +123,7 @@ enum SuggestionOutput {
 
     /// `e^ln` as `10^N`, N rounded to an integer.
     static func powerOfTen(ln value: Double) -> String {
-        "10^\(Int((value / 2.302585092994046).rounded()))"
+        "10^\(Int((value / LogSpace.ln(10)).rounded()))"
     }
 
     /// Four significant digits; a part under a ten-thousandth of the first suggestion's score reads as `~0`.

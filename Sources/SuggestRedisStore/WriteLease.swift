@@ -61,6 +61,9 @@ extension RedisDonationStore {
         /// the account's other writers waiting briefly. A writer renews it at each try, and between a try's steps.
         static let duration = Duration.seconds(3)
 
+        /// `duration` as the scripts and `PEXPIRE` take it.
+        static let milliseconds = Int(duration.components.seconds * 1000)
+
         /// The longest a fold of the weights holds the lease (`refoldWeights`): a fold of a very large account
         /// would keep every recording waiting past its patience; it gives up instead, and its weights stay marked.
         static let longestFold = Duration.seconds(10)
@@ -222,7 +225,7 @@ extension RedisDonationStore {
     func take(_ lease: WriteLease, _ keys: RedisKeys) throws(StoreError) -> Duration? {
         var command = RedisCommand(script: RedisScripts.takeLease, keys: [keys.writeLease])
         command.append(lease.token)
-        command.append(Int(WriteLease.duration.components.seconds * 1000))
+        command.append(WriteLease.milliseconds)
         guard let left = try send(command).integer else {
             throw StoreError.damaged("a reply of Redis to a write lease")
         }
@@ -239,7 +242,7 @@ extension RedisDonationStore {
             // length, as `takeLease` gives it, so that it lapses rather than keep every writer of the account
             // waiting out its patience for as long as it stays.
             var expire = RedisCommand("PEXPIRE", key: keys.writeLease)
-            expire.append(Int(WriteLease.duration.components.seconds * 1000))
+            expire.append(WriteLease.milliseconds)
             expire.append("NX")
             _ = try send(expire)
             return WriteLease.duration

@@ -125,8 +125,7 @@ public enum SuggestServer {
                     return
                 }
                 // SIGUSR1, SIGUSR2, a timer's signal: their default action ended the server with no drain and no
-                // log line (and only at the next request, the signal waiting until then in a thread that did not
-                // block it).
+                // log line.
                 guard signal.asksToStop else {
                     log.event(
                         "signal ignored",

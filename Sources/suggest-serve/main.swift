@@ -1,9 +1,11 @@
 import CSystem
+import HTTPServer
 import SuggestCLI
 
 // The server's executable: the whole command line, with `serve` run in this process (`suggest serve` replaces
 // itself with this program). It gathers the process's surroundings as `suggest` does and hands them over.
-ProcessStart.holdHangUps()
+// Before any thread starts (the access log's, the store's): every thread inherits the signals held for the watcher.
+ProcessSignals.holdUntilWatched()
 ProcessStart.settle()
 let io = CommandIO(
     standardOutput: FileDescriptorOutput(descriptor: 1),

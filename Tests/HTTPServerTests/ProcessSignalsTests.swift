@@ -93,7 +93,7 @@ import Testing
     }
 
     /// Signals whose default action ends a process, and that ask nothing of a server, reach the handler instead:
-    /// before, a stray SIGUSR1 ended the server at its next request, with no drain. SIGQUIT stops it as gracefully
+    /// before, a stray SIGUSR1 ended the server, with no drain. SIGQUIT stops it as gracefully
     /// as SIGTERM.
     @Test func signalsThatAskNothingLeaveTheServerRunningAndSIGQUITStopsIt() throws {
         let scratch = try TemporaryDirectory("http-probe")

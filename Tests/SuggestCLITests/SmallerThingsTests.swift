@@ -165,7 +165,8 @@ import Testing
         // Named by their options, as `delete` names them (a sweep found "--conversation ID is required" and
         // "intent.contentTypes[0]").
         (["donate", "--conversation", ""], "suggest donate: --conversation must not be empty"),
-        (["donate", "--conversation", "c", "--content-type", ""], "suggest donate: --content-type must not be empty; give a uniform type identifier (public.jpeg)"),
+        (["donate", "--conversation", "c", "--content-type", ""], "suggest donate: --content-type must not be empty"),
+        (["donate", "--conversation", "c", "--content-type", String(repeating: "t", count: 4097)], "suggest donate: --content-type is 4097 bytes long; the limit is 4096"),
     ])
     func usageTakenAnotherWayIsRefused(_ arguments: [String], _ message: String) throws {
         let scratch = try TemporaryDirectory("usage")

@@ -28,12 +28,14 @@ enum Convert: Command {
         }
         let format = arguments.positionals[0]
         let path = arguments.positionals[1]
+        guard ["collegemsg", "enron"].contains(format) else {
+            throw CommandError.usage("unknown format '\(format.prefix(40))'; use collegemsg or enron")
+        }
         // An empty directory read as the root: `enron ""` looked for /recipients.tsv.
         guard !path.isEmpty else {
             throw CommandError.usage(
                 format == "enron"
-                    ? "the directory name is empty; give the Enron history's directory"
-                    : "the file name is empty; give a FILE, or - for standard input")
+                    ? "the directory name is empty; give the Enron history's directory" : ByteSource.emptyName)
         }
         let emit: (Interaction) throws -> Void = { try io.out($0.jsonLine + "\n") }
         let summary: HistoryConverter.Summary
@@ -43,8 +45,7 @@ enum Convert: Command {
                 // `-` is standard input, as for `import` and `eval` (it was looked for as a file named "-").
                 let source: LineReader.Source = path == "-" ? .fileDescriptor(0, name: "standard input") : .file(path)
                 summary = try HistoryConverter.collegeMsg(source, emit: emit)
-            case "enron": summary = try HistoryConverter.enron(directory: path, emit: emit)
-            default: throw CommandError.usage("unknown format '\(format.prefix(40))'; use collegemsg or enron")
+            default: summary = try HistoryConverter.enron(directory: path, emit: emit)  // checked above
             }
         } catch let error as FileError {
             throw CommandError(error, readingStandardInput: format == "collegemsg" && path == "-")

@@ -79,9 +79,8 @@ enum Donate: Command {
         }
         // Named by the option, as `delete` names it, not as a JSON field the person never wrote.
         let conversation = try StoreOptions.name(given, option: "--conversation")
-        let contentTypes = arguments.values("--content-type")
-        if contentTypes.contains(where: \.isEmpty) {
-            throw CommandError.usage("--content-type must not be empty; give a uniform type identifier (public.jpeg)")
+        let contentTypes = try arguments.values("--content-type").map { text throws(CommandError) in
+            try StoreOptions.name(text, option: "--content-type")
         }
         var direction = InteractionDirection.outgoing
         if let text = arguments.value("--direction") {

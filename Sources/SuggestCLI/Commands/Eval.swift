@@ -52,9 +52,7 @@ enum Eval: Command {
         guard let path = arguments.positionals.first else {
             throw CommandError.usage("eval needs a FILE of donation JSON Lines; see 'suggest eval --help'")
         }
-        guard !path.isEmpty else {
-            throw CommandError.usage("the file name is empty; give a FILE, or - for standard input")
-        }
+        guard !path.isEmpty else { throw CommandError.usage(ByteSource.emptyName) }
         var policies = try policies(arguments.value("--policy") ?? "default")
         let cutoffs = try arguments.value("--k").map(cutoffs) ?? EvalResult.defaultCutoffs
         let depth = try arguments.value("--depth").map { text throws(CommandError) in
