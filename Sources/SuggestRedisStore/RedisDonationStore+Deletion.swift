@@ -489,6 +489,7 @@ extension RedisDonationStore {
         }
         let done = requests.allSatisfy { $0.state == .started }
         noteFileRewrites(done: done)
+        let slowLogRefusal = emptySlowLogs(of: nodes)
         if let refused = requests.first(where: { $0.refusal != nil }), let message = refused.refusal {
             throw StoreError(
                 .misconfigured,
@@ -497,7 +498,35 @@ extension RedisDonationStore {
                     + "permissions in docs/redis.md, \"A user of its own\"; the next deletion or maintenance step "
                     + "rewrites them then")
         }
+        if let (node, message) = slowLogRefusal {
+            throw StoreError(
+                .misconfigured,
+                "deleted, but the Redis user may not run SLOWLOG RESET on \(node.endpoint) (\(message.prefix(100))), so "
+                    + "names of what was deleted stay in that node's slow log until newer slow commands push them out: "
+                    + "give the user the permissions in docs/redis.md, \"A user of its own\"")
+        }
         return done
+    }
+
+    /// Empties every node's slow log, best effort. A node keeps the first 31 keys of each command slower than
+    /// `slowlog-log-slower-than` (10 ms by default) in memory, where `SLOWLOG GET` shows them: an import's scripts
+    /// name the account and its person keys (a person's address), which stayed there after the deletion left the
+    /// files clean (a sweep found them after `delete --everything`). Other accounts' entries go too; the log is
+    /// for diagnosis, and holds only the latest 128 commands anyway.
+    /// - Returns: a node that refused for want of the permission, and Redis's answer; other failures (a node down)
+    ///   are left alone: its log is memory, and newer commands push the entries out.
+    private func emptySlowLogs(of nodes: [RedisNode]) -> (RedisNode, String)? {
+        var refusal: (RedisNode, String)?
+        for node in nodes {
+            do {
+                _ = try client.send(RedisCommand("SLOWLOG", "RESET"), to: node.endpoint)
+            } catch {
+                if case .server(_, let message) = error, Self.permissionDenied(message) != nil, refusal == nil {
+                    refusal = (node, message)
+                }
+            }
+        }
+        return refusal
     }
 
     /// Notes in the settings whether a rewrite of the nodes' files is still owed (`files.rewrite`), for the next

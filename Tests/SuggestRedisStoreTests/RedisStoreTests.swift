@@ -483,6 +483,32 @@ import Testing
         }
     }
 
+    /// A node's slow log keeps the first keys of each slow command in memory: an import's scripts name the account
+    /// and its person keys (a person's address). After a deletion that left every file clean, `SLOWLOG GET` still
+    /// showed them (a sweep); the deletion empties every node's slow log. Here every command is slow enough.
+    @Test func deletedDataLeavesNoNodesSlowLog() throws {
+        let cluster = try LocalRedisCluster.shared("store-slowlog")
+        for node in cluster.nodes { _ = try cluster.cli(node, "CONFIG", "SET", "slowlog-log-slower-than", "0") }
+        defer {
+            for node in cluster.nodes {
+                _ = try? cluster.cli(node, "CONFIG", "SET", "slowlog-log-slower-than", "10000")
+            }
+        }
+        let store = try RedisDonationStore.open(url: cluster.url)
+        let secret = "Sl\(UInt32.random(in: 100_000...999_999))w"
+        let account = "slow-\(secret)"
+        _ = try store.importDonations(
+            (0..<50).map { Self.donation("s-\($0)", account: account, conversation: "c-\($0 % 5)", secret: secret) },
+            options: ImportOptions(now: Self.now))
+        func logsNaming(_ text: String) throws -> [Int] {
+            try cluster.nodes.filter { try cluster.cli($0, "SLOWLOG", "GET", "1000").contains(text) }.map(\.port)
+        }
+        #expect(try !logsNaming(secret).isEmpty, "the import's scripts are in a slow log before the deletion")
+        _ = try store.delete(.all, account: account)
+        let naming = try logsNaming(secret)
+        #expect(naming.isEmpty, "the deleted names are still in the slow logs of \(naming)")
+    }
+
     /// A request still running when `--grace` ends is waited for on a Redis Cluster (only its batch's own undo could
     /// take it back): the `stopped` line counts it as finished past the grace, not as abandoned (a probe saw a batch
     /// answered 201, and recorded whole, counted abandoned).
