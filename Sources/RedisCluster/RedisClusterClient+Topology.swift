@@ -8,6 +8,11 @@ extension RedisClusterClient {
         _ = try refresh(minimumInterval: 0, waitForOthers: true)
     }
 
+    /// Whether the client has learned the cluster's layout at least once. Until it has, no node it was given
+    /// answered, and one that cannot be reached is not a failover under way (nothing says it was ever up): a
+    /// mistyped port need not be asked again for the retry timeout.
+    public var hasLearnedLayout: Bool { state.withLock { $0.topology != nil } }
+
     /// The nodes as the client knows them: masters (with their slots) first, then replicas. Asks the cluster
     /// first if the client has not yet.
     /// - Throws: as ``refreshTopology()``, when the layout is not known yet.

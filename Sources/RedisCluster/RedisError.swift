@@ -28,6 +28,11 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     case tooManyRedirects(count: Int, last: String)
 
     /// One line: what went wrong, where, and what to do about it.
+    /// What a lost connection's description says when the command may have run: for a caller that then learns
+    /// what became of it (a write it took back), and says that instead.
+    public static let mayHaveRunAdvice =
+        "the command may or may not have run; retry it only if running it twice is harmless"
+
     public var description: String {
         switch self {
         case .invalidConfiguration(let message):
@@ -53,10 +58,7 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
             let origin = endpoint.map { " at \($0)" } ?? ""
             return "Redis\(origin) refused the command: \(message)"
         case .connectionLost(let endpoint, let reason, let mayHaveRun):
-            let outcome =
-                mayHaveRun
-                ? "the command may or may not have run; retry it only if running it twice is harmless"
-                : "the command did not run; retry it"
+            let outcome = mayHaveRun ? Self.mayHaveRunAdvice : "the command did not run; retry it"
             return "lost the connection to Redis at \(endpoint) (\(reason)): \(outcome)"
         case .protocolError(let endpoint, let reason):
             return "Redis at \(endpoint) sent something that is not the Redis protocol (\(reason)): check that the"

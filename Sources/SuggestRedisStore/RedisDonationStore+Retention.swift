@@ -2,6 +2,31 @@ import RedisCluster
 import SuggestCore
 
 extension RedisDonationStore {
+    /// Readiness's question: one read of the settings, from the master of their slot, without the client's
+    /// retries. Those wait up to 10 s for a failover, past a load balancer's probe timeout: while the cluster was
+    /// down, `/v1/health/ready` took 10 s to say 503 (a sweep). A master that a promotion replaced is looked up
+    /// again once.
+    public func checkHealth() throws {
+        let read = RedisCommand("HGET", key: RedisKeys.settings, "retention.maximumAgeDays")
+        let slot = RedisHashSlot.of(RedisKeys.settings)
+        func ask() throws(RedisError) {
+            guard let master = try client.master(forSlot: slot) else {
+                throw .clusterDown(nil, message: "no master serves the store's settings now")
+            }
+            _ = try client.send(read, to: master.endpoint)
+        }
+        do {
+            do {
+                try ask()
+            } catch {
+                try client.refreshTopology()
+                try ask()
+            }
+        } catch {
+            throw Self.translate(error)
+        }
+    }
+
     public func retention() throws -> Retention {
         var retention = Retention.default
         if let text = try setting("retention.maximumAgeDays"), let days = Double(text) { retention.maximumAgeDays = days }

@@ -49,9 +49,13 @@ extension RedisDonationStore {
                 undone = undo(written)
             }
             guard !undone else {
-                guard let said, let store = (error as? StoreError) ?? (error as? RedisError).map(Self.translate) else {
+                guard let said, var store = (error as? StoreError) ?? (error as? RedisError).map(Self.translate) else {
                     throw error
                 }
+                // What became of the write is known now, and said below: "retry it only if running it twice is
+                // harmless", then "it was taken back: retry it", left the reader to choose.
+                let advice = ": " + RedisError.mayHaveRunAdvice
+                if store.message.hasSuffix(advice) { store.message.removeLast(advice.count) }
                 guard !written.lostReply else {
                     throw StoreError(
                         store.kind,

@@ -222,7 +222,8 @@ public final class RedisDonationStore: DonationStore {
     /// `RedisClusterClient.pipelineToEveryMaster(_:with:)`, asked again while a master cannot be reached, for up to
     /// the client's retry timeout, with the layout read anew each time: a master killed is listed until its
     /// replica is promoted, and every command that opened the store in those seconds failed at once, naming a
-    /// node its user never gave, where a write waits for the promotion.
+    /// node its user never gave, where a write waits for the promotion. When no node given answered at all (no
+    /// layout was ever learned: a mistyped port, a host that does not resolve), it fails at once; it waited 10 s.
     static func askEveryMaster(_ client: RedisClusterClient, _ commands: [RedisCommand], with reads: [RedisCommand])
         throws(StoreError) -> (masters: [RedisNodeReplies], reads: [RedisValue])
     {
@@ -232,7 +233,9 @@ public final class RedisDonationStore: DonationStore {
             do {
                 outcome = try client.pipelineToEveryMaster(commands, with: reads)
             } catch {
-                guard Self.passes(error), ContinuousClock.now < deadline else { throw translate(error) }
+                guard Self.passes(error), client.hasLearnedLayout, ContinuousClock.now < deadline else {
+                    throw translate(error)
+                }
                 Self.pauseForFailover(client)
                 continue
             }

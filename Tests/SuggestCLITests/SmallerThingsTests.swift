@@ -183,6 +183,7 @@ import Testing
         (["eval", "history.jsonl", "--html", ""], "suggest eval: --html names no file; give a file path"),
         (["convert", "enron", ""], "suggest convert: the directory name is empty; give the Enron history's directory"),
         (["convert", "collegemsg", ""], "suggest convert: the file name is empty; give a FILE, or - for standard input"),
+        (["share", "--extension", ""], "suggest share: --extension names no file; give the share extension's Info.plist"),
     ])
     func anEmptyPathIsAUsageError(_ arguments: [String], _ message: String) throws {
         let result = SuggestProcess.run(arguments)

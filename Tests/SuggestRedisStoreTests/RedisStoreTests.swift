@@ -509,6 +509,36 @@ import Testing
         #expect(naming.isEmpty, "the deleted names are still in the slow logs of \(naming)")
     }
 
+    /// Readiness asks the store once, without the client's retries for a failover: with a master and its replica
+    /// gone (the cluster down), `/v1/health/ready` took those 10 s to say 503, past a load balancer's probe timeout
+    /// (a sweep). Ready again once the cluster is.
+    @Test func theHealthCheckAnswersAtOnceWhileTheClusterIsDown() throws {
+        let cluster = try LocalRedisCluster(masters: 3, replicasPerMaster: 1)
+        defer { cluster.stop() }
+        let store = try RedisDonationStore.open(url: cluster.url)
+        try store.checkHealth()
+        // A master that does not serve the settings, with its replica: its slots go uncovered, and the nodes say
+        // CLUSTERDOWN once they see it (the cluster's node timeout is 2 s).
+        let settings = try cluster.owner(ofSlot: RedisHashSlot.of("sg:settings")).node.port
+        let masters = try [0, 8_000, 16_000].map { try cluster.owner(ofSlot: $0).node }
+        let gone = try #require(masters.first { $0.port != settings })
+        cluster.kill(try cluster.replica(of: gone))
+        cluster.kill(gone)
+        let down = monotonicSeconds() + 30
+        var answered = false
+        while monotonicSeconds() < down && !answered {
+            let started = monotonicSeconds()
+            do {
+                try store.checkHealth()
+                sleepSeconds(0.2)
+            } catch {
+                #expect(monotonicSeconds() - started < 5, "\(error)")
+                answered = true
+            }
+        }
+        #expect(answered, "the cluster was never seen down")
+    }
+
     /// A request still running when `--grace` ends is waited for on a Redis Cluster (only its batch's own undo could
     /// take it back): the `stopped` line counts it as finished past the grace, not as abandoned (a probe saw a batch
     /// answered 201, and recorded whole, counted abandoned).
@@ -726,7 +756,10 @@ import Testing
         func run(_ store: String, _ arguments: [String] = ["list"]) throws -> ProcessOutcome {
             try Suggest.run(arguments + ["--store", store], scratch: scratch.path, timeout: 60)
         }
+        // At once: no node given answers, so no failover can be under way (it took the retry timeout, 10 s).
+        let started = monotonicSeconds()
         let unreachable = try run("redis://127.0.0.1:1")
+        #expect(monotonicSeconds() - started < 5)
         #expect(unreachable.status == 1 && unreachable.errorLines.count == 1)
         #expect(unreachable.error.contains("cannot reach Redis at 127.0.0.1:1"))
 

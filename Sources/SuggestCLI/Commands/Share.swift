@@ -64,6 +64,9 @@ enum Share: Command {
             throw CommandError.usage(
                 "--extension \(path) and --json both read standard input; give the Info.plist as a file")
         }
+        if arguments.value("--extension")?.isEmpty == true {
+            throw CommandError.usage("--extension names no file; give the share extension's Info.plist")
+        }
         var target: ShareTarget
         do {
             target = try arguments.value("--extension").map { path throws(ShareTargetError) in
