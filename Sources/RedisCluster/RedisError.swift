@@ -27,12 +27,12 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A command was redirected (`MOVED`, `ASK`) more times than ``RedisClusterConfiguration/maxRedirects``.
     case tooManyRedirects(count: Int, last: String)
 
-    /// One line: what went wrong, where, and what to do about it.
     /// What a lost connection's description says when the command may have run: for a caller that then learns
     /// what became of it (a write it took back), and says that instead.
     public static let mayHaveRunAdvice =
         "the command may or may not have run; retry it only if running it twice is harmless"
 
+    /// One line: what went wrong, where, and what to do about it.
     public var description: String {
         switch self {
         case .invalidConfiguration(let message):

@@ -62,9 +62,10 @@ public enum StoreOpening {
             let started = Atomic<Bool>(false)
             return Serving(
                 open: {
+                    let first = !started.load(ordering: .acquiring)
                     let store = try RedisDonationStore.open(
-                        client: client, mirror: mirror, contention: contention,
-                        reading: started.load(ordering: .acquiring))
+                        client: client, mirror: mirror, contention: contention, reading: !first,
+                        waitingForTheCluster: first)
                     started.store(true, ordering: .releasing)
                     return store
                 },

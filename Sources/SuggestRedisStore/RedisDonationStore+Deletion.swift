@@ -76,7 +76,7 @@ extension RedisDonationStore {
         report.preferencesForgotten = forgotPreferences
         if report.donations > 0 || forgotPreferences || failure != nil {
             do {
-                report.logTruncated = try rewriteFiles()
+                report.logTruncated = try rewriteFiles(slowLogs: .account(keys))
             } catch {
                 failure = failure ?? error
             }
@@ -158,10 +158,10 @@ extension RedisDonationStore {
         do {
             try unlinkEveryKey(accounts: accounts)
         } catch {
-            _ = try? rewriteFiles()
+            _ = try? rewriteFiles(slowLogs: .everyAccount)
             throw error
         }
-        report.logTruncated = try rewriteFiles()
+        report.logTruncated = try rewriteFiles(slowLogs: .everyAccount)
         return report
     }
 
@@ -466,11 +466,14 @@ extension RedisDonationStore {
     /// of its own, so a burst of deletions shares the rewrites). The nodes are asked together, for up to 5 seconds
     /// in all; a node still busy then is noted (`files.rewrite` in the settings) and asked again by the next
     /// maintenance step.
+    /// - Parameter slowLogs: whose entries to take out of the nodes' slow logs (`emptySlowLogs`): none for
+    ///   maintenance's expiry and owed rewrites, which run every few seconds and would leave an operator no slow
+    ///   log to read.
     /// - Returns: whether every node started (or scheduled) a rewrite that follows the deletion.
     /// - Throws: `.misconfigured` when the Redis user may not run a rewrite (its ACL), noted as a busy node is:
     ///   the deletion is done, but its bytes stay in that node's files until the user may. It was reported as a
     ///   node busy or down, retried by every later command, and the deleted names stayed in the files for good.
-    func rewriteFiles() throws(StoreError) -> Bool {
+    func rewriteFiles(slowLogs: SlowLogScope = .none) throws(StoreError) -> Bool {
         guard let nodes = try? client.nodes() else {
             // Owed all the same: the next maintenance step asks again once the nodes can be listed.
             noteFileRewrites(done: false)
@@ -489,7 +492,11 @@ extension RedisDonationStore {
         }
         let done = requests.allSatisfy { $0.state == .started }
         noteFileRewrites(done: done)
-        let slowLogRefusal = emptySlowLogs(of: nodes)
+        // Not the nodes found down just now: each would cost the connection's timeout again.
+        let answering = nodes.filter { node in
+            !requests.contains { $0.node.endpoint == node.endpoint && $0.state == .failed && $0.refusal == nil }
+        }
+        let slowLogRefusal = emptySlowLogs(of: answering, naming: slowLogs)
         if let refused = requests.first(where: { $0.refusal != nil }), let message = refused.refusal {
             throw StoreError(
                 .misconfigured,
@@ -501,24 +508,45 @@ extension RedisDonationStore {
         if let (node, message) = slowLogRefusal {
             throw StoreError(
                 .misconfigured,
-                "deleted, but the Redis user may not run SLOWLOG RESET on \(node.endpoint) (\(message.prefix(100))), so "
-                    + "names of what was deleted stay in that node's slow log until newer slow commands push them out: "
-                    + "give the user the permissions in docs/redis.md, \"A user of its own\"")
+                "deleted, but the Redis user may not run SLOWLOG (GET and RESET) on \(node.endpoint) "
+                    + "(\(message.prefix(100))), so names of what was deleted may stay in that node's slow log until "
+                    + "newer slow commands push them out: give the user the permissions in docs/redis.md, \"A user of "
+                    + "its own\"")
         }
         return done
     }
 
-    /// Empties every node's slow log, best effort. A node keeps the first 31 keys of each command slower than
-    /// `slowlog-log-slower-than` (10 ms by default) in memory, where `SLOWLOG GET` shows them: an import's scripts
-    /// name the account and its person keys (a person's address), which stayed there after the deletion left the
-    /// files clean (a sweep found them after `delete --everything`). Other accounts' entries go too; the log is
-    /// for diagnosis, and holds only the latest 128 commands anyway.
-    /// - Returns: a node that refused for want of the permission, and Redis's answer; other failures (a node down)
-    ///   are left alone: its log is memory, and newer commands push the entries out.
-    private func emptySlowLogs(of nodes: [RedisNode]) -> (RedisNode, String)? {
+    /// Whose entries a deletion takes out of the nodes' slow logs.
+    enum SlowLogScope {
+        /// None (maintenance).
+        case none
+        /// Those that name the account: its keys, or its name alone (`sg:accounts`' members).
+        case account(RedisKeys)
+        /// Those that name any key of suggest's (`delete --everything`, a retention change).
+        case everyAccount
+    }
+
+    /// Empties, best effort, the slow log of every node whose log names what `scope` says. A node keeps the first
+    /// 32 arguments (128 bytes of each) of every command slower than `slowlog-log-slower-than` (10 ms by default)
+    /// in memory, the latest 128 by default, where `SLOWLOG GET` shows them: an import's scripts name the account
+    /// and its person keys (a person's address), which stayed there after the deletion left the files clean (a
+    /// sweep found them after `delete --everything`). A log that names them is emptied whole (Redis takes out no
+    /// single entry), other accounts' entries with it; one that does not is left to the operator.
+    /// - Returns: a node that refused for want of the permission, and Redis's answer; other failures (a node down,
+    ///   `SLOWLOG` renamed away) are left alone: the log is memory, and newer commands push the entries out.
+    private func emptySlowLogs(of nodes: [RedisNode], naming scope: SlowLogScope) -> (RedisNode, String)? {
+        let needles: [[UInt8]]
+        switch scope {
+        case .none: return nil
+        // Within the 128 bytes a logged argument keeps.
+        case .account(let keys): needles = [keys.prefix, keys.account].map { Array(Array($0.utf8).prefix(100)) }
+        case .everyAccount: needles = [Array("sg:".utf8)]
+        }
         var refusal: (RedisNode, String)?
         for node in nodes {
             do {
+                let log = try client.send(RedisCommand("SLOWLOG", "GET", -1), to: node.endpoint)
+                guard needles.contains(where: { Self.contains(log, $0) }) else { continue }
                 _ = try client.send(RedisCommand("SLOWLOG", "RESET"), to: node.endpoint)
             } catch {
                 if case .server(_, let message) = error, Self.permissionDenied(message) != nil, refusal == nil {
@@ -527,6 +555,19 @@ extension RedisDonationStore {
             }
         }
         return refusal
+    }
+
+    /// Whether a reply holds `needle` in one of its strings, at any depth.
+    private static func contains(_ value: RedisValue, _ needle: [UInt8]) -> Bool {
+        switch value {
+        case .array(let elements): return elements.contains { contains($0, needle) }
+        case .bulkString(let bytes):
+            guard bytes.count >= needle.count else { return false }
+            return (0...(bytes.count - needle.count)).contains { start in
+                bytes[start..<(start + needle.count)].elementsEqual(needle)
+            }
+        default: return false
+        }
     }
 
     /// Notes in the settings whether a rewrite of the nodes' files is still owed (`files.rewrite`), for the next

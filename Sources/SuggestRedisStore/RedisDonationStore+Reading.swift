@@ -263,7 +263,7 @@ extension RedisDonationStore {
             // too when that was all it had.
             if left.allSatisfy({ $0.integer == 0 }) {
                 try? forgetAccountIfNothingIsLeft(keys)
-                _ = try? rewriteFiles()
+                _ = try? rewriteFiles(slowLogs: .account(keys))
             }
         }
         return Int(reply.integer ?? 0)

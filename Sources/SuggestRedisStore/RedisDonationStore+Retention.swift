@@ -4,8 +4,9 @@ import SuggestCore
 extension RedisDonationStore {
     /// Readiness's question: one read of the settings, from the master of their slot, without the client's
     /// retries. Those wait up to 10 s for a failover, past a load balancer's probe timeout: while the cluster was
-    /// down, `/v1/health/ready` took 10 s to say 503 (a sweep). A master that a promotion replaced is looked up
-    /// again once.
+    /// down, `/v1/health/ready` took 10 s to say 503 (a sweep). A master that a promotion replaced (its connection
+    /// refused or lost) is looked up again once; one that does not answer is waited for once, the command timeout.
+    /// A slot on the move (`MOVED`, `ASK`) is a cluster at work: ready, the layout read again for the next time.
     public func checkHealth() throws {
         let read = RedisCommand("HGET", key: RedisKeys.settings, "retention.maximumAgeDays")
         let slot = RedisHashSlot.of(RedisKeys.settings)
@@ -13,14 +14,24 @@ extension RedisDonationStore {
             guard let master = try client.master(forSlot: slot) else {
                 throw .clusterDown(nil, message: "no master serves the store's settings now")
             }
-            _ = try client.send(read, to: master.endpoint)
-        }
-        do {
             do {
+                _ = try client.send(read, to: master.endpoint)
+            } catch {
+                guard case .server(_, let message) = error, message.hasPrefix("MOVED ") || message.hasPrefix("ASK ")
+                else { throw error }
+                _ = try? client.refreshTopology()
+            }
+        }
+        do throws(RedisError) {
+            do throws(RedisError) {
                 try ask()
             } catch {
-                try client.refreshTopology()
-                try ask()
+                switch error {
+                case .unreachable, .connectionLost:
+                    try client.refreshTopology()
+                    try ask()
+                default: throw error
+                }
             }
         } catch {
             throw Self.translate(error)
@@ -54,7 +65,7 @@ extension RedisDonationStore {
         }
         report.conversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         report.removedConversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-        if report.donations > 0 { report.logTruncated = try rewriteFiles() }
+        if report.donations > 0 { report.logTruncated = try rewriteFiles(slowLogs: .everyAccount) }
         return report
     }
 

@@ -95,14 +95,19 @@ public final class RedisDonationStore: DonationStore {
     ///     failover that left a master of an accepted configuration (`appendfsync everysec`) without a replica
     ///     refused every `list` and `export` too, though reading needs no such promise.
     ///   - contention: where the store counts its writes' losses to other writers (a server's stores share one).
+    ///   - waitingForTheCluster: when no node answers yet, wait for one up to the client's retry timeout (a
+    ///     server's start: a cluster that boots beside it, or restarts, under a service manager whose restarts of
+    ///     a server that failed at once would soon reach their limit). Else it fails at once: a command's person
+    ///     more likely mistyped the port.
     public static func open(
         client: RedisClusterClient, ranking: StoreRanking = .default, types: UniformTypeTree = .standard,
         mirror: RedisRankingMirror? = nil, contention: WriteContentionStatistics = WriteContentionStatistics(),
-        reading: Bool = false
+        reading: Bool = false, waitingForTheCluster: Bool = false
     ) throws(StoreError) -> RedisDonationStore {
         // The settings and whether any account exists are read in the check's round trip.
         let reads = [RedisCommand("HGETALL", key: RedisKeys.settings), RedisCommand("EXISTS", key: RedisKeys.accounts)]
-        let (replicas, replies, problem, _) = try durabilityCheck(client, reading: reads)
+        let (replicas, replies, problem, _) = try durabilityCheck(
+            client, reading: reads, waitingForTheCluster: waitingForTheCluster)
         // A cluster that would evict keys is refused whatever the command (what it reads may be missing); one that
         // cannot promise durability only to a command that writes.
         if let problem, !reading { throw problem }
@@ -147,11 +152,14 @@ public final class RedisDonationStore: DonationStore {
     ///   cluster cannot keep the promise of durability, if it cannot (`.misconfigured`: a master without the
     ///   append-only file, or with neither `appendfsync always` nor a replica to wait for).
     /// - Throws: `.misconfigured` for a master that evicts any key at its `maxmemory`.
-    static func durabilityCheck(_ client: RedisClusterClient, reading reads: [RedisCommand]) throws(StoreError) -> (
+    /// - Parameter waitingForTheCluster: as `open(client:...)` says.
+    static func durabilityCheck(
+        _ client: RedisClusterClient, reading reads: [RedisCommand], waitingForTheCluster: Bool = false
+    ) throws(StoreError) -> (
         replicas: Int, reads: [RedisValue], problem: StoreError?, masters: Set<RedisEndpoint>
     ) {
         let (masters, readReplies) = try askEveryMaster(
-            client,
+            client, waitingForTheCluster: waitingForTheCluster,
             [
                 RedisCommand("CONFIG", "GET", "append*"), RedisCommand("INFO", "replication"),
                 RedisCommand("CONFIG", "GET", "maxmemory-policy"),
@@ -223,17 +231,21 @@ public final class RedisDonationStore: DonationStore {
     /// the client's retry timeout, with the layout read anew each time: a master killed is listed until its
     /// replica is promoted, and every command that opened the store in those seconds failed at once, naming a
     /// node its user never gave, where a write waits for the promotion. When no node given answered at all (no
-    /// layout was ever learned: a mistyped port, a host that does not resolve), it fails at once; it waited 10 s.
-    static func askEveryMaster(_ client: RedisClusterClient, _ commands: [RedisCommand], with reads: [RedisCommand])
-        throws(StoreError) -> (masters: [RedisNodeReplies], reads: [RedisValue])
-    {
+    /// layout was ever learned: a mistyped port, a host that does not resolve), it fails at once (it waited 10 s),
+    /// unless `waitingForTheCluster`.
+    static func askEveryMaster(
+        _ client: RedisClusterClient, waitingForTheCluster: Bool = false, _ commands: [RedisCommand],
+        with reads: [RedisCommand]
+    ) throws(StoreError) -> (masters: [RedisNodeReplies], reads: [RedisValue]) {
         let deadline = ContinuousClock.now + client.configuration.retryTimeout
         while true {
             let outcome: (masters: [RedisNodeReplies], reads: [RedisValue])
             do {
                 outcome = try client.pipelineToEveryMaster(commands, with: reads)
             } catch {
-                guard Self.passes(error), client.hasLearnedLayout, ContinuousClock.now < deadline else {
+                guard Self.passes(error), client.hasLearnedLayout || waitingForTheCluster,
+                    ContinuousClock.now < deadline
+                else {
                     throw translate(error)
                 }
                 Self.pauseForFailover(client)

@@ -511,7 +511,7 @@ import Testing
 
     /// Readiness asks the store once, without the client's retries for a failover: with a master and its replica
     /// gone (the cluster down), `/v1/health/ready` took those 10 s to say 503, past a load balancer's probe timeout
-    /// (a sweep). Ready again once the cluster is.
+    /// (a sweep).
     @Test func theHealthCheckAnswersAtOnceWhileTheClusterIsDown() throws {
         let cluster = try LocalRedisCluster(masters: 3, replicasPerMaster: 1)
         defer { cluster.stop() }
