@@ -23,8 +23,9 @@ public enum ProcessStart {
     }
 
     /// For the server (`suggest serve` before it execs `suggest-serve`, which then holds the other signals its
-    /// watcher takes: `ProcessSignals.holdUntilWatched`): blocks SIGHUP in the calling thread and in what it execs: SIGHUP asks the server to read its keys again,
-    /// and until its watcher waits for it (once the store is open), one would end the process by its default action
+    /// watcher takes: `ProcessSignals.holdUntilWatched`): blocks SIGHUP in the calling thread and in what it execs:
+    /// SIGHUP asks the server to read its keys again, and until its watcher waits for it (once the store is open),
+    /// one would end the process by its default action
     /// (a reload sent right after a start killed it, exit 129). Held, it waits for the watcher, which blocks it in
     /// every thread and takes it.
     public static func holdHangUps() {

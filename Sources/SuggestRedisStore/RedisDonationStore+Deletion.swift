@@ -492,9 +492,10 @@ extension RedisDonationStore {
         }
         let done = requests.allSatisfy { $0.state == .started }
         noteFileRewrites(done: done)
-        // Not the nodes found down just now: each would cost the connection's timeout again.
+        // Not the nodes found down just now: each would cost the connection's timeout again. (A node that refused a
+        // rewrite, where a managed service disables it, may still empty its slow log.)
         let answering = nodes.filter { node in
-            !requests.contains { $0.node.endpoint == node.endpoint && $0.state == .failed && $0.refusal == nil }
+            !requests.contains { $0.node.endpoint == node.endpoint && $0.unreachable }
         }
         let slowLogRefusal = emptySlowLogs(of: answering, naming: slowLogs)
         if let refused = requests.first(where: { $0.refusal != nil }), let message = refused.refusal {
@@ -535,18 +536,32 @@ extension RedisDonationStore {
     /// - Returns: a node that refused for want of the permission, and Redis's answer; other failures (a node down,
     ///   `SLOWLOG` renamed away) are left alone: the log is memory, and newer commands push the entries out.
     private func emptySlowLogs(of nodes: [RedisNode], naming scope: SlowLogScope) -> (RedisNode, String)? {
-        let needles: [[UInt8]]
+        // An entry (a command's arguments) that names what was deleted: one of its keys holds the account's escaped
+        // prefix, within the 128 bytes a logged argument keeps; or it is a command on the list of accounts, and the
+        // name is one of its arguments (whole, or cut at 128 bytes). Not any string that holds the name, nor any
+        // argument equal to it: a short name such as "1" is in every log's client addresses, script hashes and
+        // counts, and emptied every node's log.
+        let names: ([[UInt8]]) -> Bool
         switch scope {
         case .none: return nil
-        // Within the 128 bytes a logged argument keeps.
-        case .account(let keys): needles = [keys.prefix, keys.account].map { Array(Array($0.utf8).prefix(100)) }
-        case .everyAccount: needles = [Array("sg:".utf8)]
+        case .account(let keys):
+            let prefix = Array(Array(keys.prefix.utf8).prefix(100))
+            let name = Array(keys.account.utf8)
+            let accounts = Array(RedisKeys.accounts.utf8)
+            names = { arguments in
+                arguments.contains { Self.holds($0, prefix) }
+                    || (arguments.contains(accounts)
+                        && arguments.contains { $0 == name || (name.count > 100 && $0.starts(with: name.prefix(100))) })
+            }
+        case .everyAccount:
+            let prefix = Array("sg:".utf8)
+            names = { arguments in arguments.contains { Self.holds($0, prefix) } }
         }
         var refusal: (RedisNode, String)?
         for node in nodes {
             do {
                 let log = try client.send(RedisCommand("SLOWLOG", "GET", -1), to: node.endpoint)
-                guard needles.contains(where: { Self.contains(log, $0) }) else { continue }
+                guard Self.entries(of: log).contains(where: names) else { continue }
                 _ = try client.send(RedisCommand("SLOWLOG", "RESET"), to: node.endpoint)
             } catch {
                 if case .server(_, let message) = error, Self.permissionDenied(message) != nil, refusal == nil {
@@ -557,16 +572,23 @@ extension RedisDonationStore {
         return refusal
     }
 
-    /// Whether a reply holds `needle` in one of its strings, at any depth.
-    private static func contains(_ value: RedisValue, _ needle: [UInt8]) -> Bool {
-        switch value {
-        case .array(let elements): return elements.contains { contains($0, needle) }
-        case .bulkString(let bytes):
-            guard bytes.count >= needle.count else { return false }
-            return (0...(bytes.count - needle.count)).contains { start in
-                bytes[start..<(start + needle.count)].elementsEqual(needle)
+    /// The arguments of each entry of a `SLOWLOG GET` reply (an entry is its id, time, duration, arguments, client
+    /// address and name).
+    private static func entries(of log: RedisValue) -> [[[UInt8]]] {
+        guard case .array(let entries) = log else { return [] }
+        return entries.map { entry in
+            guard case .array(let fields) = entry, fields.count > 3, case .array(let arguments) = fields[3] else {
+                return []
             }
-        default: return false
+            return arguments.compactMap(\.bytes)
+        }
+    }
+
+    /// Whether `bytes` hold `needle` somewhere.
+    private static func holds(_ bytes: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard bytes.count >= needle.count else { return false }
+        return (0...(bytes.count - needle.count)).contains { start in
+            bytes[start..<(start + needle.count)].elementsEqual(needle)
         }
     }
 
@@ -609,6 +631,8 @@ extension RedisDonationStore {
         var state = State.asking
         /// Redis's answer when the user may not run the rewrite (`NOPERM`): the state is `.failed`.
         var refusal: String?
+        /// Whether the node could not be reached, or did not answer: the state is `.failed`.
+        var unreachable = false
         /// How many rewrites of the file the node had started when one was first found under way: one more means a
         /// rewrite began after that, so after the deletion.
         var startsSeen: Int?
@@ -630,6 +654,10 @@ extension RedisDonationStore {
         } catch {
             guard case .server(_, let message) = error, message.contains("already in progress") else {
                 request.state = .failed
+                switch error {
+                case .unreachable, .connectionLost, .timeout: request.unreachable = true
+                default: break
+                }
                 if case .server(_, let message) = error, Self.permissionDenied(message) != nil {
                     request.refusal = message
                 }

@@ -184,6 +184,7 @@ import Testing
         (["convert", "enron", ""], "suggest convert: the directory name is empty; give the Enron history's directory"),
         (["convert", "collegemsg", ""], "suggest convert: the file name is empty; give a FILE, or - for standard input"),
         (["share", "--extension", ""], "suggest share: --extension names no file; give the share extension's Info.plist"),
+        (["demo", "--data", ""], "suggest demo: --data names no file; give a history's FILE"),
     ])
     func anEmptyPathIsAUsageError(_ arguments: [String], _ message: String) throws {
         let result = SuggestProcess.run(arguments)

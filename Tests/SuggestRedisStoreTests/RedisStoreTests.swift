@@ -507,6 +507,27 @@ import Testing
         _ = try store.delete(.all, account: account)
         let naming = try logsNaming(secret)
         #expect(naming.isEmpty, "the deleted names are still in the slow logs of \(naming)")
+
+        // A log that never named the account keeps its entries, whatever the name: "1" is in every log's client
+        // addresses and script hashes, and deleting it emptied every node's log (a review).
+        func master(_ key: String) throws -> LocalRedisCluster.Node {
+            try cluster.owner(ofSlot: RedisHashSlot.of(key)).node
+        }
+        let busy = [try master("sg:accounts").port, try master("sg:{1}").port]
+        let bystander = try #require(
+            (0..<100).map { "bystander-\($0)" }.first {
+                (try? master("sg:{\($0)}").port).map { !busy.contains($0) } ?? false
+            })
+        for name in [bystander, "1"] {
+            _ = try store.importDonations(
+                (0..<10).map { Self.donation("\(name)-\($0)", account: name, conversation: "c") },
+                options: ImportOptions(now: Self.now))
+        }
+        let node = try master("sg:{\(bystander)}")
+        #expect(try cluster.cli(node, "SLOWLOG", "GET", "-1").contains(bystander))
+        _ = try store.delete(.all, account: "1")
+        #expect(
+            try cluster.cli(node, "SLOWLOG", "GET", "-1").contains(bystander), "a log that never named 1 was emptied")
     }
 
     /// Readiness asks the store once, without the client's retries for a failover: with a master and its replica

@@ -32,6 +32,7 @@ enum Demo: Command {
         // u-juan failed and the demo ended with exit 1.
         let isSample: Bool
         if let given = arguments.value("--data") {
+            guard !given.isEmpty else { throw CommandError.usage("--data names no file; give a history's FILE") }
             guard access(given, R_OK) == 0 else {
                 throw CommandError.usage("cannot read \(given); give --data a readable FILE")
             }
