@@ -57,6 +57,10 @@ extension ServerCore {
         // `Transfer-Encoding : chunked` (a space before the colon) reached the handler as a field MHD never framed
         // by, so its chunks were read as the next request: RFC 9112, 5.1, says to refuse such a request. The name
         // is not shown: a malformed one may hold a key.
+        if let end = counts.lastValueEnd, !endsItsLine(end, nextKey: nil) { counts.nulInValue = true }
+        if counts.nulInValue {
+            return ("invalid_header", "a header field's value holds a NUL byte; send none")
+        }
         if counts.malformedName {
             return (
                 "invalid_header",
@@ -127,6 +131,21 @@ private struct FramingFields {
     var malformedName = false
     /// Whether a field was folded onto a next line (`valueFollowsName`).
     var folded = false
+    /// Whether a field's value holds a NUL byte (`endsItsLine`).
+    var nulInValue = false
+    /// Where the last field's value ends, as MHD measured it (up to its first NUL).
+    var lastValueEnd: UnsafeRawPointer?
+}
+
+/// Whether a field's value ended its line, from where MHD says it ends (`end`, its first NUL) and where the next
+/// field's name begins (`nextKey`, `nil` after the last). MHD 0.9.75 ends a value at its first NUL, having ended
+/// the line at its CR or LF: `Transfer-Encoding: chunked\0, gzip` was read as `chunked`, `Content-Length: 98\0 9`
+/// as 98, where a proxy that turns the NUL into a space reads the request otherwise (RFC 9110, 5.5: refuse or
+/// replace). MHD writes a NUL over the CR and one over the LF that end a line, so past a value's end comes another
+/// NUL (CRLF), or the next field's name (a bare LF); else the NUL was the value's own.
+private func endsItsLine(_ end: UnsafeRawPointer, nextKey: UnsafeRawPointer?) -> Bool {
+    let after = end + 1
+    return after.load(as: UInt8.self) == 0 || after == nextKey
 }
 
 /// Whether a field's value follows its name on the line MHD read them from: the name, the NUL MHD wrote over the
@@ -156,6 +175,10 @@ private func countFramingField(
 ) -> MHD_Result {
     guard let counts, let key else { return .YES }
     let fields = counts.assumingMemoryBound(to: FramingFields.self)
+    if let end = fields.pointee.lastValueEnd, !endsItsLine(end, nextKey: UnsafeRawPointer(key)) {
+        fields.pointee.nulInValue = true
+    }
+    fields.pointee.lastValueEnd = value.map { UnsafeRawPointer($0) + valueSize }
     let name = UnsafeRawBufferPointer(start: key, count: keySize)
     if name.isEmpty || !name.allSatisfy(HTTPToken.allows) { fields.pointee.malformedName = true }
     if let value, !valueFollowsName(key: key, keySize: keySize, value: value) { fields.pointee.folded = true }

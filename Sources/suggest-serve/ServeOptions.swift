@@ -75,6 +75,14 @@ enum ServeOptions {
             try number(arguments, "--export-time-limit", 1...86_400) ?? configuration.exportTimeLimitSeconds
         configuration.connectionLimit =
             try number(arguments, "--max-connections", 1...100_000) ?? configuration.connectionLimit
+        // Said in the flags' words: it was "connectionLimit 1 is below workerThreads 2", exit 1, and whether
+        // `--max-connections 1` worked depended on the machine's cores (the default of --workers).
+        if configuration.connectionLimit < configuration.workers {
+            throw CommandError.usage(
+                "--max-connections (\(configuration.connectionLimit)) is below the number of workers "
+                    + "(\(configuration.workers), --workers): each worker takes at least one connection; give at least "
+                    + "that, or fewer workers")
+        }
         configuration.perIPConnectionLimit =
             try number(arguments, "--max-connections-per-ip", 0...100_000) ?? configuration.perIPConnectionLimit
         configuration.headerBytesLimit =

@@ -80,6 +80,27 @@ import Testing
         }
     }
 
+    /// A NUL inside a field's value, which MHD ends the value at: `Transfer-Encoding: chunked\0, gzip` was framed
+    /// as chunked, `Content-Length: 3\0 9` as 3, and a key followed by a NUL and junk opened its tenant, where a
+    /// proxy that turns the NUL into a space reads another request (a sweep). Refused, in any field, the last too,
+    /// after CRLFs or bare LFs.
+    @Test(arguments: [
+        "Transfer-Encoding: chunked\u{0}, gzip\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+        "Content-Length: 3\u{0} 9\r\n\r\nabc",
+        "Authorization: Bearer KEY\u{0}\u{1}junk\r\nContent-Length: 3\r\n\r\nabc",
+        "Content-Length: 3\r\nX-Request-Id: abc\u{0}def\r\n\r\nabc",
+        "Content-Length: 3\nX-Last: a\u{0}b\n\nabc",
+    ])
+    func aNULInAFieldsValueIsRefused(head: String) throws {
+        try withServer(handler: echoHandler) { server in
+            let connection = try TestConnection.connected(port: server.address.port, timeout: 5)
+            let response = try connection.exchange("POST /t HTTP/1.1\r\nHost: x\r\n" + head)
+            #expect(response.status == 400, "\(response)")
+            #expect(response.text.contains(#""code":"invalid_header""#) && response.text.contains("NUL"), "\(response)")
+            #expect(response.header("Connection")?.lowercased() == "close")
+        }
+    }
+
     /// What the fold's check reads after a value: a body, or another field, that begins with a space is no fold.
     @Test func aBodyThatBeginsWithASpaceIsNoFold() throws {
         try withServer(handler: echoHandler) { server in

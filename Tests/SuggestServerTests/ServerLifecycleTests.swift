@@ -222,6 +222,13 @@ import Testing
             scratch: scratch.path, timeout: 30)
         #expect(refused.status == 64)
         #expect(refused.error.contains("--max-body-memory (4095) is below the largest body (4096"), "\(refused.error)")
+        // So are fewer connections than workers, named by the flags (it was exit 1, "connectionLimit 3 is below
+        // workerThreads 4").
+        let fewer = try Suggest.run(
+            ["serve", "--port", "0", "--store", scratch("store"), "--max-connections", "3", "--workers", "4"],
+            scratch: scratch.path, timeout: 30)
+        #expect(fewer.status == 64 && fewer.errorLines.count == 1, "\(fewer)")
+        #expect(fewer.error.contains("--max-connections (3) is below the number of workers (4, --workers)"))
         let server = try ServeProcess(
             ["--store", scratch("store"), "--no-access-log", "--max-body-bytes", "4096", "--max-body-memory", "6000"],
             scratch: scratch.path)
