@@ -78,8 +78,8 @@ public enum SuggestServer {
         }
         // Connections for the workers, the handler threads and the upkeep: one kept for each.
         let readerThreads = configuration.readsWaitForTheStore ? configuration.readerThreads : 0
-        let pool = StorePool(
-            capacity: configuration.workers + configuration.handlerThreads + readerThreads + 2, open: openStore)
+        let storeConnections = configuration.workers + configuration.handlerThreads + readerThreads + 2
+        let pool = StorePool(capacity: storeConnections, open: openStore)
         do {
             try pool.warm()
         } catch {
@@ -87,6 +87,9 @@ public enum SuggestServer {
         }
         let log = AccessLog(enabled: configuration.accessLog)
         for warning in keysWarnings { log.event("keys warning", [("warning", warning)]) }
+        if let warning = descriptorWarning(configuration, storeConnections: storeConnections) {
+            log.event("descriptor warning", [("warning", warning)])
+        }
         let api = API(configuration: configuration, keys: keys, pool: pool, log: log, storeMetrics: storeMetrics)
         let done = DispatchSemaphore(value: 0)
         let readsWait = configuration.readsWaitForTheStore
@@ -189,4 +192,20 @@ private final class FirstTime: Sendable {
     private let taken = Atomic<Bool>(false)
 
     func take() -> Bool { !taken.exchange(true, ordering: .relaxed) }
+}
+
+extension SuggestServer {
+    /// What the log says at start when the process may open fewer files than its connections and its store need.
+    /// The executable raised its soft limit to the hard one, which only an administrator raises: under a hard limit
+    /// of 64, connections past it were refused by the kernel, a readiness probe's too, which then waited, and
+    /// nothing said why (a sweep). Each store connection counts 4 files (a database, its log, its index, a reserve).
+    static func descriptorWarning(_ configuration: ServerConfiguration, storeConnections: Int) -> String? {
+        let limit = system_raise_descriptor_limit(65_536)
+        let needed = configuration.connectionLimit + 4 * storeConnections + 32
+        guard limit >= 0, limit < needed else { return nil }
+        return "the process may open \(limit) files, fewer than \(configuration.connectionLimit) connections "
+            + "(--max-connections) and the store's files need (about \(needed)): connections past the limit are "
+            + "refused, readiness probes among them; raise the hard limit (ulimit -Hn, LimitNOFILE= in a systemd "
+            + "unit) or lower --max-connections"
+    }
 }

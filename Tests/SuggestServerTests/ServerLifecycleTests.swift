@@ -417,6 +417,26 @@ import Testing
         #expect(server.stop().status == 0)
     }
 
+    /// Under a hard limit of files below the connections and the store's files, the server starts and says so:
+    /// connections past the limit are refused, a readiness probe's too (a sweep saw one wait, and nothing said why).
+    @Test func aDescriptorLimitBelowTheConnectionsIsLogged() throws {
+        let scratch = try TemporaryDirectory("descriptors-low")
+        let lowered = ["/bin/bash", "-c", #"ulimit -S -n 400 && ulimit -H -n 400 && exec "$0" "$@""#]
+        let server = try ServeProcess(
+            ["--store", scratch("store"), "--no-access-log"], scratch: scratch.path, wrapper: lowered)
+        #expect(try server.client.request("GET", "/v1/health/ready").status == 200)
+        let stopped = server.stop()
+        #expect(stopped.status == 0)
+        #expect(
+            stopped.error.contains(#""event":"descriptor warning","warning":"the process may open 400 files"#),
+            "\(stopped.error)")
+        let roomy = try ServeProcess(
+            ["--store", scratch("store"), "--no-access-log", "--max-connections", "100"], scratch: scratch.path,
+            wrapper: lowered)
+        let quiet = roomy.stop()
+        #expect(quiet.status == 0 && !quiet.error.contains("descriptor warning"), "\(quiet.error)")
+    }
+
     /// Two stop signals at once (`timeout -s TERM` sends two, a supervisor may repeat its own) are one stop: one
     /// drain, one "stopped" line, where each signal drained again and logged its own lines after the real stop.
     @Test func aSecondStopSignalIsTheSameStop() throws {
