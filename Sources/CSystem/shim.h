@@ -73,6 +73,13 @@ static inline long system_raise_descriptor_limit(long wanted) {
     return (long)limit.rlim_cur;
 }
 
+/// The soft limit on open descriptors now, or -1.
+static inline long system_descriptor_limit(void) {
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return -1;
+    return (long)limit.rlim_cur;
+}
+
 /// Ignores a signal (`SIG_IGN` is a cast in C, which Swift does not import).
 static inline void system_ignore_signal(int signal_number) { signal(signal_number, SIG_IGN); }
 

@@ -32,6 +32,14 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let mayHaveRunAdvice =
         "the command may or may not have run; retry it only if running it twice is harmless"
 
+    /// Whether a node answered that another serves the key's slot (`MOVED`, `ASK`): for a command sent to one node
+    /// (`RedisClusterClient.send(_:to:)`), which follows no redirection, where the pipeline follows it.
+    public var isRedirection: Bool {
+        guard case .server(_, let message) = self else { return false }
+        let code = Self.code(of: message)
+        return code == "MOVED" || code == "ASK"
+    }
+
     /// One line: what went wrong, where, and what to do about it.
     public var description: String {
         switch self {

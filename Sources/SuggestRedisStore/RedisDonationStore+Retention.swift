@@ -16,9 +16,7 @@ extension RedisDonationStore {
             }
             do {
                 _ = try client.send(read, to: master.endpoint)
-            } catch {
-                guard case .server(_, let message) = error, message.hasPrefix("MOVED ") || message.hasPrefix("ASK ")
-                else { throw error }
+            } catch where error.isRedirection {
                 _ = try? client.refreshTopology()
             }
         }

@@ -200,7 +200,7 @@ extension SuggestServer {
     /// of 64, connections past it were refused by the kernel, a readiness probe's too, which then waited, and
     /// nothing said why (a sweep). Each store connection counts 4 files (a database, its log, its index, a reserve).
     static func descriptorWarning(_ configuration: ServerConfiguration, storeConnections: Int) -> String? {
-        let limit = system_raise_descriptor_limit(65_536)
+        let limit = system_descriptor_limit()
         let needed = configuration.connectionLimit + 4 * storeConnections + 32
         guard limit >= 0, limit < needed else { return nil }
         return "the process may open \(limit) files, fewer than \(configuration.connectionLimit) connections "

@@ -43,13 +43,21 @@ import Testing
     /// field name that is not a token.
     @Test(arguments: ["Transfer-Encoding : chunked", "Content-Length\t: 3", "X Odd: 1", "X-\u{1}: 1"])
     func aFieldNameThatIsNotATokenIsRefused(field: String) throws {
+        try Self.expectInvalidHeader("\(field)\r\nContent-Length: 3\r\n\r\nabc", saying: "field name")
+    }
+
+    /// Sends `POST /t` with `head` after its `Host` field to a server of its own, and checks that it is refused as
+    /// an invalid header: 400 `invalid_header` with `words` in its message, the connection closed.
+    /// - Returns: the response, for what a test checks beside.
+    @discardableResult
+    static func expectInvalidHeader(_ head: String, saying words: String) throws -> WireResponse {
         try withServer(handler: echoHandler) { server in
             let connection = try TestConnection.connected(port: server.address.port, timeout: 5)
-            let response = try connection.exchange(
-                "POST /t HTTP/1.1\r\nHost: x\r\n\(field)\r\nContent-Length: 3\r\n\r\nabc")
+            let response = try connection.exchange("POST /t HTTP/1.1\r\nHost: x\r\n" + head)
             #expect(response.status == 400, "\(response)")
-            #expect(response.text.contains(#""code":"invalid_header""#) && response.text.contains("field name"), "\(response)")
+            #expect(response.text.contains(#""code":"invalid_header""#) && response.text.contains(words), "\(response)")
             #expect(response.header("Connection")?.lowercased() == "close")
+            return response
         }
     }
 
@@ -70,14 +78,8 @@ import Testing
         "X-A: 1\r\n 2\r\n 3\r\n\r\n",
     ])
     func aFoldedFieldIsRefused(head: String) throws {
-        try withServer(handler: echoHandler) { server in
-            let connection = try TestConnection.connected(port: server.address.port, timeout: 5)
-            let response = try connection.exchange("POST /t HTTP/1.1\r\nHost: x\r\n" + head)
-            #expect(response.status == 400, "\(response)")
-            #expect(response.text.contains(#""code":"invalid_header""#) && response.text.contains("folded"), "\(response)")
-            #expect(!response.text.contains("SECRET"), "\(response)")
-            #expect(response.header("Connection")?.lowercased() == "close")
-        }
+        let response = try Self.expectInvalidHeader(head, saying: "folded")
+        #expect(!response.text.contains("SECRET"), "\(response)")
     }
 
     /// A NUL inside a field's value, which MHD ends the value at: `Transfer-Encoding: chunked\0, gzip` was framed
@@ -92,13 +94,7 @@ import Testing
         "Content-Length: 3\nX-Last: a\u{0}b\n\nabc",
     ])
     func aNULInAFieldsValueIsRefused(head: String) throws {
-        try withServer(handler: echoHandler) { server in
-            let connection = try TestConnection.connected(port: server.address.port, timeout: 5)
-            let response = try connection.exchange("POST /t HTTP/1.1\r\nHost: x\r\n" + head)
-            #expect(response.status == 400, "\(response)")
-            #expect(response.text.contains(#""code":"invalid_header""#) && response.text.contains("NUL"), "\(response)")
-            #expect(response.header("Connection")?.lowercased() == "close")
-        }
+        try Self.expectInvalidHeader(head, saying: "NUL")
     }
 
     /// What the fold's check reads after a value: a body, or another field, that begins with a space is no fold.
