@@ -77,6 +77,13 @@ public final class ByteSource {
         self.init(descriptor: fd, closesDescriptor: true, name: path)
     }
 
+    /// A read that failed: the system's failure (exit 1), unless the input is a directory (`import - < /tmp`),
+    /// which is the user's to correct, as `import /tmp` is.
+    private static func readFailure(_ error: LineStream.SystemError, name: String) -> CommandError {
+        let message = "cannot read \(name): \(error.reason)"
+        return error.code == EISDIR ? .usage(message) : .failure(message)
+    }
+
     /// The size of the file behind the source, when it is a regular file (for progress in percent).
     public var totalBytes: Int? { lines.totalBytes }
 
@@ -87,7 +94,7 @@ public final class ByteSource {
         do {
             line = try lines.nextLine()
         } catch {
-            throw CommandError.failure("cannot read \(name): \(error.reason)")
+            throw Self.readFailure(error, name: name)
         }
         guard let line else { return false }
         body(line)
@@ -118,7 +125,7 @@ public final class ByteSource {
         do {
             all = try lines.readAll(atMost: limit)
         } catch {
-            throw CommandError.failure("cannot read \(name): \(error.reason)")
+            throw Self.readFailure(error, name: name)
         }
         guard let all else {
             if let limit, let what, limit < maximumLineLength {

@@ -104,11 +104,12 @@ enum SuggestionOutput {
     /// A suggestion's score relative to the first one's: as `format` says, or, below a ten-thousandth when the
     /// explanations give the logarithms, as a power of ten, as `factor(ln:)` shows the factor: a conversation asked
     /// about hundreds of times with "suggest less" scores below the smallest `Double`, and "score 0" says it
-    /// scores nothing.
+    /// scores nothing. Without the explanations such a score is `~0`: a listed conversation's score is never 0,
+    /// only too small for a `Double`.
     static func score(_ suggestion: Suggestion, top: Suggestion) -> String {
         guard suggestion.score < 0.0001, let own = suggestion.explanation?.logScore,
             let first = top.explanation?.logScore, own.isFinite, first.isFinite
-        else { return format(suggestion.score) }
+        else { return suggestion.score == 0 ? "~0" : format(suggestion.score) }
         return powerOfTen(ln: own - first)
     }
 

@@ -48,7 +48,7 @@ public enum LineReader {
             do {
                 line = try lines.nextLine()
             } catch {
-                throw FileError(path: source.name, operation: "read", reason: error.reason)
+                throw FileError(path: source.name, operation: "read", reason: error.reason, errorNumber: error.code)
             }
             guard let line else { return }
             if lines.lineWasTooLong {
@@ -75,7 +75,7 @@ public enum LineReader {
             do {
                 return try LineStream(path: path, maximumLineLength: limit, skipsByteOrderMark: true)
             } catch {
-                throw FileError(path: path, operation: "open", reason: error.reason)
+                throw FileError(path: path, operation: "open", reason: error.reason, errorNumber: error.code)
             }
         case .fileDescriptor(let descriptor, _):
             return LineStream(descriptor: descriptor, maximumLineLength: limit, skipsByteOrderMark: true)
@@ -91,7 +91,7 @@ public enum LineReader {
         do {
             return try lines.nextBatch(minimumBytes: batchSize)
         } catch {
-            throw FileError(path: source.name, operation: "read", reason: error.reason)
+            throw FileError(path: source.name, operation: "read", reason: error.reason, errorNumber: error.code)
         }
     }
 }

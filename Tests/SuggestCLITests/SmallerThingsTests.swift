@@ -58,7 +58,10 @@ import Testing
         #expect(suggest("block", "--list").standardOutput == composed + "\n")
         let lifted = suggest("unblock", "--conversation", composed)
         #expect(lifted.standardOutput == "unblocked \(composed)\n")
-        #expect(suggest("block", "--list").standardOutput.isEmpty)
+        // Nothing blocked is said on standard error, so a script still reads an empty list.
+        let none = suggest("block", "--list")
+        #expect(none.standardOutput.isEmpty)
+        #expect(none.standardError == "no conversation of account default is blocked\n")
     }
 
     /// A conversation longer than any donation may name (4,096 bytes) is refused by the commands that name one
@@ -216,6 +219,15 @@ import Testing
         #expect(lines[muted].contains("score 10^-66"), "\(listed.standardOutput)")
         #expect(lines[muted + 1].hasSuffix(") × 10^-662"), "\(listed.standardOutput)")
         #expect(SuggestionOutput.factor(ln: LogSpace.ln(0.5)) == "0.5")
+        // Without --explain the table has no logarithm to show; it said `score 0`.
+        let plain = SuggestProcess.run(["list", "--store", store]).standardOutput
+        #expect(plain.split(separator: "\n").contains { $0.contains("[muted]") && $0.contains("score ~0 ") }, "\(plain)")
+        // `feedback --reset` says the state now: it said "forgot the feedback" where there was none to forget.
+        for conversation in ["muted", "kept", "never-donated"] {
+            let reset = SuggestProcess.run(["feedback", "--reset", "--store", store, "--conversation", conversation])
+            #expect(reset.standardOutput == "\(conversation) has no \"suggest less\" feedback now\n")
+        }
+        #expect(SuggestProcess.run(["list", "--store", store]).standardOutput.contains("[muted]"))
     }
 
     /// A learned weight the mixture has all but dropped printed in full (`2.0378444265078933e-73`) and broke

@@ -20,8 +20,11 @@ enum Block: Command {
                 throw CommandError.usage("--list lists every blocked conversation; leave out --conversation")
             }
             let store = try StoreOptions.open(arguments, io, maintaining: account, creating: false, reading: true)
+            let blocked = try store.blockedConversations(account: account)
+            // Said on standard error, so that a script still reads an empty list: a silent command read as broken.
+            if blocked.isEmpty { io.err("no conversation of account \(TerminalText.escaped(account)) is blocked") }
             // One per line: an identifier with a line break in it must not read as two.
-            for id in try store.blockedConversations(account: account) { try io.out(TerminalText.escaped(id) + "\n") }
+            for id in blocked { try io.out(TerminalText.escaped(id) + "\n") }
             return ExitCode.success
         }
         let conversation = try requiredConversation(arguments, command: name)

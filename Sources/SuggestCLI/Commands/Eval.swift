@@ -146,6 +146,7 @@ extension CommandError {
     /// standard input, which the command's caller gave (closed, or failing), as `import`, `donate --json` and
     /// `share --json` report it (`eval - <&-` exited 64 where `import - <&-` exited 1).
     init(_ error: FileError, readingStandardInput: Bool) {
-        self = readingStandardInput ? .failure(error.description) : .usage(error.description)
+        // Standard input that cannot be read is the system's failure, unless it is a directory (`< /tmp`).
+        self = readingStandardInput && !error.isDirectory ? .failure(error.description) : .usage(error.description)
     }
 }

@@ -31,7 +31,8 @@ enum Feedback: Command {
                     + "\(multiplier(factor, times: times)))\n")
         } else {
             try store.resetFeedback(conversation: conversation, account: account)
-            try io.out("forgot the feedback on \(TerminalText.escaped(conversation))\n")
+            // Said as the state now, true whether or not there was feedback to forget (or such a conversation).
+            try io.out("\(TerminalText.escaped(conversation)) has no \"suggest less\" feedback now\n")
         }
         return ExitCode.success
     }
