@@ -560,6 +560,32 @@ import Testing
         #expect(answered, "the cluster was never seen down")
     }
 
+    /// A server's first open waits for a cluster that starts beside it (under a service manager both start at
+    /// once, and a server that failed at once soon reached `Restart=`'s limit); a command's open fails at once,
+    /// where it took the retry timeout (10 s) for a mistyped port.
+    @Test func aServersFirstOpenWaitsForTheClusterACommandsDoesNot() throws {
+        let port = try LocalRedisCluster.reservePort()
+        let url = "redis://127.0.0.1:\(port)"
+        let started = monotonicSeconds()
+        #expect(throws: StoreError.self) { try RedisDonationStore.open(url: url) }
+        #expect(monotonicSeconds() - started < 3)
+
+        let booted = Mutex<LocalRedisCluster?>(nil)
+        defer { booted.withLock { $0?.stop() } }
+        let group = DispatchGroup()
+        DispatchQueue.global().async(group: group) {
+            sleepSeconds(1.5)
+            let server = try? LocalRedisCluster(standaloneWithPassword: nil, port: port)
+            booted.withLock { $0 = server }
+        }
+        let waited = monotonicSeconds()
+        let store = try RedisDonationStore.open(client: RedisClusterClient(url: url), waitingForTheCluster: true)
+        #expect(monotonicSeconds() - waited >= 1.4)
+        group.wait()
+        try #require(booted.withLock { $0 != nil }, "the server did not start on its port")
+        #expect(try store.record(Self.donation("after", account: "a", conversation: "c")) == .recorded(identifier: "after"))
+    }
+
     /// A request still running when `--grace` ends is waited for on a Redis Cluster (only its batch's own undo could
     /// take it back): the `stopped` line counts it as finished past the grace, not as abandoned (a probe saw a batch
     /// answered 201, and recorded whole, counted abandoned).

@@ -102,12 +102,18 @@ public final class LocalRedisCluster: Sendable {
     /// - Parameters:
     ///   - password: sets `requirepass`.
     ///   - settings: more `redis.conf` lines.
-    public init(standaloneWithPassword password: String? = nil, settings: [String] = []) throws(HarnessError) {
+    ///   - port: the port, from `reservePort()`, for a server that a client was told of before it started.
+    public init(standaloneWithPassword password: String? = nil, settings: [String] = [], port: Int? = nil)
+        throws(HarnessError)
+    {
         let directory = try LocalRedisCluster.makeDirectory("redis-server")
         self.directory = directory
         self.password = password
         isCluster = false
-        nodes = [try LocalRedisCluster.startNode(in: directory, cluster: false, password: password, settings: settings)]
+        nodes = [
+            try LocalRedisCluster.startNode(
+                in: directory, cluster: false, password: password, settings: settings, port: port)
+        ]
         LocalRedisCluster.register(self)
     }
 
@@ -359,9 +365,9 @@ public final class LocalRedisCluster: Sendable {
         }
     }
 
-    private static func startNode(in directory: String, cluster: Bool, password: String?, settings: [String])
-        throws(HarnessError) -> Node
-    {
+    private static func startNode(
+        in directory: String, cluster: Bool, password: String?, settings: [String], port given: Int? = nil
+    ) throws(HarnessError) -> Node {
         guard let server = findExecutable("redis-server") else {
             throw HarnessError("redis-server is not installed (Debian: apt-get install redis-server redis-tools)")
         }
@@ -370,7 +376,7 @@ public final class LocalRedisCluster: Sendable {
         }
         var lastFailure = ""
         for _ in 0..<8 {
-            let port = try reservePort(cluster: cluster)
+            let port = if let given { given } else { try reservePort(cluster: cluster) }
             let nodeDirectory = directory + "/\(port)"
             mkdir(nodeDirectory, 0o755)
             var lines = [
@@ -412,7 +418,7 @@ public final class LocalRedisCluster: Sendable {
             end([node], directory: nil)
             removeTree(nodeDirectory)
             // Another process took the port between the check and the start: try another one.
-            if !log.contains("Address already in use") { break }
+            if given != nil || !log.contains("Address already in use") { break }
         }
         throw HarnessError("redis-server did not start: \(lastFailure)")
     }
@@ -443,6 +449,10 @@ public final class LocalRedisCluster: Sendable {
 
     /// A port that is free, and whose bus port (`+10000`) is free too for a cluster node; never handed out twice
     /// in one process.
+    /// A free loopback port that no other server of the harness will take: for a standalone server started later
+    /// on it (`init(standaloneWithPassword:settings:port:)`).
+    public static func reservePort() throws(HarnessError) -> Int { try reservePort(cluster: false) }
+
     private static func reservePort(cluster: Bool) throws(HarnessError) -> Int {
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<2000 {
