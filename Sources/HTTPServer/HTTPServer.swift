@@ -33,8 +33,8 @@ public final class HTTPServer: Sendable {
     /// A request the server answers itself, before any handler or `screen` sees it: a body over the limit, a
     /// framing it cannot trust, a target that is not one, no room for the body.
     public struct Refusal: Sendable {
-        /// The request's head, without its body; `nil` when its target is not one (then `method` and `headers`
-        /// are what is known).
+        /// The request's head, without its body (its header fields may be what the server refused); `nil` when
+        /// its target is not one (then `method` and `headers` are what is known).
         public var head: HTTPRequest?
         /// The request's method, as sent.
         public var method: String

@@ -20,8 +20,9 @@ extension ServerCore {
         method: UnsafePointer<CChar>?, version: UnsafePointer<CChar>?
     ) -> HTTPResponse {
         var head: HTTPRequest?
-        if case .made(let made) = makeRequest(connection, context, method: method, version: version, body: []) {
-            head = made
+        switch makeRequest(connection, context, method: method, version: version, body: []) {
+        case .made(let made), .refused(_, head: .some(let made)): head = made
+        case .refused: break
         }
         return refusing(response, head: head, connection, method: method)
     }

@@ -129,7 +129,7 @@ final class ServerCore: Sendable {
             context.connection?.clientWait?.startBody()
             var refusal: HTTPResponse?
             switch makeRequest(connection, context, method: method, version: version, body: []) {
-            case .refused(let answer): refusal = refusing(answer, head: nil, connection, method: method)
+            case .refused(let answer, let head): refusal = refusing(answer, head: head, connection, method: method)
             case .made(let head):
                 context.head = head
                 // Counted and logged by the screen itself when it refuses.
@@ -223,7 +223,8 @@ final class ServerCore: Sendable {
             request = head
         } else {
             switch makeRequest(connection, context, method: method, version: version, body: body) {
-            case .refused(let refusal): return queue(refusing(refusal, head: nil, connection, method: method), on: connection)
+            case .refused(let refusal, let head):
+                return queue(refusing(refusal, head: head, connection, method: method), on: connection)
             case .made(let made): request = made
             }
         }
@@ -246,7 +247,9 @@ final class ServerCore: Sendable {
     /// A request built from what MHD read, or the answer to one that cannot be built.
     enum MadeRequest {
         case made(HTTPRequest)
-        case refused(HTTPResponse)
+        /// With the request when only its header fields are refused: its target still names a route, for the
+        /// access log and the metrics.
+        case refused(HTTPResponse, head: HTTPRequest? = nil)
     }
 
     /// The request MHD has read, with `body`; a 400 when its target is not one.
@@ -277,7 +280,7 @@ final class ServerCore: Sendable {
             return .refused(.error(status: .badRequest, code: "invalid_target", message: error.message))
         }
         if let problem = Self.headerProblem(request) {
-            return .refused(.error(status: .badRequest, code: "invalid_header", message: problem))
+            return .refused(.error(status: .badRequest, code: "invalid_header", message: problem), head: request)
         }
         return .made(request)
     }

@@ -365,7 +365,14 @@ import Testing
         expectError(try client.request("DELETE", "/v1/accounts/team#1/conversations/general"), 400, "invalid_target")
         expectError(try client.request("DELETE", "/v1/accounts/team%/conversations/general"), 400, "invalid_target")
         #expect(try client.request("GET", "/v1/accounts/team/donations").text.contains("team-1"))
+        // Header fields refused by the HTTP layer: the target still names the route (it was counted `unmatched`).
+        let twoKeys = try client.request(
+            "GET", "/v1/accounts/team/suggestions", headers: [("Authorization", "Bearer a"), ("Authorization", "Bearer b")])
+        expectError(twoKeys, 400, "invalid_header")
         let metrics = try client.request("GET", "/metrics").text
+        #expect(
+            metrics.contains(#"suggest_http_requests_total{route="/v1/accounts/{account}/suggestions",method="GET",status="400"} 1"#),
+            "\(metrics)")
         #expect(
             metrics.contains(#"suggest_http_requests_total{route="/v1/accounts/{account}/donations",method="POST",status="413"} 2"#),
             "\(metrics)")
