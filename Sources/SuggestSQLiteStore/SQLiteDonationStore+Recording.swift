@@ -59,12 +59,25 @@ extension SQLiteDonationStore {
     ) throws -> ImportReport {
         let options = options.fixingNow()
         let preparer = makePreparer()
+        // The required account, as `importJSONLines` checks it while parsing: a library's donations built in code
+        // name their own account, and one naming another was recorded there.
+        func nextChecked() throws -> NumberedDonation? {
+            guard var numbered = try next() else { return nil }
+            if let required = options.requiredAccount, case .success(let interaction) = numbered.donation {
+                do throws(InputError) {
+                    try Self.check(interaction, account: required)
+                } catch {
+                    numbered.donation = .failure(error)
+                }
+            }
+            return numbered
+        }
         if let groupCommit, let expected = options.expectedDonations, expected < Self.largeImport {
             // A request's batch: parsed and prepared here, on the request's own thread, so that only the writing
             // waits for the shared connection.
             var prepared: [(line: Int, donation: Result<PreparedDonation, InputError>)] = []
             prepared.reserveCapacity(expected)
-            while let numbered = try next() {
+            while let numbered = try nextChecked() {
                 prepared.append((numbered.line, numbered.donation.map(preparer.prepare)))
                 if prepared.count & 255 == 0 { try interruption() }
             }
@@ -88,7 +101,7 @@ extension SQLiteDonationStore {
             }
         }
         return try importPreparedDonations(options, progress: progress, interruption: interruption) {
-            try next().map { ($0.line, $0.donation.map(preparer.prepare)) }
+            try nextChecked().map { ($0.line, $0.donation.map(preparer.prepare)) }
         }
     }
 

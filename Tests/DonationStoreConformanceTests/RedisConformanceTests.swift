@@ -27,6 +27,12 @@ import Testing
         try StoreConformance(seed: seed).run(reference: InMemoryDonationStore(), candidate: store, steps: 30)
     }
 
+    @Test func redisHoldsAnImportToItsRequiredAccount() throws {
+        let cluster = try Self.emptyCluster()
+        try StoreConformance.holdsAnImportToItsRequiredAccount(
+            reference: InMemoryDonationStore(), candidate: try RedisDonationStore.open(url: cluster.url))
+    }
+
     @Test func redisForgetsSuggestLessWithADeletedConversation() throws {
         let cluster = try Self.emptyCluster()
         try StoreConformance.forgetsSuggestLessWithDeletion(

@@ -64,6 +64,12 @@ import Testing
         try StoreConformance.showsTheLatestDonationThatDescribes(reference: InMemoryDonationStore(), candidate: sqlite)
     }
 
+    @Test func sqliteHoldsAnImportToItsRequiredAccount() throws {
+        let (sqlite, directory) = try Self.sqliteStore()
+        defer { withExtendedLifetime(directory) {} }
+        try StoreConformance.holdsAnImportToItsRequiredAccount(reference: InMemoryDonationStore(), candidate: sqlite)
+    }
+
     @Test func sqliteForgetsSuggestLessWithADeletedConversation() throws {
         let (sqlite, directory) = try Self.sqliteStore()
         defer { withExtendedLifetime(directory) {} }
@@ -381,6 +387,28 @@ extension StoreConformance {
     /// whether they had donations or not (one given before any donation stayed, its name on disk, after `delete
     /// --conversation` said there was nothing to delete); a block stays, and other deletions keep it. Seen through
     /// the count `suggestLess` answers: 1 once forgotten.
+    /// An import from memory that names its account (`ImportOptions.requiredAccount`) refuses a donation of another
+    /// account, as an import of JSON Lines does: all or nothing, or skipped with `skipInvalid`. The SQLite store
+    /// recorded it in its own account.
+    static func holdsAnImportToItsRequiredAccount(reference: some DonationStore, candidate: some DonationStore) throws {
+        let end = StoreConformanceTests.end
+        let donations = ["alice", "bob"].map { account in
+            Interaction(
+                account: account, identifier: "from-\(account)", date: end.adding(-60), direction: .outgoing,
+                intent: SendMessageIntent(conversationIdentifier: "c"))
+        }
+        for store in [reference, candidate] as [any DonationStore] {
+            let strict = ImportOptions(requiredAccount: "alice", now: end)
+            let refused = #expect(throws: InputError.self) { try store.importDonations(donations, options: strict) }
+            #expect(refused?.field == "account" && refused?.line == 2, "\(String(describing: refused))")
+            #expect(try store.donationCount(account: "alice") == 0 && store.donationCount(account: "bob") == 0)
+            let skipping = ImportOptions(skipInvalid: true, requiredAccount: "alice", now: end)
+            let report = try store.importDonations(donations, options: skipping)
+            #expect(report.recorded == 1 && report.rejectedCount == 1)
+            #expect(try store.donationCount(account: "bob") == 0)
+        }
+    }
+
     static func forgetsSuggestLessWithDeletion(reference: some DonationStore, candidate: some DonationStore) throws {
         let end = StoreConformanceTests.end
         let donated = (0..<3).map { index in
