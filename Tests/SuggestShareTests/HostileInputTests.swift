@@ -1,6 +1,11 @@
+import SuggestCore
 import Testing
 
 @testable import SuggestShare
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 import SuggestTestSupport
 
 @Suite("Hostile input gives errors, never crashes")
@@ -256,5 +261,65 @@ struct HostileInputTests {
                 _ = predicate.decision(for: Fixtures.request([["public.url=https://a.example"]]))
             }
         }
+    }
+}
+
+/// An extension item's `userInfo` built in code meets no parser's limit on nesting, and the predicate evaluator
+/// recursed into it: 600 levels overflowed a 512 KiB stack (a GCD worker thread's on iOS). Deeper than a property
+/// list may be (128 levels) is refused before any evaluation, on a stack of that size.
+@Suite struct DeepUserInfoTests {
+    static func nested(_ levels: Int) -> PropertyListValue {
+        var value = PropertyListValue.string("x")
+        for level in 0..<levels { value = level.isMultiple(of: 2) ? .array([value]) : .dictionary(["k": value]) }
+        return value
+    }
+
+    static func request(_ levels: Int) -> ShareRequest {
+        ShareRequest(items: [
+            ExtensionItem(attachments: [Attachment(typeIdentifiers: ["public.jpeg"])], userInfo: ["k": nested(levels)])
+        ])
+    }
+
+    @Test func aUserInfoDeeperThanAPropertyListIsRefusedWithoutRecursion() throws {
+        let rule = try ActivationPredicate(parsing: "SUBQUERY(extensionItems, $item, $item.k == $item.k).@count == 1")
+        let target = ShareTarget(activationRule: .predicate(rule), intentsSupported: ["INSendMessageIntent"])
+        // The item's userInfo is a level of its own: 127 levels under it is the deepest a plist may be.
+        let decisions = SmallStack.run(bytes: 512 << 10) {
+            (target.evaluate(Self.request(127)), target.evaluate(Self.request(2_000)))
+        }
+        #expect(decisions.0.activated, "\(decisions.0)")
+        #expect(!decisions.1.activated && decisions.1.reason?.contains("nested deeper than 128 levels") == true, "\(decisions.1)")
+        let flow = ShareFlow(target: target)
+        let refused = #expect(throws: InputError.self) {
+            try flow.run(
+                Self.request(129), choice: .none, action: .preview, account: "a",
+                context: RankingContext(at: Timestamp(seconds: 1_796_000_000)), in: InMemoryDonationStore())
+        }
+        #expect(refused?.field == "userInfo", "\(String(describing: refused))")
+    }
+}
+
+/// Runs `body` on a thread of its own with a stack of `bytes`, and waits for its result.
+enum SmallStack {
+    private final class Box: @unchecked Sendable {
+        var body: (() -> Void)?
+    }
+
+    static func run<T>(bytes: Int, _ body: @escaping () -> T) -> T {
+        var result: T?
+        let box = Box()
+        box.body = { result = body() }
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        pthread_attr_setstacksize(&attributes, bytes)
+        var thread = pthread_t()
+        let created = pthread_create(&thread, &attributes, { argument in
+            Unmanaged<Box>.fromOpaque(argument!).takeUnretainedValue().body?()
+            return nil
+        }, Unmanaged.passUnretained(box).toOpaque())
+        precondition(created == 0, "pthread_create: \(created)")
+        pthread_join(thread, nil)
+        pthread_attr_destroy(&attributes)
+        return result!
     }
 }

@@ -59,7 +59,8 @@ public struct ShareFlow: Sendable {
     ///     one records nothing more and answers as the first did (`sent`, with this identifier). Without one, the
     ///     store makes one up, and every send records.
     /// - Returns: what happened, as the contract's `share` result.
-    /// - Throws: `InputError` for a context over its limits; `StoreError`.
+    /// - Throws: `InputError` for a context over its limits, or an item's `userInfo` nested deeper than a property
+    ///   list may be; `StoreError`.
     public func run(
         _ request: ShareRequest, choice: Choice, action: Action, account: String, context: RankingContext,
         in store: some DonationStore, now: Timestamp = .now(), explain: Bool = false, identifier: String? = nil
@@ -71,6 +72,8 @@ public struct ShareFlow: Sendable {
         context.contentTypes += request.contentTypes.filter { type in
             given.count < RankingContext.Limits.contentTypes && given.insert(type.lowercased()).inserted
         }
+        // The caller's input, refused as such: the target's rule would only say it does not apply.
+        if let problem = request.nestingProblem { throw InputError(field: "userInfo", message: problem) }
         let decision = target.evaluate(request)
         if decision.exceededBudget { throw InputError(field: "rule", message: decision.reason ?? "too costly") }
         // A rule's refusal can quote the rule, and a rule can be megabytes long: the reason stays readable.

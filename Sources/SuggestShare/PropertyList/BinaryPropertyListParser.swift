@@ -17,7 +17,7 @@ struct BinaryPropertyListParser {
     static let header: [UInt8] = Array("bplist00".utf8)
     static let trailerSize = 32
     /// The deepest nesting of arrays and dictionaries accepted.
-    static let maximumDepth = 128
+    static let maximumDepth = PropertyListValue.maximumDepth
     /// The most values the document may expand to when shared objects are counted every time they are used.
     static let maximumExpandedObjects = 1_000_000
     /// The most bytes of strings and data (keys included) it may expand to, counted the same way: a string of 15 MB

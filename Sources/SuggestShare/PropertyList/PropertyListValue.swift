@@ -23,3 +23,29 @@ public enum PropertyListValue: Sendable, Hashable {
     /// `<dict>`: values by key, unordered.
     case dictionary([String: PropertyListValue])
 }
+
+extension PropertyListValue {
+    /// The deepest nesting of arrays and dictionaries a value may have, as the parsers read it (a container is one
+    /// level): deeper is refused, not recursed into.
+    public static let maximumDepth = 128
+
+    /// Whether arrays and dictionaries nest deeper than `maximumDepth` levels in the value; found without
+    /// recursion. A value built in code (an extension item's `userInfo`, copied from a host app's) has met no
+    /// parser's limit, and the evaluator, equality and hashing all recurse into it: 600 levels overflowed a
+    /// 512 KiB stack, a GCD worker thread's.
+    public var nestsTooDeep: Bool {
+        var containers: [(value: PropertyListValue, depth: Int)] = [(self, 1)]
+        while let (value, depth) = containers.popLast() {
+            switch value {
+            case .array(let elements):
+                guard depth <= Self.maximumDepth else { return true }
+                containers.append(contentsOf: elements.map { ($0, depth + 1) })
+            case .dictionary(let members):
+                guard depth <= Self.maximumDepth else { return true }
+                containers.append(contentsOf: members.values.map { ($0, depth + 1) })
+            default: continue
+            }
+        }
+        return false
+    }
+}

@@ -12,7 +12,7 @@ import SuggestCore
 /// allowed); nesting deeper than `maximumDepth` is refused rather than recursed into.
 struct XMLPropertyListParser {
     /// The deepest nesting of `dict` and `array` accepted.
-    static let maximumDepth = 128
+    static let maximumDepth = PropertyListValue.maximumDepth
 
     private let bytes: [UInt8]
     private var index = 0

@@ -14,6 +14,16 @@ public struct ShareRequest: Sendable, Hashable {
     /// A request that shares nothing.
     public static let empty = ShareRequest()
 
+    /// Why the request cannot be evaluated, or `nil`: an item's `userInfo` nested deeper than a property list may
+    /// be (`PropertyListValue.maximumDepth`), which only a request built in code can be.
+    public var nestingProblem: String? {
+        guard let index = items.firstIndex(where: { PropertyListValue.dictionary($0.userInfo).nestsTooDeep }) else {
+            return nil
+        }
+        return "the userInfo of extension item \(index + 1) is nested deeper than \(PropertyListValue.maximumDepth) "
+            + "levels, as no property list may be"
+    }
+
     /// Every attachment of every item, in order.
     public var attachments: [Attachment] { items.flatMap(\.attachments) }
 
