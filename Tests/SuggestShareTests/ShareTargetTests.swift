@@ -51,6 +51,46 @@ struct ShareTargetTests {
                 == .refused("the rule is FALSEPREDICATE, which never activates"))
     }
 
+    /// A type the target declares as an image ranks as an image, and its sent donation counts as one: it
+    /// activated the target as an image but ranked as an unknown type, through the store's tree of public types.
+    @Test func aTypeTheTargetDeclaresRanksAndIsRecordedAsItsPublicKind() throws {
+        let shareTarget = try target(
+            infoPlist(
+                attributes: """
+                    <key>NSExtensionActivationRule</key><string>TRUEPREDICATE</string>
+                    <key>IntentsSupported</key><array><string>INSendMessageIntent</string></array>
+                    """,
+                extra: """
+                    <key>UTExportedTypeDeclarations</key><array><dict>
+                    <key>UTTypeIdentifier</key><string>com.example.sketch</string>
+                    <key>UTTypeConformsTo</key><array><string>public.image</string></array></dict></array>
+                    """))
+        let at = Timestamp(seconds: 1_796_000_000)
+        let store = InMemoryDonationStore()
+        _ = try store.setRetention(Retention(maximumAgeDays: 0, idleDays: 0), now: at)
+        for (conversation, type, ago) in [("photos", "public.jpeg", 7_200.0), ("notes", "public.plain-text", 60.0)] {
+            let intent = SendMessageIntent(conversationIdentifier: conversation, contentTypes: [type])
+            _ = try store.record(Interaction(account: "a", date: at.adding(-ago), direction: .outgoing, intent: intent), now: at)
+        }
+        let flow = ShareFlow(target: shareTarget)
+        func ranked(_ attachment: String) throws -> [String] {
+            try flow.run(
+                Fixtures.request([[attachment]]), choice: .none, action: .preview, account: "a",
+                context: RankingContext(at: at), in: store, now: at
+            ).suggestions.map(\.conversationIdentifier)
+        }
+        #expect(try ranked("public.jpeg=a.jpg") == ["photos", "notes"])
+        #expect(try ranked("com.example.sketch=a.sketch") == ["photos", "notes"])
+        let sent = try flow.run(
+            Fixtures.request([["com.example.sketch=a.sketch"]]), choice: .conversation("notes"), action: .send,
+            account: "a", context: RankingContext(at: at), in: store, now: at)
+        if case .sent = sent.outcome {} else { Issue.record("\(sent)") }
+        #expect(sent.contentTypes == ["com.example.sketch"])
+        var donated: [[String]] = []
+        try store.forEachDonation(account: "a") { donated.append($0.intent.contentTypes) }
+        #expect(donated.last == ["com.example.sketch", "public.image"])
+    }
+
     @Test("the target's own type declarations take part in evaluation")
     func customTypes() throws {
         let declarations = """

@@ -66,10 +66,11 @@ public struct ShareFlow: Sendable {
         in store: some DonationStore, now: Timestamp = .now(), explain: Bool = false, identifier: String? = nil
     ) throws -> ShareResult {
         var context = context
+        let sharedTypes = typesForTheStore(request.contentTypes, storeTypes: store.types)
         // The shared types join the context up to the distinct types a query takes: a share of files of forty
         // kinds is still a share, ranked by the first kinds it names, though the whole list is too many for a query.
         var given = Set(context.contentTypes.map { $0.lowercased() })
-        context.contentTypes += request.contentTypes.filter { type in
+        context.contentTypes += sharedTypes.filter { type in
             given.count < RankingContext.Limits.contentTypes && given.insert(type.lowercased()).inserted
         }
         // The caller's input, refused as such: the target's rule would only say it does not apply.
@@ -100,7 +101,7 @@ public struct ShareFlow: Sendable {
             if let chosen = result.preselected {
                 // Held to the format's rules as any donation built in code: a share of 150 types recorded as it is
                 // would put a line in the account's export that its import refuses.
-                var donation = donation(to: chosen, request: request, account: account, at: now)
+                var donation = donation(to: chosen, types: sharedTypes, account: account, at: now)
                 donation.identifier = identifier
                 let checked = Result { () throws(InputError) in try donation.validated() }
                 if case .failure(let error) = checked, error.field == nil {
@@ -208,14 +209,28 @@ public struct ShareFlow: Sendable {
 
     /// The donation a sent share records: outgoing, engaged, with the shared types and the conversation's latest
     /// names, people and picture.
-    func donation(to chosen: Suggestion, request: ShareRequest, account: String, at date: Timestamp) -> Interaction {
+    func donation(to chosen: Suggestion, types: [String], account: String, at date: Timestamp) -> Interaction {
         Interaction(
             account: account, date: date, direction: .outgoing,
             intent: SendMessageIntent(
                 conversationIdentifier: chosen.conversationIdentifier, speakableGroupName: chosen.speakableGroupName,
                 serviceName: chosen.serviceName, recipients: chosen.recipients, image: chosen.conversationImage,
-                contentTypes: Self.donatedTypes(request.contentTypes)),
+                contentTypes: Self.donatedTypes(types)),
             isEngagedSuggestion: true)
+    }
+
+    /// The shared types as the store reads them: each, followed by the public kind the target's own declarations
+    /// make it when the store's tree, which knows the public types only, does not see that kind. A share of a
+    /// `com.example.photo` that the target declares as an image activated it as an image, but ranked as an
+    /// unknown type, and its donation gave the conversation no lift for later photos.
+    func typesForTheStore(_ shared: [String], storeTypes: UniformTypeTree) -> [String] {
+        var types: [String] = []
+        for type in shared {
+            types.append(type)
+            let kind = target.types.contentKind(of: type)
+            if kind != storeTypes.contentKind(of: type) { types.append(kind) }
+        }
+        return types
     }
 
     /// The shared types as the sent donation carries them: the first `Interaction.maximumContentTypes` distinct
