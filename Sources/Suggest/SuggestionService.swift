@@ -113,6 +113,8 @@ public final class SuggestionService: Sendable {
         account: String = Interaction.defaultAccount, conversationIdentifier: String, at: Timestamp = .now()
     ) async throws -> ConversationStatus {
         try Interaction.checkName(account, field: "account")
+        // As every call that names a conversation: an empty name, or one with a NUL, was answered `.unknown`.
+        try Interaction.checkName(conversationIdentifier, field: "conversation")
         return try await perform { store, _ in
             try store.conversationStatus(account: account, conversationIdentifier: conversationIdentifier, at: at)
         }

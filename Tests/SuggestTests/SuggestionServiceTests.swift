@@ -165,6 +165,7 @@ import Testing
             await #expect(throws: InputError.self) { try await service.delete(.conversation(name)) }
             await #expect(throws: InputError.self) { try await service.delete(.identifier(name)) }
             await #expect(throws: InputError.self) { try await service.delete(.groupIdentifier(name)) }
+            await #expect(throws: InputError.self) { try await service.conversationStatus(conversationIdentifier: name) }
         }
         #expect(try await service.blockedConversations().isEmpty)
         await #expect(throws: InputError.self) { try await service.delete(.before(Timestamp(seconds: .nan))) }
