@@ -29,8 +29,15 @@ extension HistoryConverter {
                     throw ConversionError(
                         source: employees.name, line: number, message: "expected \"id \\t name \\t …\"")
                 }
-                let name = String(decoding: parts[1], as: UTF8.self)
-                if !name.isEmpty, name.utf8.count <= 200 { names[id] = name }
+                // Bytes that are not UTF-8 are read as Latin-1, as older exports wrote names ("J\u{FFFD}hn" otherwise);
+                // a name a donation may not carry (a NUL) is left out, as an empty one is: what the converter
+                // writes, `import` takes.
+                let name =
+                    String(validating: parts[1], as: UTF8.self)
+                    ?? String(String.UnicodeScalarView(parts[1].map { Unicode.Scalar($0) }))
+                if name.utf8.count <= 200, (try? Interaction.checkName(name, field: "displayName")) != nil {
+                    names[id] = name
+                }
             }
         }
         var receivers: [Int: [Int]] = [:]

@@ -1,4 +1,5 @@
 import SuggestCore
+import SuggestTestSupport
 import Testing
 
 @testable import SuggestEval
@@ -167,6 +168,21 @@ import Testing
         let (donations, _) = try Self.convertEnron(employees: nil)
         #expect(donations[2].intent.speakableGroupName == "u15 and u109")
         #expect(donations[0].intent.recipients.first?.displayName == nil)
+    }
+
+    /// What the converter writes, `import` takes: a name with a NUL was written, and refused by `eval` and
+    /// `import`; a name in Latin-1 became "J\u{FFFD}hn".
+    @Test func enronNamesAreImportableAndLatin1IsRead() throws {
+        let directory = try TemporaryDirectory("enron-names")
+        let path = directory.path + "/employees.txt"
+        try writeFile(path, Array("15\tA\u{0}B\tx\n109\tJ".utf8) + [0xF6] + Array("hn\tx\n".utf8))
+        var donations: [Interaction] = []
+        _ = try HistoryConverter.enron(
+            messages: .text(Self.messages), recipients: .text(Self.recipients), employees: .file(path)
+        ) { donations.append($0) }
+        let names = Set(donations.flatMap { $0.intent.recipients.compactMap(\.displayName) })
+        #expect(names == ["J\u{F6}hn"], "\(names)")
+        for donation in donations { #expect(throws: Never.self) { try donation.validated() } }
     }
 
     @Test func enronKeepsNoSubject() throws {
