@@ -110,13 +110,15 @@ extension PairedComparison {
     }
 
     private func writeDifferences(to writer: inout JSONWriter, kind: TargetKind?) {
+        let pairs = pairs(kind: kind)
         writer.key("pairs")
-        writer.integer(pairs(kind: kind))
+        writer.integer(pairs)
         writer.key("mrr")
-        Self.write(mrrDifference(kind: kind), to: &writer)
+        // No send compared: no difference, not one of 0 with an interval of width 0.
+        if pairs == 0 { writer.null() } else { Self.write(mrrDifference(kind: kind), to: &writer) }
         writer.key("hitAt")
         writer.beginObject()
-        for cutoff in cutoffs {
+        for cutoff in cutoffs where pairs > 0 {
             guard let difference = hitDifference(cutoff, kind: kind), let counts = discordant(cutoff, kind: kind) else {
                 continue
             }

@@ -101,7 +101,8 @@ extension PairedComparison {
                     (kind?.rawValue ?? "all") + (overSends ? " †" : ""), DecimalFormat.grouped(pairs),
                 ]
                 for difference in [comparison.hitDifference(k, kind: kind), comparison.mrrDifference(kind: kind)] {
-                    guard let difference else {
+                    // No send compared: no difference to show ("+0.0000 (+0.0000 … +0.0000)" said there was one).
+                    guard let difference, pairs > 0 else {
                         row += ["-", ""]
                         continue
                     }

@@ -70,8 +70,20 @@ public final class Evaluator {
             }
             cutoffs.append(value)
         }
-        return Array(Set(cutoffs)).sorted()
+        let distinct = Array(Set(cutoffs)).sorted()
+        // Each cut-off is a column of every account's sums in every comparison: `--k` of 1,000 values took
+        // CollegeMsg's replay from 90 MB to 425 MB and ten times as long.
+        guard distinct.count <= maximumCutoffs else {
+            throw InputError(
+                field: nil,
+                message: "\(distinct.count) cut-offs; give at most \(maximumCutoffs) (each costs memory for every "
+                    + "account); --html draws hit@k for every k up to 20")
+        }
+        return distinct
     }
+
+    /// The most distinct cut-offs `parseCutoffs` takes.
+    public static let maximumCutoffs = 20
 
     /// Replays one donation: ranks its conversation first when it is outgoing, then applies it.
     /// - Returns: what happened to it, with the rank when it was evaluated.

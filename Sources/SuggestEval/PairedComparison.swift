@@ -97,16 +97,21 @@ public struct PairedComparison: Sendable, Equatable {
         public var mean: Double
         /// The standard error of `mean`.
         public var standardError: Double
+        /// How many standard errors the interval spans on each side: 1.96, the normal's 97.5% point, or Student's
+        /// t for fewer degrees of freedom than `PairedComparison.largeSample`.
+        public var criticalValue: Double
 
         /// A difference and its standard error.
-        public init(mean: Double, standardError: Double) {
+        public init(mean: Double, standardError: Double, criticalValue: Double = 1.96) {
             self.mean = mean
             self.standardError = standardError
+            self.criticalValue = criticalValue
         }
-        /// `mean − 1.96 · standardError`, no lower than −1: a difference of hits or of reciprocal ranks never is.
-        public var low: Double { max(-1, mean - 1.96 * standardError) }
-        /// `mean + 1.96 · standardError`, no higher than 1.
-        public var high: Double { min(1, mean + 1.96 * standardError) }
+        /// `mean − criticalValue · standardError`, no lower than −1: a difference of hits or of reciprocal ranks
+        /// never is.
+        public var low: Double { max(-1, mean - criticalValue * standardError) }
+        /// `mean + criticalValue · standardError`, no higher than 1.
+        public var high: Double { min(1, mean + criticalValue * standardError) }
         /// Whether the interval leaves out 0: the difference is significant at 5%.
         public var isSignificant: Bool { low > 0 || high < 0 }
     }
@@ -158,6 +163,25 @@ public struct PairedComparison: Sendable, Equatable {
         return position + 1
     }
 
+    /// From this many degrees of freedom on, the interval is the normal's (1.96 standard errors); below, Student's
+    /// t's: 2 sends 12.7, 10 sends 2.26.
+    public static let largeSample = 30
+
+    /// Student's t at 97.5% for 1 to 29 degrees of freedom.
+    private static let studentT: [Double] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
+        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045,
+    ]
+
+    /// The fewest sends (or accounts) that, all differing the same way, a sign test finds significant at 5%.
+    static let leastUnanimous = 6
+
+    /// The interval's half-width in standard errors for `degreesOfFreedom`.
+    static func criticalValue(degreesOfFreedom: Int) -> Double {
+        guard degreesOfFreedom < largeSample else { return 1.96 }
+        return studentT[max(1, degreesOfFreedom) - 1]
+    }
+
     /// - Parameter sum: an account's sum of differences for one kind, by its cell (row × kinds + kind).
     private func difference(kind: TargetKind?, column: Int, sum: (Int) -> Double) -> Difference {
         let index = slot(kind)
@@ -171,6 +195,7 @@ public struct PairedComparison: Sendable, Equatable {
         // "+0.6667 (+0.6667 … +0.6667) *" for a single group send).
         guard count > 1 else { return Difference(mean: mean, standardError: 2) }
         var variance: Double
+        let degreesOfFreedom: Int
         if isClustered(kind: kind) {
             var spread = 0.0
             var clusters = 0.0
@@ -180,11 +205,21 @@ public struct PairedComparison: Sendable, Equatable {
                 clusters += 1
             }
             variance = spread / (count * count) * clusters / (clusters - 1)
+            degreesOfFreedom = Int(clusters) - 1
         } else {
             // Over sends: (Σd² − n·mean²) / (n − 1), divided by n.
             variance = count > 1 ? max(0, squares[index][column] - count * mean * mean) / (count - 1) / count : 0
+            degreesOfFreedom = Int(count) - 1
         }
         if !variance.isFinite { variance = 0 }
-        return Difference(mean: mean, standardError: variance.squareRoot())
+        // Sends (or accounts) that all differ by the same nonzero amount show no spread to estimate. Too few of them
+        // to be significant by a sign test (2 · 2⁻ⁿ ≥ 5% below 6) get the whole range, as a single send: a
+        // zero-width interval marked two sends significant ("+1.0000 (+1.0000 … +1.0000) *").
+        guard variance > 0 || mean == 0 || degreesOfFreedom + 1 >= Self.leastUnanimous else {
+            return Difference(mean: mean, standardError: 2)
+        }
+        return Difference(
+            mean: mean, standardError: variance.squareRoot(),
+            criticalValue: Self.criticalValue(degreesOfFreedom: degreesOfFreedom))
     }
 }

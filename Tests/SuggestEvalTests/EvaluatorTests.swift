@@ -99,6 +99,10 @@ import Testing
         #expect(try Evaluator.parseCutoffs("8,1,3,3") == [1, 3, 8])
         #expect(try Evaluator.parseCutoffs("1, 5") == [1, 5])
         #expect(throws: InputError.self) { try Evaluator.parseCutoffs("1,,3") }
+        // At most 20 distinct: each is a column of every account's sums.
+        let twenty = (1...20).map(String.init).joined(separator: ",")
+        #expect(try Evaluator.parseCutoffs(twenty + ",20,1").count == 20)
+        #expect(throws: InputError.self) { try Evaluator.parseCutoffs(twenty + ",21") }
         #expect(throws: InputError.self) { try Evaluator.parseCutoffs("top") }
     }
 

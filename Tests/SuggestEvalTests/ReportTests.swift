@@ -51,6 +51,32 @@ import Testing
         #expect(!single.isSignificant && single.low == -1 && single.high == 1)
     }
 
+    /// A few sends that all differ alike showed no spread, and got a zero-width interval marked significant; a few
+    /// that differ got 1.96 standard errors where Student's t is far wider; no send at all printed a difference
+    /// of 0 with an interval.
+    @Test func fewSendsAreNotSignificantByTheirSpreadAlone() {
+        func comparison(_ pairs: [(Int, Int)]) -> PairedComparison {
+            var comparison = PairedComparison(policy: "p", baseline: "b", cutoffs: [1])
+            for (policyRank, baselineRank) in pairs {
+                comparison.add(account: 0, kinds: [], policyRank: policyRank, baselineRank: baselineRank, depth: 100)
+            }
+            return comparison
+        }
+        let alike = comparison([(1, 2), (1, 2)])
+        #expect(!alike.mrrDifference().isSignificant && alike.mrrDifference().low == -1)
+        #expect(!alike.hitDifference(1)!.isSignificant)
+        // Six alike: 2 · 2⁻⁶ < 5%, significant with no spread.
+        #expect(comparison(Array(repeating: (1, 2), count: 6)).mrrDifference().isSignificant)
+        // Three sends of +0.5, 0 and +0.5: over 0 with 1.96 standard errors, not with t's 4.30.
+        let three = comparison([(1, 2), (1, 1), (1, 2)]).mrrDifference()
+        #expect(three.criticalValue == 4.303 && !three.isSignificant)
+        #expect(three.mean - 1.96 * three.standardError > 0)
+        #expect(PairedComparison.criticalValue(degreesOfFreedom: 30) == 1.96)
+        let none = comparison([])
+        #expect(PairedComparison.table([none]).contains("      -"))
+        #expect(!PairedComparison.table([none]).contains("+0.0000"))
+    }
+
     @Test func resultsByNameAreInNameOrder() {
         let html = EvalReport.html(results: [
             "Zeta": [EvalResult(policy: "default", cutoffs: [1])], "Alpha": [EvalResult(policy: "default", cutoffs: [1])],

@@ -12,7 +12,7 @@ enum Eval: Command {
             "--policy", "NAME",
             "default, fixed, recency, frequency, tdlib, firefox, zoxide, android; a comma list; or all (default: default)."
         ),
-        .option("--k", "LIST", "The cut-offs of hitAt, comma-separated (default: 1,3,8)."),
+        .option("--k", "LIST", "The cut-offs of hitAt, comma-separated, at most 20 (default: 1,3,8)."),
         .option(
             "--depth", "N",
             "Ranks are exact down to N (default 100, or the largest --k when it is larger; at least 20 and the largest --k); a deeper one counts 0 in the MRR (mrrBound says how much that can hide)."
