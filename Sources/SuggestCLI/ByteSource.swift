@@ -4,7 +4,7 @@ import SuggestCore
 /// A stream of bytes read in chunks: a file, standard input, or bytes in memory (tests). The lines are
 /// `LineStream`'s, read as `import` always has: in 64 KiB reads, a `\r` dropped only before a `\n`; a line over
 /// 64 MiB ends the input; a UTF-8 byte-order mark at the start is dropped. A failed read is an error that names
-/// the input (exit 1), never a quiet end of it.
+/// the input (exit 1; 64 for a directory), never a quiet end of it.
 public final class ByteSource {
     private let lines: LineStream
     /// How errors name the input: its path, or "standard input".
@@ -88,7 +88,8 @@ public final class ByteSource {
     public var totalBytes: Int? { lines.totalBytes }
 
     /// Calls `body` with the next line's bytes (without the line break), or returns `false` at the end.
-    /// - Throws: `CommandError.failure` when reading fails (`suggest import - < directory`).
+    /// - Throws: `CommandError.failure` when reading fails; `.usage` when the input is a directory
+    ///   (`suggest import - < /tmp`).
     public func nextLine(_ body: (UnsafeBufferPointer<UInt8>) -> Void) throws(CommandError) -> Bool {
         let line: UnsafeBufferPointer<UInt8>?
         do {

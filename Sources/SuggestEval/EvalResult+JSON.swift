@@ -87,7 +87,8 @@ extension EvalResult {
 extension PairedComparison {
     /// `{"baseline": …, "pairs": …, "accounts": …, "clustered": …, "mrr": {difference}, "hitAt": {"8": {difference,
     /// "onlyPolicy", "onlyBaseline"}}, "byKind": {kind: {"pairs", "mrr", "hitAt"}}}`, each difference as
-    /// `{"difference", "low", "high"}` (policy minus baseline, 95% interval).
+    /// `{"difference", "low", "high"}` (policy minus baseline, 95% interval). Where no send was compared, `"mrr"`
+    /// is `null` and `"hitAt"` empty.
     public func write(to writer: inout JSONWriter) {
         writer.beginObject()
         writer.key("baseline")

@@ -11,6 +11,6 @@ enum FileSystem {
     static func writeAll(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer, name: String) -> FileError? {
         let code = FileDescriptorWriting.writeAll(descriptor, bytes)
         guard code != 0 else { return nil }
-        return FileError(path: name, operation: "write", reason: ErrorNumber.describe(code))
+        return FileError(path: name, operation: "write", reason: ErrorNumber.describe(code), errorNumber: code)
     }
 }

@@ -383,10 +383,6 @@ extension StoreConformance {
         }
     }
 
-    /// "Suggest Less" goes with a conversation deleted as a whole, and with every conversation of a deleted account,
-    /// whether they had donations or not (one given before any donation stayed, its name on disk, after `delete
-    /// --conversation` said there was nothing to delete); a block stays, and other deletions keep it. Seen through
-    /// the count `suggestLess` answers: 1 once forgotten.
     /// An import from memory that names its account (`ImportOptions.requiredAccount`) refuses a donation of another
     /// account, as an import of JSON Lines does: all or nothing, or skipped with `skipInvalid`. The SQLite store
     /// recorded it in its own account.
@@ -409,6 +405,10 @@ extension StoreConformance {
         }
     }
 
+    /// "Suggest Less" goes with a conversation deleted as a whole, and with every conversation of a deleted account,
+    /// whether they had donations or not (one given before any donation stayed, its name on disk, after `delete
+    /// --conversation` said there was nothing to delete); a block stays, and other deletions keep it. Seen through
+    /// the count `suggestLess` answers: 1 once forgotten.
     static func forgetsSuggestLessWithDeletion(reference: some DonationStore, candidate: some DonationStore) throws {
         let end = StoreConformanceTests.end
         let donated = (0..<3).map { index in

@@ -65,6 +65,9 @@ import Testing
         let alike = comparison([(1, 2), (1, 2)])
         #expect(!alike.mrrDifference().isSignificant && alike.mrrDifference().low == -1)
         #expect(!alike.hitDifference(1)!.isSignificant)
+        // Alike to rounding: 1 − 1/3 is not exact in binary, and the spread came out as 3.7e-17.
+        #expect(!comparison([(1, 3), (1, 3), (1, 3)]).mrrDifference().isSignificant)
+        #expect(!comparison(Array(repeating: (1, 5), count: 5)).mrrDifference().isSignificant)
         // Six alike: 2 · 2⁻⁶ < 5%, significant with no spread.
         #expect(comparison(Array(repeating: (1, 2), count: 6)).mrrDifference().isSignificant)
         // Three sends of +0.5, 0 and +0.5: over 0 with 1.96 standard errors, not with t's 4.30.
@@ -75,6 +78,9 @@ import Testing
         let none = comparison([])
         #expect(PairedComparison.table([none]).contains("      -"))
         #expect(!PairedComparison.table([none]).contains("+0.0000"))
+        var json = JSONWriter()
+        none.write(to: &json)
+        #expect(json.text.contains(#""pairs":0,"mrr":null,"hitAt":{}"#), "\(json.text)")
     }
 
     @Test func resultsByNameAreInNameOrder() {

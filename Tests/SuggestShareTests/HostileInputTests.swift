@@ -296,6 +296,24 @@ struct HostileInputTests {
                 context: RankingContext(at: Timestamp(seconds: 1_796_000_000)), in: InMemoryDonationStore())
         }
         #expect(refused?.field == "userInfo", "\(String(describing: refused))")
+        // The predicate's own doors refuse it too.
+        #expect(!SmallStack.run(bytes: 512 << 10) { rule.evaluate(Self.request(2_000).matchingDictionary) })
+        #expect(SmallStack.run(bytes: 512 << 10) { rule.evaluate(Self.request(127).matchingDictionary) })
+    }
+
+    /// One array shared by itself 40 times over is 40 arrays to build and 2⁴⁰ values to walk: the check of the
+    /// nesting stops at a million values, as the binary parser does, where it would have walked for days.
+    @Test func aUserInfoThatSharesItselfIsRefusedByItsCount() throws {
+        var shared = PropertyListValue.string("x")
+        for _ in 0..<40 { shared = .array([shared, shared]) }
+        let request = ShareRequest(items: [ExtensionItem(userInfo: ["k": shared])])
+        #expect(request.nestingProblem?.contains("more than 1000000 values") == true)
+        let target = ShareTarget(activationRule: .acceptingAnything, intentsSupported: ["INSendMessageIntent"])
+        #expect(throws: InputError.self) {
+            try ShareFlow(target: target).run(
+                request, choice: .none, action: .preview, account: "a",
+                context: RankingContext(at: Timestamp(seconds: 1_796_000_000)), in: InMemoryDonationStore())
+        }
     }
 }
 

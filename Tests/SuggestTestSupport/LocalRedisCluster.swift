@@ -447,12 +447,12 @@ public final class LocalRedisCluster: Sendable {
 
     // MARK: - Ports, processes and clean-up
 
-    /// A port that is free, and whose bus port (`+10000`) is free too for a cluster node; never handed out twice
-    /// in one process.
     /// A free loopback port that no other server of the harness will take: for a standalone server started later
     /// on it (`init(standaloneWithPassword:settings:port:)`).
     public static func reservePort() throws(HarnessError) -> Int { try reservePort(cluster: false) }
 
+    /// A port that is free, and whose bus port (`+10000`) is free too for a cluster node; never handed out twice
+    /// in one process.
     private static func reservePort(cluster: Bool) throws(HarnessError) -> Int {
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<2000 {

@@ -123,7 +123,12 @@ enum Eval: Command {
             _ = try ValueParsing.wholeNumber(
                 String(part.trimmingPrefix(while: { $0 == " " })), option: "--k", in: 1...List.maximumLimit)
         }
-        return try Evaluator.parseCutoffs(text)
+        do {
+            return try Evaluator.parseCutoffs(text)
+        } catch {
+            // Named by its option, as every other refusal of --k is.
+            throw CommandError.usage("--k: \(error.message)")
+        }
     }
 
     static func policies(_ text: String) throws -> [RankingPolicy] {

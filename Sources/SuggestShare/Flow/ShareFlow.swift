@@ -223,11 +223,18 @@ public struct ShareFlow: Sendable {
     /// make it when the store's tree, which knows the public types only, does not see that kind. A share of a
     /// `com.example.photo` that the target declares as an image activated it as an image, but ranked as an
     /// unknown type, and its donation gave the conversation no lift for later photos.
+    ///
+    /// The walks of the target's declarations share the rule evaluation's budget of steps: a thousand declared
+    /// types of 32 parents each take tens of thousands of steps a walk. Past it, the rest go without their kind.
     func typesForTheStore(_ shared: [String], storeTypes: UniformTypeTree) -> [String] {
         var types: [String] = []
+        var steps = 0
         for type in shared {
             types.append(type)
-            let kind = target.types.contentKind(of: type)
+            guard steps < PredicateEvaluator.Budget.steps else { continue }
+            let kind =
+                UniformTypeTree.contentKinds.first { target.types.conforms(type, to: $0, steps: &steps) }
+                ?? type.lowercased()
             if kind != storeTypes.contentKind(of: type) { types.append(kind) }
         }
         return types

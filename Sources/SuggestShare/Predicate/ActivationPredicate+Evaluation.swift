@@ -16,8 +16,14 @@ extension ActivationPredicate {
     /// - Parameter types: the conformance tree, with the target's own type declarations.
     /// - Complexity: O(size of the rule × size of the object) for the rules seen in practice; nested SUBQUERYs
     ///   multiply their collections' sizes, up to a budget of steps (`PredicateEvaluator.Budget`), past which the
-    ///   predicate is false (`decision(for:types:)` says why).
+    ///   predicate is false (`decision(for:types:)` says why); so is it for an object the evaluator may not
+    ///   recurse into (`PropertyListValue.excess(budget:)`).
     public func evaluate(_ object: PropertyListValue, types: UniformTypeTree = .standard) -> Bool {
-        PredicateEvaluator(types: types).holds(root, object: object, bindings: [])
+        var budget = PropertyListValue.maximumValues
+        // A request's dictionary wraps each item's userInfo in two levels of its own (the items, an item).
+        guard object.excess(budget: &budget, maximumDepth: PropertyListValue.maximumDepth + 2) == nil else {
+            return false
+        }
+        return PredicateEvaluator(types: types).holds(root, object: object, bindings: [])
     }
 }

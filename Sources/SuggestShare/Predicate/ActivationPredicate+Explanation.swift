@@ -12,6 +12,8 @@ extension ActivationPredicate {
     /// `ActivationDecision.exceededBudget`.
     /// - Complexity: that of `evaluate(_:types:)`, plus O(n) in the length of the rule for the wording.
     public func decision(for request: ShareRequest, types: UniformTypeTree = .standard) -> ActivationDecision {
+        // Refused before the evaluator recurses into it: the only form of rule that reads `userInfo`.
+        if let problem = request.nestingProblem { return .refused(problem) }
         let object = request.matchingDictionary
         let evaluator = PredicateEvaluator(types: types)
         let holds = evaluator.holds(root, object: object, bindings: [])

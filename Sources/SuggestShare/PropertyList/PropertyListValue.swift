@@ -29,23 +29,36 @@ extension PropertyListValue {
     /// level): deeper is refused, not recursed into.
     public static let maximumDepth = 128
 
-    /// Whether arrays and dictionaries nest deeper than `maximumDepth` levels in the value; found without
-    /// recursion. A value built in code (an extension item's `userInfo`, copied from a host app's) has met no
-    /// parser's limit, and the evaluator, equality and hashing all recurse into it: 600 levels overflowed a
-    /// 512 KiB stack, a GCD worker thread's.
-    public var nestsTooDeep: Bool {
+    /// The most values a value may hold, counted along every path, as the binary parser counts shared objects:
+    /// one array shared by itself 40 times over is 2⁴⁰ values to anything that walks it.
+    public static let maximumValues = 1_000_000
+
+    /// What keeps a value from being walked: nested past `maximumDepth`, or more than `maximumValues` values.
+    public enum Excess: Sendable, Equatable {
+        case depth
+        case values
+    }
+
+    /// Why the value may not be walked, or `nil`; found without recursion, in at most `budget` steps (which it
+    /// spends, for several values checked against one budget). A value built in code (an extension item's
+    /// `userInfo`, copied from a host app's) has met no parser's limits, and the evaluator, equality and hashing
+    /// all recurse into it: 600 levels overflowed a 512 KiB stack, a GCD worker thread's.
+    /// - Parameter maximumDepth: the levels allowed, for a value that wraps another.
+    public func excess(budget: inout Int, maximumDepth: Int = Self.maximumDepth) -> Excess? {
         var containers: [(value: PropertyListValue, depth: Int)] = [(self, 1)]
         while let (value, depth) = containers.popLast() {
+            budget -= 1
+            guard budget >= 0 else { return .values }
             switch value {
             case .array(let elements):
-                guard depth <= Self.maximumDepth else { return true }
-                containers.append(contentsOf: elements.map { ($0, depth + 1) })
+                guard depth <= maximumDepth else { return .depth }
+                containers.append(contentsOf: elements.lazy.map { ($0, depth + 1) })
             case .dictionary(let members):
-                guard depth <= Self.maximumDepth else { return true }
-                containers.append(contentsOf: members.values.map { ($0, depth + 1) })
+                guard depth <= maximumDepth else { return .depth }
+                containers.append(contentsOf: members.values.lazy.map { ($0, depth + 1) })
             default: continue
             }
         }
-        return false
+        return nil
     }
 }

@@ -15,13 +15,22 @@ public struct ShareRequest: Sendable, Hashable {
     public static let empty = ShareRequest()
 
     /// Why the request cannot be evaluated, or `nil`: an item's `userInfo` nested deeper than a property list may
-    /// be (`PropertyListValue.maximumDepth`), which only a request built in code can be.
+    /// be, or the items' `userInfo` holding more values than one may (`PropertyListValue.Excess`), which only a
+    /// request built in code can.
     public var nestingProblem: String? {
-        guard let index = items.firstIndex(where: { PropertyListValue.dictionary($0.userInfo).nestsTooDeep }) else {
-            return nil
+        var budget = PropertyListValue.maximumValues
+        for (index, item) in items.enumerated() {
+            switch PropertyListValue.dictionary(item.userInfo).excess(budget: &budget) {
+            case nil: continue
+            case .depth:
+                return "the userInfo of extension item \(index + 1) is nested deeper than "
+                    + "\(PropertyListValue.maximumDepth) levels, as no property list may be"
+            case .values:
+                return "the extension items' userInfo hold more than \(PropertyListValue.maximumValues) values, "
+                    + "counted along every path (a value shared many times over counts each time)"
+            }
         }
-        return "the userInfo of extension item \(index + 1) is nested deeper than \(PropertyListValue.maximumDepth) "
-            + "levels, as no property list may be"
+        return nil
     }
 
     /// Every attachment of every item, in order.

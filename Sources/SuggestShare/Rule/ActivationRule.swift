@@ -29,8 +29,6 @@ public enum ActivationRule: Sendable, Equatable, CustomStringConvertible {
     /// Whether the rule accepts what is shared and, when it does not, which part refused.
     /// - Parameter types: the conformance tree, with the target's own type declarations.
     public func decision(for request: ShareRequest, types: UniformTypeTree = .standard) -> ActivationDecision {
-        // Refused before any part of the rule recurses into it.
-        if let problem = request.nestingProblem { return .refused(problem) }
         switch self {
         case .dictionary(let dictionary): return dictionary.decision(for: request, types: types)
         case .predicate(let predicate): return predicate.decision(for: request, types: types)
