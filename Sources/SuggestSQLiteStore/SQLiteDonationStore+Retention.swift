@@ -8,7 +8,8 @@ extension SQLiteDonationStore {
 
     /// Throws when a donation could not be recorded now: the settings cannot be read, the database file was
     /// deleted or moved since this connection opened it, a newer suggest migrated it since, or the connection may
-    /// only read (SQLite opens a file its process may not write read-only, without an error).
+    /// only read (SQLite opens a file its process may not write read-only, without an error; a `-shm` so, or a
+    /// file made immutable, is found by `Database.writingProblem`).
     public func checkHealth() throws {
         try translating {
             _ = try database.storedRetention()
@@ -16,6 +17,9 @@ extension SQLiteDonationStore {
             try database.checkSchemaIsWritable()
             if database.isReadOnly {
                 throw StoreError(.readOnly, "the store \(database.path) is read-only for this process: nothing can be recorded")
+            }
+            if let problem = database.writingProblem {
+                throw StoreError(.readOnly, "the store \(database.path) cannot be written: \(problem)")
             }
         }
     }

@@ -485,6 +485,43 @@ import Testing
         #expect(server.stop().status == 0)
     }
 
+    /// A `-shm` file the server's user may not write when it starts (a command run as root left it 0644): SQLite
+    /// maps it read-only for every connection of the process, and `sqlite3_db_readonly` says false, so readiness
+    /// said 200 while every write was refused. It says 503 now, and goes on saying so after the file is put right,
+    /// until a restart, since the process's connections keep that mapping; the restarted server writes.
+    @Test func aSharedMemoryFileTheServerMayNotWriteIsNotReady() throws {
+        guard geteuid() == 0, access("/usr/bin/setpriv", X_OK) == 0 else {
+            try Test.cancel("needs root and setpriv(1)")
+        }
+        let scratch = try TemporaryDirectory("read-only-shm")
+        chmod(scratch.path, 0o777)
+        let store = scratch("store")
+        #expect(try Suggest.run(["config", "--store", store, "--max-age-days", "0"], scratch: scratch.path).status == 0)
+        #expect(access(store + "/suggest.sqlite-shm", F_OK) == 0, "commands leave the -shm in place")
+        for file in [store] + directoryEntries(store).map({ store + "/" + $0 }) { chown(file, 65534, 65534) }
+        chmod(store + "/suggest.sqlite-shm", 0o444)
+        let nobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        let donation = Array(#"{"date": 1796000000, "intent": {"conversationIdentifier": "c"}}"#.utf8)
+        let headers = [("Content-Type", "application/json")]
+        do {
+            let server = try ServeProcess(["--store", store], scratch: scratch.path, wrapper: nobody)
+            #expect(try server.client.request("GET", "/v1/health/ready").status == 503)
+            #expect(
+                try server.client.request("POST", "/v1/accounts/a/donations", headers: headers, body: donation).status
+                    == 503)
+            chmod(store + "/suggest.sqlite-shm", 0o600)
+            #expect(try server.client.request("GET", "/v1/health/ready").status == 503)
+            #expect(server.stop().status == 0)
+            #expect(server.process.standardErrorSoFar().contains("then restart it"))
+        }
+        let restarted = try ServeProcess(["--store", store, "--no-access-log"], scratch: scratch.path, wrapper: nobody)
+        #expect(try restarted.client.request("GET", "/v1/health/ready").status == 200)
+        #expect(
+            try restarted.client.request("POST", "/v1/accounts/a/donations", headers: headers, body: donation).status
+                == 201)
+        #expect(restarted.stop().status == 0)
+    }
+
     /// `suggest-serve` started on its own (as a unit file or a supervisor may), its standard error a pipe to the
     /// shell command `reader` (which sees the first line, the address, and passes it on to the test's capture).
     /// - Returns: the server and the port it listens on, once it does (at most 30 s).

@@ -343,6 +343,25 @@ package final class Database {
     /// Whether this connection can only read: SQLite opens a file it may not write read-only, without an error.
     package var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 
+    /// Why this connection could not write now, or `nil`. A file of the store the process may not write (`chmod`,
+    /// `chattr +i`) is named; and a write transaction must begin, without waiting (another writer holding the lock
+    /// is taken for writable): a `-shm` the process could not write when a connection mapped it is read-only to
+    /// every connection of the process, while `isReadOnly` says false, and stays so until they have all closed.
+    package var writingProblem: String? {
+        for file in [path, path + "-wal", path + "-shm"] where access(file, F_OK) == 0 && access(file, W_OK) != 0 {
+            return "\(file) may not be written by this process (\(ErrorNumber.describeLast()))"
+        }
+        let code = withoutWaiting { sqlite3_exec(handle, "BEGIN IMMEDIATE", nil, nil, nil) }
+        guard code == SQLITE_OK else {
+            guard code & 0xFF == SQLITE_READONLY else { return nil }
+            return "a write cannot begin (\(String(cString: sqlite3_errmsg(handle)))): a -shm file this process could "
+                + "not write when it opened the store keeps every connection of it read-only; fix the files' owner and "
+                + "mode, then restart it"
+        }
+        sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
+        return nil
+    }
+
     /// Runs `body` in a read transaction: one consistent snapshot even while other processes write.
     package func read<T>(_ body: () throws -> T) throws -> T {
         try execute("BEGIN DEFERRED")
