@@ -18,8 +18,12 @@ extension SQLiteDonationStore {
             if database.isReadOnly {
                 throw StoreError(.readOnly, "the store \(database.path) is read-only for this process: nothing can be recorded")
             }
-            if let problem = database.writingProblem {
+            switch database.writingProblem {
+            case nil: break
+            case .readOnly(let problem):
                 throw StoreError(.readOnly, "the store \(database.path) cannot be written: \(problem)")
+            case .failed(let problem):
+                throw StoreError(.failed, "the store \(database.path) cannot be written: \(problem)")
             }
         }
     }

@@ -343,23 +343,47 @@ package final class Database {
     /// Whether this connection can only read: SQLite opens a file it may not write read-only, without an error.
     package var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 
+    /// Why this connection could not write now.
+    package enum WritingProblem: Sendable, Equatable {
+        /// A file the process may not write, or a write that SQLite refuses as read-only.
+        case readOnly(String)
+        /// A write that cannot begin for another reason (an I/O error on the `-shm`, a damaged file).
+        case failed(String)
+    }
+
     /// Why this connection could not write now, or `nil`. A file of the store the process may not write (`chmod`,
-    /// `chattr +i`) is named; and a write transaction must begin, without waiting (another writer holding the lock
-    /// is taken for writable): a `-shm` the process could not write when a connection mapped it is read-only to
-    /// every connection of the process, while `isReadOnly` says false, and stays so until they have all closed.
-    package var writingProblem: String? {
-        for file in [path, path + "-wal", path + "-shm"] where access(file, F_OK) == 0 && access(file, W_OK) != 0 {
-            return "\(file) may not be written by this process (\(ErrorNumber.describeLast()))"
+    /// `chattr +i`, a read-only mount) is named; and a write transaction must begin, without waiting: a `-shm` the
+    /// process could not write when a connection mapped it is read-only to every connection of the process, while
+    /// `isReadOnly` says false, and stays so until they have all closed. Another writer holding the lock (a writer
+    /// of this process, by the write gate, taken only if free; another process's, by SQLite's lock) is taken for
+    /// writable: the probe never waits, and never makes this process's writer meet its lock.
+    package var writingProblem: WritingProblem? {
+        var files: [String] = []
+        if let database = sqlite3_db_filename(handle, "main"), database.pointee != 0 {
+            files = [String(cString: database), String(cString: database) + "-shm"]
+            if let log = sqlite3_filename_wal(database) { files.append(String(cString: log)) }
         }
-        let code = withoutWaiting { sqlite3_exec(handle, "BEGIN IMMEDIATE", nil, nil, nil) }
-        guard code == SQLITE_OK else {
-            guard code & 0xFF == SQLITE_READONLY else { return nil }
-            return "a write cannot begin (\(String(cString: sqlite3_errmsg(handle)))): a -shm file this process could "
-                + "not write when it opened the store keeps every connection of it read-only; fix the files' owner and "
-                + "mode, then restart it"
+        // As `open` will judge it: the effective user's permissions.
+        for file in files where access(file, F_OK) == 0 && faccessat(AT_FDCWD, file, W_OK, AT_EACCESS) != 0 {
+            return .readOnly("\(file) may not be written by this process (\(ErrorNumber.describeLast()))")
         }
-        sqlite3_exec(handle, "ROLLBACK", nil, nil, nil)
-        return nil
+        guard sqlite3_get_autocommit(handle) != 0 else { return nil }
+        return writeGate.ifFree {
+            let code = withoutWaiting { sqlite3_exec(handle, "BEGIN IMMEDIATE", nil, nil, nil) }
+            if code == SQLITE_OK {
+                rollBack()
+                return nil
+            }
+            let reason = String(cString: sqlite3_errmsg(handle))
+            switch code & 0xFF {
+            case SQLITE_BUSY, SQLITE_LOCKED: return nil
+            case SQLITE_READONLY:
+                return .readOnly(
+                    "a write cannot begin (\(reason)): a -shm file this process could not write when it opened the "
+                        + "store keeps every connection of it read-only; fix the files' owner and mode, then restart it")
+            default: return .failed("a write cannot begin: \(reason)")
+            }
+        } ?? nil
     }
 
     /// Runs `body` in a read transaction: one consistent snapshot even while other processes write.

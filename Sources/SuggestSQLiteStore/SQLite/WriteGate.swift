@@ -100,4 +100,9 @@ final class WriteGate: Sendable {
     func withLock<T>(_ body: () throws -> T) throws -> T {
         try lock.withLock { _ in try body() }
     }
+
+    /// `body` under the lock when no connection of this process holds it; `nil`, at once, when one does.
+    func ifFree<T>(_ body: () -> T) -> T? {
+        lock.withLockIfAvailable { _ in body() }
+    }
 }

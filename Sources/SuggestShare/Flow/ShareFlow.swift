@@ -224,8 +224,9 @@ public struct ShareFlow: Sendable {
     /// `com.example.photo` that the target declares as an image activated it as an image, but ranked as an
     /// unknown type, and its donation gave the conversation no lift for later photos.
     ///
-    /// The walks of the target's declarations share the rule evaluation's budget of steps: a thousand declared
-    /// types of 32 parents each take tens of thousands of steps a walk. Past it, the rest go without their kind.
+    /// The walks of the target's declarations have a budget of steps the size of the rule evaluation's: a thousand
+    /// declared types of 32 parents each take tens of thousands of steps a walk. Past it, the rest go without
+    /// their kind.
     func typesForTheStore(_ shared: [String], storeTypes: UniformTypeTree) -> [String] {
         var types: [String] = []
         var steps = 0
