@@ -61,6 +61,19 @@ public final class SuggestionService: Sendable {
             label: label)
     }
 
+    /// Opens (creating it if missing) the embedded store in `directory`, off the caller's thread: opening may wait
+    /// for the other process's writes (a migration, a rewrite a deletion left owed), which `init(directory:)`
+    /// would do on the main thread or a thread of Swift's cooperative pool.
+    public static func open(directory: String, ranking: StoreRanking = .default, label: String = "suggest")
+        async throws -> SuggestionService
+    {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue(label: label + ".open").async {
+                continuation.resume(with: Result { try SuggestionService(directory: directory, ranking: ranking, label: label) })
+            }
+        }
+    }
+
     // MARK: Recording
 
     /// Records one donation (a message sent or received), now, once it passes the rules of the donation format
@@ -81,7 +94,11 @@ public final class SuggestionService: Sendable {
         -> ImportReport
     {
         try options.checkMoment()
-        return try await perform { store, flag in
+        // Counted, so that a batch of a few thousand is not taken for a large import (whose transaction gets a
+        // page cache of 256 MiB: much for a share extension).
+        var options = options
+        if options.expectedDonations == nil { options.expectedDonations = donations.count }
+        return try await perform { [options] store, flag in
             try store.importDonations(donations, options: options, interruption: flag.check)
         }
     }
@@ -247,27 +264,48 @@ public final class SuggestionService: Sendable {
     // MARK: Running on the queue
 
     /// Runs `work` on the service's queue with the store, resuming the caller with its result. Cancelling the
-    /// calling task sets the flag `work`'s long loops check (`interruption`), and a job that has not started yet
-    /// does not start.
+    /// calling task sets the flag `work`'s long loops check (`interruption`); a job that has not started yet
+    /// throws `CancellationError` at once and never starts (a dismissed share sheet's query waited for an import
+    /// queued before it to end).
     private func perform<T: Sendable>(
         _ work: @escaping @Sendable (any DonationStore, CancellationFlag) throws -> T
     ) async throws -> T {
-        let flag = CancellationFlag()
+        let job = Job<T>()
         let box = self.box
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
+                job.wait(continuation)
+                // Cancelled before it waited: the handler found no one to resume.
+                if job.flag.isCancelled { job.abandon() }
                 queue.async {
+                    guard let continuation = job.start() else { return }
                     do {
-                        try flag.check()
-                        continuation.resume(returning: try work(box.store, flag))
+                        try job.flag.check()
+                        continuation.resume(returning: try work(box.store, job.flag))
                     } catch {
                         continuation.resume(throwing: error)
                     }
                 }
             }
         } onCancel: {
-            flag.cancel()
+            job.flag.cancel()
+            job.abandon()
         }
+    }
+
+    /// One call's continuation, resumed exactly once: by the queue when the job starts and ends, or with
+    /// `CancellationError` when the call is cancelled before it started.
+    private final class Job<T: Sendable>: Sendable {
+        let flag = CancellationFlag()
+        private let waiting = Mutex<CheckedContinuation<T, any Error>?>(nil)
+
+        func wait(_ continuation: CheckedContinuation<T, any Error>) { waiting.withLock { $0 = continuation } }
+
+        /// The continuation to resume once the job has run, or `nil` when the call was abandoned.
+        func start() -> CheckedContinuation<T, any Error>? { waiting.withLock { $0.take() } }
+
+        /// Resumes the call with `CancellationError` if its job has not started.
+        func abandon() { waiting.withLock { $0.take() }?.resume(throwing: CancellationError()) }
     }
 }
 
@@ -277,8 +315,11 @@ final class CancellationFlag: Sendable {
 
     func cancel() { cancelled.store(true, ordering: .relaxed) }
 
+    /// Whether the task was cancelled.
+    var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+
     /// Throws `CancellationError` once the task is cancelled.
     @Sendable func check() throws {
-        if cancelled.load(ordering: .relaxed) { throw CancellationError() }
+        if isCancelled { throw CancellationError() }
     }
 }

@@ -34,10 +34,43 @@ import Testing
     /// docs/library.md, step by step: an app donates what is sent and received, its share extension (a second
     /// service on the same directory, with Signal's activation rule) shows the row for a photo, sends to the picked
     /// conversation, and a deletion removes it from the row.
+    /// A call cancelled while it waits behind another (a dismissed share sheet's query behind an import) throws
+    /// `CancellationError` at once: it waited for the call before it to end, then found its flag set.
+    @Test func aCallCancelledBeforeItsTurnReturnsAtOnce() async throws {
+        let directory = try TemporaryDirectory("cancel-queued")
+        let service = try await SuggestionService.open(directory: directory.path + "/suggest")
+        try await service.donate(
+            Interaction(date: .now(), direction: .outgoing, intent: SendMessageIntent(conversationIdentifier: "c")))
+        let started = DispatchSemaphore(value: 0)
+        let release = DispatchSemaphore(value: 0)
+        let exporting = Task {
+            try await service.export { _ in
+                started.signal()
+                _ = release.wait(timeout: .now() + 30)
+            }
+        }
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                started.wait()
+                continuation.resume()
+            }
+        }
+        let asked = monotonicSeconds()
+        let queued = Task { try await service.suggestions(context: RankingContext(at: .now())) }
+        queued.cancel()
+        let result = await queued.result
+        #expect(monotonicSeconds() - asked < 10, "it waited for the export before it")
+        #expect(throws: CancellationError.self) { try result.get() }
+        release.signal()
+        #expect(try await exporting.value == 1)
+        // The service goes on.
+        #expect(try await service.donationCount() == 1)
+    }
+
     @Test func theLibraryGuideRuns() async throws {
         let directory = try TemporaryDirectory("guide")
         let appGroup = directory.path
-        let service = try SuggestionService(directory: appGroup + "/suggest", label: "app")
+        let service = try await SuggestionService.open(directory: appGroup + "/suggest", label: "app")
         let sentAt = Timestamp.now().seconds - 60
         let members = [Person(customIdentifier: "u-ana", displayName: "Ana"), Person(customIdentifier: "u-bo", displayName: "Bo")]
         for (index, isFromMe) in [false, true].enumerated() {
