@@ -180,12 +180,28 @@ import Testing
         let text = SuggestProcess.run(["share", "--store", store, "--at", at] + flags + ["--identifier", "share-42"])
         #expect(text.status == 0 && text.standardOutput.contains("Sent before: donation share-42 was recorded then"))
         let elsewhere = SuggestProcess.run(
-            ["share", "--store", store, "--at", at, "--attachment", "public.url=https://example.com", "--pick", "2",
-             "--send", "--identifier", "share-42"])
+            ["share", "--store", store, "--at", at, "--attachment", "public.url=https://example.com", "--conversation",
+             "u-juan", "--send", "--identifier", "share-42"])
         #expect(elsewhere.status == 64 && elsewhere.standardError.contains("another conversation"), "\(elsewhere)")
         // Not called a preview: "--send completes the share" had been asked, and failed (found by a probe).
         #expect(!elsewhere.standardOutput.contains("Preview only"), "\(elsewhere.standardOutput)")
         #expect(exportLines().count == before.count + 1)
+        // A pick names a rank, which the send itself moved: its retry is answered by the identifier. (`--pick 5
+        // --send` sent to rank 5, and the same command again was refused: rank 5 was another conversation then.)
+        let pickFlags = ["--attachment", "public.url=https://example.com", "--pick", "5", "--send", "--identifier", "pick-5"]
+        let picked = try share(pickFlags)
+        let pickedAgain = try share(pickFlags)
+        #expect(picked.status == 0 && pickedAgain.status == 0, "\(pickedAgain)")
+        #expect(pickedAgain.json["donation"] == .string("pick-5"))
+        #expect(pickedAgain.json["preselected"]?["conversationIdentifier"] == picked.json["preselected"]?["conversationIdentifier"])
+        #expect(exportLines().count == before.count + 2)
+        // And after a block of its conversation: it was recorded, and is answered so.
+        if case .string(let conversation)? = picked.json["preselected"]?["conversationIdentifier"] {
+            #expect(SuggestProcess.run(["block", "--store", store, "--conversation", conversation]).status == 0)
+            let afterBlock = try share(pickFlags)
+            #expect(afterBlock.status == 0 && afterBlock.json["donation"] == .string("pick-5"), "\(afterBlock)")
+        }
+        #expect(exportLines().count == before.count + 2)
         let both = SuggestProcess.run(
             ["share", "--json", "--store", store, "--identifier", "other"], input: request)
         #expect(both.status == 64 && both.standardError.contains("identifier"), "\(both.standardError)")

@@ -68,7 +68,7 @@ enum Import: Command {
         if report.duplicates > 0 { summary += ", \(report.duplicates) already recorded" }
         if report.expired > 0 {
             // A public history (CollegeMsg is from 2004) is all older than the default 90 days: say how to keep it.
-            let days = JSONWriter.format(try store.retention().maximumAgeDays)
+            let days = Config.plainDecimal(try store.retention().maximumAgeDays)
             summary +=
                 ", \(report.expired) not kept: older than the store keeps donations (\(days) days; "
                 + "'suggest config --max-age-days 0' keeps everything)"

@@ -96,6 +96,25 @@ public struct ShareFlow: Sendable {
         let list = try store.suggestions(account: account, context: context, explain: explain)
         result.suggestions = list.suggestions
         result.learnedWeights = list.learnedWeights
+        // A retried send whose answer was lost: its identifier names a donation recorded then. It is answered as the
+        // first send was, whatever the list or the conversation's state is now: a pick named another rank once the
+        // send moved its conversation up, and a block since refused it, though the share was recorded.
+        if action == .send, let identifier,
+            let earlier = try store.conversation(ofDonation: identifier, account: account)
+        {
+            let named: String? =
+                switch choice {
+                case .conversation(let conversation): conversation
+                case .rank: earlier
+                case .none: nil
+                }
+            if let named, named.hasSameBytes(as: earlier) {
+                try choose(.conversation(earlier), account: account, context: context, store: store, into: &result)
+                result.outcome = .sent(identifier: identifier)
+                result.reason = Self.recordedBefore(identifier)
+                return result
+            }
+        }
         try choose(choice, account: account, context: context, store: store, into: &result)
         if action == .send {
             if let chosen = result.preselected {
@@ -121,11 +140,13 @@ public struct ShareFlow: Sendable {
                     switch try store.conversation(ofDonation: repeated, account: account) {
                     case let earlier? where earlier.hasSameBytes(as: chosen.conversationIdentifier):
                         result.outcome = .sent(identifier: repeated)
-                        result.reason = "a donation with identifier \(Self.capped(repeated)) was recorded before (a "
-                            + "retried send, or the message donated already); nothing was recorded now"
+                        result.reason = Self.recordedBefore(repeated)
                     case .some:
-                        result.failure = "nothing was sent: identifier \(Self.capped(repeated)) names a donation to "
-                            + "another conversation; give this send an identifier of its own"
+                        // Said in the result too: its JSON read as a preview with no reason.
+                        let reason = "identifier \(Self.capped(repeated)) names a donation to another conversation; "
+                            + "give this send an identifier of its own"
+                        result.reason = reason
+                        result.failure = "nothing was sent: " + reason
                         result.failureIsTheRequests = true
                     case nil:
                         result.failure = "nothing was sent: a donation with identifier \(Self.capped(repeated)) was "
@@ -217,6 +238,12 @@ public struct ShareFlow: Sendable {
                 serviceName: chosen.serviceName, recipients: chosen.recipients, image: chosen.conversationImage,
                 contentTypes: Self.donatedTypes(types)),
             isEngagedSuggestion: true)
+    }
+
+    /// The reason of a send answered by a donation recorded before under its identifier.
+    static func recordedBefore(_ identifier: String) -> String {
+        "a donation with identifier \(capped(identifier)) was recorded before (a retried send, or the message donated "
+            + "already); nothing was recorded now"
     }
 
     /// The shared types as the store reads them: each, followed by the public kind the target's own declarations
