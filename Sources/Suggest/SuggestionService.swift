@@ -69,7 +69,8 @@ public final class SuggestionService: Sendable {
     {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue(label: label + ".open").async {
-                continuation.resume(with: Result { try SuggestionService(directory: directory, ranking: ranking, label: label) })
+                continuation.resume(
+                    with: Result { try SuggestionService(directory: directory, ranking: ranking, label: label) })
             }
         }
     }

@@ -22,11 +22,13 @@ extension HistoryConverter {
             }
             guard let sender = integer(parts[0]) else {
                 throw ConversionError(
-                    source: source.name, line: number, message: "SRC \(quoted(parts[0])) is not a whole number of at most 18 digits")
+                    source: source.name, line: number,
+                    message: "SRC \(quoted(parts[0])) is not a whole number of at most 18 digits")
             }
             guard let recipient = integer(parts[1]) else {
                 throw ConversionError(
-                    source: source.name, line: number, message: "DST \(quoted(parts[1])) is not a whole number of at most 18 digits")
+                    source: source.name, line: number,
+                    message: "DST \(quoted(parts[1])) is not a whole number of at most 18 digits")
             }
             guard let date = unixTime(parts[2]) else {
                 throw ConversionError(

@@ -69,7 +69,8 @@ extension HistoryConverter {
             }
             guard let id = integer(parts[0]) else {
                 throw ConversionError(
-                    source: messages.name, line: number, message: "message_id \(quoted(parts[0])) is not a whole number of at most 18 digits")
+                    source: messages.name, line: number,
+                    message: "message_id \(quoted(parts[0])) is not a whole number of at most 18 digits")
             }
             if let first = firstLines.updateValue(number, forKey: id) {
                 throw ConversionError(
@@ -82,7 +83,8 @@ extension HistoryConverter {
             }
             guard let last = parts.last, let sender = integer(last) else {
                 throw ConversionError(
-                    source: messages.name, line: number, message: "sender_id is not a whole number of at most 18 digits")
+                    source: messages.name, line: number,
+                    message: "sender_id is not a whole number of at most 18 digits")
             }
             try emitMessage(
                 source: "enron", number: id, sender: sender, recipients: receivers[id] ?? [], date: date,

@@ -457,16 +457,8 @@ import Testing
     /// the file's permissions are put right, the server writes without a restart (its connections had opened the
     /// file read-only for good, and readiness stayed 503 while a command of the same user wrote).
     @Test func aStoreMadeWritableAgainIsWrittenWithoutARestart() throws {
-        guard geteuid() == 0, access("/usr/bin/setpriv", X_OK) == 0 else {
-            try Test.cancel("needs root and setpriv(1)")
-        }
-        let scratch = try TemporaryDirectory("read-only-start")
-        chmod(scratch.path, 0o777)
-        let store = scratch("store")
-        #expect(try Suggest.run(["config", "--store", store, "--max-age-days", "0"], scratch: scratch.path).status == 0)
-        for file in [store] + directoryEntries(store).map({ store + "/" + $0 }) { chown(file, 65534, 65534) }
+        let (scratch, store, nobody) = try Self.storeOfNobody("read-only-start")
         chmod(store + "/suggest.sqlite", 0o400)
-        let nobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
         let server = try ServeProcess(["--store", store, "--no-access-log"], scratch: scratch.path, wrapper: nobody)
         let client = server.client
         #expect(try client.request("GET", "/v1/health/ready").status == 503)
@@ -485,22 +477,28 @@ import Testing
         #expect(server.stop().status == 0)
     }
 
+    /// A store made by a command, owned by `nobody`, and the wrapper that runs the server as `nobody`; the test is
+    /// cancelled where it cannot run (not root, no setpriv(1)).
+    static func storeOfNobody(_ name: String) throws -> (TemporaryDirectory, String, [String]) {
+        guard geteuid() == 0, access("/usr/bin/setpriv", X_OK) == 0 else {
+            try Test.cancel("needs root and setpriv(1)")
+        }
+        let scratch = try TemporaryDirectory(name)
+        chmod(scratch.path, 0o777)
+        let store = scratch("store")
+        #expect(try Suggest.run(["config", "--store", store, "--max-age-days", "0"], scratch: scratch.path).status == 0)
+        for file in [store] + directoryEntries(store).map({ store + "/" + $0 }) { chown(file, 65534, 65534) }
+        return (scratch, store, ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"])
+    }
+
     /// A `-shm` file the server's user may not write when it starts (a command run as root left it 0644): SQLite
     /// maps it read-only for every connection of the process, and `sqlite3_db_readonly` says false, so readiness
     /// said 200 while every write was refused. It says 503 now, and goes on saying so after the file is put right,
     /// until a restart, since the process's connections keep that mapping; the restarted server writes.
     @Test func aSharedMemoryFileTheServerMayNotWriteIsNotReady() throws {
-        guard geteuid() == 0, access("/usr/bin/setpriv", X_OK) == 0 else {
-            try Test.cancel("needs root and setpriv(1)")
-        }
-        let scratch = try TemporaryDirectory("read-only-shm")
-        chmod(scratch.path, 0o777)
-        let store = scratch("store")
-        #expect(try Suggest.run(["config", "--store", store, "--max-age-days", "0"], scratch: scratch.path).status == 0)
+        let (scratch, store, nobody) = try Self.storeOfNobody("read-only-shm")
         #expect(access(store + "/suggest.sqlite-shm", F_OK) == 0, "commands leave the -shm in place")
-        for file in [store] + directoryEntries(store).map({ store + "/" + $0 }) { chown(file, 65534, 65534) }
         chmod(store + "/suggest.sqlite-shm", 0o444)
-        let nobody = ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
         let donation = Array(#"{"date": 1796000000, "intent": {"conversationIdentifier": "c"}}"#.utf8)
         let headers = [("Content-Type", "application/json")]
         do {

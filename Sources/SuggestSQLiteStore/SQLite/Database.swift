@@ -380,7 +380,8 @@ package final class Database {
             case SQLITE_READONLY:
                 return .readOnly(
                     "a write cannot begin (\(reason)): a -shm file this process could not write when it opened the "
-                        + "store keeps every connection of it read-only; fix the files' owner and mode, then restart it")
+                        + "store keeps every connection of it read-only; fix the files' owner and mode, then restart it"
+                )
             default: return .failed("a write cannot begin: \(reason)")
             }
         } ?? nil
