@@ -549,13 +549,13 @@ extension RedisDonationStore {
             let name = Array(keys.account.utf8)
             let accounts = Array(RedisKeys.accounts.utf8)
             names = { arguments in
-                arguments.contains { Self.holds($0, prefix) }
+                arguments.contains { $0.firstRange(of: prefix) != nil }
                     || (arguments.contains(accounts)
                         && arguments.contains { $0 == name || (name.count > 100 && $0.starts(with: name.prefix(100))) })
             }
         case .everyAccount:
             let prefix = Array("sg:".utf8)
-            names = { arguments in arguments.contains { Self.holds($0, prefix) } }
+            names = { arguments in arguments.contains { $0.firstRange(of: prefix) != nil } }
         }
         var refusal: (RedisNode, String)?
         for node in nodes {
@@ -581,14 +581,6 @@ extension RedisDonationStore {
                 return []
             }
             return arguments.compactMap(\.bytes)
-        }
-    }
-
-    /// Whether `bytes` hold `needle` somewhere.
-    private static func holds(_ bytes: [UInt8], _ needle: [UInt8]) -> Bool {
-        guard bytes.count >= needle.count else { return false }
-        return (0...(bytes.count - needle.count)).contains { start in
-            bytes[start..<(start + needle.count)].elementsEqual(needle)
         }
     }
 
