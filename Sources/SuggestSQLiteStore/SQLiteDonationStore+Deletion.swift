@@ -158,13 +158,12 @@ extension SQLiteDonationStore {
                 try database.statement("SELECT COALESCE(SUM(count), 0) FROM donation_blocks").scalarInt() ?? 0)
             try database.write {
                 try database.execute(Self.wipedTables.map { "DELETE FROM \($0.table);" }.joined(separator: " "))
+                // Before the commit, as every deletion does: a rewrite that cannot be done now (a full disk, another
+                // process's write held past the busy timeout, a kill) is left to the next command, and the wipe,
+                // committed, is not reported as failed.
+                database.oweFileRewrite()
             }
-            do {
-                try database.execute("VACUUM")
-            } catch let error as SQLiteError where StoreError.from(error, path: database.path).kind == .diskFull {
-                // Deleted and overwritten already; only the file's shrinking is left for a later wipe.
-            }
-            report.logTruncated = scrubLog()
+            report.logTruncated = eraseDeletedBytes()
             return report
         }
     }

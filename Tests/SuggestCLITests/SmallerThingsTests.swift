@@ -326,6 +326,9 @@ import Testing
         // Shown as the command takes it, not as 1.5e-05.
         let small = suggest("config", "--idle-days", "0.000015")
         #expect(small.status == 0 && small.standardOutput.contains("idle-days     0.000015\n"), "\(small.standardOutput)")
+        // And so in JSON, whose reader may give it back to the flag.
+        let json = suggest("config", "--json")
+        #expect(json.standardOutput.hasSuffix(#""idleDays":0.000015}"# + "\n"), "\(json.standardOutput)")
         #expect(suggest("config", "--idle-days", "0.000").status == 0)
         let sample = Suggest.packageRoot + "/SampleData/donations.jsonl"
         #expect(SuggestProcess.run(["eval", sample, "--k", "1, 3,5"]).status == 0)

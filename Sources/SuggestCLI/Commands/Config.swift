@@ -46,10 +46,11 @@ enum Config: Command {
             writer.beginObject()
             writer.key("store")
             writer.string(try StoreOptions.describedLocation(arguments, io))
+            // In the decimal form the flags take back (0.00002, never JSON's 2e-05, which the flags refuse).
             writer.key("maxAgeDays")
-            writer.number(retention.maximumAgeDays)
+            writer.written(Array(plainDecimal(retention.maximumAgeDays).utf8))
             writer.key("idleDays")
-            writer.number(retention.idleDays)
+            writer.written(Array(plainDecimal(retention.idleDays).utf8))
             writer.endObject()
             try io.out(writer.text + "\n")
         } else {
