@@ -497,6 +497,19 @@ import Testing
         try other.execute("BEGIN IMMEDIATE; COMMIT;")
     }
 
+    /// One store named two ways in one process (a symbolic link to its directory, a `.` in the path) has one write
+    /// gate, as it has one file: two services that spelled it differently serialized their writes on two gates,
+    /// leaving SQLite's busy timeout to part them.
+    @Test func oneStoreNamedTwoWaysHasOneWriteGate() throws {
+        let directory = try TemporaryDirectory("one-gate")
+        _ = try SQLiteDonationStore.open(StoreLocation(directory: directory.path + "/store"))
+        #expect(symlink(directory.path + "/store", directory.path + "/link") == 0)
+        let gate = WriteGate.forDatabase(at: directory.path + "/store/suggest.sqlite")
+        #expect(WriteGate.forDatabase(at: directory.path + "/link/suggest.sqlite") === gate)
+        #expect(WriteGate.forDatabase(at: directory.path + "/store/./suggest.sqlite") === gate)
+        #expect(WriteGate.forDatabase(at: directory.path + "/other/suggest.sqlite") !== gate)
+    }
+
     /// A long read (a server's export) waits while a deletion's scrub of the log is owed and a read keeps it from
     /// being done: exports that overlapped one another under a stream of donations kept a deleted conversation in
     /// the log for as long as they went on (70 s where each was limited to 12). Once the reads under way end, the
