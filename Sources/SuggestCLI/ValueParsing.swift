@@ -51,7 +51,14 @@ package enum ValueParsing {
     /// A date as the contract accepts it: RFC 3339 with a zone, or Unix seconds.
     /// The same rules as the donation JSON: Unix seconds in plain decimal notation (no hex floats, no `nan`), or
     /// RFC 3339 with a zone, within the years 0001 to 9999.
+    /// The moment is taken at the precision a store keeps dates in (`Timestamp.atExportPrecision`), so that the
+    /// `at` a result echoes is the moment it was ranked at, and a cut-off falls where `export` would write it.
     static func date(_ text: String, option: String) throws(CommandError) -> Timestamp {
+        // As long as a donation's date may be in JSON, so that both doors refuse the same dates.
+        guard text.utf8.count <= Interaction.maximumStringBytes else {
+            throw CommandError.usage(
+                "\(option): '\(text.prefix(40))…' is \(text.utf8.count) bytes long; the limit is \(Interaction.maximumStringBytes)")
+        }
         guard let date = Timestamp(contractText: text) else {
             throw CommandError.usage(
                 "\(option): '\(text.prefix(60))' is not a date; use RFC 3339 with a zone (2026-11-30T09:00:00Z) or Unix seconds")
@@ -60,12 +67,12 @@ package enum ValueParsing {
             throw CommandError.usage(
                 "\(option): " + Timestamp.outOfRangeMessage("'\(text.prefix(60))'", seconds: Double(text)))
         }
-        return date
+        return date.atExportPrecision
     }
 
     /// `--at DATE`, or now.
     static func at(_ arguments: ParsedArguments) throws(CommandError) -> Timestamp {
-        guard let text = arguments.value("--at") else { return .now() }
+        guard let text = arguments.value("--at") else { return Timestamp.now().atExportPrecision }
         return try date(text, option: "--at")
     }
 }

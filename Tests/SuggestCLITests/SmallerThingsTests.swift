@@ -37,6 +37,22 @@ import Testing
                 "learned from 44 sends (the last 32 weigh against the prior, which counts as 2):"))
     }
 
+    /// A date given to a flag is held to what the JSON door allows (4096 bytes: a 5,000-byte `--date` was recorded
+    /// where `donate --json` refused it), and taken at a stored date's precision: `--before` a moment 0.4 µs past
+    /// a donation's deleted it, though `export` writes both as one moment, and `--at` echoed a moment other than
+    /// the one it ranked at.
+    @Test func datesInFlagsKeepTheRulesOfDatesInJSON() {
+        let long = "2026-12-06T12:00:00." + String(repeating: "1", count: 5_000) + "Z"
+        let refused = suggest("donate", "--conversation", "c", "--date", long)
+        #expect(refused.status == 64 && refused.standardError.contains("is 5021 bytes long; the limit is 4096"), "\(refused)")
+        #expect(suggest("donate", "--conversation", "c", "--date", "2026-12-06T12:00:00Z").status == 0)
+        let kept = suggest("delete", "--before", "2026-12-06T12:00:00.0000004Z")
+        #expect(kept.status == 0, "\(kept)")
+        #expect(suggest("export").standardOutput.contains(#""date":"2026-12-06T12:00:00Z""#))
+        let listed = suggest("list", "--json", "--at", "2026-12-06T12:00:00.0000004Z")
+        #expect(listed.standardOutput.contains(#""at":"2026-12-06T12:00:00Z""#), "\(listed)")
+    }
+
     @Test func shareSendWithoutAPickIsAUsageError() {
         let result = suggest("share", "--attachment", "public.jpeg=a", "--send")
         #expect(result.status == 64)

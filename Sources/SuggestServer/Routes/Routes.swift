@@ -114,7 +114,8 @@ enum Routes {
             throw APIError.badRequest(
                 "invalid_query", "\(name): " + Timestamp.outOfRangeMessage("'\(text.prefix(60))'", seconds: Double(text)))
         }
-        return date
+        // At a stored date's precision, as the command line takes it (`ValueParsing.date`).
+        return date.atExportPrecision
     }
 
     /// The media type of the request's body, without parameters, lowercased.

@@ -80,8 +80,11 @@ extension ShareFlow {
                     }
                     limit = Int(number)
                 }
-                // A date as a donation's: RFC 3339 with a zone, or Unix seconds, as `--at` and `?at=` take.
-                if let value = json["at"], value != .null { at = try Interaction.parseDate(value, field: "at") }
+                // A date as a donation's: RFC 3339 with a zone, or Unix seconds, as `--at` and `?at=` take, at a
+                // stored date's precision as they do.
+                if let value = json["at"], value != .null {
+                    at = try Interaction.parseDate(value, field: "at").atExportPrecision
+                }
                 people = try Self.strings(json["people"], field: "people")
                 excluded = try Self.strings(json["exclude"], field: "exclude")
                 if let value = json["service"], value != .null {
