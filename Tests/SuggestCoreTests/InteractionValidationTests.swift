@@ -120,12 +120,14 @@ import Testing
         #expect(interaction.conversationIdentifier == sql)
     }
 
-    /// A date just past the 10 minutes allowed says by how much, to the second: "10 minutes after" read as allowed.
+    /// A date just past the 10 minutes allowed says by how much, to the millisecond rounded up: "10 minutes after"
+    /// read as allowed (600.3 seconds ahead said just that).
     @Test func aDateAheadOfTheClockSaysByHowMuch() {
         let now = Timestamp(seconds: 1_800_000_000)
         for (ahead, words) in [
             (659.0, "10 minutes 59 seconds"), (601, "10 minutes 1 second"), (3_000, "50 minutes"),
-            (3 * 3_600, "3 hours"), (5 * 86_400, "5 days"),
+            (3 * 3_600, "3 hours"), (5 * 86_400, "5 days"), (600.3, "10 minutes 0.3 seconds"),
+            (600.0001, "10 minutes 0.001 seconds"), (659.9999, "11 minutes"), (601.25, "10 minutes 1.25 seconds"),
         ] {
             let interaction = Interaction(
                 date: Timestamp(seconds: now.seconds + ahead), intent: SendMessageIntent(conversationIdentifier: "c"))

@@ -61,8 +61,9 @@ public enum DonationAdmission {
                 + "member to import them into \(required)")
     }
 
-    /// "3 days", "2 hours", "11 minutes", "10 minutes 59 seconds": within the hour the seconds too, so that a
-    /// date just past the 10 minutes allowed does not read as "10 minutes after".
+    /// "3 days", "2 hours", "11 minutes", "10 minutes 59 seconds", "10 minutes 0.3 seconds": within the hour the
+    /// seconds too, to the millisecond rounded up, so that a date just past the 10 minutes allowed never reads as
+    /// "10 minutes after".
     static func describe(_ seconds: Double) -> String {
         func counted(_ value: Double, _ unit: String) -> String {
             // `Int(value)` only below the bound: a date of 1e300 seconds trapped here.
@@ -71,9 +72,16 @@ public enum DonationAdmission {
         }
         if seconds >= 2 * 86_400 { return counted(seconds / 86_400, "day") }
         if seconds >= 2 * 3_600 { return counted(seconds / 3_600, "hour") }
-        let minutes = counted(seconds / 60, "minute")
-        let rest = Int(seconds) % 60
-        return seconds < 3_600 && rest > 0 ? minutes + " " + counted(Double(rest), "second") : minutes
+        guard seconds < 3_600 else { return counted(seconds / 60, "minute") }
+        let milliseconds = Int((seconds * 1_000).rounded(.up))
+        let minutes = counted(Double(milliseconds / 60_000), "minute")
+        let rest = milliseconds % 60_000
+        guard rest > 0 else { return minutes }
+        guard rest % 1_000 != 0 else { return minutes + " " + counted(Double(rest / 1_000), "second") }
+        var fraction = String(rest % 1_000)
+        fraction = String(repeating: "0", count: 3 - fraction.count) + fraction
+        while fraction.hasSuffix("0") { fraction.removeLast() }
+        return minutes + " \(rest / 1_000).\(fraction) seconds"
     }
 }
 
