@@ -33,8 +33,8 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
     public static let acceptedRange = earliest...latest
 
     /// A date as the contract writes one in text (a flag's value, a query item): RFC 3339 with a zone, or Unix
-    /// seconds as a JSON number would write them (digits, a leading minus, a point, an exponent; no hex floats,
-    /// no `nan`, no `inf`). `nil` for anything else; the range is the caller's to check (`acceptedRange`), with
+    /// seconds in decimal (digits, a leading minus, a point, an exponent; no hex floats, no `nan`, no `inf`; a
+    /// little more than a JSON number allows: `1.` and a leading zero are read as decimal). `nil` for anything else; the range is the caller's to check (`acceptedRange`), with
     /// `outOfRangeMessage`. One reader for the command line and the server, which had a copy each and disagreed
     /// on `1.7e9`.
     public init?(contractText text: String) {
