@@ -38,7 +38,7 @@ import Testing
         let other = SuggestProcess.run(
             ["import", "-", "--account", "bob", "--store", store],
             input: #"{"account": "alice", "date": 0, "intent": {"conversationIdentifier": "c"}}"#)
-        #expect(other.status == 64 && other.standardError.contains("import without --account to keep each donation's own account"), "\(other.standardError)")
+        #expect(other.status == 64 && other.standardError.contains("import without naming an account to keep each donation's own"), "\(other.standardError)")
         // A file taken for --account's value: the message says so.
         let swallowed = suggest("import", "--account", Suggest.packageRoot + "/SampleData/donations.jsonl")
         #expect(swallowed.status == 64 && swallowed.standardError.contains("--account took"), "\(swallowed.standardError)")

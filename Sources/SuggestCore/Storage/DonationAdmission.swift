@@ -52,12 +52,13 @@ public enum DonationAdmission {
         return .record(interaction)
     }
 
-    /// The refusal of a donation of `account` in an import that records into `required` only.
+    /// The refusal of a donation of `account` in an import that records into `required` only: in words that fit
+    /// every door that names the account (`--account`, `ImportOptions.requiredAccount`).
     package static func otherAccount(_ account: String, required: String) -> InputError {
         InputError(
             field: "account",
-            message: "'\(account.prefix(60))' differs from \(required), the account this import records into; "
-                + "import without --account to keep each donation's own account, or remove the donations' account "
+            message: "'\(account.prefix(60))' differs from \(required), the one account this import records into; "
+                + "import without naming an account to keep each donation's own, or remove the donations' account "
                 + "member to import them into \(required)")
     }
 
