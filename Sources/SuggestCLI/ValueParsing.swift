@@ -54,7 +54,7 @@ package enum ValueParsing {
     /// The moment is taken at the precision a store keeps dates in (`Timestamp.atExportPrecision`), so that the
     /// `at` a result echoes is the moment it was ranked at, and a cut-off falls where `export` would write it.
     static func date(_ text: String, option: String) throws(CommandError) -> Timestamp {
-        // As long as a donation's date may be in JSON, so that both doors refuse the same dates.
+        // As long as a donation's date may be as a JSON string, so that both doors refuse the same date text.
         guard text.utf8.count <= Interaction.maximumStringBytes else {
             throw CommandError.usage(
                 "\(option): '\(text.prefix(40))…' is \(text.utf8.count) bytes long; the limit is \(Interaction.maximumStringBytes)")

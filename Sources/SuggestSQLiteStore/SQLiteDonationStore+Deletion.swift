@@ -93,7 +93,8 @@ extension SQLiteDonationStore {
     }
 
     /// Deletes every donation of every account, every preference and every derived row: an empty store, vacuumed
-    /// (on a full disk, where the copy `VACUUM` makes does not fit, the file keeps its size: the freed pages are
+    /// (when the rewrite cannot be done at once, on a full disk, behind another process's write or a server's
+    /// pacing, the file keeps its size until a later command or checkpoint rewrites it: the freed pages are
     /// overwritten all the same).
     ///
     /// On a full disk, a store whose wipe does not fit in the reserve's room is wiped in steps (`wipeInSteps`).
@@ -159,11 +160,14 @@ extension SQLiteDonationStore {
             try database.write {
                 try database.execute(Self.wipedTables.map { "DELETE FROM \($0.table);" }.joined(separator: " "))
                 // Before the commit, as every deletion does: a rewrite that cannot be done now (a full disk, another
-                // process's write held past the busy timeout, a kill) is left to the next command, and the wipe,
-                // committed, is not reported as failed.
+                // process's write held past the busy timeout, a server's pacing, a kill) is left to the next command
+                // or checkpoint, and the wipe, committed, is not reported as failed.
                 database.oweFileRewrite()
             }
-            report.logTruncated = eraseDeletedBytes()
+            // Only the file's shrinking waits on the rewrite: a wipe leaves no row whose copy a page could keep, and
+            // `secure_delete` zeroed every page it freed. The log is what may hold deleted bytes.
+            _ = database.rewriteAfterDeletion(paced: rewritePacing)
+            report.logTruncated = scrubLog()
             return report
         }
     }

@@ -39,8 +39,8 @@ import Testing
 
     /// A date given to a flag is held to what the JSON door allows (4096 bytes: a 5,000-byte `--date` was recorded
     /// where `donate --json` refused it), and taken at a stored date's precision: `--before` a moment 0.4 µs past
-    /// a donation's deleted it, though `export` writes both as one moment, and `--at` echoed a moment other than
-    /// the one it ranked at.
+    /// a donation's deleted it, though `export` writes both as one moment (and `--at` ranked at a moment other than
+    /// the one it echoed).
     @Test func datesInFlagsKeepTheRulesOfDatesInJSON() {
         let long = "2026-12-06T12:00:00." + String(repeating: "1", count: 5_000) + "Z"
         let refused = suggest("donate", "--conversation", "c", "--date", long)
@@ -49,8 +49,6 @@ import Testing
         let kept = suggest("delete", "--before", "2026-12-06T12:00:00.0000004Z")
         #expect(kept.status == 0, "\(kept)")
         #expect(suggest("export").standardOutput.contains(#""date":"2026-12-06T12:00:00Z""#))
-        let listed = suggest("list", "--json", "--at", "2026-12-06T12:00:00.0000004Z")
-        #expect(listed.standardOutput.contains(#""at":"2026-12-06T12:00:00Z""#), "\(listed)")
     }
 
     @Test func shareSendWithoutAPickIsAUsageError() {
@@ -342,6 +340,8 @@ import Testing
         // Shown as the command takes it, not as 1.5e-05.
         let small = suggest("config", "--idle-days", "0.000015")
         #expect(small.status == 0 && small.standardOutput.contains("idle-days     0.000015\n"), "\(small.standardOutput)")
+        // A negative value (written into a store's settings by hand) is still a JSON number.
+        #expect(Config.plainDecimal(-0.00002) == "-0.00002" && Config.plainDecimal(1e300) == "1e+300")
         // And so in JSON, whose reader may give it back to the flag.
         let json = suggest("config", "--json")
         #expect(json.standardOutput.hasSuffix(#""idleDays":0.000015}"# + "\n"), "\(json.standardOutput)")

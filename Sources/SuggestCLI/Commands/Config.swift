@@ -46,7 +46,7 @@ enum Config: Command {
             writer.beginObject()
             writer.key("store")
             writer.string(try StoreOptions.describedLocation(arguments, io))
-            // In the decimal form the flags take back (0.00002, never JSON's 2e-05, which the flags refuse).
+            // In decimal, as the flags take the values they can set (0.00002, not 2e-05, which they refuse).
             writer.key("maxAgeDays")
             writer.written(Array(plainDecimal(retention.maximumAgeDays).utf8))
             writer.key("idleDays")
@@ -82,7 +82,9 @@ enum Config: Command {
 
     /// A number of days as the command takes it: decimal digits, where Swift writes 0.000015 as 1.5e-05, which
     /// `config` would refuse.
+    /// Valid JSON for any value a store may hold (a negative one written into its settings by hand, too).
     static func plainDecimal(_ value: Double) -> String {
+        if value < 0 { return "-" + plainDecimal(-value) }
         let text = JSONWriter.format(value)
         guard let mark = text.firstIndex(where: { $0 == "e" || $0 == "E" }),
             let exponent = Int(text[text.index(after: mark)...]), exponent < 0

@@ -514,14 +514,23 @@ package final class Database {
         }
     }
 
-    /// Whether the store's disk has room for a rewrite: the log receives every page of the database once. On a full
-    /// disk a rewrite fails only after writing a temporary copy of the whole store, and every command that opens
-    /// the store while the debt stands would try it again.
+    /// Whether the store's disk has room for a rewrite: the log receives every page the database still uses once
+    /// (not its free pages: a store emptied by a wipe rewrites in a few pages, and counting the file's size refused
+    /// that rewrite on a disk with room for it, leaving the debt for ever). On a full disk a rewrite fails only
+    /// after writing a temporary copy of the whole store, and every command that opens the store while the debt
+    /// stands would try it again.
     private func hasRoomToRewrite() -> Bool {
         var database = stat()
         var disk = statvfs()
         guard stat(path, &database) == 0, statvfs(path, &disk) == 0 else { return true }
-        return UInt64(disk.f_bavail) * UInt64(disk.f_frsize) > UInt64(max(0, database.st_size))
+        var needed = Int64(database.st_size)
+        if let pages = try? statement("PRAGMA page_count").scalarInt(),
+            let free = try? statement("PRAGMA freelist_count").scalarInt(),
+            let pageSize = try? statement("PRAGMA page_size").scalarInt()
+        {
+            needed = min(needed, (pages - free) * pageSize)
+        }
+        return UInt64(disk.f_bavail) * UInt64(disk.f_frsize) > UInt64(max(0, needed))
     }
 
     /// Copies the write-ahead log into the database as far as no reader still needs it, without waiting for anyone

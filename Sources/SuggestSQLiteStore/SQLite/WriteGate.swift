@@ -24,23 +24,19 @@ final class WriteGate: Sendable {
     /// The marker of an import's transaction under way (`ImportMarker`).
     let imports: ImportMarker
 
-    /// The gate of the database at `path`, found by the file's resolved path: two services that name one store
-    /// differently (`store/./suggest.sqlite`, a symbolic link to its directory) share one gate, as they share its file.
+    /// The gate of the database at `path`, found by the file's device and inode: two services that name one store
+    /// differently (`store/./suggest.sqlite`, a symbolic link to its directory, a bind mount) share one gate, as
+    /// they share its file. (The file exists by now: the connection's open made it. A path that names no file keys
+    /// its gate by its spelling.)
     static func forDatabase(at path: String) -> WriteGate {
-        let key = resolved(path)
+        var info = stat()
+        let key = stat(path, &info) == 0 ? "\(info.st_dev):\(info.st_ino)" : path
         return gates.withLock { gates in
             if let gate = gates[key] { return gate }
             let gate = WriteGate(path: path)
             gates[key] = gate
             return gate
         }
-    }
-
-    /// `path` with its links, `.` and `..` resolved (`realpath(3)`), or as given when that fails.
-    static func resolved(_ path: String) -> String {
-        guard let resolved = realpath(path, nil) else { return path }
-        defer { free(resolved) }
-        return String(cString: resolved)
     }
 
     /// A file beside the database (`suggest.sqlite-rewrite`), there from before a deletion commits until the file

@@ -16,7 +16,7 @@ extension Routes {
         try checkQuery(call.request, allowed: [])
         let body = try jsonBody(call.request, code: "invalid_share", shareBody)
         let request: ShareFlow.Request
-        var context = RankingContext(at: .now())
+        var context = RankingContext(at: Timestamp.now().atExportPrecision)
         var explain = false
         do throws(InputError) {
             request = try ShareFlow.Request(json: body)

@@ -24,7 +24,7 @@ extension Routes {
     /// The ranking context of a query's items (`limit`, `contentType`, `person`, `service`, `exclude`, `at`).
     /// - Throws: `APIError` 400 for a value out of its range or over the query limits the command line enforces.
     static func rankingContext(_ request: HTTPRequest) throws -> RankingContext {
-        var context = RankingContext(at: .now())
+        var context = RankingContext(at: Timestamp.now().atExportPrecision)
         if let limit = request.queryValue("limit") {
             guard limit.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }), let value = Int(limit),
                 (1...RankingContext.Limits.suggestions).contains(value)
