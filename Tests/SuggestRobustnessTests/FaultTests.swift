@@ -484,6 +484,33 @@ import Testing
     /// Wiping is the last resort on a full disk, and a store larger than the reserve could not be wiped: one
     /// transaction's log holds every freed page, overwritten (a probe's 21 MB store). Such a wipe goes in steps,
     /// each log cut before the next. A 60 MiB tmpfs, a store of about 20 MB of names, the disk then filled.
+    /// An import on a disk that fills up records everything and exits 0, or records nothing and says so, whatever
+    /// room is left: with room for its log but not for the database file's growth, it was recorded whole, then
+    /// exited 1 saying "nothing was changed" (its checkpoint failed after the commit), and a retry recorded the
+    /// lines without an identifier twice.
+    @Test func anImportOnAFillingDiskIsAllOrNothingAsItSays() throws {
+        let fixture = try StoreFixture("fault-full-import")
+        let disk = try SmallDisk(in: fixture, size: "20m")
+        defer { disk.unmount() }
+        let store = disk.path + "/store"
+        let lines = (0..<5_000).map { index in
+            #"{"date":\#(1_796_000_000 + index),"direction":"outgoing","intent":{"conversationIdentifier":"c-\#(index % 50)","speakableGroupName":"Group \#(index)"}}"#
+        }.joined(separator: "\n") + "\n"
+        for kilobytes in stride(from: 128, through: 2_560, by: 128) {
+            removeTree(store)
+            #expect(try Suggest.run(["config", "--max-age-days", "0", "--store", store], scratch: fixture.scratch).status == 0)
+            disk.fill(leaving: kilobytes << 10)
+            let imported = try Suggest.run(["import", "-", "--quiet", "--store", store], input: Array(lines.utf8), scratch: fixture.scratch)
+            disk.empty()
+            let count = try StoreCheck.count(store: store)
+            if imported.status == 0 {
+                #expect(count == 5_000, "\(kilobytes) KB free: \(imported)")
+            } else {
+                #expect(count == 0 && imported.error.contains("nothing was changed"), "\(kilobytes) KB free: \(count) recorded, \(imported)")
+            }
+        }
+    }
+
     @Test func aStoreLargerThanTheReserveIsWipedOnAFullDisk() throws {
         let fixture = try StoreFixture("fault-full-wipe")
         let disk = try SmallDisk(in: fixture, size: "60m")
@@ -542,6 +569,18 @@ final class SmallDisk {
         while block.withUnsafeBytes({ write(filler, $0.baseAddress, $0.count) }) > 0 { filled += 4_096 }
         close(filler)
         return filled
+    }
+
+    /// Fills the disk but for `bytes`.
+    func fill(leaving bytes: Int) {
+        var disk = statvfs()
+        guard statvfs(path, &disk) == 0 else { return }
+        let available = Int(disk.f_bavail) * Int(disk.f_frsize)
+        let filler = open(path + "/filler", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let block = [UInt8](repeating: 0x55, count: 4_096)
+        var left = available - bytes
+        while left >= block.count, block.withUnsafeBytes({ write(filler, $0.baseAddress, $0.count) }) > 0 { left -= block.count }
+        close(filler)
     }
 
     /// Gives back what `fill()` took.

@@ -58,8 +58,20 @@ enum Import: Command {
             io.err(line + "\n")
             try? io.standardError.flush()
         }, interruption: ImportInterrupts.check)
-        // Durable before it is reported, and a large import's log does not stay on disk for later commands to read.
-        if report.recorded > 0 { try store.checkpoint() }
+        // A large import's log does not stay on disk for later commands to read. The import is durable already (its
+        // commit is in the log, on disk), so a checkpoint that fails, on a disk that fills as the database file
+        // grows, must not read as the import's failure: "nothing was changed" had a retry record the lines without
+        // an identifier twice.
+        if report.recorded > 0 {
+            do {
+                try store.checkpoint()
+            } catch {
+                let cause = (error as? StoreError)?.kind == .diskFull ? "the disk is full" : "\(error)"
+                io.err(
+                    "suggest import: the donations are recorded (in the store's log); copying them into its "
+                        + "database file failed (\(cause)), which a later command does: do not import them again\n")
+            }
+        }
         for error in report.rejected.prefix(20) { io.err("suggest import: skipped \(error)\n") }
         if report.rejectedCount > 20 {
             io.err("suggest import: skipped \(counted(report.rejectedCount - 20, "more invalid line"))\n")
