@@ -188,16 +188,18 @@ public enum SuggestCommandLine {
         }
     }
 
-    /// Says that standard output failed, unless its reader went away, and returns the failure's exit code.
-    /// Reports a result that could not be written (exit 1). `afterRunning`: the command had run to its end, so
-    /// whatever it changed in the store is changed, which a script that would run it again (a `donate` without an
-    /// identifier, a `share --send`) needs to know.
+    /// Says that standard output failed and returns the failure's exit code (1): a result that could not be
+    /// written. `afterRunning`: the command had run to its end, so whatever it changed in the store is changed,
+    /// which a script that would run it again (a `donate` without an identifier, a `share --send`) needs to know,
+    /// also when the reader went away (`suggest donate ... | true`). A reader that went away from a command that
+    /// changes nothing asked for no more (`suggest export | head -1`): nothing is said.
     private static func report(_ error: OutputError, command: String?, io: CommandIO, afterRunning: Bool = false)
         -> Int32
     {
-        guard !error.isBrokenPipe else { return ExitCode.failure }
+        let changed = afterRunning && command.map(changingCommands.contains) == true
+        guard !error.isBrokenPipe || changed else { return ExitCode.failure }
         var line = (command.map { "suggest \($0)" } ?? "suggest") + ": \(error)"
-        if afterRunning, let command, changingCommands.contains(command) {
+        if changed {
             line += "; the command ran to its end: what it changed in the store, if anything, stays changed"
         }
         io.err(oneLine(line))

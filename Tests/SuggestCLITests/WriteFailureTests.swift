@@ -143,6 +143,25 @@ import Testing
         #expect(error.text == "")
     }
 
+    /// A command that changed the store says so when its reader went away (`suggest donate ... | true`): it exited
+    /// 1 quietly, as an export does, and a script that runs it again recorded the donation twice.
+    @Test func aChangingCommandIntoAClosedPipeSaysItRan() throws {
+        signal(SIGPIPE, SIG_IGN)
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        close(ends[0])
+        defer { close(ends[1]) }
+        let error = CapturedOutput()
+        let io = CommandIO(
+            standardOutput: FileDescriptorOutput(descriptor: ends[1], name: "standard output"), standardError: error,
+            standardInput: ByteSource(text: ""), environment: [:])
+        #expect(SuggestCommandLine.run(["donate", "--conversation", "piped", "--store", store], io: io) == 1)
+        #expect(
+            error.text == "suggest donate: cannot write standard output: Broken pipe; the command ran to its end: "
+                + "what it changed in the store, if anything, stays changed\n", "\(error.text)")
+        #expect(SuggestProcess.run(["export", "--store", store]).standardOutput.contains(#""conversationIdentifier":"piped""#))
+    }
+
     /// The error names the stream and the system's reason, on one line.
     @Test func theMessageNamesTheStreamAndTheReason() throws {
         let full = open("/dev/full", O_WRONLY)
