@@ -24,19 +24,26 @@ final class WriteGate: Sendable {
     /// The marker of an import's transaction under way (`ImportMarker`).
     let imports: ImportMarker
 
-    /// The gate of the database at `path`, found by the file's device and inode: two services that name one store
-    /// differently (`store/./suggest.sqlite`, a symbolic link to its directory, a bind mount) share one gate, as
-    /// they share its file. (The file exists by now: the connection's open made it. A path that names no file keys
-    /// its gate by its spelling.)
+    /// The gate of the database at `path`, found by the path with its links, `.` and `..` resolved: two services
+    /// that name one store differently (`store/./suggest.sqlite`, a symbolic link to its directory) share one gate.
+    /// (Not by device and inode, which a file made after another was deleted may take over: gates are kept for the
+    /// process's life, and a new store found the gate, and the marker paths, of a deleted one. Hard links and bind
+    /// mounts still name one file two ways.)
     static func forDatabase(at path: String) -> WriteGate {
-        var info = stat()
-        let key = stat(path, &info) == 0 ? "\(info.st_dev):\(info.st_ino)" : path
+        let key = resolved(path)
         return gates.withLock { gates in
             if let gate = gates[key] { return gate }
             let gate = WriteGate(path: path)
             gates[key] = gate
             return gate
         }
+    }
+
+    /// `path` resolved by `realpath(3)`, or as given when that fails.
+    private static func resolved(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
     }
 
     /// A file beside the database (`suggest.sqlite-rewrite`), there from before a deletion commits until the file
