@@ -114,6 +114,8 @@ public struct CommandIO {
     /// What runs `suggest serve` in this process: set by the server's executable (`suggest-serve`), which links the
     /// HTTP server; without it, `serve` runs that executable from beside this one.
     public var serve: (@Sendable (ParsedArguments, CommandIO) throws -> Int32)?
+    /// Whether standard error is a terminal, where progress is shown (`progress(_:)`).
+    public var standardErrorIsTerminal: Bool
     /// The variables of `environment` whose bytes were not UTF-8, with the bytes as an error shows them: a command
     /// that would find its store through one refuses to run (exit 64) rather than use the repaired path.
     var unreadableVariables: [String: String] = [:]
@@ -125,11 +127,13 @@ public struct CommandIO {
     ///   - environment: the variables of `environmentVariables` that are set.
     ///   - currentDirectory: what relative paths are relative to.
     ///   - serve: what runs `suggest serve` in this process; `nil` to run the server's executable.
+    ///   - standardErrorIsTerminal: whether progress is shown (a process's `isatty(2)`).
     public init(
         standardOutput: OutputSink, standardError: OutputSink, standardInput: ByteSource,
         environment: [String: String], currentDirectory: String = ".",
-        serve: (@Sendable (ParsedArguments, CommandIO) throws -> Int32)? = nil
+        serve: (@Sendable (ParsedArguments, CommandIO) throws -> Int32)? = nil, standardErrorIsTerminal: Bool = false
     ) {
+        self.standardErrorIsTerminal = standardErrorIsTerminal
         self.standardOutput = standardOutput
         self.standardError = standardError
         self.standardInput = standardInput
@@ -149,4 +153,20 @@ public struct CommandIO {
     /// Writes a message or progress as one line, its control characters escaped (`TerminalText.line`). A standard
     /// error that cannot be written has nowhere left to complain.
     func err(_ text: String) { try? standardError.write(TerminalText.line(text)) }
+
+    /// Shows `text` as the progress line, over the one before, when standard error is a terminal; elsewhere (a
+    /// log, a pipe, a CI job) nothing, as git and curl do: a line every 100,000 donations filled logs, and made
+    /// "errors are one line on standard error" ambiguous.
+    func progress(_ text: String) {
+        guard standardErrorIsTerminal else { return }
+        var line = TerminalText.line(text)
+        line.removeLast()
+        try? standardError.write("\r" + line + "\u{1B}[K")
+    }
+
+    /// Clears the progress line, if one was shown, so that what comes next starts on a clean line.
+    func endProgress() {
+        guard standardErrorIsTerminal else { return }
+        try? standardError.write("\r\u{1B}[K")
+    }
 }

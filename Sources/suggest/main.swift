@@ -37,5 +37,5 @@ ProcessStart.settle()
 let io = CommandIO(
     standardOutput: FileDescriptorOutput(descriptor: 1),
     standardError: FileDescriptorOutput(descriptor: 2, autoFlush: true),
-    standardInput: ByteSource(descriptor: 0), environment: [:])
+    standardInput: ByteSource(descriptor: 0), environment: [:], standardErrorIsTerminal: isatty(2) == 1)
 exit(SuggestCommandLine.run(rawArguments: rawArguments(), rawEnvironment: rawEnvironment(), io: io))

@@ -51,6 +51,27 @@ import Testing
         #expect(suggest("export").standardOutput.contains(#""date":"2026-12-06T12:00:00Z""#))
     }
 
+    /// An import's progress goes to a terminal only, updated in place and cleared at the end: a log or a pipe got a
+    /// line every 100,000 donations.
+    @Test func importProgressIsShownOnATerminalOnly() throws {
+        let lines = (0..<100_001).map { #"{"date":\#(1_796_000_000 + $0),"intent":{"conversationIdentifier":"c-\#($0 % 7)"}}"# }
+        try writeFile(directory.path + "/progress.jsonl", lines.joined(separator: "\n") + "\n")
+        for terminal in [false, true] {
+            let error = CapturedOutput()
+            let io = CommandIO(
+                standardOutput: CapturedOutput(), standardError: error, standardInput: ByteSource(text: ""),
+                environment: [:], standardErrorIsTerminal: terminal)
+            let code = SuggestCommandLine.run(
+                ["import", directory.path + "/progress.jsonl", "--store", directory.path + "/progress-\(terminal)"], io: io)
+            #expect(code == 0)
+            if terminal {
+                #expect(error.text == "\rsuggest import: 100000 lines read (100%)\u{1B}[K\r\u{1B}[K", "\(error.text.debugDescription)")
+            } else {
+                #expect(error.text == "", "\(error.text)")
+            }
+        }
+    }
+
     @Test func shareSendWithoutAPickIsAUsageError() {
         let result = suggest("share", "--attachment", "public.jpeg=a", "--send")
         #expect(result.status == 64)

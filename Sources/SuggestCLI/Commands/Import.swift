@@ -8,7 +8,7 @@ enum Import: Command {
     static let options: [OptionSpec] =
         StoreOptions.all + [
             .flag("--skip-invalid", "Keep the valid lines and report the invalid ones instead of importing nothing."),
-            .flag("--quiet", "No progress on standard error."),
+            .flag("--quiet", "No progress (shown only when standard error is a terminal)."),
         ]
     static let discussion = """
         Each line is one donation object (docs/donation-format.md). By default the first invalid line stops the
@@ -51,13 +51,20 @@ enum Import: Command {
             requiredAccount: enforceAccount ? account : nil)
         ImportInterrupts.watch()
         defer { ImportInterrupts.stopWatching() }
-        let report = try store.importJSONLines(from: source, options: options, progress: { progress in
-            guard !quiet else { return }
-            var line = "suggest import: \(progress.lines) lines read"
-            if let total = progress.totalBytes, total > 0 { line += " (\(progress.bytesRead * 100 / total)%)" }
-            io.err(line + "\n")
-            try? io.standardError.flush()
-        }, interruption: ImportInterrupts.check)
+        var showedProgress = false
+        let report: ImportReport
+        do {
+            defer { if showedProgress { io.endProgress() } }
+            report = try store.importJSONLines(
+                from: source, options: options,
+                progress: { progress in
+                    guard !quiet else { return }
+                    var line = "suggest import: \(progress.lines) lines read"
+                    if let total = progress.totalBytes, total > 0 { line += " (\(progress.bytesRead * 100 / total)%)" }
+                    io.progress(line)
+                    showedProgress = true
+                }, interruption: ImportInterrupts.check)
+        }
         // A large import's log does not stay on disk for later commands to read. The import is durable already (its
         // commit is in the log, on disk), so a checkpoint that fails, on a disk that fills as the database file
         // grows, must not read as the import's failure: "nothing was changed" had a retry record the lines without
