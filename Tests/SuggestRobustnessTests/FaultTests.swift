@@ -484,6 +484,30 @@ import Testing
     /// Wiping is the last resort on a full disk, and a store larger than the reserve could not be wiped: one
     /// transaction's log holds every freed page, overwritten (a probe's 21 MB store). Such a wipe goes in steps,
     /// each log cut before the next. A 60 MiB tmpfs, a store of about 20 MB of names, the disk then filled.
+    /// Under a low limit of open files, `import` and `eval` succeed or fail with one line (exit 1), never by a
+    /// signal: at `ulimit -n 7` or `8`, the thread that reads the input started Dispatch, which found no descriptor
+    /// for its events and stopped the process with an illegal instruction, saying nothing.
+    @Test func aLowLimitOfOpenFilesIsAFailureNotACrash() throws {
+        let fixture = try StoreFixture("fault-descriptors")
+        try fixture.keepEverything()
+        let lines = (0..<50).map { #"{"identifier":"f-\#($0)","date":\#(1_796_000_000 + $0),"intent":{"conversationIdentifier":"c-\#($0 % 3)"}}"# }
+        let history = fixture.root("history.jsonl")
+        try writeFile(history, lines.joined(separator: "\n") + "\n")
+        var imported = false
+        // From too few to open the store up to enough for the whole import.
+        for limit in 5...32 where !imported {
+            for command in [["import", history, "--store", fixture.store], ["eval", history]] {
+                let outcome = try Suggest.run(
+                    command, scratch: fixture.scratch, wrapper: ["/bin/sh", "-c", #"ulimit -n \#(limit) && exec "$0" "$@""#])
+                #expect(outcome.status == 0 || outcome.status == 1, "ulimit -n \(limit), \(command[0]): \(outcome)")
+                if outcome.status == 1 { #expect(outcome.errorLines.count == 1, "ulimit -n \(limit): \(outcome)") }
+                if command[0] == "import" && outcome.status == 0 { imported = true }
+            }
+        }
+        #expect(imported)
+        #expect(try StoreCheck.count(store: fixture.store) == 50)
+    }
+
     /// An import on a disk that fills up records everything and exits 0, or records nothing and says so, whatever
     /// room is left: with room for its log but not for the database file's growth, it was recorded whole, then
     /// exited 1 saying "nothing was changed" (its checkpoint failed after the commit), and a retry recorded the

@@ -1,3 +1,4 @@
+import CSystem
 import SuggestCore
 import SuggestEval
 
@@ -76,6 +77,7 @@ enum Eval: Command {
             try FileOutput.checkWritable(output: page, option: "--html")
         }
         let source: LineReader.Source = path == "-" ? .fileDescriptor(0, name: "standard input") : .file(path)
+        try DescriptorHeadroom.require()
         let session: EvalSession
         do {
             session = try EvalSession(policies: policies, pairs: pairs, cutoffs: cutoffs, depth: depth)
@@ -147,11 +149,19 @@ enum Eval: Command {
 }
 
 extension CommandError {
-    /// An input that cannot be read: bad usage (64) when the command line named it, a failure (1) when it is
-    /// standard input, which the command's caller gave (closed, or failing), as `import`, `donate --json` and
-    /// `share --json` report it (`eval - <&-` exited 64 where `import - <&-` exited 1).
+    /// An input that cannot be read. Bad input (64) when the input is at fault, wherever it comes from: its contents
+    /// (a line without end: `convert collegemsg - < /dev/zero` exited 1 where the same file by name exited 64), a
+    /// directory, or a path on the command line that names nothing readable. A failure (1) when the system is: a
+    /// standard input closed or failing (`eval - <&-` exited 64 where `import - <&-` exited 1), or no descriptor
+    /// left to open a file with (`ulimit -n`), as `import`, `donate --json` and `share --json` report it.
     init(_ error: FileError, readingStandardInput: Bool) {
-        // Standard input that cannot be read is the system's failure, unless it is a directory (`< /tmp`).
-        self = readingStandardInput && !error.isDirectory ? .failure(error.description) : .usage(error.description)
+        let namedPathFaults: Set<Int32> = [ENOENT, EACCES, EPERM, ENOTDIR, ELOOP, ENAMETOOLONG]
+        if error.errorNumber == 0 || error.isDirectory
+            || (!readingStandardInput && namedPathFaults.contains(error.errorNumber))
+        {
+            self = .usage(error.description)
+        } else {
+            self = .failure(error.description)
+        }
     }
 }

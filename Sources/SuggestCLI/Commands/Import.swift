@@ -46,6 +46,7 @@ enum Import: Command {
         let enforceAccount = arguments.value("--account") != nil
         let quiet = arguments.flag("--quiet")
         let store = try StoreOptions.open(arguments, io, maintaining: account, creating: true)
+        try DescriptorHeadroom.require()
         let options = ImportOptions(
             skipInvalid: arguments.flag("--skip-invalid"), defaultAccount: account,
             requiredAccount: enforceAccount ? account : nil)
