@@ -19,6 +19,11 @@ public final class ByteSource {
     /// Whether the line `nextLine` returned last was longer than `maximumLineLength` (and so the last).
     public var lineWasTooLong: Bool { lines.lineWasTooLong }
 
+    /// What a regular file held past the read position when the source was made: an end before that many bytes
+    /// means the file was cut short while it was read (truncated at a line break, it was imported as a prefix,
+    /// exit 0).
+    private var expectedBytes: Int?
+
     private static let chunkSize = 1 << 16
     private static let lineLimit = LineStream.donationLineLimit
 
@@ -29,6 +34,11 @@ public final class ByteSource {
             skipsByteOrderMark: true)
         lines.isCommandInput = true
         self.name = name
+        var info = stat()
+        let position = lseek(descriptor, 0, SEEK_CUR)
+        if fstat(descriptor, &info) == 0, system_is_regular_file(info.st_mode) != 0, position >= 0 {
+            expectedBytes = Int(info.st_size) - Int(position)
+        }
     }
 
     /// Reads from an open descriptor (standard input is 0).
@@ -88,8 +98,8 @@ public final class ByteSource {
     public var totalBytes: Int? { lines.totalBytes }
 
     /// Calls `body` with the next line's bytes (without the line break), or returns `false` at the end.
-    /// - Throws: `CommandError.failure` when reading fails; `.usage` when the input is a directory
-    ///   (`suggest import - < /tmp`).
+    /// - Throws: `CommandError.failure` when reading fails, or when a regular file ends before the size it had when
+    ///   the source was made; `.usage` when the input is a directory (`suggest import - < /tmp`).
     public func nextLine(_ body: (UnsafeBufferPointer<UInt8>) -> Void) throws(CommandError) -> Bool {
         let line: UnsafeBufferPointer<UInt8>?
         do {
@@ -97,7 +107,14 @@ public final class ByteSource {
         } catch {
             throw Self.readFailure(error, name: name)
         }
-        guard let line else { return false }
+        guard let line else {
+            if let expectedBytes, lines.bytesRead < expectedBytes, !lines.lineWasTooLong {
+                throw .failure(
+                    "\(name) was cut short while it was read: it held \(expectedBytes) bytes, and ended after "
+                        + "\(lines.bytesRead); read it again once it is whole")
+            }
+            return false
+        }
         body(line)
         return true
     }

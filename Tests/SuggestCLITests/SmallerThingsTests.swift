@@ -51,6 +51,28 @@ import Testing
         #expect(suggest("export").standardOutput.contains(#""date":"2026-12-06T12:00:00Z""#))
     }
 
+    /// A file cut short at a line break while it is read is an error, not an input that ended there: `import` of a
+    /// file truncated under it recorded the lines before the cut and exited 0.
+    @Test func aFileCutShortWhileItIsReadIsAnError() throws {
+        let path = directory.path + "/shrinking.jsonl"
+        let line = String(repeating: "x", count: 99)
+        try writeFile(path, String(repeating: line + "\n", count: 2_000))
+        let source = try ByteSource(path: path)
+        #expect(try source.nextLine { _ in })
+        #expect(truncate(path, 100 * 1_000) == 0)
+        var read = 1
+        #expect(throws: CommandError.self) { while try source.nextLine({ _ in }) { read += 1 } }
+        #expect(read == 1_000)
+        // Whole, or read from where its reader left it (`(read line; suggest import -) < file`), it ends as it should.
+        let whole = try ByteSource(path: path)
+        while try whole.nextLine({ _ in }) {}
+        let descriptor = open(path, O_RDONLY)
+        #expect(lseek(descriptor, 100 * 10, SEEK_SET) == 1_000)
+        let rest = ByteSource(descriptor: descriptor)
+        while try rest.nextLine({ _ in }) {}
+        close(descriptor)
+    }
+
     /// An import's progress goes to a terminal only, updated in place and cleared at the end: a log or a pipe got a
     /// line every 100,000 donations.
     @Test func importProgressIsShownOnATerminalOnly() throws {
