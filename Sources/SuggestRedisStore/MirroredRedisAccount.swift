@@ -19,7 +19,7 @@ final class MirroredRedisAccount: MirroredState {
     let identifiers: [String]
     /// Each conversation's state, its preference (block, "suggest less") applied as random access applies it.
     let states: [ConversationState]
-    let contentSums: [[String: Double]]
+    let contentSums: [ContentSums]
     let services: [String?]
     /// One sorted list per channel, for every conversation, each service and each content kind, keyed by the
     /// name's bytes (as Redis compares names).

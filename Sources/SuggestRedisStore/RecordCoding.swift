@@ -37,7 +37,7 @@ enum RecordCoding {
             let isGroup = reader.byte(), let service = reader.optionalString(), let kindCount = reader.integer(),
             kindCount >= 0
         else { throw StoreError.damaged("a conversation's record in Redis") }
-        var sums: [String: Double] = [:]
+        var sums = ContentSums()
         for _ in 0..<kindCount {
             guard let kind = reader.string(), let sum = reader.double() else {
                 throw StoreError.damaged("a conversation's record in Redis")

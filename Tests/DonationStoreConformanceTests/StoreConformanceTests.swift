@@ -91,9 +91,11 @@ extension StoreConformance {
 
 extension StoreConformance {
     /// Two canonically equivalent spellings (`é` composed, and `e` with a combining accent) of a group identifier,
-    /// a service and a person are two names, also when one write brings both: the Redis store's script took them
-    /// for one key, so the decomposed group could not be deleted by its identifier, `--service` and `--person`
-    /// found the other spelling's conversation, and its names stayed in the other key (a probe).
+    /// a service, a person and a content type are two names, also when one write brings both: the Redis store's
+    /// script took them for one key, so the decomposed group could not be deleted by its identifier, `--service`
+    /// and `--person` found the other spelling's conversation, and its names stayed in the other key (a probe);
+    /// and a content type asked for in one spelling lifted the conversation of the other on Redis and not on
+    /// SQLite (a differential fuzz).
     static func keepsEquivalentSpellingsApartInOneWrite(
         reference: some DonationStore, candidate: some DonationStore
     ) throws {
@@ -104,7 +106,7 @@ extension StoreConformance {
                 direction: .outgoing,
                 intent: SendMessageIntent(
                     conversationIdentifier: names.1, serviceName: "svc" + names.2,
-                    recipients: [Person(customIdentifier: "jos" + names.2)]))
+                    recipients: [Person(customIdentifier: "jos" + names.2)], contentTypes: ["org.caf" + names.2]))
         }
         for store in [reference, candidate] as [any DonationStore] {
             _ = try store.importDonations(donations, options: ImportOptions(now: end))
@@ -113,6 +115,7 @@ extension StoreConformance {
             RankingContext(at: end, serviceName: "svce\u{301}"), RankingContext(at: end, serviceName: "svc\u{E9}"),
             RankingContext(at: end, people: ["jose\u{301}"]), RankingContext(at: end, people: ["jos\u{E9}"]),
             RankingContext(at: end, people: ["jos\u{E9}", "jose\u{301}"]),
+            RankingContext(at: end, contentTypes: ["org.caf\u{E9}"]), RankingContext(at: end, contentTypes: ["org.cafe\u{301}"]),
         ] {
             let expected = try reference.suggestions(account: "a", context: context)
             let actual = try candidate.suggestions(account: "a", context: context)
@@ -122,6 +125,11 @@ extension StoreConformance {
             if !context.people.isEmpty {
                 let raised = actual.suggestions.filter { $0.score > 0.5 }
                 #expect(raised.count == context.people.count, "\(context.people): \(actual)")
+            }
+            if let kind = context.contentTypes.first {
+                let own = kind.hasSameBytes(as: "org.caf\u{E9}") ? "c1" : "c2"
+                #expect(actual.suggestions.first?.conversationIdentifier == own, "\(kind.unicodeScalars.count): \(actual)")
+                #expect(actual.suggestions.count == 2 && actual.suggestions[1].score < 0.5, "\(actual)")
             }
         }
         for store in [reference, candidate] as [any DonationStore] {

@@ -8,12 +8,12 @@ public struct ConversationRecord: Sendable, Equatable {
     /// The ranking state: channel sums, dates, counts and flags.
     public var state: ConversationState
     /// `ln Σ e^(λ_c·t)` over the donations of each content kind (`public.image`), with the content half-life.
-    public var contentSums: [String: Double]
+    public var contentSums: ContentSums
     /// The service of the latest donation (either direction), `nil` when it named none.
     public var serviceName: String?
 
     /// A record as a store read it back; the defaults make `empty`.
-    public init(state: ConversationState = .empty, contentSums: [String: Double] = [:], serviceName: String? = nil) {
+    public init(state: ConversationState = .empty, contentSums: ContentSums = [:], serviceName: String? = nil) {
         self.state = state
         self.contentSums = contentSums
         self.serviceName = serviceName

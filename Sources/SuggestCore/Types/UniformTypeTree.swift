@@ -148,8 +148,9 @@ public struct UniformTypeTree: Sendable {
 
     /// The distinct kinds of `types`, in the order they first appear.
     public func contentKinds(of types: [String]) -> [String] {
-        var seen: Set<String> = []
-        return types.map(contentKind(of:)).filter { seen.insert($0).inserted }
+        // Distinct by bytes, as `ContentSums` keys them.
+        var seen: Set<ByteKey> = []
+        return types.map(contentKind(of:)).filter { seen.insert(ByteKey($0)).inserted }
     }
 
     /// Why `identifier` is not a uniform type identifier, or `nil` when it is one: the rule every way in applies

@@ -465,7 +465,7 @@ final class DonationWriter {
             lessFeedback: 0, isBlocked: false, isGroup: select.int(9) != 0)
         let latestSnapshot = select.isNull(10) ? nil : select.int(10)
         let service = select.text(12)
-        var sums: [String: Double] = [:]
+        var sums = ContentSums()
         let content = try database.statement("SELECT kind, sum FROM conversation_content WHERE conversation_id = ?")
         try content.reset([.integer(id)])
         while try content.step() { if let kind = content.text(0) { sums[kind] = content.double(1) } }
