@@ -57,7 +57,8 @@ package enum ValueParsing {
         // As long as a donation's date may be as a JSON string, so that both doors refuse the same date text.
         guard text.utf8.count <= Interaction.maximumStringBytes else {
             throw CommandError.usage(
-                "\(option): '\(text.prefix(40))…' is \(text.utf8.count) bytes long; the limit is \(Interaction.maximumStringBytes)")
+                "\(option): '\(text.prefix(40))…' is \(text.utf8.count) bytes long; the limit is "
+                    + "\(Interaction.maximumStringBytes)")
         }
         guard let date = Timestamp(contractText: text) else {
             throw CommandError.usage(

@@ -10,7 +10,8 @@ ProcessStart.settle()
 let io = CommandIO(
     standardOutput: FileDescriptorOutput(descriptor: 1),
     standardError: FileDescriptorOutput(descriptor: 2, autoFlush: true),
-    standardInput: ByteSource(descriptor: 0), environment: ServeOptions.environment(), serve: ServeOptions.serve, standardErrorIsTerminal: isatty(2) == 1)
+    standardInput: ByteSource(descriptor: 0), environment: ServeOptions.environment(), serve: ServeOptions.serve,
+    standardErrorIsTerminal: isatty(2) == 1)
 
 // Two heaps for the server's threads, not glibc's eight per core: JSON Lines bodies of 1,000 donations, parsed on
 // 4 of the 32 handler threads, left 190 MB resident on the 1M store where two heaps keep it under 95 MB, with the

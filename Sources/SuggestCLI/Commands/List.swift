@@ -15,7 +15,8 @@ enum List: Command {
             "Show each part of every score: \(channelNames), people, the content and \"suggest less\" factors (× F), and the account's learned weights."),
         .option(
             "--at", "DATE",
-            "Rank as of this moment instead of now (RFC 3339 or Unix seconds); donations dated after it still count (it is the whole history, seen from that moment)."),
+            "Rank as of this moment instead of now (RFC 3339 or Unix seconds); donations dated after it still count "
+                + "(it is the whole history, seen from that moment)."),
         .option(
             "--content-type", "UTI", "The type of what is being shared: conversations that got such content rise.",
             repeatable: true),

@@ -34,9 +34,9 @@ public struct Timestamp: Sendable, Hashable, Comparable, CustomStringConvertible
 
     /// A date as the contract writes one in text (a flag's value, a query item): RFC 3339 with a zone, or Unix
     /// seconds in decimal (digits, a leading minus, a point, an exponent; no hex floats, no `nan`, no `inf`; a
-    /// little more than a JSON number allows: `1.` and a leading zero are read as decimal). `nil` for anything else; the range is the caller's to check (`acceptedRange`), with
-    /// `outOfRangeMessage`. One reader for the command line and the server, which had a copy each and disagreed
-    /// on `1.7e9`.
+    /// little more than a JSON number allows: `1.` and a leading zero are read as decimal). `nil` for anything else;
+    /// the range is the caller's to check (`acceptedRange`), with `outOfRangeMessage`. One reader for the command
+    /// line and the server, which had a copy each and disagreed on `1.7e9`.
     public init?(contractText text: String) {
         if let first = text.utf8.first, first == UInt8(ascii: "-") || (first >= 0x30 && first <= 0x39),
             text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2E || $0 == 0x2D || $0 == 0x2B || $0 == 0x65 || $0 == 0x45 }),
