@@ -19,9 +19,9 @@ public final class ByteSource {
     /// Whether the line `nextLine` returned last was longer than `maximumLineLength` (and so the last).
     public var lineWasTooLong: Bool { lines.lineWasTooLong }
 
-    /// What a regular file held past the read position when the source was made: an end before that many bytes
-    /// means the file was cut short while it was read (truncated at a line break, it was imported as a prefix,
-    /// exit 0).
+    /// What a regular file held past the read position when the source was made: an end before that many bytes, in
+    /// a file that is smaller now, means it was cut short while it was read (truncated at a line break, it was
+    /// imported as a prefix, exit 0).
     private var expectedBytes: Int?
 
     private static let chunkSize = 1 << 16
@@ -77,7 +77,10 @@ public final class ByteSource {
         }
         let fd = system_open(path, O_RDONLY)
         guard fd >= 0 else {
-            throw CommandError.usage("cannot read \(path): \(ErrorNumber.describeLast())")
+            // The path's fault, unless the system had no descriptor or memory to open it with.
+            let number = system_errno()
+            let message = "cannot read \(path): \(ErrorNumber.describe(number))"
+            throw [EMFILE, ENFILE, ENOMEM].contains(number) ? .failure(message) : .usage(message)
         }
         var info = stat()
         if fstat(fd, &info) == 0, system_is_directory(info.st_mode) != 0 {
@@ -108,7 +111,10 @@ public final class ByteSource {
             throw Self.readFailure(error, name: name)
         }
         guard let line else {
-            if let expectedBytes, lines.bytesRead < expectedBytes, !lines.lineWasTooLong {
+            // Cut short: fewer bytes than it held, and it holds fewer now (a file of /sys says 4096 and holds less).
+            if let expectedBytes, lines.bytesRead < expectedBytes, !lines.lineWasTooLong,
+                let now = lines.totalBytes, now < expectedBytes
+            {
                 throw .failure(
                     "\(name) was cut short while it was read: it held \(expectedBytes) bytes, and ended after "
                         + "\(lines.bytesRead); read it again once it is whole")

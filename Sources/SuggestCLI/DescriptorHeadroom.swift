@@ -1,17 +1,24 @@
 import CSystem
+import Dispatch
 import SuggestCore
 
-/// Room for the descriptors a command's second thread will need. Reading its input on another thread starts
-/// Dispatch's thread pool, whose event descriptors (an `epoll` and an `eventfd`) it cannot do without: where the
-/// process may open no more files (`ulimit -n 8` and a store open), Dispatch stopped the process with an illegal
-/// instruction and no word on standard error.
+/// Dispatch's thread pool, started while descriptors are free. A command that reads its input on another thread
+/// starts the pool, whose event descriptors (an `epoll` and an `eventfd`) it cannot do without: where the process
+/// could open no more files (`ulimit -n 7` with a store, a spool or sockets open), Dispatch stopped the process with
+/// an illegal instruction and no word on standard error. Started first, it takes them before anything else, and a
+/// later open that finds no descriptor fails as a store or a file does, with its one line.
 enum DescriptorHeadroom {
-    /// What a pipelined read needs: Dispatch's two (the input and the store are open by the time it is asked).
-    static let pipelinedRead = 2
+    /// Starts Dispatch's pool now, unless not even its own descriptors are free.
+    /// - Throws: `CommandError.failure` naming the limit.
+    static func startDispatch() throws(CommandError) {
+        try require(2)
+        let started = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async { started.signal() }
+        started.wait()
+    }
 
     /// Throws when the process cannot open `count` more descriptors now.
-    /// - Throws: `CommandError.failure` naming the limit.
-    static func require(_ count: Int = pipelinedRead) throws(CommandError) {
+    private static func require(_ count: Int) throws(CommandError) {
         var opened: [Int32] = []
         defer { for descriptor in opened { close(descriptor) } }
         for _ in 0..<count {
@@ -20,9 +27,9 @@ enum DescriptorHeadroom {
                 let number = system_errno()
                 // Only the limit is this check's business; a system without /dev/null fails where it fails.
                 guard number == EMFILE || number == ENFILE else { return }
+                let advice = number == EMFILE ? "raise the limit (ulimit -n) or close some" : "retry in a moment"
                 throw CommandError.failure(
-                    "cannot start reading: too many files are open (\(ErrorNumber.describe(number))); raise the "
-                        + "limit (ulimit -n) or close some")
+                    "cannot start: too many files are open (\(ErrorNumber.describe(number))); \(advice)")
             }
             opened.append(descriptor)
         }

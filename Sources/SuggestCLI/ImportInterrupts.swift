@@ -20,6 +20,9 @@ enum ImportInterrupts {
     static let count = Atomic<Int>(0)
     /// Set when the import acts on the signal (its check throws): from then on it is taking back what it recorded.
     static let unwinding = Atomic<Bool>(false)
+    /// Whether standard error is a terminal, where a progress line may stand (`CommandIO.progress`): each message
+    /// of the handler clears it first.
+    static let onTerminal = Atomic<Bool>(false)
 
     /// The actions the signals had before `watch()`, given back by `stopWatching()` (the handler never reads them).
     private static let previous = Mutex<[(Int32, (@convention(c) (Int32) -> Void)?)]>([])
@@ -32,6 +35,7 @@ enum ImportInterrupts {
         received.store(0, ordering: .relaxed)
         count.store(0, ordering: .relaxed)
         unwinding.store(false, ordering: .relaxed)
+        onTerminal.store(isatty(2) == 1, ordering: .relaxed)
         _ = LineStream.readsUnderWay.load(ordering: .relaxed)
         let replaced = [SIGINT, SIGTERM].filter { system_signal_is_ignored($0) == 0 }.map { ($0, signal($0, handle)) }
         previous.withLock { $0 = replaced }
@@ -53,6 +57,16 @@ enum ImportInterrupts {
         }
     }
 
+    /// Writes `message` on standard error, on a line of its own: a progress line there is cleared first.
+    /// Async-signal-safe.
+    private static func say(_ message: StaticString) {
+        if onTerminal.load(ordering: .relaxed) {
+            let clear: StaticString = "\r\u{1B}[K"
+            _ = write(2, clear.utf8Start, clear.utf8CodeUnitCount)
+        }
+        _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
+    }
+
     /// Only async-signal-safe work: atomics, `write`, `_exit`.
     private static let handle: @convention(c) (Int32) -> Void = { signalNumber in
         if !writing.load(ordering: .relaxed) {
@@ -60,7 +74,7 @@ enum ImportInterrupts {
                 suggest import: interrupted before anything was written; nothing was imported
 
                 """
-            _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
+            say(message)
             _exit(128 + signalNumber)
         }
         _ = received.compareExchange(expected: 0, desired: signalNumber, ordering: .relaxed)
@@ -73,7 +87,7 @@ enum ImportInterrupts {
                 suggest import: interrupted while it waited for its input; stopped at once, nothing was imported
 
                 """
-            _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
+            say(message)
             _exit(128 + signalNumber)
         }
         switch signals {
@@ -86,14 +100,14 @@ enum ImportInterrupts {
                 identifiers once)
 
                 """
-            _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
+            say(message)
         default:
             let message: StaticString = """
                 suggest import: stopped at once; in a Redis store what it had recorded may have stayed ('suggest \
                 export' shows it; importing the same file again records its lines with identifiers once)
 
                 """
-            _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
+            say(message)
             _exit(128 + signalNumber)
         }
     }

@@ -116,9 +116,7 @@ public enum SuggestCommandLine {
         } catch {
             // A failure already reported (or a command that failed anyway) keeps its own exit code.
             if code == ExitCode.success {
-                code = report(
-                    error, command: commands.first(where: { $0.name == arguments.first })?.name, io: io,
-                    afterRunning: true)
+                code = report(error, arguments: arguments, io: io, afterRunning: true)
             }
         }
         try? io.standardError.flush()
@@ -159,7 +157,7 @@ public enum SuggestCommandLine {
             let parsed = try ParsedArguments(command: command.name, arguments: rest, options: command.options)
             return try command.run(parsed, io)
         } catch let error as OutputError {
-            return report(error, command: command?.name, io: io)
+            return report(error, arguments: arguments, io: io)
         } catch let error as CommandError {
             io.err(oneLine("suggest \(first): \(error)"))
             return error.exitCode
@@ -189,27 +187,39 @@ public enum SuggestCommandLine {
     }
 
     /// Says that standard output failed and returns the failure's exit code (1): a result that could not be
-    /// written. `afterRunning`: the command had run to its end, so whatever it changed in the store is changed,
-    /// which a script that would run it again (a `donate` without an identifier, a `share --send`) needs to know,
-    /// also when the reader went away (`suggest donate ... | true`). A reader that went away from a command that
-    /// changes nothing asked for no more (`suggest export | head -1`): nothing is said.
-    private static func report(_ error: OutputError, command: String?, io: CommandIO, afterRunning: Bool = false)
+    /// written. A command that may have changed the store says that what it changed stays changed, which a script
+    /// that would run it again (a `donate` without an identifier, a `share --send`) needs to know, also when the
+    /// reader went away (`suggest donate ... | true`); `afterRunning`: the command had run to its end. A reader that
+    /// went away from a command that changes nothing asked for no more (`suggest export | head -1`): nothing is
+    /// said.
+    private static func report(_ error: OutputError, arguments: [String], io: CommandIO, afterRunning: Bool = false)
         -> Int32
     {
-        let changed = afterRunning && command.map(changingCommands.contains) == true
-        guard !error.isBrokenPipe || changed else { return ExitCode.failure }
+        let command = commands.first(where: { $0.name == arguments.first })?.name
+        let changing = mayChangeTheStore(arguments)
+        guard !error.isBrokenPipe || changing else { return ExitCode.failure }
         var line = (command.map { "suggest \($0)" } ?? "suggest") + ": \(error)"
-        if changed {
-            line += "; the command ran to its end: what it changed in the store, if anything, stays changed"
+        if changing {
+            line +=
+                afterRunning
+                ? "; the command ran to its end: what it changed in the store, if anything, stays changed"
+                : "; what the command changed in the store before this, if anything, stays changed"
         }
         io.err(oneLine(line))
         return ExitCode.failure
     }
 
-    /// The commands that can change a store.
-    private static let changingCommands: Set<String> = [
-        "donate", "import", "delete", "block", "unblock", "feedback", "config", "share",
-    ]
+    /// Whether the command line may change a store: `share` only with `--send`, `config` only with a setting,
+    /// `block` but for `--list`.
+    static func mayChangeTheStore(_ arguments: [String]) -> Bool {
+        switch arguments.first {
+        case "donate", "import", "delete", "unblock", "feedback": return true
+        case "block": return !arguments.contains("--list")
+        case "config": return arguments.contains("--max-age-days") || arguments.contains("--idle-days")
+        case "share": return arguments.contains("--send")
+        default: return false
+        }
+    }
 
     /// An error is one line on standard error, even when it quotes input with line breaks or escape sequences in
     /// it (`TerminalText.line`).

@@ -63,9 +63,12 @@ import Testing
         let outcome = try intoAFullDisk(arguments)
         #expect(outcome.status == 1, "\(command): \(outcome)")
         let name = command[0].hasPrefix("-") ? "suggest" : "suggest \(command[0])"
-        // A command that can change the store says that it ran to its end: a script must not run it again.
-        let changing = ["donate", "import", "delete", "block", "unblock", "feedback", "config", "share"]
-            .contains(command[0])
+        // A command that can change the store says that it ran to its end: a script must not run it again. One that
+        // changes nothing (`block --list`, `config` showing the settings, a share's preview) does not say so.
+        let changing = SuggestCommandLine.mayChangeTheStore(command)
+        #expect(
+            changing == (["donate", "import", "delete", "block", "unblock", "feedback"].contains(command[0])
+                && command != ["block", "--list"]), "\(command)")
         let ending = changing ? "; the command ran to its end: what it changed in the store, if anything, stays changed" : ""
         #expect(
             outcome.errorLines.last == "\(name): cannot write standard output: No space left on device\(ending)",
@@ -160,6 +163,23 @@ import Testing
             error.text == "suggest donate: cannot write standard output: Broken pipe; the command ran to its end: "
                 + "what it changed in the store, if anything, stays changed\n", "\(error.text)")
         #expect(SuggestProcess.run(["export", "--store", store]).standardOutput.contains(#""conversationIdentifier":"piped""#))
+        // Failing while the command runs (a result over 64 KiB, here every write), it says so too (the review: a
+        // `share --send` of a long list exited 1 in silence); a share's preview changes nothing and stays quiet.
+        for (arguments, said) in [
+            (["share", "--attachment", "public.url=https://example.com", "--pick", "1", "--send"], true),
+            (["share", "--attachment", "public.url=https://example.com"], false),
+        ] {
+            let error = CapturedOutput()
+            let io = CommandIO(
+                standardOutput: FileDescriptorOutput(descriptor: ends[1], name: "standard output", autoFlush: true),
+                standardError: error, standardInput: ByteSource(text: ""), environment: [:])
+            #expect(SuggestCommandLine.run(arguments + ["--store", store], io: io) == 1)
+            let expected =
+                said
+                ? "suggest share: cannot write standard output: Broken pipe; what the command changed in the store "
+                    + "before this, if anything, stays changed\n" : ""
+            #expect(error.text == expected, "\(arguments): \(error.text)")
+        }
     }
 
     /// The error names the stream and the system's reason, on one line.

@@ -155,6 +155,29 @@ import Testing
         let repeated = line(Array(repeating: "public.jpeg", count: 60_000))
         #expect(direct(repeated)?.intent.contentTypes == ["public.jpeg"])
         #expect(tree(repeated)?.intent.contentTypes == ["public.jpeg"])
+        // Two spellings of one type (composed, decomposed) are two types, as the stores keep them, on both paths.
+        let spellings = line(["org.caf\u{E9}", "org.cafe\u{301}"])
+        #expect(direct(spellings)?.intent.contentTypes.count == 2 && tree(spellings)?.intent.contentTypes.count == 2)
+    }
+
+    /// A query's limit of distinct content types counts spellings by their bytes, as its kinds are: 5,040 orders
+    /// of seven combining marks on one type passed as one type and were ranked as 5,040 kinds (a review).
+    @Test func aQueryCountsItsContentTypesByTheirBytes() {
+        // Marks of distinct combining classes: any order of them is canonically the same string.
+        let marks = ["\u{301}", "\u{323}", "\u{327}", "\u{31B}", "\u{334}", "\u{345}", "\u{5B0}"]
+        let types = (0...RankingContext.Limits.contentTypes).map { index in
+            // The index-th order of the marks (its digits in the factorial base).
+            var left = marks
+            var rest = index
+            var order = ""
+            for base in stride(from: marks.count, to: 0, by: -1) {
+                order += left.remove(at: rest % base)
+                rest /= base
+            }
+            return "org.x" + order
+        }
+        #expect(Set(types).count == 1 && Set(types.map { Array($0.utf8) }).count == types.count)
+        #expect(throws: InputError.self) { try RankingContext(at: .now(), contentTypes: types).validate() }
     }
 
     @Test func refusesWhatTheTreePathRefuses() {

@@ -77,7 +77,7 @@ enum Eval: Command {
             try FileOutput.checkWritable(output: page, option: "--html")
         }
         let source: LineReader.Source = path == "-" ? .fileDescriptor(0, name: "standard input") : .file(path)
-        try DescriptorHeadroom.require()
+        try DescriptorHeadroom.startDispatch()
         let session: EvalSession
         do {
             session = try EvalSession(policies: policies, pairs: pairs, cutoffs: cutoffs, depth: depth)
@@ -155,7 +155,7 @@ extension CommandError {
     /// standard input closed or failing (`eval - <&-` exited 64 where `import - <&-` exited 1), or no descriptor
     /// left to open a file with (`ulimit -n`), as `import`, `donate --json` and `share --json` report it.
     init(_ error: FileError, readingStandardInput: Bool) {
-        let namedPathFaults: Set<Int32> = [ENOENT, EACCES, EPERM, ENOTDIR, ELOOP, ENAMETOOLONG]
+        let namedPathFaults: Set<Int32> = [ENOENT, EACCES, EPERM, ENOTDIR, ELOOP, ENAMETOOLONG, ENXIO, ENODEV]
         if error.errorNumber == 0 || error.isDirectory
             || (!readingStandardInput && namedPathFaults.contains(error.errorNumber))
         {

@@ -41,12 +41,12 @@ enum Import: Command {
             }
             throw CommandError.usage("import needs a FILE (or - for standard input); see 'suggest import --help'")
         }
+        try DescriptorHeadroom.startDispatch()
         let source = path == "-" ? io.standardInput : try ByteSource(path: path)
         let account = try StoreOptions.account(arguments)
         let enforceAccount = arguments.value("--account") != nil
         let quiet = arguments.flag("--quiet")
         let store = try StoreOptions.open(arguments, io, maintaining: account, creating: true)
-        try DescriptorHeadroom.require()
         let options = ImportOptions(
             skipInvalid: arguments.flag("--skip-invalid"), defaultAccount: account,
             requiredAccount: enforceAccount ? account : nil)
@@ -66,18 +66,18 @@ enum Import: Command {
                     showedProgress = true
                 }, interruption: ImportInterrupts.check)
         }
-        // A large import's log does not stay on disk for later commands to read. The import is durable already (its
-        // commit is in the log, on disk), so a checkpoint that fails, on a disk that fills as the database file
-        // grows, must not read as the import's failure: "nothing was changed" had a retry record the lines without
-        // an identifier twice.
+        // A large import's log does not stay on disk for later commands to read. A checkpoint that finds the disk
+        // full as the database file grows copies nothing back and fails after the log was flushed: the import is
+        // committed and durable, and "nothing was changed" had a retry record the lines without an identifier twice.
+        // Any other failure (a store deleted under the import, an I/O error) is the command's.
         if report.recorded > 0 {
             do {
                 try store.checkpoint()
-            } catch {
-                let cause = (error as? StoreError)?.kind == .diskFull ? "the disk is full" : "\(error)"
+            } catch let error as StoreError where error.kind == .diskFull {
                 io.err(
                     "suggest import: the donations are recorded (in the store's log); copying them into its "
-                        + "database file failed (\(cause)), which a later command does: do not import them again\n")
+                        + "database file failed (the disk is full), which a later command does: do not import them "
+                        + "again\n")
             }
         }
         for error in report.rejected.prefix(20) { io.err("suggest import: skipped \(error)\n") }

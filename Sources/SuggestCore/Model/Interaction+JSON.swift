@@ -285,7 +285,8 @@ extension SendMessageIntent {
             }
         }
         var contentTypes: [String] = []
-        var seenTypes: Set<String> = []
+        // Distinct by bytes, as every store keeps content kinds.
+        var seenTypes: Set<ByteKey> = []
         if let list = json["contentTypes"], list != .null {
             guard case .array(let elements) = list else {
                 throw InputError(
@@ -297,7 +298,7 @@ extension SendMessageIntent {
                     throw InputError(field: field, message: "expected a non-empty UTI string")
                 }
                 try FieldReader.check(uti, field: field)
-                if seenTypes.insert(uti).inserted { contentTypes.append(uti) }
+                if seenTypes.insert(ByteKey(uti)).inserted { contentTypes.append(uti) }
             }
         }
         // `content` is the message text: validated like any string, then dropped.

@@ -159,7 +159,8 @@ struct InteractionDecoder {
         var recipients: [Person] = []
         var image: String?
         var contentTypes: [String] = []
-        var seenTypes: Set<String> = []
+        // Distinct by bytes, as every store keeps content kinds.
+        var seenTypes: Set<ByteKey> = []
         try object { (decoder: inout InteractionDecoder, key: Key) throws(GiveUp) in
             switch key {
             case "conversationIdentifier": conversation = try decoder.string()
@@ -180,7 +181,7 @@ struct InteractionDecoder {
                 seenTypes = []
                 try decoder.array { (decoder: inout InteractionDecoder) throws(GiveUp) in
                     guard let uti = try decoder.string(), !uti.isEmpty else { throw GiveUp() }
-                    if seenTypes.insert(uti).inserted { contentTypes.append(uti) }
+                    if seenTypes.insert(ByteKey(uti)).inserted { contentTypes.append(uti) }
                 }
             case "content": _ = try decoder.string()
             default: try decoder.skipValue()

@@ -93,7 +93,9 @@ public struct RankingContext: Sendable, Hashable {
                 throw InputError(field: "contentTypes", message: problem)
             }
         }
-        let types = Set(contentTypes.map { $0.lowercased() })
+        // Distinct by bytes, as content kinds are (`ContentSums`): by `String ==`, thousands of canonically
+        // equivalent spellings of one type counted as one, each a kind of its own to rank by.
+        let types = Set(contentTypes.map { ByteKey($0.lowercased()) })
         guard types.count <= Limits.contentTypes else {
             throw InputError(
                 field: "contentTypes",

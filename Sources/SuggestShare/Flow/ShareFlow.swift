@@ -69,9 +69,9 @@ public struct ShareFlow: Sendable {
         let sharedTypes = typesForTheStore(request.contentTypes, storeTypes: store.types)
         // The shared types join the context up to the distinct types a query takes: a share of files of forty
         // kinds is still a share, ranked by the first kinds it names, though the whole list is too many for a query.
-        var given = Set(context.contentTypes.map { $0.lowercased() })
+        var given = Set(context.contentTypes.map { ByteKey($0.lowercased()) })
         context.contentTypes += sharedTypes.filter { type in
-            given.count < RankingContext.Limits.contentTypes && given.insert(type.lowercased()).inserted
+            given.count < RankingContext.Limits.contentTypes && given.insert(ByteKey(type.lowercased())).inserted
         }
         // The caller's input, refused as such: the target's rule would only say it does not apply.
         if let problem = request.nestingProblem { throw InputError(field: "userInfo", message: problem) }
@@ -272,9 +272,9 @@ public struct ShareFlow: Sendable {
     /// ones. A share of 150 files of as many types was previewed, then failed at its send with an error about
     /// `intent.contentTypes`, a field its caller never wrote.
     static func donatedTypes(_ types: [String]) -> [String] {
-        var seen: Set<String> = []
+        var seen: Set<ByteKey> = []
         var kept: [String] = []
-        for type in types where seen.count < Interaction.maximumContentTypes && seen.insert(type).inserted {
+        for type in types where seen.count < Interaction.maximumContentTypes && seen.insert(ByteKey(type)).inserted {
             kept.append(type)
         }
         return kept

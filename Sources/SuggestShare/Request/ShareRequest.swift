@@ -41,10 +41,10 @@ public struct ShareRequest: Sendable, Hashable {
     /// This is what the ranker's context takes (`RankingContext.contentTypes`).
     /// - Complexity: O(n) in the number of registered types.
     public var contentTypes: [String] {
-        var seen: Set<String> = []
+        var seen: Set<ByteKey> = []
         var types: [String] = []
         for attachment in attachments {
-            for type in attachment.typeIdentifiers where seen.insert(type.lowercased()).inserted {
+            for type in attachment.typeIdentifiers where seen.insert(ByteKey(type.lowercased())).inserted {
                 types.append(type)
             }
         }
