@@ -234,11 +234,16 @@ import Testing
         // A send that cannot send is refused, as `suggest share --send` fails it (it was 200 "preview").
         for body in [
             #"{\#(photo), "conversationIdentifier": "u-juan", "action": "send"}"#, #"{\#(photo), "pick": 99, "action": "send"}"#,
-            #"{"items": [], "action": "send"}"#,
         ] {
             let refused = try client.send("POST", "/v1/accounts/me/share", json: body)
             #expect(refused.status == 400 && refused.text.contains("invalid_share") && refused.text.contains("nothing was sent"), "\(body): \(refused.text)")
         }
+        // Without a choice, refused as the command line refuses it, before the rule is asked; a rule that refuses
+        // the items says which part did, as the command line's result does.
+        let unchosen = try client.send("POST", "/v1/accounts/me/share", json: #"{"items": [], "rule": "FALSEPREDICATE", "action": "send"}"#)
+        #expect(unchosen.status == 400 && unchosen.text.contains("sending needs the chosen conversation"), "\(unchosen.text)")
+        let unruled = try client.send("POST", "/v1/accounts/me/share", json: #"{"items": [], "rule": "FALSEPREDICATE", "pick": 1, "action": "send"}"#)
+        #expect(unruled.status == 400 && unruled.text.contains("nothing was sent") && unruled.text.contains("FALSEPREDICATE"), "\(unruled.text)")
         // u-juan's donations went with it (the sent share among them); the cancelled share recorded nothing; the
         // share sent twice under one identifier is one donation.
         let export = try client.request("GET", "/v1/accounts/me/donations").text

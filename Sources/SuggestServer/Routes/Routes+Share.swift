@@ -23,6 +23,13 @@ extension Routes {
             context = request.ranking.applied(to: context)
             explain = request.ranking.explain ?? false
             try context.validate(naming: ShareFlow.Request.Ranking.fieldNames)
+            // Before the rule is asked, as `suggest share --json` checks it: a send without a choice is the body's
+            // mistake whatever the items (it was refused as "the target does not apply").
+            if request.action == .send && request.choice == .none {
+                throw InputError(
+                    field: "action",
+                    message: "sending needs the chosen conversation: give conversationIdentifier or pick")
+            }
         } catch {
             throw APIError.invalid("invalid_share", error)
         }
@@ -38,7 +45,12 @@ extension Routes {
         }
         // A send that sent nothing (no conversation chosen, a pick past the suggestions, a deleted conversation, a
         // rule that refuses the items) is refused as `suggest share --send` fails it, not answered 200 "preview".
-        if let failure = result.failure { throw APIError.badRequest("invalid_share", failure) }
+        // With the result's reason (which part of the rule refused the items), which the command line prints in
+        // its result and a 400 would otherwise lose.
+        if let failure = result.failure {
+            let reason = result.reason.map { failure.contains($0) ? "" : " (\($0))" } ?? ""
+            throw APIError.badRequest("invalid_share", failure + reason)
+        }
         if case .sent = result.outcome { call.api.metrics.donations(recorded: 1, duplicates: 0) }
         return json { result.write(to: &$0) }
     }
