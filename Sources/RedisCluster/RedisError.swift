@@ -47,6 +47,11 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
             return "invalid Redis configuration: \(message)"
         case .unreachable(let endpoints, let reason):
             let list = endpoints.map(\.description).joined(separator: ", ")
+            // hiredis says why in words: a socket this process could not make is its own limit, not the servers'.
+            if reason.contains("Too many open files") {
+                return "cannot reach Redis at \(list) (\(reason)): this process may open no more files; raise its"
+                    + " limit (ulimit -n) or close some"
+            }
             return "cannot reach Redis at \(list) (\(reason)): check that the servers are running and that the"
                 + " addresses are right"
         case .authenticationFailed(let endpoint, let reason):

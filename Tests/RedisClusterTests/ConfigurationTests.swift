@@ -94,4 +94,13 @@ struct ConfigurationTests {
         #expect(throws: RedisError.self) { try configuration.validate() }
         #expect(throws: RedisError.self) { try RedisClusterConfiguration(seeds: []).validate() }
     }
+
+    @Test("a socket the process could not make is its limit, not an unreachable server")
+    func unreachableSaysWhoseFaultItIs() {
+        let endpoint = RedisEndpoint(host: "127.0.0.1", port: 7000)
+        let limit = RedisError.unreachable([endpoint], reason: "Can't create socket: Too many open files")
+        #expect(limit.description.hasSuffix("this process may open no more files; raise its limit (ulimit -n) or close some"))
+        let refused = RedisError.unreachable([endpoint], reason: "Connection refused")
+        #expect(refused.description.hasSuffix("check that the servers are running and that the addresses are right"))
+    }
 }
