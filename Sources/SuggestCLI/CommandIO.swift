@@ -159,9 +159,7 @@ public struct CommandIO {
     /// "errors are one line on standard error" ambiguous.
     func progress(_ text: String) {
         guard standardErrorIsTerminal else { return }
-        var line = TerminalText.line(text)
-        line.removeLast()
-        try? standardError.write("\r" + line + "\u{1B}[K")
+        try? standardError.write("\r" + TerminalText.escaped(text) + "\u{1B}[K")
     }
 
     /// Clears the progress line, if one was shown, so that what comes next starts on a clean line.

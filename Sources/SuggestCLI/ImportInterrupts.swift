@@ -22,20 +22,21 @@ enum ImportInterrupts {
     static let unwinding = Atomic<Bool>(false)
     /// Whether standard error is a terminal, where a progress line may stand (`CommandIO.progress`): each message
     /// of the handler clears it first.
-    static let onTerminal = Atomic<Bool>(false)
+    private static let onTerminal = Atomic<Bool>(false)
 
     /// The actions the signals had before `watch()`, given back by `stopWatching()` (the handler never reads them).
     private static let previous = Mutex<[(Int32, (@convention(c) (Int32) -> Void)?)]>([])
 
     /// Starts watching SIGINT and SIGTERM, unless a signal is ignored (a shell's background job ignores SIGINT: a
     /// Ctrl-C meant for the script must not stop it).
-    static func watch() {
+    /// - Parameter standardErrorIsTerminal: the command's `CommandIO.standardErrorIsTerminal`.
+    static func watch(standardErrorIsTerminal: Bool) {
         // Initialized here, not first in a signal handler (a global's lazy initialization takes a lock).
         writing.store(false, ordering: .relaxed)
         received.store(0, ordering: .relaxed)
         count.store(0, ordering: .relaxed)
         unwinding.store(false, ordering: .relaxed)
-        onTerminal.store(isatty(2) == 1, ordering: .relaxed)
+        onTerminal.store(standardErrorIsTerminal, ordering: .relaxed)
         _ = LineStream.readsUnderWay.load(ordering: .relaxed)
         let replaced = [SIGINT, SIGTERM].filter { system_signal_is_ignored($0) == 0 }.map { ($0, signal($0, handle)) }
         previous.withLock { $0 = replaced }

@@ -81,8 +81,8 @@ enum Config: Command {
     }
 
     /// A number of days as the command takes it: decimal digits, where Swift writes 0.000015 as 1.5e-05, which
-    /// `config` would refuse.
-    /// Valid JSON for any value a store may hold (a negative one written into its settings by hand, too).
+    /// `config` would refuse. Valid JSON for any value a store may hold (a negative one written into its settings
+    /// by hand, too).
     static func plainDecimal(_ value: Double) -> String {
         if value < 0 { return "-" + plainDecimal(-value) }
         let text = JSONWriter.format(value)

@@ -77,7 +77,7 @@ enum Eval: Command {
             try FileOutput.checkWritable(output: page, option: "--html")
         }
         let source: LineReader.Source = path == "-" ? .fileDescriptor(0, name: "standard input") : .file(path)
-        try DescriptorHeadroom.startDispatch()
+        try DispatchPool.start()
         let session: EvalSession
         do {
             session = try EvalSession(policies: policies, pairs: pairs, cutoffs: cutoffs, depth: depth)

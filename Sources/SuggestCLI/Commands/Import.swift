@@ -41,7 +41,7 @@ enum Import: Command {
             }
             throw CommandError.usage("import needs a FILE (or - for standard input); see 'suggest import --help'")
         }
-        try DescriptorHeadroom.startDispatch()
+        try DispatchPool.start()
         let source = path == "-" ? io.standardInput : try ByteSource(path: path)
         let account = try StoreOptions.account(arguments)
         let enforceAccount = arguments.value("--account") != nil
@@ -50,7 +50,7 @@ enum Import: Command {
         let options = ImportOptions(
             skipInvalid: arguments.flag("--skip-invalid"), defaultAccount: account,
             requiredAccount: enforceAccount ? account : nil)
-        ImportInterrupts.watch()
+        ImportInterrupts.watch(standardErrorIsTerminal: io.standardErrorIsTerminal)
         defer { ImportInterrupts.stopWatching() }
         var showedProgress = false
         let report: ImportReport

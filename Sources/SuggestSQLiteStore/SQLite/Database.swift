@@ -360,7 +360,8 @@ package final class Database {
     package var writingProblem: WritingProblem? {
         var files: [String] = []
         if let database = sqlite3_db_filename(handle, "main"), database.pointee != 0 {
-            files = [String(cString: database), String(cString: database) + "-shm"]
+            let path = String(cString: database)
+            files = [path, path + "-shm"]
             if let log = sqlite3_filename_wal(database) { files.append(String(cString: log)) }
         }
         // As `open` will judge it: the effective user's permissions.

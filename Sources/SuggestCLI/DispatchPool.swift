@@ -7,10 +7,10 @@ import SuggestCore
 /// could open no more files (`ulimit -n 7` with a store, a spool or sockets open), Dispatch stopped the process with
 /// an illegal instruction and no word on standard error. Started first, it takes them before anything else, and a
 /// later open that finds no descriptor fails as a store or a file does, with its one line.
-enum DescriptorHeadroom {
+enum DispatchPool {
     /// Starts Dispatch's pool now, unless not even its own descriptors are free.
     /// - Throws: `CommandError.failure` naming the limit.
-    static func startDispatch() throws(CommandError) {
+    static func start() throws(CommandError) {
         try require(2)
         let started = DispatchSemaphore(value: 0)
         DispatchQueue.global().async { started.signal() }
