@@ -3,6 +3,7 @@
 #ifndef SUGGEST_CHIREDIS_SHIM_H
 #define SUGGEST_CHIREDIS_SHIM_H
 
+#include <fcntl.h>
 #include <hiredis/hiredis.h>
 #include <poll.h>
 #include <signal.h>
@@ -13,6 +14,14 @@
 static inline int chiredis_socket_is_readable(int fd) {
     struct pollfd entry = {.fd = fd, .events = POLLIN, .revents = 0};
     return poll(&entry, 1, 0) > 0;
+}
+
+/// Marks a connection's socket close-on-exec. hiredis 0.14 makes its sockets without `SOCK_CLOEXEC`, so a program
+/// that starts another (an app running a helper, a test running `suggest`) would hand every open Redis connection
+/// to it: the child holds the socket open after the parent closed it, and counts it against its own limit on files.
+static inline void chiredis_close_on_exec(int fd) {
+    int flags = fcntl(fd, F_GETFD);
+    if (flags >= 0) (void)fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
 }
 
 /// Ignores SIGPIPE when it still has its default action (which ends the process). hiredis writes with write(2), so

@@ -31,6 +31,7 @@ final class RedisConnection: Sendable {
             redisFree(context)
             throw .unreachable([endpoint], reason: reason)
         }
+        chiredis_close_on_exec(context.pointee.fd)
         redisSetTimeout(context, RedisConnection.timeValue(configuration.commandTimeout))
         redisEnableKeepAlive(context)
         state = Mutex(State(context: context))

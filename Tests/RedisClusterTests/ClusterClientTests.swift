@@ -2,6 +2,10 @@ import RedisCluster
 import SuggestTestSupport
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 @Suite("Commands and pipelines on a cluster")
 struct ClusterClientTests {
     @Test("the layout has every slot, 3 masters and 3 replicas, as CLUSTER NODES says")
@@ -40,6 +44,25 @@ struct ClusterClientTests {
         _ = try client.send(RedisCommand("SET", key: key, "v"))
         #expect(try client.send(RedisCommand("GET", key: key)) == .bulk("v"))
         #expect(try client.nodes().filter { $0.role == .master }.count == 3)
+    }
+
+    /// hiredis makes its sockets without close-on-exec: every program a client's process started (a test running
+    /// `suggest`, an app running a helper) inherited its open connections, and counted them against its own limit
+    /// on files (found when a low-limit test failed in CI).
+    @Test("a client's connections are not handed to the programs its process starts")
+    func connectionsAreCloseOnExec() throws {
+        let cluster = try sharedCluster()
+        let client = try makeClient(cluster)
+        let prefix = uniquePrefix("close-on-exec")
+        for index in 0..<16 { _ = try client.send(RedisCommand("GET", key: "\(prefix):\(index)")) }
+        let connections = socketDescriptors(connectedTo: Set(cluster.nodes.map(\.port)))
+        #expect(!connections.isEmpty)
+        for (descriptor, inode) in connections {
+            let flags = fcntl(descriptor, F_GETFD)
+            // Another test may have closed it and had its number reused since it was listed.
+            guard socketInode(descriptor) == inode else { continue }
+            #expect(flags >= 0 && flags & FD_CLOEXEC != 0, "socket \(descriptor) would be inherited")
+        }
     }
 
     @Test("replies of every kind, and binary values round-trip")
@@ -188,4 +211,35 @@ struct ClusterClientTests {
         let client = try makeClient(try sharedCluster())
         #expect(try client.eval(RedisScript("return ARGV[1] .. ARGV[2]"), arguments: "a", 7) == .bulk("a7"))
     }
+}
+
+/// This process's TCP sockets whose far end is one of `ports` on this machine, as descriptors with their inodes
+/// (from `/proc/self/fd` and `/proc/net/tcp`, `tcp6`).
+private func socketDescriptors(connectedTo ports: Set<Int>) -> [(descriptor: Int32, inode: String)] {
+    var farPorts: [String: Int] = [:]
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        guard let bytes = try? readFile(table) else { continue }
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ")
+            guard fields.count > 9, let port = fields[2].split(separator: ":").last.flatMap({ Int($0, radix: 16) })
+            else { continue }
+            farPorts[String(fields[9])] = port
+        }
+    }
+    return directoryEntries("/proc/self/fd").compactMap { name in
+        guard let descriptor = Int32(name), let inode = socketInode(descriptor),
+            let port = farPorts[inode], ports.contains(port)
+        else { return nil }
+        return (descriptor, inode)
+    }
+}
+
+/// The inode of the socket open as `descriptor`, or nil if it is not a socket.
+private func socketInode(_ descriptor: Int32) -> String? {
+    var target = [CChar](repeating: 0, count: 128)
+    let count = readlink("/proc/self/fd/\(descriptor)", &target, target.count - 1)
+    guard count > 0 else { return nil }
+    let text = String(decoding: target[0..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    guard text.hasPrefix("socket:["), text.hasSuffix("]") else { return nil }
+    return String(text.dropFirst(8).dropLast())
 }

@@ -495,8 +495,8 @@ import Testing
         try writeFile(history, lines.joined(separator: "\n") + "\n")
         var imported = false
         // From too few to open the store up to enough for the whole import. The child gets only its three standard
-        // descriptors: one it inherited from the test process (a Redis test's socket, which hiredis opens without
-        // close-on-exec) would count against the limit, and in CI no limit up to 32 left the import room.
+        // descriptors: one it inherited from the test process (anything opened without close-on-exec, as Redis
+        // sockets were) would count against the limit, and in CI no limit up to 32 left the import room.
         // (Not under a redirection of the loop: bash keeps standard error's saved copy on a high descriptor then.)
         let onlyStandardDescriptors = #"for n in $(ls /proc/$$/fd); do (( n > 2 )) && eval "exec $n>&-"; done"#
         for limit in 5...32 where !imported {
