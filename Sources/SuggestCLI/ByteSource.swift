@@ -69,7 +69,8 @@ public final class ByteSource {
     static let emptyName = "the file name is empty; give a FILE, or - for standard input"
 
     /// Opens a file for reading.
-    /// - Throws: `CommandError.usage` naming the file when it cannot be opened.
+    /// - Throws: `CommandError.usage` naming the file when its path names nothing this process may read, `.failure`
+    ///   when the system could not open it (`ErrorNumber.blamesThePath`).
     public convenience init(path: String) throws(CommandError) {
         // "cannot read : No such file or directory" left the reader to guess that the name was empty.
         guard !path.isEmpty else {
@@ -77,10 +78,9 @@ public final class ByteSource {
         }
         let fd = system_open(path, O_RDONLY)
         guard fd >= 0 else {
-            // The path's fault, unless the system had no descriptor or memory to open it with.
             let number = system_errno()
             let message = "cannot read \(path): \(ErrorNumber.describe(number))"
-            throw [EMFILE, ENFILE, ENOMEM].contains(number) ? .failure(message) : .usage(message)
+            throw ErrorNumber.blamesThePath(number) ? .usage(message) : .failure(message)
         }
         var info = stat()
         if fstat(fd, &info) == 0, system_is_directory(info.st_mode) != 0 {

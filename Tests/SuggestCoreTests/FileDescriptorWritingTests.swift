@@ -28,4 +28,16 @@ import Testing
         #expect(FileDescriptorWriting.writeAll(full, bytes) == ENOSPC)
         #expect(ErrorNumber.describe(ENOSPC) == "No space left on device")
     }
+
+    /// `import` called a file that failed to open with EIO a usage error (64) and `eval` a failure (1): each door
+    /// had a list of its own. One rule now: what names nothing readable is the user's to correct, the rest the
+    /// system's.
+    @Test func aFileThatCannotBeOpenedIsBlamedOnThePathOnlyWhenItNamesNothingReadable() {
+        for code in [ENOENT, EACCES, EPERM, ENOTDIR, ELOOP, ENAMETOOLONG, ENXIO, ENODEV] {
+            #expect(ErrorNumber.blamesThePath(code), "\(ErrorNumber.describe(code))")
+        }
+        for code in [EIO, EMFILE, ENFILE, ENOMEM, EINTR, EOVERFLOW] {
+            #expect(!ErrorNumber.blamesThePath(code), "\(ErrorNumber.describe(code))")
+        }
+    }
 }

@@ -155,9 +155,8 @@ extension CommandError {
     /// standard input closed or failing (`eval - <&-` exited 64 where `import - <&-` exited 1), or no descriptor
     /// left to open a file with (`ulimit -n`), as `import`, `donate --json` and `share --json` report it.
     init(_ error: FileError, readingStandardInput: Bool) {
-        let namedPathFaults: Set<Int32> = [ENOENT, EACCES, EPERM, ENOTDIR, ELOOP, ENAMETOOLONG, ENXIO, ENODEV]
         if error.errorNumber == 0 || error.isDirectory
-            || (!readingStandardInput && namedPathFaults.contains(error.errorNumber))
+            || (!readingStandardInput && ErrorNumber.blamesThePath(error.errorNumber))
         {
             self = .usage(error.description)
         } else {

@@ -7,6 +7,13 @@ public enum ErrorNumber {
         strerror(code).map { String(cString: $0) } ?? "error \(code)"
     }
 
+    /// Whether a file that could not be opened with `code` is the path's fault, the user's to correct (a usage
+    /// error, exit 64): it names nothing this process may read. Otherwise the system failed (no descriptor or
+    /// memory left, a failing disk: exit 1). The one rule for every command that opens a file it was given.
+    public static func blamesThePath(_ code: Int32) -> Bool {
+        [ENOENT, EACCES, EPERM, ENOTDIR, ELOOP, ENAMETOOLONG, ENXIO, ENODEV].contains(code)
+    }
+
     /// The text of the calling thread's `errno` now: read it right after the call that failed.
     public static func describeLast() -> String {
         describe(system_errno())
