@@ -286,8 +286,8 @@ extension SQLiteDonationStore {
             }
             report.conversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
             report.removedConversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
-            // Before the commit: a process killed after it leaves the rewrite to the next one.
-            if rewritingFile { database.oweFileRewrite() }
+            // Before the commit: a process killed after it leaves the rewrite, or the cut of the log, to the next one.
+            if rewritingFile { database.oweFileRewrite() } else { database.owesLogScrub = true }
             return report
         }
         var finished = report

@@ -202,6 +202,39 @@ import Testing
         #expect(wrote < .milliseconds(700), "a writer waited \(wrote) behind the deletion's tries")
     }
 
+    /// A deletion's rewrite puts the file's new pages in the log; the deleted rows stay in the old pages of the
+    /// database file until the log is cut. The cut was owed only once a deletion had tried it and failed, so a
+    /// process killed between the rewrite and the cut (a server's `kill -9`, or its SIGTERM past `--grace`), or an
+    /// opener that settled a killed deletion's rewrite while another process read, left nothing owed, and the
+    /// deleted names in the file through any number of reading commands (found by a review, with `kill -9` and a
+    /// reader's snapshot). Now the cut is owed from the moment a rewrite is, and again when a rewrite begins.
+    @Test func aRewriteLeavesTheCutOwedUntilItIsMade() throws {
+        let directory = try TemporaryDirectory("open")
+        let store = try SQLiteDonationStore.open(directory.location)
+        for index in 0..<20 { _ = try store.record(Self.donation(index)) }
+        _ = try store.truncateLog()
+        #expect(!store.database.owesLogScrub && !store.database.owesFileRewrite)
+
+        // What a deletion notes before its commit, and all that a process killed after the commit leaves.
+        store.database.oweFileRewrite()
+        #expect(store.database.owesLogScrub, "a rewrite owed is a cut owed")
+
+        // A checkpoint cuts the log before anyone rewrites the file; then an opener rewrites it while another
+        // process's snapshot keeps the log from being cut.
+        _ = try store.truncateLog()
+        #expect(!store.database.owesLogScrub && store.database.owesFileRewrite)
+        let reader = try Database(path: directory.location.databasePath)
+        try reader.execute("BEGIN")
+        _ = try reader.statement("SELECT COUNT(*) FROM conversations").scalarInt()
+        #expect(!store.settleOwedRewrite(), "the reader keeps the log from being cut")
+        #expect(!store.database.owesFileRewrite, "the file was rewritten")
+        #expect(store.database.owesLogScrub, "its old pages are still in the file: the cut is owed")
+        try reader.execute("COMMIT")
+
+        let next = try SQLiteDonationStore.open(directory.location)
+        #expect(!next.database.owesLogScrub, "the next opener cut the log")
+    }
+
     /// While a deletion's scrub of the log is owed (it found the log busy), a server's connections cut the log where
     /// they would write it over in place: the checkpoint while writes go on, and the commit that reaches the limit.
     /// The first cut settles the debt.

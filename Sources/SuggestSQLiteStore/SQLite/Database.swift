@@ -472,8 +472,9 @@ package final class Database {
     /// Whether a process paced so may rewrite the file now (`RewritePacing`).
     package func mayRewriteNow(_ pacing: RewritePacing) -> Bool { writeGate.mayRewriteNow(pacing) }
 
-    /// Notes, before a deletion commits, that the file must be rewritten after it: a process killed between the
-    /// commit and the rewrite leaves the debt to the next one that opens the store.
+    /// Notes, before a deletion commits, that the file must be rewritten after it, and the log cut after that
+    /// (`owesLogScrub`): a process killed between the commit and either leaves the debt to the next one that opens
+    /// the store.
     package func oweFileRewrite() { writeGate.oweFileRewrite() }
 
     /// Rewrites the whole database file (`VACUUM`) once the deletions this process committed before the call are in
@@ -502,6 +503,9 @@ package final class Database {
                     return false
                 }
                 let covered = writeGate.rewritesRequested
+                // The rewrite's pages are in the log and the old ones in the file until the log is cut: owed again
+                // here, since a checkpoint may have cut the log, and settled the scrub, while the rewrite waited.
+                writeGate.oweLogScrub()
                 let started = ContinuousClock.now
                 defer { writeGate.noteRewriteAttempt(startedAt: started) }
                 if waiting { try execute("VACUUM") } else { try withoutWaiting { try execute("VACUUM") } }
