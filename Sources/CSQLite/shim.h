@@ -37,3 +37,15 @@ static inline int suggest_sqlite3_file_has_moved(sqlite3 *db) {
     int moved = 0;
     return sqlite3_file_control(db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK ? (moved != 0) : -1;
 }
+
+/// Flushes the connection's write-ahead log to the disk through SQLite's own file (under its descriptor: one of our
+/// own, closed, would drop the process's POSIX locks on the file). SQLite flushes the log only when a checkpoint
+/// has something to copy, so while another connection reads an old snapshot, which no checkpoint may copy past,
+/// every later commit stays in the page cache, lost with the machine's power. Returns SQLITE_OK, also when the
+/// connection has no log open (then it has nothing to flush).
+static inline int suggest_sqlite3_sync_log(sqlite3 *db, const char *schema) {
+    sqlite3_file *file = 0;
+    if (sqlite3_file_control(db, schema, SQLITE_FCNTL_JOURNAL_POINTER, &file) != SQLITE_OK || file == 0) return SQLITE_OK;
+    if (file->pMethods == 0 || file->pMethods->xSync == 0) return SQLITE_OK;
+    return file->pMethods->xSync(file, SQLITE_SYNC_NORMAL);
+}

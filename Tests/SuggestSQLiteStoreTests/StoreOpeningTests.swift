@@ -235,6 +235,28 @@ import Testing
         #expect(!next.database.owesLogScrub, "the next opener cut the log")
     }
 
+    /// SQLite flushes the log only when a checkpoint copies it, and copies nothing past the snapshot of the oldest
+    /// reader: while an export read, a server's checkpoint each second flushed nothing, and the donations it
+    /// acknowledged meanwhile were in the page cache alone (a review watched `fdatasync` with strace). The
+    /// checkpoint now flushes the log itself when a reader kept part of it from being copied.
+    @Test func aCheckpointThatAReaderHoldsBackFlushesTheLog() throws {
+        let directory = try TemporaryDirectory("open")
+        let store = try SQLiteDonationStore.open(directory.location, checkpoints: .everyPagesInPlace(65_536))
+        _ = try store.record(Self.donation(0))
+        try store.checkpoint()
+        _ = try store.record(Self.donation(1))
+        try store.checkpoint()
+        #expect(store.database.logFlushes == 0, "nothing held back: SQLite's copy flushed the log")
+
+        let reader = try Database(path: directory.location.databasePath)
+        try reader.execute("BEGIN")
+        _ = try reader.statement("SELECT COUNT(*) FROM conversations").scalarInt()
+        for index in 2..<6 { _ = try store.record(Self.donation(index)) }
+        try store.checkpoint()
+        #expect(store.database.logFlushes > 0, "the commits after the reader's snapshot are flushed")
+        try reader.execute("COMMIT")
+    }
+
     /// While a deletion's scrub of the log is owed (it found the log busy), a server's connections cut the log where
     /// they would write it over in place: the checkpoint while writes go on, and the commit that reaches the limit.
     /// The first cut settles the debt.
