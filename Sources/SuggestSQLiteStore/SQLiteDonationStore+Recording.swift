@@ -158,9 +158,8 @@ extension SQLiteDonationStore {
         try translating {
             // The first donation is awaited before the write lock is taken: `import -` fed by a slow producer (or
             // typed at a terminal) held every other process's writes off while it waited for its first line, and
-            // they failed after 30 s. The retention is read after it, as of when the writing starts.
+            // they failed after 30 s.
             var first = try next()
-            let cutoff = try retention().oldestKept(at: options.now)
             // A large import touches many pages; a larger page cache (`largeImportCacheKiB`) keeps them from being
             // spilled to the WAL more than once. Restored afterwards: a share extension's memory is precious, and a
             // server has a connection per thread (its large batches get 12 MiB, not 256: one body of 65,000
@@ -185,6 +184,10 @@ extension SQLiteDonationStore {
             return try database.write {
                 database.noteImportBegins()
                 said = true
+                // Read in the transaction: a `config --max-age-days` that committed while the import waited for
+                // the lock holds for it (read before, older donations were recorded past the new limit, and the
+                // daily expiry removed them later without the rewrite that the setting's change promises).
+                let cutoff = try retention().oldestKept(at: options.now)
                 return try recordPrepared(options, cutoff: cutoff, progress: progress, interruption: interruption) {
                     given += 1
                     if given & 1023 == 0, ContinuousClock.now - saidAt >= .seconds(1) {

@@ -1,5 +1,7 @@
+import Dispatch
 import SuggestCore
 import SuggestTestSupport
+import Synchronization
 import Testing
 
 @testable import SuggestSQLiteStore
@@ -55,6 +57,30 @@ import Testing
             nanosleep(&pause, nil)
         }
         #expect(access(marker, F_OK) != 0, "a checkpoint after the pause rewrites the file")
+    }
+
+    /// An import read the retention before it took the write lock: a `config --max-age-days` that committed while
+    /// it waited did not hold for it, and donations older than the new limit were recorded (and removed later by
+    /// the daily expiry, without the rewrite of the file that changing the setting does). Found by a review.
+    @Test func anImportKeepsToTheRetentionInForceWhenItWrites() throws {
+        let temporary = try TemporaryStore()
+        let old = (0..<10).map { Self.donation("old-\($0)", "c-\($0)", Self.at.seconds - 60 * 86_400 + Double($0)) }
+        let holder = try Database(path: temporary.temporary.location.databasePath)
+        try holder.execute("BEGIN IMMEDIATE")
+        nonisolated(unsafe) let store = temporary.store
+        let report = Mutex<Result<ImportReport, any Error>?>(nil)
+        DispatchQueue.global().async {
+            let result = Result { try store.importDonations(old, options: ImportOptions(now: Self.at)) }
+            report.withLock { $0 = result }
+        }
+        // The import waits for the lock while the holder shortens the retention to 30 days (as `config` would).
+        sleepSeconds(0.5)
+        try holder.statement("INSERT OR REPLACE INTO settings(name, value) VALUES ('retention.maximumAgeDays', '30')").run()
+        try holder.execute("COMMIT")
+        let deadline = ContinuousClock.now + .seconds(60)
+        while report.withLock({ $0 == nil }) && ContinuousClock.now < deadline { sleepSeconds(0.05) }
+        let imported = try #require(try report.withLock { $0 }?.get())
+        #expect(imported.recorded == 0 && imported.expired == 10, "\(imported)")
     }
 
     @Test func importExportImportExportIsIdentical() throws {
