@@ -149,8 +149,10 @@ public final class SQLiteDonationStore: DonationStore {
                 // So does a deletion's rewrite of the file that did not happen (a full disk, a process killed
                 // after the deletion's commit), without waiting for another process's write: that may be the
                 // deletion that owes it, which rewrites the file itself (a review found commands waiting 31 s
-                // behind a writer here).
-                store.settleOwedRewrite()
+                // behind a writer here). A server's store keeps to its pacing here as in its checkpoints: a
+                // connection its pool opens under load would otherwise rewrite the file on a request's thread, right
+                // after the rewrite that the pacing holds back.
+                if pacingRewrites.map(database.mayRewriteNow) ?? true { store.settleOwedRewrite() }
                 try mirror?.attach(path: path)
                 if createIfMissing { store.reserve.replenish() }
             } catch {

@@ -46,6 +46,11 @@ import Testing
         #expect(access(marker, F_OK) != 0)
         #expect(try !paced.delete(.conversation("mine-1"), account: "default").logTruncated)
         #expect(access(marker, F_OK) == 0)
+        // A connection the paced server opens meanwhile (its pool, under load) keeps to the pacing: it rewrote the
+        // file at once, on a request's thread (found by a review).
+        _ = try SQLiteDonationStore.open(
+            temporary.temporary.location, pacingRewrites: RewritePacing(heldBackFrom: .zero, pauseFactor: 4))
+        #expect(access(marker, F_OK) == 0, "an opener rewrote the file while the pacing held the rewrite back")
         // A store that does not pace (a command's, an app's) rewrites after each deletion.
         #expect(try temporary.store.delete(.conversation("mine-2"), account: "default").logTruncated)
         #expect(access(marker, F_OK) != 0)
