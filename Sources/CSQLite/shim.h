@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <sqlite3.h>
 
 /// sqlite3_db_config for the options that take an int and report the setting in effect (SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE
@@ -41,11 +42,17 @@ static inline int suggest_sqlite3_file_has_moved(sqlite3 *db) {
 /// Flushes the connection's write-ahead log to the disk through SQLite's own file (under its descriptor: one of our
 /// own, closed, would drop the process's POSIX locks on the file). SQLite flushes the log only when a checkpoint
 /// has something to copy, so while another connection reads an old snapshot, which no checkpoint may copy past,
-/// every later commit stays in the page cache, lost with the machine's power. Returns SQLITE_OK, also when the
-/// connection has no log open (then it has nothing to flush).
-static inline int suggest_sqlite3_sync_log(sqlite3 *db, const char *schema) {
+/// every later commit stays in the page cache, lost with the machine's power. Returns SQLITE_OK once flushed,
+/// SQLITE_NOTFOUND when the connection has no log open (it has nothing to flush), or the failure, with the
+/// system's errno in `*system_errno` (SQLite's own error state does not see a call made straight to its file).
+static inline int suggest_sqlite3_sync_log(sqlite3 *db, const char *schema, int *system_errno) {
     sqlite3_file *file = 0;
-    if (sqlite3_file_control(db, schema, SQLITE_FCNTL_JOURNAL_POINTER, &file) != SQLITE_OK || file == 0) return SQLITE_OK;
-    if (file->pMethods == 0 || file->pMethods->xSync == 0) return SQLITE_OK;
-    return file->pMethods->xSync(file, SQLITE_SYNC_NORMAL);
+    *system_errno = 0;
+    if (sqlite3_file_control(db, schema, SQLITE_FCNTL_JOURNAL_POINTER, &file) != SQLITE_OK || file == 0 ||
+        file->pMethods == 0 || file->pMethods->xSync == 0) {
+        return SQLITE_NOTFOUND;
+    }
+    int code = file->pMethods->xSync(file, SQLITE_SYNC_NORMAL);
+    if (code != SQLITE_OK) *system_errno = errno;
+    return code;
 }

@@ -253,7 +253,15 @@ import Testing
         _ = try reader.statement("SELECT COUNT(*) FROM conversations").scalarInt()
         for index in 2..<6 { _ = try store.record(Self.donation(index)) }
         try store.checkpoint()
-        #expect(store.database.logFlushes > 0, "the commits after the reader's snapshot are flushed")
+        let flushed = store.database.logFlushes
+        #expect(flushed > 0, "the commits after the reader's snapshot are flushed")
+        try store.checkpoint()
+        #expect(store.database.logFlushes == flushed, "a log unchanged since is not flushed again")
+
+        // A command's store checkpoints in its commits, and flushes the log itself when a reader holds it back.
+        let command = try SQLiteDonationStore.open(directory.location, checkpoints: .everyPages(1))
+        for index in 6..<9 { _ = try command.record(Self.donation(index)) }
+        #expect(command.database.logFlushes > 0, "a command's commit that the reader held back is flushed")
         try reader.execute("COMMIT")
     }
 

@@ -452,16 +452,22 @@ package final class Database {
                 handle, name, cutting ? SQLITE_CHECKPOINT_TRUNCATE : SQLITE_CHECKPOINT_RESTART, nil, nil)
             sqlite3_busy_timeout(handle, setting.busyTimeout)
             if cutting && code == SQLITE_OK { setting.gate.settleLogScrub() }
-            // A reader kept the log from being copied, and so from being flushed (`checkpointWithoutWaiting()`).
-            if code & 0xFF == SQLITE_BUSY { _ = suggest_sqlite3_sync_log(handle, name) }
+            // A reader kept the log from being copied, and so from being flushed (`checkpointWithoutWaiting()`): a
+            // command flushes its commit itself. (A server flushes once a second, in its checkpoint, as it promises:
+            // a flush in every group's commit while an export reads would hold its writer up.)
+            if !setting.inPlace && code & 0xFF == SQLITE_BUSY {
+                var systemErrorNumber: Int32 = 0
+                if suggest_sqlite3_sync_log(handle, name, &systemErrorNumber) == SQLITE_OK { setting.flushes += 1 }
+            }
             return SQLITE_OK
         }
         sqlite3_wal_hook(handle, hook, Unmanaged.passUnretained(setting).toOpaque())
     }
 
-    /// Whether a deletion could not cut the log (a reader or another checkpoint kept it busy), so that the deleted
-    /// data may still be in it: shared by every process's connections to the database (a marker file beside it,
-    /// `WriteGate`), cleared by the next cut.
+    /// Whether deleted data may still be in the log, or in the database file's old pages, until the log is next cut:
+    /// owed from before a deletion commits and from the start of each rewrite of the file, and kept when a cut
+    /// fails (a reader or another checkpoint kept the log busy). Shared by every process's connections to the
+    /// database (a marker file beside it, `WriteGate`), cleared by the next cut.
     package var owesLogScrub: Bool {
         get { writeGate.owesLogScrub }
         set { if newValue { writeGate.oweLogScrub() } else { writeGate.settleLogScrub() } }
@@ -477,7 +483,15 @@ package final class Database {
     /// Notes, before a deletion commits, that the file must be rewritten after it, and the log cut after that
     /// (`owesLogScrub`): a process killed between the commit and either leaves the debt to the next one that opens
     /// the store.
-    package func oweFileRewrite() { writeGate.oweFileRewrite() }
+    ///
+    /// The cut is owed from here on, so that removing the rewrite's marker once the file has been rewritten leaves
+    /// it still owed: the deleted rows stay in the file's old pages until a checkpoint copies the rewritten ones
+    /// over them, and a process killed between the rewrite and the cut, or a cut that a reader held off, left no
+    /// debt at all, and the deleted bytes in the file through any number of reading commands.
+    package func oweFileRewrite() {
+        writeGate.oweLogScrub()
+        writeGate.oweFileRewrite()
+    }
 
     /// Rewrites the whole database file (`VACUUM`) once the deletions this process committed before the call are in
     /// it, so that no copy of their rows stays in the file's pages. SQLite's `secure_delete` zeroes a row where it
@@ -506,11 +520,15 @@ package final class Database {
                 }
                 let covered = writeGate.rewritesRequested
                 // The rewrite's pages are in the log and the old ones in the file until the log is cut: owed again
-                // here, since a checkpoint may have cut the log, and settled the scrub, while the rewrite waited.
+                // here, since a checkpoint may have cut the log, and settled the scrub, since the deletion. (A
+                // rewrite that does not happen owes only itself: a disk without room for it stays so, and owing the
+                // cut again each time had every checkpoint cut the log, and every command, for nothing.)
                 writeGate.oweLogScrub()
                 let started = ContinuousClock.now
                 defer { writeGate.noteRewriteAttempt(startedAt: started) }
                 if waiting { try execute("VACUUM") } else { try withoutWaiting { try execute("VACUUM") } }
+                // And again: another process's cut may have settled it while the rewrite waited for its lock.
+                writeGate.oweLogScrub()
                 writeGate.noteRewritten(through: covered)
                 return true
             }
@@ -541,7 +559,8 @@ package final class Database {
     }
 
     /// Copies the write-ahead log into the database as far as no reader still needs it, without waiting for anyone
-    /// and without holding up writers (SQLite's passive checkpoint): what was committed is durable once it returns.
+    /// and without holding up writers (SQLite's passive checkpoint): what was committed is durable once it returns
+    /// (unless another connection's checkpoint was under way: then that one flushes).
     /// What a reader's old snapshot kept from being copied is flushed in the log instead (`syncLog()`): SQLite
     /// flushes the log only to copy it, and an export that read for minutes left every commit meanwhile, each one
     /// acknowledged, in the page cache alone (found by a review). The log is not truncated; a writer starts it over
@@ -554,18 +573,36 @@ package final class Database {
         guard code == SQLITE_OK || code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED else {
             throw error(code, sql: "PRAGMA wal_checkpoint(PASSIVE)")
         }
-        if code == SQLITE_OK && copied < logged { try syncLog() }
+        guard code == SQLITE_OK && copied < logged else { return }
+        // Once for each state of the log: a reader that holds it for minutes is not a flush a second.
+        let header = WALIndexHeader(connection: self)?.read()
+        guard header == nil || header != logFlushedAt else { return }
+        try syncLog()
+        logFlushedAt = header
     }
 
-    /// Flushes the write-ahead log to the disk (`fdatasync`), through SQLite's own file.
+    /// The log's index header when `checkpointWithoutWaiting()` last flushed the log.
+    private var logFlushedAt: StoreVersion?
+
+    /// Flushes the write-ahead log to the disk (`fdatasync` on Linux), through SQLite's own file; nothing when this
+    /// connection has no log open.
     package func syncLog() throws(SQLiteError) {
-        let code = suggest_sqlite3_sync_log(handle, "main")
-        guard code == SQLITE_OK else { throw error(code, sql: "fdatasync of the write-ahead log") }
-        logFlushes += 1
+        var systemErrorNumber: Int32 = 0
+        let code = suggest_sqlite3_sync_log(handle, "main", &systemErrorNumber)
+        if code == SQLITE_NOTFOUND { return }
+        guard code == SQLITE_OK else {
+            throw SQLiteError(
+                code: code, message: "cannot flush the write-ahead log to the disk", sql: nil,
+                systemErrorNumber: systemErrorNumber)
+        }
+        ownLogFlushes += 1
     }
 
-    /// How many times `syncLog()` flushed the log: what its tests look at, since a flush leaves no other trace.
-    package private(set) var logFlushes = 0
+    private var ownLogFlushes = 0
+
+    /// How many times this connection flushed its log itself (`syncLog()`, and its hook after commits): what
+    /// tests look at, since a flush leaves no other trace.
+    package var logFlushes: Int { ownLogFlushes + (logRestartSetting?.flushes ?? 0) }
 
     /// Runs `body` waiting at most `milliseconds` (at least 1) for a lock another connection holds, instead of the
     /// connection's own busy timeout.
@@ -612,6 +649,8 @@ private final class LogRestartSetting {
     let inPlace: Bool
     let gate: WriteGate
     let busyTimeout: Int32
+    /// The log flushes the hook made (`Database.logFlushes`).
+    var flushes = 0
 
     init(pages: Int, inPlace: Bool, gate: WriteGate, busyTimeout: Int32) {
         self.pages = pages

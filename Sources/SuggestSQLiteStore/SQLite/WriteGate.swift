@@ -55,15 +55,7 @@ final class WriteGate: Sendable {
     /// `Database.owesFileRewrite`: a marker left by this process or another.
     var owesFileRewrite: Bool { access(rewriteMarker, F_OK) == 0 }
 
-    /// Notes that the file must be rewritten, and the log cut after that: the deleted rows stay in the database
-    /// file's old pages until a checkpoint copies the rewritten ones over them. The scrub is owed from now on, so
-    /// that removing the rewrite's marker once the file has been rewritten leaves the cut still owed (a process
-    /// killed between the two, or a cut that a reader held off, left no debt at all, and the deleted bytes in the
-    /// file through any number of reading commands).
-    func oweFileRewrite() {
-        oweLogScrub()
-        Self.makeMarker(rewriteMarker)
-    }
+    func oweFileRewrite() { Self.makeMarker(rewriteMarker) }
 
     /// When this process's last rewrite ended, and how long it took.
     private let lastRewrite = Mutex<(ended: ContinuousClock.Instant, took: Duration)?>(nil)
