@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing suggest needs on Debian, once: the C libraries' headers, the Redis server
-# and tools the tests start a local cluster with, and schemathesis (PyPI), which the server's tests run against it.
+# and tools the tests start a local cluster with, strace (which injects failed system calls in the robustness
+# tests), and schemathesis (PyPI), which the server's tests run against it.
 # Everything else comes with the Swift toolchain. Safe to run again: it installs only what is missing.
 #
 #   scripts/setup.sh            build and test dependencies
@@ -14,6 +15,7 @@ packages=()
 command -v redis-server >/dev/null 2>&1 || packages+=(redis-server)
 command -v redis-cli >/dev/null 2>&1 || packages+=(redis-tools)
 command -v setpriv >/dev/null 2>&1 || packages+=(util-linux)
+command -v strace >/dev/null 2>&1 || packages+=(strace)
 if [ "${1:-}" = "--bench" ]; then
     command -v wrk >/dev/null 2>&1 || packages+=(wrk)
     command -v hyperfine >/dev/null 2>&1 || packages+=(hyperfine)

@@ -181,7 +181,9 @@ public enum SuggestCommandLine {
         switch error.kind {
         case .notAStore, .foreignDatabase, .notADirectory: return "; move it away or choose another --store"
         case .readOnly: return " (or use another --store)"
-        case .noSuchStore: return " ('suggest donate' or 'suggest import') or check --store"
+        // Only where there is no store yet: a store deleted from under the command says what to do itself.
+        case .noSuchStore where error.message.hasPrefix("no such store"):
+            return " ('suggest donate' or 'suggest import') or check --store"
         default: return ""
         }
     }

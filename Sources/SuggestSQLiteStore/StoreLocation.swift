@@ -152,7 +152,15 @@ public struct StoreLocation: Sendable, Equatable {
     /// behind and show an empty list as if it were the truth).
     /// - Throws: `StoreError` saying that there is no such store and how to make one.
     public func checkExists() throws(StoreError) {
-        guard !exists else { return }
+        var info = stat()
+        guard stat(databasePath, &info) != 0 else { return }
+        // Only a path that names nothing is no store: an I/O error said "no such store ... record a donation first".
+        let number = system_errno()
+        guard number == ENOENT || number == ENOTDIR else {
+            throw StoreError(
+                number == EACCES || number == EPERM ? .readOnly : .failed,
+                "cannot read the store at \(directory): \(ErrorNumber.describe(number))")
+        }
         try checkNotADanglingLink()
         try checkIsDirectoryIfPresent()
         throw StoreError(.noSuchStore, "no such store: \(directory) holds no suggest store; record a donation first")

@@ -28,6 +28,14 @@ func rawEnvironment() -> [[UInt8]] {
     return environment
 }
 
+// A static executable's runtime finds its arguments through /proc/self/maps: without it (a sandbox that hides it)
+// it gives none at all, not even the program's name, and the loop above would trap.
+if CommandLine.argc < 1 {
+    let message = Array("suggest: this process's arguments cannot be read (is /proc mounted and readable?)\n".utf8)
+    _ = message.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+    exit(1)
+}
+
 // `suggest serve` holds SIGHUP from its first moment, through the exec of the server, until the server's watcher
 // takes it (a reload sent right after a start ended the process).
 if CommandLine.argc > 1, let first = CommandLine.unsafeArgv[1], strcmp(first, "serve") == 0 {

@@ -66,18 +66,19 @@ enum Import: Command {
                     showedProgress = true
                 }, interruption: ImportInterrupts.check)
         }
-        // A large import's log does not stay on disk for later commands to read. A checkpoint that finds the disk
-        // full as the database file grows copies nothing back and fails after the log was flushed: the import is
-        // committed and durable, and "nothing was changed" had a retry record the lines without an identifier twice.
-        // Any other failure (a store deleted under the import, an I/O error) is the command's.
+        // A large import's log does not stay on disk for later commands to read. The import is committed before
+        // this checkpoint: one that fails (a disk that fills as the database file grows, an I/O error, a flush that
+        // fails) leaves it recorded, and "nothing was changed", or a failure's exit, had a retry record the lines
+        // without an identifier twice. Only a store deleted from under the import is the command's failure: what it
+        // recorded went with the file.
         if report.recorded > 0 {
             do {
                 try store.checkpoint()
-            } catch let error as StoreError where error.kind == .diskFull {
+            } catch let error as StoreError where !Self.isGone(error) {
+                let why = error.kind == .diskFull ? "the disk is full" : error.message
                 io.err(
-                    "suggest import: the donations are recorded (in the store's log); copying them into its "
-                        + "database file failed (the disk is full), which a later command does: do not import them "
-                        + "again\n")
+                    "suggest import: the donations are recorded (in the store's log): do not import them again; "
+                        + "copying them into its database file failed (\(why)), which a later command does\n")
             }
         }
         for error in report.rejected.prefix(20) { io.err("suggest import: skipped \(error)\n") }
@@ -100,4 +101,8 @@ enum Import: Command {
         try io.out(summary + "\n")
         return ExitCode.success
     }
+
+    /// Whether `error` says that the store was deleted or moved from under this process: the only store that
+    /// cannot say `noSuchStore` to a command that opened it.
+    private static func isGone(_ error: StoreError) -> Bool { error.kind == .noSuchStore }
 }

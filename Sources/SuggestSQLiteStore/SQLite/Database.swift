@@ -260,6 +260,18 @@ package final class Database {
         let named = fileState == nil && stat(path, &before) == 0
         switch suggest_sqlite3_file_has_moved(handle) {
         case 1:
+            // SQLite counts any failed `stat` of the path as a move. Only a path that names nothing, or another
+            // file, is one: an I/O error of a moment (EIO, ENOMEM, an NFS server's ESTALE) fails this check alone,
+            // where it had a server refuse every request until restarted (found by injecting one failed `stat`).
+            var now = stat()
+            if stat(path, &now) != 0 {
+                let number = system_errno()
+                if number != ENOENT && number != ENOTDIR {
+                    throw StoreError(.failed, "cannot check the store's database \(path): \(ErrorNumber.describe(number))")
+                }
+            } else if let openedFile, openedFile == DatabaseFile(device: UInt64(now.st_dev), inode: UInt64(now.st_ino)) {
+                return
+            }
             // Found gone before it was ever recorded: this connection at least knows.
             if fileState == nil { fileState = FileState() }
             fileState?.gone.store(true, ordering: .releasing)
@@ -297,7 +309,10 @@ package final class Database {
         let paths = ["-wal": String(cString: log), "-shm": String(cString: database) + "-shm"]
         for (suffix, companion) in paths {
             var now = stat()
-            let file = stat(companion, &now) == 0 ? DatabaseFile(device: UInt64(now.st_dev), inode: UInt64(now.st_ino)) : nil
+            let found = stat(companion, &now) == 0
+            // A `stat` that failed for another reason than the file's absence says nothing about it.
+            if !found && system_errno() != ENOENT && system_errno() != ENOTDIR { continue }
+            let file = found ? DatabaseFile(device: UInt64(now.st_dev), inode: UInt64(now.st_ino)) : nil
             let seen = state.companions.withLock { known -> Bool in
                 guard let noted = known[suffix] else {
                     known[suffix] = file
