@@ -214,6 +214,11 @@ public final class SQLiteDonationStore: DonationStore {
     ///
     /// A database file deleted or moved since the connection opened it fails the checkpoint (what would it make
     /// durable?), so that a server's periodic checkpoint says so in its log.
+    /// Flushes the write-ahead log (`Database.syncLog()`).
+    public func flushCommitted() throws {
+        try translating { try database.syncLog() }
+    }
+
     public func checkpoint() throws {
         try translating {
             try database.checkFileInPlace()

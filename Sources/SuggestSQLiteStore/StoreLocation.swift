@@ -150,13 +150,14 @@ public struct StoreLocation: Sendable, Equatable {
     /// Refuses to open a store that is not there, for commands that only read (or remove) what a store holds: reading
     /// a missing store is not a reason to create an empty one (a mistyped `--store` would leave a stray directory
     /// behind and show an empty list as if it were the truth).
-    /// - Throws: `StoreError` saying that there is no such store and how to make one.
+    /// - Throws: `StoreError` saying that there is no such store and how to make one, or what the path is instead
+    ///   (a link to nowhere, a file); or why the store could not be looked at (an I/O error, permissions).
     public func checkExists() throws(StoreError) {
         var info = stat()
         guard stat(databasePath, &info) != 0 else { return }
         // Only a path that names nothing is no store: an I/O error said "no such store ... record a donation first".
         let number = system_errno()
-        guard number == ENOENT || number == ENOTDIR else {
+        guard [ENOENT, ENOTDIR, ELOOP, ENAMETOOLONG].contains(number) else {
             throw StoreError(
                 number == EACCES || number == EPERM ? .readOnly : .failed,
                 "cannot read the store at \(directory): \(ErrorNumber.describe(number))")

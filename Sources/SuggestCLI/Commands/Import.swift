@@ -66,19 +66,26 @@ enum Import: Command {
                     showedProgress = true
                 }, interruption: ImportInterrupts.check)
         }
-        // A large import's log does not stay on disk for later commands to read. The import is committed before
-        // this checkpoint: one that fails (a disk that fills as the database file grows, an I/O error, a flush that
-        // fails) leaves it recorded, and "nothing was changed", or a failure's exit, had a retry record the lines
-        // without an identifier twice. Only a store deleted from under the import is the command's failure: what it
-        // recorded went with the file.
+        // The import is committed; once it is flushed, it is durable, and a checkpoint that fails after that (a
+        // disk that fills as the database file grows, an I/O error, a failed `stat`) leaves it so: "nothing was
+        // changed", or a failure's exit, had a retry record the lines without an identifier twice. A flush that
+        // fails is the command's failure, said as such: after a failed `fdatasync` Linux may drop the pages
+        // unwritten. So is a store deleted from under the import: what it recorded went with the file.
         if report.recorded > 0 {
+            do {
+                try store.flushCommitted()
+            } catch let error as StoreError {
+                throw CommandError.failure(
+                    "the donations are recorded, but flushing them to the disk failed (\(error.message)): they may be "
+                        + "lost with the machine's power; look at 'suggest export' before importing them again")
+            }
             do {
                 try store.checkpoint()
             } catch let error as StoreError where !Self.isGone(error) {
                 let why = error.kind == .diskFull ? "the disk is full" : error.message
                 io.err(
-                    "suggest import: the donations are recorded (in the store's log): do not import them again; "
-                        + "copying them into its database file failed (\(why)), which a later command does\n")
+                    "suggest import: the donations are recorded and on disk: do not import them again; the checkpoint "
+                        + "after them failed (\(why))\n")
             }
         }
         for error in report.rejected.prefix(20) { io.err("suggest import: skipped \(error)\n") }

@@ -162,6 +162,12 @@ public protocol DonationStore: AnyObject {
     /// write-ahead log into the database; a server-backed store waits for its server).
     func checkpoint() throws
 
+    /// Makes what this connection committed durable against a power loss, and nothing more (an embedded store
+    /// flushes its write-ahead log; a server-backed store acknowledged it durable already): what a caller must
+    /// know succeeded before it says that a large write need not be made again, whatever the checkpoint after it
+    /// does.
+    func flushCommitted() throws
+
     /// Throws when the store could not record a donation now: what a server's readiness asks. By default, a read
     /// of the settings.
     func checkHealth() throws
@@ -169,6 +175,8 @@ public protocol DonationStore: AnyObject {
 
 extension DonationStore {
     public func checkHealth() throws { _ = try retention() }
+
+    public func flushCommitted() throws {}
 
     /// A store that keeps no derived state owes none.
     public func owesRebuild() throws -> Bool { false }

@@ -263,8 +263,10 @@ package final class Database {
             // SQLite counts any failed `stat` of the path as a move. Only a path that names nothing, or another
             // file, is one: an I/O error of a moment (EIO, ENOMEM, an NFS server's ESTALE) fails this check alone,
             // where it had a server refuse every request until restarted (found by injecting one failed `stat`).
+            // The name SQLite itself checks: absolute, a linked database file's target.
+            let checked = sqlite3_db_filename(handle, "main").flatMap { $0.pointee != 0 ? String(cString: $0) : nil } ?? path
             var now = stat()
-            if stat(path, &now) != 0 {
+            if stat(checked, &now) != 0 {
                 let number = system_errno()
                 if number != ENOENT && number != ENOTDIR {
                     throw StoreError(.failed, "cannot check the store's database \(path): \(ErrorNumber.describe(number))")
@@ -311,7 +313,7 @@ package final class Database {
             var now = stat()
             let found = stat(companion, &now) == 0
             // A `stat` that failed for another reason than the file's absence says nothing about it.
-            if !found && system_errno() != ENOENT && system_errno() != ENOTDIR { continue }
+            if !found, ![ENOENT, ENOTDIR].contains(system_errno()) { continue }
             let file = found ? DatabaseFile(device: UInt64(now.st_dev), inode: UInt64(now.st_ino)) : nil
             let seen = state.companions.withLock { known -> Bool in
                 guard let noted = known[suffix] else {

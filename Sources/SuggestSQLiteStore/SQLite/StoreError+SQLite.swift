@@ -49,9 +49,9 @@ extension StoreError {
             return StoreError(.failed, "I/O error on the store at \(path): \(error.message)")
         case 12:  // SQLITE_NOTFOUND: what `Database.statement` throws for a file found deleted or moved
             return StoreError(.noSuchStore, error.message)
-        case 15:  // SQLITE_PROTOCOL: a lock of the log's index in a state its users disagree on
+        case 15:  // SQLITE_PROTOCOL: a lock of the log's index in a state its users disagree on (not a moment's wait)
             return StoreError(
-                .busy,
+                .failed,
                 "the store at \(path) could not be locked (SQLite's locking protocol failed); retry, and if it goes on, "
                     + "stop every process that uses the store and start them again")
         default:
