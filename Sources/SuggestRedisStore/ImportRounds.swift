@@ -38,7 +38,7 @@ extension RedisDonationStore {
 
         /// Records donations of any accounts, each account's part by a round.
         mutating func write(_ donations: [Interaction], store: RedisDonationStore, ledger: inout ImportLedger) throws {
-            let (named, accounts) = RedisDonationStore.byAccount(donations)
+            let (named, accounts) = RedisDonationStore.byAccount(donations, ledger: &ledger)
             for (keys, indices) in accounts {
                 try write(indices.map { named[$0] }, keys: keys, store: store, ledger: &ledger)
             }
@@ -111,8 +111,8 @@ extension RedisDonationStore {
             do {
                 replies = try store.writeReplies(write)
             } catch {
-                // No reply: the round may have run all the same, and what it recorded is noted nowhere.
-                ledger.lostReply = true
+                // No reply: the round may have run all the same; its donations are noted for the undo.
+                ledger.noteUnanswered(unit.round, unit.donations)
                 unconfirmed.append(write)
                 throw error
             }
@@ -144,12 +144,13 @@ extension RedisDonationStore {
             prepared = nil
             if var unit = inFlight, let write = unit.write {
                 inFlight = nil
-                if case .success(let replies) = write.replies(), let reply = replies.first {
+                switch write.replies() {
+                case .success(let replies) where !replies.isEmpty:
                     _ = try? store.settle(
-                        unit.round, reply: reply, failure: nil, unit.donations, outcomes: &unit.outcomes,
+                        unit.round, reply: replies[0], failure: nil, unit.donations, outcomes: &unit.outcomes,
                         ledger: &ledger)
-                } else {
-                    ledger.lostReply = true
+                default:
+                    ledger.noteUnanswered(unit.round, unit.donations)
                 }
                 unconfirmed.append(write)
             }

@@ -55,7 +55,7 @@ extension RedisDonationStore {
         throws -> [DonationOutcome]
     {
         var outcomes = [DonationOutcome](repeating: .expired, count: donations.count)
-        let (named, accounts) = Self.byAccount(donations)
+        let (named, accounts) = Self.byAccount(donations, ledger: &ledger)
         for (keys, indices) in accounts {
             let written = try writeDonations(
                 indices.map { named[$0] }, keys: keys, ledger: &ledger, requiringExisting: requiringExisting)
@@ -68,7 +68,9 @@ extension RedisDonationStore {
 
     /// The donations, each with an identifier (a random one for those that came without), and their indices by
     /// account, accounts in order of first appearance.
-    static func byAccount(_ donations: [Interaction]) -> (named: [Interaction], accounts: [(RedisKeys, [Int])]) {
+    static func byAccount(_ donations: [Interaction], ledger: inout ImportLedger)
+        -> (named: [Interaction], accounts: [(RedisKeys, [Int])])
+    {
         var byAccount: [ByteKey: [Int]] = [:]
         var accountOrder: [ByteKey] = []
         for (index, donation) in donations.enumerated() {
@@ -79,7 +81,9 @@ extension RedisDonationStore {
         var random = SystemRandomNumberGenerator()
         var named = donations
         for index in named.indices where named[index].identifier == nil {
-            named[index].identifier = generatedIdentifier(&random)
+            let identifier = generatedIdentifier(&random)
+            named[index].identifier = identifier
+            ledger.generated.insert(identifier)
         }
         let accounts = accountOrder.map { account in (RedisKeys(account: account.string), byAccount[account] ?? []) }
         return (named, accounts)
@@ -153,8 +157,8 @@ extension RedisDonationStore {
             do {
                 (replies, failure) = try writeReplicated([script])
             } catch {
-                // No reply: the round may have run all the same, and what it recorded is noted nowhere.
-                ledger.lostReply = true
+                // No reply: the round may have run all the same; its donations are noted for the undo.
+                ledger.noteUnanswered(round, donations)
                 throw error
             }
             let outcome = try settle(

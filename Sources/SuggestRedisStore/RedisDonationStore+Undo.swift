@@ -8,11 +8,28 @@ extension RedisDonationStore {
     struct ImportLedger {
         private(set) var identifiers: [[UInt8]: [String]] = [:]
         private(set) var numberedConversations: [[UInt8]: Set<String>] = [:]
-        /// Whether a round's script got no reply (a connection lost, a time limit): it may have run, unnoted.
+        /// Whether a round's script got no reply (a connection lost, a time limit): it may have run, or, cut off by
+        /// the time limit, may still run after an undo.
         var lostReply = false
 
         mutating func note(account: String, identifier: String) {
             identifiers[Array(account.utf8), default: []].append(identifier)
+        }
+
+        /// The identifiers this write made for donations that came without one: no other client can have them.
+        var generated: Set<String> = []
+
+        /// A round's script that got no reply: its donations may have been recorded. Those whose identifiers this
+        /// write made are noted as if they had been, so that an undo takes back those it finds: they stayed, and a
+        /// server answered "retry later" for them (found by injecting a reset connection), so a retry recorded them
+        /// twice. A donation that came with its identifier is left (another client may have recorded the same
+        /// one meanwhile, and been told so): a retry records it once.
+        mutating func noteUnanswered(_ round: RecordingRound, _ donations: [Interaction]) {
+            for index in round.recorded {
+                guard let identifier = donations[index].identifier, generated.contains(identifier) else { continue }
+                note(account: round.after.account, identifier: identifier)
+            }
+            lostReply = true
         }
 
         mutating func numbered(account: String, conversations: some Sequence<String>) {
@@ -57,18 +74,22 @@ extension RedisDonationStore {
                 let advice = ": " + RedisError.mayHaveRunAdvice
                 if store.message.hasSuffix(advice) { store.message.removeLast(advice.count) }
                 guard !written.lostReply else {
-                    throw StoreError(
+                    var unknown = StoreError(
                         store.kind,
                         store.message + "; "
                             + (lostReply
-                                ?? "the rounds before were undone, the last one got no reply and may have been "
-                                + "recorded ('suggest export' shows it; importing the same file again records the "
-                                + "donations with identifiers once)"))
+                                ?? "what it had recorded was undone, its last write's too if it had run, but that write "
+                                + "got no reply and may still be recorded ('suggest export' shows it; importing the "
+                                + "same file again records the donations with identifiers once)"))
+                    unknown.mayHaveBeenRecorded = true
+                    throw unknown
                 }
                 throw StoreError(store.kind, store.message + "; " + said)
             }
             let store = (error as? StoreError) ?? (error as? RedisError).map(Self.translate) ?? StoreError(.failed, "\(error)")
-            throw StoreError(store.kind, store.message + "; " + leftover)
+            var left = StoreError(store.kind, store.message + "; " + leftover)
+            left.mayHaveBeenRecorded = true
+            throw left
         }
     }
 

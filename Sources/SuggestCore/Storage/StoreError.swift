@@ -31,6 +31,9 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     public var kind: Kind
     /// One line: what is wrong and, where the library knows, what to do.
     public var message: String
+    /// Whether the write may have been made all the same (its store's reply was lost, and it could not be taken
+    /// back): a server must not tell its client that nothing was recorded.
+    public var mayHaveBeenRecorded = false
 
     /// - Parameters:
     ///   - kind: the class of the failure.

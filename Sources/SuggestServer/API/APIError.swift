@@ -40,6 +40,13 @@ struct APIError: Error, Sendable, Equatable {
     /// access log's line for the request (`storeError`, `AccessLog.Entry`), under the `X-Request-Id` the client got.
     static func store(_ error: StoreError) -> APIError {
         let logged = " (the server's log has the store's own words, under this request's X-Request-Id)"
+        // Not "retry later": a client that did would record again what has no identifier.
+        if error.mayHaveBeenRecorded {
+            return APIError(
+                .serviceUnavailable, "store_outcome_unknown",
+                "the store's reply was lost: what was sent may have been recorded all the same; a retry records each "
+                    + "donation that has an identifier once, and again each one that has none" + logged)
+        }
         let what = describe(error.kind)
         switch error.kind {
         case .busy:
