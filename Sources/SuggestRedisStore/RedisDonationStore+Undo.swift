@@ -78,9 +78,9 @@ extension RedisDonationStore {
                         store.kind,
                         store.message + "; "
                             + (lostReply
-                                ?? "what it had recorded was undone, its last write's too if it had run, but that write "
-                                + "got no reply and may still be recorded ('suggest export' shows it; importing the "
-                                + "same file again records the donations with identifiers once)"))
+                                ?? "what it had recorded was undone, its last write's too if it had run, but "
+                                + "that write got no reply and may still be recorded ('suggest export' shows it; "
+                                + "importing the same file again records the donations with identifiers once)"))
                     unknown.mayHaveBeenRecorded = true
                     throw unknown
                 }

@@ -17,7 +17,10 @@ import Testing
             let scratch = try? TemporaryDirectory("strace-probe"),
             let probe = try? ChildProcess(
                 executable: path,
-                arguments: ["-qq", "-o", "/dev/null", "-e", "trace=openat", "-e", "inject=openat:error=ENOENT:when=10000", "/bin/true"],
+                arguments: [
+                    "-qq", "-o", "/dev/null", "-e", "trace=openat", "-e", "inject=openat:error=ENOENT:when=10000",
+                    "/bin/true",
+                ],
                 environment: [:], inputPath: nil, scratch: scratch.path)
         else { return nil }
         return probe.wait(timeout: 30).status == 0 ? path : nil
@@ -40,7 +43,9 @@ import Testing
         let fixture = try StoreFixture("syscall-import")
         try fixture.keepEverything()
         let history = fixture.root("history.jsonl")
-        let lines = (0..<50).map { #"{"date":\#(1_796_000_000 + $0),"intent":{"conversationIdentifier":"c-\#($0 % 7)"}}"# }
+        let lines = (0..<50).map {
+            #"{"date":\#(1_796_000_000 + $0),"intent":{"conversationIdentifier":"c-\#($0 % 7)"}}"#
+        }
         try writeFile(history, lines.joined(separator: "\n") + "\n")
         let database = fixture.store + "/suggest.sqlite"
         var faults: [(call: String, fault: String, path: String?)] = [
@@ -93,8 +98,10 @@ import Testing
         // followed by the advice for a store never made ("('suggest donate' or 'suggest import') or check --store").
         var saidGone = 0
         for when in 1...30 {
-            let wrapper = try Self.injecting("newfstatat", "error=ENOENT:when=\(when)", on: fixture.store + "/suggest.sqlite")
-            let listed = try Suggest.run(["list", "--store", fixture.store], scratch: fixture.scratch, wrapper: wrapper)
+            let wrapper = try Self.injecting(
+                "newfstatat", "error=ENOENT:when=\(when)", on: fixture.store + "/suggest.sqlite")
+            let listed = try Suggest.run(
+                ["list", "--store", fixture.store], scratch: fixture.scratch, wrapper: wrapper)
             guard listed.error.contains("was deleted or moved") else { continue }
             saidGone += 1
             #expect(listed.errorLines.count == 1 && !listed.error.contains("suggest donate"), "\(listed)")
@@ -124,7 +131,9 @@ import Testing
         _ = try Suggest.run(
             ["config", "--store", cluster.url, "--max-age-days", "0", "--idle-days", "0"], scratch: scratch.path)
         // Accounts on each of the three masters, most likely: whose connection a read belongs to depends on it.
-        for (account, when) in (0..<3).flatMap({ index in (1...6).map { ("lost-reply-\(index)-\(UInt32.random(in: 0...UInt32.max))", $0) } }) {
+        for (account, when) in (0..<3).flatMap({ index in
+            (1...6).map { ("lost-reply-\(index)-\(UInt32.random(in: 0...UInt32.max))", $0) }
+        }) {
             let history = scratch("history-\(account).jsonl")
             let lines = (0..<6_000).map {
                 #"{"account":"\#(account)","date":\#(1_796_000_000 + $0),"intent":{"conversationIdentifier":"c-\#($0 % 97)"}}"#
@@ -133,13 +142,15 @@ import Testing
             let outcome = try Suggest.run(
                 ["import", history, "--store", cluster.url], scratch: scratch.path,
                 wrapper: try Self.injecting("read", "error=ECONNRESET:when=\(when)"))
-            let exported = try Suggest.run(["export", "--store", cluster.url, "--account", account], scratch: scratch.path)
+            let exported = try Suggest.run(
+                ["export", "--store", cluster.url, "--account", account], scratch: scratch.path)
             let held = exported.output.split(separator: "\n").count
             #expect(outcome.signal == nil && !outcome.timedOut, "read \(when): \(outcome)")
             #expect(
                 (outcome.status == 0 && held == 6_000) || (outcome.status != 0 && held == 0),
                 "read \(when): \(outcome) with \(held) left")
-            _ = try Suggest.run(["delete", "--store", cluster.url, "--account", account, "--all"], scratch: scratch.path)
+            _ = try Suggest.run(
+                ["delete", "--store", cluster.url, "--account", account, "--all"], scratch: scratch.path)
         }
     }
 

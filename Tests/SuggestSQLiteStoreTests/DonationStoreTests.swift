@@ -94,7 +94,9 @@ import Testing
         let asked = ContinuousClock.now + .seconds(60)
         while given.load(ordering: .sequentiallyConsistent) == 0 && ContinuousClock.now < asked { sleepSeconds(0.01) }
         sleepSeconds(0.3)
-        try holder.statement("INSERT OR REPLACE INTO settings(name, value) VALUES ('retention.maximumAgeDays', '30')").run()
+        try holder.statement(
+            "INSERT OR REPLACE INTO settings(name, value) VALUES ('retention.maximumAgeDays', '30')"
+        ).run()
         try holder.execute("COMMIT")
         let deadline = ContinuousClock.now + .seconds(60)
         while report.withLock({ $0 == nil }) && ContinuousClock.now < deadline { sleepSeconds(0.05) }

@@ -264,14 +264,18 @@ package final class Database {
             // file, is one: an I/O error of a moment (EIO, ENOMEM, an NFS server's ESTALE) fails this check alone,
             // where it had a server refuse every request until restarted (found by injecting one failed `stat`).
             // The name SQLite itself checks: absolute, a linked database file's target.
-            let checked = sqlite3_db_filename(handle, "main").flatMap { $0.pointee != 0 ? String(cString: $0) : nil } ?? path
+            let checked =
+                sqlite3_db_filename(handle, "main").flatMap { $0.pointee != 0 ? String(cString: $0) : nil } ?? path
             var now = stat()
             if stat(checked, &now) != 0 {
                 let number = system_errno()
                 if number != ENOENT && number != ENOTDIR {
-                    throw StoreError(.failed, "cannot check the store's database \(path): \(ErrorNumber.describe(number))")
+                    throw StoreError(
+                        .failed, "cannot check the store's database \(path): \(ErrorNumber.describe(number))")
                 }
-            } else if let openedFile, openedFile == DatabaseFile(device: UInt64(now.st_dev), inode: UInt64(now.st_ino)) {
+            } else if let openedFile,
+                openedFile == DatabaseFile(device: UInt64(now.st_dev), inode: UInt64(now.st_ino))
+            {
                 return
             }
             // Found gone before it was ever recorded: this connection at least knows.

@@ -52,8 +52,8 @@ extension StoreError {
         case 15:  // SQLITE_PROTOCOL: a lock of the log's index in a state its users disagree on (not a moment's wait)
             return StoreError(
                 .failed,
-                "the store at \(path) could not be locked (SQLite's locking protocol failed); retry, and if it goes on, "
-                    + "stop every process that uses the store and start them again")
+                "the store at \(path) could not be locked (SQLite's locking protocol failed); retry, and if it goes "
+                    + "on, stop every process that uses the store and start them again")
         default:
             return StoreError(.failed, "the store at \(path) failed: \(error)")
         }
