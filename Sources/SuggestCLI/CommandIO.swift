@@ -165,6 +165,10 @@ public struct CommandIO {
     /// Clears the progress line, if one was shown, so that what comes next starts on a clean line.
     func endProgress() {
         guard standardErrorIsTerminal else { return }
-        try? standardError.write("\r\u{1B}[K")
+        try? standardError.write("\(Self.clearLine)")
     }
+
+    /// Back to the line's start, and the line erased: what ends a progress line (also in a signal handler,
+    /// `ImportInterrupts`, hence a static string).
+    static let clearLine: StaticString = "\r\u{1B}[K"
 }

@@ -62,7 +62,7 @@ enum ImportInterrupts {
     /// Async-signal-safe.
     private static func say(_ message: StaticString) {
         if onTerminal.load(ordering: .relaxed) {
-            let clear: StaticString = "\r\u{1B}[K"
+            let clear = CommandIO.clearLine
             _ = write(2, clear.utf8Start, clear.utf8CodeUnitCount)
         }
         _ = write(2, message.utf8Start, message.utf8CodeUnitCount)
