@@ -157,7 +157,8 @@ public struct StoreLocation: Sendable, Equatable {
         guard stat(databasePath, &info) != 0 else { return }
         // Only a path that names nothing is no store: an I/O error said "no such store ... record a donation first".
         let number = system_errno()
-        guard [ENOENT, ENOTDIR, ELOOP, ENAMETOOLONG].contains(number) else {
+        // (A loop of links, or a path too long, is said as such below.)
+        guard ErrorNumber.meansAbsent(number) || number == ELOOP || number == ENAMETOOLONG else {
             throw StoreError(
                 number == EACCES || number == EPERM ? .readOnly : .failed,
                 "cannot read the store at \(directory): \(ErrorNumber.describe(number))")

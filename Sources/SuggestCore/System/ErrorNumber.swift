@@ -14,6 +14,10 @@ public enum ErrorNumber {
         [ENOENT, EACCES, EPERM, ENOTDIR, ELOOP, ENAMETOOLONG, ENXIO, ENODEV].contains(code)
     }
 
+    /// Whether a `stat` or `open` that failed with `code` found nothing at the path (no such file, or a part of it
+    /// that is not a directory), rather than failing to look (an I/O error, no memory, no permission).
+    public static func meansAbsent(_ code: Int32) -> Bool { code == ENOENT || code == ENOTDIR }
+
     /// The text of the calling thread's `errno` now: read it right after the call that failed.
     public static func describeLast() -> String {
         describe(system_errno())

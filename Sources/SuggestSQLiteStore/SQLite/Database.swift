@@ -269,7 +269,7 @@ package final class Database {
             var now = stat()
             if stat(checked, &now) != 0 {
                 let number = system_errno()
-                if number != ENOENT && number != ENOTDIR {
+                if !ErrorNumber.meansAbsent(number) {
                     throw StoreError(
                         .failed, "cannot check the store's database \(path): \(ErrorNumber.describe(number))")
                 }
@@ -317,7 +317,7 @@ package final class Database {
             var now = stat()
             let found = stat(companion, &now) == 0
             // A `stat` that failed for another reason than the file's absence says nothing about it.
-            if !found, ![ENOENT, ENOTDIR].contains(system_errno()) { continue }
+            if !found, !ErrorNumber.meansAbsent(system_errno()) { continue }
             let file = found ? DatabaseFile(device: UInt64(now.st_dev), inode: UInt64(now.st_ino)) : nil
             let seen = state.companions.withLock { known -> Bool in
                 guard let noted = known[suffix] else {
