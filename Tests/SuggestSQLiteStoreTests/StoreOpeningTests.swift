@@ -18,6 +18,15 @@ import Testing
         return stat(path, &info) == 0 ? Int(info.st_size) : nil
     }
 
+    /// Another connection in a read transaction, until its `COMMIT`: what keeps a checkpoint from copying the log
+    /// past its snapshot, or from cutting it.
+    static func readerHoldingASnapshot(of directory: TemporaryDirectory) throws -> Database {
+        let reader = try Database(path: directory.location.databasePath)
+        try reader.execute("BEGIN")
+        _ = try reader.statement("SELECT COUNT(*) FROM conversations").scalarInt()
+        return reader
+    }
+
     static func donation(_ index: Int) -> Interaction {
         Interaction(
             identifier: "d-\(index)", date: Timestamp(seconds: 1_796_000_000 + Double(index)), direction: .outgoing,
@@ -223,9 +232,7 @@ import Testing
         // process's snapshot keeps the log from being cut.
         _ = try store.truncateLog()
         #expect(!store.database.owesLogScrub && store.database.owesFileRewrite)
-        let reader = try Database(path: directory.location.databasePath)
-        try reader.execute("BEGIN")
-        _ = try reader.statement("SELECT COUNT(*) FROM conversations").scalarInt()
+        let reader = try Self.readerHoldingASnapshot(of: directory)
         #expect(!store.settleOwedRewrite(), "the reader keeps the log from being cut")
         #expect(!store.database.owesFileRewrite, "the file was rewritten")
         #expect(store.database.owesLogScrub, "its old pages are still in the file: the cut is owed")
@@ -248,9 +255,7 @@ import Testing
         try store.checkpoint()
         #expect(store.database.logFlushes == 0, "nothing held back: SQLite's copy flushed the log")
 
-        let reader = try Database(path: directory.location.databasePath)
-        try reader.execute("BEGIN")
-        _ = try reader.statement("SELECT COUNT(*) FROM conversations").scalarInt()
+        let reader = try Self.readerHoldingASnapshot(of: directory)
         for index in 2..<6 { _ = try store.record(Self.donation(index)) }
         try store.checkpoint()
         let flushed = store.database.logFlushes
