@@ -32,6 +32,19 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     public static let mayHaveRunAdvice =
         "the command may or may not have run; retry it only if running it twice is harmless"
 
+    /// Whether the failing command may have run all the same: it was sent, and its reply was lost (the connection
+    /// broke, or the reply did not come in time, or did not parse). A refusal, a node that could not be reached, a
+    /// cluster that could not serve the slot in the retry time (`TRYAGAIN`, `CLUSTERDOWN`), a wait for a free
+    /// connection: it did not run.
+    public var mayHaveRun: Bool {
+        switch self {
+        case .connectionLost(_, _, let mayHaveRun): mayHaveRun
+        case .timeout(_, _, let waitingFor): !waitingFor.hasPrefix("free connection")
+        case .protocolError: true
+        default: false
+        }
+    }
+
     /// Whether a node answered that another serves the key's slot (`MOVED`, `ASK`): for a command sent to one node
     /// (`RedisClusterClient.send(_:to:)`), which follows no redirection, where the pipeline follows it.
     public var isRedirection: Bool {

@@ -101,14 +101,15 @@ enum StoreOptions {
                         + "are folded again once, by the first command or server that uses it\n")
             }
         } catch let error as StoreError
-            where error.kind == .busy || error.kind == .unavailable
+            where error.kind == .busy || error.kind == .unavailable || error.kind == .diskFull
             || (reading && (error.kind == .misconfigured || error.kind == .readOnly))
         {
-            // Upkeep that cannot be done this moment (another process holds the lock, a replica does not confirm)
-            // stays owed to the next command; this one goes on, and fails on its own if it cannot do its work. A
-            // `list` failed while a Redis replica was stalled, though reading needed nothing of it; and a user who
-            // may only read a store could not list it once a new version had state to rebuild in it. Said, since
-            // until then what it shows may still hold expired donations, or state of the version before.
+            // Upkeep that cannot be done this moment (another process holds the lock, a replica does not confirm, a
+            // full disk or Redis node, where a deletion is what frees room) stays owed to the next command; this one
+            // goes on, and fails on its own if it cannot do its work. A `list` failed while a Redis replica was
+            // stalled, though reading needed nothing of it; and a user who may only read a store could not list it
+            // once a new version had state to rebuild in it. Said, since until then what it shows may still hold
+            // expired donations, or state of the version before.
             io.err("suggest: upkeep (expiry, rebuilding) could not run now and is left to a later command: \(error)\n")
         }
         return store

@@ -111,8 +111,9 @@ extension RedisDonationStore {
             do {
                 replies = try store.writeReplies(write)
             } catch {
-                // No reply: the round may have run all the same; its donations are noted for the undo.
-                ledger.noteUnanswered(unit.round, unit.donations)
+                // No reply: the round may have run all the same; its donations are noted for the undo (not after a
+                // refusal, which ran nothing).
+                if error.mayHaveBeenRecorded { ledger.noteUnanswered(unit.round, unit.donations) }
                 unconfirmed.append(write)
                 throw error
             }

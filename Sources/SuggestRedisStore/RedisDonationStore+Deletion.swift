@@ -69,7 +69,13 @@ extension RedisDonationStore {
                 try forgetAccountIfNothingIsLeft(keys)
             }
         } catch {
-            failure = error
+            // Deletion goes conversation by conversation: one that failed part-way leaves the rest for a retry,
+            // which said only why it failed (a lost connection's "not acknowledged"), not that half was gone.
+            var partly = error
+            if report.donations > 0 || error.mayHaveBeenRecorded {
+                partly.message += "; the deletion may be partly done: run it again (repeating it is harmless)"
+            }
+            failure = partly
         }
         report.conversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
         report.removedConversations.sort { $0.utf8.lexicographicallyPrecedes($1.utf8) }
@@ -476,7 +482,7 @@ extension RedisDonationStore {
     func rewriteFiles(slowLogs: SlowLogScope = .none) throws(StoreError) -> Bool {
         guard let nodes = try? client.nodes() else {
             // Owed all the same: the next maintenance step asks again once the nodes can be listed.
-            noteFileRewrites(done: false)
+            try noteFileRewrites(done: false)
             return false
         }
         // The snapshot too, whatever the node's `save` setting: a replica's full resync writes one even under
@@ -491,7 +497,7 @@ extension RedisDonationStore {
             }
         }
         let done = requests.allSatisfy { $0.state == .started }
-        noteFileRewrites(done: done)
+        try noteFileRewrites(done: done)
         // Not the nodes found down just now: each would cost the connection's timeout again. (A node that refused a
         // rewrite, where a managed service disables it, may still empty its slow log.)
         let answering = nodes.filter { node in
@@ -585,14 +591,26 @@ extension RedisDonationStore {
     }
 
     /// Notes in the settings whether a rewrite of the nodes' files is still owed (`files.rewrite`), for the next
-    /// maintenance step. Best effort: a store that cannot write its settings cannot delete either, and says so then.
-    private func noteFileRewrites(done: Bool) {
+    /// maintenance step.
+    /// - Throws: when a rewrite is owed and the note could not be written: nothing else would ask for the rewrite,
+    ///   and the deleted bytes would stay in the nodes' files while the deletion said the next upkeep removes them.
+    ///   (A rewrite done whose note stays costs one more rewrite: not an error.)
+    private func noteFileRewrites(done: Bool) throws(StoreError) {
         forgetSettings()
-        _ = try? write([
-            done
-                ? RedisCommand("HDEL", key: RedisKeys.settings, "files.rewrite")
-                : RedisCommand("HSET", key: RedisKeys.settings, "files.rewrite", "1")
-        ])
+        guard !done else {
+            _ = try? write([RedisCommand("HDEL", key: RedisKeys.settings, "files.rewrite")])
+            return
+        }
+        do {
+            _ = try write([RedisCommand(script: RedisScripts.oweFileRewrite, keys: [RedisKeys.settings])])
+        } catch {
+            throw StoreError(
+                error.kind,
+                "deleted, but not every Redis node could rewrite its append-only file and snapshot now, and the note "
+                    + "that the store's upkeep owes them a rewrite could not be written (\(error.message)): what was "
+                    + "deleted stays in those files until they are rewritten, by the next deletion or by BGREWRITEAOF "
+                    + "and BGSAVE on every node")
+        }
     }
 
     /// The two files of a node that hold its data: the append-only file and the snapshot.

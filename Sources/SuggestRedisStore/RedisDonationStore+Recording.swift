@@ -157,8 +157,9 @@ extension RedisDonationStore {
             do {
                 (replies, failure) = try writeReplicated([script])
             } catch {
-                // No reply: the round may have run all the same; its donations are noted for the undo.
-                ledger.noteUnanswered(round, donations)
+                // No reply: the round may have run all the same; its donations are noted for the undo. A refusal
+                // (the slot moving, a full node) ran nothing, and an undo of it would be said to be in doubt.
+                if error.mayHaveBeenRecorded { ledger.noteUnanswered(round, donations) }
                 throw error
             }
             let outcome = try settle(

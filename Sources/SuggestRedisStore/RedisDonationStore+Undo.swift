@@ -66,7 +66,8 @@ extension RedisDonationStore {
                 undone = undo(written)
             }
             guard !undone else {
-                guard let said, var store = (error as? StoreError) ?? (error as? RedisError).map(Self.translate) else {
+                guard let said, var store = (error as? StoreError) ?? (error as? RedisError).map({ Self.translate($0) })
+                else {
                     throw error
                 }
                 // What became of the write is known now, and said below: "retry it only if running it twice is
@@ -86,7 +87,9 @@ extension RedisDonationStore {
                 }
                 throw StoreError(store.kind, store.message + "; " + said)
             }
-            let store = (error as? StoreError) ?? (error as? RedisError).map(Self.translate) ?? StoreError(.failed, "\(error)")
+            let store =
+                (error as? StoreError) ?? (error as? RedisError).map({ Self.translate($0) })
+                ?? StoreError(.failed, "\(error)")
             var left = StoreError(store.kind, store.message + "; " + leftover)
             left.mayHaveBeenRecorded = true
             throw left

@@ -304,22 +304,37 @@ public final class RedisDonationStore: DonationStore {
     }
 
     /// Sends commands in one round trip per node.
+    /// - Throws: as `refusingErrors` does when Redis refused one of them.
     func pipeline(_ commands: [RedisCommand]) throws(StoreError) -> [RedisValue] {
         guard !commands.isEmpty else { return [] }
         do {
-            return try client.pipeline(commands)
+            return try Self.refusingErrors(try client.pipeline(commands))
         } catch {
             throw Self.translate(error)
         }
+    }
+
+    /// The replies of a pipeline, unless Redis refused one of its commands: then the error of the first refusal
+    /// (`RedisValue.checked`). A refusal read as a reply would say that a change was made which was not (a
+    /// setting refused by a node at its `maxmemory`), or that there was nothing to read.
+    static func refusingErrors(_ replies: [RedisValue]) throws(RedisError) -> [RedisValue] {
+        for reply in replies { _ = try reply.checked() }
+        return replies
     }
 
     /// Sends writes, and returns once they are durable: with replicas, once one replica of each node written to has
     /// them (`WAIT`).
     /// - Throws: `.unavailable` when no replica confirmed within `replicaTimeout` (the writes are on the master,
     ///   but not acknowledged: repeat them, with identifiers they are recorded once).
+    /// - Throws: also as `refusingErrors` does when Redis refused one of them.
     func write(_ commands: [RedisCommand]) throws(StoreError) -> [RedisValue] {
         if undoing { return try pipeline(commands) }
         let (replies, failure) = try writeReplicated(commands)
+        do {
+            _ = try Self.refusingErrors(replies)
+        } catch {
+            throw Self.translate(error)
+        }
         if let failure { throw failure }
         return replies
     }
@@ -342,7 +357,7 @@ public final class RedisDonationStore: DonationStore {
         do {
             outcome = try Self.send(commands, through: client, waitingFor: replicasToWait)
         } catch {
-            throw Self.translate(error)
+            throw Self.translate(writing: error)
         }
         return try confirm(outcome, waitedFor: replicasToWait, waited: .now - started)
     }
@@ -360,7 +375,7 @@ public final class RedisDonationStore: DonationStore {
         do {
             return try pending.replies().get()
         } catch {
-            throw Self.translate(error)
+            throw Self.translate(writing: error)
         }
     }
 
@@ -371,7 +386,7 @@ public final class RedisDonationStore: DonationStore {
         do {
             outcome = try pending.outcome().get()
         } catch {
-            throw Self.translate(error)
+            throw Self.translate(writing: error)
         }
         if let failure = try confirm(outcome, waitedFor: pending.replicas, waited: pending.took).failure {
             throw failure
@@ -456,7 +471,7 @@ public final class RedisDonationStore: DonationStore {
     static func unreplicated(after waited: Duration, connectionLost: Bool = false) -> StoreError {
         let how =
             connectionLost
-            ? "before its master was lost or stopped being one"
+            ? "before the connection to its master broke, or its master stopped being one"
             : waited < replicaTimeout
                 ? "before its master stopped waiting for one (a failover under way?)" : "within \(replicaTimeout)"
         return StoreError(
@@ -479,6 +494,17 @@ public final class RedisDonationStore: DonationStore {
         case .protocolError:
             return StoreError(.failed, error.description)
         }
+    }
+
+    /// The store's error for writes that failed (`translate`), marked `mayHaveBeenRecorded` when they may have run
+    /// all the same (`RedisError.mayHaveRun`), and saying so where Redis's words do not: a reply that came too late
+    /// said only to check the server's load, after a deletion or a block that was made.
+    static func translate(writing error: RedisError) -> StoreError {
+        var store = translate(error)
+        guard error.mayHaveRun else { return store }
+        store.mayHaveBeenRecorded = true
+        if case .timeout = error { store.message += ": " + RedisError.mayHaveRunAdvice }
+        return store
     }
 
     /// Runs `body`, translating Redis failures that escape it.

@@ -39,6 +39,18 @@ enum RedisScripts {
         return 1
         """)
 
+    /// Notes in the settings that the nodes' files owe a rewrite (`files.rewrite`). A script, to run at `maxmemory`
+    /// too (a plain `HSET` is refused there): a deletion on a full node frees memory, and its rewrite must stay owed
+    /// all the same.
+    ///
+    /// KEYS: the settings.
+    static let oweFileRewrite = RedisScript(
+        """
+        #!lua flags=allow-oom
+        redis.call('HSET', KEYS[1], 'files.rewrite', '1')
+        return 1
+        """)
+
     /// Forgets the numbers of conversations that have no hash: each identifier's, if `cid` still maps it to the
     /// number given and that number's hash does not exist, in one step, so that a hash written meanwhile keeps its
     /// number. It only deletes, so it runs at `maxmemory` too.

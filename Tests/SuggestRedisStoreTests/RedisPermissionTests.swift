@@ -53,6 +53,19 @@ import Testing
             let changed = try Suggest.run(arguments + ["--account", name, "--store", url], scratch: scratch.path)
             #expect(changed.status == 0, "\(arguments): \(changed)")
         }
+        // Nor write the note that owes the rewrite to the next upkeep: said so, with what to do (it was said left to
+        // the next upkeep, which nothing told to rewrite).
+        let readOnlySettings = ["~sg:{*", "~sg:accounts", "%R~sg:settings"]
+        try setUser(Self.permissions)
+        let noted = try Suggest.run(
+            ["import", "-", "--store", url], input: Array((line + "\n").utf8), scratch: scratch.path)
+        #expect(noted.status == 0, "\(noted)")
+        try setUser(readOnlySettings + Self.permissions.filter { $0 != "+bgrewriteaof" && $0 != "~sg:*" })
+        let unnoted = try Suggest.run(["delete", "--account", name, "--all", "--store", url], scratch: scratch.path)
+        #expect(unnoted.status == 1 && unnoted.errorLines.count == 1, "\(unnoted)")
+        #expect(
+            unnoted.error.contains("the note that the store's upkeep owes them a rewrite could not be written"),
+            "\(unnoted)")
         try setUser(Self.permissions)
         let export = try Suggest.run(["export", "--account", name, "--store", url], scratch: scratch.path)
         #expect(export.status == 0 && export.output.isEmpty, "\(export)")

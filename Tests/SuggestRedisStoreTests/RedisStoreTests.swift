@@ -431,6 +431,38 @@ import Testing
         try Self.expectAllStored(donors.acknowledged.withLock { $0 }, url: cluster.url)
     }
 
+    /// A donation whose script Redis refused while its account's slot was half moved (`TRYAGAIN` past the retry
+    /// time) ran nothing: it is taken back and said to be. It was noted as a round whose reply was lost, and said
+    /// "may have been recorded all the same" (a server's `store_outcome_unknown`).
+    @Test func aDonationRefusedWhileItsSlotMovesIsNotInDoubt() throws {
+        let cluster = try LocalRedisCluster.shared("store-reshard")
+        var configuration = try RedisClusterConfiguration(url: cluster.url)
+        configuration.retryTimeout = .milliseconds(300)
+        let store = try RedisDonationStore.open(
+            client: RedisClusterClient(configuration: configuration), waitingForTheCluster: true)
+        let account = "moving\(UInt32.random(in: 0...UInt32.max))"
+        _ = try store.record(Self.donation("first", account: account, conversation: "c"), now: Self.now)
+        let slot = RedisHashSlot.of("sg:{\(account)}:m")
+        let source = try cluster.owner(ofSlot: slot).node
+        let target = try #require(try cluster.masters().map(\.node).first { $0 != source })
+        try cluster.beginMigration(slot: slot, from: source, to: target)
+        defer { try? cluster.finishMigration(slot: slot, from: source, to: target) }
+        // The account's donation list of its identifiers on the target, the rest on the source: a script over both
+        // is refused with `TRYAGAIN` until the move ends.
+        try cluster.migrate(keys: ["sg:{\(account)}:ids"], from: source, to: target)
+        var unnamed = Self.donation("second", account: account, conversation: "c")
+        unnamed.identifier = nil
+        #expect {
+            _ = try store.record(unnamed, now: Self.now)
+        } throws: { error in
+            guard let error = error as? StoreError else { return false }
+            return !error.mayHaveBeenRecorded && error.message.contains("TRYAGAIN")
+                && error.message.contains("nothing of it is kept")
+        }
+        try cluster.finishMigration(slot: slot, from: source, to: target)
+        #expect(try store.donationCount(account: account) == 1)
+    }
+
     @Test func deletedDataLeavesEveryFileOfEveryNode() throws {
         let cluster = try LocalRedisCluster.shared("store-files")
         let store = try RedisDonationStore.open(url: cluster.url)
@@ -631,6 +663,14 @@ import Testing
         } throws: { error in
             (error as? StoreError)?.kind == .diskFull && "\(error)".contains("out of memory")
         }
+        // A setting the node refuses is refused (it was said changed, and the old one kept).
+        let retention = try store.retention()
+        #expect {
+            try store.setRetention(Retention(maximumAgeDays: 33, idleDays: 30), now: Self.now)
+        } throws: { error in
+            (error as? StoreError)?.kind == .diskFull
+        }
+        #expect(try RedisDonationStore.open(url: server.url, reading: true).retention() == retention)
         let gone = try store.delete(.conversation("gone"), account: "full")
         #expect(gone.donations == 5 && gone.removedConversations == ["gone"] && !gone.preferencesForgotten)
         #expect(try store.delete(.conversation("ghost"), account: "full").preferencesForgotten)

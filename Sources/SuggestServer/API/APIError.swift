@@ -44,8 +44,9 @@ struct APIError: Error, Sendable, Equatable {
         if error.mayHaveBeenRecorded {
             return APIError(
                 .serviceUnavailable, "store_outcome_unknown",
-                "the store's reply was lost: what was sent may have been recorded all the same; a retry records each "
-                    + "donation that has an identifier once, and again each one that has none" + logged)
+                "the store's reply was lost: the change may have been made all the same; a retry records each "
+                    + "donation that has an identifier once, and again each one that has none, and repeats any other "
+                    + "change harmlessly but a \"suggest less\"" + logged)
         }
         let what = describe(error.kind)
         switch error.kind {
