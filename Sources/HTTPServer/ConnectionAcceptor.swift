@@ -78,9 +78,13 @@ final class ConnectionAcceptor: Sendable {
                 case EAGAIN, EWOULDBLOCK, EINTR, ECONNABORTED, EPROTO:
                     continue  // another connection's trouble, or none was waiting after all
                 case EINVAL, EBADF, ENOTSOCK:
-                    return  // the socket was shut down: the server is stopping
+                    // The socket was shut down: the server is draining (it says so before it shuts the socket).
+                    if core.draining.load(ordering: .relaxed) || stopping.load(ordering: .acquiring) { return }
+                    fallthrough
                 default:
-                    // Out of descriptors or memory: the connection stays in the backlog; say so now and then.
+                    // Out of descriptors or memory, or the socket unusable while the server is not stopping: the
+                    // connection stays in the backlog; say so now and then. Ending the thread here left a server
+                    // that answered no new connection and said nothing of it.
                     if ConnectionAcceptor.secondPassed(since: &lastComplaint) {
                         core.log("cannot accept a connection: \(HTTPServerError.describe(code)); retrying")
                     }

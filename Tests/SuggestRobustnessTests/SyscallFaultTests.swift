@@ -154,6 +154,27 @@ import Testing
         }
     }
 
+    /// A listening socket that one `accept4` found unusable (EINVAL, EBADF, ENOTSOCK) ended the thread that
+    /// accepts: the server lived on, answered no new connection, and said nothing. Only a server that is stopping
+    /// ends it now; otherwise it says so and accepts again.
+    @Test func anAcceptThatFailsOnceIsNotTheServersEnd() throws {
+        let fixture = try StoreFixture("syscall-accept")
+        let server = try ServeProcess(
+            ["--store", fixture.store], scratch: fixture.scratch,
+            wrapper: Self.injecting("accept4", "error=EINVAL:when=1"))
+        for _ in 0..<2 {
+            let answer = try HTTPClient(port: server.port, timeout: 10).request("GET", "/v1/health/live")
+            #expect(answer.status == 200, "\(answer)")
+        }
+        // The server itself is stopped, as a supervisor would: strace, given SIGTERM, takes its tracee down with it.
+        let children = try readFile("/proc/\(server.process.pid)/task/\(server.process.pid)/children")
+        let tracee = try #require(pid_t(String(decoding: children, as: UTF8.self).split(separator: " ").first ?? ""))
+        kill(tracee, SIGTERM)
+        let outcome = server.process.wait(timeout: 30)
+        #expect(outcome.status == 0, "\(outcome)")
+        #expect(outcome.error.contains("cannot accept a connection: "), "\(outcome.error.suffix(800))")
+    }
+
     private func donations(in fixture: StoreFixture) throws -> Int {
         try fixture.succeed(["export"]).split(separator: "\n").count
     }
