@@ -119,5 +119,13 @@ func mhdLog(_ closure: UnsafeMutableRawPointer?, _ format: UnsafePointer<CChar>?
     let line = String(decoding: bytes, as: UTF8.self)
     // The handler returns MHD_NO only after logging why; MHD's generic line for it would say the same, wrongly.
     if line.hasPrefix("Application reported internal error") { return }
-    ServerCore.from(closure).log(line)
+    ServerCore.from(closure).log(withoutRequestTargets(line))
+}
+
+/// An MHD error line without the request targets it quotes (`` `/v1/accounts/bob@example.com/donations' ``, the
+/// path decoded): the log names routes, never paths, which hold account and conversation names. Everything from
+/// the first backquote to the last quote goes, so that a quote inside a path cannot end the cut early.
+package func withoutRequestTargets(_ line: String) -> String {
+    guard let open = line.firstIndex(of: "`"), let close = line.lastIndex(of: "'"), open < close else { return line }
+    return String(line[..<open]) + "(the request's target)" + String(line[line.index(after: close)...])
 }

@@ -88,3 +88,23 @@ import Testing
                 == #"{"error":{"code":"bad","message":"a \"quoted\"\nline\u0001"}}"#)
     }
 }
+
+/// MHD's own error lines quote the request's target, decoded; the log names no path (docs/serving.md, "Logs and
+/// metrics"). A client that closed its connection before its answer put its account's name in the log.
+@Suite struct LoggedTargetTests {
+    @Test(arguments: [
+        (
+            "Failed to send the response headers for the request for `/v1/accounts/bob@example.com/donations'. "
+                + "Error: The connection was forcibly closed by remote peer",
+            "Failed to send the response headers for the request for (the request's target). Error: The connection "
+                + "was forcibly closed by remote peer"
+        ),
+        ("for `/v1/accounts/o'brien/block'.", "for (the request's target)."),
+        ("Server reached connection limit. Closing inbound connection.", "Server reached connection limit. Closing "
+            + "inbound connection."),
+        ("a ' quote before a ` backquote", "a ' quote before a ` backquote"),
+    ])
+    func targetsLeaveTheLine(line: String, logged: String) {
+        #expect(withoutRequestTargets(line) == logged)
+    }
+}
