@@ -19,9 +19,9 @@ import Testing
 
             var taken = testConfiguration()
             taken.port = server.address.port
-            #expect {
+            expectError {
                 _ = try HTTPServer(configuration: taken, handler: echoHandler)
-            } throws: { error in
+            } where: { error in
                 let message = (error as? HTTPServerError)?.message ?? ""
                 return message.contains("127.0.0.1:\(server.address.port)") && message.contains("in use")
                     && message.contains("choose another port")
@@ -58,9 +58,9 @@ import Testing
         ("127.0.0.256", "is not an IPv4 or IPv6 address"), ("192.0.2.1", "give an address of this machine"),
     ])
     func aHostThatCannotBeBoundIsAClearError(host: String, expected: String) {
-        #expect {
+        expectError {
             _ = try HTTPServer(configuration: testConfiguration(host: host), handler: echoHandler)
-        } throws: { error in
+        } where: { error in
             (error as? HTTPServerError)?.message.contains(expected) == true
         }
     }
@@ -92,9 +92,9 @@ import Testing
         configuration.memoryLimitPerConnection = 100
         configurations.append((configuration, "memoryLimitPerConnection 100"))
         for (configuration, expected) in configurations {
-            #expect {
+            expectError {
                 _ = try HTTPServer(configuration: configuration, handler: echoHandler)
-            } throws: { error in
+            } where: { error in
                 (error as? HTTPServerError)?.message.contains(expected) == true
             }
         }

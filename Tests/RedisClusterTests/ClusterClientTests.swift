@@ -94,9 +94,9 @@ struct ClusterClientTests {
         #expect(try client.send(RedisCommand("STRLEN", key: key)) == .integer(259))
 
         // A refused command throws from `send` and is a value in a pipeline, next to the others' replies.
-        #expect {
+        expectError {
             try client.send(RedisCommand("LPUSH", key: "\(prefix):counter", "x"))
-        } throws: { error in
+        } where: { error in
             guard case .server(_, let message) = error as? RedisError else { return false }
             return message.hasPrefix("WRONGTYPE")
         }
@@ -203,9 +203,9 @@ struct ClusterClientTests {
         let replies = try client.pipeline(keys.map { RedisCommand(script: script, keys: [$0], arguments: $0) })
         #expect(replies == keys.map { .bulk($0) })
         // A script that fails says what Redis said.
-        #expect {
+        expectError {
             try client.eval(RedisScript("return redis.call('NOSUCHCOMMAND')"), keys: [key])
-        } throws: { error in
+        } where: { error in
             guard case .server(_, let message) = error as? RedisError else { return false }
             return message.contains("Unknown Redis command")
         }

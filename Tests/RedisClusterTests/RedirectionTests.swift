@@ -86,9 +86,9 @@ struct RedirectionTests {
         defer { try? cluster.finishMigration(slot: slot, from: source, to: target) }
         try cluster.migrate(keys: [keys[0]], from: source, to: target)
         let started = monotonicSeconds()
-        #expect {
+        expectError {
             try client.send(RedisCommand("MGET", key: keys[0], keys[1]))
-        } throws: { error in
+        } where: { error in
             guard case .server(_, let message) = error as? RedisError else { return false }
             return message.hasPrefix("TRYAGAIN")
         }

@@ -39,16 +39,16 @@ struct StandaloneTests {
     func notACluster() throws {
         let server = try LocalRedisCluster(standaloneWithPassword: nil)
         let strict = try makeClient(server) { $0.requiresCluster = true }
-        #expect {
+        expectError {
             try strict.send(RedisCommand("PING"))
-        } throws: { error in
+        } where: { error in
             guard case .notACluster(let endpoint, _) = error as? RedisError else { return false }
             return endpoint.port == server.nodes[0].port && !"\(error)".contains("\n")
         }
         let several = try RedisClusterClient(url: "redis://\(server.seeds),127.0.0.1:1")
-        #expect {
+        expectError {
             try several.send(RedisCommand("PING"))
-        } throws: { error in
+        } where: { error in
             guard case .notACluster = error as? RedisError else { return false }
             return "\(error)".contains("2 seeds")
         }
@@ -107,9 +107,9 @@ struct StandaloneTests {
         // Ports 1 and 2 on loopback: nothing listens there, the connection is refused at once.
         let client = try RedisClusterClient(url: "redis://127.0.0.1:1,127.0.0.1:2")
         let started = monotonicSeconds()
-        #expect {
+        expectError {
             try client.send(RedisCommand("GET", key: "k"))
-        } throws: { error in
+        } where: { error in
             guard case .unreachable(let endpoints, let reason) = error as? RedisError else { return false }
             let text = "\(error)"
             return endpoints.map(\.port) == [1, 2] && reason.contains("refused")
@@ -146,9 +146,9 @@ struct StandaloneTests {
         ])
         #expect(replies[0].errorMessage?.hasPrefix("OOM") == true)
         #expect(replies[1] == .bulkString(value))
-        #expect {
+        expectError {
             try replies[0].checked()
-        } throws: { error in
+        } where: { error in
             if case .outOfMemory = error as? RedisError { return true }
             return false
         }
@@ -185,9 +185,9 @@ struct StandaloneTests {
         }
         let client = try RedisClusterClient(url: "redis://127.0.0.1:\(port)")
         let started = monotonicSeconds()
-        #expect {
+        expectError {
             try client.send(RedisCommand("GET", key: "k"))
-        } throws: { error in
+        } where: { error in
             guard case .protocolError(let endpoint, _) = error as? RedisError else { return false }
             return endpoint.port == port && "\(error)".contains("not the Redis protocol")
         }
@@ -201,9 +201,9 @@ struct StandaloneTests {
         let server = try LocalRedisCluster(standaloneWithPassword: nil)
         let client = try makeClient(server) { $0.commandTimeout = .milliseconds(300) }
         let started = monotonicSeconds()
-        #expect {
+        expectError {
             try client.send(RedisCommand("BLPOP", key: "never-pushed", 10))
-        } throws: { error in
+        } where: { error in
             guard case .timeout(let endpoint, let seconds, _) = error as? RedisError else { return false }
             return endpoint.port == server.nodes[0].port && seconds == 0.3
         }
@@ -255,9 +255,9 @@ struct RedirectLimitTests {
         // A script whose error reply is a redirection back to the same server: the client follows it each time.
         let script = RedisScript("return redis.error_reply('\(kind) 7 127.0.0.1:\(server.nodes[0].port)')")
         let started = monotonicSeconds()
-        #expect {
+        expectError {
             try client.eval(script, keys: ["k"])
-        } throws: { error in
+        } where: { error in
             guard case .tooManyRedirects(let count, let last) = error as? RedisError else { return false }
             return count > 3 && last.hasPrefix(kind) && !"\(error)".contains("\n")
         }

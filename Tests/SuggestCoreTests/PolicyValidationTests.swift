@@ -3,6 +3,7 @@ import Dispatch
 #if canImport(Glibc)
     import Glibc
 #endif
+import SuggestTestSupport
 import Testing
 
 @testable import SuggestCore
@@ -39,9 +40,9 @@ import Testing
         (FrecencyPolicy.Channel(name: "c", halfLife: 60, weight: 1, incoming: 1, group: -0.5), "group"),
     ])
     func aChannelOutOfRangeIsRefusedByName(channel: FrecencyPolicy.Channel, field: String) {
-        #expect {
+        expectError {
             _ = try FrecencyPolicy(channels: [channel])
-        } throws: { error in
+        } where: { error in
             let message = (error as? PolicyError)?.message ?? ""
             return message.contains("channel 'c'") && message.contains(field)
         }

@@ -115,9 +115,9 @@ import Testing
         ]
         for (text, line, prefix) in cases {
             let evaluator = try Evaluator(policy: .default)
-            #expect {
+            expectError {
                 try evaluator.consumeJSONLines(from: .text(text))
-            } throws: { error in
+            } where: { error in
                 guard let error = error as? InputError else { return false }
                 return error.line == line && error.description.hasPrefix(prefix)
             }
@@ -156,17 +156,17 @@ import Testing
         ).jsonLine
         let path = try TemporaryFile.create(good + "\n{oops\n")
         defer { unlink(path) }
-        #expect {
+        expectError {
             try Evaluator.evaluatePipelined(.file(path), policies: [.default])
-        } throws: { error in
+        } where: { error in
             (error as? InputError)?.line == 2
         }
     }
 
     @Test func missingFileIsAFileError() {
-        #expect {
+        expectError {
             try Evaluator.evaluate(jsonLinesAt: "/nonexistent/donations.jsonl", policy: .default)
-        } throws: { error in
+        } where: { error in
             (error as? FileError)?.description.hasPrefix("cannot open /nonexistent/donations.jsonl: ") == true
         }
     }

@@ -47,9 +47,9 @@ import Testing
     /// A file cut short in its last line may still parse: "933 1214 1" of "933 1214 1082040961" was a message dated
     /// 1970 (found by a probe). The published histories end every line with a break; one without is refused.
     @Test func aLastLineWithoutABreakIsACutShortFile() throws {
-        #expect {
+        expectError {
             try Self.convertCollegeMsg("1 2 1082040961\n933 1214 1")
-        } throws: { error in
+        } where: { error in
             "\(error)".contains("its last line (2) has no line break: the file looks cut short")
         }
     }
@@ -74,9 +74,9 @@ import Testing
         ("1 2 3 4\n", 1, "found 4"),
     ])
     func collegeMsgErrorsNameTheLine(text: String, line: Int, message: String) {
-        #expect {
+        expectError {
             try Self.convertCollegeMsg(text)
-        } throws: { error in
+        } where: { error in
             guard let error = error as? ConversionError else { return false }
             return error.line == line && error.message.contains(message) && error.description.hasPrefix("text, line \(line): ")
         }
@@ -200,26 +200,26 @@ import Testing
     }
 
     @Test func enronErrorsNameFileAndLine() {
-        #expect {
+        expectError {
             try HistoryConverter.enron(
                 messages: .text("1\tf\t5\ts\t2\n2\tf\tlater\ts\t3\n"), recipients: .text("1\t1\t3\n"), employees: nil
             ) { _ in }
-        } throws: { error in
+        } where: { error in
             (error as? ConversionError)?.description == "text, line 2: unix_time \"later\" is not a Unix time"
         }
-        #expect {
+        expectError {
             try HistoryConverter.enron(messages: .text(""), recipients: .text("1\t1\n"), employees: nil) { _ in }
-        } throws: { error in
+        } where: { error in
             (error as? ConversionError)?.line == 1
         }
         // A message listed again was written again, each time every recipient's copy naming all the others: 200
         // lines of one message to 1,024 people wrote 10 GB. Refused at the second listing, before anything of it.
         var written = 0
-        #expect {
+        expectError {
             try HistoryConverter.enron(
                 messages: .text("1\tf\t5\ts\t2\n1\tf\t6\ts\t2\n"), recipients: .text("1\t1\t3\n"), employees: nil
             ) { _ in written += 1 }
-        } throws: { error in
+        } where: { error in
             (error as? ConversionError)?.description
                 == "text, line 2: message_id 1 is listed again (first on line 1); list each message once"
         }
@@ -227,9 +227,9 @@ import Testing
     }
 
     @Test func missingFileIsAFileError() {
-        #expect {
+        expectError {
             try HistoryConverter.enron(directory: "/nonexistent/enron") { _ in }
-        } throws: { error in
+        } where: { error in
             guard let error = error as? FileError else { return false }
             return error.path == "/nonexistent/enron/messages.tsv" || error.path == "/nonexistent/enron/recipients.tsv"
         }

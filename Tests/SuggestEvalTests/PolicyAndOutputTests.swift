@@ -1,5 +1,6 @@
 import SuggestCore
 import SuggestEval
+import SuggestTestSupport
 import Testing
 
 @Suite struct PolicyAndOutputTests {
@@ -12,9 +13,9 @@ import Testing
     }
 
     @Test func unknownPolicyListsTheValidNames() {
-        #expect {
+        expectError {
             try RankingPolicy.named("Default")
-        } throws: { error in
+        } where: { error in
             guard let error = error as? UnknownPolicyError else { return false }
             return error.description
                 == "unknown policy \"Default\"; use one of: default, fixed, recency, frequency, tdlib, firefox, zoxide, android"

@@ -352,9 +352,9 @@ import Testing
         let refused = Interaction(
             account: "lost", identifier: nil, date: Self.now.adding(-30), direction: .outgoing,
             intent: SendMessageIntent(conversationIdentifier: "c"))
-        #expect {
+        expectError {
             try store.record(refused)
-        } throws: { error in
+        } where: { error in
             (error as? StoreError)?.kind == .misconfigured
         }
         #expect(try store.donationCount(account: "lost") == 1, "only the warm-up stays")
@@ -452,9 +452,9 @@ import Testing
         try cluster.migrate(keys: ["sg:{\(account)}:ids"], from: source, to: target)
         var unnamed = Self.donation("second", account: account, conversation: "c")
         unnamed.identifier = nil
-        #expect {
+        expectError {
             _ = try store.record(unnamed, now: Self.now)
-        } throws: { error in
+        } where: { error in
             guard let error = error as? StoreError else { return false }
             return !error.mayHaveBeenRecorded && error.message.contains("TRYAGAIN")
                 && error.message.contains("nothing of it is kept")
@@ -658,16 +658,16 @@ import Testing
         try store.setBlocked(true, conversation: "blocked", account: "full")
         _ = try server.cli(server.nodes[0], "CONFIG", "SET", "maxmemory", "1")
 
-        #expect {
+        expectError {
             try store.setBlocked(true, conversation: "another", account: "full")
-        } throws: { error in
+        } where: { error in
             (error as? StoreError)?.kind == .diskFull && "\(error)".contains("out of memory")
         }
         // A setting the node refuses is refused (it was said changed, and the old one kept).
         let retention = try store.retention()
-        #expect {
+        expectError {
             try store.setRetention(Retention(maximumAgeDays: 33, idleDays: 30), now: Self.now)
-        } throws: { error in
+        } where: { error in
             (error as? StoreError)?.kind == .diskFull
         }
         #expect(try RedisDonationStore.open(url: server.url, reading: true).retention() == retention)
@@ -774,17 +774,17 @@ import Testing
         // A master that evicts any key when full would drop parts of accounts: refused. Our keys have no time to
         // live, so the `volatile-` policies never touch them.
         #expect(try cluster.cli(masters[2], "CONFIG", "SET", "maxmemory-policy", "allkeys-lru") == "OK")
-        #expect {
+        expectError {
             _ = try RedisDonationStore.open(url: cluster.url)
-        } throws: { error in
+        } where: { error in
             guard let error = error as? StoreError else { return false }
             return error.kind == .misconfigured && error.message.contains(":\(masters[2].port) ")
                 && error.message.contains("maxmemory-policy allkeys-lru") && error.message.contains("noeviction")
         }
         // Reading too: what it reads may be missing (a review found a read-only command opening such a cluster).
-        #expect {
+        expectError {
             _ = try RedisDonationStore.open(url: cluster.url, reading: true)
-        } throws: { error in
+        } where: { error in
             (error as? StoreError)?.message.contains("maxmemory-policy allkeys-lru") == true
         }
         #expect(try cluster.cli(masters[2], "CONFIG", "SET", "maxmemory-policy", "volatile-lru") == "OK")
@@ -800,9 +800,9 @@ import Testing
             if replicas > 0 { sleepSeconds(0.05) }
         }
         try #require(replicas == 0, "the killed replica is still counted")
-        #expect {
+        expectError {
             _ = try RedisDonationStore.open(url: cluster.url)
-        } throws: { error in
+        } where: { error in
             guard let error = error as? StoreError else { return false }
             return error.kind == .misconfigured && error.message.contains(":\(masters[0].port) ")
                 && error.message.contains("everysec") && error.message.contains("has none")
@@ -811,9 +811,9 @@ import Testing
         // said "fsyncs its log no ... the last second" of a master that leaves fsync to the system).
         for (setting, loss) in [("everysec", "the last second"), ("no", "the last half minute or so")] {
             #expect(try cluster.cli(masters[1], "CONFIG", "SET", "appendfsync", setting) == "OK")
-            #expect {
+            expectError {
                 _ = try RedisDonationStore.open(url: cluster.url)
-            } throws: { error in
+            } where: { error in
                 let message = (error as? StoreError)?.message ?? ""
                 return message.contains(":\(masters[1].port) has no replica and ") && message.contains(loss)
                     && message.contains("appendfsync \(setting)")
@@ -827,9 +827,9 @@ import Testing
         }
         let write = try Suggest.run(["donate", "--account", "a", "--conversation", "d", "--store", cluster.url], scratch: scratch.path)
         #expect(write.status == 1 && write.error.contains("has no replica"), "\(write)")
-        #expect {
+        expectError {
             try RedisDonationStore.open(url: cluster.url, reading: true).record(Self.donation("refused", account: "a", conversation: "c"))
-        } throws: { error in (error as? StoreError)?.kind == .misconfigured }
+        } where: { error in (error as? StoreError)?.kind == .misconfigured }
         for _ in 0..<3 {
             let export = try server.client.request("GET", "/v1/accounts/a/donations")
             #expect(export.status == 200 && export.text.contains("\"kept\""), "\(export.status) \(export.text.prefix(300))")

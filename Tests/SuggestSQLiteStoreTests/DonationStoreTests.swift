@@ -120,12 +120,12 @@ import Testing
         _ = try temporary.store.record(Self.donation("d1", "c", Self.at.seconds))
         try temporary.store.database.execute(#"UPDATE snapshots SET body = '{"conversationIdentifier":'"#)
         let damaged = StoreError.Kind.notAStore
-        #expect {
+        expectError {
             _ = try temporary.store.suggestions(account: "default", context: RankingContext(at: Self.at))
-        } throws: { ($0 as? StoreError)?.kind == damaged && "\($0)".contains("damaged") }
-        #expect {
+        } where: { ($0 as? StoreError)?.kind == damaged && "\($0)".contains("damaged") }
+        expectError {
             try temporary.store.forEachDonation(account: "default") { _ in }
-        } throws: { ($0 as? StoreError)?.kind == damaged }
+        } where: { ($0 as? StoreError)?.kind == damaged }
     }
 
     @Test func theSameIdentifierTwiceIsANoOp() throws {

@@ -97,12 +97,12 @@ import Testing
         #expect(try store.database.statement("PRAGMA user_version").scalarInt() == Int64(Schema.latestVersion))
         let newer = try SQLiteDonationStore.open(directory.location)
         try newer.database.execute("PRAGMA user_version = \(Schema.latestVersion + 1)")
-        #expect {
+        expectError {
             try store.record(Self.donation(2))
-        } throws: { ($0 as? StoreError)?.kind == .newerSchema && "\($0)".contains("newer suggest") }
-        #expect {
+        } where: { ($0 as? StoreError)?.kind == .newerSchema && "\($0)".contains("newer suggest") }
+        expectError {
             try store.checkHealth()
-        } throws: { ($0 as? StoreError)?.kind == .newerSchema }
+        } where: { ($0 as? StoreError)?.kind == .newerSchema }
         #expect(try store.donationCount(account: "default") == 1)
 
         let other = try TemporaryDirectory("open")

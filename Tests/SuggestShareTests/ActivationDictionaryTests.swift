@@ -1,4 +1,5 @@
 import SuggestCore
+import SuggestTestSupport
 import Testing
 
 @testable import SuggestShare
@@ -282,9 +283,9 @@ struct ActivationDictionaryTests {
             ("NSExtensionActivationUsesStrictMatching", .real(1), "is a real number; it must be a Boolean"),
         ])
     func invalidValues(key: String, value: PropertyListValue, problem: String) {
-        #expect {
+        expectError {
             _ = try rule([key: value])
-        } throws: { error in
+        } where: { error in
             guard case .invalidValue(let named, let message) = error as? ActivationRuleError else { return false }
             return named == key && message.hasPrefix(problem)
         }

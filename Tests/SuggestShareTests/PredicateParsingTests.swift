@@ -1,3 +1,4 @@
+import SuggestTestSupport
 import Testing
 
 @testable import SuggestShare
@@ -122,9 +123,9 @@ struct PredicateParsingTests {
     func syntaxErrors(_ testCase: ErrorCase) {
         let expected =
             testCase.at.isEmpty ? testCase.rule.unicodeScalars.count : offset(of: testCase.at, in: testCase.rule)
-        #expect {
+        expectError {
             _ = try ActivationPredicate(parsing: testCase.rule)
-        } throws: { error in
+        } where: { error in
             guard let error = error as? PredicateSyntaxError else { return false }
             return error.offset == expected && error.message.contains(testCase.fragment) && error.rule == testCase.rule
         }
@@ -150,9 +151,9 @@ struct PredicateParsingTests {
 
     @Test("an error on the first line is reported by character alone")
     func firstLine() {
-        #expect {
+        expectError {
             _ = try ActivationPredicate(parsing: "a == ")
-        } throws: { error in
+        } where: { error in
             (error as? PredicateSyntaxError)?.description
                 == "the predicate does not parse at character 6: the rule ends where an operand (a key path, number or string) was expected"
         }

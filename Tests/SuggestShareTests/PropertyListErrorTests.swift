@@ -1,3 +1,4 @@
+import SuggestTestSupport
 import Testing
 
 @testable import SuggestShare
@@ -61,9 +62,9 @@ struct PropertyListErrorTests {
 
     @Test("XML errors carry the line and column of the problem", arguments: xmlCases)
     func xmlPositions(_ testCase: XMLCase) {
-        #expect {
+        expectError {
             _ = try PropertyListValue(parsing: testCase.text)
-        } throws: { error in
+        } where: { error in
             guard let error = error as? PropertyListError else { return false }
             return error.position == .line(testCase.line, column: testCase.column)
                 && error.message.contains(testCase.fragment)
@@ -90,9 +91,9 @@ struct PropertyListErrorTests {
 
     @Test("UTF-16 files are refused with advice")
     func utf16() {
-        #expect {
+        expectError {
             _ = try PropertyListValue(parsing: [0xFF, 0xFE, 0x3C, 0x00])
-        } throws: { error in
+        } where: { error in
             (error as? PropertyListError)?.message.contains("plutil -convert xml1") == true
         }
     }

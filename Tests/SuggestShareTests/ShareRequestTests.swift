@@ -1,4 +1,5 @@
 import SuggestCore
+import SuggestTestSupport
 import Testing
 
 @testable import SuggestShare
@@ -63,9 +64,9 @@ struct ShareRequestTests {
             ("public.url;x=y", "contains ';'"),
         ])
     func badArguments(argument: String, fragment: String) {
-        #expect {
+        expectError {
             _ = try ShareRequest(attachmentArguments: ["public.jpeg=a.jpg", argument])
-        } throws: { error in
+        } where: { error in
             guard let error = error as? InputError else { return false }
             return error.field == "--attachment" && error.message.contains(fragment)
         }
@@ -157,9 +158,9 @@ struct ShareRequestTests {
             (#"{"items": [}"#, nil, "not valid JSON"),
         ] as [(String, String?, String)])
     func jsonErrors(text: String, field: String?, fragment: String) {
-        #expect {
+        expectError {
             _ = try ShareRequest(jsonText: text)
-        } throws: { error in
+        } where: { error in
             guard let error = error as? InputError else { return false }
             return error.field == field && error.message.contains(fragment)
         }

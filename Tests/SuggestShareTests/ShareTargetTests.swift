@@ -1,4 +1,5 @@
 import SuggestCore
+import SuggestTestSupport
 import Testing
 
 @testable import SuggestShare
@@ -196,9 +197,9 @@ struct ShareTargetTests {
             ),
         ])
     func structureErrors(text: String, prefix: String) {
-        #expect {
+        expectError {
             _ = try target(text)
-        } throws: { error in
+        } where: { error in
             "\(error)".hasPrefix(prefix)
         }
     }
@@ -262,9 +263,9 @@ struct ShareTargetTests {
             ),
         ])
     func attributeErrors(attributes: String, extra: String, prefix: String) {
-        #expect {
+        expectError {
             _ = try target(infoPlist(attributes: attributes, extra: extra))
-        } throws: { error in
+        } where: { error in
             "\(error)".hasPrefix(prefix)
         }
     }
@@ -331,9 +332,9 @@ struct ShareTargetTests {
         }
         let broken = try Fixtures.temporaryFile(Array("<plist>\n<dict>\n\t<key>a</key>\n</dict>\n</plist>\n".utf8))
         defer { Fixtures.remove(broken) }
-        #expect {
+        expectError {
             _ = try ShareTarget.load(infoPlistAt: broken)
-        } throws: { error in
+        } where: { error in
             "\(error)" == "\(broken):3:2: not a valid property list: the key \"a\" has no value; fix the file "
                 + "(plutil -lint checks it)"
         }
@@ -341,9 +342,9 @@ struct ShareTargetTests {
         builder.add([0xA1, 0x00])
         let cyclic = try Fixtures.temporaryFile(builder.build())
         defer { Fixtures.remove(cyclic) }
-        #expect {
+        expectError {
             _ = try ShareTarget.load(infoPlistAt: cyclic)
-        } throws: { error in
+        } where: { error in
             "\(error)".hasPrefix("\(cyclic): byte 8: not a valid property list: object 0 contains itself")
         }
     }

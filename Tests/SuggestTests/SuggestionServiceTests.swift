@@ -299,12 +299,8 @@ import Testing
         let directory = try TemporaryDirectory("service")
         let file = directory.path + "/a-file"
         try writeFile(file, "not a store\n")
-        #expect {
-            _ = try SuggestionService(directory: file)
-        } throws: { error in
-            guard let error = error as? StoreError else { return false }
-            return error.kind == .notADirectory && error.message == "\(file) is a file, not a directory"
-        }
+        let error = #expect(throws: StoreError.self) { _ = try SuggestionService(directory: file) }
+        #expect(error?.kind == .notADirectory && error?.message == "\(file) is a file, not a directory")
     }
 
     @Test func manyTasksShareOneService() async throws {
