@@ -133,6 +133,17 @@ enum RedisScripts {
           if redis.call('HGET', KEYS[tonumber(ARGV[q])], ARGV[q + 1]) ~= ARGV[q + 2] then return 'CONFLICT' end
         end
         p = p + 3 * numbers + 1
+        -- Every command the writes below may run, asked before the first of them: Redis takes back nothing of a
+        -- script that fails midway, and a user without one (its ACL) kept a donation's identifier and names with
+        -- no donation. (Asked of the account's first key, with arguments of each command's shape.)
+        for _, asked in ipairs({
+          {'ZADD', '0', 'm'}, {'ZREM', 'm'}, {'SADD', 'm'}, {'SREM', 'm'}, {'HSET', 'f', 'v'}, {'HDEL', 'f'},
+          {'RPUSH', 'v'}, {'HSETNX', 'f', 'v'}, {'DEL'}, {'HINCRBY', 'f', '1'}, {'SET', 'v'},
+        }) do
+          if not redis.acl_check_cmd(asked[1], KEYS[1], unpack(asked, 2)) then
+            return redis.error_reply('NOPERM this user has no permissions to run the ' .. asked[1] .. ' command')
+          end
+        end
         -- Runs one command on `key` for `n` elements of `width` arguments each, from ARGV[first], in slices that
         -- Lua's stack holds; returns the place after them.
         local function many(command, option, key, first, n, width)

@@ -69,6 +69,16 @@ import Testing
         try setUser(Self.permissions)
         let export = try Suggest.run(["export", "--account", name, "--store", url], scratch: scratch.path)
         #expect(export.status == 0 && export.output.isEmpty, "\(export)")
+        // Nor run one of the commands inside the script that records: refused before it writes anything, naming
+        // the command. Redis takes back nothing of a script that fails midway: the donation's identifier and its
+        // conversation's names stayed, a retry was "already recorded", and no deletion reached them.
+        try setUser(Self.permissions + ["-rpush"])
+        let partial = ["donate", "--account", name, "--conversation", "half", "--identifier", "half-1", "--store", url]
+        let refusedScript = try Suggest.run(partial, scratch: scratch.path)
+        #expect(refusedScript.status == 1 && refusedScript.error.contains("RPUSH"), "\(refusedScript)")
+        try setUser(Self.permissions)
+        let retried = try Suggest.run(partial, scratch: scratch.path)
+        #expect(retried.status == 0 && retried.output == "recorded half-1\n", "\(retried)")
         // Nor empty the nodes' slow logs, which keep the keys of slow scripts in memory.
         try setUser(Self.permissions.filter { $0 != "+slowlog" })
         let more = try Suggest.run(["import", "-", "--store", url], input: Array((line + "\n").utf8), scratch: scratch.path)
