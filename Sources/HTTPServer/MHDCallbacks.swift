@@ -122,10 +122,21 @@ func mhdLog(_ closure: UnsafeMutableRawPointer?, _ format: UnsafePointer<CChar>?
     ServerCore.from(closure).log(withoutRequestTargets(line))
 }
 
-/// An MHD error line without the request targets it quotes (`` `/v1/accounts/bob@example.com/donations' ``, the
-/// path decoded): the log names routes, never paths, which hold account and conversation names. Everything from
-/// the first backquote to the last quote goes, so that a quote inside a path cannot end the cut early.
+/// An MHD error line without the request target it quotes (`` `/v1/accounts/bob@example.com/donations' ``, the
+/// path decoded): the log names routes, never paths, which hold account and conversation names. What MHD quotes
+/// otherwise (a header's name: `` `Host' ``) stays. A target is cut from its backquote to the last quote of the
+/// line, so that a quote inside the path cannot end the cut early, or to the end of the line when the line was cut
+/// short before its closing quote (a long path).
 package func withoutRequestTargets(_ line: String) -> String {
-    guard let open = line.firstIndex(of: "`"), let close = line.lastIndex(of: "'"), open < close else { return line }
-    return String(line[..<open]) + "(the request's target)" + String(line[line.index(after: close)...])
+    var searched = line.startIndex
+    while let open = line[searched...].firstIndex(of: "`") {
+        let quoted = line[line.index(after: open)...]
+        guard quoted.hasPrefix("/") || quoted.hasPrefix("*") || quoted.lowercased().hasPrefix("http") else {
+            searched = line.index(after: open)
+            continue
+        }
+        let rest = line.lastIndex(of: "'").flatMap { $0 > open ? line[line.index(after: $0)...] : nil } ?? ""
+        return String(line[..<open]) + "(the request's target)" + String(rest)
+    }
+    return line
 }

@@ -103,6 +103,10 @@ import Testing
         ("Server reached connection limit. Closing inbound connection.", "Server reached connection limit. Closing "
             + "inbound connection."),
         ("a ' quote before a ` backquote", "a ' quote before a ` backquote"),
+        // The line cut at the buffer's end, before its closing quote.
+        ("Failed to send data in request for `/v1/accounts/" + String(repeating: "x", count: 900), "Failed to send "
+            + "data in request for (the request's target)"),
+        ("Received HTTP/1.1 request without `Host' header.", "Received HTTP/1.1 request without `Host' header."),
     ])
     func targetsLeaveTheLine(line: String, logged: String) {
         #expect(withoutRequestTargets(line) == logged)
