@@ -11,5 +11,9 @@ public func expectError<T>(
 ) {
     let error = #expect(throws: (any Error).self, sourceLocation: sourceLocation) { _ = try body() }
     guard let error else { return }
-    #expect((try? matches(error)) == true, "an error that does not match: \(error)", sourceLocation: sourceLocation)
+    do {
+        #expect(try matches(error), "an error that does not match: \(error)", sourceLocation: sourceLocation)
+    } catch {
+        Issue.record(error, "the matcher threw", sourceLocation: sourceLocation)
+    }
 }
