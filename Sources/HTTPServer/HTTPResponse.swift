@@ -44,15 +44,6 @@ public struct HTTPResponse: Sendable, Equatable {
         HTTPResponse(status: status, headers: ["Content-Type": "application/json"], body: Array(text.utf8))
     }
 
-    /// JSON Lines (`Content-Type: application/x-ndjson`): one JSON document a line.
-    /// - Parameters:
-    ///   - text: the lines, each ending in a newline.
-    ///   - status: the status code; 200 unless given.
-    /// - Returns: the response.
-    public static func jsonLines(_ text: String, status: HTTPStatus = .ok) -> HTTPResponse {
-        HTTPResponse(status: status, headers: ["Content-Type": "application/x-ndjson"], body: Array(text.utf8))
-    }
-
     /// Plain text in UTF-8 (`Content-Type: text/plain; charset=utf-8`).
     /// - Parameters:
     ///   - text: the text.
