@@ -150,6 +150,8 @@ extension RedisDonationStore {
                     _ = try? store.settle(
                         unit.round, reply: replies[0], failure: nil, unit.donations, outcomes: &unit.outcomes,
                         ledger: &ledger)
+                case .failure(let error) where !error.mayHaveRun:
+                    break  // refused: it ran nothing
                 default:
                     ledger.noteUnanswered(unit.round, unit.donations)
                 }

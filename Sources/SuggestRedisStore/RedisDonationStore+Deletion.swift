@@ -26,14 +26,14 @@ extension RedisDonationStore {
                 .map { [$0] } ?? []
             drops = { $0.identifier.hasSameBytes(as: identifier) }
         case .groupIdentifier(let group):
-            numbers = try members(RedisCommand("SMEMBERS", key: keys.group(group)))
+            numbers = try conversationNumbers(listedBy: RedisCommand("SMEMBERS", key: keys.group(group)))
             drops = { $0.groupIdentifier?.hasSameBytes(as: group) == true }
         case .before(let date):
-            numbers = try members(
-                RedisCommand("ZRANGEBYSCORE", key: keys.oldest, "-inf", "(" + String(decoding: ScriptBuilder.score(date.seconds), as: UTF8.self)))
+            let below = "(" + String(decoding: ScriptBuilder.score(date.seconds), as: UTF8.self)
+            numbers = try conversationNumbers(listedBy: RedisCommand("ZRANGEBYSCORE", key: keys.oldest, "-inf", below))
             drops = { $0.date < date.seconds }
         case .all, .account:
-            numbers = try members(RedisCommand("HVALS", key: keys.conversationNumbers))
+            numbers = try allConversationNumbers(keys)
             drops = { _ in true }
         }
         let wholeAccount = selector == .all || selector == .account
@@ -203,9 +203,14 @@ extension RedisDonationStore {
         _ = try write([RedisCommand("DEL", key: RedisKeys.accounts)])
     }
 
-    /// The numbers a reply of a set, hash or sorted set lists.
-    func members(_ command: RedisCommand) throws(StoreError) -> [Int64] {
+    /// The conversation numbers that a set, hash or sorted set of them lists (the reply of `command`).
+    func conversationNumbers(listedBy command: RedisCommand) throws(StoreError) -> [Int64] {
         (try send(command).checkedArray() ?? []).compactMap { $0.string.flatMap(Int64.init) }
+    }
+
+    /// The numbers of every conversation of the account.
+    func allConversationNumbers(_ keys: RedisKeys) throws(StoreError) -> [Int64] {
+        try conversationNumbers(listedBy: RedisCommand("HVALS", key: keys.conversationNumbers))
     }
 
     /// What a rewrite did to one conversation.
@@ -259,9 +264,8 @@ extension RedisDonationStore {
                 try RecordCoding.decodeEntry(value.bytes ?? [])
             }
             var snapshots: [String: [UInt8]] = [:]
-            let pairs = try replies[2].checkedArray() ?? []
-            for index in stride(from: 0, to: pairs.count - 1, by: 2) {
-                if let key = pairs[index].string, let body = pairs[index + 1].bytes { snapshots[key] = body }
+            for (key, body) in try replies[2].checkedArray()?.fieldPairs ?? [] {
+                if let key = key.string, let body = body.bytes { snapshots[key] = body }
             }
             let kept = entries.filter { !drops($0) }
             let removed = entries.filter(drops)
@@ -392,7 +396,7 @@ extension RedisDonationStore {
                     && (!contention.holdsLease || ContinuousClock.now - started < WriteLease.longestFold)
             }
             let read = try readWeights(keys)
-            let numbers = try members(RedisCommand("HVALS", key: keys.conversationNumbers)).sorted()
+            let numbers = try allConversationNumbers(keys).sorted()
             var donations: [(sequence: Int64, conversation: Int64, event: ConversationState.Event)] = []
             var start = 0
             while start < numbers.count {
@@ -408,9 +412,8 @@ extension RedisDonationStore {
                     })
                 for (offset, number) in batch.enumerated() {
                     var isGroup: [String: Bool] = [:]
-                    let pairs = try replies[2 * offset + 1].checkedArray() ?? []
-                    for index in stride(from: 0, to: pairs.count - 1, by: 2) {
-                        guard let key = pairs[index].string, let body = pairs[index + 1].bytes else { continue }
+                    for (key, body) in try replies[2 * offset + 1].checkedArray()?.fieldPairs ?? [] {
+                        guard let key = key.string, let body = body.bytes else { continue }
                         isGroup[key] = try Self.decodeIntent(body).isGroup
                     }
                     for value in try replies[2 * offset].checkedArray() ?? [] {
@@ -482,7 +485,7 @@ extension RedisDonationStore {
     func rewriteFiles(slowLogs: SlowLogScope = .none) throws(StoreError) -> Bool {
         guard let nodes = try? client.nodes() else {
             // Owed all the same: the next maintenance step asks again once the nodes can be listed.
-            try noteFileRewrites(done: false)
+            if let unnoted = noteFileRewrites(done: false) { throw Self.rewriteNotOwed(unnoted) }
             return false
         }
         // The snapshot too, whatever the node's `save` setting: a replica's full resync writes one even under
@@ -497,7 +500,7 @@ extension RedisDonationStore {
             }
         }
         let done = requests.allSatisfy { $0.state == .started }
-        try noteFileRewrites(done: done)
+        let unnoted = noteFileRewrites(done: done)
         // Not the nodes found down just now: each would cost the connection's timeout again. (A node that refused a
         // rewrite, where a managed service disables it, may still empty its slow log.)
         let answering = nodes.filter { node in
@@ -509,9 +512,12 @@ extension RedisDonationStore {
                 .misconfigured,
                 "deleted, but the Redis user may not run \(refused.kind.command.name) on \(refused.node.endpoint) "
                     + "(\(message.prefix(100))), so what was deleted stays in that node's files: give the user the "
-                    + "permissions in docs/redis.md, \"A user of its own\"; the next deletion or maintenance step "
-                    + "rewrites them then")
+                    + "permissions in docs/redis.md, \"A user of its own\"; "
+                    + (unnoted.map { "then run BGREWRITEAOF and BGSAVE on every node: the note that owes the rewrite "
+                        + "could not be written (\($0.message))" }
+                        ?? "the next deletion or maintenance step rewrites them then"))
         }
+        if let unnoted { throw Self.rewriteNotOwed(unnoted) }
         if let (node, message) = slowLogRefusal {
             throw StoreError(
                 .misconfigured,
@@ -595,22 +601,37 @@ extension RedisDonationStore {
     /// - Throws: when a rewrite is owed and the note could not be written: nothing else would ask for the rewrite,
     ///   and the deleted bytes would stay in the nodes' files while the deletion said the next upkeep removes them.
     ///   (A rewrite done whose note stays costs one more rewrite: not an error.)
-    private func noteFileRewrites(done: Bool) throws(StoreError) {
+    private func noteFileRewrites(done: Bool) -> StoreError? {
         forgetSettings()
         guard !done else {
             _ = try? write([RedisCommand("HDEL", key: RedisKeys.settings, "files.rewrite")])
-            return
+            return nil
+        }
+        // On the master is enough (no replica need confirm it): the note is the same however often it is written.
+        let note = RedisCommand(
+            script: RedisScripts.setSettings, keys: [RedisKeys.settings], arguments: "files.rewrite", "1")
+        let replies: [RedisValue]
+        do {
+            replies = try writeReplicated([note]).replies
+        } catch {
+            return error
         }
         do {
-            _ = try write([RedisCommand(script: RedisScripts.oweFileRewrite, keys: [RedisKeys.settings])])
+            _ = try Self.refusingErrors(replies)
         } catch {
-            throw StoreError(
-                error.kind,
-                "deleted, but not every Redis node could rewrite its append-only file and snapshot now, and the note "
-                    + "that the store's upkeep owes them a rewrite could not be written (\(error.message)): what was "
-                    + "deleted stays in those files until they are rewritten, by the next deletion or by BGREWRITEAOF "
-                    + "and BGSAVE on every node")
+            return Self.translate(error)
         }
+        return nil
+    }
+
+    /// The error for a rewrite owed that could not be noted (`noteFileRewrites`), which nothing would ask for again.
+    private static func rewriteNotOwed(_ unnoted: StoreError) -> StoreError {
+        StoreError(
+            unnoted.kind,
+            "deleted, but not every Redis node could rewrite its append-only file and snapshot now, and the note that "
+                + "the store's upkeep owes them a rewrite could not be written (\(unnoted.message)): what was deleted "
+                + "stays in those files until they are rewritten, by the next deletion or by BGREWRITEAOF and BGSAVE "
+                + "on every node")
     }
 
     /// The two files of a node that hold its data: the append-only file and the snapshot.

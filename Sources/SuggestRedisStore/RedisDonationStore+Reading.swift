@@ -95,7 +95,7 @@ extension RedisDonationStore {
     /// The account's donations in recording order, each conversation's log and snapshots read in pipelined batches.
     private func recordedDonations(account: String, interruption: () throws -> Void) throws -> [RecordedDonation] {
         let keys = RedisKeys(account: account)
-        let numbers = try members(RedisCommand("HVALS", key: keys.conversationNumbers)).sorted()
+        let numbers = try allConversationNumbers(keys).sorted()
         var donations: [RecordedDonation] = []
         var start = 0
         while start < numbers.count {
@@ -111,9 +111,8 @@ extension RedisDonationStore {
                 })
             for index in batch.indices.map({ $0 - batch.startIndex }) {
                 var intents: [String: SendMessageIntent] = [:]
-                let pairs = try replies[2 * index + 1].checkedArray() ?? []
-                for offset in stride(from: 0, to: pairs.count - 1, by: 2) {
-                    guard let key = pairs[offset].string, let snapshot = pairs[offset + 1].bytes else { continue }
+                for (key, snapshot) in try replies[2 * index + 1].checkedArray()?.fieldPairs ?? [] {
+                    guard let key = key.string, let snapshot = snapshot.bytes else { continue }
                     intents[key] = try Self.decodeIntent(snapshot)
                 }
                 for value in try replies[2 * index].checkedArray() ?? [] {
@@ -131,7 +130,7 @@ extension RedisDonationStore {
 
     public func donationCount(account: String) throws -> Int {
         let keys = RedisKeys(account: account)
-        let numbers = try members(RedisCommand("HVALS", key: keys.conversationNumbers))
+        let numbers = try allConversationNumbers(keys)
         var count = 0
         var start = 0
         while start < numbers.count {
@@ -182,13 +181,11 @@ extension RedisDonationStore {
     /// The account's preferences (its `pref` hash): each conversation with its block and its "suggest less" count.
     func storedPreferences(_ keys: RedisKeys) throws(StoreError) -> [(conversation: String, blocked: Bool, less: Int)] {
         let pairs = try send(RedisCommand("HGETALL", key: keys.preferences)).checkedArray() ?? []
-        var preferences: [(conversation: String, blocked: Bool, less: Int)] = []
-        for index in stride(from: 0, to: pairs.count - 1, by: 2) {
-            guard let conversation = pairs[index].string, let value = pairs[index + 1].string else { continue }
+        return pairs.fieldPairs.compactMap { field, value in
+            guard let conversation = field.string, let value = value.string else { return nil }
             let preference = Self.preference(value)
-            preferences.append((conversation, preference.blocked, preference.less))
+            return (conversation, preference.blocked, preference.less)
         }
-        return preferences
     }
 
     /// Sends commands of the preference script (`RedisScripts.changePreference`); throws on the first refused.
@@ -219,14 +216,13 @@ extension RedisDonationStore {
     private func changePreference(_ operation: String, conversation: String, account: String) throws(StoreError) -> Int {
         let keys = RedisKeys(account: account)
         // A change that only takes away needs no registration of the account (a preference to take away has one
-        // already), which a node at its `maxmemory` would refuse.
-        let registration =
-            RedisScripts.onlyTakesAway(operation) ? [] : [RedisCommand("SADD", key: RedisKeys.accounts, account)]
+        // already). The registration is a write of its own, before the change: in one pipeline with it, a failure
+        // of one said nothing of the other (a change made, then a node of the list lost, was "nothing changed").
+        if !RedisScripts.onlyTakesAway(operation) { try listAccount(keys) }
         let stamp = StateStamp.next()
         let change = RedisScripts.changePreference(conversation, operation, keys: keys, stamp: stamp)
         guard !undoing else {
-            let reply = try pipeline(registration + [change])[registration.count]
-            if let message = reply.errorMessage { throw Self.preferenceRefused(message) }
+            let reply = try pipeline([change])[0]
             return Int(reply.integer ?? 0)
         }
         // Whether the change may take away the conversation's last trace: then its name must leave the nodes' files
@@ -235,8 +231,8 @@ extension RedisDonationStore {
         if RedisScripts.onlyTakesAway(operation) {
             mayEraseLastTrace = try send(RedisCommand("HEXISTS", key: keys.preferences, conversation)).integer == 1
         }
-        let (replies, failure) = try writeReplicated(registration + [change])
-        let reply = replies[registration.count]
+        let (replies, failure) = try writeReplicated([change])
+        let reply = replies[0]
         if let message = reply.errorMessage { throw Self.preferenceRefused(message) }
         if let failure {
             // On the master but not acknowledged: a "suggest less" left there would count twice when the caller

@@ -215,7 +215,9 @@ extension RedisDonationStore {
 
     /// Adds the account to the list of accounts (`sg:accounts`), which maintenance, retention and `accounts()` go by.
     func listAccount(_ keys: RedisKeys) throws(StoreError) {
-        _ = try write([RedisCommand("SADD", key: RedisKeys.accounts, keys.account)])
+        var command = RedisCommand(script: RedisScripts.listAccount, keys: [RedisKeys.accounts])
+        command.append(keys.account)
+        _ = try write([command])
     }
 
     /// One round of an account's donations, read and computed: the script that records them, and the account as

@@ -179,10 +179,7 @@ public final class RedisDonationStore: DonationStore {
             } catch {
                 throw translate(error)
             }
-            var settings: [String: String] = [:]
-            for index in stride(from: 0, to: pairs.count - 1, by: 2) {
-                if let name = pairs[index].string, let setting = pairs[index + 1].string { settings[name] = setting }
-            }
+            let settings = pairs.textFields
             // suggest's keys have no time to live, so only the `allkeys-` policies evict them: a full node then
             // dropped parts of other accounts without a word (an export failed, a listing came back short, a
             // deletion left keys behind).
@@ -330,12 +327,13 @@ public final class RedisDonationStore: DonationStore {
     func write(_ commands: [RedisCommand]) throws(StoreError) -> [RedisValue] {
         if undoing { return try pipeline(commands) }
         let (replies, failure) = try writeReplicated(commands)
+        // Unacknowledged first: the other commands ran, which a refusal of one would not say.
+        if let failure { throw failure }
         do {
             _ = try Self.refusingErrors(replies)
         } catch {
             throw Self.translate(error)
         }
-        if let failure { throw failure }
         return replies
     }
 
@@ -543,16 +541,22 @@ public final class RedisDonationStore: DonationStore {
     /// Keeps the settings an `HGETALL` of `sg:settings` returned.
     func cacheSettings(_ reply: RedisValue) {
         guard let pairs = reply.array else { return }
-        var values: [String: String] = [:]
-        for index in stride(from: 0, to: pairs.count - 1, by: 2) {
-            if let name = pairs[index].string, let value = pairs[index + 1].string { values[name] = value }
-        }
-        settingsCache = (values, ContinuousClock.now)
+        settingsCache = (pairs.textFields, ContinuousClock.now)
     }
 
     func setSetting(_ name: String, _ value: String) throws(StoreError) {
+        try setSettings([(name, value)])
+    }
+
+    /// Sets settings by `RedisScripts.setSettings`, which a full node runs too.
+    func setSettings(_ settings: [(name: String, value: String)]) throws(StoreError) {
         settingsCache = nil
-        _ = try write([RedisCommand("HSET", key: RedisKeys.settings, name, value)])
+        var command = RedisCommand(script: RedisScripts.setSettings, keys: [RedisKeys.settings])
+        for (name, value) in settings {
+            command.append(name)
+            command.append(value)
+        }
+        _ = try write([command])
     }
 
     /// Forgets settings, after this store changed them (the next read asks Redis).

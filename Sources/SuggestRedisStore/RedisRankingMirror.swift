@@ -109,11 +109,8 @@ public final class RedisRankingMirror: Sendable {
         if let message = head[2].errorMessage { throw StoreError(.failed, "Redis refused a command: \(message)") }
         let weights = try head[2].bytes.map(RecordCoding.decodeWeights) ?? .empty
         var preferences: [[UInt8]: String] = [:]
-        let pairs = try head[3].checkedArray() ?? []
-        for index in stride(from: 0, to: pairs.count - 1, by: 2) {
-            if let conversation = pairs[index].bytes, let value = pairs[index + 1].string {
-                preferences[conversation] = value
-            }
+        for (conversation, value) in try head[3].checkedArray()?.fieldPairs ?? [] {
+            if let conversation = conversation.bytes, let value = value.string { preferences[conversation] = value }
         }
         var conversations: [MirroredRedisAccount.Conversation] = []
         conversations.reserveCapacity(numbers.count)

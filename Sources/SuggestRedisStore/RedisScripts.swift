@@ -39,16 +39,26 @@ enum RedisScripts {
         return 1
         """)
 
-    /// Notes in the settings that the nodes' files owe a rewrite (`files.rewrite`). A script, to run at `maxmemory`
-    /// too (a plain `HSET` is refused there): a deletion on a full node frees memory, and its rewrite must stay owed
-    /// all the same.
+    /// Sets fields of the store's settings, at `maxmemory` too (a plain `HSET` is refused there): a few bytes, which
+    /// a full node must take for what frees room to go on (a shorter retention, the rewrite a deletion owes).
     ///
-    /// KEYS: the settings.
-    static let oweFileRewrite = RedisScript(
+    /// KEYS: the settings. ARGV: field, value, field, value...
+    static let setSettings = RedisScript(
         """
         #!lua flags=allow-oom
-        redis.call('HSET', KEYS[1], 'files.rewrite', '1')
+        redis.call('HSET', KEYS[1], unpack(ARGV))
         return 1
+        """)
+
+    /// Adds an account's name to the list of accounts, at `maxmemory` too: a full node that holds the list refused
+    /// every new writer's first donation, whatever room the account's own node had, and the name that a deletion
+    /// takes out and puts back when a preference keeps the account, so that the deletion failed for good.
+    ///
+    /// KEYS: the list of accounts. ARGV: the name.
+    static let listAccount = RedisScript(
+        """
+        #!lua flags=allow-oom
+        return redis.call('SADD', KEYS[1], ARGV[1])
         """)
 
     /// Forgets the numbers of conversations that have no hash: each identifier's, if `cid` still maps it to the

@@ -61,10 +61,14 @@ import Testing
             ["import", "-", "--store", url], input: Array((line + "\n").utf8), scratch: scratch.path)
         #expect(noted.status == 0, "\(noted)")
         try setUser(readOnlySettings + Self.permissions.filter { $0 != "+bgrewriteaof" && $0 != "~sg:*" })
+        // A setting it may not write is refused (the refusal was read as a reply: "33" printed, 90 kept).
+        let setting = try Suggest.run(["config", "--max-age-days", "33", "--store", url], scratch: scratch.path)
+        #expect(setting.status == 1 && setting.error.contains("may not run"), "\(setting)")
         let unnoted = try Suggest.run(["delete", "--account", name, "--all", "--store", url], scratch: scratch.path)
         #expect(unnoted.status == 1 && unnoted.errorLines.count == 1, "\(unnoted)")
         #expect(
-            unnoted.error.contains("the note that the store's upkeep owes them a rewrite could not be written"),
+            unnoted.error.contains("may not run BGREWRITEAOF")
+                && unnoted.error.contains("the note that owes the rewrite could not be written"),
             "\(unnoted)")
         try setUser(Self.permissions)
         let export = try Suggest.run(["export", "--account", name, "--store", url], scratch: scratch.path)
