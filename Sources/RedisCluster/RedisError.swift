@@ -35,7 +35,8 @@ public enum RedisError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Whether the failing command may have run all the same: it was sent, and its reply was lost (the connection
     /// broke, or the reply did not come in time, or did not parse). A refusal, a node that could not be reached, a
     /// cluster that could not serve the slot in the retry time (`TRYAGAIN`, `CLUSTERDOWN`), a wait for a free
-    /// connection: it did not run.
+    /// connection: it did not run. Of one command only: a pipeline of several may fail so on one of them after
+    /// others ran, so a caller that must know sends what it must know of alone.
     public var mayHaveRun: Bool {
         switch self {
         case .connectionLost(_, _, let mayHaveRun): mayHaveRun

@@ -102,30 +102,43 @@ extension RedisDonationStore {
             try interruption()
             let batch = numbers[start..<min(start + 64, numbers.count)]
             start += batch.count
-            let replies = try pipeline(
-                batch.flatMap { number in
-                    [
-                        RedisCommand("LRANGE", key: keys.donations(number), 0, -1),
-                        RedisCommand("HGETALL", key: keys.snapshots(number)),
-                    ]
-                })
-            for index in batch.indices.map({ $0 - batch.startIndex }) {
-                var intents: [String: SendMessageIntent] = [:]
-                for (key, snapshot) in try replies[2 * index + 1].checkedArray()?.fieldPairs ?? [] {
-                    guard let key = key.string, let snapshot = snapshot.bytes else { continue }
-                    intents[key] = try Self.decodeIntent(snapshot)
-                }
-                for value in try replies[2 * index].checkedArray() ?? [] {
-                    let entry = try RecordCoding.decodeEntry(value.bytes ?? [])
-                    guard let intent = intents[entry.snapshot] else {
-                        throw StoreError.damaged("a donation's snapshot in Redis")
-                    }
-                    donations.append(RecordedDonation(entry: entry, intent: intent))
-                }
+            for log in try conversationLogs(batch, keys) {
+                donations += log.entries.map { RecordedDonation(entry: $0.entry, intent: $0.intent) }
             }
         }
         donations.sort { $0.entry.sequence < $1.entry.sequence }
         return donations
+    }
+
+    /// The logs of some of an account's conversations, in one round trip: each entry (`LRANGE` of the log) with the
+    /// intent of its snapshot (`HGETALL` of the conversation's snapshots).
+    /// - Throws: `.damaged` for an entry whose snapshot is missing.
+    func conversationLogs(_ numbers: ArraySlice<Int64>, _ keys: RedisKeys) throws(StoreError)
+        -> [(number: Int64, entries: [(entry: RecordCoding.Entry, intent: SendMessageIntent)])]
+    {
+        let replies = try pipeline(
+            numbers.flatMap { number in
+                [
+                    RedisCommand("LRANGE", key: keys.donations(number), 0, -1),
+                    RedisCommand("HGETALL", key: keys.snapshots(number)),
+                ]
+            })
+        return try numbers.enumerated().map { (offset, number) throws(StoreError) in
+            var intents: [String: SendMessageIntent] = [:]
+            for (key, snapshot) in try replies[2 * offset + 1].checkedArray()?.fieldPairs ?? [] {
+                guard let key = key.string, let snapshot = snapshot.bytes else { continue }
+                intents[key] = try Self.decodeIntent(snapshot)
+            }
+            let entries = try (try replies[2 * offset].checkedArray() ?? []).map {
+                value throws(StoreError) -> (entry: RecordCoding.Entry, intent: SendMessageIntent) in
+                let entry = try RecordCoding.decodeEntry(value.bytes ?? [])
+                guard let intent = intents[entry.snapshot] else {
+                    throw StoreError.damaged("a donation's snapshot in Redis")
+                }
+                return (entry, intent)
+            }
+            return (number, entries)
+        }
     }
 
     public func donationCount(account: String) throws -> Int {

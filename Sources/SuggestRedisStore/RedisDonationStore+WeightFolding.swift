@@ -42,31 +42,12 @@ extension RedisDonationStore {
                 guard try mayGoOn() else { return false }
                 let batch = numbers[start..<min(start + 64, numbers.count)]
                 start += batch.count
-                let replies = try pipeline(
-                    batch.flatMap { number in
-                        [
-                            RedisCommand("LRANGE", key: keys.donations(number), 0, -1),
-                            RedisCommand("HGETALL", key: keys.snapshots(number)),
-                        ]
-                    })
-                for (offset, number) in batch.enumerated() {
-                    var isGroup: [String: Bool] = [:]
-                    for (key, body) in try replies[2 * offset + 1].checkedArray()?.fieldPairs ?? [] {
-                        guard let key = key.string, let body = body.bytes else { continue }
-                        isGroup[key] = try Self.decodeIntent(body).isGroup
-                    }
-                    for value in try replies[2 * offset].checkedArray() ?? [] {
-                        let entry = try RecordCoding.decodeEntry(value.bytes ?? [])
-                        guard let group = isGroup[entry.snapshot] else {
-                            throw StoreError.damaged("a donation's snapshot in Redis")
-                        }
-                        donations.append(
-                            (
-                                entry.sequence, number,
-                                ConversationState.Event(
-                                    date: Timestamp(seconds: entry.date), direction: entry.direction,
-                                    isEngagedSuggestion: entry.engaged, isGroup: group)
-                            ))
+                for log in try conversationLogs(batch, keys) {
+                    for (entry, intent) in log.entries {
+                        let event = ConversationState.Event(
+                            date: Timestamp(seconds: entry.date), direction: entry.direction,
+                            isEngagedSuggestion: entry.engaged, isGroup: intent.isGroup)
+                        donations.append((entry.sequence, log.number, event))
                     }
                 }
             }
