@@ -175,6 +175,39 @@ import Testing
         #expect(outcome.error.contains("cannot accept a connection: "), "\(outcome.error.suffix(800))")
     }
 
+    /// A server whose process the system refuses new threads (a container's limit on processes), once it has
+    /// answered a donation and its idle threads have gone: each donation hung for as long as that lasted (the
+    /// group writer's queue asked libdispatch for a thread, which retried inside `async` on the request's thread),
+    /// then was refused as "locked by another write". The writer has a thread of its own now.
+    @Test func aServerRefusedNewThreadsStillRecords() throws {
+        guard let strace = Self.strace else {
+            try Test.cancel("strace is missing, or may not trace a child and fail its calls here")
+        }
+        let fixture = try StoreFixture("syscall-threads")
+        let server = try ServeProcess(["--store", fixture.store], scratch: fixture.scratch)
+        let body = Array(#"{"date":1796000000,"intent":{"conversationIdentifier":"c"}}"#.utf8)
+        func donate() throws -> Int {
+            try HTTPClient(port: server.port, timeout: 10).request(
+                "POST", "/v1/accounts/a/donations", headers: [("Content-Type", "application/json")], body: body
+            ).status
+        }
+        #expect(try donate() == 201)
+        sleepSeconds(20)  // libdispatch lets its idle threads go
+        let refusing = try ChildProcess(
+            executable: strace,
+            arguments: [
+                "-f", "-qq", "-o", "/dev/null", "-p", String(server.process.pid), "-e", "trace=clone,clone3",
+                "-e", "inject=clone,clone3:error=EAGAIN",
+            ],
+            environment: [:], inputPath: nil, scratch: fixture.scratch)
+        defer {
+            refusing.send(SIGTERM)
+            refusing.wait(timeout: 10)
+        }
+        sleepSeconds(1)  // attached
+        #expect(try donate() == 201)
+    }
+
     private func donations(in fixture: StoreFixture) throws -> Int {
         try fixture.succeed(["export"]).split(separator: "\n").count
     }

@@ -1,3 +1,4 @@
+import CSystem
 import Dispatch
 import SuggestCore
 import Synchronization
@@ -14,9 +15,12 @@ import Synchronization
 /// donation refused) is rolled back alone; a failed commit fails every piece of it. Nothing is acknowledged before
 /// the commit that holds it.
 ///
-/// The queue writes, not one of the waiting requests, so that under a stream of donations one group follows the
-/// next with no hand-over between threads: the writing is the one serial part of a server's donations, and a
-/// hand-over would leave it idle until the next thread was scheduled.
+/// A thread of the writer's own writes, not one of the waiting requests, so that under a stream of donations one
+/// group follows the next with no hand-over between threads: the writing is the one serial part of a server's
+/// donations, and a hand-over would leave it idle until the next thread was scheduled. It is started with the first
+/// piece and lives as long as the writer: a queue of libdispatch's asked the system for a thread at each burst,
+/// and where the system refused one (a container's limit on processes), libdispatch retried inside `async`, on the
+/// request's own thread, so every donation hung for as long as that lasted.
 ///
 /// A piece is written only within `maximumWait` of the moment it was queued, however many groups waited before it
 /// for another process's write lock, or for this process's (a deletion's): a group waits for the lock as long as
@@ -40,9 +44,9 @@ public final class GroupCommitWriter: Sendable {
     /// How long a piece may wait, from the moment it is queued, until its transaction holds the write lock.
     private let maximumWait: Duration
     private let state = Mutex(State())
-    /// Runs the writing (`writeWhileWaiting`), one group after another.
-    private let writerQueue = DispatchQueue(label: "suggest.group-commit")
-    /// Touched only on `writerQueue`.
+    /// Wakes the writing thread, and tells it to end once the writer goes.
+    private let signal = WriterSignal()
+    /// Touched only on the writing thread.
     private let connection = ConnectionSlot()
     /// How long a piece waits unless told otherwise: as long as one of the store's connections waits for a lock.
     public static var defaultMaximumWait: Duration { .milliseconds(Int64(Database.busyTimeoutMilliseconds)) }
@@ -56,8 +60,10 @@ public final class GroupCommitWriter: Sendable {
 
     private struct State {
         var waiting: [Piece] = []
-        /// Whether `writeWhileWaiting` is running or queued: it takes every piece queued before it stops.
+        /// Whether `writeWhileWaiting` is running or woken: it takes every piece queued before it stops.
         var writing = false
+        /// The writing thread, once started.
+        var thread: pthread_t?
         var statistics = Statistics()
     }
 
@@ -70,6 +76,11 @@ public final class GroupCommitWriter: Sendable {
         self.open = open
     }
 
+    deinit {
+        signal.closed.store(true, ordering: .releasing)
+        signal.wake.signal()
+    }
+
     /// What has been committed so far.
     public var statistics: Statistics { state.withLock { $0.statistics } }
 
@@ -79,7 +90,9 @@ public final class GroupCommitWriter: Sendable {
     ///   transaction cannot begin or commit (then nothing of it is stored).
     func commit<T>(_ work: @escaping (SQLiteDonationStore) throws -> T) throws -> T {
         // A piece's work that committed through the writer again would wait for itself.
-        dispatchPrecondition(condition: .notOnQueue(writerQueue))
+        precondition(
+            state.withLock { $0.thread.map { pthread_equal($0, pthread_self()) == 0 } ?? true },
+            "a piece committed through its own group's writer")
         let result = ResultSlot<T>()
         let piece = Piece { store in
             do {
@@ -90,19 +103,59 @@ public final class GroupCommitWriter: Sendable {
                 return error
             }
         }
-        let startsWriting = state.withLock { state in
+        let wakesWriter = try state.withLock { (state: inout State) throws(StoreError) -> Bool in
+            if state.thread == nil { state.thread = try startWriting() }
             state.waiting.append(piece)
             guard !state.writing else { return false }
             state.writing = true
             return true
         }
-        if startsWriting {
-            writerQueue.async { self.writeWhileWaiting() }
-        }
+        if wakesWriter { signal.wake.signal() }
         piece.wake.wait()
         if let failure = piece.commitFailure { throw failure }
         guard let value = result.value else { preconditionFailure("a piece of a committed group has no result") }
         return try value.get()
+    }
+
+    /// Starts the writing thread: it runs `writeWhileWaiting` each time it is woken, until the writer goes.
+    /// - Throws: `.busy` when the system refuses a thread (nothing is queued then).
+    private func startWriting() throws(StoreError) -> pthread_t {
+        final class Body {
+            let run: () -> Void
+            init(_ run: @escaping () -> Void) { self.run = run }
+        }
+        let signal = self.signal
+        let body = Body { [weak self] in
+            while true {
+                signal.wake.wait()
+                guard !signal.closed.load(ordering: .acquiring), let writer = self else { return }
+                writer.writeWhileWaiting()
+            }
+        }
+        var thread = pthread_t()
+        let context = Unmanaged.passRetained(body).toOpaque()
+        let created = pthread_create(
+            &thread, nil,
+            { raw in
+                guard let raw else { return nil }
+                Unmanaged<Body>.fromOpaque(raw).takeRetainedValue().run()
+                return nil
+            }, context)
+        guard created == 0 else {
+            Unmanaged<Body>.fromOpaque(context).release()
+            throw StoreError(
+                .busy,
+                "cannot start the store's writing thread (\(ErrorNumber.describe(created))); nothing of it was "
+                    + "recorded: retry in a moment")
+        }
+        pthread_detach(thread)
+        return thread
+    }
+
+    /// What wakes the writing thread, shared with it so that it can end after the writer has gone.
+    private final class WriterSignal: Sendable {
+        let wake = DispatchSemaphore(value: 0)
+        let closed = Atomic<Bool>(false)
     }
 
     /// Commits the waiting pieces, a group at a time, until none is left.
