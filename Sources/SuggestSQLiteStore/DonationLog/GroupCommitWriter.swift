@@ -9,9 +9,9 @@ import Synchronization
 /// Two things make a server's donations slow when each request commits on its own connection: a commit costs the
 /// same whether it carries one donation or fifty, and SQLite empties a connection's page cache whenever another
 /// connection has written, so each request re-reads the pages the one before it wrote. Here every donation of a
-/// server goes through one connection, whose cache therefore stays valid, and one serial queue does all the
-/// writing: while it commits a group, the requests that arrive wait together, and it takes them all as the next
-/// group, each piece in a savepoint of its own, then wakes them with their outcomes. A piece whose work fails (a
+/// server goes through one connection, whose cache therefore stays valid, and one thread does all the writing:
+/// while it commits a group, the requests that arrive wait together, and it takes them all as the next group, each
+/// piece in a savepoint of its own, then wakes them with their outcomes. A piece whose work fails (a
 /// donation refused) is rolled back alone; a failed commit fails every piece of it. Nothing is acknowledged before
 /// the commit that holds it.
 ///
@@ -300,7 +300,7 @@ public final class GroupCommitWriter: Sendable {
         }
     }
 
-    /// A piece's result, written on the writing queue and read by the piece's own thread after it is woken.
+    /// A piece's result, written on the writing thread and read by the piece's own thread after it is woken.
     private final class ResultSlot<T>: @unchecked Sendable {
         var value: Result<T, any Error>?
     }
