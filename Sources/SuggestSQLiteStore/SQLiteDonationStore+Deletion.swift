@@ -335,7 +335,7 @@ extension SQLiteDonationStore {
         try database.excludingWriters {
             // Read from the log's index holding this process's writers out: every process's commits count, and a
             // log started over since the last copy counts from its new start. An index that cannot be read (being
-            // rewritten by another process) leaves the restart to be tried, as before this rule.
+            // rewritten by another process) leaves the restart to be tried.
             let remainder = WALIndexHeader(connection: database)?.framesNotCopied ?? 0
             guard remainder <= Self.restartRemainderFrames else { return false }
             return try database.withoutWaiting { try startLogOver(cutting: false) }

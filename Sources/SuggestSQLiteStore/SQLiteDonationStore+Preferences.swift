@@ -14,7 +14,7 @@ extension SQLiteDonationStore {
                     """
                 ).run([.text(account), .text(conversation), .integer(blocked ? 1 : 0)])
                 // An unblock of a conversation never blocked inserts the row and drops it again: nothing was
-                // deleted, and no rewrite is owed (a review found one owed by every such call).
+                // deleted, and no rewrite is owed.
                 return try dropEmptyPreferences(conversation: conversation, account: account, hadRow: existed)
             }
             if lastTraceGone { _ = eraseDeletedBytes() }

@@ -37,8 +37,8 @@ public final class SQLiteDonationStore: DonationStore {
     public let largeImportCacheKiB: Int
     /// What an import's writer may hold in memory before it writes what it has (`DonationWriter.heldBytes`). An
     /// ordinary history stays well under it (163 MiB at the end of 2M donations over 100k conversations), so it
-    /// writes once, at the end; one whose every line names a thousand new people held 1.5 GB for 170 MB of lines
-    /// before this bound. Tests set it low.
+    /// writes once, at the end; without it, one whose every line names a thousand new people would hold 1.5 GB for
+    /// 170 MB of lines. Tests set it low.
     var importMemoryBudget = 384 << 20
     /// The writer every piece of a `GroupCommitWriter`'s group records into, while the group runs on this (its
     /// writing) connection: `SQLiteDonationStore+GroupWriting.swift`.
@@ -148,10 +148,10 @@ public final class SQLiteDonationStore: DonationStore {
                 if database.owesLogScrub { _ = try? store.truncateLogIfIdle() }
                 // So does a deletion's rewrite of the file that did not happen (a full disk, a process killed
                 // after the deletion's commit), without waiting for another process's write: that may be the
-                // deletion that owes it, which rewrites the file itself (a review found commands waiting 31 s
-                // behind a writer here). A server's store keeps to its pacing here as in its checkpoints: a
-                // connection its pool opens under load would otherwise rewrite the file on a request's thread, right
-                // after the rewrite that the pacing holds back.
+                // deletion that owes it, which rewrites the file itself (waiting here would hold the command as
+                // long as that writer goes on: 31 s, measured). A server's store keeps to its pacing here as in its
+                // checkpoints: a connection its pool opens under load would otherwise rewrite the file on a
+                // request's thread, right after the rewrite that the pacing holds back.
                 if pacingRewrites.map(database.mayRewriteNow) ?? true { store.settleOwedRewrite() }
                 try mirror?.attach(path: path)
                 if createIfMissing { store.reserve.replenish() }

@@ -5,8 +5,8 @@ import Synchronization
 
 /// The exports being sent (`GET /v1/accounts/{account}/donations`), each as its client reads it: a cursor on a
 /// store connection of its own (`DonationStore.openDonationCursor`) makes the next lines when the connection can
-/// take them. Built whole, an account of 1.4M donations took 500 MB a request, held until its client had read it:
-/// four clients reading slowly took the server to 2.4 GB.
+/// take them. Built whole, an export would hold its account's history until its client had read it: 500 MB a
+/// request for 1.4M donations, 2.4 GB for four clients reading slowly.
 final class Exports: Sendable {
     /// Exports being sent now.
     private let sending = Atomic<Int>(0)
