@@ -54,7 +54,7 @@ let package = Package(
         .target(name: "SuggestShare", dependencies: ["SuggestCore", "CSystem"], swiftSettings: strict),
         // The embedded store: the donation log and its ranking state in SQLite.
         .target(
-            name: "SuggestSQLiteStore", dependencies: ["SuggestCore", "CSQLite", "CSystem"],
+            name: "SuggestSQLiteStore", dependencies: ["SuggestCore", "CSQLite", "CSystem", "SystemThread"],
             exclude: privacyManifest.exclude, resources: privacyManifest.resources, swiftSettings: strict),
         // What an app imports: `SuggestionService`, the engine behind an async, Sendable face, on the embedded store.
         .target(
@@ -82,7 +82,10 @@ let package = Package(
 
         // A generic HTTP/1.1 server on libmicrohttpd: requests in, responses out, limits, graceful stop, signals. It
         // knows nothing of suggest's API.
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CSystem"], swiftSettings: strict),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CSystem", "SystemThread"], swiftSettings: strict),
+
+        // A thread of the system's own, for work that must not wait on libdispatch for one.
+        .target(name: "SystemThread", dependencies: ["CSystem"], swiftSettings: strict),
 
         // The HTTP API of `suggest serve`: routes, tenants and keys, metrics, the OpenAPI document.
         .target(
@@ -134,7 +137,7 @@ let package = Package(
         // `suggest serve` end to end: the built binaries, real HTTP over loopback, a real store.
         .testTarget(name: "SuggestServerTests", dependencies: ["SuggestCore", "SuggestTestSupport"], swiftSettings: strict),
         .testTarget(
-            name: "HTTPServerTests", dependencies: ["HTTPServer", "SuggestTestSupport", "CSystem"],
+            name: "HTTPServerTests", dependencies: ["HTTPServer", "SuggestTestSupport", "CSystem", "SystemThread"],
             swiftSettings: strict),
         // The Redis client against real local servers and clusters that the tests start (redis-server must be
         // installed).

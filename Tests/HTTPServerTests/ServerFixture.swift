@@ -1,6 +1,7 @@
 import HTTPServer
 import SuggestTestSupport
 import Synchronization
+import SystemThread
 
 #if canImport(Glibc)
     import Glibc
@@ -127,24 +128,11 @@ final class TestThread {
 
     /// Starts `body` on a new thread.
     init(_ body: @escaping @Sendable () -> Void) throws {
-        final class Box: Sendable {
-            let body: @Sendable () -> Void
-            init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+        switch startSystemThread(body) {
+        case .success(let thread): self.thread = thread
+        case .failure(let refused):
+            throw HarnessError("cannot start a thread: \(String(cString: strerror(refused.number)))")
         }
-        let box = Unmanaged.passRetained(Box(body)).toOpaque()
-        var thread = pthread_t()
-        let created = pthread_create(
-            &thread, nil,
-            { raw in
-                guard let raw else { return nil }
-                Unmanaged<Box>.fromOpaque(raw).takeRetainedValue().body()
-                return nil
-            }, box)
-        guard created == 0 else {
-            Unmanaged<Box>.fromOpaque(box).release()
-            throw HarnessError("cannot start a thread: \(String(cString: strerror(created)))")
-        }
-        self.thread = thread
     }
 
     /// Waits for the thread to end.

@@ -2,6 +2,7 @@ import CSystem
 import Dispatch
 import SuggestCore
 import Synchronization
+import SystemThread
 
 /// One writing connection for every connection of a server to one store, committing the donations of requests that
 /// arrive together in one transaction (group commit).
@@ -120,36 +121,24 @@ public final class GroupCommitWriter: Sendable {
     /// Starts the writing thread: it runs `writeWhileWaiting` each time it is woken, until the writer goes.
     /// - Throws: `.busy` when the system refuses a thread (nothing is queued then).
     private func startWriting() throws(StoreError) -> pthread_t {
-        final class Body {
-            let run: () -> Void
-            init(_ run: @escaping () -> Void) { self.run = run }
-        }
         let signal = self.signal
-        let body = Body { [weak self] in
+        let started = startSystemThread { [weak self] in
             while true {
                 signal.wake.wait()
                 guard !signal.closed.load(ordering: .acquiring), let writer = self else { return }
                 writer.writeWhileWaiting()
             }
         }
-        var thread = pthread_t()
-        let context = Unmanaged.passRetained(body).toOpaque()
-        let created = pthread_create(
-            &thread, nil,
-            { raw in
-                guard let raw else { return nil }
-                Unmanaged<Body>.fromOpaque(raw).takeRetainedValue().run()
-                return nil
-            }, context)
-        guard created == 0 else {
-            Unmanaged<Body>.fromOpaque(context).release()
+        switch started {
+        case .success(let thread):
+            pthread_detach(thread)
+            return thread
+        case .failure(let refused):
             throw StoreError(
                 .busy,
-                "cannot start the store's writing thread (\(ErrorNumber.describe(created))); nothing of it was "
-                    + "recorded: retry in a moment")
+                "cannot start the store's writing thread (\(ErrorNumber.describe(refused.number))); nothing of it "
+                    + "was recorded: retry in a moment")
         }
-        pthread_detach(thread)
-        return thread
     }
 
     /// What wakes the writing thread, shared with it so that it can end after the writer has gone.
