@@ -135,9 +135,10 @@ extension RedisDonationStore {
 
     /// Notes in the settings whether a rewrite of the nodes' files is still owed (`files.rewrite`), for the next
     /// maintenance step.
-    /// - Throws: when a rewrite is owed and the note could not be written: nothing else would ask for the rewrite,
-    ///   and the deleted bytes would stay in the nodes' files while the deletion said the next upkeep removes them.
-    ///   (A rewrite done whose note stays costs one more rewrite: not an error.)
+    /// - Returns: why the note could not be written, when a rewrite is owed: nothing else would ask for it, and the
+    ///   deleted bytes would stay in the nodes' files while the deletion said the next upkeep removes them (the
+    ///   caller says so, after the more specific refusals). A rewrite done whose note stays costs one more rewrite:
+    ///   not an error.
     private func noteFileRewrites(done: Bool) -> StoreError? {
         forgetSettings()
         guard !done else {
@@ -147,16 +148,10 @@ extension RedisDonationStore {
         // On the master is enough (no replica need confirm it): the note is the same however often it is written.
         let note = RedisCommand(
             script: RedisScripts.setSettings, keys: [RedisKeys.settings], arguments: "files.rewrite", "1")
-        let replies: [RedisValue]
         do {
-            replies = try writeReplicated([note]).replies
+            _ = try Self.refusingErrors(try writeReplicated([note]).replies)
         } catch {
             return error
-        }
-        do {
-            _ = try Self.refusingErrors(replies)
-        } catch {
-            return Self.translate(error)
         }
         return nil
     }

@@ -203,9 +203,7 @@ extension RedisDonationStore {
 
     /// Sends commands of the preference script (`RedisScripts.changePreference`); throws on the first refused.
     func changePreferences(_ commands: [RedisCommand]) throws(StoreError) {
-        for reply in try write(commands) {
-            if let message = reply.errorMessage { throw Self.preferenceRefused(message) }
-        }
+        _ = try write(commands)
     }
 
     /// The error for a preference script's error reply: a full node's as any write's at `maxmemory` (what to do

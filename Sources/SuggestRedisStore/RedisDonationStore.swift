@@ -304,18 +304,24 @@ public final class RedisDonationStore: DonationStore {
     /// - Throws: as `refusingErrors` does when Redis refused one of them.
     func pipeline(_ commands: [RedisCommand]) throws(StoreError) -> [RedisValue] {
         guard !commands.isEmpty else { return [] }
+        let replies: [RedisValue]
         do {
-            return try Self.refusingErrors(try client.pipeline(commands))
+            replies = try client.pipeline(commands)
         } catch {
             throw Self.translate(error)
         }
+        return try Self.refusingErrors(replies)
     }
 
-    /// The replies of a pipeline, unless Redis refused one of its commands: then the error of the first refusal
-    /// (`RedisValue.checked`). A refusal read as a reply would say that a change was made which was not (a
+    /// The replies of a pipeline, unless Redis refused one of its commands: then the store's error for the first
+    /// refusal (`RedisValue.checked`). A refusal read as a reply would say that a change was made which was not (a
     /// setting refused by a node at its `maxmemory`), or that there was nothing to read.
-    static func refusingErrors(_ replies: [RedisValue]) throws(RedisError) -> [RedisValue] {
-        for reply in replies { _ = try reply.checked() }
+    static func refusingErrors(_ replies: [RedisValue]) throws(StoreError) -> [RedisValue] {
+        do {
+            for reply in replies { _ = try reply.checked() }
+        } catch {
+            throw translate(error)
+        }
         return replies
     }
 
@@ -329,12 +335,7 @@ public final class RedisDonationStore: DonationStore {
         let (replies, failure) = try writeReplicated(commands)
         // Unacknowledged first: the other commands ran, which a refusal of one would not say.
         if let failure { throw failure }
-        do {
-            _ = try Self.refusingErrors(replies)
-        } catch {
-            throw Self.translate(error)
-        }
-        return replies
+        return try Self.refusingErrors(replies)
     }
 
     /// Sends writes as one pipeline (one round trip per node), then, with replicas, `WAIT` on every connection used.
@@ -550,7 +551,7 @@ public final class RedisDonationStore: DonationStore {
 
     /// Sets settings by `RedisScripts.setSettings`, which a full node runs too.
     func setSettings(_ settings: [(name: String, value: String)]) throws(StoreError) {
-        settingsCache = nil
+        forgetSettings()
         var command = RedisCommand(script: RedisScripts.setSettings, keys: [RedisKeys.settings])
         for (name, value) in settings {
             command.append(name)

@@ -106,7 +106,6 @@ public final class RedisRankingMirror: Sendable {
         ])
         guard let stamp = head[0].bytes else { return nil }
         let numbers = (try head[1].checkedArray() ?? []).compactMap { $0.string.flatMap(Int64.init) }.sorted()
-        if let message = head[2].errorMessage { throw StoreError(.failed, "Redis refused a command: \(message)") }
         let weights = try head[2].bytes.map(RecordCoding.decodeWeights) ?? .empty
         var preferences: [[UInt8]: String] = [:]
         for (conversation, value) in try head[3].checkedArray()?.fieldPairs ?? [] {

@@ -310,7 +310,6 @@ public final class RedisRankingSource: RankingSource {
                 mirrored)
             var read: [(Int32, SendMessageIntent?)] = []
             for (index, reply) in zip(unread, replies) {
-                if let message = reply.errorMessage { throw StoreError(.failed, "Redis refused a command: \(message)") }
                 let intent = try reply.bytes.map(RedisDonationStore.decodeIntent)
                 intents[index] = .some(intent)
                 read.append((slots[index], intent))
@@ -322,9 +321,7 @@ public final class RedisRankingSource: RankingSource {
 
     public func allConversations() throws -> [ConversationHandle] {
         if let mirrored { return (0..<Int64(mirrored.count)).map(ConversationHandle.init) }
-        let reply = try store.send(RedisCommand("HVALS", key: keys.conversationNumbers))
-        return (try reply.checkedArray() ?? []).compactMap { $0.string.flatMap(Int64.init) }.sorted()
-            .map(ConversationHandle.init)
+        return try store.allConversationNumbers(keys).sorted().map(ConversationHandle.init)
     }
 
     /// The account's weights (`lw`, field `w`), `.empty` without them.
@@ -337,7 +334,6 @@ public final class RedisRankingSource: RankingSource {
     public func learnedWeights(beforeOpening lists: [SortedList]) throws -> LearnedWeights {
         if let mirrored { return mirrored.weights }
         let reply = try pipeline([RedisCommand("HGET", key: keys.learnedWeights, "w")], readingFirstPagesOf: lists)[0]
-        if let message = reply.errorMessage { throw StoreError(.failed, "Redis refused a command: \(message)") }
         return try reply.bytes.map(RecordCoding.decodeWeights) ?? .empty
     }
 
