@@ -45,8 +45,8 @@ public final class GroupCommitWriter: Sendable {
     /// How long a piece may wait, from the moment it is queued, until its transaction holds the write lock.
     private let maximumWait: Duration
     private let state = Mutex(State())
-    /// Wakes the writing thread, and tells it to end once the writer goes.
-    private let signal = WriterSignal()
+    /// Wakes the writing thread; woken once the writer has gone, it ends.
+    private let wake = DispatchSemaphore(value: 0)
     /// Touched only on the writing thread.
     private let connection = ConnectionSlot()
     /// How long a piece waits unless told otherwise: as long as one of the store's connections waits for a lock.
@@ -77,10 +77,7 @@ public final class GroupCommitWriter: Sendable {
         self.open = open
     }
 
-    deinit {
-        signal.closed.store(true, ordering: .releasing)
-        signal.wake.signal()
-    }
+    deinit { wake.signal() }
 
     /// What has been committed so far.
     public var statistics: Statistics { state.withLock { $0.statistics } }
@@ -90,10 +87,6 @@ public final class GroupCommitWriter: Sendable {
     /// - Throws: what `work` throws (its changes are rolled back, no one else's), or the store's error when the
     ///   transaction cannot begin or commit (then nothing of it is stored).
     func commit<T>(_ work: @escaping (SQLiteDonationStore) throws -> T) throws -> T {
-        // A piece's work that committed through the writer again would wait for itself.
-        precondition(
-            state.withLock { $0.thread.map { pthread_equal($0, pthread_self()) == 0 } ?? true },
-            "a piece committed through its own group's writer")
         let result = ResultSlot<T>()
         let piece = Piece { store in
             do {
@@ -105,13 +98,17 @@ public final class GroupCommitWriter: Sendable {
             }
         }
         let wakesWriter = try state.withLock { (state: inout State) throws(StoreError) -> Bool in
+            // A piece's work that committed through the writer again would wait for itself.
+            precondition(
+                state.thread.map { pthread_equal($0, pthread_self()) == 0 } ?? true,
+                "a piece committed through its own group's writer")
             if state.thread == nil { state.thread = try startWriting() }
             state.waiting.append(piece)
             guard !state.writing else { return false }
             state.writing = true
             return true
         }
-        if wakesWriter { signal.wake.signal() }
+        if wakesWriter { wake.signal() }
         piece.wake.wait()
         if let failure = piece.commitFailure { throw failure }
         guard let value = result.value else { preconditionFailure("a piece of a committed group has no result") }
@@ -121,11 +118,11 @@ public final class GroupCommitWriter: Sendable {
     /// Starts the writing thread: it runs `writeWhileWaiting` each time it is woken, until the writer goes.
     /// - Throws: `.busy` when the system refuses a thread (nothing is queued then).
     private func startWriting() throws(StoreError) -> pthread_t {
-        let signal = self.signal
+        let wake = self.wake
         let started = startSystemThread { [weak self] in
             while true {
-                signal.wake.wait()
-                guard !signal.closed.load(ordering: .acquiring), let writer = self else { return }
+                wake.wait()
+                guard let writer = self else { return }  // the writer has gone (its `deinit` woke this thread)
                 writer.writeWhileWaiting()
             }
         }
@@ -139,12 +136,6 @@ public final class GroupCommitWriter: Sendable {
                 "cannot start the store's writing thread (\(ErrorNumber.describe(refused.number))); nothing of it "
                     + "was recorded: retry in a moment")
         }
-    }
-
-    /// What wakes the writing thread, shared with it so that it can end after the writer has gone.
-    private final class WriterSignal: Sendable {
-        let wake = DispatchSemaphore(value: 0)
-        let closed = Atomic<Bool>(false)
     }
 
     /// Commits the waiting pieces, a group at a time, until none is left.
