@@ -73,7 +73,7 @@ enum RecordCoding {
         writer.string(entry.identifier)
         writer.optionalString(entry.groupIdentifier)
         writer.double(entry.date)
-        writer.byte(code(entry.direction) | (entry.engaged ? 0x10 : 0))
+        writer.byte(entry.direction.storedCode | (entry.engaged ? 0x10 : 0))
         writer.integer(entry.contentTypes.count)
         for type in entry.contentTypes { writer.string(type) }
         writer.string(entry.snapshot)
@@ -101,23 +101,7 @@ enum RecordCoding {
         guard let snapshot = reader.string() else { throw StoreError.damaged("a donation in Redis") }
         return Entry(
             sequence: sequence, identifier: identifier, groupIdentifier: group, date: date,
-            direction: direction(flags & 0x0F), engaged: flags & 0x10 != 0, contentTypes: types, snapshot: snapshot)
-    }
-
-    static func code(_ direction: InteractionDirection) -> UInt8 {
-        switch direction {
-        case .unspecified: return 0
-        case .outgoing: return 1
-        case .incoming: return 2
-        }
-    }
-
-    static func direction(_ code: UInt8) -> InteractionDirection {
-        switch code {
-        case 1: return .outgoing
-        case 2: return .incoming
-        default: return .unspecified
-        }
+            direction: InteractionDirection(storedCode: flags & 0x0F), engaged: flags & 0x10 != 0, contentTypes: types, snapshot: snapshot)
     }
 
     /// The version byte of learned weights as this version writes them: 2, with the stale shares. Version 1 (0.3.2

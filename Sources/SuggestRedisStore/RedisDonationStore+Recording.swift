@@ -81,7 +81,7 @@ extension RedisDonationStore {
         var random = SystemRandomNumberGenerator()
         var named = donations
         for index in named.indices where named[index].identifier == nil {
-            let identifier = generatedIdentifier(&random)
+            let identifier = Interaction.generatedIdentifier(using: &random)
             named[index].identifier = identifier
             ledger.generated.insert(identifier)
         }
@@ -458,7 +458,7 @@ extension RedisDonationStore {
             _ donation: Interaction, index: Int, sequence: Int64, types: UniformTypeTree, policy: FrecencyPolicy
         ) {
             let identifier = donation.identifier ?? ""
-            let body = RedisDonationStore.snapshotBody(of: donation.intent)
+            let body = donation.intent.snapshotBody
             let snapshot = RedisDonationStore.snapshotKey(body)
             let isLatest = record.apply(
                 date: donation.date, direction: donation.direction, isEngagedSuggestion: donation.isEngagedSuggestion,
@@ -544,15 +544,6 @@ extension RedisDonationStore {
         return (weights, fields[1].string.flatMap(Int64.init) ?? 0, fields[2].string == "1")
     }
 
-    /// The intent without its content types, as JSON: what a snapshot holds.
-    static func snapshotBody(of intent: SendMessageIntent) -> [UInt8] {
-        var metadata = intent
-        metadata.contentTypes = []
-        var writer = JSONWriter()
-        metadata.write(to: &writer)
-        return writer.bytes
-    }
-
     /// A snapshot's key in its conversation's `sn` hash: 128 bits of two FNV-1a hashes of its body (two bodies of one
     /// conversation that share both are as likely as a collision of random 128-bit values).
     static func snapshotKey(_ body: [UInt8]) -> String {
@@ -568,19 +559,6 @@ extension RedisDonationStore {
             return String(repeating: "0", count: 16 - text.count) + text
         }
         return hex(first.value) + hex(second.value)
-    }
-
-    /// A random identifier in UUID form, for a donation that comes without one.
-    static func generatedIdentifier(_ random: inout SystemRandomNumberGenerator) -> String {
-        let high = random.next() as UInt64
-        let low = random.next() as UInt64
-        func hex(_ value: UInt64) -> [Character] {
-            let text = String(value, radix: 16, uppercase: true)
-            return Array(String(repeating: "0", count: 16 - text.count) + text)
-        }
-        let characters = hex(high) + hex(low)
-        return String(characters[0..<8]) + "-" + String(characters[8..<12]) + "-" + String(characters[12..<16]) + "-"
-            + String(characters[16..<20]) + "-" + String(characters[20..<32])
     }
 
     /// The intent a snapshot holds.

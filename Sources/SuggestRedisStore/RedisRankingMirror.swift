@@ -134,7 +134,3 @@ public final class RedisRankingMirror: Sendable {
             channelCount: store.policy.channels.count, answerCounters: answerCounters)
     }
 }
-
-/// A mirrored query met a change to its account before it had read what the mirror does not hold: it is answered
-/// again from Redis.
-struct MirrorWentStale: Error {}

@@ -50,7 +50,7 @@ import Testing
             case (.success(let prepared), .success(let interaction)):
                 #expect(prepared.interaction == interaction)
                 #expect(prepared.interaction.intent.hasSameBytes(as: interaction.intent))
-                #expect(prepared.snapshotBody == PreparedDonation.snapshotBody(of: interaction.intent))
+                #expect(prepared.snapshotBody == interaction.intent.snapshotBody)
                 #expect(prepared.contentKinds == temporary.store.types.contentKinds(of: interaction.intent.contentTypes))
                 #expect(prepared.identifierKey == StableHash.key(interaction.account, "d-\(index)"))
             case (.failure(let first), .failure(let second)):
@@ -86,7 +86,7 @@ import Testing
                     recipients: [Person(customIdentifier: sender, displayName: "Person \(sender)")],
                     contentTypes: Bool.random(using: &random) ? [] : ["public.jpeg"]))
             let prepared = preparer.prepare(interaction)
-            #expect(prepared.snapshotBody == PreparedDonation.snapshotBody(of: interaction.intent))
+            #expect(prepared.snapshotBody == interaction.intent.snapshotBody)
             #expect(prepared.conversationKey == StableHash.key("default", conversation))
         }
     }

@@ -114,7 +114,7 @@ import Testing
                 .integer(donation.sequence), .text(row.account), .text(donation.identifier),
                 .integer(StableHash.key(row.account, donation.identifier)), .integer(row.conversation),
                 .integer(donation.snapshotID), donation.groupIdentifier.map { .text($0) } ?? .null, .real(donation.date),
-                .integer(DonationWriter.code(donation.direction)), .integer(donation.engaged ? 1 : 0),
+                .integer(Int64(donation.direction.storedCode)), .integer(donation.engaged ? 1 : 0),
                 donation.contentTypes.map { .text($0) } ?? .null,
             ])
         }

@@ -389,3 +389,9 @@ struct DemandSketch {
         return estimate
     }
 }
+
+/// A query that began on an account's mirror met a change to the account (or a list the mirror does not hold)
+/// before it was done: the store answers it again from what it keeps (SQLite, Redis).
+public struct MirrorWentStale: Error {
+    public init() {}
+}

@@ -132,7 +132,7 @@ enum DonationBlock {
             direction: InteractionDirection, engaged: Bool, joinedContentTypes types: [UInt8]?
         ) {
             let flagsAt = bytes.count
-            var flags = UInt8(DonationWriter.code(direction)) | (engaged ? 4 : 0)
+            var flags = direction.storedCode | (engaged ? 4 : 0)
             bytes.append(0)
             appendVarint(UInt64(bitPattern: sequence &- previous.sequence))
             previous.sequence = sequence
@@ -215,7 +215,7 @@ enum DonationBlock {
             guard let fields = reader.fieldsOfNext() else { throw damaged }
             body(
                 reader.previous.sequence, reader.previous.snapshotID, fields.date,
-                DonationWriter.direction(Int64(fields.flags & 3)), fields.flags & 4 != 0)
+                InteractionDirection(storedCode: fields.flags & 3), fields.flags & 4 != 0)
         }
     }
 
@@ -435,7 +435,7 @@ enum DonationBlock {
             return StoredDonation(
                 sequence: previous.sequence, identifier: identifier, snapshotID: previous.snapshotID,
                 groupIdentifier: fields.hasGroup ? previous.group.map { String(decoding: $0, as: UTF8.self) } : nil,
-                date: fields.date, direction: DonationWriter.direction(Int64(fields.flags & 3)),
+                date: fields.date, direction: InteractionDirection(storedCode: fields.flags & 3),
                 engaged: fields.flags & 4 != 0,
                 contentTypes: fields.hasContentTypes
                     ? previous.contentTypes.map { String(decoding: $0, as: UTF8.self) } : nil)

@@ -173,7 +173,7 @@ final class DonationWriter {
         // otherwise stay behind it, names, people and all, with no donation that a deletion could find them by.
         // (Identifiers are unique by this check, inside the write transaction, not by a unique index.)
         let account = donation.interaction.account
-        let identifier = donation.interaction.identifier ?? generateIdentifier()
+        let identifier = donation.interaction.identifier ?? Interaction.generatedIdentifier(using: &random)
         let identifierKey = donation.identifierKey ?? StableHash.key(account, identifier)
         // One probe of a table of millions of keys (a cache miss), read here and written once below.
         let knownBlock: Int64?? = knownIdentifiers.map { $0.value(for: identifierKey) }
@@ -473,39 +473,5 @@ final class DonationWriter {
             record: ConversationRecord(state: state, contentSums: sums, serviceName: service),
             latestSnapshotID: latestSnapshot,
             shown: ShownDonation(describedAt: select.isNull(14) ? nil : Timestamp(seconds: select.double(14))))
-    }
-
-    static func code(_ direction: InteractionDirection) -> Int64 {
-        switch direction {
-        case .unspecified: return 0
-        case .outgoing: return 1
-        case .incoming: return 2
-        }
-    }
-
-    static func direction(_ code: Int64) -> InteractionDirection {
-        switch code {
-        case 1: return .outgoing
-        case 2: return .incoming
-        default: return .unspecified
-        }
-    }
-
-    /// A random identifier in UUID form, for donations that come without one.
-    private func generateIdentifier() -> String {
-        let high = random.next() as UInt64
-        let low = random.next() as UInt64
-        let hex =
-            String(high, radix: 16, uppercase: true).leftPadded(16)
-            + String(low, radix: 16, uppercase: true).leftPadded(16)
-        let characters = Array(hex)
-        return String(characters[0..<8]) + "-" + String(characters[8..<12]) + "-" + String(characters[12..<16]) + "-"
-            + String(characters[16..<20]) + "-" + String(characters[20..<32])
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(_ width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

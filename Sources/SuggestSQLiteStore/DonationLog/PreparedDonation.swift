@@ -27,7 +27,7 @@ package struct PreparedDonation: Sendable {
     let contentKinds: [String]
 
     /// - Parameters:
-    ///   - snapshotBody: `PreparedDonation.snapshotBody(of:)` of the intent, when the caller has it already.
+    ///   - snapshotBody: the intent's `snapshotBody`, when the caller has it already.
     ///   - conversationKey, snapshotKey: given only by tests, to make two conversations or two snapshots share a
     ///     key as a hash collision would (once in billions otherwise).
     init(
@@ -37,7 +37,7 @@ package struct PreparedDonation: Sendable {
         self.interaction = interaction
         identifierKey = interaction.identifier.map { StableHash.key(interaction.account, $0) }
         self.conversationKey = conversationKey ?? StableHash.key(interaction.account, interaction.conversationIdentifier)
-        self.snapshotBody = snapshotBody ?? Self.snapshotBody(of: interaction.intent)
+        self.snapshotBody = snapshotBody ?? interaction.intent.snapshotBody
         forcedSnapshotKey = snapshotKey
         self.contentKinds = contentKinds ?? types.contentKinds(of: interaction.intent.contentTypes)
     }
@@ -47,15 +47,6 @@ package struct PreparedDonation: Sendable {
         var copy = self
         copy.interaction.date = date
         return copy
-    }
-
-    /// The intent without its content types, in JSON: what `snapshots.body` holds.
-    static func snapshotBody(of intent: SendMessageIntent) -> [UInt8] {
-        var metadata = intent
-        metadata.contentTypes = []
-        var writer = JSONWriter()
-        metadata.write(to: &writer)
-        return writer.bytes
     }
 }
 
@@ -188,7 +179,7 @@ package final class DonationPreparer: IntentMemo {
         if let recent = recentSnapshots[conversationKey]?.last(where: { $0.intent.hasSameBytes(as: metadata) }) {
             body = recent.body
         } else {
-            body = PreparedDonation.snapshotBody(of: metadata)
+            body = metadata.snapshotBody
             if recentSnapshots.count >= Self.cacheLimit || recentBytes >= Self.recentByteLimit {
                 recentSnapshots.removeAll(keepingCapacity: true)
                 recentBytes = 0

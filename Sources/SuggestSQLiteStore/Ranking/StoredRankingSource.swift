@@ -377,7 +377,3 @@ public final class StoredRankingSource: RankingSource {
         return conversations
     }
 }
-
-/// A query that began on an account's mirror met a commit (or a list the mirror does not hold) before it was done:
-/// `SQLiteDonationStore.withRankingSource` answers it again from SQLite.
-struct MirrorWentStale: Error {}

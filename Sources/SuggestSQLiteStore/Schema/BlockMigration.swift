@@ -1,3 +1,5 @@
+import SuggestCore
+
 /// Migration 4: the rows of `donations` into blocks (`DonationBlock`, through `BlockLog`) and their identifiers into
 /// their index (`IdentifierIndex`), with memory that does not grow with the store: the first command of a new version
 /// may be a share extension, which is killed at about 120 MB.
@@ -28,7 +30,8 @@ enum BlockMigration {
             try log.append(
                 conversationID: select.int(1), account: select.text(2) ?? "", isNewConversation: true,
                 identifier: select.text(3) ?? "", identifierKey: select.int(4), snapshotID: select.int(5),
-                groupIdentifier: select.text(6), date: select.double(7), direction: DonationWriter.direction(select.int(8)),
+                groupIdentifier: select.text(6), date: select.double(7),
+                direction: InteractionDirection(storedCode: UInt8(clamping: select.int(8))),
                 engaged: select.int(9) != 0,
                 contentTypes: StoredDonation.contentTypes(joined: select.text(10)),
                 sequence: select.int(0))
