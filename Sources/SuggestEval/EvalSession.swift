@@ -14,8 +14,8 @@ import SuggestCore
 /// Not `Sendable`; one owner at a time.
 public final class EvalSession {
     /// One evaluator per policy, in the order given. Not public: they replay what the session books for them
-    /// (`AccountBook`), and one fed directly would number its accounts afresh (a review found another account's
-    /// conversations ranked so); `results` gives their figures.
+    /// (`AccountBook`), and one fed directly would number its accounts afresh, so that one account's conversations
+    /// could be ranked as another's; `results` gives their figures.
     let evaluators: [Evaluator]
     /// One comparison per pair, in the order `pairs` lists them.
     public private(set) var comparisons: [PairedComparison]

@@ -79,8 +79,8 @@ extension RedisDonationStore {
     /// Empties, best effort, the slow log of every node whose log names what `scope` says. A node keeps the first
     /// 32 arguments (128 bytes of each) of every command slower than `slowlog-log-slower-than` (10 ms by default)
     /// in memory, the latest 128 by default, where `SLOWLOG GET` shows them: an import's scripts name the account
-    /// and its person keys (a person's address), which stayed there after the deletion left the files clean (a
-    /// sweep found them after `delete --everything`). A log that names them is emptied whole (Redis takes out no
+    /// and its person keys (a person's address), which would stay there after the deletion left the files clean
+    /// (`delete --everything` included). A log that names them is emptied whole (Redis takes out no
     /// single entry), other accounts' entries with it; one that does not is left to the operator.
     /// - Returns: a node that refused for want of the permission, and Redis's answer; other failures (a node down,
     ///   `SLOWLOG` renamed away) are left alone: the log is memory, and newer commands push the entries out.

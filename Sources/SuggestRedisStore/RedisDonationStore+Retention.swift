@@ -3,8 +3,8 @@ import SuggestCore
 
 extension RedisDonationStore {
     /// Readiness's question: one read of the settings, from the master of their slot, without the client's
-    /// retries. Those wait up to 10 s for a failover, past a load balancer's probe timeout: while the cluster was
-    /// down, `/v1/health/ready` took 10 s to say 503 (a sweep). A master that a promotion replaced (its connection
+    /// retries. Those wait up to 10 s for a failover, past a load balancer's probe timeout: while the cluster is
+    /// down, `/v1/health/ready` would take 10 s to say 503. A master that a promotion replaced (its connection
     /// refused or lost) is looked up again once; one that does not answer is waited for once, the command timeout.
     /// A slot on the move (`MOVED`, `ASK`) is a cluster at work: ready, the layout read again for the next time.
     public func checkHealth() throws {

@@ -20,10 +20,10 @@ extension RedisDonationStore {
         var generated: Set<String> = []
 
         /// A round's script that got no reply: its donations may have been recorded. Those whose identifiers this
-        /// write made are noted as if they had been, so that an undo takes back those it finds: they stayed, and a
-        /// server answered "retry later" for them (found by injecting a reset connection), so a retry recorded them
-        /// twice. A donation that came with its identifier is left (another client may have recorded the same
-        /// one meanwhile, and been told so): a retry records it once.
+        /// write made are noted as if they had been, so that an undo takes back those it finds: left, they would
+        /// stay while a server answered "retry later" for them (a connection reset before the reply), and a retry
+        /// would record them twice. A donation that came with its identifier is left (another client may have
+        /// recorded the same one meanwhile, and been told so): a retry records it once.
         mutating func noteUnanswered(_ round: RecordingRound, _ donations: [Interaction]) {
             for index in round.recorded {
                 guard let identifier = donations[index].identifier, generated.contains(identifier) else { continue }

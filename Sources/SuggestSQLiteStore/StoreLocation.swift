@@ -131,8 +131,8 @@ public struct StoreLocation: Sendable, Equatable {
     /// kept a log of 0600, and the group's first command failed ("not readable and writable by this user").
     ///
     /// Neither file is opened: closing a descriptor of a file drops every POSIX lock the process holds on it, and
-    /// SQLite's connections in this process hold theirs on the index (a first version that opened it had other
-    /// processes take the index for unused and reset it under them: `locking protocol` errors and SIGBUS). A link
+    /// SQLite's connections in this process hold theirs on the index (dropped, they let other processes take the
+    /// index for unused and reset it under them: `locking protocol` errors and SIGBUS). A link
     /// planted in the directory is not followed, and a file with another link is left alone.
     func alignLogModes() {
         var database = stat()

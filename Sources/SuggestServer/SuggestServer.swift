@@ -197,8 +197,8 @@ private final class FirstTime: Sendable {
 extension SuggestServer {
     /// What the log says at start when the process may open fewer files than its connections and its store need.
     /// The executable raised its soft limit to the hard one, which only an administrator raises: under a hard limit
-    /// of 64, connections past it were refused by the kernel, a readiness probe's too, which then waited, and
-    /// nothing said why (a sweep). Each store connection counts 4 files (a database, its log, its index, a reserve).
+    /// of 64, connections past it are refused by the kernel, a readiness probe's too, which then waits, and
+    /// nothing else would say why. Each store connection counts 4 files (a database, its log, its index, a reserve).
     static func descriptorWarning(_ configuration: ServerConfiguration, storeConnections: Int) -> String? {
         let limit = system_descriptor_limit()
         let needed = configuration.connectionLimit + 4 * storeConnections + 32

@@ -46,8 +46,8 @@ public struct SendMessageIntent: Sendable, Hashable {
 
     /// Whether the conversation is a group: it has a group name, or more than one person other than the user among
     /// its recipients. The user's own entry (`isMe`, which a backend that lists a room's members includes), a
-    /// person given twice, and one with no field that names them do not make a conversation with one person a group
-    /// (they made it one, weighed as a group and labelled so). A blank name is none.
+    /// person given twice, and one with no field that names them do not make a conversation with one person a group,
+    /// which would be weighed as a group and labelled so. A blank name is none.
     public var isGroup: Bool {
         if speakableGroupName.unlessBlank != nil { return true }
         // Asked of every donation recorded: most name one recipient, and need no set of identities.

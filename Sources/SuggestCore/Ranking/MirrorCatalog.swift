@@ -237,8 +237,8 @@ public struct MirrorCatalog<Mirror: MirroredState> {
     /// rebuilds it (`DemandSketch`): a flood of made-up accounts, each queried once, never enters the table, where
     /// an account queried a few times while about 100,000 others are does. When the table is full, the less
     /// recently queried half of the accounts without a mirror is forgotten first (the sketch still counts them):
-    /// a table that only grew let any client, querying made-up accounts, fill it for good, after which no new
-    /// account was ever mirrored, and its names held hundreds of megabytes. Halving keeps the sweep's cost, one
+    /// a table that only grew would let any client, querying made-up accounts, fill it for good, after which no new
+    /// account would be mirrored, and its names would hold hundreds of megabytes. Halving keeps the sweep's cost, one
     /// pass over the table, to a few steps per account tracked.
     private mutating func track(_ account: [UInt8]) {
         let demand = sketch.count(account)

@@ -261,8 +261,8 @@ package final class Database {
         switch suggest_sqlite3_file_has_moved(handle) {
         case 1:
             // SQLite counts any failed `stat` of the path as a move. Only a path that names nothing, or another
-            // file, is one: an I/O error of a moment (EIO, ENOMEM, an NFS server's ESTALE) fails this check alone,
-            // where it had a server refuse every request until restarted (found by injecting one failed `stat`).
+            // file, is one: an I/O error of a moment (EIO, ENOMEM, an NFS server's ESTALE) fails this check alone;
+            // taken for a move, it would mark the file gone, and a server would refuse every request until restarted.
             // The name SQLite itself checks: absolute, a linked database file's target.
             let checked =
                 sqlite3_db_filename(handle, "main").flatMap { $0.pointee != 0 ? String(cString: $0) : nil } ?? path
@@ -583,8 +583,8 @@ package final class Database {
     /// and without holding up writers (SQLite's passive checkpoint): what was committed is durable once it returns
     /// (unless another connection's checkpoint was under way: then that one flushes).
     /// What a reader's old snapshot kept from being copied is flushed in the log instead (`syncLog()`): SQLite
-    /// flushes the log only to copy it, and an export that read for minutes left every commit meanwhile, each one
-    /// acknowledged, in the page cache alone (found by a review). The log is not truncated; a writer starts it over
+    /// flushes the log only to copy it, so an export that reads for minutes would leave every commit meanwhile, each
+    /// one acknowledged, in the page cache alone. The log is not truncated; a writer starts it over
     /// from its beginning once it is all copied, and `journal_size_limit` trims it then. For a periodic checkpoint
     /// that must never hold up requests.
     package func checkpointWithoutWaiting() throws(SQLiteError) {

@@ -23,9 +23,9 @@ public struct KeyRing: Sendable, Equatable {
     /// The keys, in the order of the file.
     public let entries: [Entry]
 
-    /// The entries' indexes by the hash of their key. Comparing the presented key with every key cost an
-    /// unauthenticated request O(k · n): 49 ms for a 256-byte key against 20,000 keys (a sweep, debug build), so
-    /// that 40 such requests a second kept two cores busy.
+    /// The entries' indexes by the hash of their key. Comparing the presented key with every key would cost an
+    /// unauthenticated request O(k · n): 49 ms for a 256-byte key against 20,000 keys (measured, debug build), so
+    /// that 40 such requests a second would keep two cores busy.
     private let indexesByHash: [Int: [Int]]
 
     /// The longest key, in the file and as presented: far more than a random key needs (48 hex digits).
