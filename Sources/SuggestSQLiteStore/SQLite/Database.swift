@@ -25,14 +25,21 @@ package final class Database {
     /// that process is an import that goes on: `beginWriting()`).
     package static let busyTimeoutMilliseconds: Int32 = 30_000
     /// This connection's busy timeout: `busyTimeoutMilliseconds` but in tests.
-    private let busyTimeout: Int32
+    let busyTimeout: Int32
     /// Whether this connection waits for locks now (`withoutWaiting(_:)` says not).
     private var waitsForLocks = true
 
     /// The lock this process's writers of this database take before SQLite's (`write(_:)`).
-    private lazy var writeGate: WriteGate = WriteGate.forDatabase(at: path)
+    lazy var writeGate: WriteGate = WriteGate.forDatabase(at: path)
     /// What the log's hook after commits reads (`startLogOverAfterCommits`), kept as long as the connection.
-    private var logRestartSetting: LogRestartSetting?
+    var logRestartSetting: LogRestartSetting?
+    /// The log's index header when `checkpointWithoutWaiting()` last flushed the log.
+    var logFlushedAt: StoreVersion?
+    /// How many times this connection flushed its log itself (`syncLog()`).
+    var ownLogFlushes = 0
+    /// This connection's file, and what is known of it (`checkFileInPlace()`).
+    package internal(set) var openedFile: DatabaseFile?
+    var fileState: FileState?
 
     /// Configures the library once, before its first connection: `Database.init` reads it.
     private static let libraryConfigured: Bool = {
@@ -241,126 +248,6 @@ package final class Database {
     /// Notes that this connection's import has ended.
     package func noteImportEnded() { writeGate.imports.end() }
 
-    /// Throws when the database file this connection writes to is no longer the one its path names (deleted,
-    /// renamed or replaced since it was opened), or its log is not (`checkLogInPlace`): what it commits would be
-    /// acknowledged, then lost with the file.
-    /// A `stat` of the path; SQLite itself only logs a warning. The file is then gone for the whole process: every
-    /// connection that has it open and has checked it once refuses to read or write (`isGone`); a connection
-    /// opened since, on whatever the path names now, is another matter (a server refuses those itself).
-    package func checkFileInPlace() throws(StoreError) {
-        try checkDatabaseFileInPlace()
-        if let fileState { checkLogInPlace(fileState) }
-        if isGone { throw Self.goneError(path) }
-    }
-
-    /// The database file's part of `checkFileInPlace()`.
-    private func checkDatabaseFileInPlace() throws(StoreError) {
-        if isGone { throw Self.goneError(path) }
-        var before = stat()
-        let named = fileState == nil && stat(path, &before) == 0
-        switch suggest_sqlite3_file_has_moved(handle) {
-        case 1:
-            // SQLite counts any failed `stat` of the path as a move. Only a path that names nothing, or another
-            // file, is one: an I/O error of a moment (EIO, ENOMEM, an NFS server's ESTALE) fails this check alone;
-            // taken for a move, it would mark the file gone, and a server would refuse every request until restarted.
-            // The name SQLite itself checks: absolute, a linked database file's target.
-            let checked =
-                sqlite3_db_filename(handle, "main").flatMap { $0.pointee != 0 ? String(cString: $0) : nil } ?? path
-            var now = stat()
-            if stat(checked, &now) != 0 {
-                let number = system_errno()
-                if !ErrorNumber.meansAbsent(number) {
-                    throw StoreError(
-                        .failed, "cannot check the store's database \(path): \(ErrorNumber.describe(number))")
-                }
-            } else if let openedFile,
-                openedFile == DatabaseFile(device: UInt64(now.st_dev), inode: UInt64(now.st_ino))
-            {
-                return
-            }
-            // Found gone before it was ever recorded: this connection at least knows.
-            if fileState == nil { fileState = FileState() }
-            fileState?.gone.store(true, ordering: .releasing)
-            throw Self.goneError(path)
-        case 0 where named:
-            // Not moved, and the path named one file before and after the check: this connection's, which joins
-            // the process's record of open files.
-            var after = stat()
-            guard stat(path, &after) == 0, after.st_dev == before.st_dev, after.st_ino == before.st_ino else { return }
-            let key = DatabaseFile(device: UInt64(after.st_dev), inode: UInt64(after.st_ino))
-            fileState = Self.openFiles.withLock { files in
-                let state = files[key]?.state ?? FileState()
-                files[key] = (state, (files[key]?.connections ?? 0) + 1)
-                return state
-            }
-            openedFile = key
-        default:
-            break
-        }
-    }
-
-
-    /// Marks the file gone when its log (`-wal`) or the log's index (`-shm`) is no longer the file this process
-    /// had at that path: deleted or replaced under it. SQLite keeps both open for as long as one of the process's
-    /// connections is, so another process would then write a log of its own beside this one's, each unaware of the
-    /// other's frames, and what either acknowledged could be lost (a command's write after an `rm` of the two files
-    /// under a server left the store "malformed" and the server's donations unreadable). Each is noted by device
-    /// and inode the first time it is seen, after a read of this connection has opened it.
-    private func checkLogInPlace(_ state: FileState) {
-        // The paths SQLite itself opens: absolute, and beside a linked database file's target, whatever the
-        // caller's path and working directory.
-        guard let database = sqlite3_db_filename(handle, "main"), database.pointee != 0,
-            let log = sqlite3_filename_wal(database)
-        else { return }
-        let paths = ["-wal": String(cString: log), "-shm": String(cString: database) + "-shm"]
-        for (suffix, companion) in paths {
-            var now = stat()
-            let found = stat(companion, &now) == 0
-            // A `stat` that failed for another reason than the file's absence says nothing about it.
-            if !found, !ErrorNumber.meansAbsent(system_errno()) { continue }
-            let file = found ? DatabaseFile(device: UInt64(now.st_dev), inode: UInt64(now.st_ino)) : nil
-            let seen = state.companions.withLock { known -> Bool in
-                guard let noted = known[suffix] else {
-                    known[suffix] = file
-                    return true
-                }
-                return noted == file
-            }
-            if !seen { state.gone.store(true, ordering: .releasing) }
-        }
-    }
-
-    /// What the process's connections to one file know of it: whether it was found deleted or moved (or its log),
-    /// and the log's files as they were first seen.
-    private final class FileState: Sendable {
-        let gone = Atomic<Bool>(false)
-        let companions = Mutex<[String: DatabaseFile]>([:])
-    }
-
-    /// The files this process's connections have open (once `checkFileInPlace` has seen their paths name them),
-    /// with how many connections have each: an entry lasts while one of them is open, which keeps the file's inode
-    /// from being given to another file (a store created later with the same number is not taken for a gone one).
-    private static let openFiles = Mutex<[DatabaseFile: (state: FileState, connections: Int)]>([:])
-    /// This connection's file, and what is known of it.
-    package private(set) var openedFile: DatabaseFile?
-    private var fileState: FileState?
-
-    /// Whether this connection's file was found deleted or moved under this process (by any of its connections).
-    package var isGone: Bool { fileState?.gone.load(ordering: .acquiring) ?? false }
-
-    /// Every statement and every `execute`, in a transaction or not, refuses a file found gone (`isGone`).
-    private func refuseIfGone() throws(SQLiteError) {
-        guard isGone else { return }
-        throw SQLiteError(code: SQLITE_NOTFOUND, message: Self.goneError(path).message, systemErrorNumber: 0)
-    }
-
-    package static func goneError(_ path: String) -> StoreError {
-        StoreError(
-            .noSuchStore,
-            "the store's database \(path), or its log beside it, was deleted or moved while this process had it open; "
-                + "nothing more is read from it or recorded in it (restart with the store in place)")
-    }
-
     /// Whether this connection can only read: SQLite opens a file it may not write read-only, without an error.
     package var isReadOnly: Bool { sqlite3_db_readonly(handle, "main") == 1 }
 
@@ -435,196 +322,6 @@ package final class Database {
 
     package var lastInsertRowID: Int64 { sqlite3_last_insert_rowid(handle) }
 
-    /// Whether closing this connection checkpoints the write-ahead log (SQLite's default). When it does, the last
-    /// connection to close copies the log into the database with two `fdatasync`s and deletes it; when it does not,
-    /// the log stays as it is (in the operating system's cache, so a crash of the process loses nothing) and is
-    /// copied at the next automatic or explicit checkpoint.
-    package func setCheckpointOnClose(_ enabled: Bool) throws(SQLiteError) {
-        let applied = suggest_sqlite3_db_config_flag(handle, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, enabled ? 0 : 1)
-        guard applied == (enabled ? 0 : 1) else {
-            throw SQLiteError(
-                code: SQLITE_ERROR, message: "SQLite refused SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE", systemErrorNumber: 0)
-        }
-    }
-
-    /// After each commit that leaves `pages` pages or more in the write-ahead log, copies the log into the database
-    /// and starts it over, if no other connection is busy with it at that moment (else a later commit does): cut to
-    /// zero bytes, or, `inPlace`, written over from its start (`checkpointAndRestart()`). This replaces SQLite's
-    /// automatic checkpoint (`wal_autocheckpoint`), which only copies the log: the next write reuses the log from
-    /// its start only if the same connection knows it was copied, and a process that opens the store later cannot
-    /// know it (the log's index in `-shm` is rebuilt from the log on the first open). Without a connection that
-    /// lives on, the log would grow by every command's write, and every command would read it all at open.
-    ///
-    /// In place, the log is cut all the same while a deletion's scrub of it is owed (`owesLogScrub`): the frames a
-    /// restart leaves in the file may hold what was deleted.
-    package func startLogOverAfterCommits(reaching pages: Int, inPlace: Bool) {
-        let setting = LogRestartSetting(pages: max(1, pages), inPlace: inPlace, gate: writeGate, busyTimeout: busyTimeout)
-        logRestartSetting = setting
-        // A C function: what it needs travels in its context pointer, kept alive by this connection.
-        let hook: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafePointer<CChar>?, Int32) -> Int32 = {
-            context, handle, name, frames in
-            guard let context else { return SQLITE_OK }
-            let setting = Unmanaged<LogRestartSetting>.fromOpaque(context).takeUnretainedValue()
-            guard setting.pages <= Int(frames) else { return SQLITE_OK }
-            let cutting = !setting.inPlace || setting.gate.owesLogScrub
-            // Without waiting: a reader that holds an old snapshot would hold this commit's process up.
-            sqlite3_busy_timeout(handle, 0)
-            let code = sqlite3_wal_checkpoint_v2(
-                handle, name, cutting ? SQLITE_CHECKPOINT_TRUNCATE : SQLITE_CHECKPOINT_RESTART, nil, nil)
-            sqlite3_busy_timeout(handle, setting.busyTimeout)
-            if cutting && code == SQLITE_OK { setting.gate.settleLogScrub() }
-            // A reader kept the log from being copied, and so from being flushed (`checkpointWithoutWaiting()`): a
-            // command flushes its commit itself. (A server flushes once a second, in its checkpoint, as it promises:
-            // a flush in every group's commit while an export reads would hold its writer up.)
-            if !setting.inPlace && code & 0xFF == SQLITE_BUSY {
-                var systemErrorNumber: Int32 = 0
-                if suggest_sqlite3_sync_log(handle, name, &systemErrorNumber) == SQLITE_OK { setting.flushes += 1 }
-            }
-            return SQLITE_OK
-        }
-        sqlite3_wal_hook(handle, hook, Unmanaged.passUnretained(setting).toOpaque())
-    }
-
-    /// Whether deleted data may still be in the log, or in the database file's old pages, until the log is next cut:
-    /// owed from before a deletion commits and from the start of each rewrite of the file, and kept when a cut
-    /// fails (a reader or another checkpoint kept the log busy). Shared by every process's connections to the
-    /// database (a marker file beside it, `WriteGate`), cleared by the next cut.
-    package var owesLogScrub: Bool {
-        get { writeGate.owesLogScrub }
-        set { if newValue { writeGate.oweLogScrub() } else { writeGate.settleLogScrub() } }
-    }
-
-    /// Whether a deletion's rewrite of the database file is owed (`rewriteAfterDeletion`): shared by every
-    /// process's connections to the database through a marker file beside it, as `owesLogScrub` is.
-    package var owesFileRewrite: Bool { writeGate.owesFileRewrite }
-
-    /// Whether a process paced so may rewrite the file now (`RewritePacing`).
-    package func mayRewriteNow(_ pacing: RewritePacing) -> Bool { writeGate.mayRewriteNow(pacing) }
-
-    /// Notes, before a deletion commits, that the file must be rewritten after it, and the log cut after that
-    /// (`owesLogScrub`): a process killed between the commit and either leaves the debt to the next one that opens
-    /// the store.
-    ///
-    /// The cut is owed from here on, so that removing the rewrite's marker once the file has been rewritten leaves
-    /// it still owed: the deleted rows stay in the file's old pages until a checkpoint copies the rewritten ones
-    /// over them, and a process killed between the rewrite and the cut, or a cut that a reader held off, left no
-    /// debt at all, and the deleted bytes in the file through any number of reading commands.
-    package func oweFileRewrite() {
-        writeGate.oweLogScrub()
-        writeGate.oweFileRewrite()
-    }
-
-    /// Rewrites the whole database file (`VACUUM`) once the deletions this process committed before the call are in
-    /// it, so that no copy of their rows stays in the file's pages. SQLite's `secure_delete` zeroes a row where it
-    /// is deleted, but not the copies a page keeps in its free space after SQLite moved its rows to rebalance the
-    /// tree (`rebuildPage` writes the moved rows afresh and leaves the old bytes of the gap); those copies hold rows
-    /// that a later deletion removes everywhere else. A rewrite builds every page anew.
-    ///
-    /// Deletions of this process that commit before a rewrite begins are covered by it and skip their own (a
-    /// ticket taken after each commit, compared with the tickets a rewrite had seen when it began).
-    /// - Parameters:
-    ///   - waiting: whether the rewrite waits for another process's write (SQLite's busy timeout), as a deletion's
-    ///     does; an opener's or a checkpoint's settling of a debt does not, and leaves it for later.
-    ///   - paced: when a rewrite that just ended leaves this one owed, for a later checkpoint
-    ///     (`mayRewriteNow(_:)`): a server's, so that it rewrites at most a fifth of the time however fast a client
-    ///     deletes or unblocks.
-    /// - Returns: `false` when the rewrite failed (a full disk, another process's write held past the busy timeout,
-    ///   too little free space to try): the debt stays, for the next opener or checkpoint.
-    package func rewriteAfterDeletion(waiting: Bool = true, paced: RewritePacing? = nil) -> Bool {
-        let ticket = writeGate.requestRewrite()
-        do {
-            return try writeGate.withLock {
-                guard !writeGate.isRewritten(through: ticket) else { return true }
-                guard paced.map(writeGate.mayRewriteNow) ?? true, hasRoomToRewrite() else {
-                    writeGate.oweFileRewrite()
-                    return false
-                }
-                let covered = writeGate.rewritesRequested
-                // The rewrite's pages are in the log and the old ones in the file until the log is cut: owed again
-                // here, since a checkpoint may have cut the log, and settled the scrub, since the deletion. (A
-                // rewrite that does not happen owes only itself: a disk without room for it stays so, and owing the
-                // cut again each time had every checkpoint cut the log, and every command, for nothing.)
-                writeGate.oweLogScrub()
-                let started = ContinuousClock.now
-                defer { writeGate.noteRewriteAttempt(startedAt: started) }
-                if waiting { try execute("VACUUM") } else { try withoutWaiting { try execute("VACUUM") } }
-                // And again: another process's cut may have settled it while the rewrite waited for its lock.
-                writeGate.oweLogScrub()
-                writeGate.noteRewritten(through: covered)
-                return true
-            }
-        } catch {
-            // Owed again: another process's rewrite may have removed the marker after this deletion made it.
-            writeGate.oweFileRewrite()
-            return false
-        }
-    }
-
-    /// Whether the store's disk has room for a rewrite: the log receives every page the database still uses once
-    /// (not its free pages: a store emptied by a wipe rewrites in a few pages, and counting the file's size refused
-    /// that rewrite on a disk with room for it, leaving the debt for ever). On a full disk a rewrite fails only
-    /// after writing a temporary copy of the whole store, and every command that opens the store while the debt
-    /// stands would try it again.
-    private func hasRoomToRewrite() -> Bool {
-        var database = stat()
-        var disk = statvfs()
-        guard stat(path, &database) == 0, statvfs(path, &disk) == 0 else { return true }
-        var needed = Int64(database.st_size)
-        if let pages = try? statement("PRAGMA page_count").scalarInt(),
-            let free = try? statement("PRAGMA freelist_count").scalarInt(),
-            let pageSize = try? statement("PRAGMA page_size").scalarInt()
-        {
-            needed = min(needed, (pages - free) * pageSize)
-        }
-        return UInt64(disk.f_bavail) * UInt64(disk.f_frsize) > UInt64(max(0, needed))
-    }
-
-    /// Copies the write-ahead log into the database as far as no reader still needs it, without waiting for anyone
-    /// and without holding up writers (SQLite's passive checkpoint): what was committed is durable once it returns
-    /// (unless another connection's checkpoint was under way: then that one flushes).
-    /// What a reader's old snapshot kept from being copied is flushed in the log instead (`syncLog()`): SQLite
-    /// flushes the log only to copy it, so an export that reads for minutes would leave every commit meanwhile, each
-    /// one acknowledged, in the page cache alone. The log is not truncated; a writer starts it over
-    /// from its beginning once it is all copied, and `journal_size_limit` trims it then. For a periodic checkpoint
-    /// that must never hold up requests.
-    package func checkpointWithoutWaiting() throws(SQLiteError) {
-        var logged: Int32 = 0
-        var copied: Int32 = 0
-        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_PASSIVE, &logged, &copied)
-        guard code == SQLITE_OK || code & 0xFF == SQLITE_BUSY || code & 0xFF == SQLITE_LOCKED else {
-            throw error(code, sql: "PRAGMA wal_checkpoint(PASSIVE)")
-        }
-        guard code == SQLITE_OK && copied < logged else { return }
-        // Once for each state of the log: a reader that holds it for minutes is not a flush a second.
-        let header = WALIndexHeader(connection: self)?.read()
-        guard header == nil || header != logFlushedAt else { return }
-        try syncLog()
-        logFlushedAt = header
-    }
-
-    /// The log's index header when `checkpointWithoutWaiting()` last flushed the log.
-    private var logFlushedAt: StoreVersion?
-
-    /// Flushes the write-ahead log to the disk (`fdatasync` on Linux), through SQLite's own file; nothing when this
-    /// connection has no log open.
-    package func syncLog() throws(SQLiteError) {
-        var systemErrorNumber: Int32 = 0
-        let code = suggest_sqlite3_sync_log(handle, "main", &systemErrorNumber)
-        if code == SQLITE_NOTFOUND { return }
-        guard code == SQLITE_OK else {
-            throw SQLiteError(
-                code: code, message: "cannot flush the write-ahead log to the disk", sql: nil,
-                systemErrorNumber: systemErrorNumber)
-        }
-        ownLogFlushes += 1
-    }
-
-    private var ownLogFlushes = 0
-
-    /// How many times this connection flushed its log itself (`syncLog()`, and its hook after commits): what
-    /// tests look at, since a flush leaves no other trace.
-    package var logFlushes: Int { ownLogFlushes + (logRestartSetting?.flushes ?? 0) }
-
     /// Runs `body` waiting at most `milliseconds` (at least 1) for a lock another connection holds, instead of the
     /// connection's own busy timeout.
     package func withBusyTimeout<T>(milliseconds: Int32, _ body: () throws -> T) rethrows -> T {
@@ -643,40 +340,7 @@ package final class Database {
         }
         return try body()
     }
-
-    /// Copies the WAL into the database and truncates it to zero bytes, so that no old page stays on disk in it
-    /// (which settles a scrub owed, `owesLogScrub`).
-    package func checkpointAndTruncate() throws(SQLiteError) {
-        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_TRUNCATE, nil, nil)
-        guard code == SQLITE_OK else { throw error(code, sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
-        owesLogScrub = false
-    }
-
-    /// Copies the WAL into the database and makes the next write start it over from its first frame, writing over
-    /// the file it has instead of truncating it: the log keeps its size (up to `journal_size_limit`), and the writes
-    /// that follow reuse its blocks rather than allocate them again.
-    package func checkpointAndRestart() throws(SQLiteError) {
-        let code = sqlite3_wal_checkpoint_v2(handle, nil, SQLITE_CHECKPOINT_RESTART, nil, nil)
-        guard code == SQLITE_OK else { throw error(code, sql: "PRAGMA wal_checkpoint(RESTART)") }
-    }
 }
 
 @available(*, unavailable)
 extension Database: Sendable {}
-
-/// The limit, the mode and the process's gate of a connection's hook after commits.
-private final class LogRestartSetting {
-    let pages: Int
-    let inPlace: Bool
-    let gate: WriteGate
-    let busyTimeout: Int32
-    /// The log flushes the hook made (`Database.logFlushes`).
-    var flushes = 0
-
-    init(pages: Int, inPlace: Bool, gate: WriteGate, busyTimeout: Int32) {
-        self.pages = pages
-        self.inPlace = inPlace
-        self.gate = gate
-        self.busyTimeout = busyTimeout
-    }
-}
