@@ -69,7 +69,7 @@ func mhdRequestEnded(
 ) {
     guard let closure, let contextPointer, let stored = contextPointer.pointee else { return }
     contextPointer.pointee = nil
-    ServerCore.from(closure).endRequest(stored)
+    ServerCore.from(closure).endRequest(stored, reason: reason)
 }
 
 /// MHD's connection notification: a connection it was handed has started or closed.
@@ -100,7 +100,7 @@ func mhdConnectionChanged(
             if let wait = connectionContext.clientWait {
                 _ = core.clientWaits.withLock { $0.removeValue(forKey: ObjectIdentifier(wait)) }
             }
-            if let abandoned = connectionContext.pendingRequest { core.endRequest(abandoned) }
+            if let abandoned = connectionContext.pendingRequest { core.endRequest(abandoned, reason: nil) }
         }
         core.openConnections.subtract(1, ordering: .acquiringAndReleasing)
     default:

@@ -23,6 +23,9 @@ final class RequestContext {
     var answer: HTTPResponse?
     /// Whether its response, queued, has a streamed body (counted in `ServerCore.streamingResponses`).
     var isStreaming = false
+    /// The status and `X-Request-Id` of the handler's response once MHD has taken it: what the access log said of
+    /// the request, which the log corrects when the response is not sent whole (`ServerCore.endRequest`).
+    var queuedAnswer: (status: Int, requestID: String?)?
     /// Its connection's context, which keeps this request as pending until it ends (`ServerCore.endRequest`).
     let connection: ConnectionContext?
 

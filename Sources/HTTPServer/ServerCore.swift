@@ -287,9 +287,13 @@ final class ServerCore: Sendable {
 
     /// A request has ended, however it ended: its context (a retained `RequestContext`) is let go of, with the body
     /// bytes it held, its connection no longer keeps it as pending, and it leaves the count in flight.
-    func endRequest(_ stored: UnsafeMutableRawPointer) {
+    /// - Parameter reason: how MHD says the request ended; `nil` when its connection closed without MHD's word.
+    func endRequest(_ stored: UnsafeMutableRawPointer, reason: MHD_RequestTerminationCode?) {
         let context = Unmanaged<RequestContext>.fromOpaque(stored)
         let request = context.takeUnretainedValue()
+        if let answer = request.queuedAnswer, reason != .REQUEST_TERMINATED_COMPLETED_OK {
+            log(Self.undeliveredAnswer(answer, reason: reason))
+        }
         if let connection = request.connection, connection.pendingRequest == stored { connection.pendingRequest = nil }
         request.connection?.clientWait?.bodySince.store(0, ordering: .relaxed)
         request.connection?.clientWait?.since.store(ClientWait.now(), ordering: .relaxed)
@@ -297,6 +301,24 @@ final class ServerCore: Sendable {
         release(request)
         context.release()
         inFlight.subtract(1, ordering: .relaxed)
+    }
+
+    /// The log's line for a handler's response that was not sent whole: the access log's line for the request, written
+    /// when the response was made, gives its status all the same, and for a donation's 201 the client may not know
+    /// that it was recorded (it may retry: a donation with its `identifier` is then a duplicate, not a second one).
+    static func undeliveredAnswer(_ answer: (status: Int, requestID: String?), reason: MHD_RequestTerminationCode?)
+        -> String
+    {
+        let why: String
+        switch reason {
+        case .REQUEST_TERMINATED_TIMEOUT_REACHED?: why = "the connection timed out"
+        case .REQUEST_TERMINATED_DAEMON_SHUTDOWN?: why = "the server stopped"
+        case .REQUEST_TERMINATED_CLIENT_ABORT?, .REQUEST_TERMINATED_READ_ERROR?: why = "the client went away"
+        case .REQUEST_TERMINATED_WITH_ERROR?: why = "sending it failed (the client went away, or the network)"
+        default: why = "the connection closed first"
+        }
+        let request = answer.requestID.map { "request \($0)" } ?? "a request"
+        return "the \(answer.status) response to \(request) was not sent whole: \(why); the client may not have it"
     }
 
     /// Lets go of what a request's body held in the count of bodies in memory; when the request ends.
@@ -337,7 +359,7 @@ final class ServerCore: Sendable {
             log("answered 500 instead of the handler's response: \(problem); fix the handler")
             return queue(
                 .error(status: .internalServerError, code: "internal", message: "the server could not answer"),
-                on: connection)
+                on: connection, for: context)
         }
         let made: OpaquePointer?
         if let streamed = response.streamedBody {
@@ -369,13 +391,14 @@ final class ServerCore: Sendable {
                         + "(Content-Length and Transfer-Encoding are MHD's to set); fix the handler")
                 return queue(
                     .error(status: .internalServerError, code: "internal", message: "the server could not answer"),
-                    on: connection)
+                    on: connection, for: context)
             }
         }
         if draining.load(ordering: .relaxed) {
             _ = MHD_add_response_header(made, "Connection", "close")
         }
         let queued = MHD_queue_response(connection, UInt32(response.status.code), made)
+        if queued == .YES { context?.queuedAnswer = (response.status.code, response.headers["X-Request-Id"]) }
         if queued == .YES, response.streamedBody != nil {
             // The kernel's send queue takes megabytes; to a client with a small receive window it drains so slowly
             // that the socket is not writable again for longer than the idle timeout, and MHD closed a connection
