@@ -73,7 +73,7 @@ let package = Package(
             name: "SuggestCLI",
             dependencies: [
                 "SuggestCore", "SuggestSQLiteStore", "SuggestRedisStore", "RedisCluster", "SuggestShare", "SuggestEval",
-                "CSystem",
+                "CSystem", "SystemThread",
             ],
             swiftSettings: strict),
         .executableTarget(

@@ -74,6 +74,12 @@ static inline long system_raise_descriptor_limit(long wanted) {
     return (long)limit.rlim_cur;
 }
 
+/// Whether the process's address space has a limit (`ulimit -v`, `RLIMIT_AS`).
+static inline int system_address_space_is_limited(void) {
+    struct rlimit limit;
+    return getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;
+}
+
 /// The soft limit on open descriptors now, or -1.
 static inline long system_descriptor_limit(void) {
     struct rlimit limit;

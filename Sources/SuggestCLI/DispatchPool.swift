@@ -1,20 +1,43 @@
 import CSystem
 import Dispatch
 import SuggestCore
+import SystemThread
 
 /// Dispatch's thread pool, started while descriptors are free. A command that reads its input on another thread
 /// starts the pool, whose event descriptors (an `epoll` and an `eventfd`) it cannot do without: where the process
 /// could open no more files (`ulimit -n 7` with a store, a spool or sockets open), Dispatch stopped the process with
 /// an illegal instruction and no word on standard error. Started first, it takes them before anything else, and a
 /// later open that finds no descriptor fails as a store or a file does, with its one line.
+///
+/// Nor does the pool start where the system refuses threads (an address-space limit too small for a thread's
+/// stack, `ulimit -v 30000`; a limit on processes): Dispatch retries a refused thread every second for as long as
+/// the refusal lasts, and the command waited for ever. A thread of the system's own is asked for first, and the
+/// pool's first one is waited for a few seconds, not for ever.
 enum DispatchPool {
-    /// Starts Dispatch's pool now, unless not even its own descriptors are free.
+    /// Starts Dispatch's pool now, unless not even its own descriptors are free or the system refuses threads.
     /// - Throws: `CommandError.failure` naming the limit.
     static func start() throws(CommandError) {
         try require(2)
+        switch startSystemThread({}) {
+        case .success(let thread):
+            pthread_join(thread, nil)
+        case .failure(let refused):
+            throw threadsRefused(ErrorNumber.describe(refused.number))
+        }
         let started = DispatchSemaphore(value: 0)
         DispatchQueue.global().async { started.signal() }
-        started.wait()
+        guard started.wait(timeout: .now() + .seconds(firstThreadSeconds)) == .success else {
+            throw threadsRefused("Dispatch started no thread within \(firstThreadSeconds) s")
+        }
+    }
+
+    /// How long the pool's first thread is waited for: far longer than a loaded machine takes to start one.
+    static let firstThreadSeconds = 10
+
+    private static func threadsRefused(_ why: String) -> CommandError {
+        .failure(
+            "cannot start: the system refuses new threads (\(why)); raise the limit on address space (ulimit -v) "
+                + "or on processes (ulimit -u)")
     }
 
     /// Throws when the process cannot open `count` more descriptors now.

@@ -11,15 +11,33 @@ public enum ProcessStart {
     ///   read-only (writing them fails, as `suggest export >&-` must say).
     /// - A file-size limit (`ulimit -f`) ends a write with an error (`EFBIG`), not the process with a signal that
     ///   leaves a half-written file or a temporary one behind.
+    /// - Under a limit on address space (`ulimit -v`), one heap for every thread (`addressSpaceIsLimited`).
     public static func settle() {
         system_ignore_signal(SIGPIPE)
         system_ignore_signal(SIGXFSZ)
+        if addressSpaceIsLimited && !environmentSetsMalloc("MALLOC_ARENA_MAX", tunable: "arena_max") {
+            system_limit_heap_arenas(1)
+        }
         for (descriptor, flags) in [(Int32(0), O_WRONLY), (1, O_RDONLY), (2, O_RDONLY)] {
             var status = stat()
             guard fstat(descriptor, &status) != 0 && system_errno() == EBADF else { continue }
             // open() takes the lowest free descriptor: this one, since those below it are open by now.
             _ = system_open("/dev/null", flags)
         }
+    }
+
+    /// Whether the process runs under a limit on its address space (`RLIMIT_AS`, `ulimit -v`). glibc's malloc
+    /// reserves 64 MB of address space for each heap it gives a thread that contends for one (128 MB asked for
+    /// first): under a limit of 100 MB, an import's second thread found none and the process died (SIGSEGV, no
+    /// word), where one heap for all imports 20,000 donations within 60 MB. One heap costs an import about a sixth
+    /// of its time (threads wait for it), so it is taken only under such a limit.
+    public static var addressSpaceIsLimited: Bool { system_address_space_is_limited() != 0 }
+
+    /// Whether the environment sets one of glibc malloc's settings, by its variable or its tunable: then it, not
+    /// this program, decides.
+    public static func environmentSetsMalloc(_ variable: String, tunable: String) -> Bool {
+        let tunables = getenv("GLIBC_TUNABLES").map { String(cString: $0) } ?? ""
+        return getenv(variable) != nil || tunables.contains("glibc.malloc.\(tunable)")
     }
 
     /// For the server (`suggest serve` before it execs `suggest-serve`, which then holds the other signals its

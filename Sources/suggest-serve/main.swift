@@ -18,16 +18,15 @@ let io = CommandIO(
 // same rates (Benchmarks/README.md, "The server's memory under donations and floods"). And large blocks (bodies,
 // a transaction's working state, the ranking mirror's lists) mapped from 1 MiB on, whatever was freed before, so
 // that they leave nothing resident when freed. The environment (MALLOC_ARENA_MAX, MALLOC_MMAP_THRESHOLD_,
-// MALLOC_TRIM_THRESHOLD_ or the glibc.malloc tunables), when it sets one, decides.
-let tunables = getenv("GLIBC_TUNABLES").map { String(cString: $0) } ?? ""
-func environmentSets(_ variable: String, tunable: String) -> Bool {
-    getenv(variable) != nil || tunables.contains("glibc.malloc.\(tunable)")
-}
-if !environmentSets("MALLOC_ARENA_MAX", tunable: "arena_max") {
+// MALLOC_TRIM_THRESHOLD_ or the glibc.malloc tunables), when it sets one, decides; under a limit on address space,
+// `ProcessStart.settle()` has left one heap.
+if !ProcessStart.environmentSetsMalloc("MALLOC_ARENA_MAX", tunable: "arena_max")
+    && !ProcessStart.addressSpaceIsLimited
+{
     system_limit_heap_arenas(2)
 }
-if !environmentSets("MALLOC_MMAP_THRESHOLD_", tunable: "mmap_threshold")
-    && !environmentSets("MALLOC_TRIM_THRESHOLD_", tunable: "trim_threshold")
+if !ProcessStart.environmentSetsMalloc("MALLOC_MMAP_THRESHOLD_", tunable: "mmap_threshold")
+    && !ProcessStart.environmentSetsMalloc("MALLOC_TRIM_THRESHOLD_", tunable: "trim_threshold")
 {
     system_fix_heap_thresholds(1 << 20, 1 << 20)
 }

@@ -513,6 +513,37 @@ import Testing
         #expect(try StoreCheck.count(store: fixture.store) == 50)
     }
 
+    /// Under a limit on address space, `import` and `eval` succeed, or fail with one line, never wait for ever nor
+    /// die of a signal: where no thread could be started (`ulimit -v 20000`), Dispatch retried the refused thread
+    /// every second and the command waited for ever; at 100 MB, each parsing thread's heap of glibc (64 MB of
+    /// address space reserved) was refused and the process died (SIGSEGV). The command refuses to start, saying
+    /// why, and under a limit all threads share one heap.
+    @Test func aLowLimitOfAddressSpaceIsAFailureNotAHangOrACrash() throws {
+        let fixture = try StoreFixture("fault-address-space")
+        try fixture.keepEverything()
+        // Lines with names and people, enough of them to keep both parsing threads busy.
+        let lines = (0..<20_000).map { index in
+            #"{"date":\#(1_796_000_000 + index),"direction":"outgoing","intent":{"conversationIdentifier":"c-\#(index % 400)","#
+                + #""speakableGroupName":"Group \#(index % 400)","recipients":[{"customIdentifier":"p-\#(index % 977)","#
+                + #""displayName":"Person \#(index % 977)"},{"customIdentifier":"q-\#(index % 331)","displayName":"#
+                + #""Other \#(index % 331)"}],"contentTypes":["public.jpeg"]}}"#
+        }
+        let history = fixture.root("history.jsonl")
+        try writeFile(history, lines.joined(separator: "\n") + "\n")
+        for command in [["import", history, "--store", fixture.store], ["eval", history]] {
+            let refused = try Suggest.run(
+                command, scratch: fixture.scratch, wrapper: ["/bin/sh", "-c", #"ulimit -v 20000 && exec "$0" "$@""#],
+                timeout: 60)
+            #expect(!refused.timedOut && refused.status == 1, "\(command[0]): \(refused)")
+            #expect(refused.errorLines.count == 1 && refused.error.contains("refuses new threads"), "\(refused)")
+            let done = try Suggest.run(
+                command, scratch: fixture.scratch, wrapper: ["/bin/sh", "-c", #"ulimit -v 100000 && exec "$0" "$@""#],
+                timeout: 60)
+            #expect(done.status == 0, "\(command[0]) at 100 MB: \(done)")
+        }
+        #expect(try StoreCheck.count(store: fixture.store) == 20_000)
+    }
+
     /// An import on a disk that fills up records everything and exits 0, or records nothing and says so, whatever
     /// room is left: with room for its log but not for the database file's growth, it was recorded whole, then
     /// exited 1 saying "nothing was changed" (its checkpoint failed after the commit), and a retry recorded the
