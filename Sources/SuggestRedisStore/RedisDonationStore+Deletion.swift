@@ -311,9 +311,8 @@ extension RedisDonationStore {
         var record = ConversationRecord.empty
         var latest: [UInt8]?
         var shown = ShownDonation()
-        var people: [String] = []
-        var peopleSeen: Set<[UInt8]> = []
-        var groups: [String] = []
+        var people = DistinctStrings()
+        var groups = DistinctStrings()
         var intents: [String: SendMessageIntent] = [:]
         var oldest = Double.infinity
         for entry in kept {
@@ -325,7 +324,7 @@ extension RedisDonationStore {
                 intent = try Self.decodeIntent(body)
                 intents[entry.snapshot] = intent
                 for person in intent.participants {
-                    for key in person.matchKeys where peopleSeen.insert(Array(key.utf8)).inserted { people.append(key) }
+                    for key in person.matchKeys { people.insert(key) }
                 }
             }
             let isLatest = record.apply(
@@ -336,20 +335,18 @@ extension RedisDonationStore {
             {
                 latest = body
             }
-            if let group = entry.groupIdentifier, !groups.contains(where: { $0.hasSameBytes(as: group) }) {
-                groups.append(group)
-            }
+            if let group = entry.groupIdentifier { groups.insert(group) }
             oldest = min(oldest, entry.date)
         }
         let hash = keys.conversation(number)
         if let latest { script.hset(hash, "i", latest) }
         script.hset(hash, "dd", StoredConversation.describedAtField(shown.describedAt))
-        script.hset(hash, "pk", RecordCoding.encode(strings: people))
-        script.hset(hash, "gk", RecordCoding.encode(strings: groups))
-        for person in stored.people where !peopleSeen.contains(Array(person.utf8)) {
+        script.hset(hash, "pk", RecordCoding.encode(strings: people.elements))
+        script.hset(hash, "gk", RecordCoding.encode(strings: groups.elements))
+        for person in stored.people where !people.contains(person) {
             script.srem(keys.person(person), number)
         }
-        for group in stored.groups where !groups.contains(where: { $0.hasSameBytes(as: group) }) {
+        for group in stored.groups where !groups.contains(group) {
             script.srem(keys.group(group), number)
         }
         for entry in removed { script.hdel(keys.identifiers, entry.identifier) }

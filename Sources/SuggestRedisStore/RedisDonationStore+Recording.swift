@@ -430,9 +430,8 @@ extension RedisDonationStore {
         /// The body the conversation is shown by from now on (field `i`), when a donation of the round changed it.
         var latest: [UInt8]?
         var shown: ShownDonation
-        var people: [String]
-        var peopleSeen: Set<ByteKey>
-        var groups: [String]
+        var people: DistinctStrings
+        var groups: DistinctStrings
         var oldest = Double.infinity
         var firstSequence: Int64 = 0
         var lastSequence: Int64 = 0
@@ -447,9 +446,8 @@ extension RedisDonationStore {
             self.stored = stored
             record = stored.record
             shown = ShownDonation(describedAt: stored.describedAt)
-            people = stored.people
-            peopleSeen = Set(stored.people.map(ByteKey.init))
-            groups = stored.groups
+            people = DistinctStrings(stored.people)
+            groups = DistinctStrings(stored.groups)
         }
 
         /// Applies one donation (`ConversationRecord.apply`) and notes what it writes.
@@ -477,15 +475,9 @@ extension RedisDonationStore {
             identifiers.append(identifier)
             snapshots[snapshot] = body
             for person in donation.intent.participants {
-                for key in person.matchKeys where peopleSeen.insert(ByteKey(key)).inserted {
-                    people.append(key)
-                    newPeople.append(key)
-                }
+                for key in person.matchKeys where people.insert(key) { newPeople.append(key) }
             }
-            if let groupIdentifier = donation.groupIdentifier,
-                !groups.contains(where: { $0.hasSameBytes(as: groupIdentifier) })
-            {
-                groups.append(groupIdentifier)
+            if let groupIdentifier = donation.groupIdentifier, groups.insert(groupIdentifier) {
                 newGroups.append(groupIdentifier)
             }
             oldest = min(oldest, donation.date.seconds)
@@ -497,7 +489,7 @@ extension RedisDonationStore {
         /// record is stored as its numbers' bits, so to the bit).
         var after: StoredConversation {
             StoredConversation(
-                number: stored.number, version: stored.version + 1, record: record, people: people, groups: groups,
+                number: stored.number, version: stored.version + 1, record: record, people: people.elements, groups: groups.elements,
                 lastSequence: lastSequence, describedAt: shown.describedAt, hasDescribedAt: true)
         }
 
@@ -524,8 +516,12 @@ extension RedisDonationStore {
             if !stored.hasDescribedAt || shown.describedAt != stored.describedAt {
                 script.hset(hash, "dd", StoredConversation.describedAtField(shown.describedAt))
             }
-            if people.count != conversation.people.count { script.hset(hash, "pk", RecordCoding.encode(strings: people)) }
-            if groups.count != conversation.groups.count { script.hset(hash, "gk", RecordCoding.encode(strings: groups)) }
+            if people.count != conversation.people.count {
+                script.hset(hash, "pk", RecordCoding.encode(strings: people.elements))
+            }
+            if groups.count != conversation.groups.count {
+                script.hset(hash, "gk", RecordCoding.encode(strings: groups.elements))
+            }
             for (snapshot, body) in snapshots.sorted(by: { $0.key < $1.key }) {
                 script.hsetnx(keys.snapshots(number), snapshot, body)
             }

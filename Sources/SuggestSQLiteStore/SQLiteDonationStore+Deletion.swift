@@ -401,12 +401,10 @@ extension SQLiteDonationStore {
         var snapshotIDs: Set<Int64> = []
         var known: [Int64: (isGroup: Bool, describes: Bool, serviceName: String?)] = [:]
         // The group identifiers that remaining donations carry, and no other: a deleted donation's goes with it.
-        var groups: [String] = []
+        var groups = DistinctStrings()
         while try select.step() {
             for donation in try DonationBlock.decode(select.blob(0)) {
-                if let group = donation.groupIdentifier, !groups.contains(where: { $0.hasSameBytes(as: group) }) {
-                    groups.append(group)
-                }
+                if let group = donation.groupIdentifier { groups.insert(group) }
                 let snapshotOf: (isGroup: Bool, describes: Bool, serviceName: String?)
                 if let seen = known[donation.snapshotID] {
                     snapshotOf = seen
@@ -460,7 +458,7 @@ extension SQLiteDonationStore {
             }
         }
         let insertGroup = try database.statement(DonationWriter.insertGroupSQL)
-        for group in groups { try insertGroup.run([.text(accountName), .text(group), .integer(id)]) }
+        for group in groups.elements { try insertGroup.run([.text(accountName), .text(group), .integer(id)]) }
         let update = try database.statement(DonationWriter.updateConversationSQL)
         try DonationWriter.write(conversation, id: id, update: update)
         try DonationWriter.writeContent(
