@@ -135,7 +135,9 @@ let package = Package(
             name: "SuggestRedisStoreTests",
             dependencies: ["SuggestCore", "SuggestRedisStore", "RedisCluster", "SuggestTestSupport"], swiftSettings: strict),
         // `suggest serve` end to end: the built binaries, real HTTP over loopback, a real store.
-        .testTarget(name: "SuggestServerTests", dependencies: ["SuggestCore", "SuggestTestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "SuggestServerTests", dependencies: ["SuggestCore", "SuggestServer", "SuggestTestSupport", "CSystem"],
+            swiftSettings: strict),
         .testTarget(
             name: "HTTPServerTests", dependencies: ["HTTPServer", "SuggestTestSupport", "CSystem", "SystemThread"],
             swiftSettings: strict),

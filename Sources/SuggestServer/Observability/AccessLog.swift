@@ -35,7 +35,8 @@ final class AccessLog: Sendable {
         var info = stat()
         piece = fstat(descriptor, &info) == 0 && system_is_regular_file(info.st_mode) != 0 ? .max : Int(PIPE_BUF)
         self.enabled = enabled
-        guard enabled else { return }
+        // Started even without request lines (`--no-access-log`): the server's own events (a failed reload of the
+        // keys, a store not ready) must reach standard error while it runs, not only at its stop.
         // Each round writes until everything is out or its 90 ms are up: a reader that keeps up gets every line (a
         // round that stopped at the first full pipe let one pipe's worth out every 100 ms, and dropped the rest).
         let task = PeriodicTask(label: "suggest.access-log", every: .milliseconds(100)) { [weak self] in
@@ -177,8 +178,10 @@ final class AccessLog: Sendable {
 
     /// Writes `bytes` in pieces a pipe takes whole once `poll` says it has room (`piece`), so that no piece waits
     /// for a reader past `deadline`.
-    /// - Returns: how many bytes were written; all of them, or as many as the descriptor took in time (all of
-    ///   them too when it is gone: nothing more can be said there).
+    /// - Returns: how many bytes were written; all of them, or as many as the descriptor took in time or before a
+    ///   failure that may pass (a full disk or quota, a file-size limit until the file is rotated, an I/O error):
+    ///   the rest waits, and what passes `capacity` meanwhile is counted as dropped, never cut mid-line. All of them
+    ///   too when the descriptor is gone: nothing more can be said there.
     private func write(_ bytes: [UInt8], until deadline: ContinuousClock.Instant) -> Int {
         var offset = 0
         while offset < bytes.count {
@@ -194,8 +197,12 @@ final class AccessLog: Sendable {
             if gone { return bytes.count }
             let length = min(bytes.count - offset, piece)
             let written = bytes.withUnsafeBytes { CSystem.write(descriptor, $0.baseAddress! + offset, length) }
-            if written < 0 && system_errno() == EINTR { continue }
-            if written < 0 && system_errno() == EAGAIN { return offset }
+            if written < 0 {
+                let number = system_errno()
+                if number == EINTR { continue }
+                if [EAGAIN, EWOULDBLOCK, ENOSPC, EDQUOT, EFBIG, EIO].contains(number) { return offset }
+                return bytes.count
+            }
             guard written > 0 else { return bytes.count }
             offset += written
         }
