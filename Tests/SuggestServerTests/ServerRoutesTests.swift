@@ -207,8 +207,17 @@ import Testing
         // A send under an identifier is idempotent: its retry (an answer lost) records nothing more and answers as
         // the first did; without one, two sends were two donations and nothing could tell them apart.
         let once = #"{\#(photo), "conversationIdentifier": "u-mom", "action": "send", "identifier": "share-7"}"#
+        func counted() throws -> [String] {
+            try client.request("GET", "/metrics").text.split(separator: "\n").filter {
+                $0.hasPrefix("suggest_donations_recorded_total ") || $0.hasPrefix("suggest_donations_duplicate_total ")
+            }.map { String($0.split(separator: " ")[1]) }
+        }
+        let before = try counted().compactMap { Int($0) }
         let first = try client.send("POST", "/v1/accounts/me/share", json: once)
         let retried = try client.send("POST", "/v1/accounts/me/share", json: once)
+        // The retry counts as a duplicate, not as a second donation recorded.
+        let after = try counted().compactMap { Int($0) }
+        #expect(after == [before[0] + 1, before[1] + 1], "\(before) → \(after)")
         #expect(first.status == 200 && first.text.contains(#""donation":"share-7""#), "\(first)")
         #expect(retried.status == 200 && retried.text.contains(#""outcome":"sent""#)
             && retried.text.hasSuffix(#""donation":"share-7"}"#), "\(retried)")

@@ -112,6 +112,7 @@ import Testing
             request, target: target, choice: .conversation("dm-bo"), action: .send, context: RankingContext(at: .now()),
             identifier: "m-3")
         #expect(retried.outcome == .sent(identifier: "m-3"))
+        #expect(!sent.wasRecordedBefore && retried.wasRecordedBefore)
         guard case .sent = sent.outcome else {
             Issue.record("the share was not sent: \(sent)")
             return

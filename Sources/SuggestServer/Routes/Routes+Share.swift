@@ -51,7 +51,10 @@ extension Routes {
             let reason = result.reason.map { failure.contains($0) ? "" : " (\($0))" } ?? ""
             throw APIError.badRequest("invalid_share", failure + reason)
         }
-        if case .sent = result.outcome { call.api.metrics.donations(recorded: 1, duplicates: 0) }
+        if case .sent = result.outcome {
+            let recorded = result.wasRecordedBefore ? 0 : 1
+            call.api.metrics.donations(recorded: recorded, duplicates: 1 - recorded)
+        }
         return json { result.write(to: &$0) }
     }
 }

@@ -111,6 +111,7 @@ public struct ShareFlow: Sendable {
             if let named, named.hasSameBytes(as: earlier) {
                 try choose(.conversation(earlier), account: account, context: context, store: store, into: &result)
                 result.outcome = .sent(identifier: identifier)
+                result.wasRecordedBefore = true
                 result.reason = Self.recordedBefore(identifier)
                 return result
             }
@@ -140,6 +141,7 @@ public struct ShareFlow: Sendable {
                     switch try store.conversation(ofDonation: repeated, account: account) {
                     case let earlier? where earlier.hasSameBytes(as: chosen.conversationIdentifier):
                         result.outcome = .sent(identifier: repeated)
+                        result.wasRecordedBefore = true
                         result.reason = Self.recordedBefore(repeated)
                     case .some:
                         // Said in the result too: its JSON read as a preview with no reason.
@@ -295,6 +297,9 @@ public struct ShareResult: Sendable, Equatable {
     public var outcome: Outcome
     /// The shared items' types, each once.
     public var contentTypes: [String]
+    /// Whether the send's donation was recorded by an earlier request under the same identifier (this one a retry
+    /// whose first answer was lost), not by this one: counted as a duplicate, as a repeated donation is.
+    public var wasRecordedBefore = false
     /// When the action was to send and nothing was sent: why (the front end reports it as a failure).
     public var failure: String?
     /// Whether that failure is the request's own (an identifier that names a donation to another conversation),
