@@ -107,6 +107,14 @@ import Testing
         ("Failed to send data in request for `/v1/accounts/" + String(repeating: "x", count: 900), "Failed to send "
             + "data in request for (the request's target)"),
         ("Received HTTP/1.1 request without `Host' header.", "Received HTTP/1.1 request without `Host' header."),
+        // Targets without their leading slash, which MHD serves all the same.
+        (
+            "Failed to send the response headers for the request for `v1/accounts/dave@example.com/block'. Error: x",
+            "Failed to send the response headers for the request for (the request's target). Error: x"
+        ),
+        ("Failed to send data in request for `dave@example.com'.", "Failed to send data in request for (the request's "
+            + "target)."),
+        ("a quoted `name/with/slashes' in a line", "a quoted (the request's target) in a line"),
     ])
     func targetsLeaveTheLine(line: String, logged: String) {
         #expect(withoutRequestTargets(line) == logged)
