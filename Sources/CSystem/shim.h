@@ -104,7 +104,11 @@ static inline void system_fix_heap_thresholds(int mapped, int trimmed) {
     mallopt(M_MMAP_THRESHOLD, mapped);
     mallopt(M_TRIM_THRESHOLD, trimmed);
 }
+/// Gives the memory freed in every heap back to the system (`malloc_trim(3)`): glibc keeps what a large piece of work
+/// freed, in small blocks among long-lived ones, for the next allocations of its heap.
+static inline void system_trim_heap(void) { malloc_trim(0); }
 #else
+static inline void system_trim_heap(void) {}
 static inline void system_limit_heap_arenas(int count) { (void)count; }
 static inline void system_fix_heap_thresholds(int mapped, int trimmed) { (void)mapped; (void)trimmed; }
 #endif

@@ -38,8 +38,9 @@ public final class SQLiteDonationStore: DonationStore {
     /// What an import's writer may hold in memory before it writes what it has (`DonationWriter.heldBytes`). An
     /// ordinary history stays well under it (163 MiB at the end of 2M donations over 100k conversations), so it
     /// writes once, at the end; without it, one whose every line names a thousand new people would hold 1.5 GB for
-    /// 170 MB of lines. Tests set it low.
-    var importMemoryBudget = 384 << 20
+    /// 170 MB of lines. A server's connections set it low: a request's batch shares the machine with every other
+    /// request. Tests set it low too.
+    public var importMemoryBudget = 384 << 20
     /// The writer every piece of a `GroupCommitWriter`'s group records into, while the group runs on this (its
     /// writing) connection: `SQLiteDonationStore+GroupWriting.swift`.
     var groupWriter: DonationWriter?
