@@ -139,9 +139,13 @@ struct RecordingOrderReader {
     private let account: String
     private let blocks: Statement
     private let snapshot: Statement
-    /// Decoded snapshots by row: most donations repeat one their conversation has had before. Bounded, so that an
-    /// account with millions of distinct snapshots does not hold them all.
+    /// Decoded snapshots by row: most donations repeat one their conversation has had before. Bounded in number and
+    /// in bytes (`decodedByteLimit`), so that an account with millions of distinct snapshots, or with snapshots that
+    /// each name a thousand people (168 KB of JSON each), does not hold them all: 4,000 of those held 700 MB.
     private var decoded: [Int64: SendMessageIntent] = [:]
+    /// About how much memory `decoded` holds: its snapshots' JSON, counted twice for their decoded strings' headers.
+    private var decodedBytes = 0
+    static let decodedByteLimit = 8 << 20
     private var merge = SequenceMerge()
     private var hasNextBlock: Bool
 
@@ -180,10 +184,15 @@ struct RecordingOrderReader {
         if let known = decoded[id] { return known }
         try snapshot.reset([.integer(id)])
         guard try snapshot.step() else { throw StoreError.damaged("a donation's snapshot") }
-        let intent = try SQLiteDonationStore.decodeSnapshot(snapshot.text(0) ?? "")
+        let body = snapshot.text(0) ?? ""
+        let intent = try SQLiteDonationStore.decodeSnapshot(body)
         try snapshot.reset()
-        if decoded.count >= 16_384 { decoded.removeAll(keepingCapacity: true) }
+        if decoded.count >= 16_384 || decodedBytes >= Self.decodedByteLimit {
+            decoded.removeAll(keepingCapacity: true)
+            decodedBytes = 0
+        }
         decoded[id] = intent
+        decodedBytes += 2 * body.utf8.count
         return intent
     }
 }
