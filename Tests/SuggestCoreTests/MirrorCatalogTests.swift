@@ -78,3 +78,33 @@ import Testing
         #expect(catalog.nextToRebuild() == regular)
     }
 }
+
+/// What a query read beside a mirror is kept within about the mirror's size (1 MiB at least), not only 4,096 of each.
+@Suite struct MirrorReadCacheTests {
+    static func intent(_ index: Int, people: Int) -> SendMessageIntent {
+        SendMessageIntent(
+            conversationIdentifier: "c-\(index)",
+            recipients: (0..<people).map { Person(customIdentifier: "p-\(index)-\($0)", displayName: "Person \($0)") })
+    }
+
+    @Test func largeIntentsAreKeptWithinTheBytes() {
+        let cache = MirrorReadCache(answerBytes: 0)
+        cache.keepIntents((0..<100).map { (Int32($0), Self.intent($0, people: 1_024)) })
+        let kept = cache.intents((0..<100).map(Int32.init)).count { $0 != nil }
+        // About 180 KB each: a handful within 1 MiB, where all 100 (18 MB) were kept.
+        #expect(kept > 0 && kept < 10, "\(kept)")
+    }
+
+    @Test func ordinaryIntentsAreKeptUpToTheirNumber() {
+        let cache = MirrorReadCache(answerBytes: 4 << 20)
+        cache.keepIntents((0..<5_000).map { (Int32($0), Self.intent($0, people: 2)) })
+        #expect(cache.intents((0..<5_000).map(Int32.init)).count { $0 != nil } == MirrorReadCache.limit)
+    }
+
+    @Test func peopleAreKeptWithinTheBytes() {
+        let cache = MirrorReadCache(answerBytes: 0)
+        for index in 0..<10 { cache.keepPeople("p-\(index)", Array(repeating: 1, count: 100_000)) }
+        let kept = (0..<10).count { cache.people("p-\($0)") != nil }
+        #expect(kept > 0 && kept < 4, "\(kept)")
+    }
+}

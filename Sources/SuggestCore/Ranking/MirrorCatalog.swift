@@ -312,24 +312,30 @@ public struct MirroredList: Sendable {
 /// What a query on a mirror read from its store beside the mirror (the latest intents of the conversations shown,
 /// the conversations of a person), and the answers it gave, which later queries may use without reading again:
 /// valid exactly as long as the mirror it belongs to, since the mirror stands for one version of the store. A
-/// server's queries ask for the same few dozen, so each kind keeps at most `limit` entries.
+/// server's queries ask for the same few dozen, so each kind keeps at most `limit` entries, and about `byteLimit`
+/// bytes: 4,096 intents that each name a thousand people held 700 MB for one account of 4,000 conversations.
 public final class MirrorReadCache: Sendable {
     private struct Entries {
         var intents: [Int32: SendMessageIntent?] = [:]
         var people: [[UInt8]: [Int32]] = [:]
+        /// About how many bytes `intents` and `people` hold.
+        var bytes = 0
     }
 
     private let entries = Mutex(Entries())
     public static var limit: Int { 4_096 }
+    /// About how many bytes the kept intents and people may hold: the mirror's own size, or 1 MiB for a small one.
+    private let byteLimit: Int
     /// Whole answers of the mirror's queries (`RankedAnswers`), kept as long as the intents they show.
     public let answers: RankedAnswers
 
     /// - Parameters:
     ///   - answerCounters: where the kept answers are counted, shared by every account of one mirror.
     ///   - answerBytes: about how many bytes the kept answers may hold: the mirror's own size, so that they take at
-    ///     most as much memory as the mirrors' budget.
+    ///     most as much memory as the mirrors' budget. The kept intents and people may hold as much again.
     public init(answerCounters: RankedAnswers.Counters = RankedAnswers.Counters(), answerBytes: Int = .max) {
         answers = RankedAnswers(counters: answerCounters, byteLimit: answerBytes)
+        byteLimit = max(answerBytes, 1 << 20)
     }
 
     /// The cached latest intents of `slots`: `.some(nil)` for a conversation read without one, `nil` where not read
@@ -340,7 +346,12 @@ public final class MirrorReadCache: Sendable {
 
     public func keepIntents(_ intents: [(Int32, SendMessageIntent?)]) {
         entries.withLock { entries in
-            for (slot, intent) in intents where entries.intents.count < Self.limit { entries.intents[slot] = intent }
+            for (slot, intent) in intents where entries.intents.count < Self.limit && entries.intents[slot] == nil {
+                let bytes = Self.approximateBytes(intent)
+                guard entries.bytes + bytes <= byteLimit else { return }
+                entries.intents[slot] = intent
+                entries.bytes += bytes
+            }
         }
     }
 
@@ -349,8 +360,26 @@ public final class MirrorReadCache: Sendable {
 
     public func keepPeople(_ key: String, _ slots: [Int32]) {
         entries.withLock { entries in
-            if entries.people.count < Self.limit { entries.people[Array(key.utf8)] = slots }
+            let bytes = 64 + key.utf8.count + slots.count * MemoryLayout<Int32>.stride
+            guard entries.people.count < Self.limit, entries.people[Array(key.utf8)] == nil,
+                entries.bytes + bytes <= byteLimit
+            else { return }
+            entries.people[Array(key.utf8)] = slots
+            entries.bytes += bytes
         }
+    }
+
+    /// About what an intent takes in memory: its strings and the headers of its values.
+    static func approximateBytes(_ intent: SendMessageIntent?) -> Int {
+        guard let intent else { return 16 }
+        func count(_ text: String?) -> Int { text?.utf8.count ?? 0 }
+        var bytes = 160 + count(intent.conversationIdentifier) + count(intent.speakableGroupName)
+            + count(intent.serviceName) + count(intent.image)
+        for person in intent.recipients + (intent.sender.map { [$0] } ?? []) {
+            bytes += 128 + count(person.customIdentifier) + count(person.displayName) + count(person.personHandle?.value)
+                + count(person.contactIdentifier) + count(person.image)
+        }
+        return bytes
     }
 }
 
