@@ -80,6 +80,13 @@ static inline int system_address_space_is_limited(void) {
     return getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;
 }
 
+/// The largest file the process may write (`RLIMIT_FSIZE`, `ulimit -f`), in bytes, or -1 without a limit.
+static inline long long system_file_size_limit(void) {
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return -1;
+    return (long long)limit.rlim_cur;
+}
+
 /// The soft limit on open descriptors now, or -1.
 static inline long system_descriptor_limit(void) {
     struct rlimit limit;

@@ -544,6 +544,26 @@ import Testing
         #expect(try StoreCheck.count(store: fixture.store) == 20_000)
     }
 
+    /// A limit on file size (`ulimit -f`) that an import runs into is said as such, and the import records nothing:
+    /// it was "I/O error on the store ... disk I/O error", which reads as a failing disk, and a server counted it
+    /// as a store failure rather than a full one.
+    @Test func aLimitOnFileSizeIsSaidAsSuch() throws {
+        let fixture = try StoreFixture("fault-file-size")
+        try fixture.keepEverything()
+        let lines = (0..<20_000).map { index in
+            #"{"date":\#(1_796_000_000 + index),"intent":{"conversationIdentifier":"c-\#(index % 700)","#
+                + #""speakableGroupName":"Group \#(index % 700)"}}"#
+        }
+        let history = fixture.root("history.jsonl")
+        try writeFile(history, lines.joined(separator: "\n") + "\n")
+        let outcome = try Suggest.run(
+            ["import", history, "--store", fixture.store], scratch: fixture.scratch,
+            wrapper: ["/bin/sh", "-c", #"ulimit -f 1000 && exec "$0" "$@""#])
+        #expect(outcome.status == 1 && outcome.errorLines.count == 1, "\(outcome)")
+        #expect(outcome.error.contains("limit on file size"), "\(outcome)")
+        #expect(try StoreCheck.count(store: fixture.store) == 0)
+    }
+
     /// An import on a disk that fills up records everything and exits 0, or records nothing and says so, whatever
     /// room is left: with room for its log but not for the database file's growth, it was recorded whole, then
     /// exited 1 saying "nothing was changed" (its checkpoint failed after the commit), and a retry recorded the

@@ -2,6 +2,17 @@ import CSystem
 import SuggestCore
 
 extension StoreError {
+    /// Whether the process may write files no larger than some limit (`RLIMIT_FSIZE`), and the database or its log
+    /// is within a page (64 KiB at most) of it.
+    private static func reachedFileSizeLimit(database path: String) -> Bool {
+        let limit = system_file_size_limit()
+        guard limit >= 0 else { return false }
+        return [path, path + "-wal"].contains { file in
+            var info = stat()
+            return stat(file, &info) == 0 && Int64(info.st_size) + 65_536 >= limit
+        }
+    }
+
     /// Translates a SQLite failure at `path` into words a person can act on.
     package static func from(_ error: SQLiteError, path: String) -> StoreError {
         switch error.primaryCode {
@@ -45,6 +56,16 @@ extension StoreError {
             // the errno behind it says what it is.
             if error.systemErrorNumber == ENOSPC || error.systemErrorNumber == EDQUOT || error.message.contains("full") {
                 return StoreError(.diskFull, "the disk holding \(path) is full; nothing was changed; free some space and retry")
+            }
+            // A file-size limit (`ulimit -f`, a unit's LimitFSIZE) is room that has run out as well, and said so: as an
+            // I/O error it read as a failing disk. SQLite's record of the errno is read after other calls have set it
+            // again (0 here), so a write's failure is taken for the limit's when a file of the store is within a
+            // page of it.
+            if error.systemErrorNumber == EFBIG || (error.code == 778 && reachedFileSizeLimit(database: path)) {
+                return StoreError(
+                    .diskFull,
+                    "the store at \(path) reached the largest file this process may write (a limit on file size: "
+                        + "ulimit -f, LimitFSIZE); nothing was changed; raise the limit and retry")
             }
             return StoreError(.failed, "I/O error on the store at \(path): \(error.message)")
         case 12:  // SQLITE_NOTFOUND: what `Database.statement` throws for a file found deleted or moved
