@@ -61,7 +61,9 @@ extension HTTPServer {
         /// total past it is refused with 503, a declared one when its head arrives (at once to a client that asked
         /// for `100 Continue`, else once its body has been read and dropped), a chunked one as soon as it would
         /// cross. At least `maximumBodySize`. Without it the worst case is `connectionLimit` bodies of
-        /// `maximumBodySize`, gigabytes from one client. Default 64 MiB.
+        /// `maximumBodySize`, gigabytes from one client. Default 64 MiB. Small declared bodies (a 64th of it, 1 MiB at
+        /// most) may take an eighth more, which larger ones cannot: a few large bodies sent slowly do not refuse
+        /// every small one.
         public var bodyBytesInMemoryLimit: Int
         /// Connections the kernel may hold complete but not yet accepted. Default 1,024 (the kernel caps it at
         /// `net.core.somaxconn`).

@@ -19,6 +19,13 @@ final class ServerCore: Sendable {
     let log: HTTPServer.LogHandler
     let maximumBodySize: Int
     let bodyBytesInMemoryLimit: Int
+    /// Room past `bodyBytesInMemoryLimit` that only small declared bodies (`smallBodyBytes` or less) may take: an
+    /// eighth of the limit. Large bodies sent slowly (1,024 bytes a second keeps a body of 32 MiB going for nine
+    /// hours) could otherwise hold the whole limit, and every other client's donation was refused 503 meanwhile.
+    var smallBodyReserve: Int { min(bodyBytesInMemoryLimit / 8, Int.max - bodyBytesInMemoryLimit) }
+    /// The largest body that may take `smallBodyReserve`: a 64th of the limit, and at most 1 MiB (a donation's
+    /// limit), so that the reserve holds at least eight of them.
+    var smallBodyBytes: Int { min(1 << 20, bodyBytesInMemoryLimit / 64) }
     /// Bytes of request bodies read or announced (a declared length counts whole once its head is admitted) and
     /// not yet let go (their requests have not ended), over every connection.
     let bodyBytesInMemory = Atomic<Int>(0)
@@ -138,7 +145,8 @@ final class ServerCore: Sendable {
             // A declared body is counted whole as its head arrives, so that bodies whose heads arrive together
             // cannot all pass and then cross; a chunked one as its pieces arrive.
             if refusal == nil && !chunked {
-                if bodyBytesInMemory.add(declared, ordering: .relaxed).newValue > bodyBytesInMemoryLimit {
+                let ceiling = bodyBytesInMemoryLimit + (declared <= smallBodyBytes ? smallBodyReserve : 0)
+                if bodyBytesInMemory.add(declared, ordering: .relaxed).newValue > ceiling {
                     bodyBytesInMemory.subtract(declared, ordering: .relaxed)
                     refusal = refusing(busy(declared: declared), head: context.head, connection, method: method)
                 } else {

@@ -19,7 +19,7 @@ enum Serve: Command {
         .option("--workers", "N", "Threads answering requests (default: one per core; $SUGGEST_WORKERS)."),
         .option("--handler-threads", "N", "Threads on which writes wait for the store (default 32); reads from a Redis Cluster have 2 per core of their own."),
         .option("--max-body-bytes", "N", "The largest request body (default 33554432, 32 MiB); larger is 413."),
-        .option("--max-body-memory", "N", "Bytes all request bodies may hold at once (default: twice --max-body-bytes, at least 64 MiB); past it 503."),
+        .option("--max-body-memory", "N", "Bytes all request bodies may hold at once (default: twice --max-body-bytes, at least 64 MiB), an eighth more for small ones; past it 503."),
         .option("--max-header-bytes", "N", "Bytes for a request's target and header fields (default 65536, 16384 to 16777216); more is 414 or 431."),
         .option("--max-exports", "N", "Exports (GET .../donations) sent at once, each as its client reads it (default 8), at most half of them to one tenant when the keys open several; more is 503."),
         .option("--export-time-limit", "SECONDS", "The longest an export may take, its client's reading included (default 600)."),
