@@ -126,16 +126,16 @@ func mhdLog(_ closure: UnsafeMutableRawPointer?, _ format: UnsafePointer<CChar>?
 /// path decoded): the log names routes, never paths, which hold account and conversation names. What MHD quotes
 /// otherwise (a header's name: `` `Host' ``) stays. A target is what MHD quotes after "request for " (its words for
 /// one, whatever the target looks like: MHD serves `v1/accounts/bob/donations` without its leading slash), or a
-/// quoted text that starts as a target does or holds a `/`, which no header name may. It is cut from its
-/// backquote to the last quote of the line, so that a quote inside the path cannot end the cut early, or to the end
-/// of the line when the line was cut short before its closing quote (a long path).
+/// quoted text that starts as a target does or holds a `/` and no space, as no header name nor error text does. It
+/// is cut from its backquote to the last quote of the line, so that a quote inside the path cannot end the cut
+/// early, or to the end of the line when the line was cut short before its closing quote (a long path).
 package func withoutRequestTargets(_ line: String) -> String {
     var searched = line.startIndex
     while let open = line[searched...].firstIndex(of: "`") {
         let quoted = line[line.index(after: open)...]
         let isTarget =
             line[..<open].hasSuffix("request for ") || quoted.hasPrefix("/") || quoted.hasPrefix("*")
-            || quoted.lowercased().hasPrefix("http") || quoted.prefix(while: { $0 != "'" }).contains("/")
+            || quoted.lowercased().hasPrefix("http") || looksLikeAPath(quoted.prefix(while: { $0 != "'" }))
         guard isTarget else {
             searched = line.index(after: open)
             continue
@@ -145,3 +145,7 @@ package func withoutRequestTargets(_ line: String) -> String {
     }
     return line
 }
+
+/// Whether a quoted text is a path: a `/` in it and no space (MHD's quoted error texts, such as
+/// `Input/output error`, have spaces; a request target cannot).
+private func looksLikeAPath(_ text: Substring) -> Bool { text.contains("/") && !text.contains(" ") }

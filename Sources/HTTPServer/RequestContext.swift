@@ -26,6 +26,8 @@ final class RequestContext {
     /// The status and `X-Request-Id` of the handler's response once MHD has taken it: what the access log said of
     /// the request, which the log corrects when the response is not sent whole (`ServerCore.endRequest`).
     var queuedAnswer: (status: Int, requestID: String?)?
+    /// The streamed body of that response, if it has one: one the server ended itself is not the client's doing.
+    var queuedStreamedBody: StreamedBody?
     /// Its connection's context, which keeps this request as pending until it ends (`ServerCore.endRequest`).
     let connection: ConnectionContext?
 

@@ -186,7 +186,9 @@ final class ServerCore: Sendable {
             // whole with its head, and MHD passes no more than it declared).
             let uncounted = context.body.count + size - context.heldBodyBytes
             if uncounted > 0 {
-                if bodyBytesInMemory.add(uncounted, ordering: .relaxed).newValue > bodyBytesInMemoryLimit {
+                let small = context.body.count + size <= smallBodyBytes
+                let ceiling = bodyBytesInMemoryLimit + (small ? smallBodyReserve : 0)
+                if bodyBytesInMemory.add(uncounted, ordering: .relaxed).newValue > ceiling {
                     bodyBytesInMemory.subtract(uncounted, ordering: .relaxed)
                     refuseStreamedBody(
                         refusing(busy(declared: nil), head: context.head, connection, method: method),
@@ -300,8 +302,10 @@ final class ServerCore: Sendable {
         let context = Unmanaged<RequestContext>.fromOpaque(stored)
         let request = context.takeUnretainedValue()
         if let answer = request.queuedAnswer, reason != .REQUEST_TERMINATED_COMPLETED_OK {
-            log(Self.undeliveredAnswer(answer, reason: reason))
+            let endedByTheServer = request.queuedStreamedBody?.wasEndedByTheServer ?? false
+            log(Self.undeliveredAnswer(answer, reason: reason, endedByTheServer: endedByTheServer))
         }
+        request.queuedStreamedBody = nil
         if let connection = request.connection, connection.pendingRequest == stored { connection.pendingRequest = nil }
         request.connection?.clientWait?.bodySince.store(0, ordering: .relaxed)
         request.connection?.clientWait?.since.store(ClientWait.now(), ordering: .relaxed)
@@ -314,11 +318,12 @@ final class ServerCore: Sendable {
     /// The log's line for a handler's response that was not sent whole: the access log's line for the request, written
     /// when the response was made, gives its status all the same, and for a donation's 201 the client may not know
     /// that it was recorded (it may retry: a donation with its `identifier` is then a duplicate, not a second one).
-    static func undeliveredAnswer(_ answer: (status: Int, requestID: String?), reason: MHD_RequestTerminationCode?)
-        -> String
-    {
+    static func undeliveredAnswer(
+        _ answer: (status: Int, requestID: String?), reason: MHD_RequestTerminationCode?, endedByTheServer: Bool = false
+    ) -> String {
         let why: String
         switch reason {
+        case _ where endedByTheServer: why = "the server ended its body (the line before says why)"
         case .REQUEST_TERMINATED_TIMEOUT_REACHED?: why = "the connection timed out"
         case .REQUEST_TERMINATED_DAEMON_SHUTDOWN?: why = "the server stopped"
         case .REQUEST_TERMINATED_CLIENT_ABORT?, .REQUEST_TERMINATED_READ_ERROR?: why = "the client went away"
@@ -406,7 +411,10 @@ final class ServerCore: Sendable {
             _ = MHD_add_response_header(made, "Connection", "close")
         }
         let queued = MHD_queue_response(connection, UInt32(response.status.code), made)
-        if queued == .YES { context?.queuedAnswer = (response.status.code, response.headers["X-Request-Id"]) }
+        if queued == .YES {
+            context?.queuedAnswer = (response.status.code, response.headers["X-Request-Id"])
+            context?.queuedStreamedBody = response.streamedBody
+        }
         if queued == .YES, response.streamedBody != nil {
             // The kernel's send queue takes megabytes; to a client with a small receive window it drains so slowly
             // that the socket is not writable again for longer than the idle timeout, and MHD closed a connection

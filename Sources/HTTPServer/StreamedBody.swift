@@ -26,6 +26,8 @@ public final class StreamedBody: @unchecked Sendable {
     private var complete = false
     /// Why the body was cut off (`cutOff`), if it was.
     private var cutOffReason: String?
+    /// Whether the server ended the body before it was complete: cut off, or its producer failed (each logged).
+    private var endedIncomplete = false
     /// Where a failure after the headers went out is reported (`ServerCore.log`), set when the body is queued.
     private var log: (@Sendable (String) -> Void)?
 
@@ -79,6 +81,7 @@ public final class StreamedBody: @unchecked Sendable {
                 if cutOffReason == nil {
                     log?("a streamed response body ended before it was complete: \(error); the connection is closed")
                 }
+                endedIncomplete = true
                 endLocked()
                 return -2
             }
@@ -91,6 +94,10 @@ public final class StreamedBody: @unchecked Sendable {
             return count
         }
     }
+
+    /// Whether the server ended the body before it was complete (`cutOff`, or a failure of its producer), each
+    /// logged when it happened: not the client's doing.
+    var wasEndedByTheServer: Bool { lock.withLock { _ in endedIncomplete } }
 
     /// Ends the body: `end` runs, unless it has. Bytes made already are still sent; if the body was not complete,
     /// the connection is closed after them.
@@ -105,6 +112,7 @@ public final class StreamedBody: @unchecked Sendable {
         lock.withLock { _ in
             guard !complete, produce != nil else { return }
             cutOffReason = reason
+            endedIncomplete = true
             log?(
                 "a streamed response body was cut off: \(reason); what it had made still goes out at the client's pace "
                     + "(the sockets' buffers, a few megabytes), then its connection is closed without the last chunk")

@@ -115,6 +115,7 @@ import Testing
         ("Failed to send data in request for `dave@example.com'.", "Failed to send data in request for (the request's "
             + "target)."),
         ("a quoted `name/with/slashes' in a line", "a quoted (the request's target) in a line"),
+        ("Error during poll: `Input/output error'", "Error during poll: `Input/output error'"),
     ])
     func targetsLeaveTheLine(line: String, logged: String) {
         #expect(withoutRequestTargets(line) == logged)

@@ -34,6 +34,37 @@ import Testing
             #expect(recv(connection.descriptor, &byte, 1, 0) == 1)
             connection.close()
             #expect(Self.eventually { log.contains("the 201 response to request r-gone was not sent whole") })
+            let line = log.all.first { $0.contains("r-gone") } ?? ""
+            #expect(line.contains("the client went away") || line.contains("sending it failed"), "\(line)")
+        }
+    }
+
+    /// A streamed body the server ended itself (its producer failed; an export past its time limit is cut off the
+    /// same way) is said to be the server's doing, after the line that says why: it was blamed on the client.
+    @Test func aBodyTheServerEndedIsNotBlamedOnTheClient() throws {
+        struct Failed: Error {}
+        let log = LogLines()
+        let handler: HTTPServer.Handler = { _ in
+            let calls = CallCounter()
+            let body = StreamedBody(
+                produce: { output in
+                    calls.increment()
+                    if calls.count > 1 { throw Failed() }
+                    output += [UInt8](repeating: 0x61, count: 64 << 10)
+                    return false
+                }, end: {})
+            do { try body.start() } catch { return .text("start failed", status: .internalServerError) }
+            var response = HTTPResponse(streamedBody: body)
+            response.headers.set(name: "X-Request-Id", value: "r-ended")
+            return response
+        }
+        try withServer(log: log, handler: handler) { server in
+            let connection = try TestConnection.connected(port: server.address.port)
+            try connection.send("GET /ends HTTP/1.1\r\nHost: x\r\n\r\n")
+            #expect(Self.eventually { log.contains("the 200 response to request r-ended was not sent whole") })
+            let line = log.all.first { $0.contains("r-ended") } ?? ""
+            #expect(line.contains("the server ended its body"), "\(line)")
+            connection.close()
         }
     }
 
