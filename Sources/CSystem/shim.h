@@ -74,10 +74,11 @@ static inline long system_raise_descriptor_limit(long wanted) {
     return (long)limit.rlim_cur;
 }
 
-/// Whether the process's address space has a limit (`ulimit -v`, `RLIMIT_AS`).
-static inline int system_address_space_is_limited(void) {
+/// The limit on the process's address space (`ulimit -v`, `RLIMIT_AS`), in bytes, or -1 without one.
+static inline long long system_address_space_limit(void) {
     struct rlimit limit;
-    return getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY;
+    if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return -1;
+    return (long long)limit.rlim_cur;
 }
 
 /// The largest file the process may write (`RLIMIT_FSIZE`, `ulimit -f`), in bytes, or -1 without a limit.

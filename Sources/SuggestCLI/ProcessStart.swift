@@ -26,12 +26,16 @@ public enum ProcessStart {
         }
     }
 
-    /// Whether the process runs under a limit on its address space (`RLIMIT_AS`, `ulimit -v`). glibc's malloc
-    /// reserves 64 MB of address space for each heap it gives a thread that contends for one (128 MB asked for
-    /// first): under a limit of 100 MB, an import's second thread found none and the process died (SIGSEGV, no
-    /// word), where one heap for all imports 20,000 donations within 60 MB. One heap costs an import about a sixth
-    /// of its time (threads wait for it), so it is taken only under such a limit.
-    public static var addressSpaceIsLimited: Bool { system_address_space_is_limited() != 0 }
+    /// Whether the process runs under a tight limit on its address space (`RLIMIT_AS`, `ulimit -v`, below 4 GiB).
+    /// glibc's malloc reserves 64 MB of address space for each heap it gives a thread that contends for one (128 MB
+    /// asked for first), up to eight a core: under a limit of 100 MB, an import's second thread found none and the
+    /// process died (SIGSEGV, no word), where one heap for all imports 20,000 donations within 60 MB. One heap
+    /// costs an import about a sixth of its time (threads wait for it), so it is taken only under such a limit; a
+    /// generous one (a unit's `LimitAS=16G`) leaves room for every heap.
+    public static var addressSpaceIsLimited: Bool {
+        let limit = system_address_space_limit()
+        return limit >= 0 && limit < 4 << 30
+    }
 
     /// Whether the environment sets one of glibc malloc's settings, by its variable or its tunable: then it, not
     /// this program, decides.

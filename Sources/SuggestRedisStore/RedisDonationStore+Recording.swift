@@ -516,10 +516,10 @@ extension RedisDonationStore {
             if !stored.hasDescribedAt || shown.describedAt != stored.describedAt {
                 script.hset(hash, "dd", StoredConversation.describedAtField(shown.describedAt))
             }
-            if people.count != conversation.people.count {
+            if !newPeople.isEmpty {
                 script.hset(hash, "pk", RecordCoding.encode(strings: people.elements))
             }
-            if groups.count != conversation.groups.count {
+            if !newGroups.isEmpty {
                 script.hset(hash, "gk", RecordCoding.encode(strings: groups.elements))
             }
             for (snapshot, body) in snapshots.sorted(by: { $0.key < $1.key }) {

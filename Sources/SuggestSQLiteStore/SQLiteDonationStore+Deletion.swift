@@ -434,29 +434,27 @@ extension SQLiteDonationStore {
             try database.statement("DELETE FROM conversations WHERE id = ?").run([.integer(id)])
             return false
         }
-        // Names and pictures that no remaining donation carries go with the donations that did.
-        let snapshots = try database.uncachedStatement("SELECT id, body FROM snapshots WHERE conversation_id = ?")
-        try snapshots.reset([.integer(id)])
-        var stale: [Int64] = []
-        var kept: [SendMessageIntent] = []
-        while try snapshots.step() {
-            if snapshotIDs.contains(snapshots.int(0)) {
-                kept.append(try SQLiteDonationStore.decodeSnapshot(snapshots.text(1) ?? ""))
-            } else {
-                stale.append(snapshots.int(0))
-            }
-        }
-        for snapshot in stale { try database.statement("DELETE FROM snapshots WHERE id = ?").run([.integer(snapshot)]) }
         let account = try database.statement("SELECT account FROM conversations WHERE id = ?")
         try account.reset([.integer(id)])
         let accountName = try account.step() ? account.text(0) ?? "" : ""
         try account.reset()
+        // Names and pictures that no remaining donation carries go with the donations that did. The people of the
+        // others are written as each snapshot is read, not gathered: a conversation's snapshots that each name a
+        // thousand people would be held all at once, decoded, while the writer waits.
+        let snapshots = try database.uncachedStatement("SELECT id, body FROM snapshots WHERE conversation_id = ?")
+        try snapshots.reset([.integer(id)])
         let people = try database.statement(DonationWriter.insertPersonSQL)
-        for intent in kept {
-            for person in intent.participants {
+        var stale: [Int64] = []
+        while try snapshots.step() {
+            guard snapshotIDs.contains(snapshots.int(0)) else {
+                stale.append(snapshots.int(0))
+                continue
+            }
+            for person in try SQLiteDonationStore.decodeSnapshot(snapshots.text(1) ?? "").participants {
                 for key in person.matchKeys { try people.run([.text(accountName), .text(key), .integer(id)]) }
             }
         }
+        for snapshot in stale { try database.statement("DELETE FROM snapshots WHERE id = ?").run([.integer(snapshot)]) }
         let insertGroup = try database.statement(DonationWriter.insertGroupSQL)
         for group in groups.elements { try insertGroup.run([.text(accountName), .text(group), .integer(id)]) }
         let update = try database.statement(DonationWriter.updateConversationSQL)

@@ -79,7 +79,8 @@ import Testing
     }
 }
 
-/// What a query read beside a mirror is kept within about the mirror's size (1 MiB at least), not only 4,096 of each.
+/// What a query read beside a mirror is kept within about the mirror's size (64 KiB at least), not only 4,096 of
+/// each.
 @Suite struct MirrorReadCacheTests {
     static func intent(_ index: Int, people: Int) -> SendMessageIntent {
         SendMessageIntent(
@@ -88,7 +89,7 @@ import Testing
     }
 
     @Test func largeIntentsAreKeptWithinTheBytes() {
-        let cache = MirrorReadCache(answerBytes: 0)
+        let cache = MirrorReadCache(answerBytes: 1 << 20)
         cache.keepIntents((0..<100).map { (Int32($0), Self.intent($0, people: 1_024)) })
         let kept = cache.intents((0..<100).map(Int32.init)).count { $0 != nil }
         // About 180 KB each: a handful within 1 MiB, where all 100 (18 MB) were kept.
@@ -103,7 +104,7 @@ import Testing
 
     @Test func peopleAreKeptWithinTheBytes() {
         let cache = MirrorReadCache(answerBytes: 0)
-        for index in 0..<10 { cache.keepPeople("p-\(index)", Array(repeating: 1, count: 100_000)) }
+        for index in 0..<10 { cache.keepPeople("p-\(index)", Array(repeating: 1, count: 6_000)) }
         let kept = (0..<10).count { cache.people("p-\($0)") != nil }
         #expect(kept > 0 && kept < 4, "\(kept)")
     }

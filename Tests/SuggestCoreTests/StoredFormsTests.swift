@@ -20,8 +20,11 @@ import Testing
         var untyped = intent
         untyped.contentTypes = []
         #expect(intent.snapshotBody == untyped.snapshotBody)
-        let text = String(decoding: intent.snapshotBody, as: UTF8.self)
-        #expect(text.contains("\"c-1\"") && !text.contains("public.jpeg"))
+        // The bytes themselves, members in their order: stores hold them, and find snapshots by their hash.
+        #expect(
+            String(decoding: intent.snapshotBody, as: UTF8.self)
+                == #"{"conversationIdentifier":"c-1","speakableGroupName":"Team","serviceName":"sms","#
+                + #""recipients":[{"customIdentifier":"p-1","displayName":"Ann"}]}"#)
     }
 
     @Test func generatedIdentifiersHaveTheUUIDForm() {

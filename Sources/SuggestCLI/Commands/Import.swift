@@ -82,7 +82,14 @@ enum Import: Command {
             do {
                 try store.checkpoint()
             } catch let error as StoreError where !Self.isGone(error) {
-                let why = error.kind == .diskFull ? "the disk is full" : error.message
+                let why =
+                    if error.isFileSizeLimit {
+                        "it reached \(StoreError.fileSizeLimitWords)"
+                    } else if error.kind == .diskFull {
+                        "the disk is full"
+                    } else {
+                        error.message
+                    }
                 io.err(
                     "suggest import: the donations are recorded and on disk: do not import them again; the checkpoint "
                         + "after them failed (\(why))\n")

@@ -312,7 +312,7 @@ public struct MirroredList: Sendable {
 /// What a query on a mirror read from its store beside the mirror (the latest intents of the conversations shown,
 /// the conversations of a person), and the answers it gave, which later queries may use without reading again:
 /// valid exactly as long as the mirror it belongs to, since the mirror stands for one version of the store. A
-/// server's queries ask for the same few dozen, so each kind keeps at most `limit` entries, and about `byteLimit`
+/// server's queries ask for the same few dozen, so each kind keeps at most `limit` entries, and within `byteLimit`
 /// bytes: 4,096 intents that each name a thousand people held 700 MB for one account of 4,000 conversations.
 public final class MirrorReadCache: Sendable {
     private struct Entries {
@@ -324,7 +324,9 @@ public final class MirrorReadCache: Sendable {
 
     private let entries = Mutex(Entries())
     public static var limit: Int { 4_096 }
-    /// About how many bytes the kept intents and people may hold: the mirror's own size, or 1 MiB for a small one.
+    /// About how many bytes the kept intents and people may hold: the mirror's own size, or 64 KiB for a small one
+    /// (a few hundred ordinary intents: all of a small account's), so that many small accounts' caches, filled by
+    /// queries of made-up people, stay within a small multiple of the mirrors' budget.
     private let byteLimit: Int
     /// Whole answers of the mirror's queries (`RankedAnswers`), kept as long as the intents they show.
     public let answers: RankedAnswers
@@ -335,7 +337,7 @@ public final class MirrorReadCache: Sendable {
     ///     most as much memory as the mirrors' budget. The kept intents and people may hold as much again.
     public init(answerCounters: RankedAnswers.Counters = RankedAnswers.Counters(), answerBytes: Int = .max) {
         answers = RankedAnswers(counters: answerCounters, byteLimit: answerBytes)
-        byteLimit = max(answerBytes, 1 << 20)
+        byteLimit = max(answerBytes, 64 << 10)
     }
 
     /// The cached latest intents of `slots`: `.some(nil)` for a conversation read without one, `nil` where not read

@@ -45,6 +45,13 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { message }
 
+    /// Words that a store's message for a write past the process's limit on file size holds, which is room run out
+    /// (`diskFull`) as a full disk is, but not a full disk: front ends word the two apart.
+    public static let fileSizeLimitWords = "a limit on file size"
+
+    /// Whether this is a write past the process's limit on file size (`ulimit -f`), not a full disk.
+    public var isFileSizeLimit: Bool { kind == .diskFull && message.contains(Self.fileSizeLimitWords) }
+
     /// The error for a damaged part of a store's data.
     public static func damaged(_ what: String) -> StoreError {
         StoreError(.notAStore, "\(what) is damaged; the store needs repair (export what can be read and import it into a new store)")

@@ -64,7 +64,7 @@ extension StoreError {
             if error.systemErrorNumber == EFBIG || (error.code == 778 && reachedFileSizeLimit(database: path)) {
                 return StoreError(
                     .diskFull,
-                    "the store at \(path) reached the largest file this process may write (a limit on file size: "
+                    "the store at \(path) reached the largest file this process may write (\(fileSizeLimitWords): "
                         + "ulimit -f, LimitFSIZE); nothing was changed; raise the limit and retry")
             }
             return StoreError(.failed, "I/O error on the store at \(path): \(error.message)")

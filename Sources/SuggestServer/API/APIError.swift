@@ -48,7 +48,7 @@ struct APIError: Error, Sendable, Equatable {
                     + "donation that has an identifier once, and again each one that has none, and repeats any other "
                     + "change harmlessly but a \"suggest less\"" + logged)
         }
-        let what = describe(error.kind)
+        let what = error.isFileSizeLimit ? "the store reached the server's limit on file size" : describe(error.kind)
         switch error.kind {
         case .busy:
             return APIError(.serviceUnavailable, "store_unavailable", what + "; retry in a moment")
