@@ -24,15 +24,6 @@ import Testing
     }
 
     /// Waits up to `seconds` for `condition`.
-    private static func eventually(within seconds: Double = 5, _ condition: () -> Bool) -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(seconds * 1000)))
-        while !condition() {
-            if ContinuousClock.now > deadline { return false }
-            usleep(10_000)
-        }
-        return true
-    }
-
     @Test func aStreamedBodyArrivesWholeAndTheConnectionStaysUsable() throws {
         let bytes = randomBytes(3_000_000, seed: 0x57E5)
         let ends = CallCounter()
@@ -51,7 +42,7 @@ import Testing
             #expect(response.body.count == bytes.count)
             #expect(fnv1a(response.body) == fnv1a(bytes))
             // The producer's hold was let go of once, as soon as it had made the last bytes.
-            #expect(Self.eventually { ends.count == 1 })
+            #expect(eventually { ends.count == 1 })
             let next = try connection.exchange("GET /after HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(echoed("path", in: next) == ["/after"])
             // HEAD gets GET's head (chunked, no Content-Length: 0) and no body, on a connection that closes after
@@ -60,7 +51,7 @@ import Testing
             #expect(head.status == 200)
             #expect(head.header("Transfer-Encoding")?.lowercased() == "chunked" && head.header("Content-Length") == nil)
             #expect(head.header("Connection")?.lowercased() == "close", "\(head)")
-            #expect(Self.eventually { ends.count == 2 })
+            #expect(eventually { ends.count == 2 })
             let fresh = try TestConnection.connected(port: server.address.port)
             let afterHead = try fresh.exchange("GET /after-head HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(afterHead.status == 200 && echoed("path", in: afterHead) == ["/after-head"], "\(afterHead)")
@@ -130,7 +121,7 @@ import Testing
         try withServer(log: log, handler: handler) { server in
             let connection = try TestConnection.connected(port: server.address.port)
             #expect(throws: (any Error).self) { try connection.exchange("GET /fails HTTP/1.1\r\nHost: x\r\n\r\n") }
-            #expect(Self.eventually { ends.count == 1 })
+            #expect(eventually { ends.count == 1 })
             #expect(log.contains("ended before it was complete: the store went away"), "\(log.all)")
         }
         #expect(ends.count == 1)
@@ -156,7 +147,7 @@ import Testing
             var byte: UInt8 = 0
             #expect(recv(connection.descriptor, &byte, 1, 0) == 1)
             connection.close()
-            #expect(Self.eventually { ends.count == 1 })
+            #expect(eventually { ends.count == 1 })
             // Once ended, it is not asked for more.
             let made = calls.count
             usleep(200_000)
@@ -182,7 +173,7 @@ import Testing
         try withServer(log: log, handler: handler) { server in
             let connection = try TestConnection.connected(port: server.address.port)
             try connection.send("GET /unread HTTP/1.1\r\nHost: x\r\n\r\n")
-            #expect(Self.eventually { started.withLock { $0 != nil } })
+            #expect(eventually { started.withLock { $0 != nil } })
             // The client reads nothing: the producer is not asked again, and only the cut-off ends the body.
             usleep(300_000)
             #expect(ends.count == 0)
@@ -190,7 +181,7 @@ import Testing
             #expect(ends.count == 1)
             // What was made already still arrives, then the connection closes without the last chunk.
             #expect(throws: (any Error).self) { try connection.readResponse() }
-            #expect(Self.eventually { log.contains("took too long for the test") }, "\(log.all)")
+            #expect(eventually { log.contains("took too long for the test") }, "\(log.all)")
         }
         #expect(ends.count == 1)
     }

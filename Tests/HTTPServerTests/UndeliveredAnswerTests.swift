@@ -9,31 +9,26 @@ import Testing
 /// then not sent whole (the client gone) gets a line of its own, under the same request id, so that a 201 in the
 /// log is not taken for a donation its client was told of.
 @Suite struct UndeliveredAnswerTests {
-    private static func eventually(within seconds: Double = 5, _ condition: () -> Bool) -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int(seconds * 1000)))
-        while !condition() {
-            if ContinuousClock.now > deadline { return false }
-            usleep(10_000)
+    /// A handler that answers 201 with a body of `bytes` under the request id `requestID`.
+    static func created(bytes: Int, requestID: String) -> HTTPServer.Handler {
+        { _ in
+            var response = HTTPResponse.text(String(repeating: "x", count: bytes), status: .created)
+            response.headers.set(name: "X-Request-Id", value: requestID)
+            return response
         }
-        return true
     }
 
     /// A body larger than the sockets' buffers, to a client that closes without reading it: the server's sending
     /// meets the client's reset.
     @Test func aResponseItsClientDidNotTakeIsLoggedUnderItsRequestID() throws {
         let log = LogLines()
-        let handler: HTTPServer.Handler = { _ in
-            var response = HTTPResponse.text(String(repeating: "x", count: 16 << 20), status: .created)
-            response.headers.set(name: "X-Request-Id", value: "r-gone")
-            return response
-        }
-        try withServer(log: log, handler: handler) { server in
+        try withServer(log: log, handler: Self.created(bytes: 16 << 20, requestID: "r-gone")) { server in
             let connection = try TestConnection.connected(port: server.address.port)
             try connection.send("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
             var byte: UInt8 = 0
             #expect(recv(connection.descriptor, &byte, 1, 0) == 1)
             connection.close()
-            #expect(Self.eventually { log.contains("the 201 response to request r-gone was not sent whole") })
+            #expect(eventually { log.contains("the 201 response to request r-gone was not sent whole") })
             let line = log.all.first { $0.contains("r-gone") } ?? ""
             #expect(line.contains("the client went away") || line.contains("sending it failed"), "\(line)")
         }
@@ -61,7 +56,7 @@ import Testing
         try withServer(log: log, handler: handler) { server in
             let connection = try TestConnection.connected(port: server.address.port)
             try connection.send("GET /ends HTTP/1.1\r\nHost: x\r\n\r\n")
-            #expect(Self.eventually { log.contains("the 200 response to request r-ended was not sent whole") })
+            #expect(eventually { log.contains("the 200 response to request r-ended was not sent whole") })
             let line = log.all.first { $0.contains("r-ended") } ?? ""
             #expect(line.contains("the server ended its body"), "\(line)")
             connection.close()
@@ -70,12 +65,7 @@ import Testing
 
     @Test func aResponseSentWholeAddsNoLine() throws {
         let log = LogLines()
-        let handler: HTTPServer.Handler = { _ in
-            var response = HTTPResponse.text(String(repeating: "x", count: 1 << 20), status: .created)
-            response.headers.set(name: "X-Request-Id", value: "r-kept")
-            return response
-        }
-        try withServer(log: log, handler: handler) { server in
+        try withServer(log: log, handler: Self.created(bytes: 1 << 20, requestID: "r-kept")) { server in
             let connection = try TestConnection.connected(port: server.address.port)
             let response = try connection.exchange("GET /big HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(response.status == 201 && response.body.count == 1 << 20)
