@@ -19,9 +19,10 @@ final class ServerCore: Sendable {
     let log: HTTPServer.LogHandler
     let maximumBodySize: Int
     let bodyBytesInMemoryLimit: Int
-    /// Room past `bodyBytesInMemoryLimit` that only small declared bodies (`smallBodyBytes` or less) may take: an
-    /// eighth of the limit. Large bodies sent slowly (1,024 bytes a second keeps a body of 32 MiB going for nine
-    /// hours) could otherwise hold the whole limit, and every other client's donation was refused 503 meanwhile.
+    /// Room past `bodyBytesInMemoryLimit` that only small bodies (`smallBodyBytes` or less: declared so, or chunked
+    /// while they stay so) may take: an eighth of the limit. Large bodies sent slowly (1,024 bytes a second keeps a
+    /// body of 32 MiB going for nine hours) could otherwise hold the whole limit, and refuse every other client's
+    /// donation meanwhile.
     var smallBodyReserve: Int { min(bodyBytesInMemoryLimit / 8, Int.max - bodyBytesInMemoryLimit) }
     /// The largest body that may take `smallBodyReserve`: a 64th of the limit, and at most 1 MiB (a donation's
     /// limit), so that the reserve holds at least eight of them.
@@ -315,9 +316,9 @@ final class ServerCore: Sendable {
         inFlight.subtract(1, ordering: .relaxed)
     }
 
-    /// The log's line for a handler's response that was not sent whole: the access log's line for the request, written
-    /// when the response was made, gives its status all the same, and for a donation's 201 the client may not know
-    /// that it was recorded (it may retry: a donation with its `identifier` is then a duplicate, not a second one).
+    /// The log's line for a handler's response that was not sent whole: the access log's line for the request,
+    /// written when the response was made, gives its status all the same, and for a donation's 201 the client may
+    /// not know that it was recorded (it may retry: a donation with its `identifier` is then a duplicate).
     static func undeliveredAnswer(
         _ answer: (status: Int, requestID: String?), reason: MHD_RequestTerminationCode?, endedByTheServer: Bool = false
     ) -> String {

@@ -11,7 +11,7 @@ import SystemThread
 ///
 /// Nor does the pool start where the system refuses threads (an address-space limit too small for a thread's
 /// stack, `ulimit -v 30000`; a limit on processes): Dispatch retries a refused thread every second for as long as
-/// the refusal lasts, and the command waited for ever. A thread of the system's own is asked for first, and the
+/// the refusal lasts, and the command would wait for ever. A thread of the system's own is asked for first, and the
 /// pool's first one is waited for a few seconds, not for ever.
 enum DispatchPool {
     /// Starts Dispatch's pool now, unless not even its own descriptors are free or the system refuses threads.

@@ -11,7 +11,7 @@ public enum ProcessStart {
     ///   read-only (writing them fails, as `suggest export >&-` must say).
     /// - A file-size limit (`ulimit -f`) ends a write with an error (`EFBIG`), not the process with a signal that
     ///   leaves a half-written file or a temporary one behind.
-    /// - Under a limit on address space (`ulimit -v`), one heap for every thread (`addressSpaceIsLimited`).
+    /// - Under a tight limit on address space (`ulimit -v`), one heap for every thread (`addressSpaceIsLimited`).
     public static func settle() {
         system_ignore_signal(SIGPIPE)
         system_ignore_signal(SIGXFSZ)
@@ -28,8 +28,8 @@ public enum ProcessStart {
 
     /// Whether the process runs under a tight limit on its address space (`RLIMIT_AS`, `ulimit -v`, below 4 GiB).
     /// glibc's malloc reserves 64 MB of address space for each heap it gives a thread that contends for one (128 MB
-    /// asked for first), up to eight a core: under a limit of 100 MB, an import's second thread found none and the
-    /// process died (SIGSEGV, no word), where one heap for all imports 20,000 donations within 60 MB. One heap
+    /// asked for first), up to eight a core: under a limit of 100 MB, an import's second thread would find none and the
+    /// process die (SIGSEGV, no word), where one heap for all imports 20,000 donations within 60 MB. One heap
     /// costs an import about a sixth of its time (threads wait for it), so it is taken only under such a limit; a
     /// generous one (a unit's `LimitAS=16G`) leaves room for every heap.
     public static var addressSpaceIsLimited: Bool {

@@ -101,7 +101,8 @@ enum RecordCoding {
         guard let snapshot = reader.string() else { throw StoreError.damaged("a donation in Redis") }
         return Entry(
             sequence: sequence, identifier: identifier, groupIdentifier: group, date: date,
-            direction: InteractionDirection(storedCode: flags & 0x0F), engaged: flags & 0x10 != 0, contentTypes: types, snapshot: snapshot)
+            direction: InteractionDirection(storedCode: flags & 0x0F), engaged: flags & 0x10 != 0, contentTypes: types,
+            snapshot: snapshot)
     }
 
     /// The version byte of learned weights as this version writes them: 2, with the stale shares. Version 1 (0.3.2

@@ -489,7 +489,8 @@ extension RedisDonationStore {
         /// record is stored as its numbers' bits, so to the bit).
         var after: StoredConversation {
             StoredConversation(
-                number: stored.number, version: stored.version + 1, record: record, people: people.elements, groups: groups.elements,
+                number: stored.number, version: stored.version + 1, record: record, people: people.elements,
+                groups: groups.elements,
                 lastSequence: lastSequence, describedAt: shown.describedAt, hasDescribedAt: true)
         }
 

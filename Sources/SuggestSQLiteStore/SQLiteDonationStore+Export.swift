@@ -141,7 +141,8 @@ struct RecordingOrderReader {
     private let snapshot: Statement
     /// Decoded snapshots by row: most donations repeat one their conversation has had before. Bounded in number and
     /// in bytes (`decodedByteLimit`), so that an account with millions of distinct snapshots, or with snapshots that
-    /// each name a thousand people (168 KB of JSON each), does not hold them all: 4,000 of those held 700 MB.
+    /// each name a thousand people (168 KB of JSON each), does not hold them all: an export of 4,000 of those took
+    /// 400 MB.
     private var decoded: [Int64: SendMessageIntent] = [:]
     /// About how much memory `decoded` holds: its snapshots' JSON, counted twice for their decoded strings' headers.
     private var decodedBytes = 0

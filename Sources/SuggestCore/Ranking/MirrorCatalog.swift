@@ -378,8 +378,8 @@ public final class MirrorReadCache: Sendable {
         var bytes = 160 + count(intent.conversationIdentifier) + count(intent.speakableGroupName)
             + count(intent.serviceName) + count(intent.image)
         for person in intent.recipients + (intent.sender.map { [$0] } ?? []) {
-            bytes += 128 + count(person.customIdentifier) + count(person.displayName) + count(person.personHandle?.value)
-                + count(person.contactIdentifier) + count(person.image)
+            bytes += 128 + count(person.customIdentifier) + count(person.displayName)
+                + count(person.personHandle?.value) + count(person.contactIdentifier) + count(person.image)
         }
         return bytes
     }

@@ -61,7 +61,8 @@ extension StoreError {
             // I/O error it read as a failing disk. SQLite's record of the errno is read after other calls have set it
             // again (0 here), so a write's failure is taken for the limit's when a file of the store is within a
             // page of it.
-            if error.systemErrorNumber == EFBIG || (error.code == 778 && reachedFileSizeLimit(database: path)) {
+            let failedWrite = error.code == 778  // SQLITE_IOERR_WRITE
+            if error.systemErrorNumber == EFBIG || (failedWrite && reachedFileSizeLimit(database: path)) {
                 return StoreError(
                     .diskFull,
                     "the store at \(path) reached the largest file this process may write (\(fileSizeLimitWords): "

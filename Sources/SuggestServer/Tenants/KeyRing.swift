@@ -125,12 +125,12 @@ public struct KeyRing: Sendable, Equatable {
             }
     }
 
-    /// Reads a keys document.
+    /// Reads a keys document. A byte-order mark at its start (an editor on Windows writes one) is dropped, as from a
+    /// request's body.
     /// - Throws: `KeyRingError` naming what is wrong: not JSON, no `keys` array, an entry without a valid tenant or
     ///   a key (printable, without spaces, up to `maximumKeyBytes`), a key given twice.
     /// - Parameter allowingNoKey: a list of no key is a ring that opens nothing (a reload that revokes every key);
     ///   otherwise it is refused (a server started with such a file would answer every tenant's request with 401).
-    ///   A byte-order mark at its start (an editor on Windows writes one) is dropped, as from a request's body.
     public init(json bytes: [UInt8], name: String, allowingNoKey: Bool = false) throws(KeyRingError) {
         let document: JSONValue
         do {
