@@ -102,6 +102,14 @@ import Testing
         #expect(cache.intents((0..<5_000).map(Int32.init)).count { $0 != nil } == MirrorReadCache.limit)
     }
 
+    /// Queries of made-up people fill the people's room, not the intents'.
+    @Test func peopleDoNotTakeTheIntentsRoom() {
+        let cache = MirrorReadCache(answerBytes: 0)
+        for index in 0..<2_000 { cache.keepPeople("made-up-\(index)", [1]) }
+        cache.keepIntents((0..<8).map { (Int32($0), Self.intent($0, people: 1)) })
+        #expect(cache.intents((0..<8).map(Int32.init)).allSatisfy { $0 != nil })
+    }
+
     @Test func peopleAreKeptWithinTheBytes() {
         let cache = MirrorReadCache(answerBytes: 0)
         for index in 0..<10 { cache.keepPeople("p-\(index)", Array(repeating: 1, count: 6_000)) }

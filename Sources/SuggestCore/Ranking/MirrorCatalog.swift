@@ -318,15 +318,18 @@ public final class MirrorReadCache: Sendable {
     private struct Entries {
         var intents: [Int32: SendMessageIntent?] = [:]
         var people: [[UInt8]: [Int32]] = [:]
-        /// About how many bytes `intents` and `people` hold.
-        var bytes = 0
+        /// About how many bytes `intents` hold, and `people`: each within `byteLimit`, so that queries of made-up
+        /// people do not take the intents' room.
+        var intentBytes = 0
+        var peopleBytes = 0
     }
 
     private let entries = Mutex(Entries())
     public static var limit: Int { 4_096 }
-    /// About how many bytes the kept intents and people may hold: the mirror's own size, or 64 KiB for a small one
-    /// (a few hundred ordinary intents: all of a small account's), so that many small accounts' caches, filled by
-    /// queries of made-up people, stay within a small multiple of the mirrors' budget.
+    /// About how many bytes the kept intents may hold, and the kept people: the mirror's own size, or 64 KiB for a
+    /// small one (about a hundred ordinary intents, more than a server's queries of one account show), so that many
+    /// small accounts' caches, filled by queries of made-up people, stay within a small multiple of the mirrors'
+    /// budget.
     private let byteLimit: Int
     /// Whole answers of the mirror's queries (`RankedAnswers`), kept as long as the intents they show.
     public let answers: RankedAnswers
@@ -350,9 +353,9 @@ public final class MirrorReadCache: Sendable {
         entries.withLock { entries in
             for (slot, intent) in intents where entries.intents.count < Self.limit && entries.intents[slot] == nil {
                 let bytes = Self.approximateBytes(intent)
-                guard entries.bytes + bytes <= byteLimit else { return }
+                guard entries.intentBytes + bytes <= byteLimit else { return }
                 entries.intents[slot] = intent
-                entries.bytes += bytes
+                entries.intentBytes += bytes
             }
         }
     }
@@ -364,10 +367,10 @@ public final class MirrorReadCache: Sendable {
         entries.withLock { entries in
             let bytes = 64 + key.utf8.count + slots.count * MemoryLayout<Int32>.stride
             guard entries.people.count < Self.limit, entries.people[Array(key.utf8)] == nil,
-                entries.bytes + bytes <= byteLimit
+                entries.peopleBytes + bytes <= byteLimit
             else { return }
             entries.people[Array(key.utf8)] = slots
-            entries.bytes += bytes
+            entries.peopleBytes += bytes
         }
     }
 

@@ -1,6 +1,7 @@
 import CSystem
 import HTTPServer
 import SuggestCore
+import Synchronization
 
 extension Routes {
     /// One donation, or JSON Lines of them, up to the server's body limit.
@@ -43,8 +44,8 @@ extension Routes {
             let options = ImportOptions(now: now, expectedDonations: expected)
             // A batch this large is recorded with working memory of its own (not the group writer's), which glibc
             // keeps when freed, in small blocks: seven such bodies left the server at 1.2 GB resident. Refused or
-            // recorded, the heap is trimmed after it.
-            defer { if expected >= Self.largeBatchLines { system_trim_heap() } }
+            // recorded, the heap is trimmed after it (`trimHeap()`).
+            defer { if expected >= Self.largeBatchLines && body.count >= Self.largeBatchBytes { Self.trimHeap() } }
             report = try refusingDonations {
                 try call.withStore { store in
                     try store.importBatch(body, options: options) { bytes in
@@ -59,9 +60,26 @@ extension Routes {
         return json({ report.write(to: &$0) }, status: .created)
     }
 
-    /// The lines of a batch past which the heap is trimmed after it: the embedded store records a batch of 10,000
-    /// donations or more on the request's own connection (`SQLiteDonationStore.largeImport`), not the group writer.
+    /// The lines and bytes of a batch past which the heap is trimmed after it: the embedded store records a batch of
+    /// 10,000 donations or more on the request's own connection (`SQLiteDonationStore.largeImport`), not the group
+    /// writer; a body of that many empty lines is not one.
     static let largeBatchLines = 10_000
+    static let largeBatchBytes = 1 << 20
+
+    /// Gives the heap's freed memory back to the system, at most once every few seconds: `malloc_trim` holds each
+    /// heap while it walks it (a fifth of a second with 400 MB in small blocks), and other requests that allocate
+    /// wait for it, so a client that sends large batches one after another must not stall the others each time.
+    static func trimHeap() {
+        let now = (ContinuousClock.now - trimClockStart).components.seconds
+        let last = lastTrim.load(ordering: .relaxed)
+        guard now - last >= 5, lastTrim.compareExchange(expected: last, desired: now, ordering: .relaxed).exchanged
+        else { return }
+        system_trim_heap()
+    }
+
+    /// The moment of the last trim, in whole seconds since `trimClockStart`.
+    private static let lastTrim = Atomic<Int64>(-5)
+    private static let trimClockStart = ContinuousClock.now
 
     /// The store's refusal of a donation (a date from the future, a line of a batch) as the route's error.
     static func refusingDonations<T>(_ body: () throws -> T) throws -> T {
