@@ -74,17 +74,11 @@ static inline long system_raise_descriptor_limit(long wanted) {
     return (long)limit.rlim_cur;
 }
 
-/// The limit on the process's address space (`ulimit -v`, `RLIMIT_AS`), in bytes, or -1 without one.
-static inline long long system_address_space_limit(void) {
+/// The process's soft limit on a resource counted in bytes (`RLIMIT_AS`, `ulimit -v`; `RLIMIT_FSIZE`, `ulimit -f`),
+/// or -1 without one. (Swift cannot compare with `RLIM_INFINITY`, a macro of a cast.)
+static inline long long system_byte_limit(int resource) {
     struct rlimit limit;
-    if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return -1;
-    return (long long)limit.rlim_cur;
-}
-
-/// The largest file the process may write (`RLIMIT_FSIZE`, `ulimit -f`), in bytes, or -1 without a limit.
-static inline long long system_file_size_limit(void) {
-    struct rlimit limit;
-    if (getrlimit(RLIMIT_FSIZE, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return -1;
+    if (getrlimit(resource, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return -1;
     return (long long)limit.rlim_cur;
 }
 

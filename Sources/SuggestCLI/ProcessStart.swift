@@ -33,7 +33,7 @@ public enum ProcessStart {
     /// costs an import about a sixth of its time (threads wait for it), so it is taken only under such a limit; a
     /// generous one (a unit's `LimitAS=16G`) leaves room for every heap.
     public static var addressSpaceIsLimited: Bool {
-        let limit = system_address_space_limit()
+        let limit = system_byte_limit(Int32(RLIMIT_AS.rawValue))
         return limit >= 0 && limit < 4 << 30
     }
 

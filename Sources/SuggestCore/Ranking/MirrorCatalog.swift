@@ -365,11 +365,12 @@ public final class MirrorReadCache: Sendable {
 
     public func keepPeople(_ key: String, _ slots: [Int32]) {
         entries.withLock { entries in
-            let bytes = 64 + key.utf8.count + slots.count * MemoryLayout<Int32>.stride
-            guard entries.people.count < Self.limit, entries.people[Array(key.utf8)] == nil,
+            let keyBytes = Array(key.utf8)
+            let bytes = 64 + keyBytes.count + slots.count * MemoryLayout<Int32>.stride
+            guard entries.people.count < Self.limit, entries.people[keyBytes] == nil,
                 entries.peopleBytes + bytes <= byteLimit
             else { return }
-            entries.people[Array(key.utf8)] = slots
+            entries.people[keyBytes] = slots
             entries.peopleBytes += bytes
         }
     }

@@ -5,7 +5,7 @@ extension StoreError {
     /// Whether the process may write files no larger than some limit (`RLIMIT_FSIZE`), and the database or its log
     /// is within a page (64 KiB at most) of it.
     private static func reachedFileSizeLimit(database path: String) -> Bool {
-        let limit = system_file_size_limit()
+        let limit = system_byte_limit(Int32(RLIMIT_FSIZE.rawValue))
         guard limit >= 0 else { return false }
         return [path, path + "-wal"].contains { file in
             var info = stat()
