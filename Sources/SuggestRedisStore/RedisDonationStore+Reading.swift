@@ -206,14 +206,6 @@ extension RedisDonationStore {
         _ = try write(commands)
     }
 
-    /// The error for a preference script's error reply: a full node's as any write's at `maxmemory` (what to do
-    /// about it), another as the server's refusal.
-    private static func preferenceRefused(_ message: String) -> StoreError {
-        message.hasPrefix("OOM ")
-            ? translate(.outOfMemory(nil, message: message))
-            : StoreError(.failed, "Redis refused a preference: \(message)")
-    }
-
     @discardableResult
     public func suggestLess(conversation: String, account: String) throws -> Int {
         try changePreference("less", conversation: conversation, account: account)
@@ -243,8 +235,9 @@ extension RedisDonationStore {
             mayEraseLastTrace = try send(RedisCommand("HEXISTS", key: keys.preferences, conversation)).integer == 1
         }
         let (replies, failure) = try writeReplicated([change])
-        let reply = replies[0]
-        if let message = reply.errorMessage { throw Self.preferenceRefused(message) }
+        // Refused as every write is (`changePreferences` too): a full node's as at `maxmemory`, a user's missing
+        // permission as such.
+        let reply = try Self.refusingErrors(replies)[0]
         if let failure {
             // On the master but not acknowledged: a "suggest less" left there would count twice when the caller
             // retries it (the other changes set a state, and a retry sets the same), so it is taken back, by a

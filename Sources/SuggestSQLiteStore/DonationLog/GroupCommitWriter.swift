@@ -144,7 +144,7 @@ public final class GroupCommitWriter: Sendable {
             let group = state.withLock { state in
                 let group = Array(state.waiting.prefix(Self.largestGroup))
                 state.waiting.removeFirst(group.count)
-                // Decided under the lock: a piece queued after this finds nobody writing and starts the queue again.
+                // Decided under the lock: a piece queued after this finds nobody writing and wakes the thread again.
                 if group.isEmpty { state.writing = false }
                 return group
             }
