@@ -54,6 +54,11 @@ import Testing
         RankingContext(at: Timestamp(seconds: end), limit: 8, serviceName: "sms"),
         RankingContext(at: Timestamp(seconds: end), limit: 8, excluded: ["c0", "c1000", "c3"]),
         RankingContext(at: Timestamp(seconds: end), limit: 8, notIdleSince: Timestamp(seconds: end - 10 * day)),
+        // Fewer active conversations than asked for: the walk ends at the first idle key, not at the lists' end.
+        RankingContext(at: Timestamp(seconds: end), limit: 40, notIdleSince: Timestamp(seconds: end - 2 * day)),
+        RankingContext(
+            at: Timestamp(seconds: end + 2 * day), limit: 20, contentTypes: ["public.jpeg"], serviceName: "chat",
+            notIdleSince: Timestamp(seconds: end - 3 * day)),
         RankingContext(at: Timestamp(seconds: end), limit: 1000),
         // Content under a service, and every kind at once: the kinds' lists bound the content factor together.
         RankingContext(at: Timestamp(seconds: end), limit: 8, contentTypes: ["public.png"], serviceName: "sms"),
@@ -72,7 +77,7 @@ import Testing
             try FrecencyPolicy(
                 channels: [
                     .init(name: "a", halfLife: 0.5 * day, weight: 1, incoming: 0.2),
-                    .init(name: "b", halfLife: 7 * day, weight: 0.5, incoming: 1),
+                    .init(name: "b", halfLife: 7 * day, weight: 0.5, incoming: 1, group: 0.3),
                     .init(name: "c", halfLife: 90 * day, weight: 0.1, incoming: 0.5),
                     .init(name: "d", halfLife: 400 * day, weight: 2, outgoing: 0, incoming: 1),
                 ],
@@ -387,6 +392,40 @@ import Testing
         ("100 excluded", RankingContext(at: at, excluded: Set((0..<100).map { "c\($0)" }))),
         ("not idle for a day", RankingContext(at: at, notIdleSince: at.adding(-86_400))),
     ]
+
+    /// An account whose conversations are nearly all idle: a walk for more than it has active ones ends where a
+    /// list's keys say the rest are idle, in every channel's shape (a `latest` one, a group weight below 1), and
+    /// walks on through a channel that some donations leave alone, whose keys say nothing of their dates.
+    @Test func aWalkEndsWhereTheRestIsIdle() throws {
+        let stopping = FrecencyPolicy.default
+        let blind = try FrecencyPolicy(channels: [.init(name: "sends", halfLife: 86_400, weight: 1, incoming: 0)])
+        for (policy, walksThrough) in [(stopping, false), (blind, true)] {
+            let index = InMemoryRankingIndex(policy: policy)
+            let idle = 3_000
+            for number in 0..<(idle + 3) {
+                let isActive = number >= idle
+                let age = isActive ? Double(number - idle) * 3_600 : 40 * RankerTests.day + Double(number) * 60
+                index.apply(
+                    Interaction(
+                        date: Timestamp(seconds: Self.end - age), direction: .outgoing,
+                        intent: SendMessageIntent(
+                            conversationIdentifier: "c\(number)",
+                            recipients: (0...(number % 3)).map { Person(customIdentifier: "p\($0)") })))
+            }
+            let context = RankingContext(
+                at: Timestamp(seconds: Self.end), limit: 8, notIdleSince: Timestamp(seconds: Self.end - 30 * RankerTests.day))
+            let ranker = TopKRanker(policy: policy, context: context)
+            var statistics = TopKRanker.Statistics()
+            let fast = try ranker.top(in: index, statistics: &statistics)
+            #expect(fast == (try ranker.bruteForce(in: index)))
+            #expect(fast.count == 3)
+            if walksThrough {
+                #expect(statistics.randomAccesses == idle + 3)
+            } else {
+                #expect(statistics.randomAccesses <= 3 + 1, "\(statistics.randomAccesses) conversations met")
+            }
+        }
+    }
 
     @Test func theWalkStaysNearAPlainQuerys() throws {
         let index = Self.wideHistory()

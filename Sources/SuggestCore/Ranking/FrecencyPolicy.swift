@@ -138,6 +138,12 @@ public struct FrecencyPolicy: Sendable, Hashable {
             }
             return isGroup ? logWeight + logGroup : logWeight
         }
+
+        /// The least `ln w` any donation adds, whatever its direction and conversation; `-∞` when the channel
+        /// ignores some donations. A conversation's key is at least this plus `λ·t` of its latest donation.
+        var smallestLogWeight: Double {
+            min(logOutgoing, logEngaged, logIncoming, logUnspecified) + min(0, logGroup)
+        }
     }
 
     /// A policy, checked: every value must let the threshold walk stay exact and every score stay a number.

@@ -304,9 +304,11 @@ public struct TopKRanker {
         var cursors = try source.sortedAccess(lists)
         var logBounds = [Double](repeating: LogSpace.zero, count: lists.count)
         var heads = [ConversationHandle?](repeating: nil, count: lists.count)
+        var headKeys = [Double](repeating: LogSpace.zero, count: lists.count)
         for index in lists.indices {
             if let entry = try cursors[index].next() {
                 heads[index] = entry.conversation
+                headKeys[index] = entry.key
                 logBounds[index] = scorer.channelBound(lists[index].channel, key: entry.key)
             }
             statistics.sortedAccesses += 1
@@ -337,12 +339,15 @@ public struct TopKRanker {
             // conversations behind it, scored 0, must still be met while fewer than K are found.
             var baseSum = 0.0
             var isOpen = false
+            var restIsIdle = false
             for index in base where heads[index] != nil {
                 baseSum += bounds[index]
                 isOpen = true
+                if headKeys[index] < plan.idleKeys[index] { restIsIdle = true }
             }
-            // Every conversation the context admits is in the base lists: once they are exhausted, all were met.
-            guard isOpen else { break }
+            // Every conversation the context admits is in each base list: once they are exhausted, all were met;
+            // once one list's head is idle, so is every conversation behind it, which holds all not met yet.
+            guard isOpen, !restIsIdle else { break }
             var kindSum = 0.0
             for index in kinds where heads[index] != nil { kindSum += bounds[index] }
             // What the content factor can add: γ·s·base ≤ γ·(the kinds' lists) and, since s ≤ 1, ≤ γ·base.
@@ -380,6 +385,7 @@ public struct TopKRanker {
             guard let head = heads[widest] else { break }
             if let entry = try cursors[widest].next() {
                 heads[widest] = entry.conversation
+                headKeys[widest] = entry.key
                 logBounds[widest] = scorer.channelBound(lists[widest].channel, key: entry.key)
                 bounds[widest] = LogSpace.value(logBounds[widest] - offset)
             } else {
@@ -484,6 +490,12 @@ struct WalkPlan {
     private(set) var lists: [SortedList] = []
     /// How many of `lists`, from the first, are the base lists.
     private(set) var baseLists = 0
+    /// For each base list, the key below which its conversations are idle under the context's cutoff (`-∞` when
+    /// nothing is: no cutoff, or a channel that some donations leave alone). A key `A_m` is at least `ln w + λ_m·t`
+    /// of the conversation's latest donation, and `w` at least the channel's smallest weight, so a key below
+    /// `ln w_min + λ_m·cutoff` is a latest donation before the cutoff: the walk stops there, rather than meet
+    /// every idle conversation of an account with fewer than K active ones.
+    private(set) var idleKeys: [Double] = []
     /// `γ` when the context shares content, else 0.
     let contentWeight: Double
     /// The logarithm of the largest group factor.
@@ -496,6 +508,14 @@ struct WalkPlan {
         if channels.isEmpty { channels = [0] }
         lists = Self.lists(channels: channels, context: scorer.context, contentKinds: scorer.contentKinds)
         baseLists = channels.count
+        idleKeys = channels.map { channel in
+            guard let cutoff = scorer.context.notIdleSince else { return LogSpace.zero }
+            let decay = scorer.policy.decay[channel]
+            let key = decay.smallestLogWeight + decay.rate * cutoff.seconds
+            // The key of a donation at the cutoff is computed as this one is, so the comparison is exact; the slack
+            // only keeps a source that rounds keys on their way (text, another store) from ending a walk early.
+            return key - 1e-9 * max(1, key.magnitude)
+        }
         contentWeight = scorer.contentKinds.isEmpty ? 0 : scorer.policy.contentWeight
         logFactor = scorer.logGroupFactorBound
     }
