@@ -412,8 +412,8 @@ import Testing
                             conversationIdentifier: "c\(number)",
                             recipients: (0...(number % 3)).map { Person(customIdentifier: "p\($0)") })))
             }
-            let context = RankingContext(
-                at: Timestamp(seconds: Self.end), limit: 8, notIdleSince: Timestamp(seconds: Self.end - 30 * RankerTests.day))
+            let cutoff = Timestamp(seconds: Self.end - 30 * RankerTests.day)
+            let context = RankingContext(at: Timestamp(seconds: Self.end), limit: 8, notIdleSince: cutoff)
             let ranker = TopKRanker(policy: policy, context: context)
             var statistics = TopKRanker.Statistics()
             let fast = try ranker.top(in: index, statistics: &statistics)
