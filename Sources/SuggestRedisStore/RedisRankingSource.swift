@@ -60,6 +60,10 @@ public final class RedisRankingSource: RankingSource {
     /// The answers kept with the mirror, when the query ranks from one: they hold for the account's state stamp.
     public var rankedAnswers: RankedAnswers? { mirrored?.cache.answers }
 
+    /// Whether the store owes no rebuild: a mirror, built at one stamp, holds what the hashes held then, and a
+    /// rebuild's every step changes the stamp. The settings are kept for `RedisDonationStore.settingsLifetime`.
+    public func keysFollowThePolicy() throws -> Bool { try !store.owesRebuild() }
+
     public func sortedAccess(_ lists: [SortedList]) throws -> [Cursor] {
         if let mirrored {
             return try lists.map { list in

@@ -211,9 +211,7 @@ extension SQLiteDonationStore {
     /// beside this one (an upgrade with it still running) rebuilds under its own rule, conversation by
     /// conversation, leaving this version's fingerprint in place until it is done; what it has rebuilt is redone.
     public func owesRebuild() throws -> Bool {
-        if try setting("ranking.policy") != policyFingerprint { return true }
-        guard let progress = try setting("ranking.recompute") else { return false }
-        return !progress.hasPrefix(policyFingerprint + "@")
+        try database.owesRebuild(to: policyFingerprint)
     }
 
     // MARK: Ranking
@@ -226,7 +224,9 @@ extension SQLiteDonationStore {
     public func withRankingSource<T>(account: String, _ body: (StoredRankingSource) throws -> T) throws -> T {
         try translating {
             if let mirror, let mirrored = mirror.current(account: account) {
-                let source = StoredRankingSource(database: database, account: account, mirrored: mirrored, mirror: mirror)
+                let source = StoredRankingSource(
+                    database: database, account: account, policyFingerprint: policyFingerprint, mirrored: mirrored,
+                    mirror: mirror)
                 do {
                     return try body(source)
                 } catch is MirrorWentStale {
@@ -234,7 +234,7 @@ extension SQLiteDonationStore {
                 }
             }
             return try database.read {
-                let source = StoredRankingSource(database: database, account: account)
+                let source = StoredRankingSource(database: database, account: account, policyFingerprint: policyFingerprint)
                 defer { source.finish() }
                 return try body(source)
             }
@@ -243,6 +243,14 @@ extension SQLiteDonationStore {
 }
 
 extension Database {
+    /// Whether the conversations' state is not, or not wholly, built under the policy whose fingerprint is
+    /// `fingerprint` (`SQLiteDonationStore.owesRebuild()`), in the connection's current transaction or one of its own.
+    func owesRebuild(to fingerprint: String) throws(SQLiteError) -> Bool {
+        if try setting("ranking.policy") != fingerprint { return true }
+        guard let progress = try setting("ranking.recompute") else { return false }
+        return !progress.hasPrefix(fingerprint + "@")
+    }
+
     /// The store's retention settings, in the connection's current transaction (a query's read, a mirror's
     /// build) or in one of their own.
     func storedRetention() throws(SQLiteError) -> Retention {

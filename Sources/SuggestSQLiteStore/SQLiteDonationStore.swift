@@ -252,13 +252,13 @@ public final class SQLiteDonationStore: DonationStore {
     }
 
     /// One bounded step of the ranking mirror's upkeep: the account whose queries most often found its mirror
-    /// missing or out of date is read again (`RankingMirror.refresh(channelCount:)`). A no-op without a mirror.
+    /// missing or out of date is read again (`RankingMirror.refresh(policy:)`). A no-op without a mirror.
     /// - Returns: whether an account was read.
     /// - Throws: `StoreError` when the store cannot be read.
     @discardableResult
     public func refreshMirror() throws -> Bool {
         guard let mirror else { return false }
-        return try translating { try mirror.refresh(channelCount: policy.channels.count) }
+        return try translating { try mirror.refresh(policy: policy) }
     }
 
     /// Configures the connection, checks the schema, migrates, and brings derived state in line with the policy.

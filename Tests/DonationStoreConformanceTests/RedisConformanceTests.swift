@@ -33,6 +33,11 @@ import Testing
             reference: InMemoryDonationStore(), candidate: try RedisDonationStore.open(url: cluster.url))
     }
 
+    @Test func redisWalksRowsOfAnotherPolicyToTheEnd() throws {
+        let cluster = try Self.emptyCluster()
+        try StoreConformance.walksRowsOfAnotherPolicyToTheEnd { try RedisDonationStore.open(url: cluster.url, ranking: $0) }
+    }
+
     @Test func redisForgetsSuggestLessWithADeletedConversation() throws {
         let cluster = try Self.emptyCluster()
         try StoreConformance.forgetsSuggestLessWithDeletion(

@@ -28,6 +28,14 @@ import Testing
         }
     }
 
+    @Test func rowsOfAnotherPolicyAreWalkedToTheEnd() throws {
+        let cluster = try RedisConformanceTests.emptyCluster("ranking-mirror")
+        let mirror = RedisRankingMirror(.init(readsBeforeRebuild: 1))
+        try StoreConformance.walksRowsOfAnotherPolicyToTheEnd(
+            open: { try RedisDonationStore.open(client: try RedisClusterClient(url: cluster.url), ranking: $0, mirror: mirror) },
+            settle: { store in for _ in 0..<4 where try mirror.refresh(store: store) {} })
+    }
+
     @Test(arguments: [UInt64(1), 2])
     func theMirroredStoreAnswersAsTheStoreDoes(seed: UInt64) throws {
         let stores = try Stores()

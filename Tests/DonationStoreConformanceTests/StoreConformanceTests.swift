@@ -25,6 +25,20 @@ import Testing
         try StoreConformance(seed: seed).run(reference: InMemoryDonationStore(), candidate: sqlite)
     }
 
+    @Test func sqliteWalksRowsOfAnotherPolicyToTheEnd() throws {
+        let directory = try TemporaryDirectory("stale")
+        let location = StoreLocation(directory: directory.path)
+        try StoreConformance.walksRowsOfAnotherPolicyToTheEnd { try SQLiteDonationStore.open(location, ranking: $0) }
+        // The server's mirror, built from the same rows (a new directory: the history is written again).
+        let mirroredDirectory = try TemporaryDirectory("stale-mirror")
+        let mirror = RankingMirror(.init(readsBeforeRebuild: 1))
+        try StoreConformance.walksRowsOfAnotherPolicyToTheEnd(
+            open: {
+                try SQLiteDonationStore.open(StoreLocation(directory: mirroredDirectory.path), ranking: $0, mirror: mirror)
+            },
+            settle: { store in _ = try store.refreshMirror() })
+    }
+
     @Test func sqliteRecordsAShareOnlyToAConversationThatStillExists() throws {
         let (sqlite, directory) = try Self.sqliteStore()
         defer { withExtendedLifetime(directory) {} }
@@ -480,6 +494,57 @@ extension StoreConformance {
 
 /// A seeded script of operations run against two stores side by side, comparing everything they answer after each
 /// step. Shared by the conformance tests of every store.
+extension StoreConformance {
+    /// A store that owes a rebuild to a changed policy answers from rows built under the policy before, as they
+    /// are, until its upkeep has rebuilt them; their keys say nothing of their dates under the new one, so the
+    /// walk must not stop where the new policy's keys would say the rest is idle. Here the old policy's second
+    /// channel counted only shares started from a suggestion (every key `-∞`) and the new one's counts every
+    /// message: the stop read the first `-∞` as "every conversation is idle" and answered nothing.
+    /// - Parameters:
+    ///   - open: opens the store under test with a ranking (twice: to write the history, then to read it).
+    ///   - settle: what the store under the new ranking needs between a first query and the next (a mirror's
+    ///     refresh).
+    static func walksRowsOfAnotherPolicyToTheEnd<Store: DonationStore>(
+        open: (StoreRanking) throws -> Store, settle: (Store) throws -> Void = { _ in }
+    ) throws {
+        let day = 86_400.0
+        let now = StoreConformanceTests.end
+        func ranking(_ second: FrecencyPolicy.Channel) throws -> StoreRanking {
+            .fixed(try FrecencyPolicy(channels: [.init(name: "all", halfLife: day, weight: 1, incoming: 1), second]))
+        }
+        let before = try ranking(
+            .init(name: "engaged", halfLife: 30 * day, weight: 1, outgoing: 0, incoming: 0, engagedBonus: 1))
+        let after = try ranking(.init(name: "recent", halfLife: day, weight: 1, incoming: 1))
+        do {
+            let store = try open(before)
+            _ = try store.setRetention(Retention(maximumAgeDays: 0, idleDays: 30), now: now)
+            for number in 0..<203 {
+                let age = number < 200 ? 40 * day + Double(number) * 60 : Double(number - 200) * day
+                _ = try store.record(
+                    Interaction(
+                        account: "default", identifier: "d\(number)", date: now.adding(-age), direction: .outgoing,
+                        intent: SendMessageIntent(conversationIdentifier: "c\(number)")),
+                    now: now)
+            }
+        }
+        let active: Set = ["c200", "c201", "c202"]
+        let context = RankingContext(at: now)
+        func listed(_ store: Store) throws -> Set<String> {
+            Set(try store.suggestions(account: "default", context: context).suggestions.map(\.conversationIdentifier))
+        }
+        let store = try open(after)
+        #expect(try store.owesRebuild())
+        #expect(try listed(store) == active)
+        try settle(store)
+        #expect(try listed(store) == active)
+        // Rebuilt, the keys are the new policy's, and the walk stops at the idle cutoff again.
+        _ = try store.maintain(account: nil, now: now, budget: .unbounded)
+        #expect(try !store.owesRebuild())
+        try settle(store)
+        #expect(try listed(store) == active)
+    }
+}
+
 struct StoreConformance {
     let seed: UInt64
     static let accounts = ["default", "alice", "Ålice"]

@@ -334,6 +334,7 @@ public struct TopKRanker {
         let base = 0..<plan.baseLists
         let kinds = plan.baseLists..<lists.count
         let gamma = plan.contentWeight
+        var idleKeys = plan.idleKeys
         while true {
             // A head may have the key -∞ (a channel that ignores the conversation): it bounds nothing, but the
             // conversations behind it, scored 0, must still be met while fewer than K are found.
@@ -343,11 +344,16 @@ public struct TopKRanker {
             for index in base where heads[index] != nil {
                 baseSum += bounds[index]
                 isOpen = true
-                if headKeys[index] < plan.idleKeys[index] { restIsIdle = true }
+                if headKeys[index] < idleKeys[index] { restIsIdle = true }
             }
             // Every conversation the context admits is in each base list: once they are exhausted, all were met;
-            // once one list's head is idle, so is every conversation behind it, which holds all not met yet.
-            guard isOpen, !restIsIdle else { break }
+            // once one list's head is idle, so is every conversation behind it, which holds all not met yet, as
+            // long as the keys are the policy's own (a store part-way through a rebuild walks on to the end).
+            guard isOpen else { break }
+            if restIsIdle {
+                if try source.keysFollowThePolicy() { break }
+                idleKeys = idleKeys.map { _ in LogSpace.zero }
+            }
             var kindSum = 0.0
             for index in kinds where heads[index] != nil { kindSum += bounds[index] }
             // What the content factor can add: γ·s·base ≤ γ·(the kinds' lists) and, since s ≤ 1, ≤ γ·base.

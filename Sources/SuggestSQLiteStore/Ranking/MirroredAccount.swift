@@ -14,6 +14,9 @@ final class MirroredAccount: MirroredState {
     let weights: LearnedWeights
     /// The store's retention settings at that version (a change of them is a commit, so a new version).
     let retention: Retention
+    /// Whether the rows were built under the store's policy at that version (no rebuild owed nor under way: each
+    /// step of one is a commit).
+    let keysFollowThePolicy: Bool
     let rowIDs: [Int64]
     let slotsByRowID: [Int64: Int32]
     let identifiers: [String]
@@ -41,13 +44,14 @@ final class MirroredAccount: MirroredState {
 
     private init(
         account: String, version: StoreVersion, weights: LearnedWeights, retention: Retention,
-        rows: [StoredRankingSource.Row], slotsByRowID: [Int64: Int32], content: [ContentRow], kindNames: [String],
+        keysFollowThePolicy: Bool, rows: [StoredRankingSource.Row], slotsByRowID: [Int64: Int32], content: [ContentRow], kindNames: [String],
         channelCount: Int, answerCounters: RankedAnswers.Counters
     ) {
         self.account = account
         self.version = version
         self.weights = weights
         self.retention = retention
+        self.keysFollowThePolicy = keysFollowThePolicy
         self.channelCount = channelCount
         self.slotsByRowID = slotsByRowID
         let count = rows.count
@@ -138,14 +142,16 @@ final class MirroredAccount: MirroredState {
     /// Reads one account's state in `database`'s current read transaction.
     /// - Parameters:
     ///   - version: what the mirror's connection said of the store before and after the read.
-    ///   - channelCount: the channels of the store's policy.
+    ///   - policy: the store's policy: its channels, the lists to build, and its fingerprint.
     ///   - answerCounters: where the mirror counts the answers its queries keep and reuse.
     static func read(
-        account: String, version: StoreVersion, channelCount: Int, answerCounters: RankedAnswers.Counters,
+        account: String, version: StoreVersion, policy: FrecencyPolicy, answerCounters: RankedAnswers.Counters,
         in database: Database
     ) throws -> MirroredAccount {
+        let channelCount = policy.channels.count
         let weights = try LearnedWeightsTable.read(account: account, in: database)
         let retention = try database.storedRetention()
+        let keysFollowThePolicy = try !database.owesRebuild(to: policy.stateFingerprint)
         let select = try database.uncachedStatement(
             "SELECT \(StoredRankingSource.rowColumns) \(StoredRankingSource.rowSource) WHERE c.account = ?")
         try select.reset([.text(account)])
@@ -181,7 +187,8 @@ final class MirroredAccount: MirroredState {
                         contentSelect.double(3), contentSelect.double(4), contentSelect.double(5), contentSelect.double(6))))
         }
         return MirroredAccount(
-            account: account, version: version, weights: weights, retention: retention, rows: rows,
+            account: account, version: version, weights: weights, retention: retention,
+            keysFollowThePolicy: keysFollowThePolicy, rows: rows,
             slotsByRowID: slots, content: content, kindNames: kindNames, channelCount: channelCount,
             answerCounters: answerCounters)
     }

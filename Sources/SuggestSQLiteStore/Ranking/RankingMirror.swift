@@ -136,11 +136,11 @@ public final class RankingMirror: Sendable {
     /// enough did, and drops the least recently used mirrors past the budget: one bounded step, for a background
     /// task between requests. (An out-of-date mirror never answers again; under a stream of donations and no
     /// queries, an account of 100,000 conversations kept 30 MB for nothing.)
-    /// - Parameter channelCount: the channels of the store's policy, the lists to build.
+    /// - Parameter policy: the store's policy: its channels are the lists to build.
     /// - Returns: whether an account was rebuilt (kept or discarded).
     /// - Throws: `StoreError` when the store cannot be read; the account stays unmirrored.
     @discardableResult
-    public func refresh(channelCount: Int) throws -> Bool {
+    public func refresh(policy: FrecencyPolicy) throws -> Bool {
         let chosen: (account: String, version: StoreVersion, path: String, counters: RankedAnswers.Counters)? =
             state.withLock { state in
                 guard let path = state.path, let version = Self.version(state) else { return nil }
@@ -161,7 +161,7 @@ public final class RankingMirror: Sendable {
                 }
                 return try database.read {
                     try MirroredAccount.read(
-                        account: chosen.account, version: chosen.version, channelCount: channelCount,
+                        account: chosen.account, version: chosen.version, policy: policy,
                         answerCounters: chosen.counters, in: database)
                 }
             }

@@ -13,6 +13,9 @@ import SuggestCore
 public final class StoredRankingSource: RankingSource {
     let database: Database
     let account: String
+    /// The fingerprint of the store's policy (`FrecencyPolicy.stateFingerprint`): the rows follow it unless a rebuild
+    /// is owed.
+    let policyFingerprint: String
     private var cursorStatements: [Statement] = []
     /// The account's mirror, when the query ranks from memory; handles are then the mirror's slots.
     let mirrored: MirroredAccount?
@@ -23,9 +26,13 @@ public final class StoredRankingSource: RankingSource {
     /// The account's services, once `accountServices()` has read them.
     private var services: [String?]?
 
-    init(database: Database, account: String, mirrored: MirroredAccount? = nil, mirror: RankingMirror? = nil) {
+    init(
+        database: Database, account: String, policyFingerprint: String, mirrored: MirroredAccount? = nil,
+        mirror: RankingMirror? = nil
+    ) {
         self.database = database
         self.account = account
+        self.policyFingerprint = policyFingerprint
         self.mirrored = mirrored
         self.mirror = mirror
     }
@@ -363,6 +370,12 @@ public final class StoredRankingSource: RankingSource {
     public func retention() throws -> Retention? {
         if let mirrored { return mirrored.retention }
         return try database.storedRetention()
+    }
+
+    /// Whether the mirror was built from rows of the store's policy, or the rows in the query's read transaction are.
+    public func keysFollowThePolicy() throws -> Bool {
+        if let mirrored { return mirrored.keysFollowThePolicy }
+        return try !database.owesRebuild(to: policyFingerprint)
     }
 
     /// The answers kept with the mirror, when the query ranks from one: they hold for the mirror's version.
