@@ -234,7 +234,8 @@ extension SQLiteDonationStore {
                 }
             }
             return try database.read {
-                let source = StoredRankingSource(database: database, account: account, policyFingerprint: policyFingerprint)
+                let source = StoredRankingSource(
+                    database: database, account: account, policyFingerprint: policyFingerprint)
                 defer { source.finish() }
                 return try body(source)
             }

@@ -35,7 +35,9 @@ import Testing
 
     @Test func redisWalksRowsOfAnotherPolicyToTheEnd() throws {
         let cluster = try Self.emptyCluster()
-        try StoreConformance.walksRowsOfAnotherPolicyToTheEnd { try RedisDonationStore.open(url: cluster.url, ranking: $0) }
+        try StoreConformance.walksRowsOfAnotherPolicyToTheEnd {
+            try RedisDonationStore.open(url: cluster.url, ranking: $0)
+        }
     }
 
     @Test func redisForgetsSuggestLessWithADeletedConversation() throws {

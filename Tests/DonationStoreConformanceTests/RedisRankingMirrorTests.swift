@@ -32,7 +32,9 @@ import Testing
         let cluster = try RedisConformanceTests.emptyCluster("ranking-mirror")
         let mirror = RedisRankingMirror(.init(readsBeforeRebuild: 1))
         try StoreConformance.walksRowsOfAnotherPolicyToTheEnd(
-            open: { try RedisDonationStore.open(client: try RedisClusterClient(url: cluster.url), ranking: $0, mirror: mirror) },
+            open: {
+                try RedisDonationStore.open(client: try RedisClusterClient(url: cluster.url), ranking: $0, mirror: mirror)
+            },
             settle: { store in for _ in 0..<4 where try mirror.refresh(store: store) {} })
     }
 

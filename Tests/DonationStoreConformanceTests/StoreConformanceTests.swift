@@ -34,7 +34,8 @@ import Testing
         let mirror = RankingMirror(.init(readsBeforeRebuild: 1))
         try StoreConformance.walksRowsOfAnotherPolicyToTheEnd(
             open: {
-                try SQLiteDonationStore.open(StoreLocation(directory: mirroredDirectory.path), ranking: $0, mirror: mirror)
+                let location = StoreLocation(directory: mirroredDirectory.path)
+                return try SQLiteDonationStore.open(location, ranking: $0, mirror: mirror)
             },
             settle: { store in _ = try store.refreshMirror() })
     }

@@ -44,8 +44,8 @@ final class MirroredAccount: MirroredState {
 
     private init(
         account: String, version: StoreVersion, weights: LearnedWeights, retention: Retention,
-        keysFollowThePolicy: Bool, rows: [StoredRankingSource.Row], slotsByRowID: [Int64: Int32], content: [ContentRow], kindNames: [String],
-        channelCount: Int, answerCounters: RankedAnswers.Counters
+        keysFollowThePolicy: Bool, rows: [StoredRankingSource.Row], slotsByRowID: [Int64: Int32],
+        content: [ContentRow], kindNames: [String], channelCount: Int, answerCounters: RankedAnswers.Counters
     ) {
         self.account = account
         self.version = version
