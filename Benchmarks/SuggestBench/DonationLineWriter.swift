@@ -127,7 +127,10 @@ struct DonationLineWriter {
         if day != cachedDay {
             cachedDay = day
             let (year, month, dayOfMonth) = Timestamp.civilFromDays(Int(day))
-            dayPrefix = Array("\(year)-\(month < 10 ? "0" : "")\(month)-\(dayOfMonth < 10 ? "0" : "")\(dayOfMonth)T".utf8)
+            // RFC 3339 writes four digits of year: 0990, not 990, which no reader takes for a date.
+            let yearDigits = String(year)
+            let yearText = String(repeating: "0", count: max(0, 4 - yearDigits.count)) + yearDigits
+            dayPrefix = Array("\(yearText)-\(month < 10 ? "0" : "")\(month)-\(dayOfMonth < 10 ? "0" : "")\(dayOfMonth)T".utf8)
         }
         dayPrefix.withUnsafeBufferPointer { out.append($0) }
         let second = Int(seconds - day * 86_400)
