@@ -88,6 +88,16 @@ import Testing
             recipients: (0..<people).map { Person(customIdentifier: "p-\(index)-\($0)", displayName: "Person \($0)") })
     }
 
+    /// A mirror of three conversations (about 750 bytes) is smaller than an answer that lists them: its answers
+    /// have a room of their own all the same, or the next GET of the same context is ranked again.
+    @Test func aSmallAccountsAnswersAreKept() {
+        let cache = MirrorReadCache(answerBytes: 750)
+        let key = RankedAnswers.Key(RankingContext(at: RankedAnswersTests.at), explain: false)
+        let answer = RankedAnswersTests.list([1, 2, 3])
+        _ = cache.answers.keep(answer, for: key, cutoff: nil, moments: RankedAnswersTests.always)
+        #expect(cache.answers.answer(for: key, cutoff: nil, at: RankedAnswersTests.at) != nil)
+    }
+
     @Test func largeIntentsAreKeptWithinTheBytes() {
         let cache = MirrorReadCache(answerBytes: 1 << 20)
         cache.keepIntents((0..<100).map { (Int32($0), Self.intent($0, people: 1_024)) })

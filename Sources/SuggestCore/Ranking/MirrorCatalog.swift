@@ -337,11 +337,16 @@ public final class MirrorReadCache: Sendable {
     /// - Parameters:
     ///   - answerCounters: where the kept answers are counted, shared by every account of one mirror.
     ///   - answerBytes: about how many bytes the kept answers may hold: the mirror's own size, so that they take at
-    ///     most as much memory as the mirrors' budget. The kept intents and people may hold as much again.
+    ///     most as much memory as the mirrors' budget, or `smallestAnswerRoom` for a small one. The kept intents
+    ///     and people may hold as much again.
     public init(answerCounters: RankedAnswers.Counters = RankedAnswers.Counters(), answerBytes: Int = .max) {
-        answers = RankedAnswers(counters: answerCounters, byteLimit: answerBytes)
+        answers = RankedAnswers(counters: answerCounters, byteLimit: max(answerBytes, Self.smallestAnswerRoom))
         byteLimit = max(answerBytes, 64 << 10)
     }
+
+    /// The answers' room of a small account's mirror: a mirror of a few conversations is smaller than one answer
+    /// listing them (under 1 KB against 1–3 KB), and kept none, so every query of it was ranked again.
+    static let smallestAnswerRoom = 16 << 10
 
     /// The cached latest intents of `slots`: `.some(nil)` for a conversation read without one, `nil` where not read
     /// yet.
