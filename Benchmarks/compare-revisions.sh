@@ -24,9 +24,6 @@ note() { printf '%s\n' "$*" >&2; }
 
 . Benchmarks/lib/build.sh
 build_new_and_base "$BASE" "$WORK"
-NEW=$WORK/new/suggest
-OLD=$WORK/old/suggest
-BENCH=$WORK/new/suggest-bench
 
 HISTORY=$WORK/history.jsonl
 note "generating 1M donations over 100k conversations"

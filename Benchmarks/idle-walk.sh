@@ -28,9 +28,6 @@ note() { printf '%s\n' "$*" >&2; }
 
 . Benchmarks/lib/build.sh
 build_new_and_base "$BASE" "$WORK"
-NEW=$WORK/new/suggest
-OLD=$WORK/old/suggest
-BENCH=$WORK/new/suggest-bench
 
 AT=$(date -u +%Y-%m-%dT00:00:00Z)
 QUIET_SINCE=$(date -u -d "$AT - 40 days" +%Y-%m-%dT00:00:00Z)

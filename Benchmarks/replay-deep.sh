@@ -29,7 +29,6 @@ note() { printf '%s\n' "$*" >&2; }
 
 . Benchmarks/lib/build.sh
 build_new_and_base "$BASE" "$WORK"
-BENCH=$WORK/new/suggest-bench
 
 note "writing the histories"
 "$BENCH" generate --donations 1M --conversations 100k --zipf 1.1 --seed 1 --burst 1 --hot-share 0 \

@@ -1,7 +1,8 @@
 # Shared by the scripts that compare this tree with an earlier revision: source it, then
 #   build_tree TREE OUT        builds suggest and suggest-bench of TREE in release, installs them in OUT
 #   add_base_tree REVISION DIR checks REVISION out in a temporary worktree at DIR (remove_base_tree DIR removes it)
-#   build_new_and_base REVISION WORK   both of the above for this tree and REVISION, cleaned up on exit
+#   build_new_and_base REVISION WORK   both of the above for this tree and REVISION, cleaned up on exit; sets NEW
+#                                      and OLD (the two builds' `suggest`) and BENCH (this tree's `suggest-bench`)
 
 # The build users make: `swift build -c release` (older trees needed the static flags spelled out; both give one
 # static executable here).
@@ -34,6 +35,9 @@ build_new_and_base() {
     printf '%s\n' "building $1" >&2
     add_base_tree "$1" "$BUILD_WORK/base-tree"
     build_tree "$BUILD_WORK/base-tree" "$BUILD_WORK/old"
+    NEW=$BUILD_WORK/new/suggest
+    OLD=$BUILD_WORK/old/suggest
+    BENCH=$BUILD_WORK/new/suggest-bench
 }
 
 # The exit trap of build_new_and_base: it reads the directory from a variable, so that no path is ever parsed as
