@@ -12,6 +12,9 @@ import SuggestCore
 final class MirroredRedisAccount: MirroredState {
     let account: String
     let stamp: [UInt8]
+    /// Whether the store owed no rebuild when the account was read (between two reads of the same stamp: a
+    /// rebuild's every step changes it, and writes its bookmark first).
+    let keysFollowThePolicy: Bool
     let weights: LearnedWeights
     let numbers: [Int64]
     let slotsByNumber: [Int64: Int32]
@@ -45,11 +48,13 @@ final class MirroredRedisAccount: MirroredState {
     ///   - conversations: every conversation of the account with a record, in any order.
     ///   - preferences: the `pref` hash, conversation identifier (bytes) to its `BLOCKED,LESS` value.
     init(
-        account: String, stamp: [UInt8], weights: LearnedWeights, conversations: [Conversation],
-        preferences: [[UInt8]: String], channelCount: Int, answerCounters: RankedAnswers.Counters
+        account: String, stamp: [UInt8], keysFollowThePolicy: Bool, weights: LearnedWeights,
+        conversations: [Conversation], preferences: [[UInt8]: String], channelCount: Int,
+        answerCounters: RankedAnswers.Counters
     ) {
         self.account = account
         self.stamp = stamp
+        self.keysFollowThePolicy = keysFollowThePolicy
         self.weights = weights
         self.channelCount = channelCount
         numbers = conversations.map(\.number)

@@ -250,6 +250,10 @@ extension RedisDonationStore {
                 resumeNumber = Int64(rest[rest.index(after: separator)...]) ?? 0
             }
         }
+        // The bookmark goes first: a step rewrites one conversation at a time, and a process of another version
+        // beside this one must read from it that the hashes are being rebuilt under another policy before any is
+        // (`owesRebuild`: its walk takes no stop at the idle cutoff on keys of this policy).
+        try setSetting("ranking.recompute", target + "@" + resumeAccount + "#" + String(resumeNumber))
         var recomputed = 0
         for account in try accountNames()
         where !account.utf8.lexicographicallyPrecedes(resumeAccount.utf8) {

@@ -105,6 +105,8 @@ public final class RedisRankingMirror: Sendable {
             RedisCommand("HGETALL", key: keys.preferences),
         ])
         guard let stamp = head[0].bytes else { return nil }
+        store.forgetSettings()
+        let keysFollowThePolicy = try !store.owesRebuild()
         let numbers = (try head[1].checkedArray() ?? []).compactMap { $0.string.flatMap(Int64.init) }.sorted()
         let weights = try head[2].bytes.map(RecordCoding.decodeWeights) ?? .empty
         var preferences: [[UInt8]: String] = [:]
@@ -130,7 +132,8 @@ public final class RedisRankingMirror: Sendable {
         }
         guard try store.send(RedisCommand("GET", key: keys.stateStamp)).bytes == stamp else { return nil }
         return MirroredRedisAccount(
-            account: account, stamp: stamp, weights: weights, conversations: conversations, preferences: preferences,
+            account: account, stamp: stamp, keysFollowThePolicy: keysFollowThePolicy, weights: weights,
+            conversations: conversations, preferences: preferences,
             channelCount: store.policy.channels.count, answerCounters: answerCounters)
     }
 }

@@ -60,9 +60,13 @@ public final class RedisRankingSource: RankingSource {
     /// The answers kept with the mirror, when the query ranks from one: they hold for the account's state stamp.
     public var rankedAnswers: RankedAnswers? { mirrored?.cache.answers }
 
-    /// Whether the store owes no rebuild: a mirror, built at one stamp, holds what the hashes held then, and a
-    /// rebuild's every step changes the stamp. The settings are kept for `RedisDonationStore.settingsLifetime`.
-    public func keysFollowThePolicy() throws -> Bool { try !store.owesRebuild() }
+    /// Whether the store owed no rebuild: as of the mirror's stamp, or now, read afresh (kept settings may be
+    /// older than the keys the walk read), once a query, when a walk could stop at the idle cutoff.
+    public func keysFollowThePolicy() throws -> Bool {
+        if let mirrored { return mirrored.keysFollowThePolicy }
+        store.forgetSettings()
+        return try !store.owesRebuild()
+    }
 
     public func sortedAccess(_ lists: [SortedList]) throws -> [Cursor] {
         if let mirrored {

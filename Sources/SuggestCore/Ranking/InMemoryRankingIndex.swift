@@ -278,6 +278,9 @@ public final class InMemoryRankingIndex: RankingSource {
     }
 
     public func conversationCount() -> Int { identifiers.count }
+
+    /// Always: the index applies every donation under its own policy.
+    public func keysFollowThePolicy() -> Bool { true }
 }
 
 /// A scope as the key of its lists: its service or kind by bytes (`ByteKey`), where `SortedListScope`'s own

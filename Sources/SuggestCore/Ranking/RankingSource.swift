@@ -72,8 +72,8 @@ public protocol RankingSource {
     /// Whether every conversation's channel keys were built under the policy the store ranks with: `false` while
     /// the store owes a rebuild to a changed policy, or is part-way through one, when it answers from rows built
     /// under another. The walk's stop at the idle cutoff reads a key as a bound on its conversation's latest
-    /// date, which only the policy that built the key makes true; it asks this before it stops there. The
-    /// default, for a source that builds its own state (`InMemoryRankingIndex`), is `true`.
+    /// date, which only the policy that built the key makes true; it asks this before it stops there. No
+    /// default: a source that cannot tell must say `false`.
     func keysFollowThePolicy() throws -> Bool
 }
 
@@ -95,8 +95,6 @@ extension RankingSource {
     public func retention() throws -> Retention? { nil }
 
     public var rankedAnswers: RankedAnswers? { nil }
-
-    public func keysFollowThePolicy() throws -> Bool { true }
 }
 
 /// A conversation as a ranking source knows it: a handle the source issued (a row, a slot, a member of a sorted

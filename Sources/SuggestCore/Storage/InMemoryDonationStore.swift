@@ -424,6 +424,9 @@ extension InMemoryDonationStore {
 
         public func conversationCount() -> Int { records.count }
 
+        /// Always: the state is folded from the donations under the store's policy for each query.
+        public func keysFollowThePolicy() -> Bool { true }
+
         /// The fold of the account's donations in recording order (`.empty` under a fixed ranking).
         public func learnedWeights() -> LearnedWeights { weights }
     }
