@@ -127,9 +127,11 @@ struct DonationLineWriter {
         if day != cachedDay {
             cachedDay = day
             let (year, month, dayOfMonth) = Timestamp.civilFromDays(Int(day))
-            // RFC 3339 writes four digits of year: 0990, not 990, which no reader takes for a date.
-            let yearDigits = String(year)
-            let yearText = String(repeating: "0", count: max(0, 4 - yearDigits.count)) + yearDigits
+            // RFC 3339 writes four digits of year (0990, not 990: `import` refuses the short form). A year before
+            // 1 is no RFC 3339 date whatever its form; `import` refuses it too.
+            let yearDigits = String(year.magnitude)
+            let padding = String(repeating: "0", count: max(0, 4 - yearDigits.count))
+            let yearText = (year < 0 ? "-" : "") + padding + yearDigits
             dayPrefix = Array("\(yearText)-\(month < 10 ? "0" : "")\(month)-\(dayOfMonth < 10 ? "0" : "")\(dayOfMonth)T".utf8)
         }
         dayPrefix.withUnsafeBufferPointer { out.append($0) }

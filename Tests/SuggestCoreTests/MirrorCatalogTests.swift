@@ -88,10 +88,10 @@ import Testing
             recipients: (0..<people).map { Person(customIdentifier: "p-\(index)-\($0)", displayName: "Person \($0)") })
     }
 
-    /// A mirror of three conversations (about 750 bytes) is smaller than an answer that lists them: its answers
-    /// have a room of their own all the same, or the next GET of the same context is ranked again.
+    /// A mirror of a few conversations is smaller than an answer that lists them: its answers have a room of their
+    /// own all the same, or the next GET of the same context is ranked again.
     @Test func aSmallAccountsAnswersAreKept() {
-        let cache = MirrorReadCache(answerBytes: 750)
+        let cache = MirrorReadCache(answerBytes: 1)
         let key = RankedAnswers.Key(RankingContext(at: RankedAnswersTests.at), explain: false)
         let answer = RankedAnswersTests.list([1, 2, 3])
         _ = cache.answers.keep(answer, for: key, cutoff: nil, moments: RankedAnswersTests.always)

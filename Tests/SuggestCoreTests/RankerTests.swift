@@ -394,8 +394,9 @@ import Testing
     ]
 
     /// An account whose conversations are nearly all idle: a walk for more than it has active ones ends where a
-    /// list's keys say the rest are idle, in every channel's shape (a `latest` one, a group weight below 1), and
-    /// walks on through a channel that some donations leave alone, whose keys say nothing of their dates.
+    /// list's keys say the rest are idle (the default policy's channels of sums, with group weights below 1; its
+    /// `latest` channel ignores groups and never stops a walk), and walks on through a channel that some donations
+    /// leave alone, whose keys say nothing of their dates.
     @Test func aWalkEndsWhereTheRestIsIdle() throws {
         let stopping = FrecencyPolicy.default
         let blind = try FrecencyPolicy(channels: [.init(name: "sends", halfLife: 86_400, weight: 1, incoming: 0)])

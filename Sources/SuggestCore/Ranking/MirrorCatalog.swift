@@ -336,16 +336,18 @@ public final class MirrorReadCache: Sendable {
 
     /// - Parameters:
     ///   - answerCounters: where the kept answers are counted, shared by every account of one mirror.
-    ///   - answerBytes: about how many bytes the kept answers may hold: the mirror's own size, so that they take at
-    ///     most as much memory as the mirrors' budget, or `smallestAnswerRoom` for a small one. The kept intents
-    ///     and people may hold as much again.
+    ///   - answerBytes: about how many bytes the kept answers may hold: the mirror's own size, or
+    ///     `smallestAnswerRoom` for a small one; the kept intents and people may hold as much again each, or 64 KiB.
+    ///     So the caches of the mirrors take about three times the mirrors' budget, plus these floors for each
+    ///     small account mirrored.
     public init(answerCounters: RankedAnswers.Counters = RankedAnswers.Counters(), answerBytes: Int = .max) {
         answers = RankedAnswers(counters: answerCounters, byteLimit: max(answerBytes, Self.smallestAnswerRoom))
         byteLimit = max(answerBytes, 64 << 10)
     }
 
-    /// The answers' room of a small account's mirror: a mirror of a few conversations is smaller than one answer
-    /// listing them (under 1 KB against 1–3 KB), and kept none, so every query of it was ranked again.
+    /// The answers' room of a small account's mirror: a mirror of a few conversations (under 1 KB) is smaller than
+    /// one answer listing them (1–3 KB), and the answers' room must hold a few of them for the next query of the
+    /// same context to find its answer.
     static let smallestAnswerRoom = 16 << 10
 
     /// The cached latest intents of `slots`: `.some(nil)` for a conversation read without one, `nil` where not read
