@@ -25,6 +25,7 @@ BASE=${1:?usage: Benchmarks/idle-walk.sh BASE-REVISION}
 WORK=${SUGGEST_BENCH_DIR:-/tmp/suggest-idle-bench}
 RUNS=${RUNS:-11}
 note() { printf '%s\n' "$*" >&2; }
+[ "$RUNS" -ge 1 ] 2>/dev/null || { note "RUNS must be a whole number of pairs, 1 or more"; exit 64; }
 
 . Benchmarks/lib/build.sh
 build_new_and_base "$BASE" "$WORK"
@@ -35,18 +36,20 @@ STORE=$WORK/store
 rm -rf "$STORE"
 note "importing 1M donations over 300k conversations, the last at $QUIET_SINCE"
 "$NEW" config --store "$STORE" --max-age-days 0 --idle-days 30 >/dev/null
-"$BENCH" generate --donations 1M --conversations 300k --seed 3 --span-days 200 --end "$QUIET_SINCE" 2>/dev/null |
-    "$NEW" import --store "$STORE" - >/dev/null
+"$BENCH" generate --donations 1M --conversations 300k --seed 3 --span-days 200 --end "$QUIET_SINCE" \
+    2>"$WORK/generate.log" | "$NEW" import --store "$STORE" - >/dev/null
+# One of the three on the service of the `--service sms` case, so that it has an answer to find.
 for day in 1 3 5; do
-    printf '{"date":"%s","direction":"outgoing","intent":{"conversationIdentifier":"recent-%d"}}\n' \
-        "$(date -u -d "$AT - $day days" +%Y-%m-%dT10:00:00Z)" "$day"
+    service=$([ "$day" = 1 ] && echo sms || echo chat.example)
+    printf '{"date":"%s","direction":"outgoing","intent":{"conversationIdentifier":"recent-%d","serviceName":"%s"}}\n' \
+        "$(date -u -d "$AT - $day days" +%Y-%m-%dT10:00:00Z)" "$day" "$service"
 done | "$NEW" import --store "$STORE" - >/dev/null
 
-# Wall time of one command, in microseconds.
+# Wall time of one command, in microseconds; a command that fails ends the script (the caller's assignment fails).
 wall() {
     local start end
     start=$(date +%s%N)
-    "$@" >/dev/null
+    "$@" >/dev/null || return 1
     end=$(date +%s%N)
     echo $(((end - start) / 1000))
 }
@@ -75,8 +78,10 @@ for case in "plain|" "--content-type public.jpeg|--content-type public.jpeg" "--
     label=${case%%|*}
     read -r -a arguments <<<"${case#*|}"
     command=(list --store "$STORE" --at "$AT" "${arguments[@]}")
+    "$OLD" "${command[@]}" >"$WORK/old.out"
+    "$NEW" "${command[@]}" >"$WORK/new.out"
     same=yes
-    cmp -s <("$OLD" "${command[@]}") <("$NEW" "${command[@]}") || same=NO
+    cmp -s "$WORK/old.out" "$WORK/new.out" || same=NO
     note "timing $label"
     pairs=""
     for run in $(seq 0 "$RUNS"); do
