@@ -132,7 +132,9 @@ struct DonationLineWriter {
             let yearDigits = String(year.magnitude)
             let padding = String(repeating: "0", count: max(0, 4 - yearDigits.count))
             let yearText = (year < 0 ? "-" : "") + padding + yearDigits
-            dayPrefix = Array("\(yearText)-\(month < 10 ? "0" : "")\(month)-\(dayOfMonth < 10 ? "0" : "")\(dayOfMonth)T".utf8)
+            let monthText = (month < 10 ? "0" : "") + String(month)
+            let dayText = (dayOfMonth < 10 ? "0" : "") + String(dayOfMonth)
+            dayPrefix = Array("\(yearText)-\(monthText)-\(dayText)T".utf8)
         }
         dayPrefix.withUnsafeBufferPointer { out.append($0) }
         let second = Int(seconds - day * 86_400)

@@ -33,7 +33,8 @@ import Testing
         let mirror = RedisRankingMirror(.init(readsBeforeRebuild: 1))
         try StoreConformance.walksRowsOfAnotherPolicyToTheEnd(
             open: {
-                try RedisDonationStore.open(client: try RedisClusterClient(url: cluster.url), ranking: $0, mirror: mirror)
+                let client = try RedisClusterClient(url: cluster.url)
+                return try RedisDonationStore.open(client: client, ranking: $0, mirror: mirror)
             },
             settle: { store in _ = try mirror.refresh(store: store) })
         #expect(mirror.statistics.hits > 0)
