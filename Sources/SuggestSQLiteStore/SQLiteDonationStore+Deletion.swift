@@ -397,6 +397,16 @@ extension SQLiteDonationStore {
             "SELECT donations FROM donation_blocks WHERE conversation_id = ? ORDER BY id")
         try select.reset([.integer(id)])
         let snapshot = try database.statement("SELECT is_group, body FROM snapshots WHERE id = ?")
+        try database.statement("DELETE FROM conversation_content WHERE conversation_id = ?").run([.integer(id)])
+        try database.statement("DELETE FROM conversation_people WHERE conversation_id = ?").run([.integer(id)])
+        try database.statement("DELETE FROM conversation_groups WHERE conversation_id = ?").run([.integer(id)])
+        let account = try database.statement("SELECT account FROM conversations WHERE id = ?")
+        try account.reset([.integer(id)])
+        let accountName = try account.step() ? account.text(0) ?? "" : ""
+        try account.reset()
+        // The people of the remaining snapshots are written as each is decoded, not gathered: a conversation's
+        // snapshots that each name a thousand people would be held all at once, decoded, while the writer waits.
+        let people = try database.statement(DonationWriter.insertPersonSQL)
         var conversation = DonationWriter.WorkingConversation.empty
         var snapshotIDs: Set<Int64> = []
         var known: [Int64: (isGroup: Bool, describes: Bool, serviceName: String?)] = [:]
@@ -417,6 +427,9 @@ extension SQLiteDonationStore {
                     snapshotOf = (snapshot.int(0) != 0, intent.describesConversation, intent.serviceName)
                     known[donation.snapshotID] = snapshotOf
                     try snapshot.reset()
+                    for person in intent.participants {
+                        for key in person.matchKeys { try people.run([.text(accountName), .text(key), .integer(id)]) }
+                    }
                 }
                 snapshotIDs.insert(donation.snapshotID)
                 DonationWriter.apply(
@@ -426,33 +439,17 @@ extension SQLiteDonationStore {
                     serviceName: snapshotOf.serviceName, to: &conversation, policy: policy)
             }
         }
-        try database.statement("DELETE FROM conversation_content WHERE conversation_id = ?").run([.integer(id)])
-        try database.statement("DELETE FROM conversation_people WHERE conversation_id = ?").run([.integer(id)])
-        try database.statement("DELETE FROM conversation_groups WHERE conversation_id = ?").run([.integer(id)])
         guard !snapshotIDs.isEmpty else {
             try database.statement("DELETE FROM snapshots WHERE conversation_id = ?").run([.integer(id)])
             try database.statement("DELETE FROM conversations WHERE id = ?").run([.integer(id)])
             return false
         }
-        let account = try database.statement("SELECT account FROM conversations WHERE id = ?")
-        try account.reset([.integer(id)])
-        let accountName = try account.step() ? account.text(0) ?? "" : ""
-        try account.reset()
-        // Names and pictures that no remaining donation carries go with the donations that did. The people of the
-        // others are written as each snapshot is read, not gathered: a conversation's snapshots that each name a
-        // thousand people would be held all at once, decoded, while the writer waits.
-        let snapshots = try database.uncachedStatement("SELECT id, body FROM snapshots WHERE conversation_id = ?")
+        // Names and pictures that no remaining donation carries go with the donations that did.
+        let snapshots = try database.uncachedStatement("SELECT id FROM snapshots WHERE conversation_id = ?")
         try snapshots.reset([.integer(id)])
-        let people = try database.statement(DonationWriter.insertPersonSQL)
         var stale: [Int64] = []
         while try snapshots.step() {
-            guard snapshotIDs.contains(snapshots.int(0)) else {
-                stale.append(snapshots.int(0))
-                continue
-            }
-            for person in try SQLiteDonationStore.decodeSnapshot(snapshots.text(1) ?? "").participants {
-                for key in person.matchKeys { try people.run([.text(accountName), .text(key), .integer(id)]) }
-            }
+            if !snapshotIDs.contains(snapshots.int(0)) { stale.append(snapshots.int(0)) }
         }
         for snapshot in stale { try database.statement("DELETE FROM snapshots WHERE id = ?").run([.integer(snapshot)]) }
         let insertGroup = try database.statement(DonationWriter.insertGroupSQL)
