@@ -85,7 +85,7 @@ final class DonationWriter {
         var snapshotsByKey: [Int64: [Int]] = [:]
         /// The `conversation_groups` rows written: a conversation's donations repeat one or a few identifiers, or
         /// (an app's id of each message) carry one each.
-        var groups = DistinctStrings()
+        var groups: Set<ByteKey> = []
         /// The person keys of its `conversation_people` rows written, as bytes (as SQL compares them; a `String`
         /// set would take canonically equivalent keys for one): a group's every new snapshot names the same people.
         var people: Set<[UInt8]> = []
@@ -195,7 +195,7 @@ final class DonationWriter {
             engaged: donation.interaction.isEngagedSuggestion, contentTypes: donation.interaction.intent.contentTypes)
         // Compared byte for byte: `==` takes canonically equivalent spellings for one, and the second would have no
         // row for deletion by group identifier to find its conversation by.
-        if let group = donation.interaction.groupIdentifier, entry.groups.insert(group) {
+        if let group = donation.interaction.groupIdentifier, entry.groups.insert(ByteKey(group)).inserted {
             try database.statement(DonationWriter.insertGroupSQL).run([
                 .text(account), .text(group), .integer(entry.id),
             ])
