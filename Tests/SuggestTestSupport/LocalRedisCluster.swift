@@ -59,6 +59,9 @@ public final class LocalRedisCluster: Sendable {
     public let directory: String
     /// The nodes killed or stopped so far (by port).
     private let ended = Mutex<Set<Int>>([])
+    /// Held across each `MIGRATE`: a node blocks while it migrates, so two migrations in opposite directions between
+    /// the same two nodes (tests run in parallel) would each wait for the other until both time out.
+    private let migrating = Mutex<Void>(())
 
     /// The seed list, `127.0.0.1:P1,127.0.0.1:P2,...`.
     public var seeds: String { nodes.map(\.address).joined(separator: ",") }
@@ -288,7 +291,7 @@ public final class LocalRedisCluster: Sendable {
         var arguments = ["MIGRATE", "127.0.0.1", String(target.port), "", "0", "5000"]
         if let password { arguments += ["AUTH", password] }
         arguments += ["KEYS"] + keys
-        let outcome = try redisCLI(source, arguments)
+        let outcome = try migrating.withLock { _ throws(HarnessError) in try redisCLI(source, arguments) }
         guard outcome.status == 0, outcome.output.hasPrefix("OK") || outcome.output.hasPrefix("NOKEY") else {
             throw HarnessError("MIGRATE from \(source) to \(target): \(outcome)")
         }
