@@ -30,6 +30,8 @@ final class MirroredRedisAccount: MirroredState {
     let serviceLists: [[UInt8]: [MirroredList]]
     let kindLists: [[UInt8]: [MirroredList]]
     let channelCount: Int
+    /// About how many bytes the arrays above hold, and the cache's floors beyond them: what the mirrors' budget
+    /// counts.
     let estimatedBytes: Int
 
     /// What queries read from Redis beside the mirror, and the answers they gave, at its stamp.
@@ -111,9 +113,9 @@ final class MirroredRedisAccount: MirroredState {
         var entries = channelCount * conversations.count
         for lists in serviceLists.values { entries += lists.reduce(0) { $0 + $1.keys.count } }
         for lists in kindLists.values { entries += lists.reduce(0) { $0 + $1.keys.count } }
-        let estimatedBytes = bytes + entries * 12
-        self.estimatedBytes = estimatedBytes
-        cache = MirrorReadCache(answerCounters: answerCounters, answerBytes: estimatedBytes)
+        let arrayBytes = bytes + entries * 12
+        estimatedBytes = MirrorReadCache.budgetedBytes(ofMirrorHolding: arrayBytes)
+        cache = MirrorReadCache(answerCounters: answerCounters, mirrorBytes: arrayBytes)
     }
 
     /// The list sorted access walks, or `nil` for a channel past the policy's (the query is then answered from

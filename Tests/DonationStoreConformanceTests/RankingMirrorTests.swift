@@ -310,6 +310,38 @@ import Testing
         #expect(tiny.statistics.accounts == 0 && tiny.statistics.hits == 0 && tiny.statistics.discardedRebuilds == 1)
     }
 
+    /// Accounts of one conversation each, all queried: their mirrors are tiny, their caches' floors are not, and
+    /// the budget counts both, so that the caches stay within three times it however many such accounts a server
+    /// has. Counting the arrays alone (under 1 KB each) kept all 200, whose caches could hold 200 × 48 KiB, 9.4 MiB,
+    /// against a budget of 1 MiB.
+    @Test func smallAccountsCountTheirCachesFloors() throws {
+        let budget = 1 << 20
+        let stores = try Stores(.init(byteBudget: budget, readsBeforeRebuild: 1))
+        let now = StoreConformanceTests.end
+        let accounts = (0..<200).map { "small-\($0)" }
+        _ = try stores.writer.importDonations(
+            accounts.map { account in
+                Interaction(
+                    account: account, identifier: "\(account)-d", date: now, direction: .outgoing,
+                    intent: SendMessageIntent(conversationIdentifier: "c"))
+            })
+        for account in accounts {
+            _ = try stores.mirrored.suggestions(account: account, context: RankingContext(at: now))
+            try stores.refreshAll()
+        }
+        let statistics = stores.mirror.statistics
+        #expect(statistics.rebuilds == accounts.count && statistics.bytes <= budget)
+        let cacheRooms = statistics.accounts * 3 * MirrorReadCache.smallestRoom
+        #expect(statistics.accounts > 0 && cacheRooms <= 3 * budget, "\(statistics.accounts) accounts")
+        // Those kept still answer from memory, the same as SQLite.
+        let last = try #require(accounts.last)
+        let hits = statistics.hits
+        #expect(
+            try stores.mirrored.suggestions(account: last, context: RankingContext(at: now))
+                == stores.reference.suggestions(account: last, context: RankingContext(at: now)))
+        #expect(stores.mirror.statistics.hits == hits + 1)
+    }
+
     /// Queries that find no mirror while it is being read are answered from SQLite at the version being read: once
     /// the rebuild is kept they are no demand for another, or a server would read its busiest account again at
     /// every refresh, answering from SQLite meanwhile, with nothing written.

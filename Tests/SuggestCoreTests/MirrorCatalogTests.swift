@@ -91,7 +91,7 @@ import Testing
     /// A mirror of a few conversations is smaller than an answer that lists them: its answers have a room of their
     /// own all the same, or the next GET of the same context is ranked again.
     @Test func aSmallAccountsAnswersAreKept() {
-        let cache = MirrorReadCache(answerBytes: 1)
+        let cache = MirrorReadCache(mirrorBytes: 1)
         let key = RankedAnswers.Key(RankingContext(at: RankedAnswersTests.at), explain: false)
         let answer = RankedAnswersTests.list([1, 2, 3])
         _ = cache.answers.keep(answer, for: key, cutoff: nil, moments: RankedAnswersTests.always)
@@ -99,7 +99,7 @@ import Testing
     }
 
     @Test func largeIntentsAreKeptWithinTheBytes() {
-        let cache = MirrorReadCache(answerBytes: 1 << 20)
+        let cache = MirrorReadCache(mirrorBytes: 1 << 20)
         cache.keepIntents((0..<100).map { (Int32($0), Self.intent($0, people: 1_024)) })
         let kept = cache.intents((0..<100).map(Int32.init)).count { $0 != nil }
         // About 180 KB each: a handful within 1 MiB, where all 100 (18 MB) were kept.
@@ -107,22 +107,22 @@ import Testing
     }
 
     @Test func ordinaryIntentsAreKeptUpToTheirNumber() {
-        let cache = MirrorReadCache(answerBytes: 4 << 20)
+        let cache = MirrorReadCache(mirrorBytes: 4 << 20)
         cache.keepIntents((0..<5_000).map { (Int32($0), Self.intent($0, people: 2)) })
         #expect(cache.intents((0..<5_000).map(Int32.init)).count { $0 != nil } == MirrorReadCache.limit)
     }
 
     /// Queries of made-up people fill the people's room, not the intents'.
     @Test func peopleDoNotTakeTheIntentsRoom() {
-        let cache = MirrorReadCache(answerBytes: 0)
+        let cache = MirrorReadCache(mirrorBytes: 0)
         for index in 0..<2_000 { cache.keepPeople("made-up-\(index)", [1]) }
         cache.keepIntents((0..<8).map { (Int32($0), Self.intent($0, people: 1)) })
         #expect(cache.intents((0..<8).map(Int32.init)).allSatisfy { $0 != nil })
     }
 
     @Test func peopleAreKeptWithinTheBytes() {
-        let cache = MirrorReadCache(answerBytes: 0)
-        for index in 0..<10 { cache.keepPeople("p-\(index)", Array(repeating: 1, count: 6_000)) }
+        let cache = MirrorReadCache(mirrorBytes: 0)
+        for index in 0..<10 { cache.keepPeople("p-\(index)", Array(repeating: 1, count: 1_500)) }
         let kept = (0..<10).count { cache.people("p-\($0)") != nil }
         #expect(kept > 0 && kept < 4, "\(kept)")
     }

@@ -5,7 +5,8 @@ import Synchronization
 public protocol MirroredState: AnyObject, Sendable {
     /// How many conversations it holds.
     var count: Int { get }
-    /// About how many bytes it holds: what the budget counts.
+    /// About how many bytes it holds, and its caches may hold beyond that: what the budget counts
+    /// (`MirrorReadCache.budgetedBytes(ofMirrorHolding:)`).
     var estimatedBytes: Int { get }
 }
 
@@ -50,7 +51,7 @@ public struct RankingMirrorStatistics: Sendable, Equatable {
     public var accounts = 0
     /// The conversations of the accounts mirrored now.
     public var conversations = 0
-    /// About how many bytes they hold.
+    /// About how many bytes they hold, as the budget counts them (a small mirror with its caches' floors).
     public var bytes = 0
     /// Rebuilds that failed (a store error), which left the account unmirrored.
     public var failures = 0
@@ -326,29 +327,36 @@ public final class MirrorReadCache: Sendable {
 
     private let entries = Mutex(Entries())
     public static var limit: Int { 4_096 }
-    /// About how many bytes the kept intents may hold, and the kept people: the mirror's own size, or 64 KiB for a
-    /// small one (about a hundred ordinary intents, more than a server's queries of one account show), so that many
-    /// small accounts' caches, filled by queries of made-up people, stay within a small multiple of the mirrors'
-    /// budget.
+    /// About how many bytes the kept intents may hold, and the kept people: the mirror's own size, or
+    /// `smallestRoom` for a small one.
     private let byteLimit: Int
     /// Whole answers of the mirror's queries (`RankedAnswers`), kept as long as the intents they show.
     public let answers: RankedAnswers
 
     /// - Parameters:
     ///   - answerCounters: where the kept answers are counted, shared by every account of one mirror.
-    ///   - answerBytes: about how many bytes the kept answers may hold: the mirror's own size, or
-    ///     `smallestAnswerRoom` for a small one; the kept intents and people may hold as much again each, or 64 KiB.
-    ///     So the caches of the mirrors take about three times the mirrors' budget, plus these floors for each
-    ///     small account mirrored.
-    public init(answerCounters: RankedAnswers.Counters = RankedAnswers.Counters(), answerBytes: Int = .max) {
-        answers = RankedAnswers(counters: answerCounters, byteLimit: max(answerBytes, Self.smallestAnswerRoom))
-        byteLimit = max(answerBytes, 64 << 10)
+    ///   - mirrorBytes: the mirror's own size, without its caches: each of the three (answers, intents, people)
+    ///     may hold about as much, or `smallestRoom` for a small mirror.
+    public init(answerCounters: RankedAnswers.Counters = RankedAnswers.Counters(), mirrorBytes: Int = .max) {
+        let room = max(mirrorBytes, Self.smallestRoom)
+        answers = RankedAnswers(counters: answerCounters, byteLimit: room)
+        byteLimit = room
     }
 
-    /// The answers' room of a small account's mirror: a mirror of a few conversations (under 1 KB) is smaller than
-    /// one answer listing them (1–3 KB), and the answers' room must hold a few of them for the next query of the
-    /// same context to find its answer.
-    static let smallestAnswerRoom = 16 << 10
+    /// The least each cache of a mirror may hold: a mirror of a few conversations (under 1 KB) is smaller than one
+    /// answer listing them (1–3 KB) or than their intents, and each room must hold a few of them for the next query
+    /// to find what the last one read. 16 KiB holds about 25 ordinary intents, more than the conversations of an
+    /// account whose mirror is that small.
+    public static let smallestRoom = 16 << 10
+
+    /// What a mirror whose arrays hold `arrayBytes` counts against the mirrors' budget: the arrays, and what its
+    /// three caches may hold beyond three times as much (the floors of a small mirror). So the budget bounds the
+    /// mirrors, and their caches take at most three times it, however many small accounts are mirrored; counting
+    /// the arrays alone let tens of thousands of accounts of a few conversations in, each with caches of up to
+    /// 144 KiB.
+    public static func budgetedBytes(ofMirrorHolding arrayBytes: Int) -> Int {
+        arrayBytes + 3 * max(0, smallestRoom - arrayBytes)
+    }
 
     /// The cached latest intents of `slots`: `.some(nil)` for a conversation read without one, `nil` where not read
     /// yet.

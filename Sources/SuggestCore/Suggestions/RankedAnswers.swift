@@ -83,9 +83,9 @@ public final class RankedAnswers: Sendable {
 
     /// - Parameters:
     ///   - counters: where to count, shared by the answers of every account of one mirror.
-    ///   - byteLimit: about how many bytes the answers may hold together: a mirror gives its own size, or 16 KiB
-    ///     for a small one (`MirrorReadCache`). When a new answer would pass the limit, or `limit` answers are
-    ///     kept, the answers start over.
+    ///   - byteLimit: about how many bytes the answers may hold together: a mirror gives its own size, or
+    ///     `MirrorReadCache.smallestRoom` for a small one. When a new answer would pass the limit, or `limit`
+    ///     answers are kept, the answers start over.
     public init(counters: Counters = Counters(), byteLimit: Int = .max) {
         self.counters = counters
         self.byteLimit = byteLimit

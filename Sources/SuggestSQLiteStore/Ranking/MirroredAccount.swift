@@ -34,7 +34,8 @@ final class MirroredAccount: MirroredState {
     let kindLists: [ByteKey: [MirroredList]]
     /// How many channels have lists: the policy's.
     let channelCount: Int
-    /// About how many bytes the arrays above hold: what the mirror's budget counts.
+    /// About how many bytes the arrays above hold, and the cache's floors beyond them: what the mirrors' budget
+    /// counts.
     let estimatedBytes: Int
 
     /// What queries read from SQLite beside the mirror, and the answers they gave, at its version.
@@ -126,9 +127,9 @@ final class MirroredAccount: MirroredState {
         var listEntries = channelCount * count
         for lists in serviceLists.values { listEntries += lists.reduce(0) { $0 + $1.keys.count } }
         for lists in kindLists.values { listEntries += lists.reduce(0) { $0 + $1.keys.count } }
-        let estimatedBytes = bytes + listEntries * 12
-        self.estimatedBytes = estimatedBytes
-        cache = MirrorReadCache(answerCounters: answerCounters, answerBytes: estimatedBytes)
+        let arrayBytes = bytes + listEntries * 12
+        estimatedBytes = MirrorReadCache.budgetedBytes(ofMirrorHolding: arrayBytes)
+        cache = MirrorReadCache(answerCounters: answerCounters, mirrorBytes: arrayBytes)
     }
 
     /// One row of `conversation_content`, by slot and kind index.
