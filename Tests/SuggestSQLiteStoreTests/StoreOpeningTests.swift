@@ -46,6 +46,18 @@ import Testing
         #expect(error.message.contains("too many files are open") && error.message.contains("retry"))
     }
 
+    /// A write past the process's limit on file size is room run out, as a full disk is, and said apart from one by a
+    /// flag of its own (the server's 503 and `import`'s warning name the limit), not by words in its message.
+    @Test func aLimitOnFileSizeIsToldApartFromAFullDisk() {
+        let path = "/srv/suggest/suggest.sqlite"
+        let limit = StoreError.from(
+            SQLiteError(code: 778, message: "disk I/O error", systemErrorNumber: EFBIG), path: path)
+        #expect(limit.kind == .diskFull && limit.isFileSizeLimit)
+        let full = StoreError.from(SQLiteError(code: 13, message: "database or disk is full"), path: path)
+        #expect(full.kind == .diskFull && !full.isFileSizeLimit)
+        #expect(!StoreError(.diskFull, "the disk holding a limit on file size is full").isFileSizeLimit)
+    }
+
     /// The fingerprint is stored in every store: if its text changed, every store would recompute every
     /// conversation at its next open. These are the texts stores hold for the learned default's channels and for
     /// the fixed policy. It changed on purpose when a content kind's lists came to carry the kind's share in their

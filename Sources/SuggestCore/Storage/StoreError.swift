@@ -45,12 +45,19 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { message }
 
-    /// Words that a store's message for a write past the process's limit on file size holds, which is room run out
-    /// (`diskFull`) as a full disk is, but not a full disk: front ends word the two apart.
+    /// Whether this is a write past the process's limit on file size (`ulimit -f`, a unit's `LimitFSIZE`): room run
+    /// out (`diskFull`) as a full disk is, but not a full disk, which front ends word apart.
+    public private(set) var isFileSizeLimit = false
+
+    /// How a store's message, and a front end's, names the process's limit on file size.
     public static let fileSizeLimitWords = "a limit on file size"
 
-    /// Whether this is a write past the process's limit on file size (`ulimit -f`), not a full disk.
-    public var isFileSizeLimit: Bool { kind == .diskFull && message.contains(Self.fileSizeLimitWords) }
+    /// A write past the process's limit on file size: `diskFull`, told apart by `isFileSizeLimit`.
+    public static func fileSizeLimit(_ message: String) -> StoreError {
+        var error = StoreError(.diskFull, message)
+        error.isFileSizeLimit = true
+        return error
+    }
 
     /// The error for a damaged part of a store's data.
     public static func damaged(_ what: String) -> StoreError {

@@ -63,8 +63,7 @@ extension StoreError {
             // page of it.
             let failedWrite = error.code == 778  // SQLITE_IOERR_WRITE
             if error.systemErrorNumber == EFBIG || (failedWrite && reachedFileSizeLimit(database: path)) {
-                return StoreError(
-                    .diskFull,
+                return StoreError.fileSizeLimit(
                     "the store at \(path) reached the largest file this process may write (\(fileSizeLimitWords): "
                         + "ulimit -f, LimitFSIZE); nothing was changed; raise the limit and retry")
             }
