@@ -334,7 +334,8 @@ public struct TopKRanker {
         let base = 0..<plan.baseLists
         let kinds = plan.baseLists..<lists.count
         let gamma = plan.contentWeight
-        var idleKeys = plan.idleKeys
+        // Whether the walk may still end at the idle cutoff: not once the source said its keys are of another policy.
+        var mayStopAtIdle = true
         while true {
             // A head may have the key -∞ (a channel that ignores the conversation): it bounds nothing, but the
             // conversations behind it, scored 0, must still be met while fewer than K are found.
@@ -344,7 +345,7 @@ public struct TopKRanker {
             for index in base where heads[index] != nil {
                 baseSum += bounds[index]
                 isOpen = true
-                if headKeys[index] < idleKeys[index] { restIsIdle = true }
+                if mayStopAtIdle && headKeys[index] < plan.idleKeys[index] { restIsIdle = true }
             }
             // Every conversation the context admits is in each base list: once they are exhausted, all were met;
             // once one list's head is idle, so is every conversation behind it, which holds all not met yet, as
@@ -352,7 +353,7 @@ public struct TopKRanker {
             guard isOpen else { break }
             if restIsIdle {
                 if try source.keysFollowThePolicy() { break }
-                idleKeys = idleKeys.map { _ in LogSpace.zero }
+                mayStopAtIdle = false
             }
             var kindSum = 0.0
             for index in kinds where heads[index] != nil { kindSum += bounds[index] }
