@@ -59,6 +59,16 @@ extension ServerCore {
                 message: "the request body is over the limit of \(maximumBodySize) bytes; send a smaller body"))
     }
 
+    /// Counts `bytes` more of request bodies held, for a body of `bodySize` bytes (declared, or read so far): they
+    /// must fit within `bodyBytesInMemoryLimit`, or with `smallBodyReserve` for a small body.
+    /// - Returns: `false`, having counted nothing, when they do not fit.
+    func holdBodyBytes(_ bytes: Int, ofABodyOf bodySize: Int) -> Bool {
+        let ceiling = bodyBytesInMemoryLimit + (bodySize <= smallBodyBytes ? smallBodyReserve : 0)
+        guard bodyBytesInMemory.add(bytes, ordering: .relaxed).newValue > ceiling else { return true }
+        bodyBytesInMemory.subtract(bytes, ordering: .relaxed)
+        return false
+    }
+
     /// The 503 for a body that does not fit beside the bodies held now (of `declared` bytes, or chunked); counted
     /// and logged, since it never reaches the handler.
     func busy(declared: Int?) -> HTTPResponse {

@@ -146,9 +146,7 @@ final class ServerCore: Sendable {
             // A declared body is counted whole as its head arrives, so that bodies whose heads arrive together
             // cannot all pass and then cross; a chunked one as its pieces arrive.
             if refusal == nil && !chunked {
-                let ceiling = bodyBytesInMemoryLimit + (declared <= smallBodyBytes ? smallBodyReserve : 0)
-                if bodyBytesInMemory.add(declared, ordering: .relaxed).newValue > ceiling {
-                    bodyBytesInMemory.subtract(declared, ordering: .relaxed)
+                if !holdBodyBytes(declared, ofABodyOf: declared) {
                     refusal = refusing(busy(declared: declared), head: context.head, connection, method: method)
                 } else {
                     context.heldBodyBytes = declared
@@ -187,10 +185,7 @@ final class ServerCore: Sendable {
             // whole with its head, and MHD passes no more than it declared).
             let uncounted = context.body.count + size - context.heldBodyBytes
             if uncounted > 0 {
-                let small = context.body.count + size <= smallBodyBytes
-                let ceiling = bodyBytesInMemoryLimit + (small ? smallBodyReserve : 0)
-                if bodyBytesInMemory.add(uncounted, ordering: .relaxed).newValue > ceiling {
-                    bodyBytesInMemory.subtract(uncounted, ordering: .relaxed)
+                if !holdBodyBytes(uncounted, ofABodyOf: context.body.count + size) {
                     refuseStreamedBody(
                         refusing(busy(declared: nil), head: context.head, connection, method: method),
                         statusLine: "503 Service Unavailable",
