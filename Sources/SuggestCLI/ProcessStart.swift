@@ -11,12 +11,18 @@ public enum ProcessStart {
     ///   read-only (writing them fails, as `suggest export >&-` must say).
     /// - A file-size limit (`ulimit -f`) ends a write with an error (`EFBIG`), not the process with a signal that
     ///   leaves a half-written file or a temporary one behind.
-    /// - Under a tight limit on address space (`ulimit -v`), one heap for every thread (`addressSpaceIsLimited`).
-    public static func settle() {
+    /// - Under a tight limit on address space (`ulimit -v`), one heap for every thread (`addressSpaceIsLimited`);
+    ///   otherwise `heapArenas`, if given, rather than glibc's eight a core. The environment (`MALLOC_ARENA_MAX` or
+    ///   its tunable), when it sets the number, decides.
+    public static func settle(heapArenas: Int32? = nil) {
         system_ignore_signal(SIGPIPE)
         system_ignore_signal(SIGXFSZ)
-        if addressSpaceIsLimited && !environmentSetsMalloc("MALLOC_ARENA_MAX", tunable: "arena_max") {
-            system_limit_heap_arenas(1)
+        if !environmentSetsMalloc("MALLOC_ARENA_MAX", tunable: "arena_max") {
+            if addressSpaceIsLimited {
+                system_limit_heap_arenas(1)
+            } else if let heapArenas {
+                system_limit_heap_arenas(heapArenas)
+            }
         }
         for (descriptor, flags) in [(Int32(0), O_WRONLY), (1, O_RDONLY), (2, O_RDONLY)] {
             var status = stat()

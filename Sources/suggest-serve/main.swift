@@ -6,25 +6,19 @@ import SuggestCLI
 // itself with this program). It gathers the process's surroundings as `suggest` does and hands them over.
 // Before any thread starts (the access log's, the store's): every thread inherits the signals held for the watcher.
 ProcessSignals.holdUntilWatched()
-ProcessStart.settle()
+// Two heaps for the server's threads, not glibc's eight per core: JSON Lines bodies of 1,000 donations, parsed on
+// 4 of the 32 handler threads, left 190 MB resident on the 1M store where two heaps keep it under 95 MB, with the
+// same rates (Benchmarks/README.md, "The server's memory under donations and floods").
+ProcessStart.settle(heapArenas: 2)
 let io = CommandIO(
     standardOutput: FileDescriptorOutput(descriptor: 1),
     standardError: FileDescriptorOutput(descriptor: 2, autoFlush: true),
     standardInput: ByteSource(descriptor: 0), environment: ServeOptions.environment(), serve: ServeOptions.serve,
     standardErrorIsTerminal: isatty(2) == 1)
 
-// Two heaps for the server's threads, not glibc's eight per core: JSON Lines bodies of 1,000 donations, parsed on
-// 4 of the 32 handler threads, left 190 MB resident on the 1M store where two heaps keep it under 95 MB, with the
-// same rates (Benchmarks/README.md, "The server's memory under donations and floods"). And large blocks (bodies,
-// a transaction's working state, the ranking mirror's lists) mapped from 1 MiB on, whatever was freed before, so
-// that they leave nothing resident when freed. The environment (MALLOC_ARENA_MAX, MALLOC_MMAP_THRESHOLD_,
-// MALLOC_TRIM_THRESHOLD_ or the glibc.malloc tunables), when it sets one, decides; under a limit on address space,
-// `ProcessStart.settle()` has left one heap.
-if !ProcessStart.environmentSetsMalloc("MALLOC_ARENA_MAX", tunable: "arena_max")
-    && !ProcessStart.addressSpaceIsLimited
-{
-    system_limit_heap_arenas(2)
-}
+// Large blocks (bodies, a transaction's working state, the ranking mirror's lists) mapped from 1 MiB on, whatever
+// was freed before, so that they leave nothing resident when freed. The environment (MALLOC_MMAP_THRESHOLD_,
+// MALLOC_TRIM_THRESHOLD_ or the glibc.malloc tunables), when it sets one, decides.
 if !ProcessStart.environmentSetsMalloc("MALLOC_MMAP_THRESHOLD_", tunable: "mmap_threshold")
     && !ProcessStart.environmentSetsMalloc("MALLOC_TRIM_THRESHOLD_", tunable: "trim_threshold")
 {
