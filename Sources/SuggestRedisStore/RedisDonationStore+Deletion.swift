@@ -52,8 +52,12 @@ extension RedisDonationStore {
                 if outcome.isGone { report.removedConversations.append(outcome.identifier) }
             }
             if wholeAccount {
-                // Numbers whose conversation never got a hash (a write that failed after the number was given).
-                _ = try write([RedisCommand("DEL", key: keys.conversationNumbers)])
+                // Numbers whose conversation never got a hash (a write that failed after the number was given), and
+                // only those: a conversation that another client recorded while the deletion went on keeps its number,
+                // and so the account, in some serial order of the two. Deleting them all here left such a
+                // conversation's hash, log and lists where no route reached them, suggested but not exported.
+                let numbered = try send(RedisCommand("HKEYS", key: keys.conversationNumbers)).checkedArray() ?? []
+                try forgetNumbersWithoutConversations(among: numbered.compactMap(\.string), keys)
             }
             if report.donations > 0 { try refoldWeights(keys) }
             switch selector {

@@ -132,7 +132,9 @@ extension RedisDonationStore {
     /// (`RedisScripts.forgetNumbers`), so a conversation written meanwhile keeps its number; a client that reserved
     /// a number a moment ago and writes its conversation after it was forgotten is refused by its write's check
     /// (`ScriptBuilder.checkNumber`) and asks for a number again.
-    func forgetNumbersWithoutConversations(among conversations: Set<String>, _ keys: RedisKeys) throws(StoreError) {
+    func forgetNumbersWithoutConversations(among conversations: some Collection<String>, _ keys: RedisKeys)
+        throws(StoreError)
+    {
         let orphans = try numberedConversations(Array(conversations), keys).filter { !$0.hasHash }
         var start = 0
         while start < orphans.count {

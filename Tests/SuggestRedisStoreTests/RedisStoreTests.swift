@@ -723,6 +723,53 @@ import Testing
         #expect(holding.isEmpty, "the deleted names are still in \(holding)")
     }
 
+    /// A donation recorded into an account while the account is being deleted ends in some serial order with the
+    /// deletion: here after it (the deletion had listed the account's conversations already), so the new conversation
+    /// is an ordinary one, exported, kept from repeats, and deleted by the next deletion. The deletion used to delete
+    /// every conversation number of the account at its end, and then the account's identifiers: the new
+    /// conversation was suggested but not exported, its identifier recorded again, and no deletion reached it.
+    @Test func aDonationRecordedWhileItsAccountIsDeletedIsKeptWhole() throws {
+        let cluster = try LocalRedisCluster.shared("store-files")
+        let url = cluster.url
+        let account = "racing-\(UInt32.random(in: 100_000...999_999))"
+        var raced = false
+        for attempt in 0..<6 where !raced {
+            let store = try RedisDonationStore.open(url: url)
+            _ = try store.importDonations(
+                (0..<200).map { Self.donation("early-\(attempt)-\($0)", account: account, conversation: "c\($0)") })
+            let late = "late-\(attempt)"
+            let deleted = Mutex<Result<DeletionReport, any Error>?>(nil)
+            let deletion = DispatchGroup()
+            DispatchQueue.global().async(group: deletion) {
+                let result = Result { try RedisDonationStore.open(url: url).delete(.account, account: account) }
+                deleted.withLock { $0 = result }
+            }
+            sleepSeconds(0.05)
+            let outcome = try store.record(Self.donation(late, account: account, conversation: late))
+            // Raced when the donation was acknowledged while the deletion was still going on.
+            raced = deleted.withLock { $0 == nil }
+            deletion.wait()
+            _ = try #require(deleted.withLock { $0 }).get()
+            guard case .recorded = outcome else {
+                Issue.record("the late donation was \(outcome)")
+                return
+            }
+            var exported: [String] = []
+            try store.forEachDonation(account: account, interruption: {}) { exported.append($0.identifier ?? "") }
+            let listed = try store.suggestions(account: account, context: RankingContext(at: .now()))
+                .suggestions.map(\.conversationIdentifier)
+            #expect(exported == [late] && listed == [late], "attempt \(attempt): \(exported), \(listed)")
+            #expect(
+                try store.record(Self.donation(late, account: account, conversation: late))
+                    == .duplicate(identifier: late))
+            _ = try store.delete(.account, account: account)
+            #expect(try store.donationCount(account: account) == 0)
+            #expect(try store.suggestions(account: account, context: RankingContext(at: .now())).suggestions.isEmpty)
+            #expect(try !store.accounts().contains(account))
+        }
+        #expect(raced, "the donation never landed while the deletion went on")
+    }
+
     /// Waits until no node has an append-only rewrite under way or scheduled.
     static func waitForRewrites(_ cluster: LocalRedisCluster) throws {
         let deadline = monotonicSeconds() + 30
