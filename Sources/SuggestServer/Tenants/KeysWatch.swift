@@ -15,6 +15,10 @@ final class KeysWatch: Sendable {
     private let missingReported = Mutex(false)
     private let api: API
     private let task: Mutex<PeriodicTask?> = Mutex(nil)
+    /// Held across a reload, from reading the file to keeping its keys and version: a SIGHUP's reload and the
+    /// watch's may run at once, and the one that read the older file must not be the one whose keys stay, under
+    /// the newer file's version, which no later check would find changed.
+    private let reloading = Mutex(())
 
     init(path: String?, version: KeyRing.FileVersion?, api: API) {
         self.path = path
@@ -48,6 +52,10 @@ final class KeysWatch: Sendable {
             api.log.event("keys not reloaded", [("reason", "the server has no keys file")])
             return
         }
+        reloading.withLock { _ in reload(from: path, reason: reason) }
+    }
+
+    private func reload(from path: String, reason: String) {
         do {
             let file = try KeyRing.load(path: path, allowingNoKey: true)
             api.replaceKeys(file.ring)
