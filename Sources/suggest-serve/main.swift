@@ -16,13 +16,15 @@ let io = CommandIO(
     standardInput: ByteSource(descriptor: 0), environment: ServeOptions.environment(), serve: ServeOptions.serve,
     standardErrorIsTerminal: isatty(2) == 1)
 
-// Large blocks (bodies, a transaction's working state, the ranking mirror's lists) mapped from 1 MiB on, whatever
-// was freed before, so that they leave nothing resident when freed. The environment (MALLOC_MMAP_THRESHOLD_,
+// Large blocks (bodies, a transaction's working state, the ranking mirror's lists) mapped from 128 KiB on, whatever
+// was freed before, so that they leave nothing resident when freed: a JSON Lines body of 2,000 donations is about
+// 600 KB, and from the heaps, 24 such bodies in flight took the server about 9 MB higher at the peak than mapped
+// (Benchmarks/README.md, "Request bodies mapped, not kept in the heaps"). The environment (MALLOC_MMAP_THRESHOLD_,
 // MALLOC_TRIM_THRESHOLD_ or the glibc.malloc tunables), when it sets one, decides.
 if !ProcessStart.environmentSetsMalloc("MALLOC_MMAP_THRESHOLD_", tunable: "mmap_threshold")
     && !ProcessStart.environmentSetsMalloc("MALLOC_TRIM_THRESHOLD_", tunable: "trim_threshold")
 {
-    system_fix_heap_thresholds(1 << 20, 1 << 20)
+    system_fix_heap_thresholds(128 << 10, 1 << 20)
 }
 
 // Descriptors for every connection the server may hold (`--max-connections`, 1,024 by default) and its store's
