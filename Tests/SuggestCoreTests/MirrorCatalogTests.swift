@@ -98,6 +98,21 @@ import Testing
         #expect(cache.answers.answer(for: key, cutoff: nil, at: RankedAnswersTests.at) != nil)
     }
 
+    /// An answer's key holds the query's people and exclusions: a long one counts, or queries excluding hundreds
+    /// of made-up conversations, each answered with a short list, would keep up to 64 keys of tens of kilobytes in
+    /// a small mirror's 16 KiB.
+    @Test func longQueriesAreKeptWithinTheRoom() {
+        let cache = MirrorReadCache(mirrorBytes: 1)
+        let answer = RankedAnswersTests.list([1])
+        let keys = (0..<24).map { query in
+            let excluded = Set((0..<500).map { "made-up-conversation-\(query)-\($0)" })
+            return RankedAnswers.Key(RankingContext(at: RankedAnswersTests.at, excluded: excluded), explain: false)
+        }
+        for key in keys { _ = cache.answers.keep(answer, for: key, cutoff: nil, moments: RankedAnswersTests.always) }
+        let kept = keys.count { cache.answers.answer(for: $0, cutoff: nil, at: RankedAnswersTests.at) != nil }
+        #expect(kept < 2, "\(kept) keys of about 16 KB kept in a room of 16 KiB")
+    }
+
     @Test func largeIntentsAreKeptWithinTheBytes() {
         let cache = MirrorReadCache(mirrorBytes: 1 << 20)
         cache.keepIntents((0..<100).map { (Int32($0), Self.intent($0, people: 1_024)) })

@@ -71,7 +71,7 @@ public final class RankedAnswers: Sendable {
 
     private struct Kept {
         var answers: [Key: Answer] = [:]
-        /// About how many bytes the answers hold: their JSON and their suggestions.
+        /// About how many bytes the answers hold: their keys, their JSON and their suggestions.
         var bytes = 0
     }
 
@@ -113,7 +113,9 @@ public final class RankedAnswers: Sendable {
         let rendering = JSONRendering(list.suggestions)
         var answer = list
         answer.rendering = rendering
-        let bytes = rendering.bytes.count + list.suggestions.count * MemoryLayout<Suggestion>.stride
+        // The key too: it holds the query's people and exclusions, tens of kilobytes in a long query whose answer,
+        // about made-up people, is nearly empty.
+        let bytes = key.bytes.count + rendering.bytes.count + list.suggestions.count * MemoryLayout<Suggestion>.stride
         guard bytes <= byteLimit else { return list }
         var cutoffs: ClosedRange<Timestamp>?
         if let cutoff {
