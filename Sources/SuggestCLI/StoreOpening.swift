@@ -166,7 +166,7 @@ public enum StoreOpening {
         # HELP suggest_ranking_mirror_conversations Conversations of the accounts mirrored now.
         # TYPE suggest_ranking_mirror_conversations gauge
         suggest_ranking_mirror_conversations \(statistics.conversations)
-        # HELP suggest_ranking_mirror_bytes About how many bytes the mirrors hold.
+        # HELP suggest_ranking_mirror_bytes About how many bytes the mirrors hold, as their budget counts them.
         # TYPE suggest_ranking_mirror_bytes gauge
         suggest_ranking_mirror_bytes \(statistics.bytes)
 

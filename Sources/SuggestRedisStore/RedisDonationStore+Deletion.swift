@@ -53,9 +53,9 @@ extension RedisDonationStore {
             }
             if wholeAccount {
                 // Numbers whose conversation never got a hash (a write that failed after the number was given), and
-                // only those: a conversation that another client recorded while the deletion went on keeps its number,
-                // and so the account, in some serial order of the two. Deleting them all here left such a
-                // conversation's hash, log and lists where no route reached them, suggested but not exported.
+                // only those: a conversation that another client recorded after the listing above keeps its number,
+                // and so the account, as if recorded after the deletion. Without its number, its hash, log and lists
+                // would be where no route reaches them: suggested, never exported, never deleted.
                 let numbered = try send(RedisCommand("HKEYS", key: keys.conversationNumbers)).checkedArray() ?? []
                 try forgetNumbersWithoutConversations(among: numbered.compactMap(\.string), keys)
             }

@@ -744,7 +744,12 @@ import Testing
                 let result = Result { try RedisDonationStore.open(url: url).delete(.account, account: account) }
                 deleted.withLock { $0 = result }
             }
-            sleepSeconds(0.05)
+            // Once the deletion is under way (it has listed the conversations and rewritten some), not before: a
+            // donation recorded before the listing is deleted with the rest, rightly.
+            let deadline = monotonicSeconds() + 10
+            while try store.donationCount(account: account) == 200 && monotonicSeconds() < deadline {
+                sleepSeconds(0.002)
+            }
             let outcome = try store.record(Self.donation(late, account: account, conversation: late))
             // Raced when the donation was acknowledged while the deletion was still going on.
             raced = deleted.withLock { $0 == nil }

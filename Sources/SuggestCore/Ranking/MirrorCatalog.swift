@@ -351,9 +351,8 @@ public final class MirrorReadCache: Sendable {
 
     /// What a mirror whose arrays hold `arrayBytes` counts against the mirrors' budget: the arrays, and what its
     /// three caches may hold beyond three times as much (the floors of a small mirror). So the budget bounds the
-    /// mirrors, and their caches take at most three times it, however many small accounts are mirrored; counting
-    /// the arrays alone let tens of thousands of accounts of a few conversations in, each with caches of up to
-    /// 144 KiB.
+    /// mirrors, and their caches take at most three times it, however many small accounts are mirrored: a small
+    /// mirror is under 1 KB, its caches' floors 48 KiB.
     public static func budgetedBytes(ofMirrorHolding arrayBytes: Int) -> Int {
         arrayBytes + 3 * max(0, smallestRoom - arrayBytes)
     }
