@@ -296,4 +296,11 @@ extension RedisDonationStore {
         guard let progress = try setting("ranking.recompute") else { return false }
         return !progress.hasPrefix(policyFingerprint + "@")
     }
+
+    /// Whether the stored keys follow this store's policy, from settings read now: kept ones may be older than the
+    /// keys a caller has just read (`owesRebuild()`).
+    func keysFollowThePolicyNow() throws(StoreError) -> Bool {
+        forgetSettings()
+        return try !owesRebuild()
+    }
 }

@@ -105,8 +105,7 @@ public final class RedisRankingMirror: Sendable {
             RedisCommand("HGETALL", key: keys.preferences),
         ])
         guard let stamp = head[0].bytes else { return nil }
-        store.forgetSettings()
-        let keysFollowThePolicy = try !store.owesRebuild()
+        let keysFollowThePolicy = try store.keysFollowThePolicyNow()
         let numbers = (try head[1].checkedArray() ?? []).compactMap { $0.string.flatMap(Int64.init) }.sorted()
         let weights = try head[2].bytes.map(RecordCoding.decodeWeights) ?? .empty
         var preferences: [[UInt8]: String] = [:]

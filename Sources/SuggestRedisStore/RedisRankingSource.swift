@@ -64,8 +64,7 @@ public final class RedisRankingSource: RankingSource {
     /// older than the keys the walk read), once a query, when a walk could stop at the idle cutoff.
     public func keysFollowThePolicy() throws -> Bool {
         if let mirrored { return mirrored.keysFollowThePolicy }
-        store.forgetSettings()
-        return try !store.owesRebuild()
+        return try store.keysFollowThePolicyNow()
     }
 
     public func sortedAccess(_ lists: [SortedList]) throws -> [Cursor] {
