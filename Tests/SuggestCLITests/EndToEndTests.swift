@@ -4,6 +4,10 @@ import Testing
 
 @testable import SuggestCLI
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The built `suggest` binary, run as a process: exact outputs and exit codes.
 @Suite struct EndToEndTests {
     let directory: TemporaryDirectory
@@ -146,6 +150,39 @@ import Testing
         let skipped = suggest("import", "-", "--skip-invalid", input: good + "\n" + line + "\n")
         #expect(skipped.status == 0)
         #expect(skipped.standardOutput == "imported 1 donation, 1 invalid line skipped\n")
+    }
+
+    /// A first import of the wrong file is refused before it creates the store, which it left behind empty (8 MB
+    /// with its reserve); an input whose first donation is valid creates it, and loses no line of a pipe for
+    /// having been looked at first.
+    @Test func aFirstImportRefusedAtItsFirstLineCreatesNoStore() {
+        // Recent: a new store keeps 90 days.
+        let now = Int(Timestamp.now().seconds)
+        let recent = [now - 60, now - 30].map { #"{"date": \#($0), "intent": {"conversationIdentifier": "c"}}"# }
+        let refusals = [
+            (["import", "-"], "a,b,c\n1,2,3\n", "line 1: invalid JSON"),
+            (["import", "-"], "\n \n{\"date\": 0, \"intent\": {}}\n", "line 3: intent.conversationIdentifier"),
+            (
+                ["import", "-"], #"{"date": "2999-01-01T00:00:00Z", "intent": {"conversationIdentifier": "c"}}"#,
+                "line 1: date:"
+            ),
+            (
+                ["import", "-", "--account", "bob"],
+                #"{"account": "al", "date": 1, "intent": {"conversationIdentifier": "c"}}"#, "line 1: account:"
+            ),
+        ]
+        for (arguments, input, message) in refusals {
+            let result = SuggestProcess.run(arguments + ["--store", store], input: input)
+            #expect(result.status == 64 && result.standardError.contains(message), "\(result)")
+            #expect(access(store, F_OK) != 0, "\(arguments) \(input)")
+        }
+        let skipped = suggest("import", "-", "--skip-invalid", input: "junk\n")
+        #expect(skipped.status == 0 && access(store, F_OK) == 0, "\(skipped)")
+        let other = directory.path + "/other"
+        let imported = SuggestProcess.run(
+            ["import", "-", "--store", other], input: "\n" + recent.joined(separator: "\n"))
+        #expect(imported.status == 0 && imported.standardOutput == "imported 2 donations\n", "\(imported)")
+        #expect(SuggestProcess.run(["export", "--store", other]).standardOutput.split(separator: "\n").count == 2)
     }
 
     /// Input that cannot be read is an error that says so, not an empty import; input that is too long for one

@@ -42,14 +42,14 @@ enum Import: Command {
             throw CommandError.usage("import needs a FILE (or - for standard input); see 'suggest import --help'")
         }
         try DispatchPool.start()
-        let source = path == "-" ? io.standardInput : try ByteSource(path: path)
+        let source = FirstLineAhead(path == "-" ? io.standardInput : try ByteSource(path: path))
         let account = try StoreOptions.account(arguments)
         let enforceAccount = arguments.value("--account") != nil
         let quiet = arguments.flag("--quiet")
-        let store = try StoreOptions.open(arguments, io, maintaining: account, creating: true)
         let options = ImportOptions(
             skipInvalid: arguments.flag("--skip-invalid"), defaultAccount: account,
             requiredAccount: enforceAccount ? account : nil)
+        let store = try openStore(arguments, io, account: account, firstOf: source, options: options)
         ImportInterrupts.watch(standardErrorIsTerminal: io.standardErrorIsTerminal)
         defer { ImportInterrupts.stopWatching() }
         var showedProgress = false
@@ -114,6 +114,24 @@ enum Import: Command {
         }
         try io.out(summary + "\n")
         return ExitCode.success
+    }
+
+    /// Opens the store, and creates a missing one only once the input's first donation is known to be one the
+    /// import takes: a first import of the wrong file (a CSV, a history not converted yet) left an empty store of
+    /// 8 MB behind its error, which no later command removes.
+    private static func openStore(
+        _ arguments: ParsedArguments, _ io: CommandIO, account: String, firstOf source: FirstLineAhead,
+        options: ImportOptions
+    ) throws -> any DonationStore {
+        do {
+            return try StoreOptions.open(arguments, io, maintaining: account, creating: false)
+        } catch let error as StoreError where error.kind == .noSuchStore {
+            if let first = try source.readFirstDonation(defaultAccount: options.defaultAccount) {
+                var report = ImportReport()
+                _ = try options.admit(first.donation, line: first.line, oldestKept: nil, into: &report)
+            }
+            return try StoreOptions.open(arguments, io, maintaining: account, creating: true)
+        }
     }
 
     /// Whether `error` says that the store was deleted or moved from under this process: the only store that
