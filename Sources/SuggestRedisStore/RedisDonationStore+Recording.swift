@@ -332,7 +332,7 @@ extension RedisDonationStore {
             // Gone since it was suggested (or deleted between two rounds: the script's check of its version
             // sent the round back here). The number just reserved for it goes too.
             try forgetNumbersWithoutConversations(
-                among: Set(pending.map { donations[$0[0]].conversationIdentifier }), keys)
+                among: pending.map { donations[$0[0]].conversationIdentifier }, keys)
             throw ConversationGone()
         }
         var groupOfIndex: [Int: Int] = [:]

@@ -7,7 +7,9 @@ extension RedisDonationStore {
     /// (which a failed import must take back even when it recorded nothing there).
     struct ImportLedger {
         private(set) var identifiers: [[UInt8]: [String]] = [:]
-        private(set) var numberedConversations: [[UInt8]: Set<String>] = [:]
+        /// Byte for byte, as the store tells conversations apart: a `Set<String>` held one of two canonically
+        /// equivalent identifiers ("é" and "e\u{301}"), and the other's number outlived a failed import.
+        private(set) var numberedConversations: [[UInt8]: Set<ByteKey>] = [:]
         /// Whether a round's script got no reply (a connection lost, a time limit): it may have run, or, cut off by
         /// the time limit, may still run after an undo.
         var lostReply = false
@@ -35,7 +37,7 @@ extension RedisDonationStore {
         mutating func numbered(account: String, conversations: some Sequence<String>) {
             let key = Array(account.utf8)
             if identifiers[key] == nil { identifiers[key] = [] }
-            numberedConversations[key, default: []].formUnion(conversations)
+            numberedConversations[key, default: []].formUnion(conversations.lazy.map(ByteKey.init))
         }
     }
 
@@ -110,7 +112,7 @@ extension RedisDonationStore {
                     keepingSuggestLess: true)
                 if rewritten == nil { complete = false }
             }
-            let numbered = ledger.numberedConversations[account] ?? []
+            let numbered = (ledger.numberedConversations[account] ?? []).map(\.string)
             if (try? forgetNumbersWithoutConversations(among: numbered, keys)) == nil { complete = false }
             // The weights learned from what was undone: folded again now if the server lets it, else marked (by the
             // rewrites) for the next maintenance step. Nothing recorded, nothing to fold: a refused donation (a full

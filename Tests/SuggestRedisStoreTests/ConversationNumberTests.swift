@@ -65,6 +65,13 @@ import Testing
         }
     }
 
+    /// The store tells "é" and "e\u{301}" apart (two conversations, two numbers): so must what an undo forgets.
+    @Test func anImportsLedgerKeepsCanonicallyEquivalentConversationsApart() {
+        var ledger = RedisDonationStore.ImportLedger()
+        ledger.numbered(account: Self.account, conversations: ["\u{e9}", "e\u{301}", "\u{e9}"])
+        #expect(ledger.numberedConversations[Array(Self.account.utf8)]?.count == 2)
+    }
+
     @Test func aConversationWrittenBeforeTheUndoForgetsKeepsItsNumber() throws {
         try Self.onACluster { store, keys in
             let written = try Self.reserve("written", keys: keys, on: store)
