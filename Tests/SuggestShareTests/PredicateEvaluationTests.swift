@@ -36,6 +36,19 @@ struct PredicateEvaluationTests {
         #expect(try holds(rule, object) == expected, "\(rule)")
     }
 
+    /// Strings are equal code point by code point, as `NSString`'s `isEqual:` has them: Swift's `==` took
+    /// canonically equivalent strings for one ("é" and "e" with a combining accent; KELVIN SIGN and K).
+    @Test("string equality and order are by code point, not canonical equivalence")
+    func stringsCompareByCodePoint() throws {
+        let texts = PropertyListValue.dictionary(["nfd": .string("e\u{301}"), "k": .string("K")])
+        #expect(try !holds("nfd == '\u{e9}'", texts))
+        #expect(try holds("nfd != '\u{e9}'", texts))
+        #expect(try !holds("k == '\u{212A}'", texts))
+        #expect(try holds("nfd == 'e\u{301}'", texts))
+        // Neither before nor the same as the other: after.
+        #expect(try holds("'\u{e9}' > nfd", texts) && !holds("'\u{e9}' <= nfd", texts))
+    }
+
     @Test(
         "ANY, SOME, ALL and NONE over collections",
         arguments: [

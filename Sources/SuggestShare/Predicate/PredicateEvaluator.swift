@@ -156,7 +156,8 @@ struct PredicateEvaluator {
             } else if let left = Self.number(lhs), let right = Self.number(rhs) {
                 order = left < right ? -1 : left > right ? 1 : 0
             } else if case .string(let left)? = lhs, case .string(let right)? = rhs {
-                order = left.unicodeScalars.lexicographicallyPrecedes(right.unicodeScalars) ? -1 : left == right ? 0 : 1
+                let (left, right) = (left.unicodeScalars, right.unicodeScalars)
+                order = left.lexicographicallyPrecedes(right) ? -1 : left.elementsEqual(right) ? 0 : 1
             } else {
                 return false
             }
@@ -215,6 +216,9 @@ struct PredicateEvaluator {
         case (nil, nil): return true
         case (nil, _), (_, nil): return false
         case (.integer(let left)?, .integer(let right)?): return left == right
+        // Code point by code point, as NSString's `isEqual:` compares: Swift's `==` took "é" written as one
+        // character and as "e" with an accent for one string, and KELVIN SIGN for K.
+        case (.string(let left)?, .string(let right)?): return left.hasSameBytes(as: right)
         default:
             if let left = number(lhs), let right = number(rhs) { return left == right }
             return lhs == rhs
