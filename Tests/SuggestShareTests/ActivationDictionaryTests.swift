@@ -75,6 +75,30 @@ struct ActivationDictionaryTests {
                 == "public.plain-text attachments are not supported (NSExtensionActivationSupportsText is NO)")
     }
 
+    /// The JSON form takes what the property-list forms take: a count past 2^53 is not refused as "a real number"
+    /// (2^63 - 1 reads as 2^63, which bounds nothing), a Boolean given as any non-zero integer is YES, and a null
+    /// member is told to be given or left out, not to give a predicate string.
+    @Test("the JSON form's counts, flags and nulls")
+    func jsonForm() throws {
+        func decision(_ json: String) throws -> ActivationDecision {
+            try ActivationRule(json: JSONParser.parse(json)).decision(for: Fixtures.request([["public.jpeg=a"]]))
+        }
+        for count in ["1", "9000000000000000", "9223372036854775807", "1e300"] {
+            #expect(try decision(#"{"NSExtensionActivationSupportsImageWithMaxCount": \#(count)}"#).activated, "\(count)")
+        }
+        #expect(try decision(#"{"NSExtensionActivationSupportsImageWithMaxCount": 0}"#).activated == false)
+        let text = Fixtures.request([["public.plain-text=hi"]])
+        let negative = try ActivationRule(json: JSONParser.parse(#"{"NSExtensionActivationSupportsText": -1}"#))
+        #expect(negative.decision(for: text).activated)
+        let null = #"{"NSExtensionActivationUsesStrictMatching": null, "NSExtensionActivationSupportsText": true}"#
+        let nullValue = try JSONParser.parse(null)
+        let refusal = #expect(throws: InputError.self) { try ActivationRule(json: nullValue) }
+        #expect(refusal?.message == "is null; give a value, or leave the key out")
+        let minimum = try JSONParser.parse(#"{"NSExtensionActivationSupportsAttachmentsWithMinCount": -1}"#)
+        let below = #expect(throws: InputError.self) { try ActivationRule(json: minimum) }
+        #expect(below.map { !$0.message.contains("0 means") && $0.message.contains("non-negative") } == true)
+    }
+
     @Test("maximum counts, per kind and in total, and the minimum count")
     func counts() throws {
         let images = try rule(["NSExtensionActivationSupportsImageWithMaxCount": .integer(1)])

@@ -114,6 +114,9 @@ struct PredicateParsingTests {
         ErrorCase(rule: "$ == 1", at: "$", fragment: "'$' must be followed by a variable name"),
         ErrorCase(rule: "@count == 1", at: "@count", fragment: "must follow a key path"),
         ErrorCase(rule: "a == ANY b", at: "ANY", fragment: "must come first in a comparison"),
+        // The brace is read before the parser meets the operator: the message names both ways of writing one.
+        ErrorCase(rule: "a.@count IN {1, 2}", at: "{1", fragment: "such as IN {1, 2} and BETWEEN {1, 2} take"),
+        ErrorCase(rule: "a BETWEEN {1, 2}", at: "{1", fragment: "are not supported in activation rules"),
         ErrorCase(
             rule: "\n\n  SUBQUERY (\n\textensionItems,\n\t$e,\n\tANY $e.x UTI-CONFORMS-TO\n).@count == 1", at: ")",
             fragment: "expected an operand"),

@@ -105,6 +105,12 @@ struct PredicateLexer {
                 return PredicateToken(kind: .integer(try readInteger(negative: false, start: start)), offset: start)
             }
             if Self.isIdentifierStart(current) { return try readWord(start: start) }
+            if current == "{" {
+                // The lexer meets the brace before the parser looks at the IN or BETWEEN in front of it: named here.
+                throw error(
+                    "unexpected character '{': aggregates, such as IN {1, 2} and BETWEEN {1, 2} take, are not "
+                        + "supported in activation rules", at: start)
+            }
             throw error("unexpected character '\(current.escaped(asASCII: true))'", at: start)
         }
     }

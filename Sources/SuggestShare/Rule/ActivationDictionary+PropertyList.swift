@@ -36,7 +36,8 @@ extension ActivationDictionary {
     private static func flag(_ value: PropertyListValue, _ key: Key) throws(ActivationRuleError) -> Bool {
         switch value {
         case .bool(let flag): return flag
-        case .integer(let number) where number >= 0: return number != 0
+        // As `NSNumber.boolValue` reads it: any number but 0 is YES.
+        case .integer(let number): return number != 0
         default:
             throw ActivationRuleError.invalidValue(
                 key: key.rawValue, problem: "is \(show(value)); it must be a Boolean (<true/> or <false/>)")
@@ -47,11 +48,12 @@ extension ActivationDictionary {
         switch value {
         case .integer(let number) where number >= 0: return number
         case .bool(let flag): return flag ? 1 : 0
-        case .real(let number) where number >= 0 && number < 9e15 && number == number.rounded(): return Int(number)
+        case .real(let number) where number >= 0 && number == number.rounded():
+            return number < 0x1p63 ? Int(number) : Int.max
         default:
+            let zero = key.rawValue.hasSuffix("MaxCount") ? " (0 means not supported)" : ""
             throw ActivationRuleError.invalidValue(
-                key: key.rawValue,
-                problem: "is \(show(value)); it must be a non-negative <integer> (0 means not supported)")
+                key: key.rawValue, problem: "is \(show(value)); it must be a non-negative <integer>\(zero)")
         }
     }
 

@@ -7,6 +7,9 @@ extension ActivationRule {
     /// - Parameter field: the JSON path of the rule, for errors.
     /// - Throws: `InputError` on `field` for a rule that does not parse, with the rule's own message.
     public init(json: JSONValue, field: String = "rule") throws(InputError) {
+        if json == .null {
+            throw InputError(field: field, message: "is null; give a predicate string or the dictionary form")
+        }
         let value = try Self.propertyList(json, field: field)
         do {
             self = try ActivationRule(propertyList: value)
@@ -21,7 +24,9 @@ extension ActivationRule {
         case .string(let text): return .string(text)
         case .bool(let flag): return .bool(flag)
         case .number(let number):
-            if number == number.rounded(), abs(number) < 9e15 { return .integer(Int(number)) }
+            // Below 2^63, where every whole double is an `Int`: larger ones (2^63 - 1 written out reads as 2^63) are
+            // reals, which a count takes as having no bound.
+            if number == number.rounded(), abs(number) < 0x1p63 { return .integer(Int(number)) }
             return .real(number)
         case .array(let values):
             var items: [PropertyListValue] = []
@@ -32,7 +37,7 @@ extension ActivationRule {
             for member in members { dictionary[member.key] = try propertyList(member.value, field: "\(field).\(member.key)") }
             return .dictionary(dictionary)
         case .null:
-            throw InputError(field: field, message: "is null; give a predicate string or the dictionary form")
+            throw InputError(field: field, message: "is null; give a value, or leave the key out")
         }
     }
 }
