@@ -84,7 +84,8 @@ struct ActivationDictionaryTests {
             try ActivationRule(json: JSONParser.parse(json)).decision(for: Fixtures.request([["public.jpeg=a"]]))
         }
         for count in ["1", "9000000000000000", "9223372036854775807", "1e300"] {
-            #expect(try decision(#"{"NSExtensionActivationSupportsImageWithMaxCount": \#(count)}"#).activated, "\(count)")
+            let rule = #"{"NSExtensionActivationSupportsImageWithMaxCount": \#(count)}"#
+            #expect(try decision(rule).activated, "\(count)")
         }
         #expect(try decision(#"{"NSExtensionActivationSupportsImageWithMaxCount": 0}"#).activated == false)
         let text = Fixtures.request([["public.plain-text=hi"]])
