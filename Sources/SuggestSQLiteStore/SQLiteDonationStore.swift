@@ -293,6 +293,7 @@ public final class SQLiteDonationStore: DonationStore {
         if names.contains("schema_migrations") {
             applied = Int(try database.statement("SELECT MAX(version) FROM schema_migrations").scalarInt() ?? 0)
         }
+        if applied > Schema.latestVersion && names.isDisjoint(with: Schema.lastingTables) { throw foreign }
         try checkNotNewer(schema: applied)
         // From the end of the opening on: an empty file another tool left with a `user_version` of its own still
         // becomes a store (its migrations set the version).

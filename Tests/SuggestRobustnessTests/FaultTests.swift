@@ -154,6 +154,18 @@ import Testing
             saying: ["is a SQLite database but not a suggest store"])
     }
 
+    /// A `schema_migrations` of suggest's very columns, in a database of none of the tables every suggest schema
+    /// holds, at a version past this suggest's (a date): another application's, not "written by a newer suggest".
+    @Test func anotherApplicationsDatabaseWithSuggestsMigrationsTableAndADatedVersion() throws {
+        try Self.expectEveryCommandRefusesADatabase(
+            "fault-dated",
+            written: [
+                "CREATE TABLE schema_migrations(version INTEGER PRIMARY KEY, applied_at REAL NOT NULL); "
+                    + "INSERT INTO schema_migrations VALUES (20231201, 0); CREATE TABLE users(id INTEGER PRIMARY KEY)"
+            ],
+            saying: ["is a SQLite database but not a suggest store"])
+    }
+
     /// The same with every other table of a store by name: the names alone do not make a file suggest's, its
     /// `schema_migrations` must be suggest's too.
     @Test(arguments: [

@@ -278,6 +278,11 @@ enum Schema {
     /// SQLite's own `sqlite_…`) at a version this suggest knows is not a suggest store.
     static let tables: Set<String> = tables(atVersion: latestVersion)
 
+    /// The tables every schema from the first to `latestVersion` holds, `schema_migrations` aside. A database at a
+    /// version past `latestVersion` that holds none of them is no newer store: it is another application's, whose
+    /// `schema_migrations` has our columns and versions of its own (dates, as Rails writes them).
+    static let lastingTables = tables(atVersion: 1).intersection(tables).subtracting(["schema_migrations"])
+
     /// The tables of a store at `version`: those its migrations create and do not drop, and `schema_migrations`.
     static func tables(atVersion version: Int) -> Set<String> {
         // A scan of the SQL's bytes: `firstRange(of:)` would load the generic string-search machinery at start
