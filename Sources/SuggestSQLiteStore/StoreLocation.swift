@@ -154,7 +154,18 @@ public struct StoreLocation: Sendable, Equatable {
     ///   (a link to nowhere, a file); or why the store could not be looked at (an I/O error, permissions).
     public func checkExists() throws(StoreError) {
         var info = stat()
-        guard stat(databasePath, &info) != 0 else { return }
+        guard stat(databasePath, &info) != 0 else {
+            // An empty file with no log beside it holds no store either (a first write killed before it wrote, a
+            // copy cut short): opened, SQLite would take it for a new database, and a `list` made a whole store.
+            // (A store's first commit may sit in its log while the file is still empty: that is a store.)
+            var log = stat()
+            guard info.st_size == 0, system_is_regular_file(info.st_mode) != 0,
+                stat(databasePath + "-wal", &log) != 0 || log.st_size == 0
+            else { return }
+            throw StoreError(
+                .noSuchStore,
+                "no such store: \(directory) holds an empty suggest.sqlite, no store; record a donation first")
+        }
         // Only a path that names nothing is no store: an I/O error said "no such store ... record a donation first".
         let number = system_errno()
         // (A loop of links, or a path too long, is said as such below.)

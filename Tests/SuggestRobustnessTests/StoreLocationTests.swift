@@ -116,6 +116,24 @@ import Testing
         #expect(!fileExists(scratch + "/.local"))
     }
 
+    /// An empty database file with no log is no store either (a first write killed before it wrote): `list`
+    /// made a whole store in it. One whose first commit is still in its log is a store.
+    @Test func anEmptyDatabaseFileIsNoStoreToRead() throws {
+        let store = root("empty-file")
+        #expect(mkdir(store, 0o700) == 0)
+        let file = creat(store + "/suggest.sqlite", 0o600)
+        #expect(file >= 0)
+        close(file)
+        let outcome = try run(["list", "--store", store])
+        #expect(outcome.status == 1 && outcome.error.contains("holds an empty suggest.sqlite, no store"), "\(outcome)")
+        var info = stat()
+        #expect(stat(store + "/suggest.sqlite", &info) == 0 && info.st_size == 0)
+        #expect(!fileExists(store + "/suggest.sqlite-wal"))
+        let donated = try run(["donate", "--conversation", "c", "--store", store])
+        #expect(donated.status == 0, "\(donated)")
+        #expect(try run(["list", "--store", store]).status == 0)
+    }
+
     /// The commands that record something create the store.
     @Test(arguments: [
         ["donate", "--conversation", "c"], ["block", "--conversation", "c"],
