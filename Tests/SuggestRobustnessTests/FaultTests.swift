@@ -635,6 +635,40 @@ import Testing
         #expect(fileSize(store + "/suggest.sqlite") < 1 << 20)
         #expect(access(store + "/suggest.sqlite-rewrite", F_OK) != 0)
     }
+
+    /// A disk filled by imports, the last one recorded but its checkpoint refused: its commit stays in the log
+    /// until the database file can grow to take it, and no log can be started over before. The wipe's steps could
+    /// not cut the log, so the wipe stopped part-way (57,000 of 154,000 donations, by hand) saying "nothing was
+    /// changed". It now copies the log first, in the reserve's room.
+    @Test func aStoreWhoseImportsFilledTheDiskIsWipedWhole() throws {
+        let fixture = try StoreFixture("fault-full-wipe-imports")
+        let disk = try SmallDisk(in: fixture, size: "40m")
+        defer { disk.unmount() }
+        let store = disk.path + "/store"
+        var recorded = 0
+        var checkpointRefused = false
+        for batch in 0..<60 {
+            let donations = (0..<2_000).map { index in
+                let number = batch * 2_000 + index
+                return Interaction(
+                    identifier: "f-\(number)", date: Timestamp(seconds: Donations.start + Double(number) / 100),
+                    direction: .outgoing,
+                    intent: SendMessageIntent(
+                        conversationIdentifier: "conv-okapi-\(index % 500)",
+                        speakableGroupName: String(repeating: "N", count: 200) + String(number)))
+            }
+            let imported = try Suggest.run(
+                ["import", "-", "--quiet", "--store", store], input: Donations.bytes(donations),
+                scratch: fixture.scratch)
+            guard imported.status == 0 else { break }
+            recorded += donations.count
+            checkpointRefused = checkpointRefused || imported.error.contains("the checkpoint after them failed")
+        }
+        #expect(checkpointRefused, "no import left its commit in the log: the disk never filled as it should")
+        let wiped = try Suggest.run(["delete", "--everything", "--store", store], scratch: fixture.scratch)
+        #expect(wiped.status == 0 && wiped.output == "wiped the store: \(recorded) donations deleted\n", "\(wiped)")
+        #expect(try StoreCheck.count(store: store) == 0)
+    }
 }
 
 /// A small tmpfs in a fixture's root for one test (`defer { disk.unmount() }`): a disk to fill. Needs root and
