@@ -256,8 +256,9 @@ public struct StoreLocation: Sendable, Equatable {
                 throw StoreError(.notADirectory, "\(parent) is a file, not a directory")
             }
             let from = variable.map { " (from \($0))" } ?? ""
+            // The kind of a parent removed while the directory is made (below): one cause, one kind to act on.
             throw StoreError(
-                .failed,
+                .noSuchStore,
                 "cannot create the store directory \(directory)\(from): \(parent) does not exist; create it first")
         }
         for path in missing where mkdir(path, 0o700) != 0 && system_errno() != EEXIST {

@@ -243,6 +243,15 @@ import Testing
         }
         #expect(try await service.accounts().isEmpty)
         #expect(throws: InputError.self) { _ = try SuggestionService(directory: "") }
+        // Cut at the NUL by the system, the path made another directory, and the error spoke of a file.
+        let parent = try TemporaryDirectory("nul")
+        #expect(throws: InputError.self) { _ = try SuggestionService(directory: parent.path + "/cut\u{0}ignored") }
+        var info = stat()
+        #expect(stat(parent.path + "/cut", &info) != 0)
+        // A missing parent is `noSuchStore`, as one removed while the directory is made: it was `failed`.
+        #expect { _ = try SuggestionService(directory: parent.path + "/missing/store") } throws: { error in
+            (error as? StoreError)?.kind == .noSuchStore
+        }
     }
 
     /// JSON Lines from an editor on Windows start with a byte-order mark, which `suggest import` drops: the
