@@ -52,7 +52,8 @@ public final class SuggestionService: Sendable {
     /// - Parameters:
     ///   - ranking: learned weights for each account (the default) or a policy's fixed ones.
     ///   - label: the name of the service's queue, as debuggers show it.
-    /// - Throws: `InputError` for an empty path, or one with a NUL; `StoreError` when the directory or its database cannot be used.
+    /// - Throws: `InputError` for an empty path, or one with a NUL; `StoreError` when the directory or its database
+    ///   cannot be used.
     public convenience init(directory: String, ranking: StoreRanking = .default, label: String = "suggest") throws {
         guard !directory.isEmpty else { throw InputError(field: "directory", message: "must not be empty") }
         // The system's calls read a path up to its first NUL: the directory made would be another one.
