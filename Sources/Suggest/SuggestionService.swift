@@ -93,13 +93,15 @@ public final class SuggestionService: Sendable {
 
     /// Records donations as one batch: all of them or none (with `options.skipInvalid`, the valid ones). Cancelling
     /// the task abandons the batch and records nothing.
-    /// - Throws: `InputError` on `now` for an `options.now` later than the clock (`ImportOptions.checkMoment`), or
-    ///   naming the first invalid donation; `StoreError`.
+    /// - Throws: `InputError` on `now` for an `options.now` later than the clock (`ImportOptions.checkMoment`), on
+    ///   an account of `options` no donation could carry (`ImportOptions.checkAccounts`), or naming the first
+    ///   invalid donation; `StoreError`.
     @discardableResult
     public func importDonations(_ donations: [Interaction], options: ImportOptions = ImportOptions()) async throws
         -> ImportReport
     {
         try options.checkMoment()
+        try options.checkAccounts()
         // Counted, so that a batch of a few thousand is not taken for a large import (whose transaction gets a
         // page cache of 256 MiB: much for a share extension).
         var options = options
@@ -113,6 +115,7 @@ public final class SuggestionService: Sendable {
     @discardableResult
     public func importJSONLines(_ bytes: [UInt8], options: ImportOptions = ImportOptions()) async throws -> ImportReport {
         try options.checkMoment()
+        try options.checkAccounts()
         return try await perform { store, flag in
             try store.importJSONLines(
                 from: MemoryJSONLines(bytes: bytes), options: options, progress: { _ in }, interruption: flag.check)

@@ -236,6 +236,12 @@ import Testing
             await #expect(throws: InputError.self) {
                 try await service.share(ShareRequest(), account: name, context: context)
             }
+            // An import's accounts too: an empty required one refused each donation "differs from , the one …".
+            let donation = Interaction(date: Self.now, intent: SendMessageIntent(conversationIdentifier: "c"))
+            for options in [ImportOptions(defaultAccount: name), ImportOptions(requiredAccount: name)] {
+                await #expect(throws: InputError.self) { try await service.importDonations([donation], options: options) }
+                await #expect(throws: InputError.self) { try await service.importJSONLines([], options: options) }
+            }
             await #expect(throws: InputError.self) { try await service.export(account: name) { _ in } }
             await #expect(throws: InputError.self) { try await service.donationCount(account: name) }
             await #expect(throws: InputError.self) { try await service.delete(.all, account: name) }

@@ -104,6 +104,14 @@ extension ImportOptions {
         }
     }
 
+    /// Refuses a default or required account no donation could carry (empty, over 4,096 bytes, with a NUL), as every
+    /// call that names an account refuses it: an empty required account refused each donation as differing "from ,
+    /// the one account this import records into".
+    public func checkAccounts() throws(InputError) {
+        try Interaction.checkName(defaultAccount, field: "defaultAccount")
+        if let requiredAccount { try Interaction.checkName(requiredAccount, field: "requiredAccount") }
+    }
+
     /// Checks one line of an import, as every store does: the required account, the future-date rule and
     /// retention. A line that expires is counted in `report`; an invalid one is thrown, or counted as rejected with
     /// `skipInvalid`.
