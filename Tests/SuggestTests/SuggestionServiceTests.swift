@@ -239,7 +239,9 @@ import Testing
             // An import's accounts too: an empty required one refused each donation "differs from , the one …".
             let donation = Interaction(date: Self.now, intent: SendMessageIntent(conversationIdentifier: "c"))
             for options in [ImportOptions(defaultAccount: name), ImportOptions(requiredAccount: name)] {
-                await #expect(throws: InputError.self) { try await service.importDonations([donation], options: options) }
+                await #expect(throws: InputError.self) {
+                    try await service.importDonations([donation], options: options)
+                }
                 await #expect(throws: InputError.self) { try await service.importJSONLines([], options: options) }
             }
             await #expect(throws: InputError.self) { try await service.export(account: name) { _ in } }
