@@ -126,7 +126,8 @@ extension SQLiteDonationStore {
         do {
             return try translating { try wipeInSteps(of: total) }
         } catch let error as StoreError where error.kind == .diskFull {
-            throw Self.wipe(stoppedBy: error, deleted: total - Int((try? donationsInBlocks()) ?? Int64(total)), of: total)
+            let left = Int((try? donationsInBlocks()) ?? Int64(total))
+            throw Self.wipe(stoppedBy: error, deleted: total - left, of: total)
         }
     }
 

@@ -104,8 +104,8 @@ extension Interaction {
                 field: nil,
                 message: "is \(bytes.count) bytes of JSON, more than a donation may take "
                     + "(\(ByteCount(Interaction.maximumDonationBytes)) as export writes it): a name or identifier "
-                    + "takes at most \(Interaction.maximumStringBytes) bytes; for a large group, give its speakableGroupName and a part of its "
-                    + "members")
+                    + "takes at most \(Interaction.maximumStringBytes) bytes; for a large group, give its "
+                    + "speakableGroupName and a part of its members")
         }
         // Almost every line is well formed: read it straight from its bytes. Anything else takes the tree path,
         // which says exactly what is wrong (and reads the odd valid line the fast path leaves to it).
