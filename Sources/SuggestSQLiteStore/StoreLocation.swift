@@ -227,13 +227,35 @@ public struct StoreLocation: Sendable, Equatable {
     /// mode 0700: those below `HOME` (which must exist), or `XDG_DATA_HOME` and `suggest` in it (its parent must).
     /// - Throws: `StoreError` when a path component is a file, a parent is missing, or a directory cannot be created.
     public func createDirectory() throws(StoreError) {
+        for path in try directoriesToMake() where mkdir(path, 0o700) != 0 && system_errno() != EEXIST {
+            let number = system_errno()
+            // What the failure was, so that an app can tell a full disk or a parent removed meanwhile from a
+            // directory it may not write in.
+            let kind: StoreError.Kind =
+                switch number {
+                case EACCES, EPERM, EROFS: .readOnly
+                case ENOSPC, EDQUOT: .diskFull
+                case ENOENT: .noSuchStore
+                default: .failed
+                }
+            throw StoreError(kind, "cannot create the store directory \(path): \(ErrorNumber.describe(number))")
+        }
+    }
+
+    /// Refuses, as `createDirectory()` would, a directory it could not make (a parent missing, a file in the way),
+    /// making nothing: for a caller that reads its input before it creates a store, and must not read it first
+    /// only to fail then for a mistyped parent.
+    public func checkCreatable() throws(StoreError) { _ = try directoriesToMake() }
+
+    /// The directories `createDirectory()` makes, outermost first (none when the directory is there).
+    private func directoriesToMake() throws(StoreError) -> [String] {
         // Every command but the first finds it there: one system call, not one per path component.
         var existing = stat()
         if stat(directory, &existing) == 0 {
             guard system_is_directory(existing.st_mode) != 0 else {
                 throw StoreError(.notADirectory, "\(directory) is a file, not a directory")
             }
-            return
+            return []
         }
         try checkNotADanglingLink()
         // The directories to make, outermost first: the store's own, and for the default location those below its
@@ -261,19 +283,7 @@ public struct StoreLocation: Sendable, Equatable {
                 .noSuchStore,
                 "cannot create the store directory \(directory)\(from): \(parent) does not exist; create it first")
         }
-        for path in missing where mkdir(path, 0o700) != 0 && system_errno() != EEXIST {
-            let number = system_errno()
-            // What the failure was, so that an app can tell a full disk or a parent removed meanwhile from a
-            // directory it may not write in.
-            let kind: StoreError.Kind =
-                switch number {
-                case EACCES, EPERM, EROFS: .readOnly
-                case ENOSPC, EDQUOT: .diskFull
-                case ENOENT: .noSuchStore
-                default: .failed
-                }
-            throw StoreError(kind, "cannot create the store directory \(path): \(ErrorNumber.describe(number))")
-        }
+        return missing
     }
 
     /// The directory holding `path` (`/` for `/a`, `.` for `a`).

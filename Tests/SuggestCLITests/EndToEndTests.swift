@@ -176,6 +176,9 @@ import Testing
             #expect(result.status == 64 && result.standardError.contains(message), "\(result)")
             #expect(access(store, F_OK) != 0, "\(arguments) \(input)")
         }
+        // A store that cannot be made is said first, before the input is read (it said "line 1: invalid JSON").
+        let orphan = SuggestProcess.run(["import", "-", "--store", directory.path + "/no/store"], input: "a,b\n")
+        #expect(orphan.status == 1 && orphan.standardError.contains("does not exist; create it first"), "\(orphan)")
         let skipped = suggest("import", "-", "--skip-invalid", input: "junk\n")
         #expect(skipped.status == 0 && access(store, F_OK) == 0, "\(skipped)")
         let other = directory.path + "/other"
@@ -183,6 +186,11 @@ import Testing
             ["import", "-", "--store", other], input: "\n" + recent.joined(separator: "\n"))
         #expect(imported.status == 0 && imported.standardOutput == "imported 2 donations\n", "\(imported)")
         #expect(SuggestProcess.run(["export", "--store", other]).standardOutput.split(separator: "\n").count == 2)
+        // An existing store is opened as every command that records opens it: its deletion reserve made again
+        // (an import that only looked for the store first left it missing, and a full disk's wipe failed).
+        #expect(unlink(other + "/suggest.sqlite-reserve") == 0)
+        let again = SuggestProcess.run(["import", "-", "--store", other], input: "junk\n")
+        #expect(again.status == 64 && access(other + "/suggest.sqlite-reserve", F_OK) == 0, "\(again)")
     }
 
     /// Input that cannot be read is an error that says so, not an empty import; input that is too long for one

@@ -122,6 +122,19 @@ import Testing
         #expect(try StoreCheck.count(store: fixture.store) == 1)
     }
 
+    /// A first import reads its first line before it creates the store, with the signals already watched: a Ctrl-C
+    /// while a pipe sends nothing yet ends it saying so (130), and leaves no store (it died of the signal, silent).
+    @Test func aFirstImportInterruptedBeforeItsFirstLineSaysSoAndLeavesNoStore() throws {
+        let fixture = try StoreFixture("interrupted-first")
+        let importing = try Self.shell(#"exec "$0" import - --quiet --store "$1" < <(sleep 20)"#, fixture)
+        sleepSeconds(2)
+        importing.send(SIGINT)
+        let outcome = importing.wait(timeout: 30)
+        #expect(outcome.status == 130, "\(outcome)")
+        #expect(outcome.error.contains("suggest import: interrupted before anything was written"), "\(outcome)")
+        #expect(access(fixture.store, F_OK) != 0)
+    }
+
     /// A signal while the import waits for its input ends it at once: it acted only when a line came, so a service
     /// manager's single SIGTERM waited as long as a stalled pipe (found by a probe), and, once a second Ctrl-C had
     /// learned to let an import take back what it recorded, two did not end it either (found by a review).

@@ -49,9 +49,10 @@ enum Import: Command {
         let options = ImportOptions(
             skipInvalid: arguments.flag("--skip-invalid"), defaultAccount: account,
             requiredAccount: enforceAccount ? account : nil)
-        let store = try openStore(arguments, io, account: account, firstOf: source, options: options)
+        // Before the store is opened and the first line read: a signal there ends the import at once, saying so.
         ImportInterrupts.watch(standardErrorIsTerminal: io.standardErrorIsTerminal)
         defer { ImportInterrupts.stopWatching() }
+        let store = try openStore(arguments, io, account: account, firstOf: source, options: options)
         var showedProgress = false
         let report: ImportReport
         do {
@@ -116,22 +117,34 @@ enum Import: Command {
         return ExitCode.success
     }
 
-    /// Opens the store, and creates a missing one only once the input's first donation is known to be one the
-    /// import takes: a first import of the wrong file (a CSV, a history not converted yet) left an empty store of
-    /// 8 MB behind its error, which no later command removes.
+    /// Opens the store, and creates a missing directory store only once the input's first donation is known to be
+    /// one the import takes: a first import of the wrong file (a CSV, a history not converted yet) left an empty
+    /// store of 8 MB behind its error, which no later command removes. A store that cannot be made (a parent
+    /// missing) is said before the input is read, as before.
     private static func openStore(
         _ arguments: ParsedArguments, _ io: CommandIO, account: String, firstOf source: FirstLineAhead,
         options: ImportOptions
     ) throws -> any DonationStore {
-        do {
-            return try StoreOptions.open(arguments, io, maintaining: account, creating: false)
-        } catch let error as StoreError where error.kind == .noSuchStore {
-            if let first = try source.readFirstDonation(defaultAccount: options.defaultAccount) {
-                var report = ImportReport()
-                _ = try options.admit(first.donation, line: first.line, oldestKept: nil, into: &report)
+        if StoreOptions.redisURL(arguments, environment: io.environment) == nil {
+            let location = try StoreOptions.location(arguments, io)
+            var missing = false
+            do {
+                try location.checkExists()
+            } catch where error.kind == .noSuchStore {
+                missing = true
+            } catch {
+                // Anything else about the path (a file in its place, a link to nowhere) the opening says, as before.
             }
-            return try StoreOptions.open(arguments, io, maintaining: account, creating: true)
+            if missing {
+                try location.checkCreatable()
+                if let first = try source.readFirstDonation(defaultAccount: options.defaultAccount) {
+                    var report = ImportReport()
+                    _ = try options.admit(first.donation, line: first.line, oldestKept: nil, into: &report)
+                }
+            }
         }
+        // Opened as every command that records opens it: its deletion reserve is made again if the disk has room.
+        return try StoreOptions.open(arguments, io, maintaining: account, creating: true)
     }
 
     /// Whether `error` says that the store was deleted or moved from under this process: the only store that
