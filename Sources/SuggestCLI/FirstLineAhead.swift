@@ -22,9 +22,10 @@ final class FirstLineAhead: JSONLineSource {
     func readFirstDonation(defaultAccount: String) throws -> NumberedDonation? {
         precondition(held == nil && source.lineNumber == 0, "only the first line can be read ahead")
         var line: [UInt8] = []
+        let read = Interaction.lineReader(defaultAccount: defaultAccount)
         let first = try source.nextDonation { bytes in
             line = Array(bytes)
-            return Result { () throws(InputError) in try Interaction(jsonBytes: bytes, defaultAccount: defaultAccount) }
+            return read(bytes)
         }
         if first != nil { held = line }
         return first

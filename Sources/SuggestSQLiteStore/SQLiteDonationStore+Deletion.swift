@@ -188,8 +188,7 @@ extension SQLiteDonationStore {
             // filled the disk deleted 57,000 donations of 154,000, then stopped with the log at 12 MB).
             _ = try truncateLogIfIdle()
             var report = DeletionReport()
-            report.donations = Int(
-                try database.statement("SELECT COALESCE(SUM(count), 0) FROM donation_blocks").scalarInt() ?? 0)
+            report.donations = Int(try donationsInBlocks())
             try database.write {
                 try database.execute(Self.wipedTables.map { "DELETE FROM \($0.table);" }.joined(separator: " "))
                 // Before the commit, as every deletion does: a rewrite that cannot be done now (a full disk, another

@@ -23,9 +23,7 @@ extension JSONLineSource {
     /// - Throws: `InputError` for a line longer than `maximumLineLength`: not a line an import could skip, since
     ///   reading it to its end could take forever (`/dev/zero`); and what `nextLine` throws.
     public func nextDonation(defaultAccount: String) throws -> NumberedDonation? {
-        try nextDonation { bytes in
-            Result { () throws(InputError) in try Interaction(jsonBytes: bytes, defaultAccount: defaultAccount) }
-        }
+        try nextDonation(parse: Interaction.lineReader(defaultAccount: defaultAccount))
     }
 
     /// The next donation line as `parse` reads it, as `nextDonation(defaultAccount:)`.
@@ -53,6 +51,17 @@ extension JSONLineSource {
         InputError(
             field: nil,
             message: "the line is longer than \(ByteCount(limit)) (a donation is a few KB); nothing was imported")
+    }
+}
+
+extension Interaction {
+    /// How `JSONLineSource.nextDonation(defaultAccount:)` reads a line: the donation, or why it is not one.
+    public static func lineReader(
+        defaultAccount: String
+    ) -> (UnsafeBufferPointer<UInt8>) -> Result<Interaction, InputError> {
+        { bytes in
+            Result { () throws(InputError) in try Interaction(jsonBytes: bytes, defaultAccount: defaultAccount) }
+        }
     }
 }
 

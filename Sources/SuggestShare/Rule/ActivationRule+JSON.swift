@@ -7,10 +7,7 @@ extension ActivationRule {
     /// - Parameter field: the JSON path of the rule, for errors.
     /// - Throws: `InputError` on `field` for a rule that does not parse, with the rule's own message.
     public init(json: JSONValue, field: String = "rule") throws(InputError) {
-        if json == .null {
-            throw InputError(field: field, message: "is null; give a predicate string or the dictionary form")
-        }
-        let value = try Self.propertyList(json, field: field)
+        let value = try Self.propertyList(json, field: field, isRule: true)
         do {
             self = try ActivationRule(propertyList: value)
         } catch {
@@ -19,13 +16,16 @@ extension ActivationRule {
     }
 
     /// The property-list value a JSON value stands for: whole numbers are integers, others reals.
-    private static func propertyList(_ json: JSONValue, field: String) throws(InputError) -> PropertyListValue {
+    /// - Parameter isRule: whether `json` is the rule itself, not a value inside it (which a null may leave out).
+    private static func propertyList(
+        _ json: JSONValue, field: String, isRule: Bool = false
+    ) throws(InputError) -> PropertyListValue {
         switch json {
         case .string(let text): return .string(text)
         case .bool(let flag): return .bool(flag)
         case .number(let number):
             // Below 2^63, where every whole double is an `Int`: larger ones (2^63 - 1 written out reads as 2^63) are
-            // reals, which a count takes as having no bound.
+            // reals, which a count takes as `Int.max` (a maximum that bounds nothing, a minimum nothing meets).
             if number == number.rounded(), abs(number) < 0x1p63 { return .integer(Int(number)) }
             return .real(number)
         case .array(let values):
@@ -37,7 +37,11 @@ extension ActivationRule {
             for member in members { dictionary[member.key] = try propertyList(member.value, field: "\(field).\(member.key)") }
             return .dictionary(dictionary)
         case .null:
-            throw InputError(field: field, message: "is null; give a value, or leave the key out")
+            throw InputError(
+                field: field,
+                message: isRule
+                    ? "is null; give a predicate string or the dictionary form"
+                    : "is null; give a value, or leave the key out")
         }
     }
 }
