@@ -47,6 +47,14 @@ struct PredicateEvaluationTests {
         #expect(try holds("nfd == 'e\u{301}'", texts))
         // Neither before nor the same as the other: after.
         #expect(try holds("'\u{e9}' > nfd", texts) && !holds("'\u{e9}' <= nfd", texts))
+        // Inside collections too, element by element, numbers by value as NSNumber's `isEqual:` has them.
+        let lists = PropertyListValue.dictionary([
+            "nfd": .array([.string("e\u{301}")]), "nfc": .array([.string("\u{e9}")]),
+            "ints": .array([.integer(1)]), "reals": .array([.real(1)]),
+            "a": .dictionary(["k": .string("e\u{301}")]), "b": .dictionary(["k": .string("\u{e9}")]),
+        ])
+        #expect(try !holds("nfd == nfc", lists) && holds("nfd == nfd", lists) && holds("ints == reals", lists))
+        #expect(try !holds("a == b", lists) && holds("a == a", lists))
     }
 
     @Test(

@@ -219,6 +219,13 @@ struct PredicateEvaluator {
         // Code point by code point, as NSString's `isEqual:` compares: Swift's `==` took "é" written as one
         // character and as "e" with an accent for one string, and KELVIN SIGN for K.
         case (.string(let left)?, .string(let right)?): return left.hasSameBytes(as: right)
+        // Element by element, as NSArray's and NSDictionary's `isEqual:` compare theirs (`==` of the values took
+        // canonically equivalent strings inside them for one). A dictionary's keys are Swift's, compared so.
+        case (.array(let left)?, .array(let right)?):
+            return left.count == right.count && zip(left, right).allSatisfy { equal($0, $1) }
+        case (.dictionary(let left)?, .dictionary(let right)?):
+            return left.count == right.count
+                && left.allSatisfy { key, value in right[key].map { equal(value, $0) } == true }
         default:
             if let left = number(lhs), let right = number(rhs) { return left == right }
             return lhs == rhs
