@@ -129,10 +129,11 @@ extension RedisDonationStore {
 
     /// Removes the numbers given to `conversations` that never got a hash (their writes failed): no conversation
     /// identifier of a failed import, or of an account deleted whole, stays behind. Only the conversations given are
-    /// looked at: taking an import back costs what the import did, not the account's size. A number is forgotten only by a script that finds it still mapped and still without a hash
-    /// (`RedisScripts.forgetNumbers`), so a conversation written meanwhile keeps its number; a client that reserved
-    /// a number a moment ago and writes its conversation after it was forgotten is refused by its write's check
-    /// (`ScriptBuilder.checkNumber`) and asks for a number again.
+    /// looked at: taking an import back costs what the import did, not the account's size. A number is forgotten
+    /// only by a script that finds it still mapped and still without a hash (`RedisScripts.forgetNumbers`), so a
+    /// conversation written meanwhile keeps its number; a client that reserved a number a moment ago and writes its
+    /// conversation after it was forgotten is refused by its write's check (`ScriptBuilder.checkNumber`) and asks
+    /// for a number again.
     func forgetNumbersWithoutConversations(among conversations: some Collection<String>, _ keys: RedisKeys)
         throws(StoreError)
     {
