@@ -453,4 +453,41 @@ import Testing
         #expect(try answers(Self.other, 401))
         server.stop()
     }
+
+    /// A key revoked while the server had no descriptor to spare (connections held past its limit) is revoked once
+    /// it has one again: the watch's read, failed for want of a descriptor, was kept as the new file's refused
+    /// version, and the revoked key opened its tenant until the file changed again.
+    @Test func aKeyRevokedWhileTheServerHasNoDescriptorLeftIsRevokedOnceItHas() throws {
+        try #require(access("/usr/bin/prlimit", X_OK) == 0, "prlimit (util-linux) runs the server with few descriptors")
+        let scratch = try TemporaryDirectory("tenants")
+        let keys = try Self.keysFile(scratch, [("acme", Self.acme), ("acme", Self.other)])
+        let server = try ServeProcess(
+            ["--store", scratch("store"), "--keys", keys, "--max-connections-per-ip", "0"], scratch: scratch.path,
+            wrapper: ["/usr/bin/prlimit", "--nofile=150:150"])
+        let client = server.client
+        #expect(try client.request("GET", "/v1/accounts/a/donations", headers: Self.bearer(Self.other)).status == 200)
+        var held: [RawHTTPConnection] = []
+        for _ in 0..<300 { held.append(try RawHTTPConnection(port: server.port)) }
+        _ = try Self.keysFile(scratch, [("acme", Self.acme)])
+        // The watch's check (every 2 s) finds the new file and no descriptor to read it with.
+        func refused() -> Bool {
+            server.process.standardErrorSoFar().split(separator: "\n").contains {
+                $0.contains("keys not reloaded") && $0.contains("Too many open files")
+            }
+        }
+        for _ in 0..<100 where !refused() { sleepSeconds(0.1) }
+        #expect(refused(), "the watch found a descriptor all along")
+        held.removeAll()
+        var revoked = false
+        for _ in 0..<100 {
+            if try client.request("GET", "/v1/accounts/a/donations", headers: Self.bearer(Self.other)).status == 401 {
+                revoked = true
+                break
+            }
+            sleepSeconds(0.1)
+        }
+        #expect(revoked, "the revoked key still opened its tenant 10 s after the descriptors were back")
+        #expect(try client.request("GET", "/v1/accounts/a/donations", headers: Self.bearer(Self.acme)).status == 200)
+        server.stop()
+    }
 }

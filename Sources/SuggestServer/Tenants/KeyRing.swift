@@ -184,7 +184,10 @@ public struct KeyRing: Sendable, Equatable {
         // SIGHUP) until someone wrote to it, and SIGTERM with it. It is refused below, as not a regular file.
         let descriptor = system_open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard descriptor >= 0 else {
-            throw KeyRingError("cannot read the keys file \(path): \(ErrorNumber.describeLast())")
+            let code = system_errno()
+            throw KeyRingError(
+                "cannot read the keys file \(path): \(ErrorNumber.describe(code))",
+                momentary: !ErrorNumber.blamesThePath(code))
         }
         defer { close(descriptor) }
         var info = stat()
@@ -204,7 +207,8 @@ public struct KeyRing: Sendable, Equatable {
             let count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, $0.count) }
             if count < 0 && system_errno() == EINTR { continue }
             guard count >= 0 else {
-                throw KeyRingError("cannot read the keys file \(path): \(ErrorNumber.describeLast())")
+                throw KeyRingError(
+                    "cannot read the keys file \(path): \(ErrorNumber.describeLast())", momentary: true)
             }
             if count == 0 { break }
             bytes += chunk[0..<count]
@@ -231,8 +235,12 @@ public struct KeyRingError: Error, Sendable, Equatable, CustomStringConvertible 
     public var description: String
     /// The version of the file that was refused, when it could be opened: a later version is read again.
     public var version: KeyRing.FileVersion?
-    init(_ description: String, version: KeyRing.FileVersion? = nil) {
+    /// Whether the system failed to read the file (no descriptor or memory left, an I/O error), not the file
+    /// itself: the same file may be read a moment later, so no version of it is refused.
+    public var isMomentary: Bool
+    init(_ description: String, version: KeyRing.FileVersion? = nil, momentary: Bool = false) {
         self.description = description
         self.version = version
+        isMomentary = momentary
     }
 }

@@ -13,6 +13,8 @@ final class KeysWatch: Sendable {
     private let version: Mutex<KeyRing.FileVersion?>
     /// Whether the watch has said that the file is missing, since it last found it.
     private let missingReported = Mutex(false)
+    /// What the last reload that the system failed said, until a reload succeeds: said once, tried every check.
+    private let momentaryReported = Mutex<String?>(nil)
     private let api: API
     private let task: Mutex<PeriodicTask?> = Mutex(nil)
     /// Held across a reload, from reading the file to keeping its keys and version: a SIGHUP's reload and the
@@ -60,6 +62,7 @@ final class KeysWatch: Sendable {
             let file = try KeyRing.load(path: path, allowingNoKey: true)
             api.replaceKeys(file.ring)
             version.withLock { $0 = file.version }
+            momentaryReported.withLock { $0 = nil }
             var fields = [("why", reason)]
             var warnings = file.warnings
             if file.ring.entries.isEmpty {
@@ -67,6 +70,14 @@ final class KeysWatch: Sendable {
             }
             if !warnings.isEmpty { fields.append(("warning", warnings.joined(separator: "; "))) }
             api.log.event("keys reloaded", fields, counts: [("tenants", Set(file.ring.entries.map(\.tenant)).count)])
+        } catch where error.isMomentary {
+            // The system failed, not the file (no descriptor left under a flood of connections): its version is
+            // left as it was, so that the next check reads it again. Kept as refused, a revocation written while
+            // the server had no descriptor to spare stayed unapplied until the file changed again.
+            let said = momentaryReported.withLock { said in defer { said = error.description }; return said }
+            if said != error.description {
+                api.log.event("keys not reloaded yet; the old keys stay", [("error", error.description)])
+            }
         } catch {
             // The refused version is kept anyway, so that a broken file is reported once, not every 2 seconds;
             // making it usable (an edit, a rename into place, a chmod) is a new version. The version of the file
