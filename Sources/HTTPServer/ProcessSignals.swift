@@ -105,11 +105,23 @@ public final class ProcessSignals: Sendable {
             var waited = set
             while true {
                 var number: Int32 = 0
-                let result = sigwait(&waited, &number)
+                let result = pendingStop().map { number = $0; return 0 } ?? sigwait(&waited, &number)
                 if stopping.load(ordering: .acquiring) { return }
                 guard result == 0, let signal = signals.first(where: { $0.number == number }) else { continue }
                 handler(signal)
             }
+        }
+
+        /// A signal asking to stop that is pending now, taken first: `sigwait` hands out the lowest-numbered
+        /// pending signal, and SIGHUPs (1) sent faster than a reload of a large keys file takes kept SIGTERM (15)
+        /// waiting as long as they came.
+        private func pendingStop() -> Int32? {
+            var stops = sigset_t()
+            sigemptyset(&stops)
+            for signal in signals where signal.asksToStop { sigaddset(&stops, signal.number) }
+            var now = timespec(tv_sec: 0, tv_nsec: 0)
+            let number = sigtimedwait(&stops, nil, &now)
+            return number > 0 ? number : nil
         }
     }
 

@@ -453,6 +453,33 @@ import Testing
         #expect(log.contains(#""event":"signal ignored","signal":"SIGINT","reason":"already stopping""#), "\(log)")
     }
 
+    /// SIGTERM in a storm of SIGHUPs (a configuration tool that signals each write) stops the server at once: the
+    /// lowest-numbered pending signal was taken first, and with a keys file of 11,000 keys, whose reload outlasts the
+    /// gap between SIGHUPs, SIGTERM waited for the storm to end (3 to 19 s), past a supervisor's stop timeout.
+    @Test func sigtermIsTakenBeforeAStormOfHangUps() throws {
+        let scratch = try TemporaryDirectory("hang-up-storm")
+        let entries = (0..<11_000).map { #"{"tenant": "t\#($0 % 100)", "key": "key-\#($0)-0123456789abcdef0123"}"# }
+        let keys = scratch("keys.json")
+        try writeFile(keys, #"{"keys": [\#(entries.joined(separator: ", "))]}"#)
+        chmod(keys, 0o600)
+        let server = try ServeProcess(
+            ["--store", scratch("store"), "--keys", keys, "--no-access-log"], scratch: scratch.path)
+        let started = monotonicSeconds()
+        var stopAsked: Double?
+        while !server.process.hasExited && monotonicSeconds() - started < 20 {
+            server.process.send(SIGHUP)
+            if stopAsked == nil && monotonicSeconds() - started > 1 {
+                server.process.send(SIGTERM)
+                stopAsked = monotonicSeconds()
+            }
+            sleepSeconds(0.02)
+        }
+        let stopped = monotonicSeconds()
+        #expect(server.process.wait(timeout: 30).status == 0)
+        let took = stopped - (stopAsked ?? stopped)
+        #expect(took < 3, "SIGTERM took \(took) s in the storm")
+    }
+
     /// A store the server's user may not write when it starts: readiness says so and donations are refused; once
     /// the file's permissions are put right, the server writes without a restart (its connections had opened the
     /// file read-only for good, and readiness stayed 503 while a command of the same user wrote).
