@@ -24,7 +24,20 @@ public final class StoredRankingSource: RankingSource {
     private var askedKinds: [String] = []
     private var askedKindIndices: [Int32?] = []
     /// The account's services, once `accountServices()` has read them.
-    private var services: [String?]?
+    private var services: AccountServices?
+
+    /// What `accountServices()` found.
+    private enum AccountServices {
+        /// The services, `nil` for conversations without one: few enough to merge their lists.
+        case few([String?])
+        /// More than `mergedServicesLimit`.
+        case many
+    }
+
+    /// The most services whose lists a list of all the account's conversations merges. Each is a statement stepping
+    /// beside the others, and SQLite walks a connection's open cursors as it opens or closes one: 10,000 services
+    /// (an app that names a service per conversation, or a hostile tenant) took a query 7.5 s and 150 MB.
+    static let mergedServicesLimit = 32
 
     init(
         database: Database, account: String, policyFingerprint: String, mirrored: MirroredAccount? = nil,
@@ -117,9 +130,14 @@ public final class StoredRankingSource: RankingSource {
             let values: [Statement.Value]
             switch list.scope {
             case .all:
-                // Each of the account's services in its own order, merged (schema 8 keeps no index of all of them).
+                // Each of the account's services in its own order, merged (schema 8 keeps no index of all of them);
+                // past a few, every conversation of the account at once, sorted here.
+                guard case .few(let services) = try accountServices() else {
+                    cursors.append(Cursor(sorted: try everyConversation(inOrderOf: channel)))
+                    continue
+                }
                 var statements: [Statement] = []
-                for service in try accountServices() {
+                for service in services {
                     let sql = Self.serviceListSQL(channel: channel, serviceIsNull: service == nil)
                     let instance = used[sql, default: 0]
                     used[sql] = instance + 1
@@ -156,9 +174,28 @@ public final class StoredRankingSource: RankingSource {
             + (serviceIsNull ? "service_name IS NULL" : "service_name = ?") + " ORDER BY c\(channel) DESC"
     }
 
+    /// The account's conversations in the order of `channel`: read through a service index in one pass (its rows in
+    /// the order of their services), then sorted as one index of them all would order them, equal keys lowest row id
+    /// first.
+    private func everyConversation(inOrderOf channel: Int) throws -> [SortedEntry] {
+        let select = try database.statement(
+            "SELECT id, c\(channel) FROM conversations INDEXED BY conversations_by_service_c\(channel) WHERE account = ?")
+        try select.reset([.text(account)])
+        defer { _ = try? select.reset() }
+        var entries: [SortedEntry] = []
+        while try select.step() {
+            entries.append(SortedEntry(key: select.double(1), conversation: ConversationHandle(rawValue: select.int(0))))
+        }
+        entries.sort {
+            $0.key > $1.key || ($0.key == $1.key && $0.conversation.rawValue < $1.conversation.rawValue)
+        }
+        return entries
+    }
+
     /// The account's services, `nil` for conversations without one, read once per source: one look-up in a service
-    /// index each, stepping from one service to the next, rather than a walk of all the account's conversations.
-    private func accountServices() throws -> [String?] {
+    /// index each, stepping from one service to the next, rather than a walk of all the account's conversations;
+    /// the walk stops past `mergedServicesLimit`.
+    private func accountServices() throws -> AccountServices {
         if let services { return services }
         let index = "FROM conversations INDEXED BY conversations_by_service_c0 WHERE account = ?"
         var found: [String?] = []
@@ -176,12 +213,16 @@ public final class StoredRankingSource: RankingSource {
         _ = try first.reset()
         while let service = next {
             found.append(service)
+            guard found.count <= Self.mergedServicesLimit else {
+                services = .many
+                return .many
+            }
             try following.reset([.text(account), .text(service)])
             next = try following.step() ? following.text(0) : nil
             _ = try following.reset()
         }
-        services = found
-        return found
+        services = .few(found)
+        return .few(found)
     }
 
     /// Sorted access into one list: an index's rows, several indexes' rows merged, or a mirror's list.
@@ -192,6 +233,8 @@ public final class StoredRankingSource: RankingSource {
             /// one is done), read when the first entry is asked for.
             case merged([Statement], heads: [SortedEntry?]?)
             case mirror(MirroredList.Cursor)
+            /// Entries read and sorted already, and the position of the next one.
+            case sorted([SortedEntry], next: Int)
         }
 
         private var source: Source
@@ -206,6 +249,8 @@ public final class StoredRankingSource: RankingSource {
 
         init(entries: MirroredList) { source = .mirror(MirroredList.Cursor(entries)) }
 
+        init(sorted entries: [SortedEntry]) { source = .sorted(entries, next: 0) }
+
         public mutating func next() throws -> SortedEntry? {
             switch source {
             case .statement(let statement):
@@ -213,6 +258,10 @@ public final class StoredRankingSource: RankingSource {
             case .mirror(var cursor):
                 defer { source = .mirror(cursor) }
                 return cursor.next()
+            case .sorted(let entries, let next):
+                guard next < entries.count else { return nil }
+                source = .sorted(entries, next: next + 1)
+                return entries[next]
             case .merged(let statements, let read):
                 var heads = try read ?? statements.map { try Self.step($0) }
                 var best: Int?
