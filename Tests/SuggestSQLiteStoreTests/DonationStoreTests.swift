@@ -710,5 +710,8 @@ import Testing
             #expect(!ranked.isEmpty)
             #expect(ranked == (try temporary.store.suggestionsByBruteForce(account: "default", context: context)))
         }
+        // A statement for each service and channel, kept as long as the connection: 1,200 for 300 services.
+        let merged = 4 * StoredRankingSource.mergedServicesLimit
+        #expect(temporary.store.database.preparedStatementCount < merged + 60)
     }
 }

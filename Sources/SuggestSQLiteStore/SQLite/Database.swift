@@ -123,6 +123,9 @@ package final class Database {
         }
     }
 
+    /// How many statements the connection holds prepared: each keeps its memory until the connection closes.
+    var preparedStatementCount: Int { statements.count }
+
     /// The cached prepared statement for `sql`, prepared on first use.
     /// - Parameter instance: which of several statements of the same text, for cursors that step side by side.
     package func statement(_ sql: String, instance: Int = 0) throws(SQLiteError) -> Statement {
