@@ -11,4 +11,14 @@ import Testing
         #expect(ring.tenant(forKey: Array("k-acme-0001".utf8)[...]) == "acme")
         #expect(throws: KeyRingError.self) { try KeyRing(json: [0xEF, 0xBB] + json, name: "keys.json") }
     }
+
+    /// The tenants a ring opens, counted once when it is made (every export asks): keys of one tenant count once.
+    @Test func aRingCountsItsTenantsOnce() {
+        let ring = KeyRing(entries: [
+            .init(tenant: "acme", key: "k1"), .init(tenant: "globex", key: "k2"), .init(tenant: "acme", key: "k3"),
+            .init(tenant: "initech", key: "k4"),
+        ])
+        #expect(ring.tenantCount == 3)
+        #expect(KeyRing(entries: []).tenantCount == 0)
+    }
 }

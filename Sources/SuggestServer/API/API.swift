@@ -41,7 +41,7 @@ final class API: Sendable {
 
     /// How many tenants the keys open now (1 without keys).
     var tenantCount: Int {
-        keys.withLock { ring in ring.map { Set($0.entries.map(\.tenant)).count } ?? 1 }
+        keys.withLock { ring in ring?.tenantCount ?? 1 }
     }
 
     func replaceKeys(_ ring: KeyRing) { keys.withLock { $0 = ring } }

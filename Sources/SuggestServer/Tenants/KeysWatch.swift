@@ -69,7 +69,7 @@ final class KeysWatch: Sendable {
                 warnings.append(KeyRing.noKeyWarning)
             }
             if !warnings.isEmpty { fields.append(("warning", warnings.joined(separator: "; "))) }
-            api.log.event("keys reloaded", fields, counts: [("tenants", Set(file.ring.entries.map(\.tenant)).count)])
+            api.log.event("keys reloaded", fields, counts: [("tenants", file.ring.tenantCount)])
         } catch where error.isMomentary {
             // The system failed, not the file (no descriptor left under a flood of connections): its version is
             // left as it was, so that the next check reads it again. Kept as refused, a revocation written while
