@@ -260,6 +260,23 @@ import Testing
         #expect(export.split(separator: "\n").count(where: { $0.contains(#""identifier":"share-7""#) }) == 1)
     }
 
+    /// A share naming a conversation or an identifier no donation can have is refused as every route refuses such a
+    /// name, by its limit, not looked for: a preview answered 200 "has no donation", echoing 4 KB back.
+    @Test func aShareOfANameOverTheLimitIsRefused() throws {
+        let scratch = try TemporaryDirectory("serve")
+        let server = try ServeProcess(["--store", scratch("store")], scratch: scratch.path)
+        let long = String(repeating: "c", count: 4_097)
+        for body in [
+            #"{"items": [], "conversationIdentifier": "\#(long)"}"#,
+            #"{"items": [], "conversationIdentifier": "x", "action": "send", "identifier": "\#(long)"}"#,
+        ] {
+            let refused = try server.client.send("POST", "/v1/accounts/alice/share", json: body)
+            #expect(refused.status == 400 && refused.text.hasPrefix(#"{"error":{"code":"invalid_share","#))
+            #expect(refused.text.contains("the limit is 4096") && refused.text.count < 400, "\(refused.text.prefix(300))")
+        }
+        server.stop()
+    }
+
     @Test func badInputGetsAJSONErrorAndChangesNothing() throws {
         let scratch = try TemporaryDirectory("serve")
         let server = try ServeProcess(["--store", scratch("store"), "--max-body-bytes", "4096"], scratch: scratch.path)

@@ -154,9 +154,9 @@ extension ShareFlow {
             case (nil, nil), (.null?, nil), (nil, .null?), (.null?, .null?):
                 choice = .none
             case (.string(let identifier)?, nil), (.string(let identifier)?, .null?):
-                guard !identifier.isEmpty else {
-                    throw InputError(field: "conversationIdentifier", message: "must not be empty")
-                }
+                // A name no donation can have (over 4096 bytes, a NUL) is refused as every route refuses it, not
+                // looked for and echoed back.
+                try Interaction.checkName(identifier, field: "conversationIdentifier")
                 choice = .conversation(identifier)
             case (nil, .number(let rank)?), (.null?, .number(let rank)?):
                 guard rank == rank.rounded(), rank >= 1, rank <= Double(RankingContext.Limits.suggestions) else {
@@ -173,8 +173,9 @@ extension ShareFlow {
             ranking = try Ranking(json: json)
             switch json["identifier"] {
             case nil, .null?: identifier = nil
-            case .string(let text)? where !text.isEmpty: identifier = text
-            case .string?: throw InputError(field: "identifier", message: "must not be empty")
+            case .string(let text)?:
+                try Interaction.checkName(text, field: "identifier")
+                identifier = text
             case let other?: throw InputError(field: "identifier", message: "expected a string, found \(other.kindName)")
             }
             givesAction = json["action"].map { $0 != .null } ?? false
