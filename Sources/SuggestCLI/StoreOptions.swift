@@ -153,3 +153,17 @@ enum StoreOptions {
     /// opens the store (SQLite rebuilds its index), so it is kept small.
     static let checkpointPages = 100
 }
+
+extension StoreOptions {
+    /// The failure of a command whose deletion (`done`: "deleted", "unblocked X") left deleted bytes in the store's
+    /// files that no later command can know of (`SQLiteDonationStore.cleanupLeftUnnoted`): said, and exit 1, as the
+    /// Redis store says a rewrite it could not note. `nil` when the store noted what it owes, or owes nothing.
+    static func unnotedCleanup(of store: any DonationStore, after done: String) -> CommandError? {
+        guard let reason = (store as? SQLiteDonationStore)?.cleanupLeftUnnoted else { return nil }
+        return .failure(
+            "\(done), but what it removed stays in the store's files (another process was reading them, or the file "
+                + "could not be rewritten), and no later command can know it: \(reason) (the note a deletion leaves "
+                + "for the next command); let this user create files in the store's directory: the next deletion that "
+                + "deletes something then removes them too")
+    }
+}

@@ -2,6 +2,13 @@ import CSystem
 import SuggestCore
 
 extension SQLiteDonationStore {
+    /// Why the deleted bytes that a deletion, an unblock or a reset of feedback left in the store's files
+    /// (`DeletionReport.logTruncated` false) are this process's to remove: it notes them for every other process in
+    /// a file beside the database, and could not create it (a directory the user may not create files in). This
+    /// process removes them at its next checkpoint or write that finds the log idle; a command that exits before
+    /// leaves them until a later deletion. `nil` when nothing is owed or the note is made.
+    public var cleanupLeftUnnoted: String? { database.unnotedCleanup }
+
     /// Deletes the selected donations of one account, recomputes the conversations they fed from what remains,
     /// drops conversations left empty with their metadata, and truncates the WAL so that no deleted byte stays
     /// in the store's files (`secure_delete` overwrites the freed pages).
@@ -392,6 +399,11 @@ extension SQLiteDonationStore {
     ///   write it over in place.
     func scrubLog() -> Bool {
         let started = ContinuousClock.now
+        // A debt no other process can learn of (no marker beside the database) is waited on as long as a lock is:
+        // a command that exits leaves it to nobody. Not by a server's store, whose checkpoints settle it.
+        let patience: Duration =
+            database.unnotedCleanup != nil && rewritePacing == nil
+            ? .milliseconds(Int64(database.busyTimeout)) : .seconds(1)
         while true {
             do {
                 // This process's writers wait for each try (milliseconds) rather than keep it from ever finding
@@ -400,7 +412,7 @@ extension SQLiteDonationStore {
             } catch {
                 break
             }
-            guard ContinuousClock.now - started < .seconds(1) else { break }
+            guard ContinuousClock.now - started < patience else { break }
             var pause = timespec(tv_sec: 0, tv_nsec: 50_000_000)
             _ = nanosleep(&pause, nil)
         }

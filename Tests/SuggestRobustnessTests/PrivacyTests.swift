@@ -323,6 +323,35 @@ import Testing
         #expect(try Self.traces(of: secrets, in: fixture) == [])
     }
 
+    /// The same in a store directory where no new file can be made (`chattr +i` on it, or another user's directory
+    /// with the user's own store files; here a link to nowhere in each marker's place): the delete cannot note the
+    /// scrub it owes for the next command, so it waits for the reader as long as it would for a lock. It gave up
+    /// after a second, said that the next command would remove the names, and none did.
+    @Test func deletingWhileAnotherProcessReadsWhereNoNoteCanBeMade() throws {
+        let fixture = try Self.storeWithHistory("privacy-unnoted")
+        let donations = Self.secretDonations(
+            conversation: "conv-ibis", prefix: "ibis", names: ["Ibis Harmonica Guild"],
+            people: ["Ottoline Brackenbury"], start: Donations.start + 1_000)
+        try fixture.importLines(Donations.lines(donations))
+        let secrets = ["Ibis Harmonica Guild", "Ottoline Brackenbury"]
+        #expect(try Self.unstored(secrets, in: fixture) == [])
+        for marker in ["rewrite", "scrub"] {
+            #expect(symlink("/nonexistent-\(getpid())/marker", fixture.store + "/suggest.sqlite-" + marker) == 0)
+        }
+        let reader = try Database(path: fixture.store + "/suggest.sqlite")
+        try reader.execute("BEGIN")
+        #expect(try reader.statement("SELECT SUM(count) FROM donation_blocks").scalarInt() == 404)
+        let delete = try fixture.start(["delete", "--conversation", "conv-ibis"])
+        sleepSeconds(2.5)
+        let waited = !delete.hasExited
+        try reader.execute("COMMIT")
+        let outcome = delete.wait(timeout: 40)
+        #expect(outcome.status == 0, "\(outcome)")
+        #expect(!outcome.error.contains("deleted bytes may stay"), "\(outcome.error)")
+        #expect(waited, "the delete did not wait for the reader")
+        #expect(try Self.traces(of: secrets, in: fixture) == [])
+    }
+
     /// Regression: a donation whose identifier the account already has is a no-op, yet it used to leave its
     /// conversation (when new), its names and its people in the store: "already recorded; nothing changed", then
     /// no `delete` short of `--everything` could remove them, and its people raised the old conversation in

@@ -69,6 +69,46 @@ import Testing
         #expect(access(marker, F_OK) != 0, "a checkpoint after the pause rewrites the file")
     }
 
+    /// What a deletion owes and no marker can note (a directory the user may change the store's files in but create
+    /// none: here a link to nowhere in each marker's place) is kept by the process, and said
+    /// (`cleanupLeftUnnoted`): the paced server's rewrite was lost without a word, and its checkpoints never did it.
+    @Test func aDebtNoMarkerCanNoteIsKeptByTheProcessAndSaid() throws {
+        let temporary = try TemporaryStore()
+        let start = Self.at.seconds - 200_000
+        let bulk = (0..<20_000).map {
+            Self.donation("b\($0)", "bulk-\($0 % 2_000)", start + Double($0), account: "bulk")
+        }
+        let mine = (0..<2).map { Self.donation("m\($0)", "mine-\($0)", start + Double($0)) }
+        _ = try temporary.store.importDonations(bulk + mine, options: ImportOptions(now: Self.at))
+        let paced = try SQLiteDonationStore.open(
+            temporary.temporary.location, pacingRewrites: RewritePacing(heldBackFrom: .zero, pauseFactor: 4))
+        // Planted again after each settling, which removes them.
+        func plantLinks() {
+            for marker in ["rewrite", "scrub"] {
+                let path = temporary.directory + "/suggest.sqlite-" + marker
+                unlink(path)
+                #expect(symlink("/nonexistent-\(getpid())/marker", path) == 0)
+            }
+        }
+        plantLinks()
+        #expect(try paced.delete(.conversation("mine-0"), account: "default").logTruncated)
+        #expect(paced.cleanupLeftUnnoted == nil)
+        plantLinks()
+        // Right after that rewrite, the next one is held back, and only this process knows it is owed.
+        #expect(try !paced.delete(.conversation("mine-1"), account: "default").logTruncated)
+        #expect(paced.database.owesFileRewrite, "the rewrite owed was forgotten")
+        let said = paced.cleanupLeftUnnoted ?? ""
+        #expect(said.contains("cannot create") && said.contains("suggest.sqlite-rewrite"), "\(said)")
+        let deadline = ContinuousClock.now + .seconds(30)
+        while paced.database.owesFileRewrite && ContinuousClock.now < deadline {
+            try paced.checkpoint()
+            var pause = timespec(tv_sec: 0, tv_nsec: 20_000_000)
+            nanosleep(&pause, nil)
+        }
+        #expect(!paced.database.owesFileRewrite, "a checkpoint after the pause rewrites the file")
+        #expect(paced.cleanupLeftUnnoted == nil)
+    }
+
     /// An import read the retention before it took the write lock: a `config --max-age-days` that committed while
     /// it waited did not hold for it, and donations older than the new limit were recorded (and removed later by
     /// the daily expiry, without the rewrite of the file that changing the setting does). Found by a review.

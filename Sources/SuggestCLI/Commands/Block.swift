@@ -67,6 +67,7 @@ enum Unblock: Command {
                 ? "unblocked \(TerminalText.escaped(conversation))\n"
                 : "\(TerminalText.escaped(conversation)) was not blocked; nothing changed ('suggest block --list' "
                     + "lists the blocked conversations)\n")
+        if let unnoted = StoreOptions.unnotedCleanup(of: store, after: "unblocked") { throw unnoted }
         return ExitCode.success
     }
 }

@@ -58,6 +58,9 @@ enum Config: Command {
             try io.out("max-age-days  \(describe(retention.maximumAgeDays, off: "keep forever"))\n")
             try io.out("idle-days     \(describe(retention.idleDays, off: "no limit"))\n")
         }
+        if let unnoted = StoreOptions.unnotedCleanup(of: store, after: "deleted the donations past the retention") {
+            throw unnoted
+        }
         return ExitCode.success
     }
 

@@ -50,7 +50,8 @@ enum Delete: Command {
         let account = try StoreOptions.account(arguments)
         let store = try StoreOptions.open(arguments, io, maintaining: everything ? nil : account, creating: false)
         let report = try everything ? store.deleteEverything() : store.delete(selectors[0], account: account)
-        if !report.logTruncated {
+        let unnoted = StoreOptions.unnotedCleanup(of: store, after: "deleted")
+        if !report.logTruncated && unnoted == nil {
             let reason =
                 store is RedisDonationStore
                 ? "not every Redis node could rewrite its append-only file and snapshot now (a node busy or down), "
@@ -80,6 +81,7 @@ enum Delete: Command {
             if report.preferencesForgotten { text += "\"suggest less\" of conversations without donations is forgotten too\n" }
             try io.out(text)
         }
+        if let unnoted { throw unnoted }
         return ExitCode.success
     }
 

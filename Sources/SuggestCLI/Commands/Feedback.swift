@@ -33,6 +33,7 @@ enum Feedback: Command {
             try store.resetFeedback(conversation: conversation, account: account)
             // Said as the state now, true whether or not there was feedback to forget (or such a conversation).
             try io.out("\(TerminalText.escaped(conversation)) has no \"suggest less\" feedback now\n")
+            if let unnoted = StoreOptions.unnotedCleanup(of: store, after: "forgot the feedback") { throw unnoted }
         }
         return ExitCode.success
     }

@@ -68,6 +68,10 @@ extension Database {
     /// process's connections to the database through a marker file beside it, as `owesLogScrub` is.
     package var owesFileRewrite: Bool { writeGate.owesFileRewrite }
 
+    /// Why what a deletion still owes (`owesLogScrub`, `owesFileRewrite`) is known to this process alone: the marker
+    /// that tells every other process could not be made. `nil` when nothing is owed, or the marker is there.
+    package var unnotedCleanup: String? { writeGate.unnotedDebt }
+
     /// Whether a process paced so may rewrite the file now (`RewritePacing`).
     package func mayRewriteNow(_ pacing: RewritePacing) -> Bool { writeGate.mayRewriteNow(pacing) }
 

@@ -1,4 +1,5 @@
 import CSystem
+import SuggestCore
 import Synchronization
 
 /// One process-wide lock per database file, shared by every connection of this process to it, and the record of
@@ -12,6 +13,11 @@ final class WriteGate: Sendable {
     private let scrubMarker: String
     /// The debt, for when the marker cannot be made (a directory this process may not write).
     private let owedHere = Atomic<Bool>(false)
+    /// The rewrite owed, when its marker could not be made.
+    private let rewriteOwedHere = Atomic<Bool>(false)
+    /// Why a debt of this process is in this process alone, while it is owed: a marker that could not be made (a
+    /// directory where the user may change the store's files but create none). No other process can settle it.
+    private let unnoted = Mutex<String?>(nil)
 
     private static let gates = Mutex<[String: WriteGate]>([:])
 
@@ -52,10 +58,24 @@ final class WriteGate: Sendable {
     /// How many rewrites this process's deletions have asked for, and through which one the file was rewritten.
     private let rewrites = Mutex<(requested: Int, done: Int)>((0, 0))
 
-    /// `Database.owesFileRewrite`: a marker left by this process or another.
-    var owesFileRewrite: Bool { access(rewriteMarker, F_OK) == 0 }
+    /// `Database.owesFileRewrite`: a marker left by this process or another, or this process's own debt.
+    var owesFileRewrite: Bool { rewriteOwedHere.load(ordering: .acquiring) || access(rewriteMarker, F_OK) == 0 }
 
-    func oweFileRewrite() { Self.makeMarker(rewriteMarker) }
+    func oweFileRewrite() {
+        guard let failure = Self.makeMarker(rewriteMarker) else { return }
+        rewriteOwedHere.store(true, ordering: .releasing)
+        unnoted.withLock { $0 = failure }
+    }
+
+    /// `Database.unnotedCleanup`.
+    var unnotedDebt: String? { unnoted.withLock { $0 } }
+
+    /// Forgets why a debt is this process's alone once it owes nothing.
+    private func forgetUnnotedIfSettled() {
+        unnoted.withLock { reason in
+            if !owedHere.load(ordering: .acquiring) && !rewriteOwedHere.load(ordering: .acquiring) { reason = nil }
+        }
+    }
 
     /// When this process's last rewrite ended, and how long it took.
     private let lastRewrite = Mutex<(ended: ContinuousClock.Instant, took: Duration)?>(nil)
@@ -84,7 +104,9 @@ final class WriteGate: Sendable {
     /// and any other's (whose deletions committed before the rewrite began, as it took the write lock).
     func noteRewritten(through covered: Int) {
         rewrites.withLock { $0.done = max($0.done, covered) }
+        rewriteOwedHere.store(false, ordering: .releasing)
         unlink(rewriteMarker)
+        forgetUnnotedIfSettled()
     }
 
     /// `Database.owesLogScrub`: owed by this process, or by any other (its marker).
@@ -93,20 +115,24 @@ final class WriteGate: Sendable {
     /// Notes that the log may hold deleted data until it is next cut.
     func oweLogScrub() {
         owedHere.store(true, ordering: .releasing)
-        Self.makeMarker(scrubMarker)
+        if let failure = Self.makeMarker(scrubMarker) { unnoted.withLock { $0 = failure } }
     }
 
     /// Creates an empty marker file beside the database, if there is none; never through a link: one planted in
     /// its place would have the store truncate the file it names.
-    private static func makeMarker(_ path: String) {
+    /// - Returns: `nil`, or why the marker could not be made.
+    private static func makeMarker(_ path: String) -> String? {
         let descriptor = system_open_creating(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        if descriptor >= 0 { close(descriptor) }
+        guard descriptor >= 0 else { return "cannot create \(path): \(ErrorNumber.describeLast())" }
+        close(descriptor)
+        return nil
     }
 
     /// The log has been cut: nothing deleted stays in it.
     func settleLogScrub() {
         owedHere.store(false, ordering: .releasing)
         unlink(scrubMarker)
+        forgetUnnotedIfSettled()
     }
 
     func withLock<T>(_ body: () throws -> T) throws -> T {
