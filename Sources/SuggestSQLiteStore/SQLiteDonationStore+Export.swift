@@ -67,7 +67,7 @@ extension SQLiteDonationStore {
             do {
                 return ExportCursor(store: self, reader: try RecordingOrderReader(database: database, account: account))
             } catch {
-                try? database.execute("COMMIT")
+                database.endRead()
                 throw error
             }
         }
@@ -91,7 +91,7 @@ extension SQLiteDonationStore {
         func close() {
             guard reader != nil else { return }
             reader = nil
-            try? store.database.execute("COMMIT")
+            store.database.endRead()
         }
 
         deinit { close() }

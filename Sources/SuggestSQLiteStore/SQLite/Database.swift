@@ -315,7 +315,7 @@ package final class Database {
     /// Ends a read transaction whatever happened in it: a connection left inside one refuses its next `BEGIN`
     /// ("cannot start a transaction within a transaction") and keeps its snapshot, holding the log's checkpoint
     /// back.
-    private func endRead() {
+    package func endRead() {
         guard sqlite3_get_autocommit(handle) == 0 else { return }
         if (try? execute("COMMIT")) == nil { rollBack() }
     }
