@@ -547,6 +547,29 @@ import Testing
         #expect(restarted.stop().status == 0)
     }
 
+    /// A keys file whose directory the server's user may no longer search is "out of reach", with the system's
+    /// words, not "missing": an operator looked for a deleted file. The keys stay, as for a missing file.
+    @Test func aKeysFileOutOfReachIsNotCalledMissing() throws {
+        let (scratch, store, nobody) = try Self.storeOfNobody("keys-out-of-reach")
+        let directory = scratch("keys")
+        mkdir(directory, 0o755)
+        let keys = directory + "/keys.json"
+        try writeFile(keys, #"{"keys": [{"tenant": "acme", "key": "acme-key-0123456789abcdef"}]}"#)
+        chmod(keys, 0o600)
+        chown(keys, 65534, 65534)
+        let server = try ServeProcess(["--store", store, "--keys", keys], scratch: scratch.path, wrapper: nobody)
+        chmod(directory, 0o700)
+        let line = #""event":"keys file out of reach; the old keys stay""#
+        for _ in 0..<100 where !server.process.standardErrorSoFar().contains(line) { sleepSeconds(0.1) }
+        let log = server.process.standardErrorSoFar()
+        #expect(log.contains(line) && log.contains("Permission denied"), "\(log.suffix(600))")
+        #expect(!log.contains("keys file missing"))
+        let headers = [("Authorization", "Bearer acme-key-0123456789abcdef")]
+        #expect(try server.client.request("GET", "/v1/accounts/a/donations", headers: headers).status == 200)
+        chmod(directory, 0o755)
+        #expect(server.stop().status == 0)
+    }
+
     /// `suggest-serve` started on its own (as a unit file or a supervisor may), its standard error a pipe to the
     /// shell command `reader` (which sees the first line, the address, and passes it on to the test's capture).
     /// - Returns: the server and the port it listens on, once it does (at most 30 s).

@@ -91,9 +91,19 @@ public struct KeyRing: Sendable, Equatable {
 
         /// The version of the file at `path` now, or `nil` when it cannot be read.
         public static func of(path: String) -> FileVersion? {
+            try? look(at: path).get()
+        }
+
+        /// The version of the file at `path` now, or the `errno` of the `stat` that failed.
+        static func look(at path: String) -> Result<FileVersion, ErrorCode> {
             var info = stat()
-            guard stat(path, &info) == 0 else { return nil }
-            return FileVersion(info)
+            guard stat(path, &info) == 0 else { return .failure(ErrorCode(number: system_errno())) }
+            return .success(FileVersion(info))
+        }
+
+        /// An `errno` value, as an error.
+        struct ErrorCode: Error {
+            var number: Int32
         }
     }
 

@@ -32,11 +32,19 @@ final class KeysWatch: Sendable {
         guard path != nil else { return }
         let task = PeriodicTask(label: "suggest.keys", every: .seconds(2)) { [self] in
             guard let path else { return }
-            guard let current = KeyRing.FileVersion.of(path: path) else {
+            let current: KeyRing.FileVersion
+            switch KeyRing.FileVersion.look(at: path) {
+            case .success(let version):
+                current = version
+            case .failure(let error):
                 if !missingReported.withLock({ reported in defer { reported = true }; return reported }) {
+                    // A directory the server may not search is not a missing file: say what the system said.
+                    let missing = ErrorNumber.meansAbsent(error.number)
                     api.log.event(
-                        "keys file missing; the old keys stay",
-                        [("path", path), ("hint", "to revoke every key, write {\"keys\": []} into it")])
+                        missing ? "keys file missing; the old keys stay" : "keys file out of reach; the old keys stay",
+                        [("path", path)]
+                            + (missing ? [] : [("error", ErrorNumber.describe(error.number))])
+                            + [("hint", "to revoke every key, write {\"keys\": []} into it")])
                 }
                 return
             }
