@@ -45,7 +45,7 @@ extension RedisDonationStore {
         }
         let slowLogRefusal = emptySlowLogs(of: answering, naming: slowLogs)
         if let refused = requests.first(where: { $0.refusal != nil }), let message = refused.refusal {
-            throw StoreError(
+            var error = StoreError(
                 .misconfigured,
                 "deleted, but the Redis user may not run \(refused.kind.command.name) on \(refused.node.endpoint) "
                     + "(\(message.prefix(100))), so what was deleted stays in that node's files: give the user the "
@@ -53,6 +53,8 @@ extension RedisDonationStore {
                     + (unnoted.map { "then run BGREWRITEAOF and BGSAVE on every node: the note that owes the rewrite "
                         + "could not be written (\($0.message))" }
                         ?? "the next deletion or maintenance step rewrites them then"))
+            error.leftDeletedBytesUnnoted = unnoted != nil
+            throw error
         }
         if let unnoted { throw Self.rewriteNotOwed(unnoted) }
         if let (node, message) = slowLogRefusal {
@@ -158,12 +160,14 @@ extension RedisDonationStore {
 
     /// The error for a rewrite owed that could not be noted (`noteFileRewrites`), which nothing would ask for again.
     private static func rewriteNotOwed(_ unnoted: StoreError) -> StoreError {
-        StoreError(
+        var error = StoreError(
             unnoted.kind,
             "deleted, but not every Redis node could rewrite its append-only file and snapshot now, and the note that "
                 + "the store's upkeep owes them a rewrite could not be written (\(unnoted.message)): what was deleted "
                 + "stays in those files until they are rewritten, by the next deletion or by BGREWRITEAOF and BGSAVE "
                 + "on every node")
+        error.leftDeletedBytesUnnoted = true
+        return error
     }
 
     /// The two files of a node that hold its data: the append-only file and the snapshot.

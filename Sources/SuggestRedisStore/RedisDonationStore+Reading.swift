@@ -260,10 +260,15 @@ extension RedisDonationStore {
             ])
             // Not thrown: the preference changed, and an error would tell a retry otherwise. A user who may not
             // rewrite leaves the rewrite owed (`files.rewrite`), as a node that is down does. The account goes
-            // too when that was all it had.
+            // too when that was all it had. But a rewrite owed that could not be noted either is said: nothing
+            // else would remove the name from the nodes' files.
             if left.allSatisfy({ $0.integer == 0 }) {
                 try? forgetAccountIfNothingIsLeft(keys)
-                _ = try? rewriteFiles(slowLogs: .account(keys))
+                do {
+                    _ = try rewriteFiles(slowLogs: .account(keys))
+                } catch where error.leftDeletedBytesUnnoted {
+                    throw error
+                } catch {}
             }
         }
         return Int(reply.integer ?? 0)

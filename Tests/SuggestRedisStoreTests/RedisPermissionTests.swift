@@ -70,6 +70,16 @@ import Testing
             unnoted.error.contains("may not run BGREWRITEAOF")
                 && unnoted.error.contains("the note that owes the rewrite could not be written"),
             "\(unnoted)")
+        // So is an unblock that erased a name's last trace (it said "unblocked", exit 0, and the name stayed in the
+        // nodes' files after any maintenance).
+        let block = try Suggest.run(
+            ["block", "--conversation", "zz-unnoted", "--account", name, "--store", url], scratch: scratch.path)
+        #expect(block.status == 0, "\(block)")
+        let unblocked = try Suggest.run(
+            ["unblock", "--conversation", "zz-unnoted", "--account", name, "--store", url], scratch: scratch.path)
+        #expect(
+            unblocked.status == 1 && unblocked.error.contains("the note that owes the rewrite could not be written"),
+            "\(unblocked)")
         try setUser(Self.permissions)
         let export = try Suggest.run(["export", "--account", name, "--store", url], scratch: scratch.path)
         #expect(export.status == 0 && export.output.isEmpty, "\(export)")

@@ -49,6 +49,10 @@ public struct StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// out (`diskFull`) as a full disk is, but not a full disk, which front ends word apart.
     public private(set) var isFileSizeLimit = false
 
+    /// Whether a deletion left deleted bytes in the store's files and could not note the rewrite they are owed, so
+    /// that nothing will remove them: said even where the rest of the operation reports no failure (an unblock).
+    public package(set) var leftDeletedBytesUnnoted = false
+
     /// How a store's message, and a front end's, names the process's limit on file size.
     public static let fileSizeLimitWords = "a limit on file size"
 
