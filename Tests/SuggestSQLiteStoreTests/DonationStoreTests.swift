@@ -25,22 +25,28 @@ import Testing
                 contentTypes: types))
     }
 
+    /// A store with `bulk` donations in another account (a rewrite reads them all, a deletion's own work does not)
+    /// and one each to `mine` conversations (`mine-0` ...), and a connection to it paced as a server's but for its
+    /// 50 ms, which a store a test can make in a moment does not take.
+    static func pacedStore(bulk: Int, mine: Int) throws -> (TemporaryStore, SQLiteDonationStore) {
+        let temporary = try TemporaryStore()
+        let start = Self.at.seconds - 200_000
+        let others = (0..<bulk).map {
+            Self.donation("b\($0)", "bulk-\($0 % (bulk / 10))", start + Double($0), account: "bulk")
+        }
+        let own = (0..<mine).map { Self.donation("m\($0)", "mine-\($0)", start + Double($0)) }
+        _ = try temporary.store.importDonations(others + own, options: ImportOptions(now: Self.at))
+        let paced = try SQLiteDonationStore.open(
+            temporary.temporary.location, pacingRewrites: RewritePacing(heldBackFrom: .zero, pauseFactor: 4))
+        return (temporary, paced)
+    }
+
     /// A process rewrites the file after a deletion at most a fifth of the time: a deletion right after a rewrite
     /// leaves its own owed (`logTruncated` false, the marker beside the database), and a checkpoint once the pause
     /// is over settles it. Without the pause a client deleting or unblocking in a loop kept a large store's writers
     /// waiting behind one rewrite after another (a review measured half a second each on 83 MB).
     @Test func aDeletionRightAfterARewriteLeavesItsOwnToACheckpoint() throws {
-        let temporary = try TemporaryStore()
-        let start = Self.at.seconds - 200_000
-        // Most of the store in another account: the rewrite reads it all, the deletions' own work does not.
-        let bulk = (0..<40_000).map {
-            Self.donation("b\($0)", "bulk-\($0 % 4_000)", start + Double($0), account: "bulk")
-        }
-        let mine = (0..<4).map { Self.donation("m\($0)", "mine-\($0)", start + Double($0)) }
-        _ = try temporary.store.importDonations(bulk + mine, options: ImportOptions(now: Self.at))
-        // The server's pacing but for its 50 ms, which a store a test can make in a moment does not take.
-        let paced = try SQLiteDonationStore.open(
-            temporary.temporary.location, pacingRewrites: RewritePacing(heldBackFrom: .zero, pauseFactor: 4))
+        let (temporary, paced) = try Self.pacedStore(bulk: 40_000, mine: 4)
         let marker = temporary.directory + "/suggest.sqlite-rewrite"
         #expect(try paced.delete(.conversation("mine-0"), account: "default").logTruncated)
         #expect(access(marker, F_OK) != 0)
@@ -73,15 +79,7 @@ import Testing
     /// none: here a link to nowhere in each marker's place) is kept by the process, and said
     /// (`cleanupLeftUnnoted`): the paced server's rewrite was lost without a word, and its checkpoints never did it.
     @Test func aDebtNoMarkerCanNoteIsKeptByTheProcessAndSaid() throws {
-        let temporary = try TemporaryStore()
-        let start = Self.at.seconds - 200_000
-        let bulk = (0..<20_000).map {
-            Self.donation("b\($0)", "bulk-\($0 % 2_000)", start + Double($0), account: "bulk")
-        }
-        let mine = (0..<2).map { Self.donation("m\($0)", "mine-\($0)", start + Double($0)) }
-        _ = try temporary.store.importDonations(bulk + mine, options: ImportOptions(now: Self.at))
-        let paced = try SQLiteDonationStore.open(
-            temporary.temporary.location, pacingRewrites: RewritePacing(heldBackFrom: .zero, pauseFactor: 4))
+        let (temporary, paced) = try Self.pacedStore(bulk: 20_000, mine: 2)
         // Planted again after each settling, which removes them.
         func plantLinks() {
             for marker in ["rewrite", "scrub"] {
@@ -731,8 +729,9 @@ import Testing
         for index in 0..<(services * 2) {
             let conversation = index % (services + services / 7)
             // Ten conversations at a time donate at the same moment: their channel keys tie across services.
+            let direction: InteractionDirection = index % 3 == 0 ? .incoming : .outgoing
             var donation = Self.donation(
-                "d\(index)", "c-\(conversation)", start + Double(index / 10 * 10), index % 3 == 0 ? .incoming : .outgoing,
+                "d\(index)", "c-\(conversation)", start + Double(index / 10 * 10), direction,
                 types: index % 4 == 1 ? ["public.jpeg"] : [])
             donation.intent.serviceName = conversation % 7 == 6 ? nil : "svc-\(conversation)"
             donations.append(donation)

@@ -272,7 +272,8 @@ import Testing
         ] {
             let refused = try server.client.send("POST", "/v1/accounts/alice/share", json: body)
             #expect(refused.status == 400 && refused.text.hasPrefix(#"{"error":{"code":"invalid_share","#))
-            #expect(refused.text.contains("the limit is 4096") && refused.text.count < 400, "\(refused.text.prefix(300))")
+            #expect(
+                refused.text.contains("the limit is 4096") && refused.text.count < 400, "\(refused.text.prefix(300))")
         }
         server.stop()
     }

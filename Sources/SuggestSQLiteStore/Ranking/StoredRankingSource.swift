@@ -179,12 +179,14 @@ public final class StoredRankingSource: RankingSource {
     /// first.
     private func everyConversation(inOrderOf channel: Int) throws -> [SortedEntry] {
         let select = try database.statement(
-            "SELECT id, c\(channel) FROM conversations INDEXED BY conversations_by_service_c\(channel) WHERE account = ?")
+            "SELECT id, c\(channel) FROM conversations INDEXED BY conversations_by_service_c\(channel) "
+                + "WHERE account = ?")
         try select.reset([.text(account)])
         defer { _ = try? select.reset() }
         var entries: [SortedEntry] = []
         while try select.step() {
-            entries.append(SortedEntry(key: select.double(1), conversation: ConversationHandle(rawValue: select.int(0))))
+            let conversation = ConversationHandle(rawValue: select.int(0))
+            entries.append(SortedEntry(key: select.double(1), conversation: conversation))
         }
         entries.sort {
             $0.key > $1.key || ($0.key == $1.key && $0.conversation.rawValue < $1.conversation.rawValue)
