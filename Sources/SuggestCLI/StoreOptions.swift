@@ -158,8 +158,12 @@ extension StoreOptions {
     /// The failure of a command whose deletion (`done`: "deleted", "unblocked X") left deleted bytes in the store's
     /// files that no later command can know of (`SQLiteDonationStore.cleanupLeftUnnoted`): said, and exit 1, as the
     /// Redis store says a rewrite it could not note. `nil` when the store noted what it owes, or owes nothing.
+    /// First it waits for the reads that keep the store from settling it, as long as for a lock.
     static func unnotedCleanup(of store: any DonationStore, after done: String) -> CommandError? {
-        guard let reason = (store as? SQLiteDonationStore)?.cleanupLeftUnnoted else { return nil }
+        guard let store = store as? SQLiteDonationStore, store.cleanupLeftUnnoted != nil,
+            !store.settleUnnotedCleanup(waitingUpTo: .milliseconds(Int64(Database.busyTimeoutMilliseconds))),
+            let reason = store.cleanupLeftUnnoted
+        else { return nil }
         return .failure(
             "\(done), but what it removed stays in the store's files (another process was reading them, or the file "
                 + "could not be rewritten), and no later command can know it: \(reason) (the note a deletion leaves "

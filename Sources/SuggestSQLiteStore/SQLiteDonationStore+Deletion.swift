@@ -9,6 +9,23 @@ extension SQLiteDonationStore {
     /// leaves them until a later deletion. `nil` when nothing is owed or the note is made.
     public var cleanupLeftUnnoted: String? { database.unnotedCleanup }
 
+    /// Settles what this process owes that no other process can learn of (`cleanupLeftUnnoted`): rewrites the file
+    /// and cuts the log as soon as no other connection keeps them from it, trying for up to `limit`. For a process
+    /// about to exit (a command), which would leave the debt to nobody; a long-running one settles it at its
+    /// checkpoints.
+    /// - Returns: whether nothing of it is owed any more.
+    public func settleUnnotedCleanup(waitingUpTo limit: Duration) -> Bool {
+        let started = ContinuousClock.now
+        while database.unnotedCleanup != nil {
+            if database.owesFileRewrite, !database.isReadOnly { _ = database.rewriteAfterDeletion(waiting: false) }
+            if database.owesLogScrub { _ = try? truncateLogIfIdle() }
+            guard database.unnotedCleanup != nil, ContinuousClock.now - started < limit else { break }
+            var pause = timespec(tv_sec: 0, tv_nsec: 50_000_000)
+            _ = nanosleep(&pause, nil)
+        }
+        return database.unnotedCleanup == nil
+    }
+
     /// Deletes the selected donations of one account, recomputes the conversations they fed from what remains,
     /// drops conversations left empty with their metadata, and truncates the WAL so that no deleted byte stays
     /// in the store's files (`secure_delete` overwrites the freed pages).
@@ -399,11 +416,6 @@ extension SQLiteDonationStore {
     ///   write it over in place.
     func scrubLog() -> Bool {
         let started = ContinuousClock.now
-        // A debt no other process can learn of (no marker beside the database) is waited on as long as a lock is:
-        // a command that exits leaves it to nobody. Not by a server's store, whose checkpoints settle it.
-        let patience: Duration =
-            database.unnotedCleanup != nil && rewritePacing == nil
-            ? .milliseconds(Int64(database.busyTimeout)) : .seconds(1)
         while true {
             do {
                 // This process's writers wait for each try (milliseconds) rather than keep it from ever finding
@@ -412,7 +424,7 @@ extension SQLiteDonationStore {
             } catch {
                 break
             }
-            guard ContinuousClock.now - started < patience else { break }
+            guard ContinuousClock.now - started < .seconds(1) else { break }
             var pause = timespec(tv_sec: 0, tv_nsec: 50_000_000)
             _ = nanosleep(&pause, nil)
         }

@@ -107,6 +107,24 @@ import Testing
         #expect(paced.cleanupLeftUnnoted == nil)
     }
 
+    /// A marker there already that this user may not open (a member of the store's group made it 0600; here a
+    /// directory in its place) notes the debt all the same, as every process finds it; a link to nowhere does not.
+    /// Counted as unnoted, a group member's deletion exited 1 saying no later command could know it.
+    @Test func aMarkerThereAlreadyNotesTheDebt() throws {
+        let temporary = try TemporaryStore()
+        let gate = WriteGate.forDatabase(at: temporary.directory + "/suggest.sqlite")
+        let marker = temporary.directory + "/suggest.sqlite-scrub"
+        #expect(mkdir(marker, 0o700) == 0)
+        gate.oweLogScrub()
+        #expect(gate.owesLogScrub && gate.unnotedDebt == nil, "\(gate.unnotedDebt ?? "")")
+        #expect(rmdir(marker) == 0)
+        #expect(symlink("/nonexistent-\(getpid())/marker", marker) == 0)
+        gate.oweLogScrub()
+        #expect(gate.unnotedDebt?.contains("cannot create") == true)
+        gate.settleLogScrub()
+        #expect(gate.unnotedDebt == nil)
+    }
+
     /// An import read the retention before it took the write lock: a `config --max-age-days` that committed while
     /// it waited did not hold for it, and donations older than the new limit were recorded (and removed later by
     /// the daily expiry, without the rewrite of the file that changing the setting does). Found by a review.

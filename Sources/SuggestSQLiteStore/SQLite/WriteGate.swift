@@ -120,10 +120,14 @@ final class WriteGate: Sendable {
 
     /// Creates an empty marker file beside the database, if there is none; never through a link: one planted in
     /// its place would have the store truncate the file it names.
-    /// - Returns: `nil`, or why the marker could not be made.
+    /// - Returns: `nil`, or why the marker could not be made. One there already, that this user may not open (another
+    ///   member of the store's group made it), notes the debt all the same: every process finds it as `access` does.
     private static func makeMarker(_ path: String) -> String? {
         let descriptor = system_open_creating(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { return "cannot create \(path): \(ErrorNumber.describeLast())" }
+        guard descriptor >= 0 else {
+            let reason = "cannot create \(path): \(ErrorNumber.describeLast())"
+            return access(path, F_OK) == 0 ? nil : reason
+        }
         close(descriptor)
         return nil
     }

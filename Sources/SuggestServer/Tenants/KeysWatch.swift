@@ -49,13 +49,16 @@ final class KeysWatch: Sendable {
                 return
             }
             missingReported.withLock { $0 = false }
-            if version.withLock({ $0 }) != current { reload(reason: "the file changed") }
+            if version.withLock({ $0 }) != current { reload(reason: Self.fileChanged) }
         }
         self.task.withLock { $0 = task }
         task.start()
     }
 
     func stop() { task.withLock { $0 }?.stop() }
+
+    /// The reason the watch gives its reloads.
+    private static let fileChanged = "the file changed"
 
     func reload(reason: String) {
         guard let path else {
@@ -83,10 +86,12 @@ final class KeysWatch: Sendable {
             // left as it was, so that the next check reads it again. Kept as refused, a revocation written while
             // the server had no descriptor to spare stayed unapplied until the file changed again.
             let said = momentaryReported.withLock { said in defer { said = error.description }; return said }
-            if said != error.description {
+            // Once while the watch meets it; every time an operator asks (SIGHUP).
+            if said != error.description || reason != Self.fileChanged {
                 api.log.event("keys not reloaded yet; the old keys stay", [("error", error.description)])
             }
         } catch {
+            momentaryReported.withLock { $0 = nil }
             // The refused version is kept anyway, so that a broken file is reported once, not every 2 seconds;
             // making it usable (an edit, a rename into place, a chmod) is a new version. The version of the file
             // that was read, not of what the path names a moment later, which may already be the fix.
