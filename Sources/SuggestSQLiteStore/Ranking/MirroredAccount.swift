@@ -88,26 +88,42 @@ final class MirroredAccount: MirroredState {
             MirroredList(sorting: states.indices.map { (states[$0].channels[channel], Int32($0)) })
         }
         allLists = all
-        // A service's lists are the lists of all, filtered: their order is already right.
-        var byService: [ByteKey: [Int32]] = [:]
+        // A service's lists are the lists of all, split by service in one pass over each: their order is already
+        // right. (A pass over each list for each service took an account of 80,000 services 38 s of CPU.)
+        var serviceNames: [ByteKey] = []
+        var serviceNumbers: [ByteKey: Int] = [:]
+        var serviceSizes: [Int] = []
+        var serviceOfSlot = [Int](repeating: -1, count: count)
         for (slot, service) in services.enumerated() {
-            if let service { byService[ByteKey(service), default: []].append(Int32(slot)) }
+            guard let service else { continue }
+            let name = ByteKey(service)
+            let number = serviceNumbers[name] ?? serviceNames.count
+            if number == serviceNames.count {
+                serviceNumbers[name] = number
+                serviceNames.append(name)
+                serviceSizes.append(0)
+            }
+            serviceOfSlot[slot] = number
+            serviceSizes[number] += 1
         }
-        var serviceLists: [ByteKey: [MirroredList]] = [:]
-        for (service, members) in byService {
-            var inService = [Bool](repeating: false, count: count)
-            for slot in members { inService[Int(slot)] = true }
-            serviceLists[service] = all.map { list in
+        var split = [[MirroredList]](repeating: [], count: serviceNames.count)
+        for list in all {
+            var lists = serviceSizes.map { size in
                 var entries = MirroredList()
-                entries.keys.reserveCapacity(members.count)
-                entries.slots.reserveCapacity(members.count)
-                for (key, slot) in zip(list.keys, list.slots) where inService[Int(slot)] {
-                    entries.keys.append(key)
-                    entries.slots.append(slot)
-                }
+                entries.keys.reserveCapacity(size)
+                entries.slots.reserveCapacity(size)
                 return entries
             }
+            for (key, slot) in zip(list.keys, list.slots) {
+                let number = serviceOfSlot[Int(slot)]
+                guard number >= 0 else { continue }
+                lists[number].keys.append(key)
+                lists[number].slots.append(slot)
+            }
+            for (number, entries) in lists.enumerated() { split[number].append(entries) }
         }
+        var serviceLists: [ByteKey: [MirroredList]] = [:]
+        for (number, name) in serviceNames.enumerated() { serviceLists[name] = split[number] }
         self.serviceLists = serviceLists
         // A kind's lists carry the keys stored with its rows.
         var byKind: [Int32: [Int]] = [:]
