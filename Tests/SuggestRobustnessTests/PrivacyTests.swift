@@ -352,6 +352,31 @@ import Testing
         #expect(try Self.traces(of: secrets, in: fixture) == [])
     }
 
+    /// And when the reader outlasts the wait (30 s, as for a lock): the deletion is done and printed, and the command
+    /// fails saying that the bytes stay and that no later command can know it, where it exited 0 promising that the
+    /// next command would remove them.
+    @Test func aDeletionWhoseDebtNoNoteCanHoldAndNoWaitSettlesFailsSayingSo() throws {
+        let fixture = try Self.storeWithHistory("privacy-unsettled")
+        let donations = Self.secretDonations(
+            conversation: "conv-crane", prefix: "crane", names: ["Crane Ocarina Circle"],
+            people: ["Philippa Thistlewood"], start: Donations.start + 1_000)
+        try fixture.importLines(Donations.lines(donations))
+        for marker in ["rewrite", "scrub"] {
+            #expect(symlink("/nonexistent-\(getpid())/marker", fixture.store + "/suggest.sqlite-" + marker) == 0)
+        }
+        let reader = try Database(path: fixture.store + "/suggest.sqlite")
+        try reader.execute("BEGIN")
+        #expect(try reader.statement("SELECT SUM(count) FROM donation_blocks").scalarInt() == 404)
+        let outcome = try fixture.start(["delete", "--conversation", "conv-crane"]).wait(timeout: 90)
+        try reader.execute("COMMIT")
+        #expect(outcome.status == 1, "\(outcome)")
+        #expect(outcome.output.contains("deleted 4 donations from 1 conversation"), "\(outcome.output)")
+        #expect(
+            outcome.error.contains("no later command can know it") && outcome.error.contains("suggest.sqlite-scrub")
+                && !outcome.error.contains("the next command that opens the store"),
+            "\(outcome.error)")
+    }
+
     /// Regression: a donation whose identifier the account already has is a no-op, yet it used to leave its
     /// conversation (when new), its names and its people in the store: "already recorded; nothing changed", then
     /// no `delete` short of `--everything` could remove them, and its people raised the old conversation in
