@@ -13,7 +13,8 @@ final class KeysWatch: Sendable {
     private let version: Mutex<KeyRing.FileVersion?>
     /// Whether the watch has said that the file is missing, since it last found it.
     private let missingReported = Mutex(false)
-    /// What the last reload that the system failed said, until a reload succeeds: said once, tried every check.
+    /// What the last reload that the system failed said, until a reload reads the file (kept or refused): said once
+    /// while the watch meets it, and tried at every check.
     private let momentaryReported = Mutex<String?>(nil)
     private let api: API
     private let task: Mutex<PeriodicTask?> = Mutex(nil)
