@@ -148,7 +148,7 @@ extension SQLiteDonationStore {
     private func wipeInSteps() throws -> DeletionReport {
         let total = Int(try translating { try donationsInBlocks() })
         do {
-            return try translating { try wipeInSteps(of: total) }
+            return try wipeInSteps(of: total)
         } catch let error as StoreError where error.kind == .diskFull {
             let left = Int((try? donationsInBlocks()) ?? Int64(total))
             throw Self.wipe(stoppedBy: error, deleted: total - left, of: total)
