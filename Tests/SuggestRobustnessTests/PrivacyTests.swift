@@ -298,54 +298,63 @@ import Testing
         #expect(try fixture.succeed(["block", "--list", "--account", "acct-other"]) == "")
     }
 
-    /// Another process in the middle of a read (a share sheet listing) while a conversation is deleted: the delete
-    /// waits for it to finish, then scrubs the write-ahead log; nothing of the conversation is left on disk.
-    @Test func deletingWhileAnotherProcessReads() throws {
-        let fixture = try Self.storeWithHistory("privacy-reader")
+    /// The history with conversation `conv-NAME` added, its group named `secrets[0]` and its person `secrets[1]`
+    /// (each checked to be on disk), and a read transaction open on it in this process, as another process's read
+    /// (a share sheet listing) would be. `withoutMarkers` plants a link to nowhere in each marker's place, as a
+    /// directory that takes no new file (`chattr +i` on it, or another user's) leaves them unmade.
+    static func storeBeingRead(
+        _ label: String, conversation name: String, secrets: [String], withoutMarkers: Bool = false
+    ) throws -> (StoreFixture, Database) {
+        let fixture = try Self.storeWithHistory(label)
         let donations = Self.secretDonations(
-            conversation: "conv-heron", prefix: "heron", names: ["Heron Accordion Society"],
-            people: ["Montgomery Quillfeather"], start: Donations.start + 1_000)
+            conversation: "conv-" + name, prefix: name, names: [secrets[0]], people: [secrets[1]],
+            start: Donations.start + 1_000)
         try fixture.importLines(Donations.lines(donations))
-        let secrets = ["Heron Accordion Society", "Montgomery Quillfeather"]
         #expect(try Self.unstored(secrets, in: fixture) == [])
-        // This process plays the reader: a read transaction open on its own connection.
+        if withoutMarkers {
+            for marker in ["rewrite", "scrub"] {
+                #expect(symlink("/nonexistent-\(getpid())/marker", fixture.store + "/suggest.sqlite-" + marker) == 0)
+            }
+        }
         let reader = try Database(path: fixture.store + "/suggest.sqlite")
         try reader.execute("BEGIN")
         #expect(try reader.statement("SELECT SUM(count) FROM donation_blocks").scalarInt() == 404)
-        let delete = try fixture.start(["delete", "--conversation", "conv-heron"])
-        sleepSeconds(0.3)
-        // The deletion is committed by now; scrubbing the log waits for the reader's snapshot to end.
+        return (fixture, reader)
+    }
+
+    /// `suggest delete --conversation` while `reader` reads, for `seconds`, then without it.
+    /// - Returns: how the command ended, and whether it was still running when the read ended.
+    static func delete(
+        _ conversation: String, in fixture: StoreFixture, whileReading reader: Database, for seconds: Double
+    ) throws -> (ProcessOutcome, waited: Bool) {
+        let delete = try fixture.start(["delete", "--conversation", conversation])
+        sleepSeconds(seconds)
         let waited = !delete.hasExited
         try reader.execute("COMMIT")
-        let outcome = delete.wait(timeout: 40)
+        return (delete.wait(timeout: 40), waited)
+    }
+
+    /// Another process in the middle of a read (a share sheet listing) while a conversation is deleted: the delete
+    /// waits for it to finish, then scrubs the write-ahead log; nothing of the conversation is left on disk.
+    @Test func deletingWhileAnotherProcessReads() throws {
+        let secrets = ["Heron Accordion Society", "Montgomery Quillfeather"]
+        let (fixture, reader) = try Self.storeBeingRead("privacy-reader", conversation: "heron", secrets: secrets)
+        // The deletion is committed 0.3 s in; scrubbing the log waits for the reader's snapshot to end.
+        let (outcome, waited) = try Self.delete("conv-heron", in: fixture, whileReading: reader, for: 0.3)
         #expect(outcome.status == 0, "\(outcome)")
         #expect(waited, "the delete did not wait for the reader")
         #expect(try Self.traces(of: secrets, in: fixture) == [])
     }
 
     /// The same in a store directory where no new file can be made (`chattr +i` on it, or another user's directory
-    /// with the user's own store files; here a link to nowhere in each marker's place): the delete cannot note the
+    /// with the user's own store files; here links to nowhere, `storeBeingRead`): the delete cannot note the
     /// scrub it owes for the next command, so it waits for the reader as long as it would for a lock. It gave up
     /// after a second, said that the next command would remove the names, and none did.
     @Test func deletingWhileAnotherProcessReadsWhereNoNoteCanBeMade() throws {
-        let fixture = try Self.storeWithHistory("privacy-unnoted")
-        let donations = Self.secretDonations(
-            conversation: "conv-ibis", prefix: "ibis", names: ["Ibis Harmonica Guild"],
-            people: ["Ottoline Brackenbury"], start: Donations.start + 1_000)
-        try fixture.importLines(Donations.lines(donations))
         let secrets = ["Ibis Harmonica Guild", "Ottoline Brackenbury"]
-        #expect(try Self.unstored(secrets, in: fixture) == [])
-        for marker in ["rewrite", "scrub"] {
-            #expect(symlink("/nonexistent-\(getpid())/marker", fixture.store + "/suggest.sqlite-" + marker) == 0)
-        }
-        let reader = try Database(path: fixture.store + "/suggest.sqlite")
-        try reader.execute("BEGIN")
-        #expect(try reader.statement("SELECT SUM(count) FROM donation_blocks").scalarInt() == 404)
-        let delete = try fixture.start(["delete", "--conversation", "conv-ibis"])
-        sleepSeconds(2.5)
-        let waited = !delete.hasExited
-        try reader.execute("COMMIT")
-        let outcome = delete.wait(timeout: 40)
+        let (fixture, reader) = try Self.storeBeingRead(
+            "privacy-unnoted", conversation: "ibis", secrets: secrets, withoutMarkers: true)
+        let (outcome, waited) = try Self.delete("conv-ibis", in: fixture, whileReading: reader, for: 2.5)
         #expect(outcome.status == 0, "\(outcome)")
         #expect(!outcome.error.contains("deleted bytes may stay"), "\(outcome.error)")
         #expect(waited, "the delete did not wait for the reader")
@@ -356,17 +365,9 @@ import Testing
     /// fails saying that the bytes stay and that no later command can know it, where it exited 0 promising that the
     /// next command would remove them.
     @Test func aDeletionWhoseDebtNoNoteCanHoldAndNoWaitSettlesFailsSayingSo() throws {
-        let fixture = try Self.storeWithHistory("privacy-unsettled")
-        let donations = Self.secretDonations(
-            conversation: "conv-crane", prefix: "crane", names: ["Crane Ocarina Circle"],
-            people: ["Philippa Thistlewood"], start: Donations.start + 1_000)
-        try fixture.importLines(Donations.lines(donations))
-        for marker in ["rewrite", "scrub"] {
-            #expect(symlink("/nonexistent-\(getpid())/marker", fixture.store + "/suggest.sqlite-" + marker) == 0)
-        }
-        let reader = try Database(path: fixture.store + "/suggest.sqlite")
-        try reader.execute("BEGIN")
-        #expect(try reader.statement("SELECT SUM(count) FROM donation_blocks").scalarInt() == 404)
+        let (fixture, reader) = try Self.storeBeingRead(
+            "privacy-unsettled", conversation: "crane", secrets: ["Crane Ocarina Circle", "Philippa Thistlewood"],
+            withoutMarkers: true)
         let outcome = try fixture.start(["delete", "--conversation", "conv-crane"]).wait(timeout: 90)
         try reader.execute("COMMIT")
         #expect(outcome.status == 1, "\(outcome)")
