@@ -154,7 +154,7 @@ enum TopKBenchmark {
                 to: slot)
             if donation.contentType >= 0 {
                 index.applyContent(
-                    kind: kinds[Int(donation.contentType)], at: Timestamp(seconds: Double(donation.date)), to: slot)
+                    kinds: [kinds[Int(donation.contentType)]], at: Timestamp(seconds: Double(donation.date)), to: slot)
             }
         }
     }

@@ -79,6 +79,21 @@ import Testing
         try StoreConformance.keepsEquivalentSpellingsApartInOneWrite(reference: reference, candidate: candidate)
     }
 
+    /// And the lists of the kinds let go are gone from the nodes: one list per kind and channel, for the kinds kept.
+    @Test func redisKeepsTheSameKindsAsTheReference() throws {
+        let cluster = try Self.emptyCluster()
+        let store = try RedisDonationStore.open(url: cluster.url)
+        let (reference, candidate) = try StoreConformance.keepingEverything(store)
+        try StoreConformance.keepsAtMostTheLimitOfKinds(reference: reference, candidate: candidate)
+        let client = try RedisClusterClient(url: cluster.url)
+        var lists = 0
+        for reply in try client.sendToEveryMaster(RedisCommand("KEYS", "*:zk*org.example.k*")) {
+            lists += try reply.result.get().array?.count ?? 0
+        }
+        let channels = StoreRanking.default.base.channels.count
+        #expect(lists == StoreConformance.keptKinds.afterDeletion.count * channels)
+    }
+
     @Test func redisFindsAPersonAmongTheSenders() throws {
         let cluster = try Self.emptyCluster()
         let (reference, candidate) = try StoreConformance.keepingEverything(try RedisDonationStore.open(url: cluster.url))

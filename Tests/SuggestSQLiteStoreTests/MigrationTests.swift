@@ -539,6 +539,55 @@ import Testing
         #expect(try store.suggestions(account: "default", context: context) == reference.suggestions(account: "default", context: context))
     }
 
+    /// A store written before a conversation kept at most `ContentSums.limit` content kinds (the fingerprint
+    /// without ";kinds:64"), whose conversation gathered 150: rebuilt, it keeps the 64 a store given the same
+    /// donations now keeps, the rows of the others gone, and ranks as that store does.
+    @Test func aStoreOfUnboundedKindsLetsAllButTheLimitGo() throws {
+        let directory = try TemporaryDirectory("open")
+        let start = Timestamp(seconds: 1_790_000_000)
+        let donations = (0..<3).map { (step: Int) -> Interaction in
+            let kinds = (step * 50..<step * 50 + 50).map { (number: Int) in "org.example.k\(number)" }
+            return Interaction(
+                account: "default", identifier: "d\(step)", date: start.adding(Double(step * 600)),
+                direction: .outgoing,
+                intent: SendMessageIntent(
+                    conversationIdentifier: "big", recipients: [Person(customIdentifier: "u-1")],
+                    contentTypes: kinds))
+        }
+        let (store, _) = try Self.migratedStore(of: donations, in: directory) { path in
+            // The rows of the kinds let go, as the code before kept them (a kept kind's sums and keys copied).
+            let database = try Database(path: path)
+            let kept = try database.uncachedStatement("SELECT kind FROM conversation_content")
+            var keptKinds: Set<String> = []
+            while try kept.step() { keptKinds.insert(kept.text(0) ?? "") }
+            let copy = try database.uncachedStatement(
+                """
+                INSERT INTO conversation_content(conversation_id, account, kind, sum, c0, c1, c2, c3)
+                SELECT conversation_id, account, ?, sum, c0, c1, c2, c3 FROM conversation_content WHERE kind = ?
+                """)
+            for number in 0..<150 where !keptKinds.contains("org.example.k\(number)") {
+                try copy.run([.text("org.example.k\(number)"), .text("org.example.k100")])
+            }
+            let policy = try database.setting("ranking.policy")
+            try database.uncachedStatement("UPDATE settings SET value = ? WHERE name = 'ranking.policy'")
+                .run([.text(policy?.replacing(";kinds:64", with: "") ?? "")])
+        }
+        let count = { try store.database.statement("SELECT count(*) FROM conversation_content").scalarInt() }
+        #expect(try count() == 150)
+        _ = try store.maintain(account: nil, now: start.adding(86_400), budget: .unbounded)
+        #expect(try count() == Int64(ContentSums.limit))
+        let fresh = try TemporaryDirectory("fresh")
+        let reference = try SQLiteDonationStore.open(fresh.location)
+        try reference.setRetention(Retention(maximumAgeDays: 0, idleDays: 0))
+        for donation in donations { _ = try reference.record(donation) }
+        for number in [0, 20, 60, 149] {
+            let context = RankingContext(at: start.adding(86_400), contentTypes: ["org.example.k\(number)"])
+            #expect(
+                try store.suggestions(account: "default", context: context, explain: true)
+                    == reference.suggestions(account: "default", context: context, explain: true))
+        }
+    }
+
     /// An older version's process beside this one (an upgrade with it still running) rebuilds under its own rule,
     /// a step at a time, leaving this version's fingerprint in place until it is done: its pass is noticed (its
     /// bookmark names another policy) and what it rebuilt is redone, where this version took the store for rebuilt.

@@ -63,15 +63,16 @@ import Testing
     /// the fixed policy. It changed on purpose when a content kind's lists came to carry the kind's share in their
     /// keys (";kinds:share"), when the stores moved to the learned default's channels, and when its fourth channel
     /// became `recency` (and `memory` took an engaged share's bonus), and when a group came to count the people other
-    /// than the user (";groups:people") and a conversation's people its senders (";senders"): stores written before
-    /// rebuilt their state once.
+    /// than the user (";groups:people") and a conversation's people its senders (";senders"), and when a
+    /// conversation came to keep at most 64 content kinds (";kinds:64", which the weights' text leaves out: no
+    /// weight reads a kind): stores written before rebuilt their state once.
     @Test func theDefaultPolicyFingerprintsKeepTheirText() throws {
         let directory = try TemporaryDirectory("open")
         let store = try SQLiteDonationStore.open(directory.location)
         let learned =
             "300.0:1.0:64.0:64.0:0.0:1.0:sum;86400.0:0.5:1.0:1.0:0.0:1.0:latest;2592000.0:1.0:0.1:0.1:0.5:1.0:sum;"
             + "300.0:1.0:1.0:1.0:0.0:1.0:latest;content:2592000.0;kinds:share;groups:people;senders"
-        #expect(store.policyFingerprint == learned)
+        #expect(store.policyFingerprint == learned + ";kinds:64")
         #expect(try store.setting("ranking.policy") == store.policyFingerprint)
         // The weights' fingerprint: the channels', then the learner's constants (2 pseudo-sends, 32 sends, an even
         // prior over the four channels).
@@ -84,7 +85,7 @@ import Testing
         #expect(
             fixed.policyFingerprint
                 == "300.0:1.0:64.0:64.0:0.5:0.000244140625:sum;86400.0:0.5:1.0:1.0:0.5:0.0:latest;"
-                + "2592000.0:1.0:0.1:0.1:0.5:1.0:sum;content:2592000.0;kinds:share;groups:people;senders")
+                + "2592000.0:1.0:0.1:0.1:0.5:1.0:sum;content:2592000.0;kinds:share;groups:people;senders;kinds:64")
         #expect(fixed.weightsFingerprint == nil)
     }
 

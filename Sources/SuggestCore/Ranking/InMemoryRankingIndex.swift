@@ -29,8 +29,9 @@ public final class InMemoryRankingIndex: RankingSource {
     /// The lists of the scopes queries have asked for, one per channel each.
     private var scopedLists: [ScopeKey: [SortedKeyList]] = [:]
     @exclusivity(unchecked) private var pending = PendingSlots()
-    /// The content sums per kind (`public.image`), read by random access when something is being shared.
-    private var contentSums: [ByteKey: [Int32: Double]] = [:]
+    /// Each slot's content sums per kind (`public.image`), read by random access when something is being shared;
+    /// grown to a slot at its first content.
+    private var contentSums: [ContentSums] = []
     private var peopleIndex: [ByteKey: [Int32]] = [:]
     private var peopleKeys: [Set<ByteKey>] = []
 
@@ -68,9 +69,7 @@ public final class InMemoryRankingIndex: RankingSource {
         let isLatest = interaction.date >= states[Int(slot)].lastDate
         describe(upTo: slot)
         apply(ConversationState.Event(interaction), to: slot)
-        for kind in types.contentKinds(of: interaction.intent.contentTypes) {
-            applyContent(kind: kind, at: interaction.date, to: slot)
-        }
+        applyContent(kinds: types.contentKinds(of: interaction.intent.contentTypes), at: interaction.date, to: slot)
         if isLatest { services[Int(slot)] = interaction.intent.serviceName }
         if shown[Int(slot)].takes(
             date: interaction.date, describes: interaction.intent.describesConversation, isLatest: isLatest)
@@ -113,12 +112,21 @@ public final class InMemoryRankingIndex: RankingSource {
         if !channelLists.isEmpty { pending.mark(slot) }
     }
 
-    /// Adds one donation of a content kind to a conversation's sum for that kind.
-    public func applyContent(kind: String, at date: Timestamp, to slot: Int32) {
-        let kind = ByteKey(kind)
-        contentSums[kind, default: [:]][slot] = ConversationState.applyContent(
-            contentSums[kind]?[slot] ?? LogSpace.zero, at: date, policy: policy)
+    /// Adds one donation that carried `kinds` (distinct) to a conversation's sums, as every store does
+    /// (`ContentSums.add`).
+    public func applyContent(kinds: [String], at date: Timestamp, to slot: Int32) {
+        guard !kinds.isEmpty else { return }
+        if contentSums.count <= Int(slot) {
+            contentSums.append(contentsOf: repeatElement(ContentSums(), count: Int(slot) + 1 - contentSums.count))
+        }
+        contentSums[Int(slot)].add(kinds, at: date, policy: policy)
         if !channelLists.isEmpty { pending.mark(slot) }
+    }
+
+    /// A slot's sum for `kind`, `nil` when it has none.
+    @inline(__always)
+    private func contentSum(_ kind: String, of slot: Int32) -> Double? {
+        Int(slot) < contentSums.count ? contentSums[Int(slot)][kind] : nil
     }
 
     /// Blocks or unblocks a conversation (it keeps its state).
@@ -167,7 +175,7 @@ public final class InMemoryRankingIndex: RankingSource {
         switch scope {
         case .all: return true
         case .service(let service): return self.service(of: slot)?.hasSameBytes(as: service) == true
-        case .contentKind(let kind): return contentSums[ByteKey(kind)]?[slot] != nil
+        case .contentKind(let kind): return contentSum(kind, of: slot) != nil
         }
     }
 
@@ -185,8 +193,11 @@ public final class InMemoryRankingIndex: RankingSource {
                     ? states[Int(slot)].channels[channel] : nil
             }
         case .contentKind(let kind):
-            let sums = contentSums[ByteKey(kind)] ?? [:]
-            return { slot in sums[slot].map { states[Int(slot)].contentListKey(channel: channel, kindSum: $0) } }
+            let sums = contentSums
+            return { slot in
+                guard Int(slot) < sums.count, let sum = sums[Int(slot)][kind] else { return nil }
+                return states[Int(slot)].contentListKey(channel: channel, kindSum: sum)
+            }
         }
     }
 
@@ -247,7 +258,7 @@ public final class InMemoryRankingIndex: RankingSource {
         let slot = Int32(reference)
         return RankingCandidate(
             conversation: conversation, conversationIdentifier: identifiers[Int(slot)], state: states[Int(slot)],
-            contentSums: contentKinds.map { contentSums[ByteKey($0)]?[slot] ?? LogSpace.zero },
+            contentSums: contentKinds.map { contentSum($0, of: slot) ?? LogSpace.zero },
             serviceName: service(of: slot))
     }
 

@@ -116,6 +116,8 @@ final class DonationWriter {
         var record: ConversationRecord
         var latestSnapshotID: Int64?
         var shown = ShownDonation()
+        /// The kinds of the record as it was read: those it no longer has (`ContentSums.limit`) are deleted.
+        var storedKinds: [String] = []
 
         static let empty = WorkingConversation(record: .empty, latestSnapshotID: nil)
     }
@@ -270,9 +272,14 @@ final class DonationWriter {
         try log.flush()
         let update = try database.statement(DonationWriter.updateConversationSQL)
         let content = try database.statement(DonationWriter.writeContentSQL)
+        let deleteContent = try database.statement(DonationWriter.deleteContentSQL)
         let touched = Array(conversations.values) + Array(collidingConversations.values)
         for entry in touched.sorted(by: { $0.id < $1.id }) {
             try DonationWriter.write(entry.working, id: entry.id, update: update)
+            let letGo = entry.working.storedKinds.filter { entry.working.record.contentSums[$0] == nil }
+            for kind in letGo.sorted(by: { $0.utf8.lexicographicallyPrecedes($1.utf8) }) {
+                try deleteContent.run([.integer(entry.id), .text(kind)])
+            }
             try DonationWriter.writeContent(entry.working.record, id: entry.id, account: entry.account, with: content)
         }
         // Accounts in byte-wise order, so that a transaction writes its rows in one order whatever the hashing.
@@ -315,6 +322,9 @@ final class DonationWriter {
         INSERT OR REPLACE INTO conversation_content(conversation_id, account, kind, sum, c0, c1, c2, c3)
         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
         """
+
+    /// Deletes a conversation's content sum of a kind it no longer keeps; bound conversation, kind.
+    static let deleteContentSQL = "DELETE FROM conversation_content WHERE conversation_id = ? AND kind = ?"
 
     /// Writes every content sum of a conversation, kinds in byte-wise order.
     static func writeContent(_ record: ConversationRecord, id: Int64, account: String, with statement: Statement) throws
@@ -470,6 +480,7 @@ final class DonationWriter {
         return WorkingConversation(
             record: ConversationRecord(state: state, contentSums: sums, serviceName: service),
             latestSnapshotID: latestSnapshot,
-            shown: ShownDonation(describedAt: select.isNull(14) ? nil : Timestamp(seconds: select.double(14))))
+            shown: ShownDonation(describedAt: select.isNull(14) ? nil : Timestamp(seconds: select.double(14))),
+            storedKinds: sums.keys)
     }
 }
