@@ -27,7 +27,9 @@ import Testing
 
     /// A store with `bulk` donations in another account (a rewrite reads them all, a deletion's own work does not)
     /// and one each to `mine` conversations (`mine-0` ...), and a connection to it paced as a server's but for its
-    /// 50 ms, which a store a test can make in a moment does not take.
+    /// 50 ms, which a store a test can make in a moment does not take, and for its pause: twenty rewrites' time,
+    /// not four, so that a test's steps between two deletions fit in it on a loaded machine (with four, the
+    /// deletion meant to be held back rewrote the file once in a run beside three other processes' imports).
     static func pacedStore(bulk: Int, mine: Int) throws -> (TemporaryStore, SQLiteDonationStore) {
         let temporary = try TemporaryStore()
         let start = Self.at.seconds - 200_000
@@ -37,7 +39,7 @@ import Testing
         let own = (0..<mine).map { Self.donation("m\($0)", "mine-\($0)", start + Double($0)) }
         _ = try temporary.store.importDonations(others + own, options: ImportOptions(now: Self.at))
         let paced = try SQLiteDonationStore.open(
-            temporary.temporary.location, pacingRewrites: RewritePacing(heldBackFrom: .zero, pauseFactor: 4))
+            temporary.temporary.location, pacingRewrites: RewritePacing(heldBackFrom: .zero, pauseFactor: 20))
         return (temporary, paced)
     }
 
