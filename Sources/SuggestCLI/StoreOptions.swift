@@ -112,6 +112,7 @@ enum StoreOptions {
             // expired donations, or state of the version before.
             io.err("suggest: upkeep (expiry, rebuilding) could not run now and is left to a later command: \(error)\n")
         }
+        if let warning = store.upkeepWarning { io.err("suggest: \(warning)\n") }
         return store
     }
 

@@ -9,6 +9,11 @@ extension SQLiteDonationStore {
     /// leaves them until a later deletion. `nil` when nothing is owed or the note is made.
     public var cleanupLeftUnnoted: String? { database.unnotedCleanup }
 
+    /// Why a deletion's marker (`suggest.sqlite-rewrite`, `-scrub`) that this process settled is still there: it
+    /// could not be removed, so every process that opens the store does the work again (a whole rewrite of the
+    /// file). An operator's to fix; `nil` when no marker was left.
+    public var upkeepWarning: String? { database.stuckCleanupMarker }
+
     /// Settles what this process owes that no other process can learn of (`cleanupLeftUnnoted`): rewrites the file
     /// and cuts the log as soon as no other connection keeps them from it, trying for up to `limit`. For a process
     /// about to exit (a command), which would leave the debt to nobody; a long-running one settles it at its

@@ -27,6 +27,8 @@ final class StoreUpkeep: Sendable {
         /// stays broken (read-only, deleted) is logged when its failure starts, changes or ends, and once a minute,
         /// not every second.
         private var failure: (message: String, count: Int)?
+        /// The store's upkeep warning last logged (`DonationStore.upkeepWarning`): logged when it starts or changes.
+        private var warning: String?
 
         init(pool: StorePool, log: AccessLog) {
             self.pool = pool
@@ -38,6 +40,10 @@ final class StoreUpkeep: Sendable {
                 let store = try self.store ?? pool.openConnection()
                 self.store = store
                 try store.checkpoint()
+                if store.upkeepWarning != warning {
+                    warning = store.upkeepWarning
+                    if let warning { log.event("upkeep warning", [("warning", warning)]) }
+                }
                 if let failure {
                     log.event("checkpoint recovered", counts: [("failures", failure.count)])
                     self.failure = nil

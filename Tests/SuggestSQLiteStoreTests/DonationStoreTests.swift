@@ -127,6 +127,24 @@ import Testing
         #expect(gate.unnotedDebt == nil)
     }
 
+    /// A marker that cannot be removed once its debt is settled (here a directory in its place; a directory that
+    /// lets the user make files but not remove another's does the same) is said (`upkeepWarning`): every process
+    /// that opened the store found the debt and rewrote the whole file again, silently, each `list` included.
+    /// Once an operator removes it, the warning goes.
+    @Test func aMarkerThatCannotBeRemovedIsSaid() throws {
+        let temporary = try TemporaryStore()
+        _ = try temporary.store.record(Self.donation("d1", "c1", Self.at.seconds - 60))
+        let marker = temporary.directory + "/suggest.sqlite-rewrite"
+        #expect(mkdir(marker, 0o700) == 0)
+        let opened = try SQLiteDonationStore.open(temporary.temporary.location)
+        let warning = opened.upkeepWarning ?? ""
+        #expect(warning.contains("cannot remove \(marker)"), "\(warning)")
+        #expect(warning.contains("rewrites the whole file"), "\(warning)")
+        #expect(rmdir(marker) == 0)
+        #expect(opened.upkeepWarning == nil)
+        #expect(temporary.store.upkeepWarning == nil)
+    }
+
     /// An import read the retention before it took the write lock: a `config --max-age-days` that committed while
     /// it waited did not hold for it, and donations older than the new limit were recorded (and removed later by
     /// the daily expiry, without the rewrite of the file that changing the setting does). Found by a review.

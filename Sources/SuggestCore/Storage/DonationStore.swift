@@ -171,12 +171,19 @@ public protocol DonationStore: AnyObject {
     /// Throws when the store could not record a donation now: what a server's readiness asks. By default, a read
     /// of the settings.
     func checkHealth() throws
+
+    /// Something only the store's operator can fix that makes work repeat without failing it (a deletion's marker
+    /// that cannot be removed, so every process rewrites the whole file again); `nil` when there is none. A
+    /// command says it, a server logs it. By default, none.
+    var upkeepWarning: String? { get }
 }
 
 extension DonationStore {
     public func checkHealth() throws { _ = try retention() }
 
     public func flushCommitted() throws {}
+
+    public var upkeepWarning: String? { nil }
 
     /// A store that keeps no derived state owes none.
     public func owesRebuild() throws -> Bool { false }

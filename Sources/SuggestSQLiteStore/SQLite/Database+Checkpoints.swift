@@ -72,6 +72,10 @@ extension Database {
     /// that tells every other process could not be made. `nil` when nothing is owed, or the marker is there.
     package var unnotedCleanup: String? { writeGate.unnotedDebt }
 
+    /// Why a marker of a debt this process settled is still beside the database, so that every process redoes the
+    /// work: it could not be removed. `nil` once one is removed, or none was left.
+    package var stuckCleanupMarker: String? { writeGate.stuckMarker }
+
     /// Whether a process paced so may rewrite the file now (`RewritePacing`).
     package func mayRewriteNow(_ pacing: RewritePacing) -> Bool { writeGate.mayRewriteNow(pacing) }
 

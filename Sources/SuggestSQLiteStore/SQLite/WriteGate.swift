@@ -18,6 +18,10 @@ final class WriteGate: Sendable {
     /// Why a debt of this process is in this process alone, while it is owed: a marker that could not be made (a
     /// directory where the user may change the store's files but create none). No other process can settle it.
     private let unnoted = Mutex<String?>(nil)
+    /// Why a marker whose debt this process settled is still there: it could not be removed (the directory lets
+    /// this user make files but not remove another's, or something else holds the name). Every process that
+    /// opens the store then finds the debt and rewrites the whole file again, and says nothing unless told this.
+    private let stuck = Mutex<(marker: String, reason: String)?>(nil)
 
     private static let gates = Mutex<[String: WriteGate]>([:])
 
@@ -105,8 +109,28 @@ final class WriteGate: Sendable {
     func noteRewritten(through covered: Int) {
         rewrites.withLock { $0.done = max($0.done, covered) }
         rewriteOwedHere.store(false, ordering: .releasing)
-        unlink(rewriteMarker)
+        remove(rewriteMarker)
         forgetUnnotedIfSettled()
+    }
+
+    /// `Database.stuckCleanupMarker`: forgotten once the marker is gone (an operator removed it).
+    var stuckMarker: String? {
+        stuck.withLock { stuck in
+            if let marker = stuck?.marker, access(marker, F_OK) != 0 { stuck = nil }
+            return stuck?.reason
+        }
+    }
+
+    /// Removes a settled debt's marker, and keeps why it is still there when it cannot be removed.
+    private func remove(_ marker: String) {
+        guard unlink(marker) != 0, !ErrorNumber.meansAbsent(system_errno()) else {
+            stuck.withLock { if $0?.marker == marker { $0 = nil } }
+            return
+        }
+        let reason =
+            "cannot remove \(marker): \(ErrorNumber.describeLast()); until it is removed, every process that opens "
+            + "the store rewrites the whole file again, for a deletion already cleaned up"
+        stuck.withLock { $0 = (marker, reason) }
     }
 
     /// `Database.owesLogScrub`: owed by this process, or by any other (its marker).
@@ -135,7 +159,7 @@ final class WriteGate: Sendable {
     /// The log has been cut: nothing deleted stays in it.
     func settleLogScrub() {
         owedHere.store(false, ordering: .releasing)
-        unlink(scrubMarker)
+        remove(scrubMarker)
         forgetUnnotedIfSettled()
     }
 
