@@ -64,7 +64,7 @@ let package = Package(
         // A Redis Cluster client on hiredis: slot routing, redirections, failover, pipelines and scripts. No
         // Foundation; shared by every thread of a server.
         .target(
-            name: "RedisCluster", dependencies: ["CHiredis", "CSystem"], swiftSettings: strict),
+            name: "RedisCluster", dependencies: ["CHiredis", "CSystem", "SystemThread"], swiftSettings: strict),
         // The store on a Redis Cluster: the same ranking and export as the embedded store, partitioned by account.
         .target(
             name: "SuggestRedisStore", dependencies: ["SuggestCore", "RedisCluster", "CSystem"], swiftSettings: strict),
@@ -84,12 +84,14 @@ let package = Package(
         // knows nothing of suggest's API.
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CSystem", "SystemThread"], swiftSettings: strict),
 
-        // A thread of the system's own, for work that must not wait on libdispatch for one.
+        // A thread of the system's own, for work that must not wait on libdispatch for one; and a semaphore whose
+        // timed wait no change of the date moves.
         .target(name: "SystemThread", dependencies: ["CSystem"], swiftSettings: strict),
 
         // The HTTP API of `suggest serve`: routes, tenants and keys, metrics, the OpenAPI document.
         .target(
-            name: "SuggestServer", dependencies: ["SuggestCore", "SuggestShare", "HTTPServer", "CSystem"],
+            name: "SuggestServer",
+            dependencies: ["SuggestCore", "SuggestShare", "HTTPServer", "CSystem", "SystemThread"],
             exclude: ["Resources"], swiftSettings: strict, plugins: ["EmbedResources"]),
         // The server's executable, which `suggest serve` runs: linked dynamically (libmicrohttpd needs gnutls), with
         // the Swift runtime linked in so that it runs without the toolchain installed.

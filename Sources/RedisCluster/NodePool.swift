@@ -1,5 +1,5 @@
-import Dispatch
 import Synchronization
+import SystemThread
 
 /// The connections to one node: at most `limit` open at once, idle ones kept for the next caller.
 ///
@@ -8,17 +8,16 @@ import Synchronization
 final class NodePool: Sendable {
     let endpoint: RedisEndpoint
     private let idle = Mutex<[RedisConnection]>([])
-    private let permits: DispatchSemaphore
+    /// Waited on the monotonic clock: Dispatch's timed wait is measured on the wall clock, and a date set back
+    /// while a caller waited for a connection stretched the command timeout by as much.
+    private let permits: MonotonicSemaphore
     /// When a connection to this node last failed (monotonic seconds, 0 for never): a topology refresh asks
     /// nodes that failed recently last.
     private let lastFailure = Mutex<Double>(0)
 
     init(endpoint: RedisEndpoint, limit: Int) {
         self.endpoint = endpoint
-        // Made at zero and raised to the limit: libdispatch traps when a semaphore is released below its initial
-        // value, and this one may go (a node left the topology) while a pipeline still holds a permit.
-        permits = DispatchSemaphore(value: 0)
-        for _ in 0..<limit { permits.signal() }
+        permits = MonotonicSemaphore(value: limit)
     }
 
     /// A connection for one caller's exclusive use; give it back with ``release(_:)``.
@@ -26,7 +25,7 @@ final class NodePool: Sendable {
     ///   error of opening a new one (``RedisError/unreachable(_:reason:)``,
     ///   ``RedisError/authenticationFailed(_:reason:)``).
     func acquire(configuration: RedisClusterConfiguration) throws(RedisError) -> RedisConnection {
-        if permits.wait(timeout: .now() + configuration.commandTimeout.dispatchInterval) == .timedOut {
+        if !permits.wait(timeout: configuration.commandTimeout) {
             throw .timeout(
                 endpoint, seconds: configuration.commandTimeout.seconds,
                 waitingFor: "free connection (all \(configuration.connectionsPerNode) in use; raise connectionsPerNode)"
@@ -76,9 +75,3 @@ final class NodePool: Sendable {
     }
 }
 
-extension Duration {
-    /// The duration for Dispatch's deadlines (at most about 292 years, which no timeout comes near).
-    var dispatchInterval: DispatchTimeInterval {
-        .nanoseconds(Int(min(seconds * 1e9, Double(Int.max / 2))))
-    }
-}

@@ -24,9 +24,10 @@ enum DispatchPool {
         case .failure(let refused):
             throw threadsRefused(ErrorNumber.describe(refused.number))
         }
-        let started = DispatchSemaphore(value: 0)
+        // Waited on the monotonic clock, as every timed wait is: Dispatch's timed wait is measured on the date.
+        let started = MonotonicSemaphore()
         DispatchQueue.global().async { started.signal() }
-        guard started.wait(timeout: .now() + .seconds(firstThreadSeconds)) == .success else {
+        guard started.wait(timeout: .seconds(firstThreadSeconds)) else {
             throw threadsRefused("Dispatch started no thread within \(firstThreadSeconds) s")
         }
     }

@@ -1,13 +1,18 @@
 import Dispatch
 import Synchronization
+import SystemThread
 
 /// Work run every `interval` on a thread of its own until stopped: the access log's flush, the keys file's watch,
-/// the store's maintenance.
+/// the store's maintenance and checkpoints.
+///
+/// The interval is waited on the monotonic clock (`MonotonicSemaphore`): with Dispatch's timed wait, measured on
+/// the wall clock, a clock set back a day while the server ran stopped its checkpoints, log and keys watch for a
+/// day, readiness still 200.
 final class PeriodicTask: Sendable {
     private let interval: Duration
     private let work: @Sendable () -> Void
     private let stopped = Atomic(false)
-    private let wake = DispatchSemaphore(value: 0)
+    private let wake = MonotonicSemaphore()
     private let finished = DispatchSemaphore(value: 0)
     private let label: String
 
@@ -19,11 +24,9 @@ final class PeriodicTask: Sendable {
 
     func start() {
         DispatchQueue(label: label).async { [self] in
-            let nanoseconds = Int(interval.components.seconds) * 1_000_000_000
-                + Int(interval.components.attoseconds / 1_000_000_000)
             while !stopped.load(ordering: .acquiring) {
                 work()
-                _ = wake.wait(timeout: .now() + .nanoseconds(nanoseconds))
+                _ = wake.wait(timeout: interval)
             }
             finished.signal()
         }
