@@ -17,6 +17,12 @@ enum DispatchPool {
     /// Starts Dispatch's pool now, unless not even its own descriptors are free or the system refuses threads.
     /// - Throws: `CommandError.failure` naming the limit.
     static func start() throws(CommandError) {
+        let limit = system_raise_descriptor_limit(fewestDescriptors)
+        if limit >= 0 && limit < fewestDescriptors {
+            throw .failure(
+                "cannot start: the limit on open files is \(limit) (ulimit -n), below the \(fewestDescriptors) this "
+                    + "command needs; raise it")
+        }
         try require(2)
         switch startSystemThread({}) {
         case .success(let thread):
@@ -31,6 +37,13 @@ enum DispatchPool {
             throw threadsRefused("Dispatch started no thread within \(firstThreadSeconds) s")
         }
     }
+
+    /// The fewest descriptors a command that starts the pool runs under, the soft limit raised towards the hard one
+    /// first. The pool keeps four of its own: an `epoll`, an `eventfd`, a timer, and, opened every second while a
+    /// worker runs, `/proc/PID/stat`, which its monitor of blocked workers reads and stops the process without a
+    /// word when it cannot open. With the command's own files (a store's five, the input, the standard three) at
+    /// the limit, one `eval` in sixty at `ulimit -n 6` was killed so, and the check above cannot see ahead to it.
+    static let fewestDescriptors = 32
 
     /// How long the pool's first thread is waited for: far longer than a loaded machine takes to start one.
     static let firstThreadSeconds = 10

@@ -498,7 +498,9 @@ import Testing
     /// each log cut before the next. A 60 MiB tmpfs, a store of about 20 MB of names, the disk then filled.
     /// Under a low limit of open files, `import` and `eval` succeed or fail with one line (exit 1), never by a
     /// signal: at `ulimit -n 7` or `8`, the thread that reads the input started Dispatch, which found no descriptor
-    /// for its events and stopped the process with an illegal instruction, saying nothing.
+    /// for its events and stopped the process with an illegal instruction, saying nothing; and at 6, now and then,
+    /// Dispatch's monitor of its workers found none for `/proc/PID/stat` (a full run beside three other processes).
+    /// Below `DispatchPool.fewestDescriptors` both commands now refuse to start, saying why.
     @Test func aLowLimitOfOpenFilesIsAFailureNotACrash() throws {
         let fixture = try StoreFixture("fault-descriptors")
         try fixture.keepEverything()
