@@ -3,6 +3,7 @@ import Dispatch
 import HTTPServer
 import SuggestCore
 import Synchronization
+import SystemThread
 
 /// `suggest serve`: the HTTP API of the contract, on a store, until SIGTERM or SIGINT.
 ///
@@ -119,6 +120,32 @@ public enum SuggestServer {
         }
         api.metrics.countBodies { [unowned server] in (server.bodyBytesInMemory, server.bodiesRefusedForMemory) }
         let keysWatch = KeysWatch(path: configuration.keysPath, version: keysVersion, api: api)
+        /// Drains, stops the server and lets the main thread end the process.
+        @Sendable func drainAndStop() {
+            api.startDraining()
+            if configuration.drainDelaySeconds > 0 {
+                var pause = timespec(tv_sec: configuration.drainDelaySeconds, tv_nsec: 0)
+                _ = nanosleep(&pause, nil)
+            }
+            let cutsOff = configuration.cutsOffRequestsAfterGrace
+            let abandoned = server.stop(
+                gracePeriod: .seconds(configuration.gracePeriodSeconds), leavingHandlersRunning: cutsOff)
+            // Waited for instead (a Redis Cluster's), they finished: counted as such, not as abandoned (each
+            // was answered).
+            log.event(
+                "stopped",
+                counts: cutsOff
+                    ? [("abandonedRequests", abandoned)]
+                    : [("abandonedRequests", 0), ("finishedPastGrace", abandoned)])
+            if abandoned > 0 && cutsOff {
+                // Their handlers run on past the grace (a store that stopped answering): the process ends now,
+                // and they with it, as `--grace` promises. None of their answers reached its client, so none was
+                // acknowledged; a write cut off in its transaction is rolled back, as after kill -9.
+                log.flush(within: .seconds(1))
+                _exit(0)
+            }
+            done.signal()
+        }
         let signals: ProcessSignals
         let stopping = FirstTime()
         do {
@@ -145,29 +172,11 @@ public enum SuggestServer {
                     return
                 }
                 log.event("draining", [("signal", signal.description)])
-                api.startDraining()
-                if configuration.drainDelaySeconds > 0 {
-                    var pause = timespec(tv_sec: configuration.drainDelaySeconds, tv_nsec: 0)
-                    _ = nanosleep(&pause, nil)
-                }
-                let cutsOff = configuration.cutsOffRequestsAfterGrace
-                let abandoned = server.stop(
-                    gracePeriod: .seconds(configuration.gracePeriodSeconds), leavingHandlersRunning: cutsOff)
-                // Waited for instead (a Redis Cluster's), they finished: counted as such, not as abandoned (each
-                // was answered).
-                log.event(
-                    "stopped",
-                    counts: cutsOff
-                        ? [("abandonedRequests", abandoned)]
-                        : [("abandonedRequests", 0), ("finishedPastGrace", abandoned)])
-                if abandoned > 0 && cutsOff {
-                    // Their handlers run on past the grace (a store that stopped answering): the process ends now,
-                    // and they with it, as `--grace` promises. None of their answers reached its client, so none was
-                    // acknowledged; a write cut off in its transaction is rolled back, as after kill -9.
-                    log.flush(within: .seconds(1))
-                    _exit(0)
-                }
-                done.signal()
+                // On a thread of its own, so that signals sent during the drain are taken as they come: this
+                // thread waited in the drain, and a second stop signal or a SIGHUP, pending until after "stopped",
+                // raced the process's exit (its line was lost in a full test run on a loaded machine).
+                let drain = startSystemThread { drainAndStop() }
+                if case .success(let thread) = drain { pthread_detach(thread) } else { drainAndStop() }
             }
         } catch {
             server.stop(gracePeriod: .zero)
