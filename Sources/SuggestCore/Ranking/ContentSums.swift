@@ -7,14 +7,15 @@
 public struct ContentSums: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
     private var sums: [ByteKey: Double]
 
-    /// The most kinds a conversation keeps a sum for.
+    /// The most kinds outside the broad ones (`UniformTypeTree.contentKinds`) a conversation keeps a sum for.
     ///
     /// A donation may name a hundred types and a type outside the broad kinds is a kind of its own, so without a
     /// bound one conversation could gather any number; and each kind's list keys move with the conversation's
     /// channels (`ConversationState.contentListKey`), so every donation to it rewrites every kind's keys. Past the
     /// limit the kinds of the smallest sums are let go: all sums decay at one rate, so the smallest is the kind
-    /// of the smallest share now and at every later moment. The eight broad kinds and the types of a few dozen
-    /// apps fit.
+    /// of the smallest share now and at every later moment. The broad kinds, eight at most, are always kept: they
+    /// are what a share sheet's photo, link or PDF asks for, and one message naming 64 invented types would
+    /// otherwise have pushed out the photo sent with it.
     public static let limit = 64
 
     /// No kind.
@@ -30,21 +31,27 @@ public struct ContentSums: Sendable, Equatable, Sequence, ExpressibleByDictionar
         set { sums[ByteKey(kind)] = newValue }
     }
 
-    /// Adds one donation that carried `kinds` (distinct) at `date`, then, while more than `limit` kinds are kept,
-    /// lets go of the kind of the smallest sum; of equal sums, the kind whose bytes sort last. Every store folds
-    /// kinds with it (`ConversationRecord.apply`, `InMemoryRankingIndex`), so all keep the same kinds.
+    /// Adds one donation that carried `kinds` (distinct) at `date`, then, while more than `limit` kinds outside
+    /// the broad ones are kept, lets go of the one of the smallest sum; of equal sums, the kind whose bytes sort
+    /// last. A kind donated again after it was let go starts over from that donation. Every store folds kinds
+    /// with it (`ConversationRecord.apply`, `InMemoryRankingIndex`), so all keep the same kinds.
     /// - Complexity: O(k) for k kinds of the donation; O(n log n) for the n kinds kept when some must go.
     public mutating func add(_ kinds: [String], at date: Timestamp, policy: FrecencyPolicy) {
         for kind in kinds {
             self[kind] = ConversationState.applyContent(self[kind] ?? LogSpace.zero, at: date, policy: policy)
         }
         guard sums.count > Self.limit else { return }
-        let kept = sums.sorted { lhs, rhs in
+        let others = sums.filter { !Self.broadKinds.contains($0.key) }
+        guard others.count > Self.limit else { return }
+        let kept = others.sorted { lhs, rhs in
             guard lhs.value == rhs.value else { return lhs.value > rhs.value }
             return lhs.key.string.utf8.lexicographicallyPrecedes(rhs.key.string.utf8)
         }
         for (kind, _) in kept.dropFirst(Self.limit) { sums[kind] = nil }
     }
+
+    /// `UniformTypeTree.contentKinds`, by bytes.
+    private static let broadKinds = Set(UniformTypeTree.contentKinds.map(ByteKey.init))
 
     /// How many kinds.
     public var count: Int { sums.count }
