@@ -114,16 +114,16 @@ public struct LearnedPolicy: Sendable, Hashable {
     }
 
     /// What an account's stored `LearnedWeights` depend on: the channel shapes their masses are kept in
-    /// (`base.weightedStateFingerprint`) and the learner's constants. A store whose weights were learned under another
-    /// fingerprint folds every account's history again (`DonationStore.maintain`). `kinds:moved`: a conversation
+    /// (`base.stateFingerprintForWeights`) and the learner's constants. A store whose weights were learned under
+    /// another fingerprint folds every account's history again (`DonationStore.maintain`). `kinds:moved`: a conversation
     /// that becomes a group moves its mass from the people's total to the groups' (`LearnedWeights.record`);
     /// `log-responsibilities`: a send's responsibilities are computed from logarithms (`LearnedWeights.learn`);
     /// `stale:`: the half-lives after which experts use their stale weights.
     ///
-    /// Built from `Double.description` and integers, as `FrecencyPolicy.weightedStateFingerprint` is, so that no
+    /// Built from `Double.description` and integers, as `FrecencyPolicy.stateFingerprintForWeights` is, so that no
     /// run-time reflection runs at a command's start.
     public var weightsFingerprint: String {
-        var text = base.weightedStateFingerprint + ";learned:" + priorStrength.description + ":" + String(horizon)
+        var text = base.stateFingerprintForWeights + ";learned:" + priorStrength.description + ":" + String(horizon)
         for weight in channelPrior { text += ":" + weight.description }
         return text + ";kinds:moved;log-responsibilities;stale:" + staleAfter.description
     }

@@ -40,7 +40,7 @@ public struct ConversationRecord: Sendable, Equatable {
     /// - Returns: whether the donation is now the conversation's latest (at least as late as every earlier one: the
     ///   later recorded wins a tie), whose names and pictures the conversation shows. An older donation arriving
     ///   late changes the scores, not what the conversation looks like.
-    /// - Complexity: O(c + k) for c channels and k kinds, but when a kind must go (`ContentSums.add`).
+    /// - Complexity: O(c + k) for c channels and k kinds, except when a kind must go (`ContentSums.add`).
     @discardableResult
     public mutating func apply(
         date: Timestamp, direction: InteractionDirection, isEngagedSuggestion: Bool, isGroup: Bool,

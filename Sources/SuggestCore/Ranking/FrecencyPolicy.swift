@@ -230,20 +230,20 @@ public struct FrecencyPolicy: Sendable, Hashable {
     /// how the sorted lists are keyed (`ConversationRecord.key(in:)`), and the version of the rule for a group
     /// (`SendMessageIntent.isGroup`; `groups:people` since it counts the people other than the user, each once, who
     /// are named) and of whom a conversation's people are (`SendMessageIntent.participants`; `senders` since the
-    /// sender counts), and how many content kinds a conversation keeps (`ContentSums.limit`). A store whose state
-    /// was built under another fingerprint rebuilds it (`DonationStore.maintain`); the weights of the channels are
-    /// not in it, since the state does not depend on them.
+    /// sender counts), and how many content kinds a conversation keeps besides the broad ones (`ContentSums.limit`;
+    /// `kinds:64`). A store whose state was built under another fingerprint rebuilds it (`DonationStore.maintain`);
+    /// the weights of the channels are not in it, since the state does not depend on them.
     public var stateFingerprint: String {
-        weightedStateFingerprint + ";kinds:" + String(ContentSums.limit)
+        stateFingerprintForWeights + ";kinds:" + String(ContentSums.limit)
     }
 
-    /// The part of `stateFingerprint` that learned weights are folded under (`LearnedPolicy.weightsFingerprint`):
-    /// all of it but the bound on a conversation's content kinds, which no weight reads, so that bounding the kinds
-    /// rebuilt every store's conversations without folding every account's weights again.
+    /// The part of `stateFingerprint` that learned weights depend on (`LearnedPolicy.weightsFingerprint`): all of
+    /// it but the bound on a conversation's content kinds, which no weight reads; a change of that bound rebuilds
+    /// the conversations and leaves every account's weights as they are.
     ///
     /// Built from `Double.description` and literal names: interpolating the `Aggregation` enum itself would print it
     /// through run-time reflection, which cost every command a third of a millisecond at start.
-    public var weightedStateFingerprint: String {
+    public var stateFingerprintForWeights: String {
         var text = ""
         for channel in channels {
             for number in [

@@ -123,6 +123,12 @@ public final class InMemoryRankingIndex: RankingSource {
         if !channelLists.isEmpty { pending.mark(slot) }
     }
 
+    /// Adds one donation of a content kind to a conversation's sums.
+    @available(*, deprecated, renamed: "applyContent(kinds:at:to:)", message: "a donation's kinds are added at once")
+    public func applyContent(kind: String, at date: Timestamp, to slot: Int32) {
+        applyContent(kinds: [kind], at: date, to: slot)
+    }
+
     /// A slot's sum for `kind`, `nil` when it has none.
     @inline(__always)
     private func contentSum(_ kind: String, of slot: Int32) -> Double? {
