@@ -83,6 +83,12 @@ enum Config: Command {
         days > 0 ? plainDecimal(days) : "0 (\(off))"
     }
 
+    /// How long the store keeps donations, from when by this machine's clock: what a donation found too old is
+    /// told, so that a clock set ahead shows in the message rather than as a retention to change.
+    static func keptSpan(days: Double, now: Timestamp) -> String {
+        "\(plainDecimal(days)) days back from this machine's clock, \(now.rfc3339)"
+    }
+
     /// A number of days as the command takes it: decimal digits, where Swift writes 0.000015 as 1.5e-05, which
     /// `config` would refuse. Valid JSON for any value a store may hold (a negative one written into its settings
     /// by hand, too).

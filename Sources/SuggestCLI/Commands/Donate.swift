@@ -34,13 +34,16 @@ enum Donate: Command {
         try arguments.expectPositionals(atMost: 0)
         let interaction = try arguments.flag("--json") ? fromJSON(arguments, io) : fromFlags(arguments)
         let store = try StoreOptions.open(arguments, io, maintaining: interaction.account, creating: true)
-        switch try store.record(interaction, now: .now()) {
+        let now = Timestamp.now()
+        switch try store.record(interaction, now: now) {
         case .recorded(let identifier): try io.out("recorded \(TerminalText.escaped(identifier))\n")
         case .duplicate(let identifier):
             try io.out("already recorded \(TerminalText.escaped(identifier)); nothing changed\n")
         case .expired:
             let days = try store.retention().maximumAgeDays
-            try io.out("not recorded: older than the store keeps donations (\(Config.plainDecimal(days)) days; see 'suggest config')\n")
+            try io.out(
+                "not recorded: \(interaction.date.rfc3339) is older than the store keeps donations "
+                    + "(\(Config.keptSpan(days: days, now: now)); see 'suggest config')\n")
         }
         return ExitCode.success
     }

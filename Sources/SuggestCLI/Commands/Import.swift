@@ -104,9 +104,9 @@ enum Import: Command {
         if report.duplicates > 0 { summary += ", \(report.duplicates) already recorded" }
         if report.expired > 0 {
             // A public history (CollegeMsg is from 2004) is all older than the default 90 days: say how to keep it.
-            let days = Config.plainDecimal(try store.retention().maximumAgeDays)
+            let kept = Config.keptSpan(days: try store.retention().maximumAgeDays, now: .now())
             summary +=
-                ", \(report.expired) not kept: older than the store keeps donations (\(days) days; "
+                ", \(report.expired) not kept: older than the store keeps donations (\(kept); "
                 + "'suggest config --max-age-days 0' keeps everything)"
         }
         if report.rejectedCount > 0 { summary += ", \(counted(report.rejectedCount, "invalid line")) skipped" }

@@ -42,8 +42,8 @@ public enum DonationAdmission {
                 throw InputError(
                     field: "date",
                     message: "\(interaction.date.rfc3339) is \(describe(ahead)) after the store's clock "
-                        + "(\(now.rfc3339)); a donation may be at most 10 minutes ahead: check the sending clock, and "
-                        + "that the date is in seconds, not milliseconds")
+                        + "(\(now.rfc3339)); a donation may be at most 10 minutes ahead: check the sender's clock and "
+                        + "this machine's, and that the date is in seconds, not milliseconds")
             }
             interaction.date = now
         }
