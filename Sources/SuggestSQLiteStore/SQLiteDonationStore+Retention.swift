@@ -113,23 +113,31 @@ extension SQLiteDonationStore {
     /// (at least one account when any is marked).
     /// - Returns: how many accounts were folded, and whether none marked is left.
     private func foldMarkedWeights(account: String?, budget: Int) throws -> (folded: Int, isComplete: Bool) {
-        let marked = try LearnedWeightsTable.marked(account: account, in: database)
         var spent = 0
         var folded = 0
-        for name in marked {
-            if folded > 0 && spent >= budget { return (folded, false) }
-            try database.write {
-                // Marked still: another process may have folded it meanwhile.
-                guard try LearnedWeightsTable.marked(account: name, in: database) == [name] else { return }
-                try refoldWeights(account: name)
+        var last: String?
+        while true {
+            let page = Self.markedPage
+            let marked = try LearnedWeightsTable.marked(account: account, after: last, limit: page, in: database)
+            for name in marked {
+                if folded > 0 && spent >= budget { return (folded, false) }
+                try database.write {
+                    // Marked still: another process may have folded it meanwhile.
+                    guard try LearnedWeightsTable.marked(account: name, in: database) == [name] else { return }
+                    try refoldWeights(account: name)
+                }
+                let conversations = try database.statement("SELECT COUNT(*) FROM conversations WHERE account = ?")
+                    .scalarInt([.text(name)])
+                spent += Int(conversations ?? 0)
+                folded += 1
+                last = name
             }
-            let conversations = try database.statement("SELECT COUNT(*) FROM conversations WHERE account = ?")
-                .scalarInt([.text(name)])
-            spent += Int(conversations ?? 0)
-            folded += 1
+            if account != nil || marked.count < page { return (folded, true) }
         }
-        return (folded, true)
     }
+
+    /// How many marked accounts `foldMarkedWeights` reads at a time.
+    static let markedPage = 256
 
     /// Deletes donations older than the retention allows, in the account's blocks (every account's for `nil`),
     /// recomputes what they fed, and folds the weights of their accounts again (or marks them to be folded, when
