@@ -117,7 +117,7 @@ extension SQLiteDonationStore {
         var folded = 0
         var last: String?
         while true {
-            let page = Self.markedPage
+            let page = LearnedWeightsTable.pageOfMarkedAccounts
             let marked = try LearnedWeightsTable.marked(account: account, after: last, limit: page, in: database)
             for name in marked {
                 if folded > 0 && spent >= budget { return (folded, false) }
@@ -136,8 +136,6 @@ extension SQLiteDonationStore {
         }
     }
 
-    /// How many marked accounts `foldMarkedWeights` reads at a time.
-    static let markedPage = 256
 
     /// Deletes donations older than the retention allows, in the account's blocks (every account's for `nil`),
     /// recomputes what they fed, and folds the weights of their accounts again (or marks them to be folded, when

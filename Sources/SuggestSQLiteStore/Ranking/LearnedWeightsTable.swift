@@ -102,6 +102,9 @@ enum LearnedWeightsTable {
         try database.statement("DELETE FROM learned_weights WHERE account = ?").run([.text(account)])
     }
 
+    /// How many marked accounts the upkeep reads at a time (`marked(account:after:limit:in:)`).
+    static let pageOfMarkedAccounts = 256
+
     /// The accounts whose weights are marked to be folded again, in byte-wise order: `account` alone (if marked),
     /// or, for `nil`, at most `limit` of every one, from the first after `after`.
     ///
