@@ -136,7 +136,6 @@ extension SQLiteDonationStore {
         }
     }
 
-
     /// Deletes donations older than the retention allows, in the account's blocks (every account's for `nil`),
     /// recomputes what they fed, and folds the weights of their accounts again (or marks them to be folded, when
     /// the step stops before the expiry is complete).

@@ -83,8 +83,8 @@ enum Config: Command {
         days > 0 ? plainDecimal(days) : "0 (\(off))"
     }
 
-    /// How long the store keeps donations, from when by this machine's clock: what a donation found too old is
-    /// told, so that a clock set ahead shows in the message rather than as a retention to change.
+    /// How long the store keeps donations, counted back from this machine's clock, which is named: what a donation
+    /// found too old is told, so that a clock set ahead shows in the message rather than as a retention to change.
     static func keptSpan(days: Double, now: Timestamp) -> String {
         "\(plainDecimal(days)) days back from this machine's clock, \(now.rfc3339)"
     }

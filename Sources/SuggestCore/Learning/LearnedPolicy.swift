@@ -115,8 +115,9 @@ public struct LearnedPolicy: Sendable, Hashable {
 
     /// What an account's stored `LearnedWeights` depend on: the channel shapes their masses are kept in
     /// (`base.stateFingerprintForWeights`) and the learner's constants. A store whose weights were learned under
-    /// another fingerprint folds every account's history again (`DonationStore.maintain`). `kinds:moved`: a conversation
-    /// that becomes a group moves its mass from the people's total to the groups' (`LearnedWeights.record`);
+    /// another fingerprint folds every account's history again (`DonationStore.maintain`). `kinds:moved`: a
+    /// conversation that becomes a group moves its mass from the people's total to the groups'
+    /// (`LearnedWeights.record`);
     /// `log-responsibilities`: a send's responsibilities are computed from logarithms (`LearnedWeights.learn`);
     /// `stale:`: the half-lives after which experts use their stale weights.
     ///

@@ -3,7 +3,7 @@
 /// U+0301) for one: keyed so, a record merged two such kinds when it recorded them, and the Redis store found a kind
 /// asked for in one spelling under the other where the SQLite store did not.
 ///
-/// A conversation keeps at most `limit` kinds (`add(_:at:policy:)`).
+/// A conversation keeps every broad kind it has had and at most `limit` others (`add(_:at:policy:)`).
 public struct ContentSums: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
     private var sums: [ByteKey: Double]
 

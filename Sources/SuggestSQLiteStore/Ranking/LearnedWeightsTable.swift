@@ -118,12 +118,16 @@ enum LearnedWeightsTable {
             select = try database.statement("SELECT account FROM learned_weights WHERE fold = 1 AND account = ?")
             try select.reset([.text(account)])
         } else {
-            select = try database.statement(
-                """
-                SELECT account FROM learned_weights INDEXED BY learned_weights_to_fold
-                WHERE fold = 1 AND account > ? ORDER BY account LIMIT ?
-                """)
-            try select.reset([.text(after ?? ""), .integer(Int64(min(limit, Int(Int64.max))))])
+            // Two statements, not `?1 IS NULL OR account > ?1`, which SQLite answers by scanning the whole index.
+            let limit = Statement.Value.integer(Int64(min(limit, Int(Int64.max))))
+            let from = "SELECT account FROM learned_weights INDEXED BY learned_weights_to_fold WHERE fold = 1"
+            if let after {
+                select = try database.statement(from + " AND account > ? ORDER BY account LIMIT ?")
+                try select.reset([.text(after), limit])
+            } else {
+                select = try database.statement(from + " ORDER BY account LIMIT ?")
+                try select.reset([limit])
+            }
         }
         defer { _ = try? select.reset() }
         var accounts: [String] = []
