@@ -6,9 +6,9 @@ import Testing
 /// A conversation keeps at most `ContentSums.limit` content kinds besides the broad ones, the same ones in every
 /// store, whether its donations came in one write or in several, and again after a deletion rebuilds it; a broad
 /// kind stays whatever floods of invented types came after it (a review: a photo sent with 64 invented types, or
-/// an hour before them, no longer lifted its conversation for a photo). Without the bound, one
-/// conversation gathered any number of kinds (a hundred types a donation), and every donation to it rewrote every
-/// kind's keys: 0.7 s a donation on SQLite at 80,000 kinds, and a Redis node blocked for 1.9 s.
+/// an hour before them, no longer lifted its conversation for a photo). Without the bound, one conversation
+/// gathered any number of kinds (a hundred types a donation), and every donation to it rewrote every kind's keys:
+/// 0.7 s a donation on SQLite at 80,000 kinds, and a Redis node blocked for 1.9 s.
 @Suite struct ContentKindLimitTests {
     @Test func sqliteKeepsTheSameKindsAsTheReference() throws {
         let (sqlite, directory) = try StoreConformanceTests.sqliteStore()
@@ -40,9 +40,9 @@ extension StoreConformance {
     /// last is deleted.
     ///
     /// Donations 0, 1 and 2 carry fifty new kinds each (0–49, 50–99, 100–149; the first a photo too), donation 3
-    /// kinds 0–9 again. A later
-    /// donation's kinds have the larger sums, and of equal sums the kinds first in byte order stay: after donation
-    /// 1, kinds 50–99 and 0–13; after 2, 100–149 and 50–63; after 3, kinds 0–9 (new again), 100–149 and 50–53.
+    /// kinds 0–9 again. A later donation's kinds have the larger sums, and of equal sums the kinds first in byte
+    /// order stay: after donation 1, kinds 50–99 and 0–13; after 2, 100–149 and 50–63; after 3, kinds 0–9 (new
+    /// again), 100–149 and 50–53.
     static let keptKinds = (kept: Set(Array(0..<10) + Array(100..<150) + Array(50..<54)),
                             afterDeletion: Set(Array(100..<150) + Array(50..<64)))
 
