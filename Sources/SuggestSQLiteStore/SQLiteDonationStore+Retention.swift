@@ -140,7 +140,8 @@ extension SQLiteDonationStore {
     /// recomputes what they fed, and folds the weights of their accounts again (or marks them to be folded, when
     /// the step stops before the expiry is complete).
     ///
-    /// Cheap when there is nothing to do: one look at the oldest date through its index, no write.
+    /// Cheap when there is nothing to do: one look at the oldest date through its index, and for one account a
+    /// look at its blocks (`mayHaveExpiredBlocks`); no write.
     /// - Parameters:
     ///   - blocks: at most this many blocks are read (and their conversations recomputed).
     ///   - rewritingFile: whether the database file is rewritten afterwards, as after a deletion
@@ -155,6 +156,7 @@ extension SQLiteDonationStore {
         let expired = try oldest.step() && oldest.double(0) < cutoff.seconds
         try oldest.reset()
         guard expired else { return (DeletionReport(), true) }
+        if let account, try !mayHaveExpiredBlocks(account: account, cutoff: cutoff) { return (DeletionReport(), true) }
         // Through the blocks' dates; the account, when given, is `?1` and the cutoff `?2`.
         let limit = blocks == .max ? "" : " ORDER BY b.oldest_date LIMIT \(blocks)"
         var found = 0
@@ -175,6 +177,32 @@ extension SQLiteDonationStore {
         // copies of its rows in pages' free space go with the next rewrite of the file (a deletion's).
         return (report, blocks == .max || found < blocks)
     }
+
+    /// Whether `account` may have a block older than `cutoff`: `false` when a look at its blocks, through its own
+    /// conversations, found none. The deletion below finds an account's expired blocks through the blocks' date
+    /// index, which walks every account's (through its conversations, a large account's every block would be
+    /// read): a command of one account paid for all the others' expired blocks until a server or `config` expired
+    /// them (87 ms with 160,000 of them, 374 ms with 580,000). This look reads at most `expiryLookLimit` blocks, so
+    /// an account that large goes the date index's way as before.
+    private func mayHaveExpiredBlocks(account: String, cutoff: Timestamp) throws -> Bool {
+        let look = try database.statement(
+            """
+            SELECT b.oldest_date FROM conversations c
+            JOIN donation_blocks b INDEXED BY donation_blocks_by_conversation ON b.conversation_id = c.id
+            WHERE c.account = ? LIMIT ?
+            """)
+        try look.reset([.text(account), .integer(Int64(Self.expiryLookLimit))])
+        defer { _ = try? look.reset() }
+        var read = 0
+        while try look.step() {
+            if look.double(0) < cutoff.seconds { return true }
+            read += 1
+        }
+        return read >= Self.expiryLookLimit
+    }
+
+    /// How many of an account's blocks `mayHaveExpiredBlocks` reads at most: a couple of milliseconds.
+    static let expiryLookLimit = 2_000
 
     /// Rebuilds the state of conversations built under other channel parameters than the policy's (a release that
     /// retuned the default), so that stored order always matches the policy in use; in row order, from where the

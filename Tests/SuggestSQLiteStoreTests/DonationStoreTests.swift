@@ -166,6 +166,42 @@ import Testing
         #expect(try (0..<accounts).map { try temporary.store.learnedWeights(account: "u\($0)") } == expected)
     }
 
+    /// A command's expiry of its own account looks at that account's blocks first (`mayHaveExpiredBlocks`) and
+    /// skips the walk of every account's expired blocks when it has none: each command paid for the others' (374 ms
+    /// with 580,000 of them). An account with an expired block still has it expired, a large one too, whose look
+    /// stops at `expiryLookLimit` blocks and leaves the finding to the walk; the other accounts keep theirs until
+    /// their own commands or a store-wide expiry.
+    @Test func anAccountsExpiryLooksAtItsOwnBlocks() throws {
+        let temporary = try TemporaryStore(retention: Retention(maximumAgeDays: 90, idleDays: 0))
+        let old = Self.at.seconds - 100 * 86_400
+        let recent = Self.at.seconds - 86_400
+        var donations = [
+            Self.donation("o1", "c", old, account: "other"), Self.donation("s1", "c", recent, account: "fresh"),
+            Self.donation("e1", "old", old, account: "small"), Self.donation("e2", "new", recent, account: "small"),
+        ]
+        // A large account whose one expired conversation sorts after more fresh ones than the look reads.
+        let fresh = (0..<SQLiteDonationStore.expiryLookLimit).map {
+            Self.donation("l\($0)", "c\(10_000 + $0)", recent, account: "large")
+        }
+        donations += fresh + [Self.donation("lz", "zz-old", old, account: "large")]
+        // The old ones recorded when they were still kept.
+        let (earlier, later) = (donations.filter { $0.date.seconds == old }, donations.filter { $0.date.seconds != old })
+        _ = try temporary.store.importDonations(earlier, options: ImportOptions(now: Self.at.adding(-95 * 86_400)))
+        _ = try temporary.store.importDonations(later, options: ImportOptions(now: Self.at))
+        func count(_ account: String) throws -> Int {
+            var count = 0
+            try temporary.store.forEachDonation(account: account) { _ in count += 1 }
+            return count
+        }
+        for account in ["fresh", "small", "large"] {
+            _ = try temporary.store.maintain(account: account, now: Self.at, budget: .unbounded)
+        }
+        #expect(try count("fresh") == 1)
+        #expect(try count("small") == 1, "the expired donation of a small account stayed")
+        #expect(try count("large") == fresh.count, "the expired donation of a large account stayed")
+        #expect(try count("other") == 1, "another account's expiry is its own")
+    }
+
     /// An import read the retention before it took the write lock: a `config --max-age-days` that committed while
     /// it waited did not hold for it, and donations older than the new limit were recorded (and removed later by
     /// the daily expiry, without the rewrite of the file that changing the setting does). Found by a review.
