@@ -185,7 +185,8 @@ import Testing
         }
         donations += fresh + [Self.donation("lz", "zz-old", old, account: "large")]
         // The old ones recorded when they were still kept.
-        let (earlier, later) = (donations.filter { $0.date.seconds == old }, donations.filter { $0.date.seconds != old })
+        let earlier = donations.filter { $0.date.seconds == old }
+        let later = donations.filter { $0.date.seconds != old }
         _ = try temporary.store.importDonations(earlier, options: ImportOptions(now: Self.at.adding(-95 * 86_400)))
         _ = try temporary.store.importDonations(later, options: ImportOptions(now: Self.at))
         func count(_ account: String) throws -> Int {
