@@ -148,6 +148,12 @@ public struct SortedEntry: Sendable, Equatable {
         self.key = key
         self.conversation = conversation
     }
+
+    /// Whether this entry comes before `other` in a sorted list: the higher key first; of equal keys, the lower
+    /// handle, as a store's index of them orders its rows.
+    @inlinable public func precedes(_ other: SortedEntry) -> Bool {
+        key > other.key || (key == other.key && conversation < other.conversation)
+    }
 }
 
 /// Sorted access into one list, best first.

@@ -391,7 +391,7 @@ extension InMemoryDonationStore {
                     if let key = records[slot].key(in: list) { entries.append(SortedEntry(key: key, conversation: handle(slot))) }
                 }
                 // Best first; equal keys in slot order, as the other stores break them (any order is exact).
-                entries.sort { $0.key > $1.key || ($0.key == $1.key && $0.conversation < $1.conversation) }
+                entries.sort { $0.precedes($1) }
                 return Cursor(entries: entries)
             }
         }

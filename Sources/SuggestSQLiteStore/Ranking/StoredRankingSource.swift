@@ -188,9 +188,7 @@ public final class StoredRankingSource: RankingSource {
             let conversation = ConversationHandle(rawValue: select.int(0))
             entries.append(SortedEntry(key: select.double(1), conversation: conversation))
         }
-        entries.sort {
-            $0.key > $1.key || ($0.key == $1.key && $0.conversation.rawValue < $1.conversation.rawValue)
-        }
+        entries.sort { $0.precedes($1) }
         return entries
     }
 
@@ -273,11 +271,7 @@ public final class StoredRankingSource: RankingSource {
                         best = index
                         continue
                     }
-                    if head.key > current.key
-                        || (head.key == current.key && head.conversation.rawValue < current.conversation.rawValue)
-                    {
-                        best = index
-                    }
+                    if head.precedes(current) { best = index }
                 }
                 guard let best else {
                     source = .merged(statements, heads: heads)
